@@ -1,0 +1,96 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess, StdioOptions } from 'node:child_process';
+import { createInterface } from 'node:readline';
+
+/** Environment variable set on every agent process so a restarted daemon can find orphans of its sessions. */
+export const SESSION_ENV_TAG = 'SWITCHBOARD_SESSION_ID';
+
+export interface AgentProcessOptions {
+  command: string;
+  args: string[];
+  cwd: string;
+  env: Record<string, string | undefined>;
+  /** 'ignore' closes stdin (codex reads a piped stdin as extra prompt text). */
+  stdin: 'ignore' | 'pipe';
+  sessionId: string;
+  /** Called with every stdout line, in order. */
+  onLine: (line: string) => void;
+}
+
+export interface ExitInfo {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** Set when the process could not be started at all. */
+  spawnError?: string;
+}
+
+const STDERR_TAIL_BYTES = 4_096;
+
+/**
+ * An agent CLI child process spawned with an argument array (never a shell), its stdout split into lines,
+ * the tail of its stderr kept for error messages, and a stop that escalates SIGTERM → SIGKILL.
+ */
+export class AgentProcess {
+  readonly child: ChildProcess;
+  /** Resolves once the process has exited and its stdout is fully read. */
+  readonly exited: Promise<ExitInfo>;
+  #stderr = '';
+  #killTimer: NodeJS.Timeout | null = null;
+
+  constructor(options: AgentProcessOptions) {
+    const stdio: StdioOptions = [options.stdin, 'pipe', 'pipe'];
+    this.child = spawn(options.command, options.args, {
+      cwd: options.cwd,
+      env: { ...options.env, [SESSION_ENV_TAG]: options.sessionId },
+      stdio,
+    });
+    this.child.stderr?.setEncoding('utf8');
+    this.child.stderr?.on('data', (chunk: string) => {
+      this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
+    });
+    const lines = this.child.stdout ? createInterface({ input: this.child.stdout, crlfDelay: Infinity }) : null;
+    lines?.on('line', options.onLine);
+    const stdoutDone = lines ? new Promise<void>((resolve) => lines.once('close', resolve)) : Promise.resolve();
+    this.exited = new Promise<ExitInfo>((resolve) => {
+      let settled = false;
+      this.child.once('error', (error) => {
+        if (settled) return;
+        settled = true;
+        lines?.close();
+        resolve({ code: null, signal: null, spawnError: error.message });
+      });
+      this.child.once('close', (code, signal) => {
+        if (settled) return;
+        settled = true;
+        void stdoutDone.then(() => resolve({ code, signal }));
+      });
+    }).finally(() => {
+      if (this.#killTimer) clearTimeout(this.#killTimer);
+    });
+  }
+
+  get pid(): number | undefined {
+    return this.child.pid;
+  }
+
+  /** The last few KB the process wrote to stderr. */
+  get stderrTail(): string {
+    return this.#stderr.trim();
+  }
+
+  /** Sends SIGTERM now and SIGKILL after `graceMs` if the process is still alive. */
+  stop(graceMs: number): void {
+    if (this.child.exitCode !== null || this.child.signalCode !== null) return;
+    this.child.kill('SIGTERM');
+    if (this.#killTimer) return;
+    this.#killTimer = setTimeout(() => {
+      if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+    }, graceMs);
+    this.#killTimer.unref();
+  }
+}
+
+/** Merges extra variables over the daemon's environment (the agent SDKs replace the environment instead). */
+export function mergeEnv(...layers: (Record<string, string | undefined> | undefined)[]): Record<string, string | undefined> {
+  return Object.assign({}, process.env, ...layers.filter(Boolean));
+}

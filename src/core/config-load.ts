@@ -1,0 +1,150 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { isAbsolute, join, resolve } from 'node:path';
+import JSON5 from 'json5';
+import { configSchema } from './config.ts';
+import type { Config } from './config.ts';
+import { errorMessage, invalidInput } from './errors.ts';
+
+/** Environment variables the loader reads for itself rather than as config keys. */
+const RESERVED_ENV = new Set(['SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL']);
+
+/** Short aliases for the keys people set most. */
+const ENV_ALIASES: Record<string, string> = {
+  SWITCHBOARD_PORT: 'gateway.port',
+  SWITCHBOARD_HOST: 'gateway.host',
+  SWITCHBOARD_LOG_LEVEL: 'log.level',
+};
+
+export interface LoadOptions {
+  env?: NodeJS.ProcessEnv;
+  /** State directory; default `$SWITCHBOARD_HOME` or `~/.switchboard`. */
+  home?: string;
+  /** Config file; default `$SWITCHBOARD_CONFIG` or `<home>/config.json5`. */
+  configPath?: string;
+  /** Dotted-path overrides from CLI flags, applied last (e.g. `{"gateway.port": 0}`). */
+  overrides?: Record<string, unknown>;
+}
+
+export interface LoadedConfig {
+  config: Config;
+  home: string;
+  configPath: string;
+  configFileFound: boolean;
+}
+
+/** Returns the state directory: explicit, then `$SWITCHBOARD_HOME`, then `~/.switchboard`. */
+export function resolveHome(env: NodeJS.ProcessEnv = process.env, explicit?: string): string {
+  const chosen = explicit ?? env.SWITCHBOARD_HOME;
+  return chosen ? resolve(expandHome(chosen)) : join(homedir(), '.switchboard');
+}
+
+/** Expands a leading `~` to the user's home directory. */
+export function expandHome(path: string): string {
+  if (path === '~') return homedir();
+  if (path.startsWith('~/')) return join(homedir(), path.slice(2));
+  return path;
+}
+
+/** Converts `MAX_SESSIONS` to `maxSessions`. */
+function camel(segment: string): string {
+  return segment.toLowerCase().replace(/_([a-z0-9])/g, (_, c: string) => c.toUpperCase());
+}
+
+/** Parses an env/flag value: JSON5 when it parses (numbers, booleans, arrays, objects), else the raw string. */
+export function parseScalar(raw: string): unknown {
+  try {
+    return JSON5.parse(raw);
+  } catch {
+    return raw;
+  }
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split('.');
+  let node = target;
+  for (const part of parts.slice(0, -1)) {
+    const next = node[part];
+    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[part] = {};
+    node = node[part] as Record<string, unknown>;
+  }
+  node[parts[parts.length - 1] as string] = value;
+}
+
+/** Maps `SWITCHBOARD_*` variables to dotted config paths (`__` separates nesting levels). */
+export function envOverrides(env: NodeJS.ProcessEnv): Map<string, { value: unknown; source: string }> {
+  const out = new Map<string, { value: unknown; source: string }>();
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('SWITCHBOARD_') || RESERVED_ENV.has(name) || raw === undefined) continue;
+    const path = ENV_ALIASES[name] ?? name.slice('SWITCHBOARD_'.length).split('__').map(camel).join('.');
+    out.set(path, { value: parseScalar(raw), source: name });
+  }
+  return out;
+}
+
+function readConfigFile(path: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw invalidInput(`cannot read config file ${path}: ${errorMessage(error)}`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON5.parse(text);
+  } catch (error) {
+    throw invalidInput(`config file ${path} is not valid JSON5: ${errorMessage(error)}`);
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) {
+    throw invalidInput(`config file ${path} must hold an object`);
+  }
+  return parsed as Record<string, unknown>;
+}
+
+/**
+ * Loads the configuration: the JSON5 file, then `SWITCHBOARD_*` env vars, then CLI overrides, validated by zod.
+ * Throws an invalid_input AppError naming the key, the reason and where the value came from.
+ */
+export function loadConfig(options: LoadOptions = {}): LoadedConfig {
+  const env = options.env ?? process.env;
+  const home = resolveHome(env, options.home);
+  const configPath = resolve(expandHome(options.configPath ?? env.SWITCHBOARD_CONFIG ?? join(home, 'config.json5')));
+  const configFileFound = existsSync(configPath);
+  const raw: Record<string, unknown> = configFileFound ? readConfigFile(configPath) : {};
+  const sources = new Map<string, string>();
+  for (const [path, { value, source }] of envOverrides(env)) {
+    setPath(raw, path, value);
+    sources.set(path, source);
+  }
+  for (const [path, value] of Object.entries(options.overrides ?? {})) {
+    setPath(raw, path, value);
+    sources.set(path, 'command line');
+  }
+  const result = configSchema.safeParse(raw);
+  if (!result.success) {
+    const lines = result.error.issues.map((issue) => {
+      const path = issue.path.map(String).join('.');
+      const origin = sources.get(path) ?? (configFileFound ? configPath : 'defaults');
+      const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
+      return `${path || '(root)'}: ${issue.message}${keys} [from ${origin}]`;
+    });
+    throw invalidInput(`invalid configuration: ${lines.join('; ')}`, result.error.issues[0]?.path.map(String).join('.'));
+  }
+  return { config: normalizePaths(result.data), home, configPath, configFileFound };
+}
+
+function absolute(path: string): string {
+  const expanded = expandHome(path);
+  return isAbsolute(expanded) ? resolve(expanded) : resolve(expanded);
+}
+
+function normalizePaths(config: Config): Config {
+  const workspaces = (config.workspaces.length > 0 ? config.workspaces : [homedir()]).map(absolute);
+  const agentChannels = Object.fromEntries(Object.entries(config.agentChannels).map(([dir, ch]) => [absolute(dir), ch]));
+  return {
+    ...config,
+    workspaces,
+    agentChannels,
+    ...(config.defaultWorkdir ? { defaultWorkdir: absolute(config.defaultWorkdir) } : {}),
+  };
+}

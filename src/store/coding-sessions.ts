@@ -1,0 +1,339 @@
+import type { DatabaseSync } from 'node:sqlite';
+import type { HarnessName, PermissionMode } from '../core/config.ts';
+import { transaction } from './database.ts';
+
+/** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
+export const SESSION_STATUSES = ['starting', 'running', 'completed', 'failed', 'killed', 'interrupted'] as const;
+export type SessionStatus = (typeof SESSION_STATUSES)[number];
+
+/** Statuses that hold a live agent process and count against maxSessions. */
+export const ACTIVE_STATUSES: readonly SessionStatus[] = ['starting', 'running'];
+
+/** True for a status that holds a live agent process. */
+export function isActiveStatus(status: SessionStatus): boolean {
+  return ACTIVE_STATUSES.includes(status);
+}
+
+/** Everything needed to (re)start an agent run for a session. */
+export interface LaunchSpec {
+  harness: HarnessName;
+  prompt: string;
+  workdir: string;
+  model?: string;
+  maxBudgetUsd: number;
+  permissionMode: PermissionMode;
+  systemPrompt?: string;
+  allowedTools?: string[];
+  multiTurn: boolean;
+  /** Backend session id to resume (Claude session id, Codex thread id, Gemini session id). */
+  resumeBackendId?: string;
+  forkSession: boolean;
+}
+
+/** The persisted row of one coding session. */
+export interface StoredSession {
+  id: string;
+  name: string;
+  harness: HarnessName;
+  status: SessionStatus;
+  prompt: string;
+  workdir: string;
+  model: string | null;
+  backendSessionId: string | null;
+  originChannel: string;
+  originSessionId: string | null;
+  spec: LaunchSpec;
+  costUsd: number;
+  startedAt: number;
+  completedAt: number | null;
+  updatedAt: number;
+  error: string | null;
+  endReason: string | null;
+  budgetExhausted: boolean;
+  /** Channels watching the session in the foreground → last log seq they have seen. */
+  foreground: Record<string, number>;
+  autoResponds: number;
+  resumedFrom: string | null;
+  forked: boolean;
+  pid: number | null;
+}
+
+export type SessionPatch = Partial<Omit<StoredSession, 'id' | 'name' | 'harness' | 'startedAt'>>;
+
+/** Aggregates over every finished run (they survive eviction of the sessions themselves). */
+export interface SessionMetrics {
+  totalCostUsd: number;
+  costPerDay: Record<string, number>;
+  sessionsByStatus: Record<'completed' | 'failed' | 'killed' | 'interrupted' | 'running', number>;
+  totalLaunched: number;
+  averageDurationMs: number;
+  mostExpensive: { id: string; name: string; costUsd: number; prompt: string } | null;
+}
+
+interface Row {
+  id: string;
+  name: string;
+  harness: string;
+  status: string;
+  prompt: string;
+  workdir: string;
+  model: string | null;
+  backend_session_id: string | null;
+  origin_channel: string;
+  origin_session_id: string | null;
+  spec: string;
+  cost_usd: number;
+  started_at: number;
+  completed_at: number | null;
+  updated_at: number;
+  error: string | null;
+  end_reason: string | null;
+  budget_exhausted: number;
+  foreground: string;
+  auto_responds: number;
+  resumed_from: string | null;
+  forked: number;
+  pid: number | null;
+}
+
+const COLUMNS: Record<keyof SessionPatch, string> = {
+  status: 'status',
+  prompt: 'prompt',
+  workdir: 'workdir',
+  model: 'model',
+  backendSessionId: 'backend_session_id',
+  originChannel: 'origin_channel',
+  originSessionId: 'origin_session_id',
+  spec: 'spec',
+  costUsd: 'cost_usd',
+  completedAt: 'completed_at',
+  updatedAt: 'updated_at',
+  error: 'error',
+  endReason: 'end_reason',
+  budgetExhausted: 'budget_exhausted',
+  foreground: 'foreground',
+  autoResponds: 'auto_responds',
+  resumedFrom: 'resumed_from',
+  forked: 'forked',
+  pid: 'pid',
+};
+
+function toColumnValue(key: keyof SessionPatch, value: unknown): string | number | null {
+  if (value === undefined || value === null) return null;
+  if (key === 'spec' || key === 'foreground') return JSON.stringify(value);
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  return value as string | number;
+}
+
+function fromRow(row: Row): StoredSession {
+  return {
+    id: row.id,
+    name: row.name,
+    harness: row.harness as HarnessName,
+    status: row.status as SessionStatus,
+    prompt: row.prompt,
+    workdir: row.workdir,
+    model: row.model,
+    backendSessionId: row.backend_session_id,
+    originChannel: row.origin_channel,
+    originSessionId: row.origin_session_id,
+    spec: JSON.parse(row.spec) as LaunchSpec,
+    costUsd: row.cost_usd,
+    startedAt: row.started_at,
+    completedAt: row.completed_at,
+    updatedAt: row.updated_at,
+    error: row.error,
+    endReason: row.end_reason,
+    budgetExhausted: row.budget_exhausted === 1,
+    foreground: JSON.parse(row.foreground) as Record<string, number>,
+    autoResponds: row.auto_responds,
+    resumedFrom: row.resumed_from,
+    forked: row.forked === 1,
+    pid: row.pid,
+  };
+}
+
+/** SQLite persistence of coding sessions, their three lookup keys (id, name, backend id) and their runs. */
+export class CodingSessionStore {
+  #db: DatabaseSync;
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
+  insert(session: StoredSession): void {
+    transaction(this.#db, () => {
+      this.#db
+        .prepare(
+          `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
+            origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
+            foreground, auto_responds, resumed_from, forked, pid)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          session.id,
+          session.name,
+          session.harness,
+          session.status,
+          session.prompt,
+          session.workdir,
+          session.model,
+          session.backendSessionId,
+          session.originChannel,
+          session.originSessionId,
+          JSON.stringify(session.spec),
+          session.costUsd,
+          session.startedAt,
+          session.completedAt,
+          session.updatedAt,
+          session.error,
+          session.endReason,
+          session.budgetExhausted ? 1 : 0,
+          JSON.stringify(session.foreground),
+          session.autoResponds,
+          session.resumedFrom,
+          session.forked ? 1 : 0,
+          session.pid,
+        );
+      this.#setKey(session.id, session.id, 'id');
+      this.#setKey(session.name, session.id, 'name');
+      if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+    });
+  }
+
+  /** Updates the given fields; a new backend id also becomes a lookup key. */
+  update(id: string, patch: SessionPatch): void {
+    const keys = (Object.keys(patch) as (keyof SessionPatch)[]).filter((k) => patch[k] !== undefined);
+    if (keys.length === 0) return;
+    transaction(this.#db, () => {
+      const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
+      const values = keys.map((k) => toColumnValue(k, patch[k]));
+      this.#db.prepare(`UPDATE coding_sessions SET ${sets} WHERE id = ?`).run(...values, id);
+      if (patch.backendSessionId) this.#setKey(patch.backendSessionId, id, 'backend');
+    });
+  }
+
+  #setKey(key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): void {
+    // A key an older session holds (a name reused after eviction, a backend id resumed by a new session) moves to the newer one;
+    // an id key is never taken from its own session.
+    this.#db
+      .prepare(
+        `INSERT INTO session_keys (key, session_id, kind) VALUES (?, ?, ?)
+         ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id, kind = excluded.kind WHERE session_keys.kind != 'id'`,
+      )
+      .run(key, sessionId, kind);
+  }
+
+  /** Returns the session with this internal id, or null. */
+  get(id: string): StoredSession | null {
+    const row = this.#db.prepare('SELECT * FROM coding_sessions WHERE id = ?').get(id) as Row | undefined;
+    return row ? fromRow(row) : null;
+  }
+
+  /** Finds a session by internal id, name or backend session id. */
+  resolve(ref: string): StoredSession | null {
+    const key = this.#db.prepare('SELECT session_id FROM session_keys WHERE key = ?').get(ref) as
+      | { session_id: string }
+      | undefined;
+    return key ? this.get(key.session_id) : null;
+  }
+
+  /** True when a stored session already uses `name`. */
+  nameTaken(name: string): boolean {
+    return this.#db.prepare('SELECT 1 FROM coding_sessions WHERE name = ?').get(name) !== undefined;
+  }
+
+  /** Lists sessions, newest first, optionally only those with the given statuses. */
+  list(statuses?: readonly SessionStatus[]): StoredSession[] {
+    const rows =
+      statuses && statuses.length > 0
+        ? (this.#db
+            .prepare(`SELECT * FROM coding_sessions WHERE status IN (${statuses.map(() => '?').join(',')}) ORDER BY started_at DESC, rowid DESC`)
+            .all(...statuses) as unknown as Row[])
+        : (this.#db.prepare('SELECT * FROM coding_sessions ORDER BY started_at DESC, rowid DESC').all() as unknown as Row[]);
+    return rows.map(fromRow);
+  }
+
+  /** Deletes a session and its lookup keys. */
+  delete(id: string): void {
+    this.#db.prepare('DELETE FROM coding_sessions WHERE id = ?').run(id);
+  }
+
+  /** Returns ids of the oldest non-active sessions beyond the newest `keep`; the caller deletes them and their logs. */
+  evictionCandidates(keep: number): string[] {
+    const rows = this.#db
+      .prepare(
+        `SELECT id FROM coding_sessions WHERE status NOT IN ('starting', 'running')
+         ORDER BY COALESCE(completed_at, updated_at) DESC, rowid DESC LIMIT -1 OFFSET ?`,
+      )
+      .all(keep) as { id: string }[];
+    return rows.map((r) => r.id);
+  }
+
+  /** Records the start of a run (a launch or a resume); returns the run id. */
+  startRun(session: StoredSession, kind: 'launch' | 'resume', at: number): number {
+    const result = this.#db
+      .prepare(
+        `INSERT INTO session_runs (session_id, name, prompt, harness, kind, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)`,
+      )
+      .run(session.id, session.name, session.prompt, session.harness, kind, at);
+    return Number(result.lastInsertRowid);
+  }
+
+  /** Records how a run ended: once per run, with the cost it added. */
+  endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): void {
+    this.#db
+      .prepare(
+        `UPDATE session_runs SET status = ?, cost_usd = ?, ended_at = ?, duration_ms = ? - started_at WHERE id = ? AND ended_at IS NULL`,
+      )
+      .run(status, costUsd, endedAt, endedAt, runId);
+  }
+
+  /** Runs left open by a crash are closed as interrupted at `at`. Returns how many. */
+  closeOpenRuns(at: number): number {
+    const result = this.#db
+      .prepare(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
+      .run(at, at);
+    return Number(result.changes);
+  }
+
+  /** Aggregates cost, status counts, duration and the most expensive session over all runs. */
+  metrics(): SessionMetrics {
+    const totals = this.#db
+      .prepare(
+        `SELECT COALESCE(SUM(cost_usd), 0) AS cost, COALESCE(AVG(duration_ms), 0) AS avg,
+                (SELECT COUNT(*) FROM session_runs WHERE kind = 'launch') AS launched
+         FROM session_runs WHERE ended_at IS NOT NULL`,
+      )
+      .get() as { cost: number; avg: number; launched: number };
+    const perDay = this.#db
+      .prepare(
+        `SELECT strftime('%Y-%m-%d', ended_at / 1000, 'unixepoch') AS day, SUM(cost_usd) AS cost
+         FROM session_runs WHERE ended_at IS NOT NULL GROUP BY day ORDER BY day`,
+      )
+      .all() as { day: string; cost: number }[];
+    const byStatus = this.#db.prepare('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
+      status: string;
+      n: number;
+    }[];
+    const top = this.#db
+      .prepare(
+        `SELECT session_id, name, prompt, SUM(cost_usd) AS cost FROM session_runs GROUP BY session_id
+         HAVING cost > 0 ORDER BY cost DESC LIMIT 1`,
+      )
+      .get() as { session_id: string; name: string; prompt: string; cost: number } | undefined;
+    const sessionsByStatus = { completed: 0, failed: 0, killed: 0, interrupted: 0, running: 0 };
+    for (const { status, n } of byStatus) {
+      if (status in sessionsByStatus) sessionsByStatus[status as keyof typeof sessionsByStatus] = n;
+    }
+    return {
+      totalCostUsd: totals.cost,
+      costPerDay: Object.fromEntries(perDay.map((d) => [d.day, d.cost])),
+      sessionsByStatus,
+      totalLaunched: totals.launched,
+      averageDurationMs: Math.round(totals.avg),
+      mostExpensive: top ? { id: top.session_id, name: top.name, costUsd: top.cost, prompt: top.prompt.slice(0, 80) } : null,
+    };
+  }
+}

@@ -1,0 +1,56 @@
+import { DatabaseSync } from 'node:sqlite';
+import { MIGRATIONS } from './migrations.ts';
+
+export type { DatabaseSync } from 'node:sqlite';
+
+/** A numbered schema change; applied once, in order, inside a transaction. */
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+/** Opens the SQLite database at `path` (":memory:" for tests) in WAL mode and applies pending migrations. */
+export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): DatabaseSync {
+  const db = new DatabaseSync(path);
+  db.exec('PRAGMA journal_mode = WAL');
+  db.exec('PRAGMA synchronous = FULL');
+  db.exec('PRAGMA foreign_keys = ON');
+  db.exec('PRAGMA busy_timeout = 5000');
+  migrate(db, migrations);
+  return db;
+}
+
+/** Applies every migration whose version is above the stored one. Returns the versions applied. */
+export function migrate(db: DatabaseSync, migrations: readonly Migration[]): number[] {
+  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
+  const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
+  const applied: number[] = [];
+  const sorted = [...migrations].sort((a, b) => a.version - b.version);
+  for (const migration of sorted) {
+    if (migration.version <= row.version) continue;
+    transaction(db, () => {
+      db.exec(migration.sql);
+      db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
+        migration.version,
+        migration.name,
+        Date.now(),
+      );
+    });
+    applied.push(migration.version);
+  }
+  return applied;
+}
+
+/** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. Returns what `fn` returns. */
+export function transaction<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('BEGIN IMMEDIATE');
+  try {
+    const result = fn();
+    db.exec('COMMIT');
+    return result;
+  } catch (error) {
+    db.exec('ROLLBACK');
+    throw error;
+  }
+}

@@ -1,0 +1,59 @@
+import type { Migration } from './database.ts';
+
+/** The schema, one numbered step at a time. Never edit a released step: add a new one. */
+export const MIGRATIONS: readonly Migration[] = [
+  {
+    version: 1,
+    name: 'coding sessions, lookup keys, runs',
+    sql: `
+      CREATE TABLE coding_sessions (
+        id TEXT PRIMARY KEY,
+        name TEXT NOT NULL UNIQUE,
+        harness TEXT NOT NULL,
+        status TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        workdir TEXT NOT NULL,
+        model TEXT,
+        backend_session_id TEXT,
+        origin_channel TEXT NOT NULL,
+        origin_session_id TEXT,
+        spec TEXT NOT NULL,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        started_at INTEGER NOT NULL,
+        completed_at INTEGER,
+        updated_at INTEGER NOT NULL,
+        error TEXT,
+        end_reason TEXT,
+        budget_exhausted INTEGER NOT NULL DEFAULT 0,
+        foreground TEXT NOT NULL DEFAULT '{}',
+        auto_responds INTEGER NOT NULL DEFAULT 0,
+        resumed_from TEXT,
+        forked INTEGER NOT NULL DEFAULT 0,
+        pid INTEGER
+      );
+      CREATE INDEX coding_sessions_status ON coding_sessions(status);
+      CREATE INDEX coding_sessions_completed ON coding_sessions(completed_at);
+      CREATE TABLE session_keys (
+        key TEXT PRIMARY KEY,
+        session_id TEXT NOT NULL REFERENCES coding_sessions(id) ON DELETE CASCADE,
+        kind TEXT NOT NULL
+      );
+      CREATE INDEX session_keys_session ON session_keys(session_id);
+      CREATE TABLE session_runs (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        session_id TEXT NOT NULL,
+        name TEXT NOT NULL,
+        prompt TEXT NOT NULL,
+        harness TEXT NOT NULL,
+        kind TEXT NOT NULL,
+        status TEXT NOT NULL,
+        cost_usd REAL NOT NULL DEFAULT 0,
+        started_at INTEGER NOT NULL,
+        ended_at INTEGER,
+        duration_ms INTEGER
+      );
+      CREATE INDEX session_runs_session ON session_runs(session_id);
+      CREATE INDEX session_runs_ended ON session_runs(ended_at);
+    `,
+  },
+];

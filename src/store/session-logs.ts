@@ -1,0 +1,106 @@
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { JsonlLog } from './jsonl-log.ts';
+import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
+
+export type Listener = (record: LogRecord) => void;
+
+export interface SessionLogsOptions {
+  fsyncBatchMs: number;
+  now: () => number;
+  /** Told about every repair made when a log is opened. */
+  onRepair?: (sessionId: string, report: RepairReport) => void;
+}
+
+const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** The per-session JSONL logs under one directory, with live subscriptions for tailing. */
+export class SessionLogs {
+  readonly dir: string;
+  #open = new Map<string, JsonlLog>();
+  #listeners = new Map<string, Set<Listener>>();
+  #options: SessionLogsOptions;
+
+  constructor(dir: string, options: SessionLogsOptions) {
+    this.dir = dir;
+    this.#options = options;
+    mkdirSync(dir, { recursive: true });
+  }
+
+  #log(sessionId: string): JsonlLog {
+    if (!SAFE_ID.test(sessionId)) throw new Error(`invalid session id for a log file: ${sessionId}`);
+    let log = this.#open.get(sessionId);
+    if (!log) {
+      log = JsonlLog.open(join(this.dir, `${sessionId}.jsonl`), {
+        fsyncBatchMs: this.#options.fsyncBatchMs,
+        now: this.#options.now,
+      });
+      if (log.repair) this.#options.onRepair?.(sessionId, log.repair);
+      this.#open.set(sessionId, log);
+    }
+    return log;
+  }
+
+  /** Writes a record (one write call) and tells subscribers; durability follows at the next group commit. */
+  write(sessionId: string, entry: LogEntry): LogRecord {
+    const record = this.#log(sessionId).write(entry);
+    for (const listener of this.#listeners.get(sessionId) ?? []) listener(record);
+    return record;
+  }
+
+  /** Writes a record and resolves once it is fdatasync'd. */
+  async append(sessionId: string, entry: LogEntry): Promise<LogRecord> {
+    const record = this.write(sessionId, entry);
+    await this.#log(sessionId).sync();
+    return record;
+  }
+
+  /** Resolves when everything written to this session's log is on disk. */
+  sync(sessionId: string): Promise<void> {
+    return this.#log(sessionId).sync();
+  }
+
+  /** Records with `seq >= fromSeq`, in order. */
+  read(sessionId: string, fromSeq = 1): LogRecord[] {
+    return this.#log(sessionId).readFrom(fromSeq);
+  }
+
+  /** Sequence number of the last record of a session's log. */
+  lastSeq(sessionId: string): number {
+    return this.#log(sessionId).lastSeq;
+  }
+
+  /** Calls `listener` for every record written from now on; returns the unsubscribe function. */
+  subscribe(sessionId: string, listener: Listener): () => void {
+    let set = this.#listeners.get(sessionId);
+    if (!set) {
+      set = new Set();
+      this.#listeners.set(sessionId, set);
+    }
+    set.add(listener);
+    return () => {
+      set.delete(listener);
+      if (set.size === 0) this.#listeners.delete(sessionId);
+    };
+  }
+
+  /** Closes the file handle of a session's log (it reopens on next use). */
+  async release(sessionId: string): Promise<void> {
+    const log = this.#open.get(sessionId);
+    this.#open.delete(sessionId);
+    await log?.close();
+  }
+
+  /** Deletes a session's log file. */
+  async remove(sessionId: string): Promise<void> {
+    await this.release(sessionId);
+    rmSync(join(this.dir, `${sessionId}.jsonl`), { force: true });
+  }
+
+  /** Syncs and closes every open log. */
+  async closeAll(): Promise<void> {
+    const logs = [...this.#open.values()];
+    this.#open.clear();
+    await Promise.all(logs.map((log) => log.close()));
+  }
+}

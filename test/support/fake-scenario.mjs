@@ -1,0 +1,68 @@
+// Shared vocabulary of the fake agent executables (fake-claude.mjs, fake-codex.mjs, fake-gemini.mjs).
+// A prompt steers the fake with directives in double brackets; several may be combined:
+//   (none)            reply "FAKE <HARNESS> REPLY to: <prompt>" and end the turn successfully
+//   [[question]]      reply with a question ("Which file should I change?") and end the turn
+//   [[tool]]          call a shell tool (echo hello-from-tool), report its result, then reply
+//   [[slow-tool:MS]]  call a tool whose result arrives only after MS milliseconds
+//   [[sleep:MS]]      wait MS milliseconds before answering
+//   [[stream:N]]      reply in N text blocks, 50 ms apart
+//   [[garbage]]       print non-JSON and schema-violating lines among the normal output
+//   [[error]]         end the turn with the backend's API-error outcome (exit code as the real CLI)
+//   [[budget]]        Claude: end with error_max_budget_usd; other fakes treat it as [[error]]
+//   [[crash]]         print some output, then exit 3 without ending the turn
+//   [[hang]]          print the session start, then nothing until killed
+//   [[replay:NAME]]   print test/fixtures/agent-streams/NAME.jsonl verbatim
+// Every invocation is appended as one JSON line to $FAKE_AGENT_LOG when set: {argv, cwd, env subset, stdin lines}.
+import { appendFileSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const here = dirname(fileURLToPath(import.meta.url));
+
+/** Returns the directives found in a prompt, in order: [{ name, arg }]. */
+export function parseDirectives(text) {
+  const out = [];
+  for (const match of String(text).matchAll(/\[\[([a-z-]+)(?::([^\]]*))?\]\]/g)) {
+    out.push({ name: match[1], arg: match[2] });
+  }
+  return out;
+}
+
+/** Looks up one directive by name; returns its arg ('' when it has none) or undefined. */
+export function directive(text, name) {
+  const found = parseDirectives(text).find((d) => d.name === name);
+  return found ? (found.arg ?? '') : undefined;
+}
+
+/** Resolves after `ms` milliseconds. */
+export function sleep(ms) {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** The lines of a capture under test/fixtures/agent-streams. */
+export function captureLines(name) {
+  const path = join(here, '..', 'fixtures', 'agent-streams', `${name}.jsonl`);
+  return readFileSync(path, 'utf8').split('\n').filter((line) => line.length > 0);
+}
+
+/** Appends a record of this invocation to $FAKE_AGENT_LOG, if set. */
+export function logInvocation(harness, extra = {}) {
+  const path = process.env.FAKE_AGENT_LOG;
+  if (!path) return;
+  const env = {};
+  for (const [key, value] of Object.entries(process.env)) {
+    if (/^(SWITCHBOARD_|CODEX_|GEMINI_|GOOGLE_|ANTHROPIC_|OPENAI_|FAKE_|IS_SANDBOX|MOCK_)/.test(key)) env[key] = value;
+  }
+  appendFileSync(path, `${JSON.stringify({ harness, pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), env, ...extra })}\n`);
+}
+
+/** Writes one JSON object as a line on stdout. */
+export function emit(object) {
+  process.stdout.write(`${JSON.stringify(object)}\n`);
+}
+
+/** The reply text for a prompt, with directives stripped. */
+export function replyText(harness, prompt) {
+  const clean = String(prompt).replace(/\[\[[^\]]*\]\]/g, '').trim();
+  return `FAKE ${harness.toUpperCase()} REPLY to: ${clean}`;
+}
