@@ -14,6 +14,12 @@ export function isActiveStatus(status: SessionStatus): boolean {
   return ACTIVE_STATUSES.includes(status);
 }
 
+/** One channel's view of a session: streaming live (`on`) or detached, and the last log seq it has seen. */
+export interface ChannelView {
+  on: boolean;
+  seenSeq: number;
+}
+
 /** Everything needed to (re)start an agent run for a session. */
 export interface LaunchSpec {
   harness: HarnessName;
@@ -50,8 +56,8 @@ export interface StoredSession {
   error: string | null;
   endReason: string | null;
   budgetExhausted: boolean;
-  /** Channels watching the session in the foreground → last log seq they have seen. */
-  foreground: Record<string, number>;
+  /** Chat channels that have looked at this session: whether they watch it live, and the last log seq they saw. */
+  foreground: Record<string, ChannelView>;
   autoResponds: number;
   resumedFrom: string | null;
   forked: boolean;
@@ -145,7 +151,7 @@ function fromRow(row: Row): StoredSession {
     error: row.error,
     endReason: row.end_reason,
     budgetExhausted: row.budget_exhausted === 1,
-    foreground: JSON.parse(row.foreground) as Record<string, number>,
+    foreground: JSON.parse(row.foreground) as Record<string, ChannelView>,
     autoResponds: row.auto_responds,
     resumedFrom: row.resumed_from,
     forked: row.forked === 1,

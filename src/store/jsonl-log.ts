@@ -201,6 +201,16 @@ export class JsonlLog {
     return out;
   }
 
+  /** Closes the file at once without syncing (for a log about to be deleted); pending sync waiters resolve. */
+  discard(): void {
+    if (this.#closed) return;
+    if (this.#timer) clearTimeout(this.#timer);
+    this.#closed = true;
+    for (const waiter of this.#waiters) waiter.resolve();
+    this.#waiters = [];
+    closeSync(this.#fd);
+  }
+
   /** Syncs what is pending, then closes the file. */
   async close(): Promise<void> {
     if (this.#closed) return;

@@ -91,9 +91,10 @@ export class SessionLogs {
     await log?.close();
   }
 
-  /** Deletes a session's log file. */
-  async remove(sessionId: string): Promise<void> {
-    await this.release(sessionId);
+  /** Deletes a session's log file (synchronously, so no later reader sees it). */
+  remove(sessionId: string): void {
+    this.#open.get(sessionId)?.discard();
+    this.#open.delete(sessionId);
     rmSync(join(this.dir, `${sessionId}.jsonl`), { force: true });
   }
 

@@ -1,0 +1,280 @@
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { AppError } from '../core/errors.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import type { SessionSignal } from './session.ts';
+
+const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
+
+function expectAppError(fn: () => unknown, kind: string, pattern: RegExp): void {
+  assert.throws(fn, (error: unknown) => {
+    assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
+    assert.equal(error.kind, kind);
+    assert.match(error.message, pattern);
+    return true;
+  });
+}
+
+describe('SessionManager', () => {
+  let f: ManagerFixture;
+  let signals: SessionSignal[];
+
+  beforeEach(() => {
+    f = managerFixture();
+    signals = [];
+    f.manager.on((s) => signals.push(s));
+  });
+  afterEach(async () => {
+    await f.close();
+  });
+
+  it('launches, names the session from the prompt and becomes running on the backend id', async () => {
+    const session = f.manager.launch({ prompt: 'add a test for parse()', workdir: f.workdir, originChannel: 'cli' });
+    assert.equal(session.name, 'add-test-parse');
+    assert.equal(session.status, 'starting');
+    assert.equal(f.harness.last.spec.prompt, 'add a test for parse()');
+    assert.equal(f.harness.last.spec.maxBudgetUsd, 5);
+    assert.equal(f.harness.last.spec.permissionMode, 'bypassPermissions');
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' });
+    assert.equal(session.status, 'running');
+    for (const ref of [session.id, session.name, 'b-1']) assert.equal(f.manager.get(ref).id, session.id);
+  });
+
+  it('de-duplicates names with -2, -3', () => {
+    const names = [1, 2, 3].map(() => f.manager.launch({ prompt: 'fix flaky test', workdir: f.workdir, originChannel: 'cli' }).name);
+    assert.deepEqual(names, ['fix-flaky-test', 'fix-flaky-test-2', 'fix-flaky-test-3']);
+  });
+
+  it('refuses a launch over maxSessions with an error naming the limit', () => {
+    for (let i = 0; i < 5; i += 1) f.manager.launch({ prompt: `task ${i}`, workdir: f.workdir, originChannel: 'cli' });
+    expectAppError(() => f.manager.launch({ prompt: 'one more', workdir: f.workdir, originChannel: 'cli' }), 'limit', /maxSessions.*5 of 5/);
+  });
+
+  it('refuses a workdir outside the workspaces', () => {
+    expectAppError(() => f.manager.launch({ prompt: 'x', workdir: '/', originChannel: 'cli' }), 'invalid_input', /outside the configured workspaces/);
+    expectAppError(() => f.manager.launch({ prompt: 'x', workdir: join(f.workdir, 'nope'), originChannel: 'cli' }), 'invalid_input', /does not exist/);
+  });
+
+  it('ends a multi-turn turn waiting for input, tells a question from a finished turn, and continues on send', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const run = f.harness.last;
+    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'All tests pass.' }, ok);
+    assert.equal(session.status, 'running');
+    assert.equal(session.waitingFor, 'turn-end');
+    await f.manager.send(session.name, 'now the docs', { source: 'user' });
+    assert.deepEqual(run.sent, ['now the docs']);
+    assert.equal(session.waitingFor, null);
+    await run.emit({ type: 'text', text: 'Which file should I change?' }, ok);
+    assert.equal(session.waitingFor, 'question');
+    const waits = signals.filter((s) => s.type === 'waiting').map((s) => (s.type === 'waiting' ? s.reason : ''));
+    assert.deepEqual(waits, ['turn-end', 'question']);
+    assert.equal(session.record.costUsd, 0.02);
+  });
+
+  it('completes a single-turn session at its first turn end', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, ok);
+    assert.equal(session.status, 'completed');
+    assert.ok(f.harness.last.ended);
+    assert.ok(signals.some((s) => s.type === 'ended'));
+  });
+
+  it('fails on budget exhaustion and flags it', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' }, costUsd: 5 },
+    );
+    assert.equal(session.status, 'failed');
+    assert.equal(session.record.budgetExhausted, true);
+    assert.equal(session.record.error, 'Reached maximum budget ($5)');
+    assert.deepEqual(signals.map((s) => s.type).filter((t) => t !== 'running'), ['budgetExhausted', 'ended']);
+  });
+
+  it('fails a session whose agent crashes mid-turn, keeping the error', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'working' }, { type: 'exited', code: 3, error: 'agent process exited with code 3' });
+    assert.equal(session.status, 'failed');
+    assert.match(session.record.error ?? '', /code 3/);
+  });
+
+  it('safety net fires once after 15 s of silence, never while a tool call runs', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const run = f.harness.last;
+    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } });
+    f.clock.advance(120_000);
+    assert.equal(session.waitingFor, null, 'a running tool call must keep the safety net quiet');
+    await run.emit({ type: 'toolResult', id: 't1', isError: false });
+    f.clock.advance(14_999);
+    assert.equal(session.waitingFor, null);
+    f.clock.advance(1);
+    assert.equal(session.waitingFor, 'stalled');
+    f.clock.advance(60_000);
+    assert.equal(signals.filter((s) => s.type === 'waiting').length, 1, 'guarded: fires once');
+    // The agent was only slow: its turn end is still announced.
+    await run.emit({ type: 'text', text: 'done' }, ok);
+    assert.deepEqual(
+      signals.filter((s) => s.type === 'waiting').map((s) => (s.type === 'waiting' ? s.reason : '')),
+      ['stalled', 'turn-end'],
+    );
+  });
+
+  it('ends a session left idle for idleTimeoutMinutes, and says so', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, ok);
+    f.clock.advance(30 * 60_000 - 1);
+    assert.equal(session.status, 'running');
+    f.clock.advance(1);
+    assert.equal(session.status, 'completed');
+    assert.match(session.record.endReason ?? '', /idle for 30 min/);
+    assert.ok(f.harness.last.ended);
+    assert.ok(signals.some((s) => s.type === 'ended'));
+  });
+
+  it('does not idle-kill a long first turn', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't', name: 'Bash', input: {} });
+    f.clock.advance(2 * 60 * 60_000);
+    assert.equal(session.status, 'running');
+  });
+
+  it('kills once; a second kill says it already ended', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const record = f.manager.kill(session.name);
+    assert.equal(record.status, 'killed');
+    assert.ok(f.harness.last.killed);
+    expectAppError(() => f.manager.kill(session.id), 'conflict', /already killed/);
+    expectAppError(() => f.manager.kill('nope'), 'not_found', /no session "nope"/);
+  });
+
+  it('answers a permission request with the next message', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const run = f.harness.last;
+    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
+    assert.equal(session.waitingFor, 'permission');
+    const { result } = await f.manager.send(session.id, 'yes', { source: 'user' });
+    assert.equal(result, 'answered');
+    assert.deepEqual(run.answers, [{ requestId: 'r1', decision: { allow: true } }]);
+    await run.emit({ type: 'permission', requestId: 'r2', tool: 'Bash', input: {} });
+    await f.manager.send(session.id, 'no, use git rm', { source: 'user' });
+    assert.deepEqual(run.answers[1], { requestId: 'r2', decision: { allow: false, message: 'no, use git rm' } });
+  });
+
+  it('interrupts the current turn before sending when asked', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
+    await f.manager.send(session.id, 'stop, do X', { source: 'user', interrupt: true });
+    assert.equal(f.harness.last.interrupts, 1);
+    assert.deepEqual(f.harness.last.sent, ['stop, do X']);
+    await f.harness.last.emit({ type: 'turnEnd', outcome: { ok: false, reason: 'interrupted', message: 'interrupted' }, costUsd: 0 });
+    assert.equal(session.status, 'running', 'an interrupted turn does not fail the session');
+  });
+
+  it('counts agent responds up to maxAutoResponds; a user respond resets the count', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
+    for (let i = 0; i < 10; i += 1) await f.manager.send(session.id, `auto ${i}`, { source: 'agent' });
+    await assert.rejects(f.manager.send(session.id, 'auto 11', { source: 'agent' }), /auto-respond limit reached.*10/);
+    await f.manager.send(session.id, 'from the user', { source: 'user' });
+    assert.equal(session.record.autoResponds, 0);
+    await f.manager.send(session.id, 'auto again', { source: 'agent' });
+  });
+
+  it('refuses to send to a finished session, pointing at resume', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    f.manager.kill(session.id);
+    await assert.rejects(f.manager.send(session.id, 'hi', { source: 'user' }), /is killed; resume it first/);
+  });
+
+  it('resumes in place with the backend id and keeps the output', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-9' }, { type: 'text', text: 'first output' }, ok);
+    f.manager.kill(session.id);
+    const resumed = f.manager.resume(session.name, { prompt: 'carry on' });
+    assert.equal(resumed.id, session.id);
+    assert.equal(f.harness.last.spec.resumeBackendId, 'b-9');
+    assert.equal(f.harness.last.spec.prompt, 'carry on');
+    assert.deepEqual(resumed.lastOutput(), ['first output']);
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-9' });
+    assert.equal(resumed.status, 'running');
+    const forked = (f.manager.kill(session.id), f.manager.resume('b-9', { fork: true }));
+    assert.notEqual(forked.id, session.id);
+    assert.equal(forked.name, `${session.name}-fork`);
+    assert.equal(forked.record.resumedFrom, session.id);
+    assert.equal(f.harness.last.spec.forkSession, true);
+  });
+
+  it('refuses fork on a harness that cannot fork', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', harness: 'codex' });
+    await f.codex.last.emit({ type: 'started', backendSessionId: 'thread-1' });
+    f.manager.kill(session.id);
+    expectAppError(() => f.manager.resume(session.id, { fork: true }), 'invalid_input', /codex harness cannot fork/);
+  });
+
+  it('survives a restart: interrupted, output kept, resumable, metrics intact', async () => {
+    const session = f.manager.launch({ prompt: 'long job', workdir: f.workdir, originChannel: 'telegram|42' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-7' }, { type: 'text', text: 'step one' }, ok);
+    await f.manager.send(session.id, 'go on', { source: 'user' });
+    await f.harness.last.emit({ type: 'text', text: 'step two' });
+    // A second manager over the same files, without stopping the first: what a SIGKILL leaves behind.
+    const g = f.reopen();
+    try {
+      assert.deepEqual(g.manager.restore(), [session.id]);
+      const record = g.manager.get('b-7');
+      assert.equal(record.status, 'interrupted');
+      assert.equal(record.originChannel, 'telegram|42');
+      assert.deepEqual(g.manager.outputBlocks(record).map((b) => b.text), ['step one', 'step two']);
+      assert.equal(g.manager.stats().sessionsByStatus.interrupted, 1);
+      const resumed = g.manager.resume(session.name);
+      assert.equal(g.harness.last.spec.resumeBackendId, 'b-7');
+      assert.equal(g.harness.last.spec.prompt, 'Continue where you left off.');
+      assert.deepEqual(resumed.lastOutput(), ['step one', 'step two']);
+    } finally {
+      await g.manager.stop();
+      g.db.close();
+    }
+  });
+
+  it('evicts the oldest finished sessions beyond maxPersistedSessions, under all three keys', async () => {
+    const g = managerFixture({ maxPersistedSessions: 2 });
+    try {
+      const ids: string[] = [];
+      for (let i = 0; i < 4; i += 1) {
+        const s = g.manager.launch({ prompt: `job ${i}`, workdir: g.workdir, originChannel: 'cli' });
+        await g.harness.last.emit({ type: 'started', backendSessionId: `backend-${i}` });
+        g.clock.advance(1_000);
+        g.manager.kill(s.id);
+        ids.push(s.id);
+      }
+      await g.manager.cleanup();
+      assert.deepEqual(g.manager.list().map((s) => s.name), ['job-3', 'job-2']);
+      for (const ref of [ids[0] as string, 'job-0', 'backend-0']) assert.throws(() => g.manager.get(ref), /no session/);
+      assert.equal(existsSync(join(g.home, 'logs', `${ids[0]}.jsonl`)), false);
+      assert.equal(g.manager.stats().totalLaunched, 4, 'metrics outlive eviction');
+    } finally {
+      await g.close();
+    }
+  });
+
+  it('computes metrics: cost per day, by status, average duration, most expensive', async () => {
+    const a = f.manager.launch({ prompt: 'cheap', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'a' });
+    f.clock.advance(2_000);
+    await f.harness.last.emit({ ...ok, costUsd: 0.5 });
+    const b = f.manager.launch({ prompt: 'pricey', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { ...ok, costUsd: 2 });
+    f.clock.advance(4_000);
+    f.manager.kill(b.id);
+    const m = f.manager.stats();
+    assert.equal(a.status, 'completed');
+    assert.equal(m.totalLaunched, 2);
+    assert.equal(m.totalCostUsd, 2.5);
+    assert.deepEqual(m.costPerDay, { '2026-01-01': 2.5 });
+    assert.deepEqual(m.sessionsByStatus, { completed: 1, failed: 0, killed: 1, interrupted: 0, running: 0 });
+    assert.equal(m.averageDurationMs, 3_000);
+    assert.deepEqual(m.mostExpensive, { id: b.id, name: 'pricey', costUsd: 2, prompt: 'pricey' });
+  });
+});

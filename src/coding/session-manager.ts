@@ -1,0 +1,394 @@
+import type { Clock, Timer } from '../core/clock.ts';
+import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
+import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
+import { looksLikeUuid, newId } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
+import type { Harness } from './harness.ts';
+import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
+import { stopOrphan } from './orphans.ts';
+import { Session } from './session.ts';
+import type { SessionSignal } from './session.ts';
+import type { UserMessageSource } from './session-log.ts';
+import { checkWorkdir } from './workspace.ts';
+
+/** A launch as every surface asks for it; unset fields take the config defaults. */
+export interface LaunchRequest {
+  prompt: string;
+  harness?: HarnessName;
+  name?: string;
+  workdir?: string;
+  model?: string;
+  maxBudgetUsd?: number;
+  permissionMode?: PermissionMode;
+  systemPrompt?: string;
+  allowedTools?: string[];
+  multiTurn?: boolean;
+  /** Resume an earlier agent session: our id, our name, or the backend's own session id. */
+  resumeSessionRef?: string;
+  forkSession?: boolean;
+  originChannel: string;
+  /** The engine session that launched it (wakes go back there). */
+  originSessionId?: string | null;
+}
+
+export interface SessionManagerDeps {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  store: CodingSessionStore;
+  logs: SessionLogs;
+  harnesses: Record<HarnessName, Harness>;
+}
+
+const DEFAULT_RESUME_PROMPT = 'Continue where you left off.';
+
+/** The pool of coding sessions: limits, names, launch/resume/send/kill, restore after a restart, cleanup, metrics. */
+export class SessionManager {
+  #deps: SessionManagerDeps;
+  #live = new Map<string, Session>();
+  #runs = new Map<string, number>();
+  #listeners = new Set<(signal: SessionSignal) => void>();
+  #cleanupTimer: Timer | null = null;
+
+  constructor(deps: SessionManagerDeps) {
+    this.#deps = deps;
+  }
+
+  /** Subscribes to every session's signals (output, tool, waiting, ended, …); returns the unsubscribe function. */
+  on(listener: (signal: SessionSignal) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /**
+   * After a restart: sessions the store still shows as active were cut off by the crash. Marks them interrupted
+   * (in the row and the log), closes their open runs and stops their orphaned agent processes. Returns their ids.
+   */
+  restore(): string[] {
+    const { store, logs, clock, logger } = this.#deps;
+    const now = clock.now();
+    const cut = store.list(ACTIVE_STATUSES);
+    for (const record of cut) {
+      if (record.pid !== null && stopOrphan(record.pid, record.id)) logger.info({ session: record.id, pid: record.pid }, 'stopped orphaned agent process');
+      logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
+      store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
+    }
+    store.closeOpenRuns(now);
+    if (cut.length > 0) logger.info({ sessions: cut.map((s) => s.name) }, 'sessions interrupted by the last shutdown');
+    return cut.map((s) => s.id);
+  }
+
+  /** Starts the periodic cleanup (every `timings.cleanupIntervalMs`). */
+  startTimers(): void {
+    this.#cleanupTimer ??= this.#deps.clock.every(this.#deps.config.timings.cleanupIntervalMs, () => void this.cleanup());
+  }
+
+  /** Validates a launch request against the config and limits, stores the session and starts it. */
+  launch(request: LaunchRequest, extra: { resumedFrom?: string } = {}): Session {
+    const { config, clock, store } = this.#deps;
+    const harnessName = request.harness ?? config.defaultHarness;
+    const harness = this.#deps.harnesses[harnessName];
+    const workdir = checkWorkdir(request.workdir ?? config.defaultWorkdir ?? process.cwd(), config.workspaces);
+    this.#checkCapacity();
+    if (request.name !== undefined && !isValidName(request.name)) {
+      throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
+    }
+    let resumeBackendId: string | undefined;
+    if (request.resumeSessionRef) {
+      resumeBackendId = this.#backendIdFor(request.resumeSessionRef);
+      if (request.forkSession && !harness.supportsFork) {
+        throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
+      }
+    }
+    const spec: LaunchSpec = {
+      harness: harnessName,
+      prompt: request.prompt,
+      workdir,
+      maxBudgetUsd: request.maxBudgetUsd ?? config.defaultBudgetUsd,
+      permissionMode: request.permissionMode ?? config.permissionMode,
+      multiTurn: request.multiTurn ?? true,
+      forkSession: Boolean(resumeBackendId && request.forkSession),
+      ...((request.model ?? config.defaultModel) ? { model: request.model ?? config.defaultModel } : {}),
+      ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
+      ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),
+      ...(resumeBackendId ? { resumeBackendId } : {}),
+    };
+    const now = clock.now();
+    const record: StoredSession = {
+      id: newId(),
+      name: uniqueName(request.name ?? nameFromPrompt(request.prompt), (n) => store.nameTaken(n)),
+      harness: harnessName,
+      status: 'starting',
+      prompt: request.prompt,
+      workdir,
+      model: spec.model ?? null,
+      backendSessionId: spec.forkSession ? null : (resumeBackendId ?? null),
+      originChannel: request.originChannel,
+      originSessionId: request.originSessionId ?? null,
+      spec,
+      costUsd: 0,
+      startedAt: now,
+      completedAt: null,
+      updatedAt: now,
+      error: null,
+      endReason: null,
+      budgetExhausted: false,
+      foreground: {},
+      autoResponds: 0,
+      resumedFrom: extra.resumedFrom ?? null,
+      forked: spec.forkSession,
+      pid: null,
+    };
+    store.insert(record);
+    this.#deps.logs.write(record.id, { type: 'created', session: record });
+    return this.#startSession(record, 'launch');
+  }
+
+  /**
+   * Resumes a session that is not running. In place by default (same id, name and log); with `fork`, as a new
+   * session that continues the conversation in a new backend session.
+   */
+  resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string } = {}): Session {
+    const record = this.#requireStored(ref);
+    if (isActiveStatus(record.status)) throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
+    if (!record.backendSessionId) {
+      throw conflict(`session ${record.name} cannot be resumed: its agent never reported a session id (it ${record.status} before starting)`);
+    }
+    const prompt = options.prompt?.trim() ? options.prompt : DEFAULT_RESUME_PROMPT;
+    if (options.fork) {
+      return this.launch(
+        {
+          ...record.spec,
+          prompt,
+          name: `${record.name}-fork`,
+          workdir: record.workdir,
+          resumeSessionRef: record.backendSessionId,
+          forkSession: true,
+          originChannel: options.originChannel ?? record.originChannel,
+          originSessionId: record.originSessionId,
+        },
+        { resumedFrom: record.id },
+      );
+    }
+    const workdir = checkWorkdir(record.workdir, this.#deps.config.workspaces);
+    this.#checkCapacity();
+    const now = this.#deps.clock.now();
+    const spec: LaunchSpec = { ...record.spec, prompt, workdir, resumeBackendId: record.backendSessionId, forkSession: false };
+    const patch = {
+      status: 'starting' as SessionStatus,
+      spec,
+      completedAt: null,
+      error: null,
+      endReason: null,
+      budgetExhausted: false,
+      updatedAt: now,
+      autoResponds: 0,
+      ...(options.originChannel ? { originChannel: options.originChannel } : {}),
+    };
+    this.#deps.store.update(record.id, patch);
+    this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
+    return this.#startSession({ ...record, ...patch }, 'resume');
+  }
+
+  /**
+   * Sends a message to a running session. Agent-sent messages count against maxAutoResponds; a user's message
+   * resets the count. Returns the session and whether the text answered a permission request.
+   */
+  async send(ref: string, text: string, options: { source: UserMessageSource; interrupt?: boolean }): Promise<{ session: Session; result: 'sent' | 'answered' }> {
+    const session = this.#requireLive(ref);
+    const { maxAutoResponds } = this.#deps.config;
+    if (options.source === 'agent') {
+      if (session.record.autoResponds >= maxAutoResponds) {
+        throw limitReached(
+          `auto-respond limit reached for session ${session.name}: ${maxAutoResponds} agent responses without a user reply (maxAutoResponds). Ask the user to answer; their reply resets the count.`,
+        );
+      }
+      session.patch({ autoResponds: session.record.autoResponds + 1 });
+    } else if (session.record.autoResponds !== 0) {
+      session.patch({ autoResponds: 0 });
+    }
+    const result = await session.send(text, options);
+    return { session, result };
+  }
+
+  /** Kills a running session; throws when it is unknown or already ended. Returns the final record. */
+  kill(ref: string, reason = 'killed by user'): StoredSession {
+    const record = this.#requireStored(ref);
+    const session = this.#live.get(record.id);
+    if (!session || !session.kill(reason)) throw conflict(`session ${record.name} is already ${record.status}`);
+    return { ...session.record };
+  }
+
+  /** Kills every running session (used by tests and an explicit "kill all"); returns how many. */
+  killAll(reason = 'killed'): number {
+    let n = 0;
+    for (const session of this.#live.values()) if (session.kill(reason)) n += 1;
+    return n;
+  }
+
+  /** The live Session for a ref (id, name or backend id), if it is in memory. */
+  live(ref: string): Session | undefined {
+    const record = this.#deps.store.resolve(ref);
+    return record ? this.#live.get(record.id) : undefined;
+  }
+
+  /** The stored record for a ref (id, name or backend id); throws not_found. */
+  get(ref: string): StoredSession {
+    return this.#requireStored(ref);
+  }
+
+  /** All stored sessions, newest first, optionally filtered by status. */
+  list(statuses?: readonly SessionStatus[]): StoredSession[] {
+    return this.#deps.store.list(statuses);
+  }
+
+  /** Sessions currently in memory. */
+  liveSessions(): Session[] {
+    return [...this.#live.values()];
+  }
+
+  /** Last output blocks of a session (live buffer, or read back from its log), with their log seqs. */
+  outputBlocks(record: StoredSession, afterSeq = 0): { seq: number; text: string }[] {
+    const live = this.#live.get(record.id);
+    if (live && live.output.covers(afterSeq)) return live.output.after(afterSeq);
+    return this.#deps.logs
+      .read(record.id, afterSeq + 1)
+      .filter((r) => r.type === 'output' && typeof r.text === 'string')
+      .map((r) => ({ seq: r.seq, text: r.text as string }));
+  }
+
+  /** Sequence number of the newest record of a session's log. */
+  lastSeq(sessionId: string): number {
+    return this.#deps.logs.lastSeq(sessionId);
+  }
+
+  /** Records what a channel has seen of a session and whether it streams it live. */
+  setView(record: StoredSession, channel: string, on: boolean): void {
+    const foreground = { ...record.foreground, [channel]: { on, seenSeq: this.lastSeq(record.id) } };
+    const live = this.#live.get(record.id);
+    if (live) live.patch({ foreground });
+    else this.#deps.store.update(record.id, { foreground });
+  }
+
+  /** Cost, status counts, durations and the most expensive session, over every run ever recorded. */
+  stats(): ReturnType<CodingSessionStore['metrics']> {
+    return this.#deps.store.metrics();
+  }
+
+  /** Drops long-finished sessions from memory and evicts stored sessions beyond maxPersistedSessions. */
+  async cleanup(): Promise<{ released: number; evicted: number }> {
+    const { clock, config, store, logs } = this.#deps;
+    const now = clock.now();
+    let released = 0;
+    for (const [id, session] of this.#live) {
+      const completedAt = session.record.completedAt;
+      if (!session.isActive && !session.attached && completedAt !== null && now - completedAt > config.timings.cleanupMaxAgeMs) {
+        this.#live.delete(id);
+        await logs.release(id);
+        released += 1;
+      }
+    }
+    const evict = store.evictionCandidates(config.maxPersistedSessions).filter((id) => !this.#live.get(id)?.attached);
+    for (const id of evict) {
+      this.#live.delete(id);
+      store.delete(id);
+      logs.remove(id);
+    }
+    return { released, evicted: evict.length };
+  }
+
+  /** Daemon shutdown: stops timers, marks running sessions interrupted, closes their runs and logs. */
+  async stop(): Promise<void> {
+    this.#cleanupTimer?.cancel();
+    this.#cleanupTimer = null;
+    const now = this.#deps.clock.now();
+    for (const session of this.#live.values()) {
+      if (!session.isActive) continue;
+      session.shutdown();
+      this.#endRun(session, now);
+    }
+    await this.#deps.logs.closeAll();
+  }
+
+  #startSession(record: StoredSession, kind: 'launch' | 'resume'): Session {
+    const { store, logs, clock, logger, config, harnesses } = this.#deps;
+    const session = new Session(record, {
+      harness: harnesses[record.harness],
+      clock,
+      logger,
+      safetyNetMs: config.timings.safetyNetMs,
+      idleTimeoutMs: config.idleTimeoutMinutes * 60_000,
+      persistence: {
+        log: (entry) => logs.write(record.id, entry),
+        update: (patch) => store.update(record.id, patch),
+      },
+      onSignal: (signal) => this.#onSignal(signal),
+    });
+    if (kind === 'resume') {
+      for (const block of this.outputBlocks(record)) session.output.push(block.seq, block.text);
+    }
+    this.#live.set(record.id, session);
+    this.#runs.set(record.id, store.startRun(record, kind, clock.now()));
+    session.start(kind);
+    return session;
+  }
+
+  #onSignal(signal: SessionSignal): void {
+    if (signal.type === 'ended') {
+      this.#endRun(signal.session, this.#deps.clock.now());
+      void this.cleanup().catch((error: unknown) => this.#deps.logger.error({ err: error }, 'session cleanup failed'));
+    }
+    for (const listener of this.#listeners) {
+      try {
+        listener(signal);
+      } catch (error) {
+        this.#deps.logger.error({ err: error, signal: signal.type }, 'session listener failed');
+      }
+    }
+  }
+
+  #endRun(session: Session, at: number): void {
+    const runId = this.#runs.get(session.id);
+    if (runId === undefined) return;
+    this.#runs.delete(session.id);
+    this.#deps.store.endRun(runId, session.status, session.runCostUsd, at);
+  }
+
+  #checkCapacity(): void {
+    const active = [...this.#live.values()].filter((s) => s.isActive);
+    const max = this.#deps.config.maxSessions;
+    if (active.length >= max) {
+      throw limitReached(
+        `maxSessions limit reached: ${active.length} of ${max} sessions are running (${active.map((s) => s.name).join(', ')}). Kill one or raise maxSessions in the config.`,
+      );
+    }
+  }
+
+  #backendIdFor(ref: string): string {
+    const record = this.#deps.store.resolve(ref);
+    if (record?.backendSessionId) return record.backendSessionId;
+    if (record) throw conflict(`session ${record.name} cannot be resumed: its agent never reported a session id`);
+    if (looksLikeUuid(ref)) return ref;
+    throw notFound(`no session "${ref}" to resume (give a session id, name, or the agent's own session id)`);
+  }
+
+  #requireStored(ref: string): StoredSession {
+    const live = this.live(ref);
+    if (live) return { ...live.record };
+    const record = this.#deps.store.resolve(ref);
+    if (!record) throw notFound(`no session "${ref}" (give a session id, name, or the agent's own session id)`);
+    return record;
+  }
+
+  #requireLive(ref: string): Session {
+    const record = this.#requireStored(ref);
+    const session = this.#live.get(record.id);
+    if (!session || !session.isActive) {
+      throw conflict(`session ${record.name} is ${record.status}; resume it first (resume ${record.name})`);
+    }
+    return session;
+  }
+}

@@ -1,0 +1,405 @@
+import type { Clock, Timer } from '../core/clock.ts';
+import { errorMessage } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
+import { isActiveStatus } from '../store/coding-sessions.ts';
+import type { Harness, HarnessEvent, Run } from './harness.ts';
+import { OutputBuffer } from './output-buffer.ts';
+import type { SessionLogEntry, UserMessageSource, WaitingReason } from './session-log.ts';
+
+/** What a Session tells its manager; discriminated by `type`. Each is already in the log when it is signalled. */
+export type SessionSignal =
+  | { type: 'output'; session: Session; text: string; seq: number }
+  | { type: 'tool'; session: Session; name: string; input: unknown }
+  | { type: 'waiting'; session: Session; reason: WaitingReason; preview: string }
+  | { type: 'budgetExhausted'; session: Session }
+  | { type: 'running'; session: Session }
+  | { type: 'ended'; session: Session };
+
+/** Where a Session writes: its log (append-before-announce) and its row. */
+export interface SessionPersistence {
+  log(entry: SessionLogEntry): { seq: number };
+  update(patch: SessionPatch): void;
+}
+
+export interface SessionDeps {
+  harness: Harness;
+  clock: Clock;
+  logger: Logger;
+  persistence: SessionPersistence;
+  /** Silence (with no tool call running) this long counts as waiting for input. */
+  safetyNetMs: number;
+  /** A multi-turn session left waiting this long is ended. */
+  idleTimeoutMs: number;
+  onSignal: (signal: SessionSignal) => void;
+}
+
+const PREVIEW_BLOCKS = 5;
+const PREVIEW_CHARS = 500;
+
+/**
+ * One coding session over any harness: consumes the run's events, keeps the 200-block output buffer, runs the idle
+ * and safety-net timers, and moves through starting → running → completed | failed | killed (| interrupted).
+ */
+export class Session {
+  #record: StoredSession;
+  #deps: SessionDeps;
+  #run: Run | null = null;
+  readonly output = new OutputBuffer();
+  #openTools = new Set<string>();
+  #pendingPermission: string | null = null;
+  #waiting: WaitingReason | null = null;
+  #waitingFired = false;
+  #askedThisTurn = false;
+  #lastText = '';
+  #safetyNet: Timer | null = null;
+  #idleTimer: Timer | null = null;
+  #killRequested = false;
+  #runCostBase = 0;
+  #malformed = 0;
+
+  constructor(record: StoredSession, deps: SessionDeps) {
+    this.#record = record;
+    this.#deps = deps;
+  }
+
+  get record(): Readonly<StoredSession> {
+    return this.#record;
+  }
+  get id(): string {
+    return this.#record.id;
+  }
+  get name(): string {
+    return this.#record.name;
+  }
+  get status(): SessionStatus {
+    return this.#record.status;
+  }
+  get isActive(): boolean {
+    return isActiveStatus(this.#record.status);
+  }
+  /** Why the session waits for input, or null while it works. */
+  get waitingFor(): WaitingReason | null {
+    return this.#waiting;
+  }
+  get openToolCalls(): number {
+    return this.#openTools.size;
+  }
+  get malformedLines(): number {
+    return this.#malformed;
+  }
+  /** Cost added since the current run started (metrics record it once per run). */
+  get runCostUsd(): number {
+    return this.#record.costUsd - this.#runCostBase;
+  }
+  get pid(): number | undefined {
+    return this.#run?.pid;
+  }
+  /** True while the agent run has not reported its exit (its log may still grow). */
+  get attached(): boolean {
+    return this.#run !== null;
+  }
+
+  /** Starts the agent run described by the record's spec. `kind` says whether this is a launch or a resume. */
+  start(kind: 'launch' | 'resume'): void {
+    const spec = this.#record.spec;
+    this.#runCostBase = this.#record.costUsd;
+    this.#write({ type: 'run', kind, prompt: spec.prompt, spec });
+    this.#write({ type: 'user', text: spec.prompt, source: kind });
+    let run: Run;
+    try {
+      run = this.#deps.harness.start({
+        sessionId: this.#record.id,
+        prompt: spec.prompt,
+        workdir: this.#record.workdir,
+        permissionMode: spec.permissionMode,
+        maxBudgetUsd: spec.maxBudgetUsd,
+        ...(spec.model ? { model: spec.model } : {}),
+        ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
+        ...(spec.allowedTools ? { allowedTools: spec.allowedTools } : {}),
+        ...(spec.resumeBackendId ? { resumeBackendId: spec.resumeBackendId, forkSession: spec.forkSession } : {}),
+      });
+    } catch (error) {
+      this.#finish('failed', { error: `could not start the agent: ${errorMessage(error)}` });
+      return;
+    }
+    this.#run = run;
+    this.#armSafetyNet();
+    void this.#consume(run);
+  }
+
+  /**
+   * Sends a user message. A pending permission request is answered by it instead ("yes"/"allow" allows, anything
+   * else denies with the text as the reason). With `interrupt`, the current turn is stopped first.
+   */
+  async send(text: string, options: { source: UserMessageSource; interrupt?: boolean }): Promise<'sent' | 'answered'> {
+    const run = this.#run;
+    if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
+    if (this.#pendingPermission) {
+      const requestId = this.#pendingPermission;
+      const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);
+      this.#pendingPermission = null;
+      this.#write({ type: 'permissionAnswer', requestId, allow, ...(allow ? {} : { message: text }) });
+      this.#resumeWork();
+      run.answerPermission(requestId, allow ? { allow: true } : { allow: false, message: text });
+      return 'answered';
+    }
+    this.#write({ type: 'user', text, source: options.source, ...(options.interrupt ? { interrupt: true } : {}) });
+    this.#resumeWork();
+    if (options.interrupt) await run.interrupt();
+    run.send(text);
+    return 'sent';
+  }
+
+  /** Kills an active session. Returns false when it had already ended. */
+  kill(reason = 'killed by user'): boolean {
+    if (!this.isActive) return false;
+    this.#killRequested = true;
+    const run = this.#run;
+    this.#finish('killed', { endReason: reason });
+    run?.kill();
+    return true;
+  }
+
+  /** Daemon shutdown: stops the agent and marks the session interrupted, without announcing it. */
+  shutdown(): void {
+    if (!this.isActive) return;
+    this.#killRequested = true;
+    const run = this.#run;
+    this.#finish('interrupted', { endReason: 'daemon stopped' }, false);
+    run?.kill();
+  }
+
+  /** Last `lines` output blocks (all kept blocks when omitted). */
+  lastOutput(lines?: number): string[] {
+    return this.output.last(lines).map((b) => b.text);
+  }
+
+  /** The preview shown with waiting and completion events: last 5 blocks, at most 500 chars (tail). */
+  preview(): string {
+    const text = this.lastOutput(PREVIEW_BLOCKS).join('\n').trim();
+    return text.length > PREVIEW_CHARS ? `…${text.slice(-PREVIEW_CHARS)}` : text;
+  }
+
+  /** Updates stored fields that are not part of the lifecycle (foreground views, auto-respond counter, origin). */
+  patch(patch: Pick<SessionPatch, 'foreground' | 'autoResponds' | 'originChannel'>): void {
+    this.#persist(patch);
+  }
+
+  async #consume(run: Run): Promise<void> {
+    try {
+      for await (const event of run) this.#handle(event);
+    } catch (error) {
+      this.#handle({ type: 'exited', code: null, error: errorMessage(error) });
+    }
+    if (this.#run === run && this.isActive) {
+      this.#handle({ type: 'exited', code: null, error: 'the agent run ended without reporting an exit' });
+    }
+  }
+
+  #handle(event: HarnessEvent): void {
+    if (!this.isActive && event.type !== 'exited') return;
+    switch (event.type) {
+      case 'started':
+        this.#onStarted(event.backendSessionId, event.model);
+        break;
+      case 'text':
+        this.#onContent();
+        this.#lastText = event.text;
+        {
+          const { seq } = this.#write({ type: 'output', text: event.text });
+          this.output.push(seq, event.text);
+          this.#deps.onSignal({ type: 'output', session: this, text: event.text, seq });
+        }
+        break;
+      case 'tool':
+        this.#onContent();
+        this.#openTools.add(event.id);
+        this.#write({ type: 'tool', id: event.id, name: event.name, input: event.input });
+        this.#deps.onSignal({ type: 'tool', session: this, name: event.name, input: event.input });
+        break;
+      case 'toolResult':
+        this.#openTools.delete(event.id);
+        this.#write({ type: 'toolResult', id: event.id, isError: event.isError, ...(event.output !== undefined ? { output: event.output } : {}) });
+        break;
+      case 'question':
+        this.#onContent();
+        this.#askedThisTurn = true;
+        this.#write({ type: 'question', text: event.text });
+        break;
+      case 'permission':
+        this.#pendingPermission = event.requestId;
+        this.#write({ type: 'permission', requestId: event.requestId, tool: event.tool, input: event.input });
+        this.#enterWaiting('permission');
+        break;
+      case 'turnEnd':
+        this.#onTurnEnd(event);
+        break;
+      case 'activity':
+        break;
+      case 'warning':
+        if (event.malformed) this.#malformed += 1;
+        this.#write({ type: 'warning', message: event.message, ...(event.malformed ? { malformed: true } : {}) });
+        this.#deps.logger.warn({ session: this.id, malformed: event.malformed ?? false }, event.message);
+        break;
+      case 'exited':
+        this.#onExited(event.code, event.error);
+        return;
+    }
+    this.#armSafetyNet();
+  }
+
+  #onStarted(backendSessionId: string, model: string | undefined): void {
+    const patch: SessionPatch = {};
+    if (backendSessionId !== this.#record.backendSessionId) {
+      this.#write({ type: 'backend', backendSessionId, ...(model ? { model } : {}) });
+      patch.backendSessionId = backendSessionId;
+    }
+    if (this.#run?.pid !== undefined && this.#run.pid !== this.#record.pid) patch.pid = this.#run.pid;
+    if (model && !this.#record.model) patch.model = model;
+    this.#persist(patch);
+    this.#toRunning();
+  }
+
+  #toRunning(): void {
+    if (this.#record.status !== 'starting') return;
+    this.#setStatus('running');
+    this.#deps.onSignal({ type: 'running', session: this });
+  }
+
+  /** New content after a false "stalled" alarm means the agent was working after all. */
+  #onContent(): void {
+    this.#toRunning();
+    if (this.#waiting === 'stalled') {
+      this.#waiting = null;
+      this.#waitingFired = false;
+    }
+  }
+
+  #onTurnEnd(event: HarnessEvent & { type: 'turnEnd' }): void {
+    this.#toRunning();
+    const costUsd = Math.max(0, event.costUsd);
+    const totalCostUsd = this.#record.costUsd + costUsd;
+    this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
+    this.#persist({ costUsd: totalCostUsd });
+    this.#openTools.clear();
+    const asked = this.#askedThisTurn || endsWithQuestion(this.#lastText);
+    this.#askedThisTurn = false;
+    const outcome = event.outcome;
+    if (outcome.ok) {
+      if (!this.#record.spec.multiTurn) {
+        const run = this.#run;
+        this.#finish('completed', { endReason: 'single turn finished' });
+        run?.end();
+        return;
+      }
+      this.#enterWaiting(asked ? 'question' : 'turn-end');
+      return;
+    }
+    if (outcome.reason === 'interrupted') return;
+    if (outcome.reason === 'budget_exhausted') {
+      this.#persist({ budgetExhausted: true });
+      this.#deps.onSignal({ type: 'budgetExhausted', session: this });
+    }
+    const run = this.#run;
+    this.#finish('failed', { error: outcome.message, endReason: outcome.reason });
+    run?.end();
+  }
+
+  #onExited(code: number | null, error: string | undefined): void {
+    this.#write({ type: 'exited', code, ...(error ? { error } : {}) });
+    this.#run = null;
+    if (!this.isActive || this.#killRequested) return;
+    if (error || (code !== 0 && code !== null)) {
+      this.#finish('failed', { error: error ?? `the agent exited with code ${code}` });
+    } else if (this.#waiting !== null) {
+      this.#finish('completed', { endReason: 'agent exited' });
+    } else {
+      this.#finish('failed', { error: 'the agent exited before finishing its turn' });
+    }
+  }
+
+  #enterWaiting(reason: WaitingReason): void {
+    this.#cancelSafetyNet();
+    this.#waiting = reason;
+    this.#idleTimer?.cancel();
+    this.#idleTimer = this.#deps.clock.after(this.#deps.idleTimeoutMs, () => this.#onIdle());
+    if (this.#waitingFired) return;
+    this.#waitingFired = true;
+    const preview = reason === 'permission' ? this.#permissionPreview() : this.preview();
+    this.#write({ type: 'waiting', reason, preview });
+    this.#deps.onSignal({ type: 'waiting', session: this, reason, preview });
+  }
+
+  #permissionPreview(): string {
+    return `${this.preview()}\n(permission requested: answer yes to allow, anything else to deny)`.trim();
+  }
+
+  /** A user message arrived: the session is working again. */
+  #resumeWork(): void {
+    this.#waiting = null;
+    this.#waitingFired = false;
+    this.#idleTimer?.cancel();
+    this.#idleTimer = null;
+    this.#armSafetyNet();
+  }
+
+  #onIdle(): void {
+    this.#idleTimer = null;
+    if (!this.isActive || this.#waiting === null) return;
+    const run = this.#run;
+    this.#finish('completed', { endReason: `idle for ${Math.round(this.#deps.idleTimeoutMs / 60_000)} min` });
+    run?.end();
+  }
+
+  #armSafetyNet(): void {
+    this.#cancelSafetyNet();
+    if (this.#record.status !== 'running' || this.#waiting !== null) return;
+    if (this.#openTools.size > 0 || this.#pendingPermission) return;
+    this.#safetyNet = this.#deps.clock.after(this.#deps.safetyNetMs, () => {
+      this.#safetyNet = null;
+      if (this.isActive && this.#openTools.size === 0 && this.#waiting === null) this.#enterWaiting('stalled');
+    });
+  }
+
+  #cancelSafetyNet(): void {
+    this.#safetyNet?.cancel();
+    this.#safetyNet = null;
+  }
+
+  #finish(status: SessionStatus, details: { error?: string; endReason?: string }, announce = true): void {
+    if (!this.isActive) return;
+    this.#cancelSafetyNet();
+    this.#idleTimer?.cancel();
+    this.#idleTimer = null;
+    this.#waiting = null;
+    this.#pendingPermission = null;
+    const completedAt = this.#deps.clock.now();
+    this.#write({ type: 'status', status, ...details });
+    this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });
+    if (announce) this.#deps.onSignal({ type: 'ended', session: this });
+  }
+
+  #setStatus(status: SessionStatus): void {
+    this.#write({ type: 'status', status });
+    this.#persist({ status, updatedAt: this.#deps.clock.now() });
+  }
+
+  #write(entry: SessionLogEntry): { seq: number } {
+    return this.#deps.persistence.log(entry);
+  }
+
+  #persist(patch: SessionPatch): void {
+    const keys = Object.keys(patch) as (keyof SessionPatch)[];
+    if (keys.length === 0) return;
+    Object.assign(this.#record, patch);
+    this.#deps.persistence.update(patch);
+  }
+}
+
+/** True when the last non-empty line of `text` ends with a question mark. */
+export function endsWithQuestion(text: string): boolean {
+  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  const last = lines[lines.length - 1] ?? '';
+  return /\?[)"'*_`]*$/.test(last);
+}

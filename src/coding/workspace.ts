@@ -1,0 +1,41 @@
+import { realpathSync, statSync } from 'node:fs';
+import { relative, isAbsolute, resolve } from 'node:path';
+import { invalidInput } from '../core/errors.ts';
+import { expandHome } from '../core/config-load.ts';
+
+function realOrResolved(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return resolve(path);
+  }
+}
+
+/** True when `child` is `root` or lies inside it (both already absolute, symlinks resolved). */
+export function isInside(root: string, child: string): boolean {
+  const rel = relative(root, child);
+  return rel === '' || (!rel.startsWith('..') && !isAbsolute(rel));
+}
+
+/**
+ * Resolves a requested working directory and checks it: it must exist, be a directory and lie (after resolving
+ * symlinks) under one of the workspace roots. Returns the real path; throws invalid_input naming `field` otherwise.
+ */
+export function checkWorkdir(requested: string, workspaces: readonly string[], field = 'workdir'): string {
+  const real = realOrResolved(resolve(expandHome(requested)));
+  let isDir = false;
+  try {
+    isDir = statSync(real).isDirectory();
+  } catch {
+    throw invalidInput(`${field}: ${requested} does not exist`, field);
+  }
+  if (!isDir) throw invalidInput(`${field}: ${requested} is not a directory`, field);
+  const roots = workspaces.map(realOrResolved);
+  if (!roots.some((root) => isInside(root, real))) {
+    throw invalidInput(
+      `${field}: ${real} is outside the configured workspaces (${roots.join(', ')}); add a root to "workspaces" in the config to allow it`,
+      field,
+    );
+  }
+  return real;
+}
