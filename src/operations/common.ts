@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import type { StoredSession } from '../store/coding-sessions.ts';
+import type { OperationContext } from './operation.ts';
+import { summarize } from './session-summary.ts';
+import type { SessionSummary } from './session-summary.ts';
+
+/** A session reference: our id, the session name, or the agent's own session id. */
+export const sessionRef = z.string().trim().min(1, 'give a session id, name, or agent session id');
+
+/** The summary of a stored session as seen now. */
+export function summaryOf(ctx: OperationContext, record: StoredSession): SessionSummary {
+  return summarize(record, ctx.services.sessions.live(record.id), Date.now());
+}

@@ -1,0 +1,73 @@
+import type { SessionMetrics, SessionStatus } from '../store/coding-sessions.ts';
+import type { SessionSummary } from './session-summary.ts';
+
+const STATUS_ICON: Record<SessionStatus, string> = {
+  starting: '🟡',
+  running: '🟢',
+  completed: '✅',
+  failed: '❌',
+  killed: '⛔',
+  interrupted: '⏸️',
+};
+
+/** Formats milliseconds as "1h 2m", "3m 12s" or "45s". */
+export function formatDuration(ms: number): string {
+  const s = Math.max(0, Math.round(ms / 1000));
+  if (s < 60) return `${s}s`;
+  const m = Math.floor(s / 60);
+  if (m < 60) return `${m}m ${s % 60}s`;
+  return `${Math.floor(m / 60)}h ${m % 60}m`;
+}
+
+/** Shortens `text` to `max` characters, marking the cut with "…". */
+export function truncate(text: string, max: number): string {
+  const flat = text.replace(/\s+/g, ' ').trim();
+  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
+}
+
+/** The icon for a status. */
+export function statusIcon(status: SessionStatus): string {
+  return STATUS_ICON[status];
+}
+
+/** One session as a listing entry (several lines). */
+export function formatSessionLine(s: SessionSummary): string {
+  const view = s.foregroundChannels.length > 0 ? 'foreground' : 'background';
+  const turns = s.multiTurn ? 'multi-turn' : 'single';
+  const waiting = s.waitingFor ? `, waiting (${s.waitingFor})` : '';
+  const lines = [
+    `${statusIcon(s.status)} ${s.name} [${s.id}] (${formatDuration(s.durationMs)}) — ${s.status}${waiting}, ${view}, ${turns}, ${s.harness}`,
+    `   📁 ${s.workdir}`,
+    `   📝 "${truncate(s.prompt, 80)}"`,
+  ];
+  if (s.costUsd > 0) lines.push(`   💰 $${s.costUsd.toFixed(4)}`);
+  if (s.backendSessionId) lines.push(`   🔗 ${s.harness} session: ${s.backendSessionId}`);
+  if (s.resumedFrom) lines.push(`   ↩️  Resumed from: ${s.resumedFrom}${s.forked ? ' (forked)' : ''}`);
+  if (s.error) lines.push(`   ⚠️ ${truncate(s.error, 200)}`);
+  else if (s.endReason && s.status !== 'running') lines.push(`   ℹ️ ${s.endReason}`);
+  return lines.join('\n');
+}
+
+/** A list of sessions, or a line saying there are none. */
+export function formatSessionList(sessions: SessionSummary[], filter: string): string {
+  if (sessions.length === 0) return filter === 'all' ? 'No sessions.' : `No ${filter} sessions.`;
+  return sessions.map(formatSessionLine).join('\n\n');
+}
+
+/** The stats block. */
+export function formatStats(m: SessionMetrics): string {
+  const launched = m.totalLaunched;
+  const avg = m.averageDurationMs > 0 ? formatDuration(m.averageDurationMs) : 'n/a';
+  const s = m.sessionsByStatus;
+  const lines = [
+    `📊 Sessions: ${launched} launched — 🟢 ${s.running} running, ✅ ${s.completed} completed, ❌ ${s.failed} failed, ⛔ ${s.killed} killed, ⏸️ ${s.interrupted} interrupted`,
+    `⏱️ Average duration: ${avg}`,
+    `💰 Total cost: $${m.totalCostUsd.toFixed(4)}`,
+  ];
+  const days = Object.entries(m.costPerDay).slice(-7);
+  if (days.length > 0) lines.push(`📅 Cost per day: ${days.map(([d, c]) => `${d} $${c.toFixed(4)}`).join(', ')}`);
+  if (m.mostExpensive) {
+    lines.push(`🏆 Most expensive: ${m.mostExpensive.name} [${m.mostExpensive.id}] $${m.mostExpensive.costUsd.toFixed(4)} — "${truncate(m.mostExpensive.prompt, 60)}"`);
+  }
+  return lines.join('\n');
+}

@@ -1,0 +1,27 @@
+import { z } from 'zod';
+import { sessionRef, summaryOf } from './common.ts';
+import { truncate } from './format.ts';
+import { defineOperation } from './operation.ts';
+import type { SessionSummary } from './session-summary.ts';
+
+const input = z.strictObject({ session: sessionRef });
+
+/** Kills a running session. */
+export const killOperation = defineOperation({
+  name: 'kill',
+  summary: 'Kill a running session',
+  input,
+  aliases: { id: 'session' },
+  expose: {
+    tool: 'claude_kill',
+    command: { name: 'claude_kill', positional: ['session'], usage: '/claude_kill <id-or-name>' },
+    rpc: 'sessions.kill',
+    cli: { name: 'kill', args: ['<session>'] },
+  },
+  async run(ctx, args): Promise<SessionSummary> {
+    return summaryOf(ctx, ctx.services.sessions.kill(args.session));
+  },
+  format(s) {
+    return `⛔ [${s.name}] Killed\n   📁 ${s.workdir}\n   📝 "${truncate(s.prompt, 60)}"`;
+  },
+});

@@ -1,0 +1,72 @@
+import { z } from 'zod';
+import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
+import { sessionRef, summaryOf } from './common.ts';
+import { truncate } from './format.ts';
+import { callerChannel, defineOperation } from './operation.ts';
+import { resolveOriginChannel } from './origin.ts';
+import type { SessionSummary } from './session-summary.ts';
+
+const input = z.strictObject({
+  prompt: z.string().trim().min(1, 'the prompt must not be empty'),
+  harness: z.enum(HARNESS_NAMES).optional().describe('coding agent: claude, codex or gemini (default from config)'),
+  name: z.string().trim().min(1).optional().describe('session name (default: derived from the prompt)'),
+  workdir: z.string().trim().min(1).optional().describe('working directory, inside a configured workspace'),
+  model: z.string().trim().min(1).optional(),
+  maxBudgetUsd: z.number().positive().optional().describe('spending cap in USD (default from config)'),
+  systemPrompt: z.string().optional().describe("appended to the agent's own system prompt"),
+  allowedTools: z.array(z.string().min(1)).optional(),
+  resumeSessionId: sessionRef.optional().describe('continue an earlier session: its id, name, or agent session id'),
+  forkSession: z.boolean().optional().describe('with resumeSessionId: continue in a new agent session'),
+  multiTurnDisabled: z.boolean().optional().describe('end the session after its first turn'),
+  permissionMode: z.enum(PERMISSION_MODES).optional(),
+  channel: z.string().trim().min(1).optional().describe('where notifications go: channel|target or channel|account|target'),
+});
+
+/** Starts a coding session. */
+export const launchOperation = defineOperation({
+  name: 'launch',
+  summary: 'Launch a coding-agent session (Claude Code, Codex or Gemini) in the background',
+  input,
+  aliases: { originChannel: 'channel' },
+  expose: {
+    tool: 'claude_launch',
+    command: { name: 'claude', positional: ['prompt'], usage: '/claude [--name <name>] [--harness claude|codex|gemini] [--workdir <dir>] <prompt>' },
+    rpc: 'sessions.launch',
+    cli: { name: 'launch', args: ['<prompt>'], hide: ['channel'] },
+  },
+  async run(ctx, args): Promise<SessionSummary> {
+    const { sessions, config } = ctx.services;
+    const workdir = args.workdir ?? config.defaultWorkdir;
+    const session = sessions.launch({
+      prompt: args.prompt,
+      ...(args.harness ? { harness: args.harness } : {}),
+      ...(args.name ? { name: args.name } : {}),
+      ...(workdir ? { workdir } : {}),
+      ...(args.model ? { model: args.model } : {}),
+      ...(args.maxBudgetUsd ? { maxBudgetUsd: args.maxBudgetUsd } : {}),
+      ...(args.systemPrompt ? { systemPrompt: args.systemPrompt } : {}),
+      ...(args.allowedTools ? { allowedTools: args.allowedTools } : {}),
+      ...(args.resumeSessionId ? { resumeSessionRef: args.resumeSessionId, forkSession: args.forkSession ?? false } : {}),
+      ...(args.permissionMode ? { permissionMode: args.permissionMode } : {}),
+      multiTurn: !args.multiTurnDisabled,
+      originChannel: resolveOriginChannel(config, {
+        ...(args.channel ? { explicit: args.channel } : {}),
+        ...(callerChannel(ctx.caller) ? { callerChannel: callerChannel(ctx.caller) } : {}),
+        workdir: workdir ?? process.cwd(),
+      }),
+      originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
+    });
+    return summaryOf(ctx, session.record);
+  },
+  format(s) {
+    return [
+      `↩️ [${s.name}] Launched (${s.harness})`,
+      `   Name: ${s.name}`,
+      `   ID: ${s.id}`,
+      `   📁 ${s.workdir}`,
+      `   Model: ${s.model ?? 'agent default'}`,
+      `   Mode: ${s.multiTurn ? 'multi-turn' : 'single turn'}`,
+      `   📝 "${truncate(s.prompt, 80)}"`,
+    ].join('\n');
+  },
+});

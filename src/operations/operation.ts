@@ -1,0 +1,71 @@
+import type { z } from 'zod';
+import type { Config } from '../core/config.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
+
+/** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
+export type Caller =
+  /** An engine (orchestrator) session calling a tool; `channel` is the chat it serves, if any. */
+  | { kind: 'agent'; sessionId: string; channel?: string }
+  /** A person typing a command in a chat channel (`channel|target` or `channel|account|target`). */
+  | { kind: 'chat'; channel: string; userId: string }
+  | { kind: 'rpc' }
+  | { kind: 'cli' };
+
+/** The services operations act on; built in main.ts. */
+export interface OperationServices {
+  config: Config;
+  sessions: SessionManager;
+}
+
+export interface OperationContext {
+  caller: Caller;
+  services: OperationServices;
+}
+
+/** How a chat command maps its words onto the input: leading positional names; the last takes the rest of the line. */
+export interface CommandSpec {
+  name: string;
+  positional: string[];
+  usage: string;
+}
+
+/** How the CLI subcommand looks: its name and positional arguments (`<required>` / `[optional]`). */
+export interface CliSpec {
+  name: string;
+  args: string[];
+  /** Input keys the CLI does not offer as options. */
+  hide?: string[];
+}
+
+/** Where an operation is exposed; each surface is generated from this, never written by hand. */
+export interface Exposure {
+  tool?: string;
+  command?: CommandSpec;
+  rpc?: string;
+  cli?: CliSpec;
+}
+
+/** One user-facing operation: defined once, exposed as tool, chat command, RPC method and CLI subcommand. */
+export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
+  name: string;
+  summary: string;
+  input: S;
+  /** Alternative input key names accepted everywhere (e.g. `id` for `session`). */
+  aliases?: Record<string, string>;
+  expose: Exposure;
+  run(ctx: OperationContext, input: z.output<S>): Promise<T>;
+  /** Renders the result for people and models (chat replies, tool results, CLI output). */
+  format(result: T): string;
+}
+
+/** Identity helper that keeps an operation's input and result types tied together. */
+export function defineOperation<S extends z.ZodObject, T>(operation: Operation<S, T>): Operation<S, T> {
+  return operation;
+}
+
+/** The channel the caller speaks from, if any. */
+export function callerChannel(caller: Caller): string | undefined {
+  if (caller.kind === 'chat') return caller.channel;
+  if (caller.kind === 'agent') return caller.channel;
+  return undefined;
+}

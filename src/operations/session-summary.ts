@@ -1,0 +1,59 @@
+import type { HarnessName } from '../core/config.ts';
+import type { Session } from '../coding/session.ts';
+import type { WaitingReason } from '../coding/session-log.ts';
+import type { SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+
+/** The public view of a coding session that every surface returns. */
+export interface SessionSummary {
+  id: string;
+  name: string;
+  harness: HarnessName;
+  status: SessionStatus;
+  prompt: string;
+  workdir: string;
+  model: string | null;
+  backendSessionId: string | null;
+  originChannel: string;
+  costUsd: number;
+  startedAt: number;
+  completedAt: number | null;
+  durationMs: number;
+  error: string | null;
+  endReason: string | null;
+  budgetExhausted: boolean;
+  multiTurn: boolean;
+  /** Channels streaming this session live. */
+  foregroundChannels: string[];
+  waitingFor: WaitingReason | null;
+  resumedFrom: string | null;
+  forked: boolean;
+}
+
+/** Builds the summary of a stored session, with live details when its Session is in memory. */
+export function summarize(record: StoredSession, live: Session | undefined, now: number): SessionSummary {
+  return {
+    id: record.id,
+    name: record.name,
+    harness: record.harness,
+    status: record.status,
+    prompt: record.prompt,
+    workdir: record.workdir,
+    model: record.model,
+    backendSessionId: record.backendSessionId,
+    originChannel: record.originChannel,
+    costUsd: record.costUsd,
+    startedAt: record.startedAt,
+    completedAt: record.completedAt,
+    durationMs: (record.completedAt ?? now) - record.startedAt,
+    error: record.error,
+    endReason: record.endReason,
+    budgetExhausted: record.budgetExhausted,
+    multiTurn: record.spec.multiTurn,
+    foregroundChannels: Object.entries(record.foreground)
+      .filter(([, view]) => view.on)
+      .map(([channel]) => channel),
+    waitingFor: live?.waitingFor ?? null,
+    resumedFrom: record.resumedFrom,
+    forked: record.forked,
+  };
+}

@@ -1,0 +1,25 @@
+import { backgroundOperation } from './background.ts';
+import { foregroundOperation } from './foreground.ts';
+import { getOperation } from './get.ts';
+import { killOperation } from './kill.ts';
+import { launchOperation } from './launch.ts';
+import { listOperation } from './list.ts';
+import type { Operation } from './operation.ts';
+import { outputOperation } from './output.ts';
+import { respondOperation } from './respond.ts';
+import { resumeOperation } from './resume.ts';
+import { statsOperation } from './stats.ts';
+
+/** Every user-facing operation, once. Tools, chat commands, RPC methods and CLI subcommands are generated from it. */
+export const OPERATIONS: readonly Operation[] = [
+  launchOperation,
+  respondOperation,
+  outputOperation,
+  foregroundOperation,
+  backgroundOperation,
+  killOperation,
+  listOperation,
+  statsOperation,
+  resumeOperation,
+  getOperation,
+] as unknown as readonly Operation[];
