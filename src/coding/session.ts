@@ -56,6 +56,7 @@ export class Session {
   #idleTimer: Timer | null = null;
   #killRequested = false;
   #runCostBase = 0;
+  #runStartSeq = 0;
   #malformed = 0;
 
   constructor(record: StoredSession, deps: SessionDeps) {
@@ -95,6 +96,10 @@ export class Session {
   get pid(): number | undefined {
     return this.#run?.pid;
   }
+  /** Log seq of the record that started the current run (follow a run from here). */
+  get runStartSeq(): number {
+    return this.#runStartSeq;
+  }
   /** True while the agent run has not reported its exit (its log may still grow). */
   get attached(): boolean {
     return this.#run !== null;
@@ -104,7 +109,7 @@ export class Session {
   start(kind: 'launch' | 'resume'): void {
     const spec = this.#record.spec;
     this.#runCostBase = this.#record.costUsd;
-    this.#write({ type: 'run', kind, prompt: spec.prompt, spec });
+    this.#runStartSeq = this.#write({ type: 'run', kind, prompt: spec.prompt, spec }).seq;
     this.#write({ type: 'user', text: spec.prompt, source: kind });
     let run: Run;
     try {

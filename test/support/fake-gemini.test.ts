@@ -1,0 +1,253 @@
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { after, test } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
+import type { HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import { tempDir } from './temp-dir.ts';
+
+const FAKE = join(dirname(fileURLToPath(import.meta.url)), 'fake-gemini.mjs');
+const dir = tempDir('sb-fake-gemini-');
+after(() => dir.remove());
+
+let counter = 0;
+
+/** A harness on the fake with its own FAKE_AGENT_LOG and HOME. */
+function setup(configEnv: Record<string, string> = {}) {
+  counter += 1;
+  const log = join(dir.path, `invocations-${counter}.jsonl`);
+  const home = join(dir.path, `home-${counter}`);
+  const harness = createGeminiHarness({
+    config: { executable: FAKE, env: { FAKE_AGENT_LOG: log, HOME: home, ...configEnv }, approvalMode: 'yolo' },
+    killGraceMs: 500,
+  });
+  const invocations = (): { argv: string[]; env: Record<string, string> }[] =>
+    existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> }) : [];
+  return { harness, invocations, home };
+}
+
+function spec(prompt: string, extra: Partial<RunSpec> = {}): RunSpec {
+  return { sessionId: `sb-${counter}`, prompt, workdir: dir.path, permissionMode: 'bypassPermissions', ...extra };
+}
+
+/** Collects a run's events in the background; `waitFor` resolves once a matching event has arrived. */
+function collect(run: Run) {
+  const events: HarnessEvent[] = [];
+  const done = (async () => {
+    for await (const event of run) events.push(event);
+  })();
+  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1, timeoutMs = 10_000): Promise<HarnessEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const matches = events.filter(predicate);
+      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
+      if (Date.now() > deadline) throw new Error(`timed out; events: ${JSON.stringify(events)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  return { events, done, waitFor };
+}
+
+const of = <T extends HarnessEvent['type']>(events: HarnessEvent[], type: T) => events.filter((e): e is Extract<HarnessEvent, { type: T }> => e.type === type);
+
+test('two turns via send(): the second invocation resumes the first session id', async () => {
+  const { harness, invocations } = setup();
+  const run = harness.start(spec('first'));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'turnEnd');
+  run.send('second');
+  await c.waitFor((e) => e.type === 'turnEnd', 2);
+  run.end();
+  await c.done;
+  const started = of(c.events, 'started');
+  assert.equal(started.length, 2);
+  assert.equal(started[0]?.backendSessionId, started[1]?.backendSessionId);
+  assert.deepEqual(of(c.events, 'text').map((e) => e.text), ['FAKE GEMINI REPLY to: first', 'FAKE GEMINI REPLY to: second']);
+  const [one, two] = invocations();
+  const id = started[0]?.backendSessionId ?? '';
+  assert.deepEqual(one?.argv.slice(-2), ['--session-id', id]);
+  assert.deepEqual(two?.argv.slice(-2), ['--resume', id]);
+  assert.equal(one?.env.GEMINI_CLI_NO_RELAUNCH, 'true');
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+  assert.deepEqual(of(c.events, 'turnEnd')[0], { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 } });
+});
+
+test('delta chunks come out as one coalesced text; tool calls are paired', async () => {
+  const { harness } = setup();
+  const run = harness.start(spec('go [[tool]] [[stream:3]]'));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'turnEnd');
+  run.end();
+  await c.done;
+  const texts = of(c.events, 'text');
+  assert.deepEqual(texts.map((t) => t.text), ['block 1 of 3\nblock 2 of 3\nblock 3 of 3\ntool said: hello-from-tool']);
+  const [tool] = of(c.events, 'tool');
+  const [result] = of(c.events, 'toolResult');
+  assert.equal(tool?.name, 'run_shell_command');
+  assert.deepEqual(result, { type: 'toolResult', id: tool?.id, isError: false, output: 'hello-from-tool' });
+  const types = c.events.filter((e) => e.type !== 'activity').map((e) => e.type);
+  assert.deepEqual(types, ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited']);
+});
+
+test('[[question]]: ask_user is reported as a question, its denial as an error toolResult', async () => {
+  const { harness } = setup();
+  const c = collect(harness.start(spec('[[question]]')));
+  await c.waitFor((e) => e.type === 'turnEnd');
+  assert.deepEqual(of(c.events, 'question'), [{ type: 'question', text: 'Which file should I change?' }]);
+  assert.equal(of(c.events, 'toolResult')[0]?.isError, true);
+  assert.equal(of(c.events, 'text').at(-1)?.text, 'Which file should I change?');
+});
+
+test('[[garbage]]: malformed warnings, and the turn still succeeds', async () => {
+  const { harness } = setup();
+  const run = harness.start(spec('hi [[garbage]]'));
+  const c = collect(run);
+  const end = await c.waitFor((e) => e.type === 'turnEnd');
+  assert.deepEqual((end as { outcome: unknown }).outcome, { ok: true });
+  const malformed = of(c.events, 'warning').filter((w) => w.malformed);
+  assert.equal(malformed.length, 4);
+  run.end();
+  await c.done;
+});
+
+test('[[crash]]: no turnEnd, exited with the code and the stderr tail; the text so far is kept', async () => {
+  const { harness } = setup();
+  const c = collect(harness.start(spec('[[crash]]')));
+  await c.done;
+  assert.equal(of(c.events, 'turnEnd').length, 0);
+  assert.deepEqual(of(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
+  const exited = c.events.at(-1);
+  assert.equal(exited?.type, 'exited');
+  assert.equal((exited as { code: number }).code, 3);
+  assert.match((exited as { error: string }).error, /exited with code 3 before the turn finished: .*flux capacitor/);
+});
+
+test('[[error]]: the real API-error shape → api_error 400, the run exits with 144', async () => {
+  const { harness } = setup();
+  const c = collect(harness.start(spec('[[error]]')));
+  await c.done;
+  const [end] = of(c.events, 'turnEnd');
+  assert.equal(end?.outcome.ok, false);
+  if (end && !end.outcome.ok) {
+    assert.equal(end.outcome.reason, 'api_error');
+    assert.equal(end.outcome.apiErrorStatus, 400);
+    assert.match(end.outcome.message, /fake bad request/);
+  }
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 144 });
+});
+
+test('[[exit144]]: a success result followed by exit 144 is a failed turn', async () => {
+  const { harness } = setup();
+  const c = collect(harness.start(spec('hi [[exit144]]')));
+  await c.done;
+  assert.equal(of(c.events, 'text').length, 1);
+  const [end] = of(c.events, 'turnEnd');
+  assert.deepEqual(end?.outcome, { ok: false, reason: 'api_error', message: 'Gemini CLI exited with code 144 after reporting success', apiErrorStatus: 400 });
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 144 });
+});
+
+test('[[hang]] + kill(): exited "killed" promptly', async () => {
+  const { harness } = setup();
+  const run = harness.start(spec('[[hang]]'));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'started');
+  const t0 = Date.now();
+  run.kill();
+  await c.done;
+  assert.equal(c.events.at(-1)?.type, 'exited');
+  assert.equal((c.events.at(-1) as { error?: string }).error, 'killed');
+  assert.ok(Date.now() - t0 < 2_000);
+});
+
+test('[[hang]] ignoring SIGTERM is SIGKILLed after the grace period', async () => {
+  const { harness } = setup({ FAKE_IGNORE_SIGTERM: '1' });
+  const run = harness.start(spec('[[hang]]'));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'started');
+  run.kill();
+  await c.done;
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: null, error: 'killed' });
+});
+
+test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send runs on the same session', async () => {
+  const { harness, invocations } = setup();
+  const run = harness.start(spec('slow [[sleep:5000]]'));
+  const c = collect(run);
+  const started = await c.waitFor((e) => e.type === 'started');
+  run.send('after');
+  const t0 = Date.now();
+  await run.interrupt();
+  const first = await c.waitFor((e) => e.type === 'turnEnd');
+  assert.ok(Date.now() - t0 < 2_000, 'the interrupt is prompt');
+  assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
+  const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
+  assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
+  assert.equal(of(c.events, 'text').at(-1)?.text, 'FAKE GEMINI REPLY to: after');
+  assert.deepEqual(invocations()[1]?.argv.slice(-2), ['--resume', (started as { backendSessionId: string }).backendSessionId]);
+  run.end();
+  await c.done;
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+});
+
+test('end() after a turn → exited 0; send() afterwards throws', async () => {
+  const { harness } = setup();
+  const run = harness.start(spec('once'));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'turnEnd');
+  run.end();
+  await c.done;
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+  assert.throws(() => run.send('more'), /ended/);
+});
+
+test('argv: model, plan → approval-mode default, system prompt in the first prompt, resumeBackendId → --resume', async () => {
+  const { harness, invocations } = setup();
+  const c = collect(harness.start(spec('task', { model: 'gemini-fake-pro', permissionMode: 'plan', systemPrompt: 'Be brief.' })));
+  await c.waitFor((e) => e.type === 'turnEnd');
+  const argv = invocations()[0]?.argv ?? [];
+  assert.equal(argv[argv.indexOf('--approval-mode') + 1], 'default');
+  assert.deepEqual(argv.slice(-2), ['-m', 'gemini-fake-pro']);
+  assert.ok(argv.includes('--prompt=<system_instructions>\nBe brief.\n</system_instructions>\n\ntask'));
+  assert.equal(of(c.events, 'started')[0]?.model, 'gemini-fake-pro');
+
+  const resumed = collect(harness.start(spec('again', { resumeBackendId: 'known-id', systemPrompt: 'Be brief.' })));
+  await resumed.waitFor((e) => e.type === 'turnEnd');
+  const argv2 = invocations()[1]?.argv ?? [];
+  assert.deepEqual(argv2.slice(argv2.indexOf('--resume'), argv2.indexOf('--resume') + 2), ['--resume', 'known-id']);
+  assert.ok(argv2.includes('--prompt=again'));
+  assert.equal(of(resumed.events, 'started')[0]?.backendSessionId, 'known-id');
+});
+
+test('GOOGLE_GEMINI_BASE_URL in the env: the auth type is written to the run HOME settings first', async () => {
+  const { harness, home } = setup({ GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9', GEMINI_API_KEY: 'x' });
+  const c = collect(harness.start(spec('hi')));
+  await c.waitFor((e) => e.type === 'turnEnd');
+  assert.deepEqual(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')), { security: { auth: { selectedType: 'gemini-api-key' } } });
+});
+
+test('check(): runs --version on the executable; a missing one is reported', async () => {
+  const { harness } = setup();
+  assert.deepEqual(await harness.check(), { ok: true, executable: FAKE, version: '0.61.0-fake' });
+  const missing = createGeminiHarness({ config: { executable: join(dir.path, 'nope'), env: {}, approvalMode: 'yolo' }, killGraceMs: 500 });
+  const result = await missing.check();
+  assert.equal(result.ok, false);
+  assert.match(result.problem ?? '', /--version` failed/);
+  const c = collect(missing.start(spec('hi')));
+  await c.done;
+  assert.match((c.events.at(-1) as { error?: string }).error ?? '', /could not start .*nope/);
+});
+
+test('[[replay:gemini-run2]]: a real capture through the harness', async () => {
+  const { harness } = setup();
+  const run = harness.start(spec('[[replay:gemini-run2]]'));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'turnEnd');
+  run.end();
+  await c.done;
+  assert.deepEqual(
+    c.events.filter((e) => e.type !== 'activity').map((e) => e.type),
+    ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],
+  );
+  assert.equal(of(c.events, 'started')[0]?.backendSessionId, '2a16e5f6-f400-416a-93cd-bf8a3d894600');
+});
