@@ -32,7 +32,7 @@ describe('loadConfig', () => {
       cleanupIntervalMs: 300_000,
       cleanupMaxAgeMs: 3_600_000,
       killGraceMs: 5_000,
-      fsyncBatchMs: 2,
+      fsyncBatchMs: 0,
     });
     assert.equal(config.gateway.host, '127.0.0.1');
     assert.equal(config.gateway.port, 18_789);

@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { channelsSchema } from './config-channels.ts';
+import { engineSchema, heartbeatSchema, hooksSchema, schedulerSchema } from './config-engine.ts';
+import { inferenceSchema } from './config-inference.ts';
+import { linearSchema } from './config-linear.ts';
 
 /** Names of the coding-agent backends. */
 export const HARNESS_NAMES = ['claude', 'codex', 'gemini'] as const;
@@ -28,8 +32,8 @@ const timingsSchema = z.strictObject({
   cleanupMaxAgeMs: positiveMs.default(3_600_000),
   /** Grace period between SIGTERM and SIGKILL when stopping an agent process. */
   killGraceMs: positiveMs.default(5_000),
-  /** Group-commit window of the durable logs: appends within it share one fdatasync. */
-  fsyncBatchMs: z.number().int().min(0).default(2),
+  /** Extra wait before a group commit; appends that arrive while an fdatasync runs share the next one either way. */
+  fsyncBatchMs: z.number().int().min(0).default(0),
 });
 
 const claudeSchema = z.strictObject({
@@ -104,6 +108,13 @@ export const configSchema = z.strictObject({
       gemini: geminiSchema.prefault({}),
     })
     .prefault({}),
+  engine: engineSchema.prefault({}),
+  scheduler: schedulerSchema.prefault({}),
+  heartbeat: heartbeatSchema.prefault({}),
+  hooks: hooksSchema.prefault({}),
+  inference: inferenceSchema.prefault({}),
+  channels: channelsSchema.prefault({}),
+  linear: linearSchema.prefault({}),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

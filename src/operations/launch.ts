@@ -32,7 +32,7 @@ export const launchOperation = defineOperation({
     tool: 'claude_launch',
     command: { name: 'claude', positional: ['prompt'], usage: '/claude [--name <name>] [--harness claude|codex|gemini] [--workdir <dir>] <prompt>' },
     rpc: 'sessions.launch',
-    cli: { name: 'launch', args: ['<prompt>'], hide: ['channel'] },
+    cli: { name: 'launch', args: ['<prompt...>'], hide: ['channel'] },
   },
   async run(ctx, args): Promise<SessionSummary> {
     const { sessions, config } = ctx.services;

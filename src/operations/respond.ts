@@ -21,7 +21,7 @@ export const respondOperation = defineOperation({
     tool: 'claude_respond',
     command: { name: 'claude_respond', positional: ['session', 'message'], usage: '/claude_respond [--interrupt] <id-or-name> <message>' },
     rpc: 'sessions.send',
-    cli: { name: 'send', args: ['<session>', '<message>'], hide: ['userInitiated'] },
+    cli: { name: 'send', args: ['<session>', '<message...>'], hide: ['userInitiated'] },
   },
   async run(ctx, args): Promise<{ session: SessionSummary; message: string; answeredPermission: boolean }> {
     const source = ctx.caller.kind === 'agent' && !args.userInitiated ? 'agent' : 'user';

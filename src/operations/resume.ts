@@ -24,7 +24,7 @@ export const resumeOperation = defineOperation({
     tool: 'claude_resume',
     command: { name: 'claude_resume', positional: ['session', 'prompt'], usage: '/claude_resume <id-or-name> [prompt] · --list · --fork <id-or-name> [prompt]' },
     rpc: 'sessions.resume',
-    cli: { name: 'resume', args: ['<session>', '[prompt]'], hide: ['list'] },
+    cli: { name: 'resume', args: ['<session>', '[prompt...]'], hide: ['list'] },
   },
   async run(ctx, args): Promise<ResumeResult> {
     const { sessions } = ctx.services;

@@ -27,6 +27,8 @@ export interface SessionSummary {
   waitingFor: WaitingReason | null;
   resumedFrom: string | null;
   forked: boolean;
+  /** Log seq where the current run started (null when the session is not in memory): follow from here. */
+  runStartSeq: number | null;
 }
 
 /** Builds the summary of a stored session, with live details when its Session is in memory. */
@@ -55,5 +57,6 @@ export function summarize(record: StoredSession, live: Session | undefined, now:
     waitingFor: live?.waitingFor ?? null,
     resumedFrom: record.resumedFrom,
     forked: record.forked,
+    runStartSeq: live?.runStartSeq ?? null,
   };
 }

@@ -21,14 +21,17 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   return db;
 }
 
-/** Applies every migration whose version is above the stored one. Returns the versions applied. */
+/**
+ * Applies every migration not applied yet, in version order. Versions are tracked one by one (not as a high-water mark),
+ * so each domain can number its steps in its own range (see migrations.ts). Returns the versions applied.
+ */
 export function migrate(db: DatabaseSync, migrations: readonly Migration[]): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-  const row = db.prepare('SELECT COALESCE(MAX(version), 0) AS version FROM schema_migrations').get() as { version: number };
+  const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
   const applied: number[] = [];
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
   for (const migration of sorted) {
-    if (migration.version <= row.version) continue;
+    if (done.has(migration.version)) continue;
     transaction(db, () => {
       db.exec(migration.sql);
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(

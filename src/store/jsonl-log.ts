@@ -89,7 +89,7 @@ export class JsonlLog {
     this.#fd = fd;
     this.#seq = lastSeq;
     this.repair = repair;
-    this.#batchMs = options.fsyncBatchMs ?? 2;
+    this.#batchMs = options.fsyncBatchMs ?? 0;
     this.#now = options.now ?? Date.now;
   }
 

@@ -1,7 +1,11 @@
 import type { Migration } from './database.ts';
 
-/** The schema, one numbered step at a time. Never edit a released step: add a new one. */
-export const MIGRATIONS: readonly Migration[] = [
+/**
+ * The schema, one numbered step at a time. Never edit a released step: add a new one. Each domain numbers its steps in
+ * its own range so work on one never renumbers another's: coding sessions 1–99, engine 100–199, channels 200–299,
+ * scheduler 300–399, Linear 400–499. `migrate` tracks every version it applied, so a gap is never a problem.
+ */
+export const CODING_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'coding sessions, lookup keys, runs',
@@ -57,3 +61,6 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
 ];
+
+/** Every domain's steps. */
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS];

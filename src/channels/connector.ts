@@ -1,0 +1,86 @@
+// The contract every chat connector (web, telegram, …) implements, and the one place channel strings are parsed.
+// A channel string is the seed's `channel|target` or `channel|account|target` form, optionally with a thread as a fourth
+// segment (`telegram||-100123|42`, account left empty). Everything above channels/ passes ChannelTargets, not strings.
+
+/** Where a message goes: a conversation on one connector. */
+export interface ChannelTarget {
+  /** Connector name: `web`, `telegram`, … */
+  channel: string;
+  /** Account of the connector (a second bot, a workspace); absent for the default one. */
+  account?: string;
+  /** Conversation id on that connector (a Telegram chat id, a web chat id). */
+  chat: string;
+  /** Thread or topic inside the conversation. */
+  thread?: string;
+}
+
+/** A message a person sent to a connector. */
+export interface InboundMessage {
+  /** Connector-unique message id; the same message delivered twice carries the same id (used to deduplicate). */
+  id: string;
+  /** Where replies to this message go. */
+  target: ChannelTarget;
+  /** The sender's id on the connector (a Telegram user id). */
+  userId: string;
+  userName?: string;
+  text: string;
+  receivedAt: number;
+}
+
+/** A message to send. `text` may exceed the connector's limit; the connector (or the router) splits it. */
+export interface OutboundMessage {
+  text: string;
+  /** Connector message id this answers, when there is one. */
+  replyTo?: string;
+}
+
+/**
+ * Resolves once the message is durably accepted (or refused with a reply already sent). A connector must not
+ * acknowledge a message to its service (e.g. advance the Telegram update offset) before this resolves.
+ */
+export type InboundHandler = (message: InboundMessage) => Promise<void>;
+
+/** One chat connector. */
+export interface Connector {
+  /** The channel name it serves (`web`, `telegram`). */
+  readonly channel: string;
+  /** Longest text one message may carry on this channel. */
+  readonly maxMessageLength: number;
+  /** Starts receiving; every inbound message goes to `onMessage`. */
+  start(onMessage: InboundHandler): Promise<void>;
+  /** Sends one message (already within maxMessageLength); throws on failure so the caller can retry. */
+  send(target: ChannelTarget, message: OutboundMessage): Promise<void>;
+  stop(): Promise<void>;
+}
+
+const SAFE_SEGMENT = /^[^|\s]+$/;
+
+/**
+ * Parses a channel string: `channel|target`, `channel|account|target` or `channel|account|target|thread` (account may
+ * be empty). A bare number is a Telegram chat id. Returns null for "unknown", empty or malformed strings.
+ */
+export function parseTarget(text: string | null | undefined): ChannelTarget | null {
+  const value = text?.trim() ?? '';
+  if (!value || value === 'unknown') return null;
+  if (/^-?\d+$/.test(value)) return { channel: 'telegram', chat: value };
+  const parts = value.split('|');
+  if (parts.length < 2 || parts.length > 4) return null;
+  const [channel = '', a = '', b, c] = parts;
+  const [account, chat, thread] = parts.length === 2 ? ['', a, undefined] : [a, b ?? '', c];
+  if (!SAFE_SEGMENT.test(channel) || !SAFE_SEGMENT.test(chat)) return null;
+  if (account && !SAFE_SEGMENT.test(account)) return null;
+  if (thread !== undefined && !SAFE_SEGMENT.test(thread)) return null;
+  return { channel, chat, ...(account ? { account } : {}), ...(thread ? { thread } : {}) };
+}
+
+/** Formats a target back to its channel string (the inverse of parseTarget). */
+export function formatTarget(target: ChannelTarget): string {
+  if (target.thread) return `${target.channel}|${target.account ?? ''}|${target.chat}|${target.thread}`;
+  if (target.account) return `${target.channel}|${target.account}|${target.chat}`;
+  return `${target.channel}|${target.chat}`;
+}
+
+/** True when two targets name the same conversation. */
+export function sameTarget(a: ChannelTarget, b: ChannelTarget): boolean {
+  return formatTarget(a) === formatTarget(b);
+}

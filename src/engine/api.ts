@@ -1,0 +1,43 @@
+// What the rest of the daemon may ask of the agent engine (operations, the wake hook, Linear's spawn_agent and
+// ask_agent). engine/ implements it; callers above engine/ depend on this interface only.
+import type { InboundMessage } from '../channels/connector.ts';
+
+/** The session types of the engine seed, written once in the session's first log record and never re-derived. */
+export type SessionDescriptor =
+  | { type: 'user'; connector: string; userId: string; channelId: string }
+  | { type: 'cron'; id: string }
+  | { type: 'heartbeat' }
+  | { type: 'subagent'; id: string; parentSessionId: string; name: string };
+
+/** The two fetch strategies of the seed. */
+export type SessionFetchStrategy = 'most-recent-foreground' | 'heartbeat';
+
+/** Where a system message goes: a session by id, or the first session a strategy finds (tried in order). */
+export type MessageRoute = { sessionId: string } | { strategies: SessionFetchStrategy[] };
+
+/** A durably accepted message: which session's inbox holds it, under which id. */
+export interface Accepted {
+  sessionId: string;
+  messageId: string;
+  /** True when this message id was already accepted before (a redelivery); nothing new was queued. */
+  duplicate: boolean;
+}
+
+/** The engine as the rest of the daemon sees it. */
+export interface EngineApi {
+  /**
+   * Durably accepts a person's chat message into the inbox of its user session (created on first contact). Resolves
+   * once the message is on disk; the turn runs later. Deduplicates by the connector's message id.
+   */
+  acceptUserMessage(message: InboundMessage): Promise<Accepted>;
+  /**
+   * Durably posts a system message (`origin` says who sends it: `wake`, `hook`, `subagent:<name>`, …) to the routed
+   * session. Resolves to null when the route finds no session (the caller logs and counts it; nothing is dropped
+   * silently).
+   */
+  postSystemMessage(route: MessageRoute, text: string, origin: string): Promise<Accepted | null>;
+  /** Starts a subagent session with `prompt` as its first message; returns at once. */
+  startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }>;
+  /** Starts a subagent and resolves with the text of its first reply (rejects after `timeoutMs`). */
+  askAgent(input: { prompt: string; name: string; parentSessionId?: string; timeoutMs?: number }): Promise<{ sessionId: string; text: string }>;
+}

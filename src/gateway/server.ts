@@ -1,0 +1,85 @@
+import Fastify from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { Config } from '../core/config.ts';
+import { invalidInput } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Caller, Operation, OperationServices } from '../operations/operation.ts';
+import { rpcMethods } from '../operations/rpc-methods.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
+import { handleRpcBody, rpcError, RPC_ERRORS } from './json-rpc.ts';
+import { registerSessionEvents } from './session-events.ts';
+import { bearerMatches } from './auth.ts';
+
+export interface GatewayDeps {
+  config: Config;
+  logger: Logger;
+  token: string;
+  ops: readonly Operation[];
+  services: OperationServices;
+  logs: SessionLogs;
+  version: string;
+  startedAt: number;
+}
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
+
+/** True when `host` only listens on the loopback interface. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host) || host.startsWith('127.');
+}
+
+/**
+ * Builds the HTTP gateway: POST /rpc (JSON-RPC 2.0, batches, bearer token), GET /sessions/:ref/events (SSE) and
+ * GET /healthz. Refuses a non-loopback bind unless `gateway.allowRemote` is set.
+ */
+export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
+  const { config, logger, token } = deps;
+  if (!isLoopback(config.gateway.host) && !config.gateway.allowRemote) {
+    throw invalidInput(
+      `gateway.host: refusing to listen on ${config.gateway.host}, which is reachable from other machines; set gateway.allowRemote to true to allow it`,
+      'gateway.host',
+    );
+  }
+  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 1_048_576 });
+  const methods = rpcMethods(deps.ops);
+  const authorize = (header: string | undefined): boolean => bearerMatches(header, token);
+
+  app.get('/healthz', async () => ({
+    ok: true,
+    version: deps.version,
+    uptimeMs: Date.now() - deps.startedAt,
+    activeSessions: deps.services.sessions.liveSessions().filter((s) => s.isActive).length,
+  }));
+
+  await app.register(async (scope) => {
+    scope.removeAllContentTypeParsers();
+    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.post('/rpc', async (request, reply) => {
+      if (!authorize(request.headers.authorization)) {
+        return reply
+          .code(401)
+          .header('www-authenticate', 'Bearer')
+          .send(rpcError(null, RPC_ERRORS.unauthorized, 'missing or invalid bearer token (send Authorization: Bearer <token from gateway.token>)'));
+      }
+      const caller: Caller = { kind: 'rpc' };
+      const body = typeof request.body === 'string' ? request.body : '';
+      const { status, body: out } = await handleRpcBody(
+        body,
+        (method, params) => methods.get(method)?.call(params, caller, deps.services),
+        logger,
+      );
+      if (out === null) return reply.code(status === 200 ? 204 : status).send();
+      return reply.code(status).header('content-type', 'application/json').send(JSON.stringify(out));
+    });
+  });
+
+  registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize });
+
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
+  app.setErrorHandler((error, _request, reply) => {
+    const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
+    if (status >= 500) logger.error({ err: error }, 'gateway error');
+    return reply.code(status).send({ error: error instanceof Error ? error.message : String(error) });
+  });
+  return app;
+}

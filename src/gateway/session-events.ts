@@ -1,0 +1,79 @@
+import type { FastifyInstance } from 'fastify';
+import { AppError } from '../core/errors.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
+import type { LogRecord } from '../store/jsonl-log.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
+
+export interface SessionEventsDeps {
+  sessions: SessionManager;
+  logs: SessionLogs;
+  /** Rejects a request that is not authorized; resolves when it is. */
+  authorize: (header: string | undefined) => boolean;
+  keepAliveMs?: number;
+}
+
+/** Formats one log record as a Server-Sent Event (id = seq, event = record type). */
+export function sseFrame(record: LogRecord): string {
+  return `id: ${record.seq}\nevent: ${record.type}\ndata: ${JSON.stringify(record)}\n\n`;
+}
+
+function startSeq(lastEventId: string | undefined, from: string | undefined): number | null {
+  if (lastEventId !== undefined && lastEventId !== '') {
+    return /^\d+$/.test(lastEventId) ? Number(lastEventId) + 1 : null;
+  }
+  if (from !== undefined) return /^\d+$/.test(from) ? Math.max(1, Number(from)) : null;
+  return 1;
+}
+
+/**
+ * GET /sessions/:ref/events — a session's log as Server-Sent Events from any seq (`?from=N`, or after the
+ * `Last-Event-ID` a reconnecting client sends), then live. Live records are buffered while history is read, so
+ * nothing falls between the two.
+ */
+export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsDeps): void {
+  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', (request, reply) => {
+    if (!deps.authorize(request.headers.authorization)) {
+      return reply.code(401).send({ error: 'missing or invalid bearer token' });
+    }
+    let sessionId: string;
+    try {
+      sessionId = deps.sessions.get(request.params.ref).id;
+    } catch (error) {
+      if (error instanceof AppError && error.kind === 'not_found') return reply.code(404).send({ error: error.message });
+      throw error;
+    }
+    const header = request.headers['last-event-id'];
+    const from = startSeq(Array.isArray(header) ? header[0] : header, request.query.from);
+    if (from === null) return reply.code(400).send({ error: 'from / Last-Event-ID: must be a whole number (a log seq)' });
+
+    reply.hijack();
+    const raw = reply.raw;
+    raw.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      connection: 'keep-alive',
+      'x-accel-buffering': 'no',
+    });
+    let sent = from - 1;
+    let backlog: LogRecord[] | null = [];
+    const write = (record: LogRecord): void => {
+      if (record.seq <= sent) return;
+      sent = record.seq;
+      raw.write(sseFrame(record));
+    };
+    const unsubscribe = deps.logs.subscribe(sessionId, (record) => {
+      if (backlog) backlog.push(record);
+      else write(record);
+    });
+    for (const record of deps.logs.read(sessionId, from)) write(record);
+    for (const record of backlog) write(record);
+    backlog = null;
+    raw.write(`: streaming session ${sessionId} from seq ${sent + 1}\n\n`);
+    const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), deps.keepAliveMs ?? 15_000);
+    keepAlive.unref();
+    request.raw.on('close', () => {
+      clearInterval(keepAlive);
+      unsubscribe();
+    });
+  });
+}

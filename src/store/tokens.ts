@@ -1,0 +1,32 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+/** File name of a token under the state directory. */
+export type TokenName = 'gateway.token' | 'hooks.token';
+
+/**
+ * Returns the token stored at `<home>/<name>`, creating it (32 random bytes, hex, mode 0600) on first use.
+ * A token file readable by others is tightened to 0600.
+ */
+export function ensureToken(home: string, name: TokenName = 'gateway.token'): string {
+  const path = join(home, name);
+  if (existsSync(path)) {
+    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    const token = readFileSync(path, 'utf8').trim();
+    if (token.length >= 16) return token;
+  }
+  const token = randomBytes(32).toString('hex');
+  writeFileSync(path, `${token}\n`, { mode: 0o600 });
+  chmodSync(path, 0o600);
+  return token;
+}
+
+/** Reads an existing token without creating one; undefined when there is none. */
+export function readToken(home: string, name: TokenName = 'gateway.token'): string | undefined {
+  try {
+    return readFileSync(join(home, name), 'utf8').trim() || undefined;
+  } catch {
+    return undefined;
+  }
+}
