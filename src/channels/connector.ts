@@ -84,3 +84,12 @@ export function formatTarget(target: ChannelTarget): string {
 export function sameTarget(a: ChannelTarget, b: ChannelTarget): boolean {
   return formatTarget(a) === formatTarget(b);
 }
+
+/**
+ * Outbound delivery as the rest of the daemon sees it: `send` records the message durably and returns at once; delivery
+ * (splitting to the connector's limit, retries with backoff) happens in the background and never blocks the caller.
+ * A target whose channel has no connector is logged and counted, never dropped silently.
+ */
+export interface Outbox {
+  send(target: ChannelTarget, message: OutboundMessage): void;
+}

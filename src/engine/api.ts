@@ -36,6 +36,11 @@ export interface EngineApi {
    * silently).
    */
   postSystemMessage(route: MessageRoute, text: string, origin: string): Promise<Accepted | null>;
+  /**
+   * Durably posts a scheduled run's prompt to the cron session of task `id` or to the heartbeat session (creating the
+   * session on first use). The scheduler calls this before it records the run as done.
+   */
+  postScheduled(descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' }, text: string, origin: string): Promise<Accepted>;
   /** Starts a subagent session with `prompt` as its first message; returns at once. */
   startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }>;
   /** Starts a subagent and resolves with the text of its first reply (rejects after `timeoutMs`). */
