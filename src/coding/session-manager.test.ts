@@ -313,6 +313,20 @@ describe('SessionManager', () => {
     assert.ok(!signals.some((s) => s.type === 'ended'));
   });
 
+  it('logs and signals a channel view change; markSeen only moves the seen mark', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'hello' });
+    const before = f.manager.lastSeq(session.id);
+    f.manager.setView(f.manager.get(session.id), 'web|w', true);
+    assert.deepEqual(f.manager.get(session.id).foreground, { 'web|w': { on: true, seenSeq: before } });
+    assert.deepEqual(f.logs.read(session.id).at(-1), { v: 1, seq: before + 1, ts: f.clock.now(), type: 'foreground', channel: 'web|w', on: true });
+    assert.deepEqual(signals.filter((s) => s.type === 'view').map((s) => (s.type === 'view' ? [s.channel, s.on] : [])), [['web|w', true]]);
+    f.manager.markSeen(session.id, 'web|w', 2);
+    f.manager.markSeen(session.id, 'other|x', 2);
+    assert.deepEqual(f.manager.get(session.id).foreground, { 'web|w': { on: true, seenSeq: 2 } });
+    assert.equal(f.manager.lastSeq(session.id), before + 1, 'no log record for markSeen');
+  });
+
   it('computes metrics: cost per day, by status, average duration, most expensive', async () => {
     const a = f.manager.launch({ prompt: 'cheap', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'a' });

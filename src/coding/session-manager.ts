@@ -276,14 +276,26 @@ export class SessionManager {
   }
 
   /**
-   * Records what a channel has seen of a session and whether it streams it live. `seenSeq` is the last log seq the
-   * channel has seen (default: the newest record of the log).
+   * Records that a channel has seen a session up to its newest log record and whether it streams it live (claude_fg /
+   * claude_bg). Written to the log as a `foreground` record; a live session signals `view`.
    */
-  setView(record: StoredSession, channel: string, on: boolean, seenSeq = this.lastSeq(record.id)): void {
-    const foreground = { ...record.foreground, [channel]: { on, seenSeq } };
+  setView(record: StoredSession, channel: string, on: boolean): void {
+    const view = { on, seenSeq: this.lastSeq(record.id) };
     const live = this.#live.get(record.id);
-    if (live) live.patch({ foreground });
-    else this.#deps.store.update(record.id, { foreground });
+    if (live) {
+      live.setView(channel, view);
+      return;
+    }
+    this.#deps.logs.write(record.id, { type: 'foreground', channel, on });
+    this.#deps.store.update(record.id, { foreground: { ...record.foreground, [channel]: view } });
+  }
+
+  /**
+   * Moves the "seen up to" log seq of a channel that already has a view of a live session (the notifier, after it
+   * delivered streamed text or dropped undelivered text). No-op for a session not in memory or an unknown channel.
+   */
+  markSeen(sessionId: string, channel: string, seenSeq: number): void {
+    this.#live.get(sessionId)?.markSeen(channel, seenSeq);
   }
 
   /** Cost, status counts, durations and the most expensive session, over every run ever recorded. */

@@ -1,7 +1,7 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
+import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
 import type { Harness, HarnessEvent, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
@@ -27,6 +27,8 @@ export type SessionSignal =
   | { type: 'budgetExhausted'; session: Session }
   | { type: 'running'; session: Session }
   | { type: 'ended'; session: Session; via?: string }
+  /** A chat channel started (`on`) or stopped streaming the session live (claude_fg / claude_bg). */
+  | { type: 'view'; session: Session; channel: string; on: boolean }
   /** The daemon is stopping: the session was marked interrupted (no `ended` follows). */
   | { type: 'interrupted'; session: Session };
 
@@ -211,6 +213,20 @@ export class Session {
   preview(): string {
     const text = this.lastOutput(PREVIEW_BLOCKS).join('\n').trim();
     return text.length > PREVIEW_CHARS ? `…${text.slice(-PREVIEW_CHARS)}` : text;
+  }
+
+  /** Records a channel's view (streaming live or not, last seq seen): writes a `foreground` record, then signals `view`. */
+  setView(channel: string, view: ChannelView): void {
+    this.#write({ type: 'foreground', channel, on: view.on });
+    this.#persist({ foreground: { ...this.#record.foreground, [channel]: view } });
+    this.#deps.onSignal({ type: 'view', session: this, channel, on: view.on });
+  }
+
+  /** Moves a channel's "seen up to" mark without changing whether it streams (bookkeeping; no log record, no signal). */
+  markSeen(channel: string, seenSeq: number): void {
+    const view = this.#record.foreground[channel];
+    if (!view || view.seenSeq === seenSeq) return;
+    this.#persist({ foreground: { ...this.#record.foreground, [channel]: { ...view, seenSeq } } });
   }
 
   /** Updates stored fields that are not part of the lifecycle (foreground views, auto-respond counter, origin). */
