@@ -1,5 +1,5 @@
 import type { ChannelTarget, Outbox } from '../channels/connector.ts';
-import { formatTarget, parseTarget } from '../channels/connector.ts';
+import { formatTarget } from '../channels/connector.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
@@ -22,6 +22,8 @@ import {
   respondedText,
 } from './messages.ts';
 import type { WaitingInfo } from './messages.ts';
+import { recipients, streamingChannels } from './recipients.ts';
+import type { Audience } from './recipients.ts';
 
 export interface NotificationRouterDeps {
   sessions: SessionManager;
@@ -48,20 +50,6 @@ export interface NotificationRouter {
 /** Builds the NotificationRouter over its dependencies (see NotificationRouterDeps); call start() to begin. */
 export function createNotificationRouter(deps: NotificationRouterDeps): NotificationRouter {
   return new SessionNotifier(deps);
-}
-
-/** Who receives a message: channels streaming the session live, its origin channel, or both (each once). */
-interface Audience {
-  foreground: boolean;
-  origin: boolean;
-  /** The chat a command came from: it already shows the command's reply, so it gets nothing. */
-  via?: string;
-}
-
-interface Recipient {
-  target: ChannelTarget;
-  /** The channel streams the session (gets the foreground form of a message). */
-  streaming: boolean;
 }
 
 /** How many of a turn's last output blocks a preview is made of (seed: 5). */
@@ -131,7 +119,7 @@ class SessionNotifier implements NotificationRouter {
         this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, launchedText(record, signal.kind));
         return;
       case 'output':
-        for (const { channel, target } of this.#streamingChannels(record)) this.#stream.add(session, channel, target, signal.text, signal.seq);
+        for (const { channel, target } of streamingChannels(record)) this.#stream.add(session, channel, target, signal.text, signal.seq);
         return;
       case 'tool': {
         this.#stream.flushSession(session.id);
@@ -244,34 +232,9 @@ class SessionNotifier implements NotificationRouter {
    * not stream the session) gets `text.origin`. A channel that is both gets one message, never two.
    */
   #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }): void {
-    for (const recipient of this.#recipients(record, audience)) {
+    for (const recipient of recipients(record, audience)) {
       this.#send(recipient.target, typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin);
     }
-  }
-
-  #recipients(record: Readonly<StoredSession>, audience: Audience): Recipient[] {
-    const out = new Map<string, Recipient>();
-    if (audience.foreground) {
-      for (const { target } of this.#streamingChannels(record)) out.set(formatTarget(target), { target, streaming: true });
-    }
-    if (audience.origin) {
-      const origin = parseTarget(record.originChannel);
-      if (origin && !out.has(formatTarget(origin))) out.set(formatTarget(origin), { target: origin, streaming: false });
-    }
-    const commandChat = parseTarget(audience.via);
-    if (commandChat) out.delete(formatTarget(commandChat));
-    return [...out.values()];
-  }
-
-  /** Channels that stream the session live and can be addressed (an unparseable channel string is skipped). */
-  #streamingChannels(record: Readonly<StoredSession>): { channel: string; target: ChannelTarget }[] {
-    const out: { channel: string; target: ChannelTarget }[] = [];
-    for (const [channel, view] of Object.entries(record.foreground)) {
-      if (!view.on) continue;
-      const target = parseTarget(channel);
-      if (target) out.push({ channel, target });
-    }
-    return out;
   }
 
   #send(target: ChannelTarget, text: string): void {
