@@ -61,6 +61,12 @@ describe('classifyFailure', () => {
     assert.equal(classifyFailure(aggregate).kind, 'connection');
   });
 
+  it('reads a broken 200 answer by its socket error, not its status', () => {
+    const socket = Object.assign(new Error('other side closed'), { code: 'UND_ERR_SOCKET' });
+    const error = new APICallError({ message: 'Failed to process successful response', url: 'x', requestBodyValues: {}, statusCode: 200, cause: new TypeError('terminated', { cause: socket }), isRetryable: true });
+    assert.deepEqual(classifyFailure(error), { retryable: true, kind: 'connection', reason: 'connection error (UND_ERR_SOCKET): Failed to process successful response' });
+  });
+
   it('uses the status a provider stream error stands for', () => {
     const failure = classifyFailure(new StreamProviderError({ message: 'Overloaded', type: 'overloaded_error', statusCode: 529, isRetryable: true }));
     assert.deepEqual(failure, { retryable: true, kind: 'http', status: 529, reason: 'HTTP 529 overloaded_error: Overloaded' });

@@ -121,7 +121,9 @@ export function classifyFailure(error: unknown, secrets: readonly (string | unde
   const inner = unwrapRetry(error);
   const like = asErrorLike(inner);
   const message = scrubSecrets(oneLine(like && typeof like.message === 'string' ? like.message : String(inner)), secrets);
-  const status = like && typeof like.statusCode === 'number' ? like.statusCode : undefined;
+  // A 2xx status means the answer started and then broke (e.g. "Failed to process successful response" when the
+  // connection drops mid-body): that is decided by the socket error below, not by the status.
+  const status = like && typeof like.statusCode === 'number' && like.statusCode >= 300 ? like.statusCode : undefined;
   if (status !== undefined) {
     const type = like ? providerErrorType(like) : undefined;
     return { retryable: isRetryableStatus(status), kind: 'http', status, reason: `HTTP ${status}${type ? ` ${type}` : ''}: ${message}` };

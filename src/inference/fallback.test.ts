@@ -185,6 +185,21 @@ describe('inference fallback', () => {
     assert.equal(logged(/^inference fallback/)[0]?.kind, 'connection');
   });
 
+  for (const stream of [true, false]) {
+    it(`the connection breaking mid-answer (${stream ? 'streaming' : 'non-streaming'}) moves to the next provider, dropping the partial answer`, async () => {
+      const { inference, logged } = build([chatProvider({ stream }), anthropicProvider()]);
+      chat.enqueue(chatText('a partial answer that never finishes', { cut: true }));
+      anthropic.enqueue(textReply('a whole answer'));
+      const result = await inference.complete(REQUEST);
+      assert.equal(result.text, 'a whole answer');
+      assert.equal(result.provider, 'anthropic');
+      const [fallback] = logged(/^inference fallback/);
+      assert.ok(fallback);
+      assert.equal(fallback.kind, 'connection');
+      assert.match(String(fallback.reason), /^connection error \(UND_ERR_SOCKET\)/);
+    });
+  }
+
   it('a DNS failure moves to the next provider', async () => {
     // What undici throws when the name does not resolve; no lookup leaves the machine.
     const fetchWithDns: typeof globalThis.fetch = async (input, init) => {

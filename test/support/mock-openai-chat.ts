@@ -34,6 +34,11 @@ export type ChatReply =
       delayMs?: number;
       /** Wait this long between SSE chunks (streaming only). */
       chunkDelayMs?: number;
+      /**
+       * Break the connection mid-answer: streaming, the socket is destroyed after the content and tool-call deltas (no
+       * finish chunk, no [DONE]); not streaming, after the status line and half of the JSON body.
+       */
+      cut?: boolean;
     }
   | {
       kind: 'error';
@@ -253,7 +258,11 @@ class ChatServer {
     const id = `chatcmpl-mock${this.#counter}`;
     const model = typeof request.model === 'string' ? request.model : 'gpt-mock';
     if (request.stream === true) await this.#stream(res, reply, id, model, request.stream_options?.include_usage === true);
-    else sendJson(res, 200, this.#completion(reply, id, model));
+    else if (reply.cut) {
+      const json = JSON.stringify(this.#completion(reply, id, model));
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) });
+      res.write(json.slice(0, Math.floor(json.length / 2)), () => res.socket?.end());
+    } else sendJson(res, 200, this.#completion(reply, id, model));
   }
 
   #toolCalls(reply: Completion, id: string): { id: string; type: 'function'; function: { name: string; arguments: string } }[] {
@@ -315,6 +324,11 @@ class ChatServer {
     for (const [index, call] of this.#toolCalls(reply, id).entries()) {
       await send(choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
       for (const args of pieces(call.function.arguments, 2)) await send(choice({ tool_calls: [{ index, function: { arguments: args } }] }));
+    }
+    if (reply.cut) {
+      // Flush what was written, then close the connection with the chunked body unfinished.
+      res.socket?.end();
+      return;
     }
     await send(choice({}, this.#finishReason(reply)));
     if (includeUsage) await send({ ...base, choices: [], usage: this.#usage(reply) });
