@@ -14,6 +14,7 @@ import type { ChannelTarget, Connector, OutboundMessage, Outbox } from './connec
 import { formatTarget } from './connector.ts';
 import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
 import { splitMessage } from './split-message.ts';
+import { StopSignal } from './stop-signal.ts';
 
 export interface OutboxDeps {
   /** The daemon's database (migrations 200+ applied). */
@@ -74,7 +75,7 @@ export class DurableOutbox implements Outbox {
   #lanes = new Map<string, Lane>();
   #inFlight = new Set<Promise<void>>();
   #started = false;
-  #stopSignal: { promise: Promise<never>; reject: (error: Error) => void } | null = null;
+  #stop = new StopSignal();
   #counters = { sent: 0, retried: 0, failed: 0, noConnector: 0 };
   #byChannel = new Map<string, { sent: number; retried: number; failed: number }>();
 
@@ -110,10 +111,7 @@ export class DurableOutbox implements Outbox {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    let reject: (error: Error) => void = () => {};
-    const promise = new Promise<never>((_, r) => (reject = r));
-    promise.catch(() => {});
-    this.#stopSignal = { promise, reject };
+    this.#stop = new StopSignal();
     this.#prune();
     const targets = this.#store.pendingTargets();
     if (targets.length > 0) this.#deps.logger.info({ conversations: targets.length }, 'resuming outbound delivery');
@@ -124,7 +122,7 @@ export class DurableOutbox implements Outbox {
   async stop(): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
-    this.#stopSignal?.reject(new Error('outbox stopped'));
+    this.#stop.stop();
     for (const lane of this.#lanes.values()) lane.timer?.cancel();
     this.#lanes.clear();
     await Promise.allSettled([...this.#inFlight]);
@@ -254,7 +252,8 @@ export class DurableOutbox implements Outbox {
       );
     });
     try {
-      await Promise.race([connector.send(target, message), timeout, ...(this.#stopSignal ? [this.#stopSignal.promise] : [])]);
+      const outcome = await this.#stop.race(Promise.race([connector.send(target, message), timeout]));
+      if (outcome.stopped) throw new Error('outbox stopped');
     } finally {
       (timer as Timer | null)?.cancel();
     }

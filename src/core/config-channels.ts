@@ -19,6 +19,10 @@ export const telegramChannelSchema = z.strictObject({
   apiRoot: z.url().optional(),
   /** Long-polling timeout of one getUpdates call, in seconds (Telegram allows up to 50). */
   pollTimeoutSeconds: z.number().int().min(0).max(50).default(30),
+  /** A Bot API call (beyond the long-poll wait itself) that takes longer than this is abandoned and counts as failed. */
+  requestTimeoutSeconds: z.number().int().positive().default(30),
+  /** On stop, the call confirming the handled updates is given at most this long. */
+  shutdownTimeoutMs: positiveMs.default(5_000),
   /** First wait after a failed getUpdates call or a failed inbound hand-off; doubles up to `retryMaxDelayMs`. */
   retryBaseDelayMs: positiveMs.default(1_000),
   /** Longest wait between retries of getUpdates or of an inbound hand-off. */

@@ -118,6 +118,8 @@ describe('Telegram connector against the fake Bot API', () => {
     await bot.send(target, { text: 'all good', replyTo: inbox.messages[0]?.id });
     const [sent] = await fake.waitForSent(1);
     assert.deepEqual([sent?.chatId, sent?.threadId, sent?.replyToMessageId, sent?.text], ['-100123', 42, 1, 'all good']);
+    await bot.typing(target);
+    assert.deepEqual(fake.chatActions, [{ chatId: '-100123', action: 'typing', threadId: 42 }]);
   });
 
   it('refuses a stranger with a reply naming their id, and hands nothing to the engine', async () => {

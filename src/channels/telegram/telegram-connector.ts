@@ -10,6 +10,7 @@ import type { Logger } from '../../core/logger.ts';
 import { backoffDelay } from '../backoff.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
+import { StopSignal } from '../stop-signal.ts';
 import { toMarkdownV2 } from './markdown-v2.ts';
 import { botCommands } from './telegram-commands.ts';
 import type { BotCommandSpec } from './telegram-commands.ts';
@@ -55,8 +56,7 @@ export class TelegramConnector implements Connector {
   #ready = false;
   #username: string | undefined;
   #abort = new AbortController();
-  #stopped: Promise<'stopped'> = Promise.resolve('stopped');
-  #signalStop: () => void = () => {};
+  #stop = new StopSignal();
   #loop: Promise<void> | null = null;
   /** The next update id to ask for: every update below it was handled. Undefined until one was. */
   #offset: number | undefined;
@@ -66,7 +66,9 @@ export class TelegramConnector implements Connector {
     this.#deps = deps;
     this.#logger = deps.logger.child({ channel: 'telegram' });
     this.#token = resolveBotToken(config, deps.env);
-    this.#bot = new Bot(this.#token, config.apiRoot ? { client: { apiRoot: config.apiRoot } } : {});
+    // Every Bot API call ends within the long-poll timeout plus `requestTimeoutSeconds`.
+    const timeoutSeconds = config.pollTimeoutSeconds + config.requestTimeoutSeconds;
+    this.#bot = new Bot(this.#token, { client: { timeoutSeconds, ...(config.apiRoot ? { apiRoot: config.apiRoot } : {}) } });
     this.#allowed = new Set(config.allowedUserIds);
   }
 
@@ -83,7 +85,7 @@ export class TelegramConnector implements Connector {
     if (this.#running) return;
     this.#running = true;
     this.#abort = new AbortController();
-    this.#stopped = new Promise((resolve) => (this.#signalStop = () => resolve('stopped')));
+    this.#stop = new StopSignal();
     if (this.#allowed.size === 0) this.#logger.warn('channels.telegram.allowedUserIds is empty: every sender will be refused');
     try {
       await this.#setup();
@@ -103,16 +105,21 @@ export class TelegramConnector implements Connector {
   async stop(): Promise<void> {
     if (this.#running) {
       this.#running = false;
-      this.#signalStop();
+      this.#stop.stop();
       this.#abort.abort();
     }
     await this.#loop;
     this.#loop = null;
     if (this.#offset === undefined) return;
+    // Confirm what was handled (so a restart does not see it again), but never hold up shutdown for long.
+    const abort = new AbortController();
+    const timer = this.#deps.clock.after(this.#config.shutdownTimeoutMs, () => abort.abort());
     try {
-      await this.#bot.api.getUpdates({ offset: this.#offset, limit: 1, timeout: 0 });
+      await this.#bot.api.getUpdates({ offset: this.#offset, limit: 1, timeout: 0 }, abort.signal as unknown as ApiSignal);
     } catch (error) {
       this.#logger.debug({ err: describeTelegramError(error, this.#token) }, 'could not confirm handled updates on stop');
+    } finally {
+      timer.cancel();
     }
   }
 
@@ -183,14 +190,8 @@ export class TelegramConnector implements Connector {
   }
 
   /** Waits `ms` on the injected clock, or until stop. */
-  #sleep(ms: number): Promise<unknown> {
-    return new Promise((resolve) => {
-      const timer = this.#deps.clock.after(ms, () => resolve('slept'));
-      void this.#stopped.then(() => {
-        timer.cancel();
-        resolve('stopped');
-      });
-    });
+  async #sleep(ms: number): Promise<void> {
+    await this.#stop.sleep(this.#deps.clock, ms);
   }
 
   #retryDelay(failures: number): number {
@@ -259,8 +260,7 @@ export class TelegramConnector implements Connector {
     }
     for (let attempt = 1; ; attempt += 1) {
       try {
-        const outcome = await Promise.race([onMessage(inbound).then(() => 'accepted' as const), this.#stopped]);
-        return outcome === 'accepted';
+        return !(await this.#stop.race(onMessage(inbound))).stopped;
       } catch (error) {
         if (!this.#running) return false;
         const err = error instanceof Error ? error.message : String(error);
