@@ -55,7 +55,7 @@ class ScriptedConnector implements Connector {
   }
 
   /** Resolves once `count` messages were delivered. */
-  async delivered_(count: number): Promise<void> {
+  async waitDelivered(count: number): Promise<void> {
     while (this.delivered.length < count) await new Promise<void>((resolve) => this.#waiters.push(resolve));
   }
 }
@@ -180,12 +180,12 @@ describe('DurableOutbox', () => {
     outbox.start();
     outbox.send({ channel: 'slow', chat: '1' }, { text: 'stuck' });
     outbox.send(chat('1'), { text: 'free' });
-    await connector.delivered_(1);
+    await connector.waitDelivered(1);
     assert.equal(connector.delivered[0]?.message.text, 'free');
     clock.advance(30_000); // sendTimeoutMs
     await outbox.settle();
     clock.advance(500);
-    await slow.delivered_(1);
+    await slow.waitDelivered(1);
     assert.equal(slow.attempts.length, 2);
     await outbox.settle();
     assert.equal(outbox.metrics().retried, 1);

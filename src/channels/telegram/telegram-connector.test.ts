@@ -180,6 +180,20 @@ describe('Telegram connector against the fake Bot API', () => {
     assert.equal(inbox.messages[0]?.text, 'after');
   });
 
+  it('keeps polling through a 409 conflict, a 500 and a 429 from getUpdates', async () => {
+    const { logger, lines } = capturedLogger();
+    fake.fail('getUpdates', { status: 409 });
+    fake.fail('getUpdates', { status: 500 });
+    fake.fail('getUpdates', { status: 429, retryAfter: 0 });
+    const bot = connector({}, logger);
+    const inbox = recorder();
+    await bot.start(inbox.handler);
+    fake.pushMessage({ fromId: OWNER, text: 'still there?' });
+    await inbox.next(1);
+    assert.equal(inbox.messages[0]?.text, 'still there?');
+    assert.ok(lines.some((l) => l.includes('another process is polling this bot')), lines.join('\n'));
+  });
+
   it('answers a non-text message from the owner with a notice', async () => {
     const bot = connector();
     const inbox = recorder();
