@@ -57,7 +57,7 @@ export const SCHEDULER_MIGRATIONS: readonly Migration[] = [
       );
       CREATE TABLE heartbeat_runs (
         id INTEGER PRIMARY KEY AUTOINCREMENT,
-        message_id TEXT NOT NULL UNIQUE,
+        message_id TEXT NOT NULL,
         reason TEXT NOT NULL,
         prompt TEXT NOT NULL,
         status TEXT NOT NULL,

@@ -138,10 +138,11 @@ export class Heartbeat {
 
   /**
    * Runs the heartbeat now, whatever the task list holds (an explicit run is never skipped). `extra` events go into this
-   * run's prompt without being queued. Resolves once the engine accepted the prompt; rejects when it refused it.
+   * run's prompt without being queued; `messageId` (default: a new one) is the engine's idempotency id for the run.
+   * Resolves once the engine accepted the prompt; rejects when it refused it.
    */
-  runNow(reason: Exclude<HeartbeatReason, 'timer'>, extra: ExtraEvent[] = []): Promise<HeartbeatRunResult> {
-    return this.#enqueue(() => this.#run(reason, extra));
+  runNow(reason: Exclude<HeartbeatReason, 'timer'>, extra: ExtraEvent[] = [], options: { messageId?: string } = {}): Promise<HeartbeatRunResult> {
+    return this.#enqueue(() => this.#run(reason, extra, options.messageId));
   }
 
   /** When the timer runs next: the anchor plus the interval; null when the timer is off. */
@@ -201,13 +202,13 @@ export class Heartbeat {
     this.#enqueue(() => this.#run('timer', [])).catch(() => undefined);
   }
 
-  async #run(reason: HeartbeatReason, extra: ExtraEvent[]): Promise<HeartbeatRunResult> {
+  async #run(reason: HeartbeatReason, extra: ExtraEvent[], messageId = `heartbeat-${newId(16)}`): Promise<HeartbeatRunResult> {
     const { store, clock } = this.#deps;
     const now = clock.now();
     let run: HeartbeatRun;
     try {
       run = store.beginRun({
-        messageId: `heartbeat-${newId(16)}`,
+        messageId,
         reason,
         now,
         build: (tasks, events) => heartbeatPrompt({ now, reason, tasks, events, extra }),
