@@ -1,6 +1,14 @@
 import { backgroundOperation } from './background.ts';
+import { cronAddOperation, cronDisableOperation, cronEnableOperation, cronListOperation, cronRemoveOperation } from './cron.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
+import {
+  heartbeatAddOperation,
+  heartbeatListOperation,
+  heartbeatRemoveOperation,
+  heartbeatRunOperation,
+  schedulerStatusOperation,
+} from './heartbeat.ts';
 import { killOperation } from './kill.ts';
 import { launchOperation } from './launch.ts';
 import { listOperation } from './list.ts';
@@ -22,4 +30,14 @@ export const OPERATIONS: readonly Operation[] = [
   statsOperation,
   resumeOperation,
   getOperation,
+  cronAddOperation,
+  cronListOperation,
+  cronRemoveOperation,
+  cronEnableOperation,
+  cronDisableOperation,
+  heartbeatAddOperation,
+  heartbeatListOperation,
+  heartbeatRemoveOperation,
+  heartbeatRunOperation,
+  schedulerStatusOperation,
 ] as unknown as readonly Operation[];
