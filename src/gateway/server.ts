@@ -9,6 +9,8 @@ import type { SessionLogs } from '../store/session-logs.ts';
 import { handleRpcBody, rpcError, RPC_ERRORS } from './json-rpc.ts';
 import { registerSessionEvents } from './session-events.ts';
 import { bearerMatches } from './auth.ts';
+import { registerHookRoutes } from './hooks-routes.ts';
+import type { HookRouteDeps } from './hooks-routes.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -19,6 +21,8 @@ export interface GatewayDeps {
   logs: SessionLogs;
   version: string;
   startedAt: number;
+  /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
+  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -74,6 +78,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
 
   registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize });
+  if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
 
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
   app.setErrorHandler((error, _request, reply) => {
