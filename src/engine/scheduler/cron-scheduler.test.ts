@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
@@ -30,13 +31,15 @@ describe('CronScheduler', () => {
   let engine: RecordingEngine;
   let daemons: Daemon[];
 
-  function boot(at: number, overrides: Record<string, unknown> = {}): Daemon {
+  function boot(at: number, overrides: Record<string, unknown> = {}, lagMs = 0): Daemon {
     const { config } = loadConfig({ home: dir.path, env: {}, overrides: { 'scheduler.timezone': 'UTC', ...overrides } });
     const clock = new ManualClock(at);
+    // A lagging timer stands for a machine that slept: every wait ends `lagMs` late.
+    const timers: Clock = { now: () => clock.now(), after: (ms, fn) => clock.after(ms + lagMs, fn), every: (ms, fn) => clock.every(ms, fn) };
     const db = openDatabase(join(dir.path, 'state.db'));
     const store = new CronTaskStore(db);
     const log = captureLogger();
-    const scheduler = new CronScheduler({ store, engine, clock, logger: log.logger, config });
+    const scheduler = new CronScheduler({ store, engine, clock: timers, logger: log.logger, config });
     const daemon = { clock, db, store, scheduler, log };
     daemons.push(daemon);
     return daemon;
@@ -223,6 +226,29 @@ describe('CronScheduler', () => {
         dir.remove();
         dir = tempDir();
       }
+    });
+  }
+
+  for (const policy of ['skip', 'run-once'] as const) {
+    it(`when the timer wakes late across several due times, makes one run (missedRuns = ${policy})`, async () => {
+      const d = boot(T0, { 'scheduler.missedRuns': policy }, 2 * H);
+      await d.scheduler.start();
+      const task = d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'p' });
+      await advance(d, 2 * H + MIN);
+      assert.equal(engine.runs.length, 1);
+      assert.equal(engine.runs[0]?.messageId, `cron-${task.id}-${T0 + 2 * H}`);
+      const runs = d.store.runs(task.id, 5).map((r) => [r.kind, r.status, r.missed, r.dueAt]);
+      assert.deepEqual(
+        runs,
+        policy === 'skip'
+          ? [
+              ['scheduled', 'posted', 0, T0 + 2 * H],
+              ['missed', 'skipped', 1, T0 + H],
+            ]
+          : [['catch-up', 'posted', 1, T0 + 2 * H]],
+      );
+      assert.equal(d.store.resolve(task.id)?.nextRunAt, T0 + 3 * H);
+      await d.scheduler.stop();
     });
   }
 

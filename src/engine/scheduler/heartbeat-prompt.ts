@@ -8,7 +8,8 @@ export type HeartbeatReason = 'timer' | 'wake' | 'hook' | 'manual';
 export interface ExtraEvent {
   text: string;
   source: string;
-  at: number;
+  /** When it happened; default: the run's time. */
+  at?: number;
 }
 
 /**
@@ -17,7 +18,10 @@ export interface ExtraEvent {
  * with no tasks and no events says so instead of being skipped.
  */
 export function heartbeatPrompt(input: { now: number; reason: HeartbeatReason; tasks: HeartbeatTask[]; events: HeartbeatEvent[]; extra?: ExtraEvent[] }): string {
-  const events = [...input.events.map((e) => ({ text: e.text, source: e.source, at: e.createdAt })), ...(input.extra ?? [])];
+  const events = [
+    ...input.events.map((e) => ({ text: e.text, source: e.source, at: e.createdAt })),
+    ...(input.extra ?? []).map((e) => ({ text: e.text, source: e.source, at: e.at ?? input.now })),
+  ];
   const lines = [`# Heartbeat run — ${new Date(input.now).toISOString()} (${input.reason})`, ''];
   if (input.tasks.length === 0 && events.length === 0) {
     lines.push(
