@@ -16,7 +16,7 @@ function chat(id: string, text: string, chatId = '42', userId = '42'): InboundMe
   return { id, target: { channel: 'telegram', chat: chatId }, userId, text, receivedAt: 0 };
 }
 
-describe('engine: user sessions', () => {
+describe('engine: user sessions', { timeout: 30_000 }, () => {
   it('answers in the same channel, replying to the message, and logs the turn incrementally', async () => {
     fx = await engineFixture();
     const accepted = await fx.engine.acceptUserMessage(chat('m1', 'hello'));
@@ -100,7 +100,7 @@ describe('engine: user sessions', () => {
   });
 });
 
-describe('engine: failures and limits', () => {
+describe('engine: failures and limits', { timeout: 30_000 }, () => {
   it('says "Inference failed." when every provider failed, and records it', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script(new InferenceError('all failed', ['a: 500'])) });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
