@@ -22,7 +22,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     const accepted = await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     assert.equal(accepted.duplicate, false);
     await fx.engine.settled();
-    assert.deepEqual(fx.outbox.sent, [{ target: { channel: 'telegram', chat: '42' }, channel: 'telegram|42', text: 'echo: hello', replyTo: 'm1' }]);
+    assert.deepEqual(fx.outbox.deliveries, [{ target: { channel: 'telegram', chat: '42' }, to: 'telegram|42', text: 'echo: hello', replyTo: 'm1' }]);
     const records = fx.records(accepted.sessionId);
     assert.deepEqual(records.map((r) => r.type), ['session_created', 'incoming', 'turn_start', 'assistant', 'outgoing', 'turn_end']);
     assert.deepEqual(records[0]?.descriptor, { type: 'user', connector: 'telegram', userId: '42', channelId: 'telegram|42' });
@@ -61,7 +61,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.equal(fx.inference.requests.filter((r) => r.messages.at(-1)?.content === 'a2').length, 0);
     first.release({ text: 'reply a1' });
     await fx.engine.settled();
-    assert.deepEqual(fx.outbox.textsTo('telegram|1'), ['reply a1', 'echo: a2']);
+    assert.deepEqual(fx.outbox.to('telegram|1'), ['reply a1', 'echo: a2']);
     // The second turn sees the first one as history.
     const a2 = fx.inference.requests.find((r) => r.messages.at(-1)?.content === 'a2');
     assert.deepEqual(a2?.messages.map((m) => [m.role, m.content]), [

@@ -32,7 +32,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     fx = await fx.reopen();
     await fx.engine.settled();
     assert.deepEqual(
-      fx.outbox.sent.map((m) => [m.channel, m.text, m.replyTo]),
+      fx.outbox.deliveries.map((m) => [m.to, m.text, m.replyTo]),
       [
         ['telegram|42', 'Internal error.', 'id1'],
         ['telegram|42', 'echo: m2', 'id2'],
@@ -66,7 +66,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Internal error.']);
     fx = await fx.reopen();
     await fx.engine.settled();
-    assert.deepEqual(fx.outbox.sent.map((m) => [m.text, m.replyTo]), [['Internal error.', 'id2']]);
+    assert.deepEqual(fx.outbox.deliveries.map((m) => [m.text, m.replyTo]), [['Internal error.', 'id2']]);
     assert.equal(fx.inference.requests.length, 0);
   });
 
@@ -143,7 +143,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     writeFileSync(path, `${lines.join('\n')}{"type":"incoming","messageId":"id4","kin`);
     fx = await fx.reopen();
     await fx.engine.settled();
-    assert.deepEqual(fx.outbox.sent.map((m) => [m.text, m.replyTo]), [
+    assert.deepEqual(fx.outbox.deliveries.map((m) => [m.text, m.replyTo]), [
       ['Internal error.', 'id2'],
       ['echo: m3', 'id3'],
     ]);

@@ -38,12 +38,12 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     // The subagent's task, then its reply delivered to the parent as a system message, answered to the user's chat.
     const subRequest = fx.inference.requests.find(isSubagent);
     assert.equal(lastContent(subRequest as InferenceRequest), `<system_message origin="parent:${parentId}">check the tests</system_message>`);
-    assert.deepEqual(fx.outbox.textsTo('telegram|42'), [
+    assert.deepEqual(fx.outbox.to('telegram|42'), [
       'Started an auditor.',
       '<system_message origin="subagent:auditor">All 12 tests pass.</system_message>'.replace(/^/, 'echo: '),
     ]);
     // A system message gets no replyTo.
-    assert.equal(fx.outbox.sent[1]?.replyTo, undefined);
+    assert.equal(fx.outbox.deliveries[1]?.replyTo, undefined);
     const parentRecords = fx.records(parentId).filter((r) => r.type === 'incoming');
     assert.deepEqual(parentRecords.at(-1), { ...parentRecords.at(-1), kind: 'system', origin: 'subagent:auditor', text: 'All 12 tests pass.' });
   });
@@ -172,8 +172,8 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
     assert.equal((await fx.engine.postSystemMessage({ strategies: ['most-recent-foreground'] }, 'again', 'wake'))?.sessionId, one);
     await fx.engine.settled();
     // The user session woken by a system message answers its user's channel.
-    assert.ok(fx.outbox.textsTo('telegram|1').some((t) => t.includes('a wake for one')));
-    assert.equal(fx.outbox.textsTo('').length, 0);
+    assert.ok(fx.outbox.to('telegram|1').some((t) => t.includes('a wake for one')));
+    assert.equal(fx.outbox.to('').length, 0);
   });
 
   it('keeps one cron session per task id and one heartbeat session', async () => {
