@@ -1,6 +1,8 @@
 // What restore needs to know about one session, found by visiting its log records newest-first and stopping as soon
 // as it knows: the turn cut off by a crash (turn_start without turn_end), the messages accepted but never started,
 // the last user activity, and the accepted message ids the SQLite index has not seen yet.
+import type { LogRecord } from '../store/jsonl-log.ts';
+import { asEngineRecord } from './log-records.ts';
 import type { EngineLogRecord, IncomingEntry, TurnOutcome } from './log-records.ts';
 import type { TurnStep } from './history.ts';
 
@@ -77,6 +79,16 @@ export class RestoreScanner {
       }
     }
     return !(this.#phase === 'done' && record.seq <= this.#indexedSeq + 1);
+  }
+
+  /**
+   * Takes a raw record: once the turn state is known only `incoming` records still matter (their ids and times), so
+   * the others are not validated. Returns false when the scan can stop.
+   */
+  visitRaw(raw: LogRecord): boolean {
+    if (this.#phase === 'done' && raw.type !== 'incoming') return raw.seq > this.#indexedSeq + 1;
+    const record = asEngineRecord(raw);
+    return record ? this.visit(record) : true;
   }
 
   /** What the scan found. */

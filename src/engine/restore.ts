@@ -5,7 +5,6 @@ import type { Logger } from '../core/logger.ts';
 import type { EngineIndex, EngineIndexRow } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import { parseDescriptor } from './descriptor.ts';
-import { asEngineRecord } from './log-records.ts';
 import { RestoreScanner } from './restore-scan.ts';
 import type { RestoreState } from './restore-scan.ts';
 import { EngineSession } from './session.ts';
@@ -26,10 +25,7 @@ export interface LoadReport {
 
 function scan(logs: EngineLogs, id: string, indexedSeq: number): { state: RestoreState; records: number; malformed: number } {
   const scanner = new RestoreScanner(indexedSeq);
-  const report = logs.scanBackward(id, (raw) => {
-    const record = asEngineRecord(raw);
-    return record ? scanner.visit(record) : true;
-  });
+  const report = logs.scanBackward(id, (raw) => scanner.visitRaw(raw));
   return { state: scanner.state, records: report.visited, malformed: report.malformed };
 }
 
