@@ -6,7 +6,7 @@ import type { InboundMessage } from '../channels/connector.ts';
 import type { InferenceRequest } from '../inference/types.ts';
 import { engineFixture } from '../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
-import { ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 
 let fx: EngineFixture | null = null;
 afterEach(async () => {
@@ -191,6 +191,22 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     fx = await fx.reopen();
     assert.equal((await fx.engine.postSystemMessage({ strategies: ['most-recent-foreground'] }, 'y', 'wake'))?.sessionId, one);
     await fx.engine.settled();
+  });
+
+  it('a stop lets a running turn finish within engine.stopGraceMs', async () => {
+    const gate = new Gate();
+    fx = await engineFixture({ inference: new ScriptedInference().script(gate), overrides: { engine: { stopGraceMs: 60_000 } } });
+    const { sessionId } = await fx.engine.acceptUserMessage(chat('id1', 'm1'));
+    await fx.engine.acceptUserMessage(chat('id2', 'm2'));
+    await gate.reached();
+    const stopped = fx.engine.stop();
+    gate.release({ text: 'finished in time' });
+    await stopped;
+    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['finished in time']);
+    assert.equal(fx.records(sessionId).at(-1)?.outcome, 'ok');
+    fx = await fx.reopen();
+    await fx.engine.settled();
+    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: m2'], 'no Internal error.: the turn had ended');
   });
 
   it('a clean stop leaves queued messages on disk for the next start', async () => {
