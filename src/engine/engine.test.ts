@@ -34,6 +34,17 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.ok(request?.tools.some((t) => t.name === 'lookup'));
   });
 
+  it('appends engine.systemPrompt to the built-in prompts', async () => {
+    fx = await engineFixture({ overrides: { engine: { systemPrompt: 'Always answer in French.' } } });
+    await fx.engine.acceptUserMessage(chat('m1', 'hello'));
+    await fx.engine.postScheduled({ type: 'heartbeat' }, 'checks', 'heartbeat');
+    await fx.engine.settled();
+    const [user, heartbeat] = [fx.inference.requests.find((r) => r.system.includes('orchestrator')), fx.inference.requests.find((r) => r.system.includes('This is the heartbeat session'))];
+    assert.ok(user?.system.endsWith('Always answer in French.'));
+    assert.ok(heartbeat?.system.startsWith('You are a background agent'));
+    assert.ok(heartbeat?.system.endsWith('Always answer in French.'));
+  });
+
   it('maps the same conversation to the same session, and other users or chats to their own', async () => {
     fx = await engineFixture();
     const a = await fx.engine.acceptUserMessage(chat('1', 'a'));
