@@ -1,3 +1,4 @@
+import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 
@@ -64,4 +65,4 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...ENGINE_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...ENGINE_MIGRATIONS, ...CHANNEL_MIGRATIONS];
