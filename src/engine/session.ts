@@ -34,7 +34,6 @@ export class EngineSession {
   updatedAt: number;
   lastUserAt: number | null;
   lastOutcome: TurnOutcome | null;
-  turnsRun = 0;
   /** Loaded from the log on the first turn after start, then kept up to date. */
   history: History | null = null;
   /** Message ids written to the log and not yet in the SQLite index. */

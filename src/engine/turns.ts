@@ -117,7 +117,6 @@ export class TurnRunner {
     turn.outcome = result.outcome;
     history.add(turn);
     session.lastOutcome = result.outcome;
-    session.turnsRun += 1;
   }
 
   #step(session: EngineSession, turn: TurnLog | null, step: TurnStep): void {
