@@ -30,6 +30,7 @@ describe('operations table', () => {
         'claude_sessions',
         'claude_stats',
         'claude_resume',
+        'list_agents',
         'cron_add',
         'cron_list',
         'cron_remove',
@@ -44,6 +45,7 @@ describe('operations table', () => {
     assert.deepEqual(
       OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(),
       [
+        '/agents',
         '/claude',
         '/claude_bg',
         '/claude_fg',
@@ -75,6 +77,9 @@ describe('operations table', () => {
       'cron.enable',
       'cron.list',
       'cron.remove',
+      'engine.send',
+      'engine.sessions',
+      'engine.start',
       'heartbeat.add',
       'heartbeat.list',
       'heartbeat.remove',

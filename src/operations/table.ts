@@ -1,3 +1,6 @@
+import { agentSendOperation } from './agent-send.ts';
+import { agentStartOperation } from './agent-start.ts';
+import { agentsOperation } from './agents.ts';
 import { backgroundOperation } from './background.ts';
 import { cronAddOperation, cronDisableOperation, cronEnableOperation, cronListOperation, cronRemoveOperation } from './cron.ts';
 import { foregroundOperation } from './foreground.ts';
@@ -30,6 +33,9 @@ export const OPERATIONS: readonly Operation[] = [
   statsOperation,
   resumeOperation,
   getOperation,
+  agentsOperation,
+  agentStartOperation,
+  agentSendOperation,
   cronAddOperation,
   cronListOperation,
   cronRemoveOperation,
