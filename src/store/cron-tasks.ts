@@ -160,7 +160,7 @@ export class CronTaskStore {
 
   /** Every task, oldest first. */
   list(): CronTask[] {
-    return (this.#db.prepare('SELECT * FROM cron_tasks ORDER BY created_at, id').all() as unknown as TaskRow[]).map(taskFromRow);
+    return (this.#db.prepare('SELECT * FROM cron_tasks ORDER BY created_at, rowid').all() as unknown as TaskRow[]).map(taskFromRow);
   }
 
   /** Turns a task on (with its next due time) or off (next due time cleared). */

@@ -117,7 +117,7 @@ export class HeartbeatStore {
 
   /** Every task, oldest first (the order of the batch prompt). */
   listTasks(): HeartbeatTask[] {
-    const rows = this.#db.prepare('SELECT * FROM heartbeat_tasks ORDER BY created_at, id').all() as unknown as {
+    const rows = this.#db.prepare('SELECT * FROM heartbeat_tasks ORDER BY created_at, rowid').all() as unknown as {
       id: string;
       title: string;
       prompt: string;
