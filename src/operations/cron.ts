@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { AppError } from '../core/errors.ts';
-import { iso } from '../engine/scheduler/cron-scheduler.ts';
+import { iso } from '../engine/scheduler/cron-run-text.ts';
 import type { CronTaskInfo } from '../engine/scheduler/cron-scheduler.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { CronTask } from '../store/cron-tasks.ts';

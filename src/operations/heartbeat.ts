@@ -3,7 +3,7 @@ import type { HeartbeatRunResult, HeartbeatStatus } from '../engine/scheduler/he
 import type { SchedulerStatus } from '../engine/scheduler/scheduler.ts';
 import type { WakeStats } from '../engine/wake/wake-router.ts';
 import type { HeartbeatTask } from '../store/heartbeat-store.ts';
-import { iso } from '../engine/scheduler/cron-scheduler.ts';
+import { iso } from '../engine/scheduler/cron-run-text.ts';
 import { requireScheduler } from './cron.ts';
 import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';

@@ -11,6 +11,7 @@ import type { CronRun, CronTask, CronTaskStore } from '../../store/cron-tasks.ts
 import type { EngineApi } from '../api.ts';
 import { dueWindow, parseCronExpression } from './cron-expression.ts';
 import type { CronExpression, DueWindow } from './cron-expression.ts';
+import { cronRunText, iso } from './cron-run-text.ts';
 
 export interface CronSchedulerDeps {
   store: CronTaskStore;
@@ -37,19 +38,6 @@ export interface CronTaskInfo extends CronTask {
 /** A crashed post is tried this many times in all; a third start finds it abandoned instead of looping. */
 const MAX_ATTEMPTS = 2;
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-
-/** Epoch ms as an ISO-8601 UTC string. */
-export function iso(ms: number): string {
-  return new Date(ms).toISOString();
-}
-
-/** The text a cron session receives for a run: a header naming the task and the due time, then the task's prompt. */
-export function cronRunText(task: Pick<CronTask, 'id' | 'name' | 'prompt'>, dueAt: number, missed?: DueWindow): string {
-  const header = missed
-    ? `[Scheduled task "${task.name}" (${task.id}) — catch-up run: ${missed.capped ? `more than ${missed.count}` : missed.count} run${missed.count === 1 ? ' was' : 's were'} missed while switchboard was down (first due ${iso(missed.first)}, last due ${iso(missed.last)})]`
-    : `[Scheduled task "${task.name}" (${task.id}) — run due ${iso(dueAt)}]`;
-  return `${header}\n\n${task.prompt}`;
-}
 
 /** Fires stored cron tasks on time; see the file comment for the durability rules. */
 export class CronScheduler {
