@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
@@ -7,8 +7,8 @@ import type { SessionLogs } from '../store/session-logs.ts';
 export interface SessionEventsDeps {
   sessions: SessionManager;
   logs: SessionLogs;
-  /** Rejects a request that is not authorized; resolves when it is. */
-  authorize: (header: string | undefined) => boolean;
+  /** True when the request may read session events (bearer token, or the web page's cookie). */
+  authorize: (request: FastifyRequest) => boolean;
   keepAliveMs?: number;
 }
 
@@ -32,8 +32,8 @@ function startSeq(lastEventId: string | undefined, from: string | undefined): nu
  */
 export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsDeps): void {
   app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', (request, reply) => {
-    if (!deps.authorize(request.headers.authorization)) {
-      return reply.code(401).send({ error: 'missing or invalid bearer token' });
+    if (!deps.authorize(request)) {
+      return reply.code(401).send({ error: 'missing or invalid bearer token (or web page cookie)' });
     }
     let sessionId: string;
     try {
