@@ -44,6 +44,8 @@ export function renderRecord(r) {
     case 'run':
       return line('run', el('span', { class: 'tag', text: r.kind === 'resume' ? 'resume' : 'launch' }), ' ', el('span', { class: 'pre', text: String(r.prompt ?? '') }));
     case 'user':
+      // The prompt of a launch or resume is already shown by its `run` record.
+      if (r.source === 'launch' || r.source === 'resume') return null;
       return line('user', el('span', { class: 'tag', text: r.source === 'agent' ? 'orchestrator' : r.source === 'user' ? 'you' : String(r.source) }), ' ', el('span', { class: 'pre', text: String(r.text ?? '') }));
     case 'output':
       return line('output', el('span', { class: 'pre', text: String(r.text ?? '') }));
