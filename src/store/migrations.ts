@@ -1,4 +1,6 @@
+import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
+import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { WEB_MIGRATIONS } from './web-migrations.ts';
 
 /**
@@ -64,4 +66,4 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...WEB_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...ENGINE_MIGRATIONS, ...CHANNEL_MIGRATIONS, ...WEB_MIGRATIONS];
