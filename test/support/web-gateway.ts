@@ -1,22 +1,33 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
-import type { InboundHandler, InboundMessage } from '../../src/channels/connector.ts';
-import { formatTarget } from '../../src/channels/connector.ts';
+import type { InboundHandler } from '../../src/channels/connector.ts';
+import { createOutbox } from '../../src/channels/outbox.ts';
+import type { DurableOutbox } from '../../src/channels/outbox.ts';
 import { WebConnector } from '../../src/channels/web/web-connector.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/logger.ts';
+import { createEngine } from '../../src/engine/create.ts';
+import type { Engine } from '../../src/engine/engine.ts';
 import { buildGateway } from '../../src/gateway/server.ts';
-import { runCommand } from '../../src/operations/commands.ts';
+import { createInboundHandler } from '../../src/operations/inbound.ts';
 import type { OperationServices } from '../../src/operations/operation.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
 import { ensureToken } from '../../src/store/tokens.ts';
 import { managerFixture } from './manager-fixture.ts';
 import type { ManagerFixture } from './manager-fixture.ts';
+import { ScriptedInference } from './scripted-inference.ts';
 
-/** A gateway with the web page on a real port, over a SessionManager with scripted harnesses. */
+/**
+ * The daemon's web path on a real port, wired as main.ts wires it: the gateway with the web routes, the web connector
+ * registered with the durable outbox, and the real inbound handler (chat commands through the operations table, other
+ * text into the engine, whose scripted model answers `echo: <text>`), over a SessionManager with scripted harnesses.
+ */
 export interface WebGatewayFixture {
   manager: ManagerFixture;
   connector: WebConnector;
+  outbox: DurableOutbox;
+  engine: Engine;
+  inference: ScriptedInference;
   app: FastifyInstance;
   port: number;
   gatewayToken: string;
@@ -26,39 +37,28 @@ export interface WebGatewayFixture {
 }
 
 /**
- * Stands in for the chat side of the daemon (the engine is built elsewhere): a chat command runs through the
- * operations table; any other text gets the canned reply `echo: <text>`. The reply is sent through the connector
- * after the handler resolved, as the engine would answer later. `pending` holds the replies still being sent.
+ * Builds and starts it on 127.0.0.1 (ephemeral port). `handler` replaces the inbound handler (to hold or fail page
+ * messages); `overrides` are config overrides (e.g. `{ channels: { web: { requireLogin: true } } }`).
  */
-export function cannedChatHandler(connector: WebConnector, services: OperationServices, pending: Set<Promise<void>>): InboundHandler {
-  return async (message: InboundMessage) => {
-    const reply = (async () => {
-      await new Promise((resolve) => setImmediate(resolve));
-      const caller = { kind: 'chat' as const, channel: formatTarget(message.target), userId: message.userId };
-      const answer = await runCommand(OPERATIONS, message.text, caller, services);
-      await connector.send(message.target, { text: answer ?? `echo: ${message.text}`, replyTo: message.id });
-    })();
-    pending.add(reply);
-    void reply.finally(() => pending.delete(reply));
-  };
-}
-
-/**
- * Builds and starts the gateway with the web routes on 127.0.0.1 (ephemeral port). `handler` receives page messages
- * (default: cannedChatHandler); `overrides` are config overrides (e.g. `{ channels: { web: { requireLogin: true } } }`).
- */
-export async function webGateway(options: { handler?: (connector: WebConnector, services: OperationServices) => InboundHandler; overrides?: Record<string, unknown> } = {}): Promise<WebGatewayFixture> {
-  const manager = managerFixture(options.overrides ?? {});
+export async function webGateway(options: { handler?: (connector: WebConnector) => InboundHandler; overrides?: Record<string, unknown> } = {}): Promise<WebGatewayFixture> {
+  const overrides = options.overrides ?? {};
+  const manager = managerFixture({ ...overrides, engine: { stopGraceMs: 0, ...(overrides.engine as object | undefined) } });
+  const { config, db, home } = manager;
   const logger = silentLogger();
   const clock = systemClock();
-  const connector = new WebConnector({ db: manager.db, config: manager.config.channels.web, clock, logger });
-  const services: OperationServices = { config: manager.config, sessions: manager.manager };
-  const pending = new Set<Promise<void>>();
-  await connector.start(options.handler ? options.handler(connector, services) : cannedChatHandler(connector, services, pending));
-  const gatewayToken = ensureToken(manager.home, 'gateway.token');
-  const webToken = ensureToken(manager.home, 'web.token');
+  const services: OperationServices = { config, sessions: manager.manager };
+  const connector = new WebConnector({ db, config: config.channels.web, clock, logger });
+  const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger });
+  outbox.register(connector);
+  outbox.start();
+  const inference = new ScriptedInference();
+  const engine = createEngine({ config, clock, logger, db, home, inference, outbox });
+  await engine.start();
+  await connector.start(options.handler ? options.handler(connector) : createInboundHandler({ ops: OPERATIONS, services, engine, outbox, logger }));
+  const gatewayToken = ensureToken(home, 'gateway.token');
+  const webToken = ensureToken(home, 'web.token');
   const app = await buildGateway({
-    config: manager.config,
+    config,
     logger,
     token: gatewayToken,
     ops: OPERATIONS,
@@ -73,14 +73,18 @@ export async function webGateway(options: { handler?: (connector: WebConnector, 
   return {
     manager,
     connector,
+    outbox,
+    engine,
+    inference,
     app,
     port,
     gatewayToken,
     webToken,
     services,
     async close() {
-      await Promise.allSettled([...pending]);
       await connector.stop();
+      await engine.stop();
+      await outbox.stop();
       app.server.closeAllConnections();
       await app.close();
       await manager.close();

@@ -10,6 +10,7 @@ import type { DatabaseSync } from '../../store/database.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
 import type { InboundMessage } from '../connector.ts';
+import { DeliveryError } from '../delivery-error.ts';
 import { WebConnector } from './web-connector.ts';
 
 const CHAT = 'chat-aaaa1111';
@@ -140,8 +141,9 @@ describe('WebConnector', () => {
     connector = reopened;
   });
 
-  it('refuses targets that are not web chats and texts over the limit', async () => {
-    await assert.rejects(connector.send({ channel: 'telegram', chat: '42' }, { text: 'x' }), /target.channel/);
+  it('refuses targets that are not web chats and texts over the limit, for good', async () => {
+    const permanent = (pattern: RegExp) => (e: unknown) => e instanceof DeliveryError && e.kind === 'permanent' && pattern.test(e.message);
+    await assert.rejects(connector.send({ channel: 'telegram', chat: '42' }, { text: 'x' }), permanent(/target.channel/));
     await assert.rejects(connector.send({ channel: 'web', chat: 'a|b' }, { text: 'x' }), /target.chat/);
     await assert.rejects(connector.send({ channel: 'web', account: 'x', chat: CHAT }, { text: 'x' }), /no accounts or threads/);
     await assert.rejects(connector.send({ channel: 'web', chat: CHAT }, { text: 'x'.repeat(connector.maxMessageLength + 1) }), /over the web limit/);

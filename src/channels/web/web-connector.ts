@@ -3,11 +3,12 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { Clock } from '../../core/clock.ts';
 import type { WebChannelConfig } from '../../core/config-channels.ts';
-import { AppError, conflict, errorMessage, invalidInput } from '../../core/errors.ts';
+import { AppError, conflict, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { WebTranscriptStore } from '../../store/web-transcript.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
+import { DeliveryError } from '../delivery-error.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
 export interface WebConnectorDeps {
@@ -71,15 +72,17 @@ export class WebConnector implements Connector {
 
   /**
    * Appends a daemon message to the chat's transcript (committed before this resolves) and pushes it to the pages open
-   * on that chat. Throws an invalid_input AppError for a target that is not a web chat or a text over the limit.
+   * on that chat. Throws a permanent DeliveryError (never retried by the outbox) for a target that is not a web chat or
+   * a text over the limit.
    */
   async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
-    if (target.channel !== WEB_CHANNEL) throw invalidInput(`target.channel: the web connector cannot send to "${target.channel}"`, 'target.channel');
-    if (target.account || target.thread) throw invalidInput('target: web chats have no accounts or threads', 'target');
+    const refuse = (reason: string): DeliveryError => new DeliveryError(reason, { kind: 'permanent' });
+    if (target.channel !== WEB_CHANNEL) throw refuse(`target.channel: the web connector cannot send to "${target.channel}"`);
+    if (target.account || target.thread) throw refuse('target: web chats have no accounts or threads');
     const chat = chatIdSchema.safeParse(target.chat);
-    if (!chat.success) throw invalidInput(`target.chat: ${chat.error.issues[0]?.message ?? 'invalid chat id'}`, 'target.chat');
+    if (!chat.success) throw refuse(`target.chat: ${chat.error.issues[0]?.message ?? 'invalid chat id'}`);
     if (message.text.length > this.maxMessageLength) {
-      throw invalidInput(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`, 'text');
+      throw refuse(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`);
     }
     this.#publish(this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now()));
   }
