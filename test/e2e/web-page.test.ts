@@ -123,3 +123,37 @@ describe('web page in headless Chromium', { skip }, () => {
     assert.deepEqual(problems, []);
   });
 });
+
+describe('web page login in headless Chromium (channels.web.requireLogin)', { skip }, () => {
+  let g: WebGatewayFixture;
+  let browser: Browser;
+
+  before(async () => {
+    g = await webGateway({ overrides: { channels: { web: { requireLogin: true } } } });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  });
+
+  after(async () => {
+    await browser?.close();
+    await g?.close();
+  });
+
+  it('asks for the gateway token once, refuses a wrong one, then keeps the page logged in with a cookie scripts cannot read', async () => {
+    const page = await browser.newPage();
+    await page.goto(`http://127.0.0.1:${g.port}/`);
+    await page.fill('#token', g.webToken);
+    await page.click('.login-form button[type=submit]');
+    await page.locator('.login-error', { hasText: 'not the gateway token' }).waitFor();
+    await page.fill('#token', g.gatewayToken);
+    await page.click('.login-form button[type=submit]');
+    await page.locator('#conn', { hasText: 'connected' }).waitFor();
+    assert.equal(new URL(page.url()).search, '', 'the token never appears in a URL');
+    assert.equal(await page.evaluate('document.cookie'), '', 'the cookie is HttpOnly');
+    await page.fill('#chat-input', 'logged in');
+    await page.press('#chat-input', 'Enter');
+    await page.locator('.msg-agent .text', { hasText: 'echo: logged in' }).waitFor();
+    await page.reload();
+    await page.locator('.msg-agent .text', { hasText: 'echo: logged in' }).waitFor();
+    assert.equal(await page.locator('.login-form').count(), 0);
+  });
+});
