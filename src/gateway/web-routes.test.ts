@@ -270,4 +270,17 @@ describe('web routes', () => {
     const rpc = await httpCall(g.port, 'POST', '/rpc', pageHeaders(g, cookie), rpcBody('sessions.list'));
     assert.equal(rpc.status, 401);
   });
+
+  it('closes with page streams open (chat and session events)', { timeout: 20_000 }, async () => {
+    g = await webGateway();
+    const session = g.manager.manager.launch({ prompt: 'x', workdir: g.manager.workdir, originChannel: 'cli' });
+    const cookie = await login(g);
+    for (const path of [`/sessions/${session.id}/events`, `/web/api/chats/${CHAT}/events`]) {
+      const stream = await openSse(g.port, path, { cookie });
+      streams.push(stream);
+      assert.equal(stream.status, 200);
+    }
+    await g.app.close();
+    assert.equal(g.app.server.listening, false);
+  });
 });

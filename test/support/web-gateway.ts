@@ -85,7 +85,6 @@ export async function webGateway(options: { handler?: (connector: WebConnector) 
       await connector.stop();
       await engine.stop();
       await outbox.stop();
-      app.server.closeAllConnections();
       await app.close();
       await manager.close();
     },
