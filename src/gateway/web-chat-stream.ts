@@ -73,7 +73,7 @@ export function streamChat(request: FastifyRequest, reply: FastifyReply, chatId:
     raw.end();
   };
   const feed = deps.connector.follow(chatId, version, { onMessage: write, onClose: end });
-  // History comes in version order but may hold versions below `sent` only on a fresh page (sent = 0), never on resume.
+  // History is in version order; the feed was subscribed first (synchronously), so no change falls in between.
   for (const m of feed.history) write(m);
   const keepAlive = deps.clock.every(deps.keepAliveMs, () => {
     if (!ended) raw.write(': keep-alive\n\n');
