@@ -1,5 +1,5 @@
 // Who may use the web page, its chat API, /rpc and the session event streams with the page's cookie instead of a bearer
-// token. The rules (see the report in the web-routes commit and README of the web page):
+// token. The rules:
 // - Loopback mode (gateway.allowRemote off): only clients on a loopback socket whose Host header is a loopback name with
 //   the port they connected to (stops DNS rebinding). Loading `/` there hands out the cookie without a login, unless
 //   channels.web.requireLogin is set or the request came through a proxy (X-Forwarded-* / Forwarded / X-Real-IP).
@@ -7,6 +7,8 @@
 //   URL) before it sets the cookie.
 // - The cookie (HttpOnly, SameSite=Strict) carries the web token (web.token, mode 0600). A request using it must not
 //   be cross-site by its Sec-Fetch-Site header, and a state-changing one must carry an Origin equal to its Host.
+// Anyone who can open a connection to the loopback port is trusted like the machine's owner (any local process could
+// also read the page); set channels.web.requireLogin to require the gateway token on a shared machine.
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
