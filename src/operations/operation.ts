@@ -63,6 +63,14 @@ export function defineOperation<S extends z.ZodObject, T>(operation: Operation<S
   return operation;
 }
 
+/**
+ * The chat a person typed this command in, if any: it already shows the command's reply, so the session's
+ * notifications skip repeating it there (passed to the SessionManager as `via`).
+ */
+export function commandChannel(caller: Caller): { via?: string } {
+  return caller.kind === 'chat' ? { via: caller.channel } : {};
+}
+
 /** The channel the caller speaks from, if any. */
 export function callerChannel(caller: Caller): string | undefined {
   if (caller.kind === 'chat') return caller.channel;

@@ -1,3 +1,4 @@
+import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
 
@@ -64,4 +65,4 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...LINEAR_PIPELINE_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...CHANNEL_MIGRATIONS, ...LINEAR_PIPELINE_MIGRATIONS];
