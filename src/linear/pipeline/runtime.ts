@@ -188,7 +188,7 @@ export class PipelineRuntime {
 
   /** Appends `event` to the dispatch's log.jsonl and rewrites its manifest; failures are logged, not thrown. */
   async record(d: DispatchRecord, event: string, fields: Record<string, unknown> = {}): Promise<void> {
-    this.deps.logger.info({ dispatch: d.id, issue: d.identifier, event, ...fields }, `pipeline: ${event}`);
+    this.deps.logger.info({ dispatch: d.id, issue: d.identifier, event }, `pipeline: ${event}`);
     const artifacts = this.artifacts(d);
     if (!artifacts) return;
     try {

@@ -81,6 +81,11 @@ describe('worktrees', () => {
     }
   });
 
+  it("refuses a branch checked out in the repository's own checkout", async () => {
+    gitSync(repo, 'switch', '-q', '-c', 'eng-6');
+    await assert.rejects(ensureWorktree(options('eng-6')), /checked out in the repository itself/);
+  });
+
   it('parses the porcelain list and names directories safely', () => {
     const list = 'worktree /r\nHEAD abc\nbranch refs/heads/main\n\nworktree /r/x\nHEAD def\ndetached\nprunable gitdir file points to non-existent location\n';
     assert.deepEqual(parseWorktreeList(list), [

@@ -124,7 +124,8 @@ export interface WorktreeResult {
 /**
  * Makes sure a worktree of `branch` exists and returns it. An existing worktree of the branch is reused (rework,
  * restart); an existing local branch gets a new worktree; otherwise the branch is created (without upstream tracking)
- * from the remote's default branch, else HEAD.
+ * from the remote's default branch, else HEAD. A branch checked out in the main worktree is refused (the agent would
+ * otherwise work in the user's own checkout).
  */
 export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<WorktreeResult> {
   const repo = resolve(options.repo);
@@ -140,6 +141,9 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
     entries = parseWorktreeList(await git(top, ['worktree', 'list', '--porcelain']));
   }
   const existing = entries.find((e) => e.branch === ref);
+  if (existing && existing.path === entries[0]?.path) {
+    throw invalidInput(`branchName: ${options.branch} is checked out in the repository itself (${existing.path}); switch that checkout to another branch first`, 'branchName');
+  }
   if (existing) return { path: existing.path, created: false, base: null, excludeFile };
   const root = isAbsolute(options.root) ? options.root : resolve(top, options.root);
   const path = join(root, worktreeDirName(options.branch));
