@@ -244,6 +244,30 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await monitor.stop();
   });
 
+  it('after a crash mid-audit, re-runs the audit in a new read-only session (the interrupted one is not resumed)', async () => {
+    const f = setup();
+    f.linear.addIssue({ identifier: 'A-1' });
+    await f.pipeline.dispatch('A-1', { agentSessionId: 'as-a1' });
+    await finish(await nthRun(f, 1), 'work done');
+    const audit = await nthRun(f, 2);
+    await audit.emit({ type: 'started', backendSessionId: 'b-audit-1' }, { type: 'text', text: 'halfway' });
+    const d = f.pipeline.get('A-1') as DispatchRecord;
+    const interrupted = f.sessionsOf(d.id)[1]?.id as string;
+    const g = await f.crash();
+    fixtures.push(g);
+    const rerun = await nthRun(g, 1);
+    assert.equal(rerun.spec.permissionMode, 'plan');
+    assert.equal(rerun.spec.resumeBackendId, undefined);
+    assert.match(rerun.spec.prompt, /work done/);
+    await finish(rerun, PASS);
+    await waitFor(() => g.pipeline.get('A-1')?.status === 'done', 'done');
+    assert.equal(g.manager.get(interrupted).status, 'interrupted');
+    assert.deepEqual(
+      g.sessionsOf(d.id).map((s) => s.phase),
+      ['worker', 'audit', 'audit'],
+    );
+  });
+
   it('marks a dispatch stuck with a clear message when prompts.yaml is invalid', async () => {
     const f = setup({ prompts: 'worker:\n  task: [not, a, string]\n' });
     f.linear.addIssue({ identifier: 'P-1' });
