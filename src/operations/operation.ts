@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
+import type { EngineControl } from '../engine/api.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -15,6 +16,8 @@ export type Caller =
 export interface OperationServices {
   config: Config;
   sessions: SessionManager;
+  /** The agent engine; the engine operations (agents, agent-send, agent-start) answer "not running" without it. */
+  engine?: EngineControl;
 }
 
 export interface OperationContext {

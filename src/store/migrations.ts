@@ -1,5 +1,6 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
+import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
 
 /**
@@ -65,4 +66,4 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...CHANNEL_MIGRATIONS, ...LINEAR_PIPELINE_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...ENGINE_MIGRATIONS, ...CHANNEL_MIGRATIONS, ...LINEAR_PIPELINE_MIGRATIONS];
