@@ -5,6 +5,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import type { HarnessEvent } from '../../coding/harness.ts';
+import { AppError } from '../../core/errors.ts';
 import type { ActivityContent } from '../api/types.ts';
 import type { ScriptedRun } from '../../../test/support/scripted-harness.ts';
 import { pipelineFixture, waitFor } from '../../../test/support/pipeline-fixture.ts';
@@ -86,7 +87,8 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   it('takes watchdog limits from the agent profile', async () => {
     const f = setup({ overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } } });
     f.linear.addIssue({ identifier: 'ENG-3' });
-    await assert.rejects(f.pipeline.dispatch('ENG-3', { profile: 'nope' }), /profile: no agent profile "nope"/);
+    await assert.rejects(f.pipeline.dispatch('ENG-3', { profile: 'nope', agentSessionId: 'as-x' }), /profile: no agent profile "nope"/);
+    assert.match(ofType(f.linear.activitiesOf('as-x'), 'error')[0]?.body ?? '', /Could not start work on this issue: profile: no agent profile/);
     await f.pipeline.dispatch('ENG-3', { agentSessionId: 'as-3', profile: 'quick' });
     const run = await nthRun(f, 1);
     await run.emit({ type: 'started', backendSessionId: 'b' });
@@ -278,6 +280,15 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.equal(f.scripted('claude').runs.length, 0);
   });
 
+  it('refuses an issue whose team has no repository, naming the config key', async () => {
+    const f = setup({ overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } } });
+    f.linear.addIssue({ identifier: 'NR-1' });
+    await assert.rejects(f.pipeline.dispatch('NR-1', { agentSessionId: 'as-nr' }), (e: unknown) => e instanceof AppError && e.field === 'linear.pipeline.repo');
+    assert.equal(f.pipeline.list().length, 0);
+    await assert.rejects(f.pipeline.dispatch('NOPE-1', { agentSessionId: 'as-nr' }), /Entity not found/);
+    assert.equal(ofType(f.linear.activitiesOf('as-nr'), 'error').length, 2);
+  });
+
   it('uses prompts.yaml from the repository for the worker', async () => {
     const f = setup({ prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n' });
     f.linear.addIssue({ identifier: 'P-2', description: 'Fix {{it}}' });
@@ -301,7 +312,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.equal(f.linear.activities.length, 0);
   });
 
-  it('writes the repository exclude once and keeps prompts.yaml visible to git', async () => {
+  it('writes the repository exclude once', async () => {
     const f = setup();
     mkdirSync(join(f.repo, '.switchboard'), { recursive: true });
     writeFileSync(join(f.repo, '.switchboard', 'notes.txt'), 'x');

@@ -63,9 +63,25 @@ export class Pipeline {
   /**
    * Dispatches an issue (id or identifier): assesses its tier, picks harness and model, and queues it; it starts at
    * once when a slot is free. While the issue already has a dispatch in progress nothing new starts (`duplicate`;
-   * a different agent session is told so). Throws invalid_input for an unknown profile or a team without a repository.
+   * a different agent session is told so). Throws invalid_input for an unknown profile or a team without a repository,
+   * and the LinearApiError of a failed issue lookup; either way the agent session (if given) gets an error activity.
+   * Before `start()` the dispatch is only queued.
    */
   async dispatch(issueRef: string, ctx: DispatchContext = {}): Promise<DispatchResult> {
+    try {
+      return await this.#dispatch(issueRef, ctx);
+    } catch (error) {
+      // Linear shows a session without any activity as unresponsive: say why nothing starts.
+      if (ctx.agentSessionId) {
+        await this.#rt.deps.linear
+          .createAgentActivity(ctx.agentSessionId, { type: 'error', body: `Could not start work on this issue: ${errorMessage(error)}` })
+          .catch((e: unknown) => this.#rt.deps.logger.warn({ err: errorMessage(e) }, 'could not report a failed dispatch'));
+      }
+      throw error;
+    }
+  }
+
+  async #dispatch(issueRef: string, ctx: DispatchContext): Promise<DispatchResult> {
     const rt = this.#rt;
     const { pc } = rt;
     if (ctx.profile !== undefined && !pc.profiles[ctx.profile]) {
