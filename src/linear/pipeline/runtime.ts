@@ -165,7 +165,8 @@ export class PipelineRuntime {
 
   /** Tells the user in Linear and on their chat channel that a dispatch is stuck, and records it. */
   async tellStuck(d: DispatchRecord, reason: string): Promise<void> {
-    const body = `${d.identifier} is stuck: ${reason}\n\nSend a message in this agent session to try again with your guidance.`;
+    const next = d.agentSessionId ? 'Send a message in this agent session to try again with your guidance.' : 'Assign the issue again to retry.';
+    const body = `${d.identifier} is stuck: ${reason}\n\n${next}`;
     await this.record(d, 'stuck', { reason });
     await this.tell(d, { type: 'error', body });
     try {
