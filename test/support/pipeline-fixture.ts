@@ -5,6 +5,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
+import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { Harness } from '../../src/coding/harness.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
@@ -29,6 +30,7 @@ import { tempDir } from './temp-dir.ts';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
 const FAKE_GEMINI = fileURLToPath(new URL('./fake-gemini.mjs', import.meta.url));
+const FAKE_CODEX = fileURLToPath(new URL('./fake-codex.mjs', import.meta.url));
 
 /**
  * The prompts.yaml the e2e tests put in the repository: the auditor replays a captured verdict chosen by the issue's
@@ -71,7 +73,7 @@ export interface PipelineFixture {
   pipeline: Pipeline;
   /** What the pipeline was built from (to build a second instance over the same parts). */
   deps: PipelineDeps;
-  /** The scripted harness of a name (scripted fixtures, and codex until its fake lands). */
+  /** The scripted harness of a name (scripted fixtures only). */
   scripted(name: HarnessName): ScriptedHarness;
   /** Every fake-agent invocation so far: argv, cwd, env subset. */
   invocations(): { harness: string; argv: string[]; cwd: string }[];
@@ -125,6 +127,8 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
       'harnesses.claude.env': { FAKE_AGENT_LOG: agentLog },
       'harnesses.gemini.executable': FAKE_GEMINI,
       'harnesses.gemini.env': { FAKE_AGENT_LOG: agentLog },
+      'harnesses.codex.executable': FAKE_CODEX,
+      'harnesses.codex.env': { FAKE_AGENT_LOG: agentLog, CODEX_HOME: join(dir.path, 'codex-home') },
       'linear.pipeline.repo': repo,
       ...options.overrides,
     },
@@ -140,7 +144,7 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
     ? { claude: script('claude'), codex: script('codex'), gemini: script('gemini') }
     : {
         claude: createClaudeHarness({ config: config.harnesses.claude, killGraceMs }),
-        codex: script('codex'),
+        codex: createCodexHarness({ config: config.harnesses.codex, killGraceMs }),
         gemini: createGeminiHarness({ config: config.harnesses.gemini, killGraceMs }),
       };
   const manager = new SessionManager({ config, clock, logger: silentLogger(), store: sessionStore, logs, harnesses });

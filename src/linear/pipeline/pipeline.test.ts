@@ -297,5 +297,20 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal(ofType(g.linear.activitiesOf('as-5'), 'response').length, 1);
     assert.equal(ofType(g.linear.activitiesOf('as-6'), 'response').length, 1);
   });
+
+  it('a codex worker by label, audited by a codex session in the read-only sandbox', async () => {
+    const f = setup();
+    f.linear.addIssue({ identifier: 'CDX-1', title: 'Greeting', description: 'Add a greeting.', labels: [{ id: 'l', name: 'harness:codex' }] });
+    await f.pipeline.dispatch('CDX-1', { agentSessionId: 'as-cdx' });
+    const d = await until(f, 'CDX-1', 'done');
+    const runs = f.invocations().filter((i) => i.harness === 'codex');
+    assert.equal(runs.length, 2);
+    assert.ok(runs[0]?.argv.includes('--dangerously-bypass-approvals-and-sandbox'), 'the worker may edit');
+    assert.equal(flagOf(runs[1]?.argv ?? [], '-s'), 'read-only');
+    assert.ok(!runs[1]?.argv.includes('--dangerously-bypass-approvals-and-sandbox'));
+    assert.equal(flagOf(runs[1]?.argv ?? [], '-C'), d.worktreePath);
+    const actions = ofType(f.linear.activitiesOf('as-cdx'), 'action');
+    assert.ok(actions.some((a) => a.action.startsWith('Auditor:')), 'the auditor\'s command shows as an action');
+  });
 });
 
