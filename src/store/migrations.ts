@@ -1,6 +1,8 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
+import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
+import { WEB_MIGRATIONS } from './web-migrations.ts';
 import { SCHEDULER_MIGRATIONS } from './scheduler-migrations.ts';
 
 /**
@@ -66,4 +68,11 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...ENGINE_MIGRATIONS, ...CHANNEL_MIGRATIONS, ...SCHEDULER_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [
+  ...CODING_MIGRATIONS,
+  ...ENGINE_MIGRATIONS,
+  ...CHANNEL_MIGRATIONS,
+  ...WEB_MIGRATIONS,
+  ...LINEAR_PIPELINE_MIGRATIONS,
+  ...SCHEDULER_MIGRATIONS,
+];
