@@ -1,4 +1,5 @@
 import type { Migration } from './database.ts';
+import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 
 /**
  * The schema, one numbered step at a time. Never edit a released step: add a new one. Each domain numbers its steps in
@@ -63,4 +64,4 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...LINEAR_MIGRATIONS];
