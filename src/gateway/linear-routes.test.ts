@@ -147,6 +147,23 @@ describe('Linear webhook routes', () => {
     assert.equal(second.webhooks.deliveries.counts().done, 1);
   });
 
+  it('commits concurrent deliveries together and stores a delivery id sent twice at once only once', async () => {
+    const d = await start();
+    const signed = signLinearWebhook(linearFixture('agent-session-stop'));
+    const others = [signLinearWebhook(linearFixture('issue-create')), signLinearWebhook(linearFixture('comment-create-mention'))];
+    const answers = await Promise.all([signed, signed, signed, ...others].map((s) => post(d, s.body, s.headers)));
+    assert.deepEqual(answers.map((a) => a.status), [200, 200, 200, 200, 200]);
+    await d.webhooks.worker.idle();
+    assert.deepEqual(d.handler.events.map((e) => e.type).sort(), ['agentSession.stop', 'comment.created', 'issue.created']);
+  });
+
+  it('answers 503 when the delivery cannot be stored, so that Linear delivers again', async () => {
+    const d = await start({ startWorker: false });
+    d.db.exec('DROP TABLE linear_webhook_deliveries');
+    const signed = signLinearWebhook(linearFixture('issue-create'));
+    assert.equal((await post(d, signed.body, signed.headers)).status, 503);
+  });
+
   it('deduplicates by payload when there is no linear-delivery header (webhookId alone names the webhook, not the delivery)', async () => {
     const d = await start();
     const one = signLinearWebhook(linearFixture('issue-create'), { deliveryId: null });

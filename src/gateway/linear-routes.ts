@@ -34,7 +34,7 @@ export async function registerLinearRoutes(app: FastifyInstance, deps: LinearRou
     scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_request, body, done) => done(null, body));
     const webhook = async (request: FastifyRequest, reply: FastifyReply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
-      const result = deps.intake.receive(raw, {
+      const result = await deps.intake.receive(raw, {
         signature: firstHeader(request.headers['linear-signature']),
         deliveryId: firstHeader(request.headers['linear-delivery']),
       });

@@ -24,6 +24,12 @@ export interface StoredDelivery {
   updatedAt: number;
 }
 
+/** The result of one finished attempt. */
+export type DeliveryOutcome =
+  | { seq: number; kind: 'done'; outcome: string }
+  | { seq: number; kind: 'retry'; error: string; retryAt: number }
+  | { seq: number; kind: 'dead'; error: string };
+
 /** What the intake stores for a new delivery. */
 export interface NewDelivery {
   deliveryId: string;
@@ -86,25 +92,31 @@ export class LinearDeliveryStore {
     this.#db = db;
   }
 
+  /** Whether a delivery with this id was ever stored (and not pruned since). A read: no write lock, no sync. */
+  has(deliveryId: string): boolean {
+    return this.#db.prepare('SELECT 1 FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) !== undefined;
+  }
+
   /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when the id is already known. */
   enqueue(delivery: NewDelivery): boolean {
-    const result = this.#db
-      .prepare(
-        `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, status, attempts,
-           next_attempt_at, received_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT(delivery_id) DO NOTHING`,
-      )
-      .run(
-        delivery.deliveryId,
-        delivery.eventType,
-        delivery.action,
-        delivery.orderKey,
-        delivery.payload,
-        delivery.receivedAt,
-        delivery.receivedAt,
-        delivery.receivedAt,
-      );
-    return Number(result.changes) === 1;
+    return this.enqueueMany([delivery])[0] as boolean;
+  }
+
+  /**
+   * Stores several deliveries in ONE transaction (one sync for the whole group, so concurrent arrivals share it).
+   * Returns, per delivery, whether it was new; a repeated id (even within the group) is stored once.
+   */
+  enqueueMany(deliveries: readonly NewDelivery[]): boolean[] {
+    const insert = this.#db.prepare(
+      `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, status, attempts,
+         next_attempt_at, received_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT(delivery_id) DO NOTHING`,
+    );
+    return transaction(this.#db, () =>
+      deliveries.map(
+        (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
+      ),
+    );
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Returns how many. */
@@ -121,34 +133,50 @@ export class LinearDeliveryStore {
    * marks it processing and counts the attempt. Undefined when nothing can run now.
    */
   claimNext(now: number): StoredDelivery | undefined {
-    return transaction(this.#db, () => {
-      const row = this.#db.prepare(RUNNABLE).get(now) as Row | undefined;
-      if (!row) return undefined;
-      this.#db
-        .prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?")
-        .run(now, row.seq);
-      return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
-    });
+    return this.settleAndClaim([], now, 1)[0];
   }
 
   /** Marks a claimed delivery finished, with what became of it (handled, or why it was ignored). */
   complete(seq: number, outcome: string, now: number): void {
-    this.#db
-      .prepare("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?")
-      .run(outcome, now, seq);
+    this.settleAndClaim([{ seq, kind: 'done', outcome }], now, 0);
   }
 
   /** Records a failed attempt: back to pending until `retryAt`, or dead when `retryAt` is null. */
   fail(seq: number, error: string, now: number, retryAt: number | null): void {
-    if (retryAt === null) {
-      this.#db
-        .prepare("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?")
-        .run(error, now, seq);
-      return;
-    }
-    this.#db
-      .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?")
-      .run(error, retryAt, now, seq);
+    this.settleAndClaim([retryAt === null ? { seq, kind: 'dead', error } : { seq, kind: 'retry', error, retryAt }], now, 0);
+  }
+
+  /**
+   * Records the outcomes of finished attempts, then claims up to `limit` runnable deliveries (oldest first, at most one
+   * per order key, none behind an unfinished earlier delivery of its key), all in ONE transaction: one sync for a
+   * whole turn of the worker. Returns the claimed deliveries, marked processing with the attempt counted.
+   */
+  settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
+    return transaction(this.#db, () => {
+      for (const o of outcomes) {
+        if (o.kind === 'done') {
+          this.#db
+            .prepare("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?")
+            .run(o.outcome, now, o.seq);
+        } else if (o.kind === 'dead') {
+          this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
+        } else {
+          this.#db
+            .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?")
+            .run(o.error, o.retryAt, now, o.seq);
+        }
+      }
+      const claimed: StoredDelivery[] = [];
+      const select = this.#db.prepare(RUNNABLE);
+      const mark = this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
+      while (claimed.length < limit) {
+        const row = select.get(now) as Row | undefined;
+        if (!row) break;
+        mark.run(now, row.seq);
+        claimed.push(fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
+      }
+      return claimed;
+    });
   }
 
   /** Whether `claimNext(now)` would find something. */

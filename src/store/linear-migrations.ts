@@ -47,7 +47,7 @@ export const LINEAR_MIGRATIONS: readonly Migration[] = [
         updated_at INTEGER NOT NULL
       );
       CREATE INDEX linear_webhook_deliveries_status ON linear_webhook_deliveries(status, next_attempt_at);
-      CREATE INDEX linear_webhook_deliveries_order ON linear_webhook_deliveries(order_key, seq);
+      CREATE INDEX linear_webhook_deliveries_open ON linear_webhook_deliveries(order_key, seq) WHERE status IN ('pending', 'processing');
       CREATE INDEX linear_webhook_deliveries_updated ON linear_webhook_deliveries(updated_at);
     `,
   },

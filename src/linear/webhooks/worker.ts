@@ -1,10 +1,11 @@
 // Drains the durable delivery queue into the LinearEventHandler: at least once, attempts counted, exponential retry,
 // dead letter after `maxAttempts`, deliveries of one agent session / issue one at a time, resumed after a restart.
+// The results of a turn and the next claims are written in one transaction (one sync per turn, not two per delivery).
 import type { Clock, Timer } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
+import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
 import type { LinearEventHandler } from './events.ts';
 import { InvalidPayloadError, parseLinearEvent } from './parse.ts';
 
@@ -22,11 +23,14 @@ export interface WebhookWorkerOptions {
 export class WebhookWorker {
   #o: WebhookWorkerOptions;
   #running = false;
-  #inFlight = new Set<Promise<void>>();
+  #inFlight = 0;
+  #finished: DeliveryOutcome[] = [];
+  #turnScheduled = false;
   #retryTimer: Timer | undefined;
   #retryAt = Infinity;
   #pruneTimer: Timer | undefined;
   #idleWaiters: (() => void)[] = [];
+  #drainWaiters: (() => void)[] = [];
 
   constructor(options: WebhookWorkerOptions) {
     this.#o = options;
@@ -41,59 +45,80 @@ export class WebhookWorker {
     if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
     this.#prune();
     this.#pruneTimer = clock.every(webhooks.pruneIntervalMs, () => this.#prune());
-    this.#pump();
+    this.#turn();
   }
 
   /** Wakes the worker (a delivery was queued). */
   notify(): void {
-    if (this.#running) this.#pump();
+    if (this.#running) this.#scheduleTurn();
   }
 
-  /** Stops taking new deliveries and waits for the ones being handled. Unfinished ones stay queued for the next start. */
+  /**
+   * Stops taking new deliveries, waits for the ones being handled and records their results. Deliveries not finished
+   * stay queued for the next start.
+   */
   async stop(): Promise<void> {
     this.#running = false;
     this.#retryTimer?.cancel();
     this.#retryTimer = undefined;
     this.#retryAt = Infinity;
     this.#pruneTimer?.cancel();
-    await Promise.allSettled([...this.#inFlight]);
+    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
+    this.#turn();
     this.#settleIdle();
   }
 
-  /** Resolves once nothing is being handled and nothing queued is due now (tests, shutdown). */
+  /** Resolves once nothing is being handled, every result is recorded, and nothing queued can run now (tests, shutdown). */
   idle(): Promise<void> {
-    if (this.#inFlight.size === 0 && !this.#hasDueWork()) return Promise.resolve();
+    if (this.#isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
-  #hasDueWork(): boolean {
-    if (!this.#running) return false;
+  #isIdle(): boolean {
+    if (this.#inFlight > 0 || this.#finished.length > 0 || this.#turnScheduled) return false;
+    if (!this.#running) return true;
     try {
-      return this.#o.store.hasRunnable(this.#o.clock.now());
+      return !this.#o.store.hasRunnable(this.#o.clock.now());
     } catch {
-      return false;
+      return true;
     }
   }
 
-  #pump(): void {
+  #scheduleTurn(): void {
+    if (this.#turnScheduled) return;
+    this.#turnScheduled = true;
+    setImmediate(() => {
+      this.#turnScheduled = false;
+      this.#turn();
+    });
+  }
+
+  /** Records finished attempts and claims as many deliveries as there are free slots, in one transaction. */
+  #turn(): void {
     const { store, clock, logger, webhooks } = this.#o;
-    while (this.#running && this.#inFlight.size < webhooks.concurrency) {
-      let item: StoredDelivery | undefined;
+    const outcomes = this.#finished;
+    this.#finished = [];
+    const free = this.#running ? webhooks.concurrency - this.#inFlight : 0;
+    let claimed: StoredDelivery[] = [];
+    if (outcomes.length > 0 || free > 0) {
       try {
-        item = store.claimNext(clock.now());
+        claimed = store.settleAndClaim(outcomes, clock.now(), Math.max(0, free));
       } catch (error) {
-        logger.error({ err: errorMessage(error) }, 'linear webhooks: cannot read the queue');
-        break;
+        // The outcomes are lost from memory: those deliveries stay `processing` and run again after a restart.
+        logger.error({ err: errorMessage(error), unrecorded: outcomes.length }, 'linear webhooks: cannot update the queue');
       }
-      if (!item) break;
-      const run = this.#process(item).finally(() => {
-        this.#inFlight.delete(run);
-        this.#pump();
+    }
+    for (const item of claimed) {
+      this.#inFlight += 1;
+      void this.#process(item).then((outcome) => {
+        this.#inFlight -= 1;
+        this.#finished.push(outcome);
+        if (this.#inFlight === 0) this.#settleDrain();
+        this.#scheduleTurn();
       });
-      this.#inFlight.add(run);
     }
     this.#scheduleRetry();
-    if (this.#inFlight.size === 0 && !this.#hasDueWork()) this.#settleIdle();
+    if (this.#isIdle()) this.#settleIdle();
   }
 
   #scheduleRetry(): void {
@@ -113,37 +138,31 @@ export class WebhookWorker {
     this.#retryTimer = this.#o.clock.after(due - now, () => {
       this.#retryTimer = undefined;
       this.#retryAt = Infinity;
-      this.#pump();
+      this.#turn();
     });
   }
 
-  /** Handles one claimed delivery and records the result. Never rejects (a store failure is logged; the item stays processing and is recovered on the next start). */
-  async #process(item: StoredDelivery): Promise<void> {
-    const { store, clock, logger, webhooks, handler } = this.#o;
+  /** Handles one claimed delivery; resolves with its outcome (never rejects). */
+  async #process(item: StoredDelivery): Promise<DeliveryOutcome> {
+    const { clock, logger, webhooks, handler } = this.#o;
     const meta = { delivery: item.deliveryId, type: item.eventType, action: item.action, attempt: item.attempts };
     try {
-      try {
-        const parsed = await parseLinearEvent(JSON.parse(item.payload) as unknown, { deliveryId: item.deliveryId, appUserId: this.#o.appUserId });
-        if (parsed.kind === 'ignored') {
-          logger.info({ ...meta, reason: parsed.reason }, 'linear webhook acknowledged, nothing to do');
-          store.complete(item.seq, `ignored: ${parsed.reason}`, clock.now());
-          return;
-        }
-        await handler.handle(parsed.event);
-        store.complete(item.seq, `handled: ${parsed.event.type}`, clock.now());
-      } catch (error) {
-        const message = errorMessage(error);
-        if (error instanceof InvalidPayloadError || item.attempts >= webhooks.maxAttempts) {
-          logger.error({ ...meta, err: message }, 'linear webhook dead-lettered');
-          store.fail(item.seq, message, clock.now(), null);
-          return;
-        }
-        const delay = Math.min(webhooks.retryMaxMs, webhooks.retryInitialMs * 2 ** (item.attempts - 1));
-        logger.warn({ ...meta, err: message, retryInMs: delay }, 'linear webhook handling failed; will retry');
-        store.fail(item.seq, message, clock.now(), clock.now() + delay);
+      const parsed = await parseLinearEvent(JSON.parse(item.payload) as unknown, { deliveryId: item.deliveryId, appUserId: this.#o.appUserId });
+      if (parsed.kind === 'ignored') {
+        logger.info({ ...meta, reason: parsed.reason }, 'linear webhook acknowledged, nothing to do');
+        return { seq: item.seq, kind: 'done', outcome: `ignored: ${parsed.reason}` };
       }
+      await handler.handle(parsed.event);
+      return { seq: item.seq, kind: 'done', outcome: `handled: ${parsed.event.type}` };
     } catch (error) {
-      logger.error({ ...meta, err: errorMessage(error) }, 'linear webhooks: cannot record the result of a delivery');
+      const message = errorMessage(error);
+      if (error instanceof InvalidPayloadError || item.attempts >= webhooks.maxAttempts) {
+        logger.error({ ...meta, err: message }, 'linear webhook dead-lettered');
+        return { seq: item.seq, kind: 'dead', error: message };
+      }
+      const delay = Math.min(webhooks.retryMaxMs, webhooks.retryInitialMs * 2 ** (item.attempts - 1));
+      logger.warn({ ...meta, err: message, retryInMs: delay }, 'linear webhook handling failed; will retry');
+      return { seq: item.seq, kind: 'retry', error: message, retryAt: clock.now() + delay };
     }
   }
 
@@ -160,6 +179,12 @@ export class WebhookWorker {
   #settleIdle(): void {
     const waiters = this.#idleWaiters;
     this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #settleDrain(): void {
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
     for (const resolve of waiters) resolve();
   }
 }
