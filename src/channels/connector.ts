@@ -50,6 +50,8 @@ export interface Connector {
   start(onMessage: InboundHandler): Promise<void>;
   /** Sends one message (already within maxMessageLength); throws on failure so the caller can retry. */
   send(target: ChannelTarget, message: OutboundMessage): Promise<void>;
+  /** Shows a "typing…" indicator in the conversation, where the channel has one (best effort, never throws). */
+  typing?(target: ChannelTarget): Promise<void>;
   stop(): Promise<void>;
 }
 

@@ -91,7 +91,7 @@ describe('SessionManager', () => {
     assert.equal(session.status, 'failed');
     assert.equal(session.record.budgetExhausted, true);
     assert.equal(session.record.error, 'Reached maximum budget ($5)');
-    assert.deepEqual(signals.map((s) => s.type).filter((t) => t !== 'running'), ['budgetExhausted', 'ended']);
+    assert.deepEqual(signals.map((s) => s.type).filter((t) => t !== 'running'), ['launched', 'budgetExhausted', 'ended']);
   });
 
   it('fails a session whose agent crashes mid-turn, keeping the error', async () => {
@@ -257,6 +257,74 @@ describe('SessionManager', () => {
     } finally {
       await g.close();
     }
+  });
+
+  it('signals launch, question, permission, messages and kill — each after its log record — with the command chat as via', async () => {
+    const seen: { type: string; lastLogType: string | undefined }[] = [];
+    f.manager.on((s) => {
+      const log = f.logs.read(s.session.id);
+      seen.push({ type: s.type, lastLogType: log[log.length - 1]?.type });
+    });
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'telegram|42', via: 'telegram|42', permissionMode: 'default' });
+    assert.equal(session.runStartedAt, f.clock.now());
+    const run = f.harness.last;
+    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'question', text: 'Which DB?' }, ok);
+    await f.manager.send(session.id, 'postgres', { source: 'user', via: 'web|w1' });
+    await run.emit({ type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
+    await f.manager.send(session.id, 'yes', { source: 'agent' });
+    f.manager.kill(session.id, 'killed by user', { via: 'telegram|42' });
+    const types = signals.map((s) => s.type).filter((t) => t !== 'running');
+    assert.deepEqual(types, ['launched', 'question', 'waiting', 'message', 'permission', 'waiting', 'message', 'ended']);
+    const byType = (t: string) => signals.filter((s) => s.type === t);
+    assert.deepEqual(byType('launched').map((s) => (s.type === 'launched' ? [s.kind, s.via] : [])), [['launch', 'telegram|42']]);
+    assert.deepEqual(byType('question').map((s) => (s.type === 'question' ? s.text : '')), ['Which DB?']);
+    assert.deepEqual(byType('waiting').map((s) => (s.type === 'waiting' ? s.reason : '')), ['question', 'permission']);
+    assert.deepEqual(
+      byType('message').map((s) => (s.type === 'message' ? [s.text, s.source, s.answered, s.via] : [])),
+      [['postgres', 'user', false, 'web|w1'], ['yes', 'agent', true, undefined]],
+    );
+    assert.deepEqual(byType('ended').map((s) => (s.type === 'ended' ? s.via : '')), ['telegram|42']);
+    const logged: Record<string, string> = { launched: 'user', question: 'question', permission: 'permission', waiting: 'waiting', ended: 'status' };
+    for (const { type, lastLogType } of seen.filter((x) => x.type in logged)) assert.equal(lastLogType, logged[type], `${type} after its record`);
+    assert.deepEqual(seen.filter((x) => x.type === 'message').map((x) => x.lastLogType), ['user', 'permissionAnswer']);
+  });
+
+  it('announces a permission request and a turn end that follow a "stalled" alarm', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const run = f.harness.last;
+    await run.emit({ type: 'started', backendSessionId: 'b' });
+    f.clock.advance(15_000);
+    assert.equal(session.waitingFor, 'stalled');
+    await run.emit({ type: 'permission', requestId: 'r1', tool: 'Bash', input: {} });
+    assert.equal(session.waitingFor, 'permission');
+    await f.manager.send(session.id, 'yes', { source: 'user' });
+    f.clock.advance(15_000);
+    await run.emit(ok);
+    const waits = signals.filter((s) => s.type === 'waiting').map((s) => (s.type === 'waiting' ? s.reason : ''));
+    assert.deepEqual(waits, ['stalled', 'permission', 'stalled', 'turn-end']);
+  });
+
+  it('signals interrupted (not ended) for sessions stopped by a daemon shutdown', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
+    await f.manager.stop();
+    assert.equal(session.status, 'interrupted');
+    assert.deepEqual(signals.map((s) => s.type).slice(-1), ['interrupted']);
+    assert.ok(!signals.some((s) => s.type === 'ended'));
+  });
+
+  it('logs and signals a channel view change; markSeen only moves the seen mark', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'hello' });
+    const before = f.manager.lastSeq(session.id);
+    f.manager.setView(f.manager.get(session.id), 'web|w', true);
+    assert.deepEqual(f.manager.get(session.id).foreground, { 'web|w': { on: true, seenSeq: before } });
+    assert.deepEqual(f.logs.read(session.id).at(-1), { v: 1, seq: before + 1, ts: f.clock.now(), type: 'foreground', channel: 'web|w', on: true });
+    assert.deepEqual(signals.filter((s) => s.type === 'view').map((s) => (s.type === 'view' ? [s.channel, s.on] : [])), [['web|w', true]]);
+    f.manager.markSeen(session.id, 'web|w', 2);
+    f.manager.markSeen(session.id, 'other|x', 2);
+    assert.deepEqual(f.manager.get(session.id).foreground, { 'web|w': { on: true, seenSeq: 2 } });
+    assert.equal(f.manager.lastSeq(session.id), before + 1, 'no log record for markSeen');
   });
 
   it('computes metrics: cost per day, by status, average duration, most expensive', async () => {

@@ -32,6 +32,8 @@ export interface LaunchRequest {
   originChannel: string;
   /** The engine session that launched it (wakes go back there). */
   originSessionId?: string | null;
+  /** The chat channel a person typed the launch command in (it already shows the command's reply). */
+  via?: string;
 }
 
 export interface SessionManagerDeps {
@@ -144,14 +146,14 @@ export class SessionManager {
     };
     store.insert(record);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
-    return this.#startSession(record, 'launch');
+    return this.#startSession(record, 'launch', request.via);
   }
 
   /**
    * Resumes a session that is not running. In place by default (same id, name and log); with `fork`, as a new
    * session that continues the conversation in a new backend session.
    */
-  resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string } = {}): Session {
+  resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {}): Session {
     const record = this.#requireStored(ref);
     if (isActiveStatus(record.status)) throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
     if (!record.backendSessionId) {
@@ -169,6 +171,7 @@ export class SessionManager {
           forkSession: true,
           originChannel: options.originChannel ?? record.originChannel,
           originSessionId: record.originSessionId,
+          ...(options.via ? { via: options.via } : {}),
         },
         { resumedFrom: record.id },
       );
@@ -190,14 +193,18 @@ export class SessionManager {
     };
     this.#deps.store.update(record.id, patch);
     this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
-    return this.#startSession({ ...record, ...patch }, 'resume');
+    return this.#startSession({ ...record, ...patch }, 'resume', options.via);
   }
 
   /**
    * Sends a message to a running session. Agent-sent messages count against maxAutoResponds; a user's message
    * resets the count. Returns the session and whether the text answered a permission request.
    */
-  async send(ref: string, text: string, options: { source: UserMessageSource; interrupt?: boolean }): Promise<{ session: Session; result: 'sent' | 'answered' }> {
+  async send(
+    ref: string,
+    text: string,
+    options: { source: UserMessageSource; interrupt?: boolean; via?: string },
+  ): Promise<{ session: Session; result: 'sent' | 'answered' }> {
     const session = this.#requireLive(ref);
     const { maxAutoResponds } = this.#deps.config;
     if (options.source === 'agent') {
@@ -214,11 +221,14 @@ export class SessionManager {
     return { session, result };
   }
 
-  /** Kills a running session; throws when it is unknown or already ended. Returns the final record. */
-  kill(ref: string, reason = 'killed by user'): StoredSession {
+  /**
+   * Kills a running session; throws when it is unknown or already ended. `via` is the chat the kill command came
+   * from, if any. Returns the final record.
+   */
+  kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): StoredSession {
     const record = this.#requireStored(ref);
     const session = this.#live.get(record.id);
-    if (!session || !session.kill(reason)) throw conflict(`session ${record.name} is already ${record.status}`);
+    if (!session || !session.kill(reason, options.via)) throw conflict(`session ${record.name} is already ${record.status}`);
     return { ...session.record };
   }
 
@@ -265,12 +275,27 @@ export class SessionManager {
     return this.#deps.logs.lastSeq(sessionId);
   }
 
-  /** Records what a channel has seen of a session and whether it streams it live. */
+  /**
+   * Records that a channel has seen a session up to its newest log record and whether it streams it live (claude_fg /
+   * claude_bg). Written to the log as a `foreground` record; a live session signals `view`.
+   */
   setView(record: StoredSession, channel: string, on: boolean): void {
-    const foreground = { ...record.foreground, [channel]: { on, seenSeq: this.lastSeq(record.id) } };
+    const view = { on, seenSeq: this.lastSeq(record.id) };
     const live = this.#live.get(record.id);
-    if (live) live.patch({ foreground });
-    else this.#deps.store.update(record.id, { foreground });
+    if (live) {
+      live.setView(channel, view);
+      return;
+    }
+    this.#deps.logs.write(record.id, { type: 'foreground', channel, on });
+    this.#deps.store.update(record.id, { foreground: { ...record.foreground, [channel]: view } });
+  }
+
+  /**
+   * Moves the "seen up to" log seq of a channel that already has a view of a live session (the notifier, after it
+   * delivered streamed text or dropped undelivered text). No-op for a session not in memory or an unknown channel.
+   */
+  markSeen(sessionId: string, channel: string, seenSeq: number): void {
+    this.#live.get(sessionId)?.markSeen(channel, seenSeq);
   }
 
   /** Cost, status counts, durations and the most expensive session, over every run ever recorded. */
@@ -313,7 +338,7 @@ export class SessionManager {
     await this.#deps.logs.closeAll();
   }
 
-  #startSession(record: StoredSession, kind: 'launch' | 'resume'): Session {
+  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined): Session {
     const { store, logs, clock, logger, config, harnesses } = this.#deps;
     const session = new Session(record, {
       harness: harnesses[record.harness],
@@ -332,7 +357,7 @@ export class SessionManager {
     }
     this.#live.set(record.id, session);
     this.#runs.set(record.id, store.startRun(record, kind, clock.now()));
-    session.start(kind);
+    session.start(kind, via ? { via } : {});
     return session;
   }
 

@@ -1,20 +1,36 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
+import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
 import type { Harness, HarnessEvent, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
 import type { SessionLogEntry, UserMessageSource, WaitingReason } from './session-log.ts';
 
-/** What a Session tells its manager; discriminated by `type`. Each is already in the log when it is signalled. */
+/**
+ * What a Session tells its manager; discriminated by `type`. Each is already in the log when it is signalled.
+ * `via` is the chat channel string a person typed the command in that caused the signal: that chat already shows the
+ * command's own reply, so notifiers need not repeat it there.
+ */
 export type SessionSignal =
+  /** A run started (a launch or a resume), after its `run` and `user` records. */
+  | { type: 'launched'; session: Session; kind: 'launch' | 'resume'; via?: string }
   | { type: 'output'; session: Session; text: string; seq: number }
   | { type: 'tool'; session: Session; name: string; input: unknown }
+  /** The agent explicitly asked the user something (its `waiting` with reason `question` follows at turn end). */
+  | { type: 'question'; session: Session; text: string }
+  /** The agent asks to use a tool (its `waiting` with reason `permission` follows at once). */
+  | { type: 'permission'; session: Session; requestId: string; tool: string; input: unknown }
+  /** A message was sent into the running session; `answered` when it answered a pending permission request. */
+  | { type: 'message'; session: Session; text: string; source: UserMessageSource; answered: boolean; via?: string }
   | { type: 'waiting'; session: Session; reason: WaitingReason; preview: string }
   | { type: 'budgetExhausted'; session: Session }
   | { type: 'running'; session: Session }
-  | { type: 'ended'; session: Session };
+  | { type: 'ended'; session: Session; via?: string }
+  /** A chat channel started (`on`) or stopped streaming the session live (claude_fg / claude_bg). */
+  | { type: 'view'; session: Session; channel: string; on: boolean }
+  /** The daemon is stopping: the session was marked interrupted (no `ended` follows). */
+  | { type: 'interrupted'; session: Session };
 
 /** Where a Session writes: its log (append-before-announce) and its row. */
 export interface SessionPersistence {
@@ -57,6 +73,7 @@ export class Session {
   #killRequested = false;
   #runCostBase = 0;
   #runStartSeq = 0;
+  #runStartedAt = 0;
   #malformed = 0;
 
   constructor(record: StoredSession, deps: SessionDeps) {
@@ -100,15 +117,23 @@ export class Session {
   get runStartSeq(): number {
     return this.#runStartSeq;
   }
+  /** Clock time the current (or last) run started; 0 before the first start. */
+  get runStartedAt(): number {
+    return this.#runStartedAt;
+  }
   /** True while the agent run has not reported its exit (its log may still grow). */
   get attached(): boolean {
     return this.#run !== null;
   }
 
-  /** Starts the agent run described by the record's spec. `kind` says whether this is a launch or a resume. */
-  start(kind: 'launch' | 'resume'): void {
+  /**
+   * Starts the agent run described by the record's spec. `kind` says whether this is a launch or a resume; `via` is
+   * the chat the command came from, if any (passed on in the `launched` signal).
+   */
+  start(kind: 'launch' | 'resume', options: { via?: string } = {}): void {
     const spec = this.#record.spec;
     this.#runCostBase = this.#record.costUsd;
+    this.#runStartedAt = this.#deps.clock.now();
     this.#runStartSeq = this.#write({ type: 'run', kind, prompt: spec.prompt, spec }).seq;
     this.#write({ type: 'user', text: spec.prompt, source: kind });
     let run: Run;
@@ -129,6 +154,7 @@ export class Session {
       return;
     }
     this.#run = run;
+    this.#deps.onSignal({ type: 'launched', session: this, kind, ...(options.via ? { via: options.via } : {}) });
     this.#armSafetyNet();
     void this.#consume(run);
   }
@@ -137,7 +163,7 @@ export class Session {
    * Sends a user message. A pending permission request is answered by it instead ("yes"/"allow" allows, anything
    * else denies with the text as the reason). With `interrupt`, the current turn is stopped first.
    */
-  async send(text: string, options: { source: UserMessageSource; interrupt?: boolean }): Promise<'sent' | 'answered'> {
+  async send(text: string, options: { source: UserMessageSource; interrupt?: boolean; via?: string }): Promise<'sent' | 'answered'> {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
     if (this.#pendingPermission) {
@@ -145,33 +171,36 @@ export class Session {
       const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);
       this.#pendingPermission = null;
       this.#write({ type: 'permissionAnswer', requestId, allow, ...(allow ? {} : { message: text }) });
+      this.#signalMessage(text, options, true);
       this.#resumeWork();
       run.answerPermission(requestId, allow ? { allow: true } : { allow: false, message: text });
       return 'answered';
     }
     this.#write({ type: 'user', text, source: options.source, ...(options.interrupt ? { interrupt: true } : {}) });
+    this.#signalMessage(text, options, false);
     this.#resumeWork();
     if (options.interrupt) await run.interrupt();
     run.send(text);
     return 'sent';
   }
 
-  /** Kills an active session. Returns false when it had already ended. */
-  kill(reason = 'killed by user'): boolean {
+  /** Kills an active session (`via`: the chat the kill command came from, if any). Returns false when it had already ended. */
+  kill(reason = 'killed by user', via?: string): boolean {
     if (!this.isActive) return false;
     this.#killRequested = true;
     const run = this.#run;
-    this.#finish('killed', { endReason: reason });
+    this.#finish('killed', { endReason: reason }, { ...(via ? { via } : {}) });
     run?.kill();
     return true;
   }
 
-  /** Daemon shutdown: stops the agent and marks the session interrupted, without announcing it. */
+  /** Daemon shutdown: stops the agent and marks the session interrupted; signals `interrupted`, not `ended`. */
   shutdown(): void {
     if (!this.isActive) return;
     this.#killRequested = true;
     const run = this.#run;
-    this.#finish('interrupted', { endReason: 'daemon stopped' }, false);
+    this.#finish('interrupted', { endReason: 'daemon stopped' }, { announce: false });
+    this.#deps.onSignal({ type: 'interrupted', session: this });
     run?.kill();
   }
 
@@ -184,6 +213,20 @@ export class Session {
   preview(): string {
     const text = this.lastOutput(PREVIEW_BLOCKS).join('\n').trim();
     return text.length > PREVIEW_CHARS ? `…${text.slice(-PREVIEW_CHARS)}` : text;
+  }
+
+  /** Records a channel's view (streaming live or not, last seq seen): writes a `foreground` record, then signals `view`. */
+  setView(channel: string, view: ChannelView): void {
+    this.#write({ type: 'foreground', channel, on: view.on });
+    this.#persist({ foreground: { ...this.#record.foreground, [channel]: view } });
+    this.#deps.onSignal({ type: 'view', session: this, channel, on: view.on });
+  }
+
+  /** Moves a channel's "seen up to" mark without changing whether it streams (bookkeeping; no log record, no signal). */
+  markSeen(channel: string, seenSeq: number): void {
+    const view = this.#record.foreground[channel];
+    if (!view || view.seenSeq === seenSeq) return;
+    this.#persist({ foreground: { ...this.#record.foreground, [channel]: { ...view, seenSeq } } });
   }
 
   /** Updates stored fields that are not part of the lifecycle (foreground views, auto-respond counter, origin). */
@@ -231,10 +274,13 @@ export class Session {
         this.#onContent();
         this.#askedThisTurn = true;
         this.#write({ type: 'question', text: event.text });
+        this.#deps.onSignal({ type: 'question', session: this, text: event.text });
         break;
       case 'permission':
+        this.#onContent();
         this.#pendingPermission = event.requestId;
         this.#write({ type: 'permission', requestId: event.requestId, tool: event.tool, input: event.input });
+        this.#deps.onSignal({ type: 'permission', session: this, requestId: event.requestId, tool: event.tool, input: event.input });
         this.#enterWaiting('permission');
         break;
       case 'turnEnd':
@@ -282,7 +328,8 @@ export class Session {
   }
 
   #onTurnEnd(event: HarnessEvent & { type: 'turnEnd' }): void {
-    this.#toRunning();
+    // A turn end after a "stalled" alarm is news of its own (the agent was working after all).
+    this.#onContent();
     const costUsd = Math.max(0, event.costUsd);
     const totalCostUsd = this.#record.costUsd + costUsd;
     this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
@@ -340,6 +387,10 @@ export class Session {
     return `${this.preview()}\n(permission requested: answer yes to allow, anything else to deny)`.trim();
   }
 
+  #signalMessage(text: string, options: { source: UserMessageSource; via?: string }, answered: boolean): void {
+    this.#deps.onSignal({ type: 'message', session: this, text, source: options.source, answered, ...(options.via ? { via: options.via } : {}) });
+  }
+
   /** A user message arrived: the session is working again. */
   #resumeWork(): void {
     this.#waiting = null;
@@ -372,7 +423,7 @@ export class Session {
     this.#safetyNet = null;
   }
 
-  #finish(status: SessionStatus, details: { error?: string; endReason?: string }, announce = true): void {
+  #finish(status: SessionStatus, details: { error?: string; endReason?: string }, options: { announce?: boolean; via?: string } = {}): void {
     if (!this.isActive) return;
     this.#cancelSafetyNet();
     this.#idleTimer?.cancel();
@@ -382,7 +433,7 @@ export class Session {
     const completedAt = this.#deps.clock.now();
     this.#write({ type: 'status', status, ...details });
     this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });
-    if (announce) this.#deps.onSignal({ type: 'ended', session: this });
+    if (options.announce ?? true) this.#deps.onSignal({ type: 'ended', session: this, ...(options.via ? { via: options.via } : {}) });
   }
 
   #setStatus(status: SessionStatus): void {

@@ -1,6 +1,8 @@
 // Config section of the chat channels (web page, Telegram) and of outbound delivery.
 import { z } from 'zod';
 
+const positiveMs = z.number().int().positive();
+
 export const webChannelSchema = z.strictObject({
   enabled: z.boolean().default(true),
 });
@@ -15,9 +17,43 @@ export const telegramChannelSchema = z.strictObject({
   allowedUserIds: z.array(z.number().int()).default([]),
   /** Bot API root (tests point it at a local fake). */
   apiRoot: z.url().optional(),
+  /** Long-polling timeout of one getUpdates call, in seconds (Telegram allows up to 50). */
+  pollTimeoutSeconds: z.number().int().min(0).max(50).default(30),
+  /** A Bot API call (beyond the long-poll wait itself) that takes longer than this is abandoned and counts as failed. */
+  requestTimeoutSeconds: z.number().int().positive().default(30),
+  /** On stop, the call confirming the handled updates is given at most this long. */
+  shutdownTimeoutMs: positiveMs.default(5_000),
+  /** First wait after a failed getUpdates call or a failed inbound hand-off; doubles up to `retryMaxDelayMs`. */
+  retryBaseDelayMs: positiveMs.default(1_000),
+  /** Longest wait between retries of getUpdates or of an inbound hand-off. */
+  retryMaxDelayMs: positiveMs.default(60_000),
+  /**
+   * Attempts at handing one inbound message to the engine before the sender is told it could not be accepted and the
+   * update is confirmed (so one poisoned message cannot block the chat forever).
+   */
+  inboundMaxAttempts: z.number().int().positive().default(5),
+  /** `markdown`: send MarkdownV2 (code, bold kept; falls back to plain text if Telegram refuses); `plain`: text only. */
+  format: z.enum(['markdown', 'plain']).default('markdown'),
+});
+
+export const outboxSchema = z.strictObject({
+  /** First retry delay of a failed delivery; doubles on each further failure (with jitter). */
+  baseDelayMs: positiveMs.default(1_000),
+  /** Longest delay between two attempts (a server's retry-after may ask for more and is honoured). */
+  maxDelayMs: positiveMs.default(300_000),
+  /** Failed attempts (without progress) after which a message is marked failed (dead letter). */
+  maxAttempts: z.number().int().positive().default(10),
+  /** One connector send that takes longer than this counts as a failed attempt. */
+  sendTimeoutMs: positiveMs.default(30_000),
+  /** Dead letters older than this are deleted from the store. */
+  deadLetterRetentionMs: positiveMs.default(30 * 24 * 3_600_000),
 });
 
 export const channelsSchema = z.strictObject({
   web: webChannelSchema.prefault({}),
   telegram: telegramChannelSchema.prefault({}),
+  outbox: outboxSchema.prefault({}),
 });
+
+export type TelegramChannelConfig = z.infer<typeof telegramChannelSchema>;
+export type OutboxConfig = z.infer<typeof outboxSchema>;

@@ -8,6 +8,18 @@ export const engineSchema = z.strictObject({
   maxToolIterations: z.number().int().positive().default(10),
   /** Appended to the built-in orchestrator system prompt. */
   systemPrompt: z.string().optional(),
+  /** History sent to the model: at most this many earlier turns (whole turns, so tool calls keep their results). */
+  historyTurns: z.number().int().min(0).default(20),
+  /** …and at most about this many characters of them (the oldest turns drop first; the newest always stays). */
+  historyMaxChars: z.number().int().positive().default(100_000),
+  /** askAgent gives up waiting for the subagent's first reply after this long (the subagent keeps running). */
+  askTimeoutMs: z.number().int().positive().default(300_000),
+  /** On stop, running turns get this long to finish; then they are cut off (restore closes them on next start). */
+  stopGraceMs: z.number().int().min(0).default(10_000),
+  /** How often accepted message ids and session state go to the SQLite index (the logs stay the truth). */
+  indexFlushMs: z.number().int().positive().default(1_000),
+  /** Most engine session log files held open at once. */
+  maxOpenLogs: z.number().int().positive().default(256),
 });
 
 /** Cron tasks: each has its own cron session; runs missed while the daemon was down are skipped or run once. */

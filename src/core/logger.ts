@@ -24,6 +24,17 @@ export const REDACT_PATHS = [
   '*.refreshToken',
   'env',
   '*.env',
+  'botToken',
+  '*.botToken',
+  'clientSecret',
+  '*.clientSecret',
+  'webhookSecret',
+  '*.webhookSecret',
+  'channels.telegram.botToken',
+  'linear.apiKey',
+  'linear.clientSecret',
+  'linear.webhookSecret',
+  'inference.providers[*].apiKey',
 ];
 
 export interface LoggerOptions {

@@ -46,3 +46,26 @@ export interface EngineApi {
   /** Starts a subagent and resolves with the text of its first reply (rejects after `timeoutMs`). */
   askAgent(input: { prompt: string; name: string; parentSessionId?: string; timeoutMs?: number }): Promise<{ sessionId: string; text: string }>;
 }
+
+/** One engine session as listings show it. */
+export interface EngineSessionSummary {
+  id: string;
+  descriptor: SessionDescriptor;
+  /** `running` while a turn runs. */
+  state: 'idle' | 'running';
+  /** Messages accepted and waiting for their turn. */
+  queued: number;
+  createdAt: number;
+  /** Time of the last record written (or read back on restore). */
+  updatedAt: number;
+  /** Time of the last message from a person (user sessions). */
+  lastUserAt: number | null;
+  /** How the last turn ended. */
+  lastOutcome: 'ok' | 'error' | 'limit' | 'internal_error' | null;
+}
+
+/** The engine as operations (agents listing, RPC, CLI) see it: the contract plus what listings need. */
+export interface EngineControl extends EngineApi {
+  /** Every engine session, most recently updated first. */
+  listSessions(): EngineSessionSummary[];
+}

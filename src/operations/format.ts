@@ -1,5 +1,8 @@
+import { formatDuration, truncate } from '../coding/format.ts';
 import type { SessionMetrics, SessionStatus } from '../store/coding-sessions.ts';
 import type { SessionSummary } from './session-summary.ts';
+
+export { formatDuration, truncate };
 
 const STATUS_ICON: Record<SessionStatus, string> = {
   starting: '🟡',
@@ -9,21 +12,6 @@ const STATUS_ICON: Record<SessionStatus, string> = {
   killed: '⛔',
   interrupted: '⏸️',
 };
-
-/** Formats milliseconds as "1h 2m", "3m 12s" or "45s". */
-export function formatDuration(ms: number): string {
-  const s = Math.max(0, Math.round(ms / 1000));
-  if (s < 60) return `${s}s`;
-  const m = Math.floor(s / 60);
-  if (m < 60) return `${m}m ${s % 60}s`;
-  return `${Math.floor(m / 60)}h ${m % 60}m`;
-}
-
-/** Shortens `text` to `max` characters, marking the cut with "…". */
-export function truncate(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, ' ').trim();
-  return flat.length > max ? `${flat.slice(0, max - 1)}…` : flat;
-}
 
 /** The icon for a status. */
 export function statusIcon(status: SessionStatus): string {

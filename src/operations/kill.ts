@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
-import { defineOperation } from './operation.ts';
+import { commandChannel, defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({ session: sessionRef });
@@ -19,7 +19,7 @@ export const killOperation = defineOperation({
     cli: { name: 'kill', args: ['<session>'] },
   },
   async run(ctx, args): Promise<SessionSummary> {
-    return summaryOf(ctx, ctx.services.sessions.kill(args.session));
+    return summaryOf(ctx, ctx.services.sessions.kill(args.session, 'killed by user', commandChannel(ctx.caller)));
   },
   format(s) {
     return `⛔ [${s.name}] Killed\n   📁 ${s.workdir}\n   📝 "${truncate(s.prompt, 60)}"`;

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
-import { callerChannel, defineOperation } from './operation.ts';
+import { callerChannel, commandChannel, defineOperation } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
 import type { SessionSummary } from './session-summary.ts';
 
@@ -55,6 +55,7 @@ export const launchOperation = defineOperation({
         workdir: workdir ?? process.cwd(),
       }),
       originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
+      ...commandChannel(ctx.caller),
     });
     return summaryOf(ctx, session.record);
   },

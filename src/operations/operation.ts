@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
+import type { EngineControl } from '../engine/api.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -15,6 +16,8 @@ export type Caller =
 export interface OperationServices {
   config: Config;
   sessions: SessionManager;
+  /** The agent engine; the engine operations (agents, agent-send, agent-start) answer "not running" without it. */
+  engine?: EngineControl;
 }
 
 export interface OperationContext {
@@ -61,6 +64,14 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
 /** Identity helper that keeps an operation's input and result types tied together. */
 export function defineOperation<S extends z.ZodObject, T>(operation: Operation<S, T>): Operation<S, T> {
   return operation;
+}
+
+/**
+ * The chat a person typed this command in, if any: it already shows the command's reply, so the session's
+ * notifications skip repeating it there (passed to the SessionManager as `via`).
+ */
+export function commandChannel(caller: Caller): { via?: string } {
+  return caller.kind === 'chat' ? { via: caller.channel } : {};
 }
 
 /** The channel the caller speaks from, if any. */

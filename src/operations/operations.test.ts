@@ -20,11 +20,11 @@ describe('operations table', () => {
   it('exposes the seed tool names, commands and RPC methods from one table', () => {
     assert.deepEqual(
       toolDefinitions(OPERATIONS).map((t) => t.name),
-      ['claude_launch', 'claude_respond', 'claude_output', 'claude_fg', 'claude_bg', 'claude_kill', 'claude_sessions', 'claude_stats', 'claude_resume'],
+      ['claude_launch', 'claude_respond', 'claude_output', 'claude_fg', 'claude_bg', 'claude_kill', 'claude_sessions', 'claude_stats', 'claude_resume', 'list_agents'],
     );
     assert.deepEqual(
       OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(),
-      ['/claude', '/claude_bg', '/claude_fg', '/claude_kill', '/claude_respond', '/claude_resume', '/claude_sessions', '/claude_stats'],
+      ['/agents', '/claude', '/claude_bg', '/claude_fg', '/claude_kill', '/claude_respond', '/claude_resume', '/claude_sessions', '/claude_stats'],
     );
     assert.deepEqual([...rpcMethods(OPERATIONS).keys()].sort(), [
       'claude-code.kill',
@@ -32,6 +32,9 @@ describe('operations table', () => {
       'claude-code.output',
       'claude-code.sessions',
       'claude-code.stats',
+      'engine.send',
+      'engine.sessions',
+      'engine.start',
       'sessions.get',
       'sessions.kill',
       'sessions.launch',

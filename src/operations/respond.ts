@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
-import { defineOperation } from './operation.ts';
+import { commandChannel, defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
@@ -28,6 +28,7 @@ export const respondOperation = defineOperation({
     const { session, result } = await ctx.services.sessions.send(args.session, args.message, {
       source,
       ...(args.interrupt ? { interrupt: true } : {}),
+      ...commandChannel(ctx.caller),
     });
     return { session: summaryOf(ctx, session.record), message: args.message, answeredPermission: result === 'answered' };
   },

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { invalidInput } from '../core/errors.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { formatSessionList, truncate } from './format.ts';
-import { callerChannel, defineOperation } from './operation.ts';
+import { callerChannel, commandChannel, defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
@@ -41,6 +41,7 @@ export const resumeOperation = defineOperation({
       ...(args.prompt ? { prompt: args.prompt } : {}),
       ...(args.fork ? { fork: true } : {}),
       ...(channel ? { originChannel: channel } : {}),
+      ...commandChannel(ctx.caller),
     });
     return { kind: 'resumed', session: summaryOf(ctx, session.record), prompt: session.record.spec.prompt };
   },

@@ -1,3 +1,6 @@
+import { agentSendOperation } from './agent-send.ts';
+import { agentStartOperation } from './agent-start.ts';
+import { agentsOperation } from './agents.ts';
 import { backgroundOperation } from './background.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
@@ -22,4 +25,7 @@ export const OPERATIONS: readonly Operation[] = [
   statsOperation,
   resumeOperation,
   getOperation,
+  agentsOperation,
+  agentStartOperation,
+  agentSendOperation,
 ] as unknown as readonly Operation[];

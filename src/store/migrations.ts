@@ -1,4 +1,6 @@
+import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
+import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 
 /**
@@ -64,4 +66,4 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...LINEAR_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...ENGINE_MIGRATIONS, ...CHANNEL_MIGRATIONS, ...LINEAR_MIGRATIONS];

@@ -1,0 +1,284 @@
+import assert from 'node:assert/strict';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { tempDir } from '../../test/support/temp-dir.ts';
+import { ManualClock } from '../core/clock.ts';
+import { outboxSchema } from '../core/config-channels.ts';
+import type { OutboxConfig } from '../core/config-channels.ts';
+import { createLogger, silentLogger } from '../core/logger.ts';
+import type { Logger } from '../core/logger.ts';
+import { openDatabase } from '../store/database.ts';
+import type { DatabaseSync } from '../store/database.ts';
+import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from './connector.ts';
+import { DeliveryError } from './delivery-error.ts';
+import { createOutbox } from './outbox.ts';
+import type { DurableOutbox } from './outbox.ts';
+
+interface Delivery {
+  target: ChannelTarget;
+  message: OutboundMessage;
+  at: number;
+}
+
+/** An in-memory connector whose sends can be scripted to fail or hang. */
+class ScriptedConnector implements Connector {
+  readonly channel: string;
+  readonly maxMessageLength: number;
+  readonly delivered: Delivery[] = [];
+  /** Sends attempted (successful or not), with the clock time. */
+  readonly attempts: { text: string; at: number }[] = [];
+  /** Each entry decides one upcoming send: an error to throw, or 'hang' to never settle. */
+  readonly script: (Error | 'hang')[] = [];
+  /** Decides sends when the script is empty: return an error to fail. */
+  failWhen: ((message: OutboundMessage) => Error | undefined) | null = null;
+  #clock: ManualClock;
+  #waiters: (() => void)[] = [];
+
+  constructor(channel: string, clock: ManualClock, maxMessageLength = 1000) {
+    this.channel = channel;
+    this.maxMessageLength = maxMessageLength;
+    this.#clock = clock;
+  }
+
+  async start(_onMessage: InboundHandler): Promise<void> {}
+  async stop(): Promise<void> {}
+
+  async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
+    this.attempts.push({ text: message.text, at: this.#clock.now() });
+    const step = this.script.shift() ?? this.failWhen?.(message);
+    if (step === 'hang') return new Promise<void>(() => {});
+    if (step) throw step;
+    assert.ok(message.text.length <= this.maxMessageLength, 'the outbox splits to the connector limit');
+    this.delivered.push({ target, message, at: this.#clock.now() });
+    for (const wake of this.#waiters.splice(0)) wake();
+  }
+
+  /** Resolves once `count` messages were delivered. */
+  async waitDelivered(count: number): Promise<void> {
+    while (this.delivered.length < count) await new Promise<void>((resolve) => this.#waiters.push(resolve));
+  }
+}
+
+const chat = (id: string): ChannelTarget => ({ channel: 'chat', chat: id });
+
+describe('DurableOutbox', () => {
+  let dir: { path: string; remove: () => void };
+  let db: DatabaseSync;
+  let clock: ManualClock;
+  let outbox: DurableOutbox;
+  let connector: ScriptedConnector;
+
+  function build(config: Partial<OutboxConfig> = {}, logger: Logger = silentLogger(), random = () => 0): DurableOutbox {
+    return createOutbox({ db, clock, logger, config: outboxSchema.parse(config), random });
+  }
+
+  beforeEach(() => {
+    dir = tempDir('sb-outbox-');
+    db = openDatabase(join(dir.path, 'state.db'));
+    clock = new ManualClock();
+    connector = new ScriptedConnector('chat', clock);
+    outbox = build();
+    outbox.register(connector);
+  });
+
+  afterEach(async () => {
+    await outbox.stop();
+    db.close();
+    dir.remove();
+  });
+
+  it('records the message before returning and delivers it in the background', async () => {
+    outbox.start();
+    outbox.send(chat('1'), { text: 'hello', replyTo: '1:7' });
+    assert.equal(outbox.metrics().pending, 1, 'stored synchronously');
+    assert.equal(connector.delivered.length, 0, 'send does not wait for delivery');
+    await outbox.settle();
+    assert.deepEqual(connector.delivered.map((d) => [d.target, d.message]), [[chat('1'), { text: 'hello', replyTo: '1:7' }]]);
+    assert.deepEqual({ ...outbox.metrics(), byChannel: undefined }, {
+      sent: 1, retried: 0, failed: 0, noConnector: 0, pending: 0, deadLetters: 0, byChannel: undefined,
+    });
+  });
+
+  it('refuses malformed targets and empty texts, naming the field', () => {
+    assert.throws(() => outbox.send({ channel: 'chat', chat: '' }, { text: 'x' }), /target\.chat/);
+    assert.throws(() => outbox.send({ channel: 'a|b', chat: '1' }, { text: 'x' }), /target\.channel/);
+    assert.throws(() => outbox.send(chat('1'), { text: '  ' }), /text/);
+    assert.equal(outbox.metrics().pending, 0);
+  });
+
+  it('splits a long text to the connector limit and sends the parts in order, replying with the first only', async () => {
+    const small = new ScriptedConnector('small', clock, 20);
+    outbox.register(small);
+    outbox.start();
+    outbox.send({ channel: 'small', chat: 'x' }, { text: 'one two three four five six seven eight nine ten', replyTo: '9' });
+    await outbox.settle();
+    assert.deepEqual(small.delivered.map((d) => d.message.text), ['one two three four', 'five six seven eight', 'nine ten']);
+    assert.deepEqual(small.delivered.map((d) => d.message.replyTo), ['9', undefined, undefined]);
+    assert.equal(outbox.metrics().sent, 1);
+  });
+
+  it('retries with exponential backoff on the injected clock, then delivers', async () => {
+    const boom = new Error('connection reset');
+    connector.script.push(boom, boom, boom);
+    outbox.start();
+    const t0 = clock.now();
+    outbox.send(chat('1'), { text: 'persistent' });
+    await outbox.settle();
+    assert.equal(connector.attempts.length, 1);
+    // random() = 0 → the lower edge of each jittered step: 500, 1000, 2000 ms.
+    for (const [wait, attempts] of [[499, 1], [1, 2], [999, 2], [1, 3], [1999, 3], [1, 4]] as const) {
+      clock.advance(wait);
+      await outbox.settle();
+      assert.equal(connector.attempts.length, attempts, `after +${wait} ms`);
+    }
+    assert.deepEqual(connector.attempts.map((a) => a.at - t0), [0, 500, 1500, 3500]);
+    assert.equal(connector.delivered.length, 1);
+    const metrics = outbox.metrics();
+    assert.equal(metrics.retried, 3);
+    assert.equal(metrics.sent, 1);
+    assert.deepEqual(metrics.byChannel.chat, { sent: 1, retried: 3, failed: 0 });
+  });
+
+  it("honours a server's retry-after instead of the backoff", async () => {
+    connector.script.push(new DeliveryError('429 Too Many Requests', { kind: 'rate_limited', retryAfterMs: 7000, status: 429 }));
+    outbox.start();
+    outbox.send(chat('1'), { text: 'later' });
+    await outbox.settle();
+    clock.advance(6999);
+    await outbox.settle();
+    assert.equal(connector.attempts.length, 1, 'not before the retry-after');
+    clock.advance(1);
+    await outbox.settle();
+    assert.equal(connector.delivered.length, 1);
+  });
+
+  it('never lets a later message overtake an earlier one to the same chat, while other chats go on', async () => {
+    connector.failWhen = (m) => (m.text === 'first' && connector.attempts.filter((a) => a.text === 'first').length <= 2 ? new Error('flaky') : undefined);
+    outbox.start();
+    outbox.send(chat('A'), { text: 'first' });
+    outbox.send(chat('A'), { text: 'second' });
+    outbox.send(chat('B'), { text: 'other chat' });
+    outbox.send(chat('A'), { text: 'third' });
+    await outbox.settle();
+    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['other chat'], 'chat B is not held up by chat A');
+    assert.ok(!connector.attempts.some((a) => a.text === 'second'), 'second waits behind first');
+    clock.advance(10_000);
+    await outbox.settle();
+    clock.advance(10_000);
+    await outbox.settle();
+    assert.deepEqual(
+      connector.delivered.filter((d) => d.target.chat === 'A').map((d) => d.message.text),
+      ['first', 'second', 'third'],
+    );
+  });
+
+  it('a hanging connector delays neither other channels nor other chats, and times out into a retry', async () => {
+    const slow = new ScriptedConnector('slow', clock);
+    slow.script.push('hang');
+    outbox.register(slow);
+    outbox.start();
+    outbox.send({ channel: 'slow', chat: '1' }, { text: 'stuck' });
+    outbox.send(chat('1'), { text: 'free' });
+    await connector.waitDelivered(1);
+    assert.equal(connector.delivered[0]?.message.text, 'free');
+    clock.advance(30_000); // sendTimeoutMs
+    await outbox.settle();
+    clock.advance(500);
+    await slow.waitDelivered(1);
+    assert.equal(slow.attempts.length, 2);
+    await outbox.settle();
+    assert.equal(outbox.metrics().retried, 1);
+  });
+
+  it('dead-letters a message after the last attempt, logs it, and moves on to the next one', async () => {
+    const lines = new PassThrough();
+    const logged: string[] = [];
+    lines.on('data', (chunk: Buffer) => logged.push(...chunk.toString().split('\n').filter(Boolean)));
+    outbox = build({ maxAttempts: 3 }, createLogger({ level: 'info', destination: lines }));
+    outbox.register(connector);
+    connector.failWhen = (m) => (m.text === 'doomed' ? new Error('server down') : undefined);
+    outbox.start();
+    outbox.send(chat('1'), { text: 'doomed' });
+    outbox.send(chat('1'), { text: 'next' });
+    for (let i = 0; i < 5; i += 1) {
+      await outbox.settle();
+      clock.advance(60_000);
+    }
+    await outbox.settle();
+    assert.equal(connector.attempts.filter((a) => a.text === 'doomed').length, 3);
+    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['next']);
+    const dead = outbox.deadLetters();
+    assert.equal(dead.length, 1);
+    assert.deepEqual([dead[0]?.text, dead[0]?.attempts, dead[0]?.error, dead[0]?.target], ['doomed', 3, 'server down', chat('1')]);
+    const metrics = outbox.metrics();
+    assert.deepEqual([metrics.failed, metrics.retried, metrics.sent, metrics.deadLetters, metrics.pending], [1, 2, 1, 1, 0]);
+    assert.ok(logged.some((l) => l.includes('dead letter') && l.includes('"level":50')), logged.join('\n'));
+  });
+
+  it('dead-letters at once a message the service refuses for good, and can retry it on request', async () => {
+    connector.script.push(new DeliveryError('Bad Request: chat not found', { kind: 'permanent', status: 400 }));
+    outbox.start();
+    outbox.send(chat('1'), { text: 'nowhere' });
+    await outbox.settle();
+    assert.equal(connector.attempts.length, 1);
+    const [dead] = outbox.deadLetters();
+    assert.equal(dead?.error, 'Bad Request: chat not found');
+    assert.equal(outbox.retry(dead?.id ?? -1), true);
+    await outbox.settle();
+    assert.equal(connector.delivered[0]?.message.text, 'nowhere');
+    assert.equal(outbox.retry(dead?.id ?? -1), false, 'nothing left to retry');
+  });
+
+  it('keeps a message for a channel without a connector as failed, counted and listed', async () => {
+    outbox.start();
+    outbox.send({ channel: 'discord', chat: '42' }, { text: 'hello?' });
+    outbox.send(chat('1'), { text: 'fine' });
+    await outbox.settle();
+    const metrics = outbox.metrics();
+    assert.deepEqual([metrics.noConnector, metrics.failed, metrics.sent, metrics.deadLetters], [1, 1, 1, 1]);
+    assert.match(outbox.deadLetters()[0]?.error ?? '', /no connector for channel "discord"/);
+  });
+
+  it('survives a restart: pending messages (and the rest of a half-sent one) are delivered by a new outbox', async () => {
+    connector.failWhen = () => new Error('offline');
+    const small = new ScriptedConnector('small', clock, 10);
+    small.failWhen = (m) => (m.text === 'cccc' ? new Error('down') : undefined);
+    outbox.register(small);
+    outbox.start();
+    outbox.send(chat('1'), { text: 'queued one' });
+    outbox.send({ channel: 'small', chat: 'z' }, { text: 'aaaa bbbb cccc' });
+    await outbox.settle();
+    // The first part went out, the second failed: the store remembers how far it got.
+    assert.deepEqual(small.delivered.map((d) => d.message.text), ['aaaa bbbb']);
+    assert.equal(connector.delivered.length, 0);
+    await outbox.stop();
+    db.close();
+
+    db = openDatabase(join(dir.path, 'state.db'));
+    const again = new ScriptedConnector('chat', clock);
+    const smallAgain = new ScriptedConnector('small', clock, 10);
+    outbox = build();
+    outbox.send(chat('1'), { text: 'queued two' });
+    assert.equal(outbox.metrics().pending, 3);
+    outbox.register(again);
+    outbox.register(smallAgain);
+    outbox.start();
+    await outbox.settle();
+    clock.advance(10_000);
+    await outbox.settle();
+    assert.deepEqual(again.delivered.map((d) => d.message.text), ['queued one', 'queued two']);
+    assert.deepEqual(smallAgain.delivered.map((d) => d.message.text), ['cccc'], 'only the undelivered part is sent');
+    assert.equal(outbox.metrics().pending, 0);
+  });
+
+  it('delivers nothing before start and everything in order after it', async () => {
+    outbox.send(chat('1'), { text: 'a' });
+    outbox.send(chat('1'), { text: 'b' });
+    await outbox.settle();
+    assert.equal(connector.attempts.length, 0);
+    outbox.start();
+    await outbox.settle();
+    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['a', 'b']);
+  });
+});

@@ -1,0 +1,307 @@
+// Durable outbound delivery: `send` writes the message to SQLite and returns; one delivery lane per conversation hands
+// the oldest pending message to its channel's connector (split to the connector's limit), retries with backoff, and
+// dead-letters it after the last attempt. Lanes are independent, so a slow or failing connector delays only its own chats.
+import type { DatabaseSync } from 'node:sqlite';
+import { z } from 'zod';
+import type { Clock, Timer } from '../core/clock.ts';
+import type { OutboxConfig } from '../core/config-channels.ts';
+import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import { OutboxStore } from '../store/outbox-store.ts';
+import type { OutboxRecord } from '../store/outbox-store.ts';
+import { backoffDelay } from './backoff.ts';
+import type { ChannelTarget, Connector, OutboundMessage, Outbox } from './connector.ts';
+import { formatTarget } from './connector.ts';
+import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
+import { splitMessage } from './split-message.ts';
+import { StopSignal } from './stop-signal.ts';
+
+export interface OutboxDeps {
+  /** The daemon's database (migrations 200+ applied). */
+  db: DatabaseSync;
+  /** `config.channels.outbox`. */
+  config: OutboxConfig;
+  clock: Clock;
+  logger: Logger;
+  /** Source of jitter in [0, 1); default Math.random. */
+  random?: () => number;
+}
+
+/** Delivery counters since start, plus the store's current backlog. */
+export interface OutboxMetrics {
+  /** Messages delivered completely (all parts). */
+  sent: number;
+  /** Failed attempts that were scheduled for another try. */
+  retried: number;
+  /** Messages given up on (dead letters), including those for channels without a connector. */
+  failed: number;
+  /** Of `failed`: messages whose channel had no connector. */
+  noConnector: number;
+  /** Messages waiting in the store (to be sent or retried). */
+  pending: number;
+  /** Dead letters kept in the store. */
+  deadLetters: number;
+  byChannel: Record<string, { sent: number; retried: number; failed: number }>;
+}
+
+/** A dead letter as shown to an operator. */
+export interface DeadLetter {
+  id: number;
+  target: ChannelTarget;
+  text: string;
+  attempts: number;
+  error: string | null;
+  createdAt: number;
+  failedAt: number;
+}
+
+const targetSchema = z.strictObject({
+  channel: z.string().regex(/^[^|\s]+$/, 'a channel name without spaces or "|"'),
+  account: z.string().min(1).optional(),
+  chat: z.string().min(1, 'must not be empty'),
+  thread: z.string().min(1).optional(),
+});
+
+interface Lane {
+  running: boolean;
+  timer: Timer | null;
+}
+
+/** The durable Outbox. Register connectors, then `start()`; messages sent before `start()` wait in the store. */
+export class DurableOutbox implements Outbox {
+  #deps: OutboxDeps;
+  #store: OutboxStore;
+  #connectors = new Map<string, Connector>();
+  #lanes = new Map<string, Lane>();
+  #inFlight = new Set<Promise<void>>();
+  #started = false;
+  #stop = new StopSignal();
+  #counters = { sent: 0, retried: 0, failed: 0, noConnector: 0 };
+  #byChannel = new Map<string, { sent: number; retried: number; failed: number }>();
+
+  constructor(deps: OutboxDeps) {
+    this.#deps = deps;
+    this.#store = new OutboxStore(deps.db);
+  }
+
+  /** Makes `connector` the one delivering messages for its channel (replaces an earlier one of the same channel). */
+  register(connector: Connector): void {
+    this.#connectors.set(connector.channel, connector);
+  }
+
+  /**
+   * Records the message durably (synchronously) and returns; delivery happens in the background. Throws invalid_input
+   * for a malformed target or an empty text (nothing is recorded then).
+   */
+  send(target: ChannelTarget, message: OutboundMessage): void {
+    const parsed = targetSchema.safeParse(target);
+    if (!parsed.success) throw fromZodError(parsed.error, 'target');
+    if (typeof message.text !== 'string' || message.text.trim() === '') throw invalidInput('text: must not be empty', 'text');
+    const clean: ChannelTarget = parsed.data;
+    const key = formatTarget(clean);
+    const id = this.#store.enqueue(
+      { targetKey: key, target: JSON.stringify(clean), channel: clean.channel, text: message.text, replyTo: message.replyTo },
+      this.#deps.clock.now(),
+    );
+    this.#deps.logger.debug({ outboxId: id, target: key, length: message.text.length }, 'outbound message queued');
+    this.#kick(key);
+  }
+
+  /** Starts delivering: every conversation with pending messages (also those left by an earlier run) gets a lane. */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    this.#stop = new StopSignal();
+    this.#prune();
+    const targets = this.#store.pendingTargets();
+    if (targets.length > 0) this.#deps.logger.info({ conversations: targets.length }, 'resuming outbound delivery');
+    for (const key of targets) this.#kick(key);
+  }
+
+  /** Stops delivering; pending messages stay in the store. A send still in flight is abandoned (resent after restart). */
+  async stop(): Promise<void> {
+    if (!this.#started) return;
+    this.#started = false;
+    this.#stop.stop();
+    for (const lane of this.#lanes.values()) lane.timer?.cancel();
+    this.#lanes.clear();
+    await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Resolves once no lane is sending (scheduled retries do not count). For tests and orderly shutdown. */
+  async settle(): Promise<void> {
+    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  }
+
+  /** Delivery counters and backlog, for /healthz. */
+  metrics(): OutboxMetrics {
+    const counts = this.#store.counts();
+    return {
+      ...this.#counters,
+      pending: counts.pending,
+      deadLetters: counts.failed,
+      byChannel: Object.fromEntries([...this.#byChannel].map(([channel, c]) => [channel, { ...c }])),
+    };
+  }
+
+  /** Dead letters, newest first. */
+  deadLetters(limit = 100): DeadLetter[] {
+    return this.#store.listFailed(limit).map((r) => ({
+      id: r.id,
+      target: JSON.parse(r.target) as ChannelTarget,
+      text: r.text,
+      attempts: r.attempts,
+      error: r.lastError,
+      createdAt: r.createdAt,
+      failedAt: r.updatedAt,
+    }));
+  }
+
+  /** Puts a dead letter back in its conversation's queue; false when there is no dead letter with this id. */
+  retry(id: number): boolean {
+    const record = this.#store.get(id);
+    if (!record || !this.#store.requeue(id, this.#deps.clock.now())) return false;
+    this.#kick(record.targetKey);
+    return true;
+  }
+
+  #kick(key: string): void {
+    if (!this.#started) return;
+    let lane = this.#lanes.get(key);
+    if (!lane) {
+      lane = { running: false, timer: null };
+      this.#lanes.set(key, lane);
+    }
+    if (lane.running) return;
+    lane.timer?.cancel();
+    lane.timer = null;
+    lane.running = true;
+    // Deferred to a microtask so no connector code runs inside the caller's `send`.
+    const run = Promise.resolve().then(() => this.#drain(key, lane));
+    this.#inFlight.add(run);
+    void run.finally(() => this.#inFlight.delete(run));
+  }
+
+  /** Delivers a conversation's messages one at a time, oldest first, until none is due. */
+  async #drain(key: string, lane: Lane): Promise<void> {
+    const { clock, logger } = this.#deps;
+    try {
+      while (this.#started) {
+        const head = this.#store.head(key);
+        if (!head) break;
+        const wait = head.nextAttemptAt - clock.now();
+        if (wait > 0) {
+          lane.timer = clock.after(wait, () => {
+            lane.timer = null;
+            this.#kick(key);
+          });
+          break;
+        }
+        await this.#deliver(head);
+      }
+    } catch (error) {
+      // Only the store can throw here (connector failures are handled per message); try the lane again later.
+      logger.error({ target: key, err: errorMessage(error) }, 'outbound delivery lane failed; retrying');
+      if (this.#started) lane.timer = clock.after(this.#deps.config.baseDelayMs, () => this.#kick(key));
+    } finally {
+      // Synchronously with the last store read, so a message queued right now finds the lane idle and restarts it.
+      lane.running = false;
+      if (!lane.timer && this.#lanes.get(key) === lane) this.#lanes.delete(key);
+    }
+  }
+
+  async #deliver(record: OutboxRecord): Promise<void> {
+    const { clock, logger } = this.#deps;
+    const connector = this.#connectors.get(record.channel);
+    if (!connector) {
+      this.#deadLetter(record, record.attempts, `no connector for channel "${record.channel}"`);
+      this.#counters.noConnector += 1;
+      return;
+    }
+    const target = JSON.parse(record.target) as ChannelTarget;
+    const parts = splitMessage(record.text, connector.maxMessageLength);
+    let attempts = record.attempts;
+    for (let index = record.partsSent; index < parts.length; index += 1) {
+      const text = parts[index] ?? '';
+      const message: OutboundMessage = index === 0 && record.replyTo ? { text, replyTo: record.replyTo } : { text };
+      try {
+        await this.#sendOnce(connector, target, message);
+      } catch (error) {
+        if (!this.#started) return;
+        this.#failure(record, attempts + 1, error);
+        return;
+      }
+      if (!this.#started) return;
+      if (index + 1 < parts.length) {
+        this.#store.recordProgress(record.id, index + 1, clock.now());
+        attempts = 0;
+      }
+    }
+    this.#store.markSent(record.id);
+    this.#count(record.channel, 'sent');
+    logger.debug({ outboxId: record.id, target: record.targetKey, parts: parts.length }, 'outbound message delivered');
+  }
+
+  /** One connector send, bounded by `sendTimeoutMs` and abandoned when the outbox stops. */
+  async #sendOnce(connector: Connector, target: ChannelTarget, message: OutboundMessage): Promise<void> {
+    const { clock, config } = this.#deps;
+    let timer: Timer | null = null;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = clock.after(config.sendTimeoutMs, () =>
+        reject(new DeliveryError(`send timed out after ${config.sendTimeoutMs} ms`, { kind: 'transient' })),
+      );
+    });
+    try {
+      const outcome = await this.#stop.race(Promise.race([connector.send(target, message), timeout]));
+      if (outcome.stopped) throw new Error('outbox stopped');
+    } finally {
+      (timer as Timer | null)?.cancel();
+    }
+  }
+
+  #failure(record: OutboxRecord, attempts: number, error: unknown): void {
+    const { clock, config, logger } = this.#deps;
+    const failure = classifyDeliveryFailure(error);
+    if (!failure.retryable || attempts >= config.maxAttempts) {
+      this.#deadLetter(record, attempts, failure.message);
+      return;
+    }
+    const delay = failure.retryAfterMs ?? backoffDelay(attempts, config.baseDelayMs, config.maxDelayMs, this.#deps.random);
+    const now = clock.now();
+    this.#store.recordFailure(record.id, attempts, now + delay, failure.message, now);
+    this.#count(record.channel, 'retried');
+    logger.warn(
+      { outboxId: record.id, target: record.targetKey, attempts, retryInMs: delay, err: failure.message },
+      'outbound message not delivered; will retry',
+    );
+  }
+
+  #deadLetter(record: OutboxRecord, attempts: number, reason: string): void {
+    this.#store.markFailed(record.id, attempts, reason, this.#deps.clock.now());
+    this.#count(record.channel, 'failed');
+    this.#deps.logger.error(
+      { outboxId: record.id, target: record.targetKey, attempts, err: reason, length: record.text.length },
+      'outbound message failed for good; kept as a dead letter',
+    );
+  }
+
+  #count(channel: string, what: 'sent' | 'retried' | 'failed'): void {
+    this.#counters[what] += 1;
+    let perChannel = this.#byChannel.get(channel);
+    if (!perChannel) {
+      perChannel = { sent: 0, retried: 0, failed: 0 };
+      this.#byChannel.set(channel, perChannel);
+    }
+    perChannel[what] += 1;
+  }
+
+  #prune(): void {
+    const removed = this.#store.pruneFailed(this.#deps.clock.now() - this.#deps.config.deadLetterRetentionMs);
+    if (removed > 0) this.#deps.logger.info({ removed }, 'old dead letters removed from the outbox');
+  }
+}
+
+/** Builds the durable Outbox over the daemon's database. Register connectors on it, then call `start()`. */
+export function createOutbox(deps: OutboxDeps): DurableOutbox {
+  return new DurableOutbox(deps);
+}

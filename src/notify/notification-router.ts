@@ -1,0 +1,292 @@
+import type { ChannelTarget, Outbox } from '../channels/connector.ts';
+import { formatTarget } from '../channels/connector.ts';
+import type { Clock, Timer } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Session, SessionSignal } from '../coding/session.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
+import { toolUseLine } from '../coding/tool-summary.ts';
+import type { StoredSession } from '../store/coding-sessions.ts';
+import { ForegroundStream } from './foreground-stream.ts';
+import type { TextBatch } from './foreground-stream.ts';
+import { LongRunReminders } from './long-run-reminders.ts';
+import {
+  budgetText,
+  foregroundEndedText,
+  foregroundWaitingText,
+  interruptedText,
+  launchedText,
+  originEndedText,
+  originWaitingText,
+  reminderText,
+  respondedText,
+} from './messages.ts';
+import type { WaitingInfo } from './messages.ts';
+import { recipients, streamingChannels } from './recipients.ts';
+import type { Audience } from './recipients.ts';
+
+export interface NotificationRouterDeps {
+  sessions: SessionManager;
+  outbox: Outbox;
+  clock: Clock;
+  /** Uses timings.fgDebounceMs, safetyNetMs, longRunReminderMs and reminderCheckIntervalMs. */
+  config: Pick<Config, 'timings'>;
+  logger: Logger;
+}
+
+/** Tells chat channels what coding sessions say, ask and do. */
+export interface NotificationRouter {
+  /** Subscribes to the SessionManager and starts the long-run reminder check. Idempotent. */
+  start(): void;
+  /** Unsubscribes, stops the reminder check and sends every pending debounced text. Idempotent. */
+  stop(): void;
+  /**
+   * Tells the origin (and streaming channels) of each session that a daemon restart interrupted it and that it can
+   * be resumed. Call once at startup with what `SessionManager.restore()` returned; unknown ids are skipped.
+   */
+  announceInterrupted(sessionIds: readonly string[]): void;
+}
+
+/** Builds the NotificationRouter over its dependencies (see NotificationRouterDeps); call start() to begin. */
+export function createNotificationRouter(deps: NotificationRouterDeps): NotificationRouter {
+  return new SessionNotifier(deps);
+}
+
+/** How many of a turn's last output blocks a preview is made of (seed: 5). */
+const PREVIEW_BLOCKS = 5;
+
+/** Per-session facts gathered from earlier signals of the current turn. */
+interface TurnState {
+  /** Log seq before the turn's first output: the run's start, or the last message sent into the session. */
+  startSeq?: number;
+  question?: string;
+  permission?: { tool: string; input: unknown };
+  /** Seq of the newest output block when a waiting message last showed the output's tail to the origin. */
+  tailShownAt?: number;
+}
+
+class SessionNotifier implements NotificationRouter {
+  #deps: NotificationRouterDeps;
+  #stream: ForegroundStream;
+  #reminders: LongRunReminders;
+  #turns = new Map<string, TurnState>();
+  #unsubscribe: (() => void) | null = null;
+  #reminderTimer: Timer | null = null;
+
+  constructor(deps: NotificationRouterDeps) {
+    this.#deps = deps;
+    this.#stream = new ForegroundStream({
+      clock: deps.clock,
+      windowMs: deps.config.timings.fgDebounceMs,
+      deliver: (batch) => this.#guard('foreground text', () => this.#deliverText(batch)),
+    });
+    this.#reminders = new LongRunReminders(deps.config.timings.longRunReminderMs);
+  }
+
+  start(): void {
+    if (this.#unsubscribe) return;
+    this.#unsubscribe = this.#deps.sessions.on((signal) => this.#onSignal(signal));
+    this.#reminderTimer = this.#deps.clock.every(this.#deps.config.timings.reminderCheckIntervalMs, () =>
+      this.#guard('long-run reminder check', () => this.#checkLongRuns()),
+    );
+  }
+
+  stop(): void {
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    this.#reminderTimer?.cancel();
+    this.#reminderTimer = null;
+    this.#stream.flushAll();
+  }
+
+  announceInterrupted(sessionIds: readonly string[]): void {
+    if (sessionIds.length === 0) return;
+    this.#guard('interrupted announcement', () => {
+      const interrupted = new Map(this.#deps.sessions.list(['interrupted']).map((r) => [r.id, r]));
+      for (const id of sessionIds) {
+        const record = interrupted.get(id);
+        if (record) this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'restart' }));
+      }
+    });
+  }
+
+  #onSignal(signal: SessionSignal): void {
+    const session = signal.session;
+    const record = session.record;
+    switch (signal.type) {
+      case 'launched':
+        this.#turns.set(session.id, { startSeq: session.runStartSeq });
+        this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, launchedText(record, signal.kind));
+        return;
+      case 'output':
+        for (const { channel, target } of streamingChannels(record)) this.#stream.add(session, channel, target, signal.text, signal.seq);
+        return;
+      case 'tool': {
+        this.#stream.flushSession(session.id);
+        this.#announce(record, { foreground: true, origin: false }, toolUseLine(signal.name, signal.input));
+        return;
+      }
+      case 'question':
+        this.#turn(session.id).question = signal.text;
+        return;
+      case 'permission':
+        this.#turn(session.id).permission = { tool: signal.tool, input: signal.input };
+        return;
+      case 'message': {
+        const turn = this.#turn(session.id);
+        delete turn.question;
+        delete turn.permission;
+        // An answered permission request continues the same turn; any other message starts a new one.
+        if (!signal.answered) turn.startSeq = this.#deps.sessions.lastSeq(session.id);
+        this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, respondedText(record.name, signal.text, signal.answered));
+        return;
+      }
+      case 'waiting':
+        this.#onWaiting(session, signal.reason);
+        return;
+      case 'budgetExhausted':
+        this.#stream.flushSession(session.id);
+        this.#announce(record, { foreground: true, origin: true }, budgetText(record, this.#runMs(session)));
+        return;
+      case 'ended':
+        this.#onEnded(session, signal.via);
+        return;
+      case 'interrupted':
+        this.#stream.flushSession(session.id);
+        this.#forget(session.id);
+        this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'stop', runMs: this.#runMs(session) }));
+        return;
+      case 'view':
+        this.#onView(session, signal.channel, signal.on);
+        return;
+      default:
+        return;
+    }
+  }
+
+  #onWaiting(session: Session, reason: WaitingInfo['reason']): void {
+    this.#stream.flushSession(session.id);
+    const turn = this.#turn(session.id);
+    const info: WaitingInfo = {
+      reason,
+      preview: this.#turnOutput(session),
+      quietMs: this.#deps.config.timings.safetyNetMs,
+      ...(reason === 'question' && turn.question ? { question: turn.question } : {}),
+      ...(reason === 'permission' && turn.permission ? { permission: turn.permission } : {}),
+    };
+    this.#announce(session.record, { foreground: true, origin: true }, {
+      streaming: foregroundWaitingText(session.record, this.#runMs(session), info),
+      origin: originWaitingText(session.record, info),
+    });
+    // Whoever sees the origin has now seen the output's tail (streamed, or quoted in the message), unless the message
+    // quoted an explicit question or a permission request instead.
+    if (reason === 'turn-end' || reason === 'stalled' || (reason === 'question' && !info.question)) turn.tailShownAt = session.output.lastSeq;
+    delete turn.question;
+  }
+
+  #onEnded(session: Session, commandChat: string | undefined): void {
+    this.#stream.flushSession(session.id);
+    const record = session.record;
+    const turn = this.#turns.get(session.id);
+    this.#forget(session.id);
+    // A budget stop was already announced by its own message; the failure that follows adds nothing.
+    if (record.status === 'failed' && record.budgetExhausted) return;
+    // The origin already saw this tail with the session's last waiting message (e.g. a multi-turn session that then
+    // went idle): the completion does not repeat it.
+    const showPreview = turn?.tailShownAt === undefined || turn.tailShownAt !== session.output.lastSeq;
+    this.#announce(record, { foreground: true, origin: true, ...via(commandChat) }, {
+      streaming: foregroundEndedText(record, this.#runMs(session)),
+      origin: originEndedText(record, this.#turnOutput(session, turn), showPreview),
+    });
+  }
+
+  /**
+   * A channel started or stopped streaming (claude_fg / claude_bg), which marked it as having seen the whole log.
+   * Text still pending for it was shown by fg's catch-up (drop it), or was never shown before bg (drop it and move
+   * the channel's seen mark back so the next catch-up includes it).
+   */
+  #onView(session: Session, channel: string, on: boolean): void {
+    const dropped = this.#stream.discard(session.id, channel);
+    if (dropped && !on) this.#deps.sessions.markSeen(session.id, channel, dropped.firstSeq - 1);
+  }
+
+  #deliverText(batch: TextBatch): void {
+    const view = batch.session.record.foreground[batch.channel];
+    if (!view?.on) {
+      this.#deps.logger.warn({ session: batch.session.id, channel: batch.channel }, 'dropped streamed text for a channel that stopped streaming');
+      return;
+    }
+    this.#send(batch.target, batch.text);
+    this.#deps.sessions.markSeen(batch.session.id, batch.channel, Math.max(view.seenSeq, batch.lastSeq));
+  }
+
+  #checkLongRuns(): void {
+    const { sessions, clock } = this.#deps;
+    for (const session of this.#reminders.due(sessions.liveSessions(), clock.now())) {
+      this.#announce(session.record, { foreground: false, origin: true }, reminderText(session.record, this.#runMs(session)));
+    }
+  }
+
+  /**
+   * Sends one message per recipient: channels streaming the session get `text.streaming`, the origin (when it does
+   * not stream the session) gets `text.origin`. A channel that is both gets one message, never two.
+   */
+  #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }): void {
+    for (const recipient of recipients(record, audience)) {
+      this.#send(recipient.target, typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin);
+    }
+  }
+
+  #send(target: ChannelTarget, text: string): void {
+    try {
+      this.#deps.outbox.send(target, { text });
+    } catch (error) {
+      this.#deps.logger.error({ err: error, target: formatTarget(target) }, 'could not queue a notification');
+    }
+  }
+
+  #runMs(session: Session): number {
+    const end = session.record.completedAt ?? this.#deps.clock.now();
+    return end - (session.runStartedAt || session.record.startedAt);
+  }
+
+  /**
+   * The text a preview is cut from: the last output blocks of the current turn (never an earlier turn's, which the
+   * user already saw with that turn's message), joined by newlines; '' when the turn wrote nothing.
+   */
+  #turnOutput(session: Session, turn = this.#turns.get(session.id)): string {
+    const from = turn?.startSeq ?? session.runStartSeq;
+    return session.output
+      .after(from)
+      .slice(-PREVIEW_BLOCKS)
+      .map((b) => b.text)
+      .join('\n');
+  }
+
+  #turn(sessionId: string): TurnState {
+    let turn = this.#turns.get(sessionId);
+    if (!turn) {
+      turn = {};
+      this.#turns.set(sessionId, turn);
+    }
+    return turn;
+  }
+
+  #forget(sessionId: string): void {
+    this.#turns.delete(sessionId);
+    this.#reminders.forget(sessionId);
+  }
+
+  /** Runs work started by a timer, so one failure is logged instead of escaping into the clock. */
+  #guard(what: string, work: () => void): void {
+    try {
+      work();
+    } catch (error) {
+      this.#deps.logger.error({ err: error }, `notification ${what} failed`);
+    }
+  }
+}
+
+function via(channel: string | undefined): { via?: string } {
+  return channel ? { via: channel } : {};
+}

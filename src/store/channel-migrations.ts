@@ -1,0 +1,28 @@
+import type { Migration } from './database.ts';
+
+/** Schema steps of the chat channels (range 200–299): the durable outbox of outbound messages. */
+export const CHANNEL_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 200,
+    name: 'channels: outbox of outbound messages',
+    sql: `
+      CREATE TABLE outbox_messages (
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
+        target_key TEXT NOT NULL,
+        target TEXT NOT NULL,
+        channel TEXT NOT NULL,
+        text TEXT NOT NULL,
+        reply_to TEXT,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        parts_sent INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX outbox_messages_queue ON outbox_messages(status, target_key, id);
+      CREATE INDEX outbox_messages_failed ON outbox_messages(status, updated_at);
+    `,
+  },
+];

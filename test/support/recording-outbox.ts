@@ -1,0 +1,44 @@
+import type { ChannelTarget, OutboundMessage, Outbox } from '../../src/channels/connector.ts';
+import { formatTarget } from '../../src/channels/connector.ts';
+
+/** One message handed to the outbox, with its target as a channel string. */
+export interface RecordedMessage {
+  to: string;
+  text: string;
+}
+
+/** The same message with everything the sender gave: the parsed target and the message it replies to. */
+export interface RecordedDelivery extends RecordedMessage {
+  target: ChannelTarget;
+  replyTo?: string;
+}
+
+/** An Outbox that records every message in order instead of delivering it. */
+export class RecordingOutbox implements Outbox {
+  readonly sent: RecordedMessage[] = [];
+  readonly deliveries: RecordedDelivery[] = [];
+  #listeners: (() => void)[] = [];
+
+  send(target: ChannelTarget, message: OutboundMessage): void {
+    const to = formatTarget(target);
+    this.sent.push({ to, text: message.text });
+    this.deliveries.push({ to, text: message.text, target, ...(message.replyTo ? { replyTo: message.replyTo } : {}) });
+    for (const resolve of this.#listeners.splice(0)) resolve();
+  }
+
+  /** Texts sent to one channel string (`telegram|42`), in order. */
+  to(channel: string): string[] {
+    return this.sent.filter((m) => m.to === channel).map((m) => m.text);
+  }
+
+  /** Forgets what was recorded so far. */
+  clear(): void {
+    this.sent.length = 0;
+    this.deliveries.length = 0;
+  }
+
+  /** Resolves once `count` messages were sent (counting from the last clear). */
+  async waitFor(count: number): Promise<void> {
+    while (this.sent.length < count) await new Promise<void>((resolve) => this.#listeners.push(resolve));
+  }
+}
