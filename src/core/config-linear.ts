@@ -42,6 +42,8 @@ export const linearWebhooksSchema = z.strictObject({
   retentionMs: positiveMs.default(7 * 24 * 3_600_000),
   /** How often finished deliveries older than `retentionMs` are pruned (1 h). */
   pruneIntervalMs: positiveMs.default(3_600_000),
+  /** On shutdown, handlers still running after this long are left behind; their deliveries run again at the next start. */
+  stopGraceMs: positiveMs.default(10_000),
 });
 
 /** Limits on calls to the Linear API, per workspace. */

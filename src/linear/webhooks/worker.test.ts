@@ -151,6 +151,24 @@ describe('WebhookWorker', () => {
     await worker.stop();
   });
 
+  it('stops within stopGraceMs even when a handler hangs; the delivery runs again at the next start', async () => {
+    let calls = 0;
+    const { clock, store, worker, enqueue } = setup({ handler: { handle: () => ((calls += 1), new Promise<void>(() => {})) } });
+    const id = enqueue('agent-session-created');
+    worker.start();
+    await settle();
+    const stopped = worker.stop();
+    clock.advance(10_000);
+    await stopped;
+    assert.equal(store.get(id)?.status, 'processing');
+    const next = new WebhookWorker({ store, handler: { handle: async () => void (calls += 1) }, appUserId: async () => FAKE_IDS.appUser, clock, logger: silentLogger(), webhooks: linearWebhooksSchema.parse({}) });
+    next.start();
+    await next.idle();
+    assert.equal(store.get(id)?.status, 'done');
+    assert.equal(calls, 2);
+    await next.stop();
+  });
+
   it('prunes finished deliveries after the retention period', async () => {
     const { clock, store, worker, enqueue } = setup({ handler: { handle: async () => {} } });
     const id = enqueue('issue-create');

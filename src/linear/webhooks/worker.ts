@@ -54,16 +54,27 @@ export class WebhookWorker {
   }
 
   /**
-   * Stops taking new deliveries, waits for the ones being handled and records their results. Deliveries not finished
-   * stay queued for the next start.
+   * Stops taking new deliveries, waits (at most `stopGraceMs`) for the ones being handled and records their results.
+   * Deliveries not finished stay queued (or `processing`, recovered at the next start).
    */
   async stop(): Promise<void> {
+    const { clock, logger, webhooks } = this.#o;
     this.#running = false;
     this.#retryTimer?.cancel();
     this.#retryTimer = undefined;
     this.#retryAt = Infinity;
     this.#pruneTimer?.cancel();
-    if (this.#inFlight > 0) await new Promise<void>((resolve) => this.#drainWaiters.push(resolve));
+    if (this.#inFlight > 0) {
+      let grace: Timer | undefined;
+      await new Promise<void>((resolve) => {
+        this.#drainWaiters.push(resolve);
+        grace = clock.after(webhooks.stopGraceMs, () => {
+          logger.warn({ running: this.#inFlight }, 'linear webhooks: handlers still running at shutdown; their deliveries run again at the next start');
+          resolve();
+        });
+      });
+      grace?.cancel();
+    }
     this.#turn();
     this.#settleIdle();
   }
