@@ -4,6 +4,7 @@ import { OPERATIONS } from '../operations/table.ts';
 import { VERSION } from '../version.ts';
 import { CliError } from './cli-error.ts';
 import { formatChecks, runDoctor } from './doctor.ts';
+import { addLinearCommands } from './linear-commands.ts';
 import { addOperationCommands } from './op-commands.ts';
 import { runStart } from './start.ts';
 
@@ -50,6 +51,7 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
     });
 
   addOperationCommands(program, OPERATIONS, { write: io.out, env: io.env, setExitCode: (code) => (state.exitCode = code) });
+  addLinearCommands(program, io);
   return program;
 }
 

@@ -1,6 +1,7 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
+import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
 import { WEB_MIGRATIONS } from './web-migrations.ts';
 import { SCHEDULER_MIGRATIONS } from './scheduler-migrations.ts';
@@ -73,6 +74,7 @@ export const MIGRATIONS: readonly Migration[] = [
   ...ENGINE_MIGRATIONS,
   ...CHANNEL_MIGRATIONS,
   ...WEB_MIGRATIONS,
+  ...LINEAR_MIGRATIONS,
   ...LINEAR_PIPELINE_MIGRATIONS,
   ...SCHEDULER_MIGRATIONS,
 ];
