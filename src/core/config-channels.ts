@@ -5,6 +5,25 @@ const positiveMs = z.number().int().positive();
 
 export const webChannelSchema = z.strictObject({
   enabled: z.boolean().default(true),
+  /**
+   * Ask for the gateway token (a login form) even from this machine. Always asked when `gateway.allowRemote` is set.
+   * Set it when a reverse proxy on this machine forwards outside clients to the gateway.
+   */
+  requireLogin: z.boolean().default(false),
+  /** How long the page's login cookie lasts, in hours. */
+  cookieMaxAgeHours: z.number().int().positive().default(720),
+  /** Mark the cookie `Secure`: only when the page is reached over HTTPS (e.g. behind a TLS proxy). */
+  secureCookie: z.boolean().default(false),
+  /** Longest text of one chat message, both ways (longer outbound text is split by the outbox). */
+  maxMessageLength: z.number().int().positive().default(32_000),
+  /** Messages a newly opened page receives from its chat's transcript. */
+  historyLimit: z.number().int().positive().default(500),
+  /** Messages kept per chat transcript; older ones are deleted. */
+  transcriptMaxMessages: z.number().int().positive().default(5_000),
+  /** A comment line is sent on idle event streams this often, so proxies and browsers keep them open. */
+  keepAliveMs: positiveMs.default(15_000),
+  /** How often the page refreshes the list of coding sessions. */
+  sessionsRefreshMs: positiveMs.default(5_000),
 });
 
 export const telegramChannelSchema = z.strictObject({
@@ -55,5 +74,6 @@ export const channelsSchema = z.strictObject({
   outbox: outboxSchema.prefault({}),
 });
 
+export type WebChannelConfig = z.infer<typeof webChannelSchema>;
 export type TelegramChannelConfig = z.infer<typeof telegramChannelSchema>;
 export type OutboxConfig = z.infer<typeof outboxSchema>;

@@ -1,5 +1,5 @@
 import Fastify from 'fastify';
-import type { FastifyBaseLogger, FastifyInstance } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -9,6 +9,11 @@ import type { SessionLogs } from '../store/session-logs.ts';
 import { handleRpcBody, rpcError, RPC_ERRORS } from './json-rpc.ts';
 import { registerSessionEvents } from './session-events.ts';
 import { bearerMatches } from './auth.ts';
+import { requestFacts, webAuthFor } from './web-auth.ts';
+import { registerWebRoutes } from './web-routes.ts';
+import type { WebGatewayDeps } from './web-routes.ts';
+import { registerHookRoutes } from './hooks-routes.ts';
+import type { HookRouteDeps } from './hooks-routes.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -19,6 +24,10 @@ export interface GatewayDeps {
   logs: SessionLogs;
   version: string;
   startedAt: number;
+  /** The web page and its chat connector; served when `channels.web.enabled`. */
+  web?: WebGatewayDeps;
+  /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
+  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -42,7 +51,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   }
   const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 1_048_576 });
   const methods = rpcMethods(deps.ops);
-  const authorize = (header: string | undefined): boolean => bearerMatches(header, token);
+  const webAuth = config.channels.web.enabled && deps.web ? webAuthFor(config, token, deps.web.token) : null;
+  // The bearer token, or the web page's cookie (same-origin, loopback rules: see web-auth.ts).
+  const authorize = (request: FastifyRequest): boolean =>
+    bearerMatches(request.headers.authorization, token) || (webAuth?.authorize(requestFacts(request)).ok ?? false);
 
   app.get('/healthz', async () => ({
     ok: true,
@@ -55,7 +67,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
     scope.post('/rpc', async (request, reply) => {
-      if (!authorize(request.headers.authorization)) {
+      if (!authorize(request)) {
         return reply
           .code(401)
           .header('www-authenticate', 'Bearer')
@@ -74,6 +86,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
 
   registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize });
+  if (webAuth && deps.web) registerWebRoutes(app, { ...deps.web, auth: webAuth, config: config.channels.web, gatewayToken: token, ops: deps.ops, logger, version: deps.version });
+  if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
 
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
   app.setErrorHandler((error, _request, reply) => {

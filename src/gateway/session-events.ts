@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
@@ -7,8 +7,8 @@ import type { SessionLogs } from '../store/session-logs.ts';
 export interface SessionEventsDeps {
   sessions: SessionManager;
   logs: SessionLogs;
-  /** Rejects a request that is not authorized; resolves when it is. */
-  authorize: (header: string | undefined) => boolean;
+  /** True when the request may read session events (bearer token, or the web page's cookie). */
+  authorize: (request: FastifyRequest) => boolean;
   keepAliveMs?: number;
 }
 
@@ -31,9 +31,15 @@ function startSeq(lastEventId: string | undefined, from: string | undefined): nu
  * nothing falls between the two.
  */
 export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsDeps): void {
+  // Open streams never end by themselves: end them when the gateway closes, or app.close() waits for them forever.
+  const open = new Set<() => void>();
+  app.addHook('preClose', (done) => {
+    for (const end of [...open]) end();
+    done();
+  });
   app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', (request, reply) => {
-    if (!deps.authorize(request.headers.authorization)) {
-      return reply.code(401).send({ error: 'missing or invalid bearer token' });
+    if (!deps.authorize(request)) {
+      return reply.code(401).send({ error: 'missing or invalid bearer token (or web page cookie)' });
     }
     let sessionId: string;
     try {
@@ -71,9 +77,13 @@ export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsD
     raw.write(`: streaming session ${sessionId} from seq ${sent + 1}\n\n`);
     const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), deps.keepAliveMs ?? 15_000);
     keepAlive.unref();
-    request.raw.on('close', () => {
+    const end = (): void => {
       clearInterval(keepAlive);
       unsubscribe();
-    });
+      open.delete(end);
+      raw.end();
+    };
+    open.add(end);
+    request.raw.on('close', end);
   });
 }

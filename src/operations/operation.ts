@@ -1,6 +1,9 @@
 import type { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
+import type { EngineControl } from '../engine/api.ts';
+import type { Scheduler } from '../engine/scheduler/scheduler.ts';
+import type { WakeRouter } from '../engine/wake/wake-router.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -15,6 +18,12 @@ export type Caller =
 export interface OperationServices {
   config: Config;
   sessions: SessionManager;
+  /** The agent engine; the engine operations (agents, agent-send, agent-start) answer "not running" without it. */
+  engine?: EngineControl;
+  /** Cron tasks and the heartbeat (cron_*, heartbeat_*, scheduler_status); absent: those operations answer unavailable. */
+  scheduler?: Scheduler;
+  /** Wake counters for scheduler_status. */
+  wake?: Pick<WakeRouter, 'stats'>;
 }
 
 export interface OperationContext {

@@ -1,6 +1,17 @@
+import { agentSendOperation } from './agent-send.ts';
+import { agentStartOperation } from './agent-start.ts';
+import { agentsOperation } from './agents.ts';
 import { backgroundOperation } from './background.ts';
+import { cronAddOperation, cronDisableOperation, cronEnableOperation, cronListOperation, cronRemoveOperation } from './cron.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
+import {
+  heartbeatAddOperation,
+  heartbeatListOperation,
+  heartbeatRemoveOperation,
+  heartbeatRunOperation,
+  schedulerStatusOperation,
+} from './heartbeat.ts';
 import { killOperation } from './kill.ts';
 import { launchOperation } from './launch.ts';
 import { listOperation } from './list.ts';
@@ -22,4 +33,17 @@ export const OPERATIONS: readonly Operation[] = [
   statsOperation,
   resumeOperation,
   getOperation,
+  agentsOperation,
+  agentStartOperation,
+  agentSendOperation,
+  cronAddOperation,
+  cronListOperation,
+  cronRemoveOperation,
+  cronEnableOperation,
+  cronDisableOperation,
+  heartbeatAddOperation,
+  heartbeatListOperation,
+  heartbeatRemoveOperation,
+  heartbeatRunOperation,
+  schedulerStatusOperation,
 ] as unknown as readonly Operation[];

@@ -54,7 +54,8 @@ function readAll(fd: number): Buffer {
   return buffer.subarray(0, offset);
 }
 
-function parseLine(line: string): LogRecord | null {
+/** Parses one line of a log; null when it is not a JSON object with a numeric `seq` and a string `type`. */
+export function parseLine(line: string): LogRecord | null {
   try {
     const value: unknown = JSON.parse(line);
     if (typeof value !== 'object' || value === null) return null;

@@ -1,5 +1,10 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
+import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
+import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
+import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
+import { WEB_MIGRATIONS } from './web-migrations.ts';
+import { SCHEDULER_MIGRATIONS } from './scheduler-migrations.ts';
 
 /**
  * The schema, one numbered step at a time. Never edit a released step: add a new one. Each domain numbers its steps in
@@ -64,4 +69,12 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 ];
 
 /** Every domain's steps. */
-export const MIGRATIONS: readonly Migration[] = [...CODING_MIGRATIONS, ...CHANNEL_MIGRATIONS];
+export const MIGRATIONS: readonly Migration[] = [
+  ...CODING_MIGRATIONS,
+  ...ENGINE_MIGRATIONS,
+  ...CHANNEL_MIGRATIONS,
+  ...WEB_MIGRATIONS,
+  ...LINEAR_MIGRATIONS,
+  ...LINEAR_PIPELINE_MIGRATIONS,
+  ...SCHEDULER_MIGRATIONS,
+];

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'no
 import { join } from 'node:path';
 
 /** File name of a token under the state directory. */
-export type TokenName = 'gateway.token' | 'hooks.token';
+export type TokenName = 'gateway.token' | 'hooks.token' | 'web.token';
 
 /**
  * Returns the token stored at `<home>/<name>`, creating it (32 random bytes, hex, mode 0600) on first use.

@@ -7,12 +7,23 @@ export interface RecordedMessage {
   text: string;
 }
 
+/** The same message with everything the sender gave: the parsed target and the message it replies to. */
+export interface RecordedDelivery extends RecordedMessage {
+  target: ChannelTarget;
+  replyTo?: string;
+}
+
 /** An Outbox that records every message in order instead of delivering it. */
 export class RecordingOutbox implements Outbox {
   readonly sent: RecordedMessage[] = [];
+  readonly deliveries: RecordedDelivery[] = [];
+  #listeners: (() => void)[] = [];
 
   send(target: ChannelTarget, message: OutboundMessage): void {
-    this.sent.push({ to: formatTarget(target), text: message.text });
+    const to = formatTarget(target);
+    this.sent.push({ to, text: message.text });
+    this.deliveries.push({ to, text: message.text, target, ...(message.replyTo ? { replyTo: message.replyTo } : {}) });
+    for (const resolve of this.#listeners.splice(0)) resolve();
   }
 
   /** Texts sent to one channel string (`telegram|42`), in order. */
@@ -23,5 +34,11 @@ export class RecordingOutbox implements Outbox {
   /** Forgets what was recorded so far. */
   clear(): void {
     this.sent.length = 0;
+    this.deliveries.length = 0;
+  }
+
+  /** Resolves once `count` messages were sent (counting from the last clear). */
+  async waitFor(count: number): Promise<void> {
+    while (this.sent.length < count) await new Promise<void>((resolve) => this.#listeners.push(resolve));
   }
 }

@@ -42,6 +42,7 @@ export type RelationType = 'blocks' | 'related' | 'duplicate';
 
 export interface LinearRelation {
   id: string;
+  /** Seen from this issue: blocks | related | duplicate | similar, or blocked_by / duplicated_by for the inverse side. */
   type: string;
   /** The issue on the other side. */
   relatedIssueId: string;
@@ -76,6 +77,7 @@ export interface LinearProject {
   name: string;
   description: string;
   teamIds: string[];
+  /** Every issue of the project; these carry no comments (`comments` is empty — use getIssue for them). */
   issues: LinearIssue[];
 }
 

@@ -1,0 +1,189 @@
+// The web page as a chat connector: each browser keeps a chat id; what it sends goes to the inbound handler, what the
+// daemon sends to `web|<chatId>` lands in that chat's durable transcript and is pushed to every page open on it.
+import type { DatabaseSync } from 'node:sqlite';
+import type { Clock } from '../../core/clock.ts';
+import type { WebChannelConfig } from '../../core/config-channels.ts';
+import { AppError, conflict, errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import { WebTranscriptStore } from '../../store/web-transcript.ts';
+import type { WebMessage } from '../../store/web-transcript.ts';
+import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
+import { DeliveryError } from '../delivery-error.ts';
+import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
+
+export interface WebConnectorDeps {
+  /** The daemon's database (migration 250 applied). */
+  db: DatabaseSync;
+  /** `config.channels.web`. */
+  config: WebChannelConfig;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** What a page sent: its own message id (the same on a retry) and the text. */
+export interface PageMessage {
+  id: string;
+  text: string;
+}
+
+/** The outcome of `accept`: the transcript row, and whether this id had already been accepted. */
+export interface AcceptResult {
+  duplicate: boolean;
+  message: WebMessage;
+}
+
+/** A page following a chat: told of every change, and told when the connector stops. */
+export interface ChatWatcher {
+  onMessage(message: WebMessage): void;
+  onClose(): void;
+}
+
+/** The messages a page starts from, and the handle that stops the live feed. */
+export interface ChatFeed {
+  history: WebMessage[];
+  close(): void;
+}
+
+/** The web chat connector (channel `web`). Build it in main.ts, register it with the outbox, then `start()` it. */
+export class WebConnector implements Connector {
+  readonly channel = WEB_CHANNEL;
+  readonly maxMessageLength: number;
+  #deps: WebConnectorDeps;
+  #store: WebTranscriptStore;
+  #handler: InboundHandler | null = null;
+  #watchers = new Map<string, Set<ChatWatcher>>();
+  #inFlight = new Map<string, Promise<AcceptResult>>();
+
+  constructor(deps: WebConnectorDeps) {
+    this.#deps = deps;
+    this.maxMessageLength = deps.config.maxMessageLength;
+    this.#store = new WebTranscriptStore(deps.db, deps.config.transcriptMaxMessages);
+  }
+
+  /** True between `start()` and `stop()`. */
+  get running(): boolean {
+    return this.#handler !== null;
+  }
+
+  /** Starts taking page messages; each goes to `onMessage`. */
+  async start(onMessage: InboundHandler): Promise<void> {
+    this.#handler = onMessage;
+  }
+
+  /**
+   * Appends a daemon message to the chat's transcript (committed before this resolves) and pushes it to the pages open
+   * on that chat. Throws a permanent DeliveryError (never retried by the outbox) for a target that is not a web chat or
+   * a text over the limit.
+   */
+  async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
+    const refuse = (reason: string): DeliveryError => new DeliveryError(reason, { kind: 'permanent' });
+    if (target.channel !== WEB_CHANNEL) throw refuse(`target.channel: the web connector cannot send to "${target.channel}"`);
+    if (target.account || target.thread) throw refuse('target: web chats have no accounts or threads');
+    const chat = chatIdSchema.safeParse(target.chat);
+    if (!chat.success) throw refuse(`target.chat: ${chat.error.issues[0]?.message ?? 'invalid chat id'}`);
+    if (message.text.length > this.maxMessageLength) {
+      throw refuse(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`);
+    }
+    this.#publish(this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now()));
+  }
+
+  /** Stops taking page messages and closes every open feed. */
+  async stop(): Promise<void> {
+    this.#handler = null;
+    const watchers = [...this.#watchers.values()].flatMap((set) => [...set]);
+    this.#watchers.clear();
+    for (const watcher of watchers) watcher.onClose();
+  }
+
+  /**
+   * Takes a message a page sent to chat `chatId` (already validated: see web-ids.ts). The message is written to the
+   * transcript as `pending` and shown at once, then handed to the inbound handler; resolves once the handler has
+   * accepted it (status `accepted`). The same page id is handed over once: a retry of an accepted message resolves as
+   * a duplicate, a retry while the first is in flight waits for it, a retry after a failure tries again. Throws an
+   * `unavailable` AppError when the connector is not running or the handler failed (the row is then `failed`), and a
+   * `conflict` AppError when the id was already used for another text.
+   */
+  async accept(chatId: string, input: PageMessage): Promise<AcceptResult> {
+    const key = `${chatId}\n${input.id}`;
+    const inFlight = this.#inFlight.get(key);
+    if (inFlight) return { ...(await inFlight), duplicate: true };
+    const existing = this.#store.byClientId(chatId, input.id);
+    if (existing && existing.text !== input.text) throw conflict(`id: message ${input.id} was already sent with another text`);
+    if (existing?.status === 'accepted') return { duplicate: true, message: existing };
+    const handler = this.#handler;
+    if (!handler) throw new AppError('unavailable', 'the web chat is not running (the daemon is starting or stopping); try again shortly');
+    const now = this.#deps.clock.now();
+    let row: WebMessage;
+    if (!existing) {
+      row = this.#store.addUserMessage(chatId, input.id, input.text, now);
+      this.#publish(row);
+    } else {
+      // A retry after a failure, or of a message left pending by a crash: the handler deduplicates by message id.
+      row = existing.status === 'pending' ? existing : this.#update(existing.pos, 'pending', null);
+    }
+    const delivery = this.#deliver(handler, row);
+    this.#inFlight.set(key, delivery);
+    try {
+      return await delivery;
+    } finally {
+      this.#inFlight.delete(key);
+    }
+  }
+
+  /**
+   * Follows a chat: returns the messages the page is missing — the last `historyLimit` ones when `afterVersion` is
+   * null (a fresh page), else every change after that version (a reconnect) — and calls `watcher` for every later
+   * change, with nothing lost or repeated between the two. Call `close()` when the page goes away.
+   */
+  follow(chatId: string, afterVersion: number | null, watcher: ChatWatcher): ChatFeed {
+    let set = this.#watchers.get(chatId);
+    if (!set) {
+      set = new Set();
+      this.#watchers.set(chatId, set);
+    }
+    set.add(watcher);
+    const history = afterVersion === null ? this.#store.recent(chatId, this.#deps.config.historyLimit) : this.#store.changedAfter(chatId, afterVersion);
+    return {
+      history,
+      close: () => {
+        const current = this.#watchers.get(chatId);
+        current?.delete(watcher);
+        if (current?.size === 0) this.#watchers.delete(chatId);
+      },
+    };
+  }
+
+  async #deliver(handler: InboundHandler, row: WebMessage): Promise<AcceptResult> {
+    try {
+      await handler({
+        id: inboundMessageId(row.chatId, row.clientId ?? String(row.pos)),
+        target: { channel: WEB_CHANNEL, chat: row.chatId },
+        userId: WEB_USER_ID,
+        text: row.text,
+        receivedAt: row.createdAt,
+      });
+    } catch (error) {
+      const reason = errorMessage(error);
+      this.#deps.logger.warn({ err: error, chat: row.chatId, clientId: row.clientId }, 'web message not accepted');
+      this.#update(row.pos, 'failed', reason);
+      throw new AppError('unavailable', `the message could not be accepted: ${reason}; send it again to retry`);
+    }
+    return { duplicate: false, message: this.#update(row.pos, 'accepted', null) };
+  }
+
+  #update(pos: number, status: WebMessage['status'], error: string | null): WebMessage {
+    const row = this.#store.setStatus(pos, status, error, this.#deps.clock.now());
+    this.#publish(row);
+    return row;
+  }
+
+  #publish(message: WebMessage): void {
+    for (const watcher of this.#watchers.get(message.chatId) ?? []) {
+      try {
+        watcher.onMessage(message);
+      } catch (error) {
+        this.#deps.logger.error({ err: error, chat: message.chatId }, 'web chat watcher failed');
+      }
+    }
+  }
+}

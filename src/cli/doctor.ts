@@ -1,0 +1,112 @@
+import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../core/config.ts';
+import { loadConfig } from '../core/config-load.ts';
+import { errorMessage } from '../core/errors.ts';
+import { silentLogger } from '../core/logger.ts';
+import { createHarnesses } from '../coding/harnesses.ts';
+import { openDatabase } from '../store/database.ts';
+import { resolveConnection } from './client.ts';
+
+/** One line of the doctor's report. */
+export interface Check {
+  status: 'ok' | 'warn' | 'fail';
+  label: string;
+  detail: string;
+}
+
+const ICON = { ok: '✔', warn: '⚠', fail: '✖' } as const;
+
+function nodeCheck(): Check {
+  const [major = 0, minor = 0] = process.versions.node.split('.').map(Number);
+  const ok = major > 22 || (major === 22 && minor >= 13);
+  return ok
+    ? { status: 'ok', label: 'Node.js', detail: `v${process.versions.node}` }
+    : { status: 'fail', label: 'Node.js', detail: `v${process.versions.node}; switchboard needs >= 22.13 (run it through npm so the pinned Node 24 is used)` };
+}
+
+function homeCheck(home: string): Check {
+  try {
+    mkdirSync(home, { recursive: true, mode: 0o700 });
+    accessSync(home, constants.W_OK);
+    return { status: 'ok', label: 'State directory', detail: home };
+  } catch (error) {
+    return { status: 'fail', label: 'State directory', detail: `${home}: ${errorMessage(error)}` };
+  }
+}
+
+function storeCheck(home: string): Check {
+  const path = join(home, 'state.db');
+  if (!existsSync(path)) return { status: 'ok', label: 'Store', detail: `${path} (created on first start)` };
+  try {
+    const db = openDatabase(path);
+    const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number };
+    db.close();
+    return { status: 'ok', label: 'Store', detail: `${path} (SQLite, schema v${row.v})` };
+  } catch (error) {
+    return { status: 'fail', label: 'Store', detail: `${path}: ${errorMessage(error)}` };
+  }
+}
+
+function workspaceChecks(config: Config): Check[] {
+  return config.workspaces.map((root) =>
+    existsSync(root)
+      ? { status: 'ok', label: 'Workspace', detail: root }
+      : { status: 'warn', label: 'Workspace', detail: `${root} does not exist` },
+  );
+}
+
+function rootCheck(config: Config): Check | null {
+  const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
+  if (!isRoot || config.permissionMode !== 'bypassPermissions' || config.harnesses.claude.env.IS_SANDBOX) return null;
+  return {
+    status: 'warn',
+    label: 'Claude as root',
+    detail:
+      'Claude Code refuses permissionMode bypassPermissions under root. Inside a sandbox or container set harnesses.claude.env.IS_SANDBOX to "1"; otherwise run as a normal user or choose another permissionMode.',
+  };
+}
+
+async function daemonCheck(home: string, env: NodeJS.ProcessEnv): Promise<Check> {
+  const conn = resolveConnection({ home, env });
+  try {
+    const response = await fetch(`${conn.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    const body = (await response.json()) as { version?: string; activeSessions?: number };
+    return { status: 'ok', label: 'Daemon', detail: `running at ${conn.url} (v${body.version}, ${body.activeSessions} active sessions)` };
+  } catch {
+    return { status: 'ok', label: 'Daemon', detail: `not running at ${conn.url} (start it with npm start)` };
+  }
+}
+
+/** Runs every check: Node, config, state directory, store, workspaces, the three agent executables, the daemon. */
+export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv }): Promise<Check[]> {
+  const checks: Check[] = [nodeCheck()];
+  let loaded: ReturnType<typeof loadConfig>;
+  try {
+    loaded = loadConfig({ env: options.env, ...(options.home ? { home: options.home } : {}) });
+    checks.push({ status: 'ok', label: 'Config', detail: loaded.configFileFound ? loaded.configPath : `${loaded.configPath} (not present: defaults)` });
+  } catch (error) {
+    checks.push({ status: 'fail', label: 'Config', detail: errorMessage(error) });
+    return checks;
+  }
+  const { config, home } = loaded;
+  checks.push(homeCheck(home), storeCheck(home), ...workspaceChecks(config));
+  const harnesses = createHarnesses(config, silentLogger());
+  for (const harness of Object.values(harnesses)) {
+    const result = await harness.check();
+    checks.push({
+      status: result.ok ? 'ok' : 'fail',
+      label: `Harness ${harness.name}`,
+      detail: result.ok ? `${result.executable}${result.version ? ` (${result.version})` : ''}` : `${result.executable}: ${result.problem ?? 'not usable'}`,
+    });
+  }
+  const root = rootCheck(config);
+  if (root) checks.push(root);
+  checks.push(await daemonCheck(home, options.env));
+  return checks;
+}
+
+/** Formats the report, one check per line. */
+export function formatChecks(checks: Check[]): string {
+  return checks.map((c) => `${ICON[c.status]} ${c.label}: ${c.detail}`).join('\n');
+}

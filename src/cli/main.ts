@@ -1,0 +1,90 @@
+import { Command, CommanderError } from 'commander';
+import { AppError, errorMessage } from '../core/errors.ts';
+import { OPERATIONS } from '../operations/table.ts';
+import { VERSION } from '../version.ts';
+import { CliError } from './cli-error.ts';
+import { formatChecks, runDoctor } from './doctor.ts';
+import { addLinearCommands } from './linear-commands.ts';
+import { addOperationCommands } from './op-commands.ts';
+import { runStart } from './start.ts';
+
+export interface CliIo {
+  out: (text: string) => void;
+  err: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+}
+
+/** Builds the commander program: `start`, `doctor`, and one subcommand per operation exposed to the CLI. */
+export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: boolean }): Command {
+  const program = new Command('switchboard')
+    .description('Run coding agents (Claude Code, Codex, Gemini CLI) as durable background sessions')
+    .version(VERSION)
+    .option('--home <dir>', 'state directory (default $SWITCHBOARD_HOME or ~/.switchboard)')
+    .option('--url <url>', 'daemon URL (default: from <home>/daemon.json, else http://127.0.0.1:18789)')
+    .exitOverride()
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
+    .showHelpAfterError('(run with --help for usage)');
+
+  program
+    .command('start')
+    .description('Run the daemon in the foreground (gateway, store, sessions)')
+    .option('--config <file>', 'config file (default <home>/config.json5)')
+    .option('--port <port>', 'gateway port (0 picks a free one)')
+    .option('--host <host>', 'gateway host (loopback unless gateway.allowRemote)')
+    .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
+    .option('--set <key=value>', 'override any config key (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .action(async (opts: Record<string, unknown>) => {
+      const home = program.opts<{ home?: string }>().home;
+      await runStart({ ...opts, ...(home ? { home } : {}) }, io.env);
+      state.keepAlive = true;
+    });
+
+  program
+    .command('doctor')
+    .description('Check Node, the config, the store, the agent executables and the daemon')
+    .option('--json', 'print the checks as JSON')
+    .action(async (opts: { json?: boolean }) => {
+      const home = program.opts<{ home?: string }>().home;
+      const checks = await runDoctor({ env: io.env, ...(home ? { home } : {}) });
+      io.out(opts.json ? JSON.stringify(checks, null, 2) : formatChecks(checks));
+      if (checks.some((c) => c.status === 'fail')) state.exitCode = 1;
+    });
+
+  addOperationCommands(program, OPERATIONS, { write: io.out, env: io.env, setExitCode: (code) => (state.exitCode = code) });
+  addLinearCommands(program, io);
+  return program;
+}
+
+/** Runs the CLI on `argv` (without node and script). Returns the exit code, and whether a daemon keeps the process alive. */
+export async function runCli(argv: string[], io: CliIo): Promise<{ exitCode: number; keepAlive: boolean }> {
+  const state = { exitCode: 0, keepAlive: false };
+  const program = buildProgram(io, state);
+  try {
+    await program.parseAsync(argv, { from: 'user' });
+    return state;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      const ok = error.exitCode === 0 || error.code === 'commander.helpDisplayed' || error.code === 'commander.version';
+      return { exitCode: ok ? 0 : 2, keepAlive: false };
+    }
+    if (error instanceof CliError) {
+      io.err(`switchboard: ${error.message}`);
+      return { exitCode: error.exitCode, keepAlive: false };
+    }
+    if (error instanceof AppError) {
+      io.err(`switchboard: ${error.message}`);
+      return { exitCode: error.kind === 'invalid_input' ? 2 : 1, keepAlive: false };
+    }
+    io.err(`switchboard: ${errorMessage(error)}`);
+    return { exitCode: 1, keepAlive: false };
+  }
+}
+
+if (import.meta.main) {
+  const result = await runCli(process.argv.slice(2), {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+    env: process.env,
+  });
+  if (!result.keepAlive) process.exitCode = result.exitCode;
+}

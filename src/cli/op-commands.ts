@@ -1,0 +1,91 @@
+import type { Command } from 'commander';
+import type { ZodType } from 'zod';
+import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
+import { parseOperationInput } from '../operations/input.ts';
+import type { Operation } from '../operations/operation.ts';
+import type { OutputResult } from '../operations/output.ts';
+import type { SessionSummary } from '../operations/session-summary.ts';
+import { CliError } from './cli-error.ts';
+import { resolveConnection, rpcCall } from './client.ts';
+import { followSession } from './follow.ts';
+
+/** What the generated commands need from their surroundings. */
+export interface CliIo {
+  write: (text: string) => void;
+  env: NodeJS.ProcessEnv;
+  setExitCode: (code: number) => void;
+}
+
+const FOLLOWABLE = new Set(['launch', 'output', 'resume']);
+
+function argKey(arg: string): { key: string; variadic: boolean } {
+  const inner = arg.replace(/^[<[]|[>\]]$/g, '');
+  return { key: inner.replace(/\.\.\.$/, ''), variadic: inner.endsWith('...') };
+}
+
+/** Where to start following after an operation's result, or null when there is nothing to follow. */
+function followTarget(op: Operation, result: unknown): { session: { id: string; name: string }; from: number } | 'idle' | null {
+  if (op.name === 'launch') {
+    const s = result as SessionSummary;
+    return { session: s, from: s.runStartSeq ?? 1 };
+  }
+  if (op.name === 'resume') {
+    const r = result as { kind: string; session?: SessionSummary };
+    return r.kind === 'resumed' && r.session ? { session: r.session, from: r.session.runStartSeq ?? 1 } : null;
+  }
+  if (op.name === 'output') {
+    // Following a session that waits for input or has ended would wait forever: there is nothing more to show.
+    const o = result as OutputResult;
+    const idle = o.session.waitingFor !== null || (o.session.status !== 'running' && o.session.status !== 'starting');
+    return idle ? 'idle' : { session: o.session, from: o.lastSeq + 1 };
+  }
+  return null;
+}
+
+/** Adds one subcommand per operation exposed to the CLI; each calls the daemon's RPC method for it. */
+export function addOperationCommands(program: Command, ops: readonly Operation[], io: CliIo): void {
+  for (const op of ops) {
+    const spec = op.expose.cli;
+    const method = op.expose.rpc;
+    if (!spec || !method) continue;
+    const shape = op.input.shape as Record<string, ZodType>;
+    const positional = spec.args.map(argKey);
+    const cmd = program.command(spec.name).description(op.summary);
+    for (const arg of spec.args) cmd.argument(arg);
+    const optionKeys = Object.keys(shape).filter((k) => !positional.some((p) => p.key === k) && !(spec.hide ?? []).includes(k));
+    for (const key of optionKeys) {
+      const schema = shape[key] as ZodType;
+      const description = schema.description ?? '';
+      if (fieldKind(schema) === 'boolean') cmd.option(`--${kebab(key)}`, description);
+      else cmd.option(`--${kebab(key)} <value>`, description);
+    }
+    cmd.option('--json', 'print the result as JSON');
+    if (FOLLOWABLE.has(op.name)) cmd.option('-f, --follow', 'stream what the agent says and does until it waits for input or ends');
+    cmd.action(async (...values: unknown[]) => {
+      const opts = cmd.opts<Record<string, unknown>>();
+      const globals = program.opts<{ home?: string; url?: string }>();
+      const params: Record<string, unknown> = {};
+      positional.forEach(({ key, variadic }, i) => {
+        const value = values[i];
+        if (value === undefined || (Array.isArray(value) && value.length === 0)) return;
+        params[key] = variadic && Array.isArray(value) ? value.join(' ') : coerceText(fieldKind(shape[key] as ZodType), String(value));
+      });
+      for (const key of optionKeys) {
+        const value = opts[key];
+        if (value === undefined) continue;
+        params[key] = typeof value === 'string' ? coerceText(fieldKind(shape[key] as ZodType), value) : value;
+      }
+      // Validate here first: bad input is exit code 2 with the field named, whether or not the daemon runs.
+      parseOperationInput(op, params);
+      const conn = resolveConnection({ env: io.env, ...(globals.home ? { home: globals.home } : {}), ...(globals.url ? { url: globals.url } : {}) });
+      const result = await rpcCall(conn, method, params);
+      io.write(opts.json ? JSON.stringify(result, null, 2) : op.format(result));
+      if (!opts.follow) return;
+      const target = followTarget(op, result);
+      if (!target) throw new CliError('nothing to follow', 2);
+      if (target === 'idle') return;
+      const code = await followSession(conn, target.session, { from: target.from, json: Boolean(opts.json), write: io.write });
+      io.setExitCode(code);
+    });
+  }
+}

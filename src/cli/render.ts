@@ -1,0 +1,53 @@
+import { toolUseLine } from '../coding/tool-summary.ts';
+
+/** A session log record as the CLI receives it over SSE. */
+export type WireRecord = { seq: number; type: string } & Record<string, unknown>;
+
+const TERMINAL = new Set(['completed', 'failed', 'killed', 'interrupted']);
+
+/** What following a session decides after a record: keep going, or stop with an exit code. */
+export type FollowStep = { done: false } | { done: true; exitCode: number };
+
+/** Renders one log record as terminal lines (empty for records not worth showing). */
+export function renderRecord(record: WireRecord, name: string): string[] {
+  switch (record.type) {
+    case 'output':
+      return [String(record.text)];
+    case 'tool':
+      return [toolUseLine(String(record.name), record.input)];
+    case 'toolResult':
+      return record.isError ? [`   ↳ tool failed${record.output ? `: ${String(record.output).slice(0, 200)}` : ''}`] : [];
+    case 'user':
+      return record.source === 'launch' || record.source === 'resume' ? [] : [`> ${String(record.text)}`];
+    case 'question':
+      return [`❓ ${String(record.text)}`];
+    case 'permission':
+      return [`🔐 permission requested for ${String(record.tool)} — answer with: switchboard send ${name} yes|no`];
+    case 'warning':
+      return [`⚠️ ${String(record.message)}`];
+    case 'turn': {
+      const outcome = record.outcome as { ok: boolean; message?: string };
+      const cost = typeof record.costUsd === 'number' && record.costUsd > 0 ? ` ($${record.costUsd.toFixed(4)})` : '';
+      return outcome.ok ? [`— turn done${cost}`] : [`— turn ended: ${outcome.message ?? 'error'}${cost}`];
+    }
+    case 'waiting':
+      return [`💬 ${name} is waiting for input (${String(record.reason)}). Reply with: switchboard send ${name} "<message>"`];
+    case 'status': {
+      const status = String(record.status);
+      if (!TERMINAL.has(status)) return [];
+      const why = record.error ? `: ${String(record.error)}` : record.endReason ? ` (${String(record.endReason)})` : '';
+      return [`■ ${name} ${status}${why}`];
+    }
+    default:
+      return [];
+  }
+}
+
+/** Whether following should stop after this record: on waiting for input (0), or when the session ends (0, or 1 if it failed). */
+export function followStep(record: WireRecord): FollowStep {
+  if (record.type === 'waiting') return { done: true, exitCode: 0 };
+  if (record.type === 'status' && TERMINAL.has(String(record.status))) {
+    return { done: true, exitCode: record.status === 'failed' ? 1 : 0 };
+  }
+  return { done: false };
+}

@@ -1,0 +1,50 @@
+import { parseScalar } from '../core/config-load.ts';
+import { startDaemon } from '../main.ts';
+import type { Daemon } from '../main.ts';
+import { CliError } from './cli-error.ts';
+
+export interface StartOptions {
+  home?: string;
+  config?: string;
+  port?: string;
+  host?: string;
+  logLevel?: string;
+  set?: string[];
+}
+
+/** Turns `start` flags into dotted config overrides; `--set key.path=value` may repeat. */
+export function startOverrides(options: StartOptions): Record<string, unknown> {
+  const overrides: Record<string, unknown> = {};
+  if (options.port !== undefined) overrides['gateway.port'] = parseScalar(options.port);
+  if (options.host !== undefined) overrides['gateway.host'] = options.host;
+  if (options.logLevel !== undefined) overrides['log.level'] = options.logLevel;
+  for (const pair of options.set ?? []) {
+    const eq = pair.indexOf('=');
+    if (eq <= 0) throw new CliError(`--set ${pair}: expected key=value (e.g. --set maxSessions=3)`, 2);
+    overrides[pair.slice(0, eq)] = parseScalar(pair.slice(eq + 1));
+  }
+  return overrides;
+}
+
+/** Starts the daemon in this process and keeps it running until SIGINT/SIGTERM. */
+export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): Promise<Daemon> {
+  const daemon = await startDaemon({
+    env,
+    overrides: startOverrides(options),
+    ...(options.home ? { home: options.home } : {}),
+    ...(options.config ? { configPath: options.config } : {}),
+  });
+  let stopping = false;
+  const shutdown = (signal: string): void => {
+    if (stopping) return;
+    stopping = true;
+    daemon.logger.info({ signal }, 'stopping');
+    void daemon.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  return daemon;
+}

@@ -1,0 +1,50 @@
+// The engine's factory for the composition root: builds its log store and index and hands everything to Engine.
+import { join } from 'node:path';
+import type { Outbox } from '../channels/connector.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import { errorMessage } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Inference } from '../inference/types.ts';
+import type { DatabaseSync } from '../store/database.ts';
+import { EngineIndex } from '../store/engine-index.ts';
+import { EngineLogs } from '../store/engine-logs.ts';
+import { Engine } from './engine.ts';
+import { emptyToolbox } from './toolbox.ts';
+import type { AgentToolbox } from './toolbox.ts';
+
+export interface CreateEngineDeps {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** The daemon's database (migrations 100–199 applied by openDatabase). */
+  db: DatabaseSync;
+  /** The state directory; logs go to `<home>/engine/`. */
+  home: string;
+  inference: Inference;
+  outbox: Outbox;
+  /** Tools beyond the engine's own (operations/toolbox.ts createOperationsToolbox); default none. */
+  toolbox?: AgentToolbox;
+}
+
+/** Builds the engine over `<home>/engine/` and the database; call `start()` to restore and run it, `stop()` to end. */
+export function createEngine(deps: CreateEngineDeps): Engine {
+  const { config, clock, logger } = deps;
+  const logs = new EngineLogs(join(deps.home, 'engine'), {
+    fsyncBatchMs: config.timings.fsyncBatchMs,
+    now: () => clock.now(),
+    maxOpenLogs: config.engine.maxOpenLogs,
+    onRepair: (session, report) => logger.warn({ session, ...report }, 'engine log had a torn tail; cut it off'),
+    onError: (session, error) => logger.error({ session, err: errorMessage(error) }, 'closing an engine log failed'),
+  });
+  return new Engine({
+    config,
+    clock,
+    logger: logger.child({ component: 'engine' }),
+    logs,
+    index: new EngineIndex(deps.db),
+    inference: deps.inference,
+    outbox: deps.outbox,
+    toolbox: deps.toolbox ?? emptyToolbox,
+  });
+}

@@ -1,0 +1,313 @@
+// The agent engine: engine sessions (user, cron, heartbeat, subagent) with a durable inbox each, one loop per session
+// (strictly in order, one message per turn; sessions run concurrently), routing between sessions, and restore after
+// a restart. Every message is on disk before it is acknowledged; every turn writes turn_start before any work and
+// turn_end after its reply is recorded and handed on.
+import { z } from 'zod';
+import type { InboundMessage, Outbox } from '../channels/connector.ts';
+import { formatTarget, parseTarget } from '../channels/connector.ts';
+import type { Clock, Timer } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import { AppError, fromZodError, invalidInput, limitReached, notFound } from '../core/errors.ts';
+import { newId } from '../core/ids.ts';
+import type { Logger } from '../core/logger.ts';
+import type { Inference } from '../inference/types.ts';
+import type { EngineIndex } from '../store/engine-index.ts';
+import type { EngineLogs } from '../store/engine-logs.ts';
+import type { Accepted, EngineControl, EngineSessionSummary, MessageRoute, PostOptions } from './api.ts';
+import { originOf, userDescriptor } from './descriptor.ts';
+import { engineToolbox } from './engine-tools.ts';
+import { Inbox, systemEntry } from './inbox.ts';
+import { loadSessions } from './restore.ts';
+import { heartbeatSession, mostRecentForeground, resolveRoute } from './routing.ts';
+import type { EngineSession, ReplyWaiter } from './session.ts';
+import { mergeToolboxes } from './toolbox.ts';
+import type { AgentToolbox } from './toolbox.ts';
+import { TurnRunner } from './turns.ts';
+
+export interface EngineDeps {
+  /** Reads `engine.*`. */
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  logs: EngineLogs;
+  index: EngineIndex;
+  inference: Inference;
+  outbox: Outbox;
+  /** Tools beyond the engine's own (operations/toolbox.ts); the engine's start_background_agent and send_session_message are merged in. */
+  toolbox: AgentToolbox;
+}
+
+type EngineState = 'new' | 'starting' | 'running' | 'stopping' | 'stopped';
+
+const inboundSchema = z.object({
+  id: z.string().trim().min(1, 'the connector message id is required'),
+  userId: z.string().trim().min(1, 'the sender id is required'),
+  text: z.string().refine((t) => t.trim().length > 0, 'the message has no text'),
+  target: z.object({ channel: z.string().min(1), chat: z.string().min(1) }).loose(),
+});
+
+const nonEmpty = (field: string) => z.string().trim().min(1, `${field} must not be empty`);
+const scheduledSchema = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('cron'), id: nonEmpty('id') }),
+  z.strictObject({ type: z.literal('heartbeat') }),
+]);
+/** A system post: text and origin, and an optional caller-chosen message id that makes a repeated post a duplicate. */
+const postSchema = z.object({
+  text: nonEmpty('text'),
+  origin: nonEmpty('origin'),
+  messageId: z.string().trim().min(1, 'messageId must not be empty').max(200).optional(),
+});
+const agentInput = z.object({ prompt: nonEmpty('prompt'), name: nonEmpty('name').max(64), parentSessionId: z.string().min(1).optional() });
+
+function check<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
+  const result = schema.safeParse(value);
+  if (!result.success) throw fromZodError(result.error);
+  return result.data;
+}
+
+/** The EngineApi implementation; build it with createEngine, then start() it. */
+export class Engine implements EngineControl {
+  #deps: EngineDeps;
+  #inbox: Inbox;
+  #turns: TurnRunner;
+  #loops = new Map<string, Promise<void>>();
+  #state: EngineState = 'new';
+  #flushTimer: Timer | null = null;
+  #idleWaiters: (() => void)[] = [];
+
+  constructor(deps: EngineDeps) {
+    this.#deps = deps;
+    this.#inbox = new Inbox({ clock: deps.clock, logger: deps.logger, logs: deps.logs, index: deps.index, onQueued: (session) => this.#kick(session) });
+    const own = engineToolbox({
+      startBackgroundAgent: (input) => this.startBackgroundAgent(input),
+      sendFromSession: (fromId, text, targetId) => this.#sendFromSession(fromId, text, targetId),
+    });
+    this.#turns = new TurnRunner({
+      config: deps.config,
+      logger: deps.logger,
+      logs: deps.logs,
+      inbox: this.#inbox,
+      inference: deps.inference,
+      outbox: deps.outbox,
+      tools: mergeToolboxes(own, deps.toolbox),
+      running: () => this.#state === 'running',
+      closed: () => this.#state === 'stopped',
+    });
+  }
+
+  // ---- lifecycle ------------------------------------------------------------------------------------------------
+
+  /**
+   * Restores every session from its log, queues again the messages accepted but never started, closes the turns a
+   * crash cut off (per the seed), then starts the loops and the index flush. Resolves when the engine takes messages.
+   */
+  async start(): Promise<void> {
+    if (this.#state !== 'new') throw new Error(`engine cannot start: it is ${this.#state}`);
+    this.#state = 'starting';
+    const { logs, index, logger, clock, config } = this.#deps;
+    const { loaded, report } = loadSessions(logs, index, logger);
+    for (const { session } of loaded) this.#inbox.register(session);
+    // First queue every pending message, so that what restore posts below lands after them, as in the logs.
+    let pending = 0;
+    for (const { session, state } of loaded) {
+      for (const p of state.pending) {
+        const { ts: _ts, ...message } = p;
+        session.queue.push(message);
+        pending += 1;
+      }
+    }
+    const cut = loaded.filter((l) => l.state.openTurn);
+    for (const { session, state } of cut) await this.#turns.closeCutOff(session, state);
+    this.#inbox.flushIndex();
+    this.#flushTimer = clock.every(config.engine.indexFlushMs, () => this.#inbox.flushIndex());
+    this.#state = 'running';
+    for (const session of this.#inbox.sessions.values()) if (session.queue.length > 0) this.#kick(session);
+    logger.info({ ...report, sessions: this.#inbox.sessions.size, pending, cutOff: cut.length }, 'engine restored');
+  }
+
+  /**
+   * Stops taking turns: running turns get `engine.stopGraceMs` to finish, then their model calls are aborted and they
+   * stay open (the next start closes them). Flushes the index and closes the logs. Messages still queued stay on disk.
+   */
+  async stop(): Promise<void> {
+    if (this.#state === 'stopped' || this.#state === 'stopping') return;
+    const wasRunning = this.#state === 'running';
+    this.#state = 'stopping';
+    this.#flushTimer?.cancel();
+    if (wasRunning) {
+      const loops = Promise.all(this.#loops.values());
+      const grace = this.#deps.config.engine.stopGraceMs;
+      if (grace > 0) {
+        let timer: Timer | null = null;
+        await Promise.race([loops, new Promise<void>((resolve) => (timer = this.#deps.clock.after(grace, resolve)))]);
+        (timer as Timer | null)?.cancel();
+      }
+      for (const session of this.#inbox.sessions.values()) session.abort?.abort();
+      await Promise.race([loops, new Promise((resolve) => setImmediate(resolve))]);
+    }
+    this.#state = 'stopped';
+    this.#inbox.flushIndex();
+    for (const session of this.#inbox.sessions.values()) session.waiter?.reject(new AppError('unavailable', 'the engine stopped'));
+    await this.#deps.logs.closeAll();
+  }
+
+  /** Resolves once no session has a queued message or a running turn (tests and benchmarks). */
+  settled(): Promise<void> {
+    if (this.#idle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  // ---- EngineApi --------------------------------------------------------------------------------------------------
+
+  async acceptUserMessage(message: InboundMessage): Promise<Accepted> {
+    this.#assertOpen();
+    check(inboundSchema, message);
+    const channelId = formatTarget(message.target);
+    if (!parseTarget(channelId)) throw invalidInput(`target: "${channelId}" is not a valid channel`, 'target');
+    const session = this.#inbox.getOrCreate(userDescriptor(message));
+    return this.#inbox.accept(session, {
+      type: 'incoming',
+      messageId: message.id,
+      kind: 'user',
+      origin: channelId,
+      text: message.text,
+      from: message.userId,
+      replyTo: message.id,
+    });
+  }
+
+  async postSystemMessage(route: MessageRoute, text: string, origin: string, options: PostOptions = {}): Promise<Accepted | null> {
+    this.#assertOpen();
+    check(postSchema, { text, origin, messageId: options.messageId });
+    const session = resolveRoute(this.#inbox.sessions, route);
+    if (!session) return null;
+    return this.#inbox.accept(session, systemEntry(text, origin, options.messageId));
+  }
+
+  async postScheduled(
+    descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' },
+    text: string,
+    origin: string,
+    options: PostOptions = {},
+  ): Promise<Accepted> {
+    this.#assertOpen();
+    const d = check(scheduledSchema, descriptor);
+    check(postSchema, { text, origin, messageId: options.messageId });
+    return this.#inbox.accept(this.#inbox.getOrCreate(d), systemEntry(text, origin, options.messageId));
+  }
+
+  async startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }> {
+    const { session, accepted } = this.#spawn(input, null);
+    await accepted;
+    return { sessionId: session.id };
+  }
+
+  async askAgent(input: { prompt: string; name: string; parentSessionId?: string; timeoutMs?: number }): Promise<{ sessionId: string; text: string }> {
+    const timeoutMs = input.timeoutMs ?? this.#deps.config.engine.askTimeoutMs;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw invalidInput('timeoutMs: must be a positive number of milliseconds', 'timeoutMs');
+    let waiter: ReplyWaiter | null = null;
+    const reply = new Promise<string>((resolve, reject) => (waiter = { resolve, reject }));
+    const { session, accepted } = this.#spawn(input, waiter);
+    await accepted;
+    const timer = this.#deps.clock.after(timeoutMs, () => {
+      if (session.waiter !== waiter) return;
+      session.waiter = null;
+      waiter?.reject(limitReached(`no reply from agent "${input.name}" (session ${session.id}) within ${timeoutMs} ms; its reply will go to its parent session`));
+    });
+    try {
+      return { sessionId: session.id, text: await reply };
+    } finally {
+      timer.cancel();
+    }
+  }
+
+  listSessions(): EngineSessionSummary[] {
+    return [...this.#inbox.sessions.values()]
+      .map((s) => ({
+        id: s.id,
+        descriptor: s.descriptor,
+        state: s.current ? ('running' as const) : ('idle' as const),
+        queued: s.queue.length,
+        createdAt: s.createdAt,
+        updatedAt: s.updatedAt,
+        lastUserAt: s.lastUserAt,
+        lastOutcome: s.lastOutcome,
+      }))
+      .sort((a, b) => b.updatedAt - a.updatedAt);
+  }
+
+  // ---- the loop ---------------------------------------------------------------------------------------------------
+
+  #assertOpen(): void {
+    if (this.#state !== 'running' && this.#state !== 'starting') throw new AppError('unavailable', `the agent engine is ${this.#state === 'new' ? 'not started' : 'stopped'}`);
+  }
+
+  #kick(session: EngineSession): void {
+    if (this.#state !== 'running' || session.looping) return;
+    session.looping = true;
+    const loop = this.#drain(session).finally(() => {
+      session.looping = false;
+      this.#loops.delete(session.id);
+      if (this.#idle()) for (const resolve of this.#idleWaiters.splice(0)) resolve();
+    });
+    this.#loops.set(session.id, loop);
+  }
+
+  #idle(): boolean {
+    for (const s of this.#inbox.sessions.values()) if (s.looping || (this.#state === 'running' && s.queue.length > 0)) return false;
+    return true;
+  }
+
+  /** One session's loop: its messages strictly in order, one per turn, until its inbox is empty or the engine stops. */
+  async #drain(session: EngineSession): Promise<void> {
+    while (this.#state === 'running') {
+      const message = session.queue.shift();
+      if (!message) return;
+      session.current = message;
+      try {
+        await this.#turns.run(session, message);
+      } catch (error) {
+        await this.#turns.fail(session, message, error);
+      } finally {
+        session.current = null;
+      }
+    }
+  }
+
+  // ---- subagents and messages between sessions --------------------------------------------------------------------
+
+  #defaultParent(): EngineSession {
+    return mostRecentForeground(this.#inbox.sessions.values()) ?? heartbeatSession(this.#inbox.sessions.values()) ?? this.#inbox.getOrCreate({ type: 'heartbeat' });
+  }
+
+  #spawn(raw: { prompt: string; name: string; parentSessionId?: string }, waiter: ReplyWaiter | null): { session: EngineSession; accepted: Promise<Accepted> } {
+    this.#assertOpen();
+    const input = check(agentInput, raw);
+    const parent = input.parentSessionId ? this.#inbox.sessions.get(input.parentSessionId) : this.#defaultParent();
+    if (!parent) throw notFound(`parentSessionId: no engine session ${input.parentSessionId}`);
+    const id = newId(12);
+    const session = this.#inbox.create({ type: 'subagent', id, parentSessionId: parent.id, name: input.name }, id);
+    session.waiter = waiter;
+    const accepted = this.#inbox.accept(session, systemEntry(input.prompt, `parent:${parent.id}`, `task-${id}`));
+    return { session, accepted };
+  }
+
+  async #sendFromSession(fromId: string, text: string, targetId?: string): Promise<{ sessionId: string }> {
+    const from = this.#inbox.sessions.get(fromId);
+    if (!from) throw notFound(`no engine session ${fromId}`);
+    let target: EngineSession | null;
+    if (targetId) {
+      target = this.#inbox.sessions.get(targetId) ?? null;
+      if (!target) throw notFound(`session_id: no engine session ${targetId}`);
+    } else if (from.descriptor.type === 'subagent') {
+      target = this.#inbox.sessions.get(from.descriptor.parentSessionId) ?? null;
+      if (!target) throw notFound(`your parent session ${from.descriptor.parentSessionId} no longer exists; give session_id`);
+    } else {
+      target = mostRecentForeground(this.#inbox.sessions.values(), from.id);
+      if (!target) throw notFound('there is no other user session to send to; give session_id');
+    }
+    if (target === from) throw invalidInput('session_id: a session cannot message itself', 'session_id');
+    await this.#inbox.accept(target, systemEntry(text, originOf(from.descriptor, from.id)));
+    return { sessionId: target.id };
+  }
+}

@@ -1,0 +1,98 @@
+// What restore needs to know about one session, found by visiting its log records newest-first and stopping as soon
+// as it knows: the turn cut off by a crash (turn_start without turn_end), the messages accepted but never started,
+// the last user activity, and the accepted message ids the SQLite index has not seen yet.
+import type { LogRecord } from '../store/jsonl-log.ts';
+import { asEngineRecord } from './log-records.ts';
+import type { EngineLogRecord, IncomingEntry, TurnOutcome } from './log-records.ts';
+import type { TurnStep } from './history.ts';
+
+/** A queued message as restore found it. */
+export interface FoundIncoming extends IncomingEntry {
+  seq: number;
+  ts: number;
+}
+
+/** The state of one session's log. */
+export interface RestoreState {
+  /** Sequence number and time of the last record. */
+  lastSeq: number;
+  updatedAt: number;
+  /** The turn that started and never ended, with what it recorded. */
+  openTurn: { messageId: string; incoming: FoundIncoming | null; steps: TurnStep[] } | null;
+  /** Messages accepted and never started, oldest first. */
+  pending: FoundIncoming[];
+  /** Outcome of the last closed turn. */
+  lastOutcome: TurnOutcome | null;
+  /** Time of the last message from a person, if the scan saw one. */
+  lastUserAt: number | null;
+  /** Accepted message ids with seq above the index's `indexedSeq`, oldest first. */
+  unindexed: { messageId: string; seq: number }[];
+}
+
+type Phase = 'find-turn' | 'find-incoming' | 'done';
+
+/** Visits records newest-first (see HistoryCollector for the same protocol): `visit` until false, then `state`. */
+export class RestoreScanner {
+  #indexedSeq: number;
+  #phase: Phase = 'find-turn';
+  #lastStarted: string | null = null;
+  #steps: TurnStep[] = [];
+  #open = false;
+  #state: RestoreState = { lastSeq: 0, updatedAt: 0, openTurn: null, pending: [], lastOutcome: null, lastUserAt: null, unindexed: [] };
+
+  /** `indexedSeq`: records up to this seq are already in the index (0 = index everything). */
+  constructor(indexedSeq: number) {
+    this.#indexedSeq = indexedSeq;
+  }
+
+  visit(record: EngineLogRecord): boolean {
+    const s = this.#state;
+    if (s.lastSeq === 0) {
+      s.lastSeq = record.seq;
+      s.updatedAt = record.ts;
+    }
+    if (record.type === 'incoming') {
+      if (record.seq > this.#indexedSeq) s.unindexed.unshift({ messageId: record.messageId, seq: record.seq });
+      if (record.kind === 'user' && s.lastUserAt === null) s.lastUserAt = record.ts;
+      const { v: _v, ...found } = record;
+      if (this.#phase !== 'done') {
+        if (record.messageId === this.#lastStarted) {
+          if (this.#open && s.openTurn) s.openTurn.incoming = found;
+          this.#phase = 'done';
+        } else {
+          s.pending.unshift(found);
+        }
+      }
+    } else if (this.#phase === 'find-turn') {
+      if (record.type === 'turn_end') {
+        s.lastOutcome = record.outcome;
+        this.#lastStarted = record.messageId;
+        this.#phase = 'find-incoming';
+      } else if (record.type === 'turn_start') {
+        this.#lastStarted = record.messageId;
+        this.#open = true;
+        s.openTurn = { messageId: record.messageId, incoming: null, steps: this.#steps };
+        this.#phase = 'find-incoming';
+      } else if (record.type === 'assistant' || record.type === 'tool_result' || record.type === 'outgoing') {
+        const { v: _v, seq: _seq, ts: _ts, ...step } = record;
+        this.#steps.unshift(step);
+      }
+    }
+    return !(this.#phase === 'done' && record.seq <= this.#indexedSeq + 1);
+  }
+
+  /**
+   * Takes a raw record: once the turn state is known only `incoming` records still matter (their ids and times), so
+   * the others are not validated. Returns false when the scan can stop.
+   */
+  visitRaw(raw: LogRecord): boolean {
+    if (this.#phase === 'done' && raw.type !== 'incoming') return raw.seq > this.#indexedSeq + 1;
+    const record = asEngineRecord(raw);
+    return record ? this.visit(record) : true;
+  }
+
+  /** What the scan found. */
+  get state(): RestoreState {
+    return this.#state;
+  }
+}

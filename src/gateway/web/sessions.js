@@ -1,0 +1,162 @@
+// The coding sessions: the list (sessions.list over /rpc, refreshed), and for the selected session its log streamed
+// live from GET /sessions/:id/events, with a box to send it a message (sessions.send).
+import { ApiError, rpc } from './api.js';
+import { append, atBottom, byId, clear, cost, duration, el, toBottom } from './dom.js';
+import { RECORD_TYPES, renderRecord } from './session-log.js';
+
+const MAX_LOG_LINES = 3000;
+const TERMINAL = new Set(['completed', 'failed', 'killed', 'interrupted']);
+
+/**
+ * Starts the sessions view.
+ * @param {{ info: { sessionsRefreshMs: number }, isVisible: () => boolean, onSelect: (id: string | null) => void }} options
+ */
+export function startSessions({ info, isVisible, onSelect }) {
+  const panel = byId('sessions');
+  const list = byId('session-list');
+  const note = byId('sessions-note');
+  const detail = byId('session-detail');
+  const log = byId('session-log');
+  const form = /** @type {HTMLFormElement} */ (byId('session-form'));
+  const input = /** @type {HTMLTextAreaElement} */ (byId('session-input'));
+  const error = byId('session-error');
+  /** @type {Map<string, any>} */
+  let summaries = new Map();
+  let selected = null;
+  /** @type {EventSource | null} */
+  let stream = null;
+  let live = { status: '', costUsd: 0 };
+  let refreshing = false;
+
+  function badge(node, status) {
+    node.className = `badge badge-${status}`;
+    node.textContent = status;
+  }
+
+  function renderList() {
+    clear(list);
+    if (summaries.size === 0) {
+      append(list, el('li', { class: 'muted empty', text: 'No coding sessions yet. Ask the orchestrator, or type /claude <task> in the chat.' }));
+      return;
+    }
+    for (const s of summaries.values()) {
+      const status = el('span');
+      badge(status, s.status);
+      const item = el(
+        'li',
+        {},
+        el(
+          'button',
+          {
+            type: 'button',
+            class: `session-row${s.id === selected ? ' selected' : ''}`,
+            data: { id: s.id },
+            'aria-current': s.id === selected ? 'true' : null,
+            on: { click: () => select(s.id) },
+          },
+          el('span', { class: 'session-name', text: s.name }),
+          status,
+          el('span', { class: 'session-facts muted', text: [s.harness, duration(s.durationMs), cost(s.costUsd)].filter(Boolean).join(' · ') }),
+        ),
+      );
+      append(list, item);
+    }
+  }
+
+  function renderHeader() {
+    const s = summaries.get(selected);
+    if (!s) return;
+    byId('detail-name').textContent = s.name;
+    const status = live.status || s.status;
+    badge(byId('detail-status'), status);
+    const spent = cost(Math.max(live.costUsd, s.costUsd));
+    byId('detail-meta').textContent = [s.harness, s.model, duration(s.durationMs), spent, s.workdir].filter(Boolean).join(' · ');
+    form.hidden = TERMINAL.has(status);
+  }
+
+  async function refresh() {
+    if (refreshing) return;
+    refreshing = true;
+    try {
+      const result = await rpc('sessions.list', { status: 'all' });
+      summaries = new Map(result.sessions.map((s) => [s.id, s]));
+      note.textContent = '';
+      renderList();
+      if (selected) renderHeader();
+    } catch (e) {
+      note.textContent = e instanceof ApiError ? e.message : String(e);
+    } finally {
+      refreshing = false;
+    }
+  }
+
+  function addRecord(record) {
+    if (record.type === 'status') live.status = String(record.status);
+    if (record.type === 'turn' && typeof record.totalCostUsd === 'number') live.costUsd = record.totalCostUsd;
+    if (record.type === 'status' || record.type === 'turn') renderHeader();
+    const node = renderRecord(record);
+    if (!node) return;
+    node.dataset.seq = String(record.seq);
+    const follow = atBottom(log);
+    log.append(node);
+    while (log.childElementCount > MAX_LOG_LINES) log.firstElementChild?.remove();
+    if (follow) toBottom(log);
+  }
+
+  function select(id) {
+    if (stream) stream.close();
+    stream = null;
+    selected = id;
+    live = { status: '', costUsd: 0 };
+    clear(log);
+    error.hidden = true;
+    panel.classList.toggle('has-selection', id !== null);
+    detail.hidden = id === null;
+    renderList();
+    onSelect(id);
+    if (id === null) return;
+    renderHeader();
+    stream = new EventSource(`/sessions/${encodeURIComponent(id)}/events`);
+    for (const type of RECORD_TYPES) stream.addEventListener(type, (event) => addRecord(JSON.parse(event.data)));
+    stream.addEventListener('error', () => {
+      if (stream && stream.readyState === EventSource.CLOSED) showError('the output stream closed: select the session again or reload');
+    });
+    if (!summaries.has(id)) void refresh();
+  }
+
+  function showError(text) {
+    error.textContent = text;
+    error.hidden = false;
+  }
+
+  form.addEventListener('submit', async (event) => {
+    event.preventDefault();
+    const message = input.value;
+    if (!message.trim() || !selected) return;
+    error.hidden = true;
+    const button = form.querySelector('button');
+    if (button) button.disabled = true;
+    try {
+      await rpc('sessions.send', { session: selected, message });
+      input.value = '';
+    } catch (e) {
+      showError(e instanceof ApiError ? e.message : String(e));
+    } finally {
+      if (button) button.disabled = false;
+    }
+  });
+  input.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter' && !event.shiftKey && !event.isComposing) {
+      event.preventDefault();
+      form.requestSubmit();
+    }
+  });
+  byId('session-back').addEventListener('click', () => select(null));
+
+  void refresh();
+  setInterval(() => {
+    if (document.visibilityState === 'visible' && isVisible()) void refresh();
+  }, info.sessionsRefreshMs);
+
+  return { select, refresh };
+}

@@ -1,0 +1,127 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import Fastify from 'fastify';
+import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-linear.ts';
+import type { FakeLinear } from '../../../test/support/fake-linear.ts';
+import { TEST_WEBHOOK_SECRET } from '../../../test/support/linear-webhook-fixtures.ts';
+import { tempDir } from '../../../test/support/temp-dir.ts';
+import { ManualClock, systemClock } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
+import { linearSchema } from '../../core/config-linear.ts';
+import type { LinearConfig } from '../../core/config-linear.ts';
+import { AppError } from '../../core/errors.ts';
+import { silentLogger } from '../../core/logger.ts';
+import { registerLinearRoutes } from '../../gateway/linear-routes.ts';
+import { openDatabase } from '../../store/database.ts';
+import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
+import { WebhookIntake } from '../webhooks/intake.ts';
+import { buildLinearAccess } from './access.ts';
+import { linearConnect } from './connect.ts';
+import { defaultRedirectUri } from './oauth.ts';
+import { formatLinearStatus, linearStatus } from './status.ts';
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+/** Acts as the browser once the authorize URL is printed. */
+function browserOn(lines: string[], query: Record<string, string> = {}): Promise<number> {
+  return (async () => {
+    for (let i = 0; i < 500 && !lines.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
+    const url = new URL(lines.find((l) => l.startsWith('http')) ?? '');
+    for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
+    return (await fetch(url, { redirect: 'follow' })).status;
+  })();
+}
+
+describe('switchboard linear connect / status', () => {
+  let fake: FakeLinear;
+  let dir: ReturnType<typeof tempDir>;
+  let port: number;
+  let config: LinearConfig;
+
+  beforeEach(async () => {
+    fake = await startFakeLinear();
+    dir = tempDir('sb-linear-connect-');
+    port = await freePort();
+    config = linearSchema.parse({
+      enabled: true,
+      apiUrl: fake.graphqlUrl,
+      oauth: { clientId: FAKE_OAUTH_CLIENT.clientId, clientSecret: FAKE_OAUTH_CLIENT.clientSecret, authorizeUrl: fake.authorizeUrl, tokenUrl: fake.tokenUrl },
+    });
+  });
+  afterEach(async () => {
+    await fake.close();
+    dir.remove();
+  });
+
+  function cli(clock: Clock = systemClock()) {
+    const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: openDatabase(join(dir.path, 'state.db')), clock, logger: silentLogger() });
+    const lines: string[] = [];
+    const run = (timeoutMs = 30_000) =>
+      linearConnect({ oauth: access.oauth, oauthStore: access.oauthStore, redirectUri: defaultRedirectUri(config.oauth, { host: '127.0.0.1', port }), clock, logger: silentLogger(), print: (l) => lines.push(l), timeoutMs, pollIntervalMs: 10 });
+    return { access, lines, run };
+  }
+
+  it('waits on a one-shot listener when no daemon serves the redirect URI, and stores the tokens', async () => {
+    const { access, lines, run } = cli();
+    const [result, status] = await Promise.all([run(), browserOn(lines)]);
+    assert.equal(status, 200);
+    assert.equal(result.via, 'listener');
+    assert.equal(result.tokens.organizationName, 'Acme');
+    assert.equal(access.tokens.describe()?.source, 'oauth');
+    const text = formatLinearStatus(await linearStatus({ config, env: {}, tokens: access.tokens, oauth: access.oauth, api: access.api }, { check: true }), Date.now());
+    assert.match(text, /token: oauth \(default\) \(OAuth access token\), expires .* \(in 24 h\), refreshed automatically/);
+    assert.match(text, /oauth: connected to Acme as switchboard/);
+    assert.match(text, /webhook signing secret: MISSING/);
+    assert.match(text, /check: ok — switchboard in Acme/);
+    assert.doesNotMatch(text, /lin_oauth_/);
+  });
+
+  it('lets the running daemon take the callback and watches the shared store for the outcome', async () => {
+    const daemonDb = openDatabase(join(dir.path, 'state.db'));
+    const daemon = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: daemonDb, clock: systemClock(), logger: silentLogger() });
+    const app = Fastify();
+    const intake = new WebhookIntake({ secret: TEST_WEBHOOK_SECRET, store: new LinearDeliveryStore(daemonDb), clock: systemClock(), logger: silentLogger() });
+    await registerLinearRoutes(app, { intake, oauth: daemon.oauth, maxBodyBytes: 1_048_576, logger: silentLogger() });
+    await app.listen({ host: '127.0.0.1', port });
+    try {
+      const { lines, run } = cli();
+      const [result, status] = await Promise.all([run(), browserOn(lines)]);
+      assert.equal(status, 200);
+      assert.equal(result.via, 'daemon');
+      assert.equal(result.tokens.appUserName, 'switchboard');
+      assert.match(lines.join('\n'), /Waiting for the switchboard daemon/);
+    } finally {
+      await app.close();
+      daemonDb.close();
+    }
+  });
+
+  it('reports a denied authorization', async () => {
+    const { lines, run } = cli();
+    const [outcome] = await Promise.allSettled([run(), (async () => {
+      for (let i = 0; i < 500 && !lines.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
+      const state = new URL(lines.find((l) => l.startsWith('http')) ?? '').searchParams.get('state') ?? '';
+      return (await fetch(`http://127.0.0.1:${port}/linear/oauth/callback?error=access_denied&state=${state}`)).status;
+    })()]);
+    assert.equal(outcome.status, 'rejected');
+    assert.ok(outcome.status === 'rejected' && outcome.reason instanceof AppError && /did not authorize the app: access_denied/.test(outcome.reason.message));
+  });
+
+  it('gives up after connectTimeoutMs', async () => {
+    const clock = new ManualClock(Date.now());
+    const { lines, run } = cli(clock);
+    const pending = run(60_000);
+    for (let i = 0; i < 500 && !lines.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
+    clock.advance(60_000);
+    await assert.rejects(pending, (e: unknown) => e instanceof AppError && /no OAuth callback within 60 s/.test(e.message));
+  });
+});

@@ -1,0 +1,319 @@
+// The Linear dispatch pipeline, as the webhook router calls it: dispatch an issue, pass on the user's prompts and
+// stops, and keep everything running (signals of the coding sessions, the monitor, recovery after a restart).
+import { resolve } from 'node:path';
+import type { Timer } from '../../core/clock.ts';
+import { expandHome } from '../../core/config-load.ts';
+import { errorMessage, invalidInput } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { SessionSignal } from '../../coding/session.ts';
+import { ACTIVE_DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
+import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import type { LinearIssue } from '../api/types.ts';
+import { AUDITOR_DENIAL, handleSessionEnd, setupDispatch } from './phases.ts';
+import { sanitizePromptInput } from './prompts.ts';
+import { monitorPass, reconcile } from './recovery.ts';
+import { PipelineRuntime } from './runtime.ts';
+import type { PipelineDeps } from './runtime.ts';
+import { assessTier, chooseRunners } from './tier.ts';
+import type { DispatchContext, DispatchResult, MonitorReport, PromptResult, StopResult } from './types.ts';
+
+/** Follow-up messages kept per dispatch (the newest). */
+const MAX_USER_MESSAGES = 10;
+
+/**
+ * The pipeline. Call `start()` once the SessionManager has restored its sessions; then `dispatch` for an assigned or
+ * delegated issue, `onPrompt` for a user's follow-up in the agent session, `onStop` for a stop signal. `stop()` at
+ * shutdown (sessions themselves are stopped by the SessionManager; the next start resumes them).
+ */
+export class Pipeline {
+  #rt: PipelineRuntime;
+  #started = false;
+  #unsubscribe: (() => void) | null = null;
+  #monitor: Timer | null = null;
+
+  constructor(deps: PipelineDeps) {
+    this.#rt = new PipelineRuntime(deps);
+    this.#rt.slotFreed = () => this.#pump();
+  }
+
+  /**
+   * Starts listening to the coding sessions, recovers every dispatch left in progress by the last run (see
+   * recovery.ts), starts queued dispatches while slots are free, and starts the monitor. Idempotent.
+   */
+  start(): void {
+    if (this.#started) return;
+    this.#started = true;
+    const rt = this.#rt;
+    this.#unsubscribe = rt.deps.sessions.on((signal) => this.#onSignal(signal));
+    for (const d of rt.store.list(SLOT_STATUSES)) void rt.serial(d.id, 'restart', async () => void (await reconcile(rt, d.id)));
+    this.#pump();
+    this.#monitor = rt.deps.clock.every(rt.pc.monitorIntervalSec * 1000, () => void this.monitor());
+  }
+
+  /** Stops the monitor, the watchdogs and the listeners, and waits for steps in progress. Running sessions are left to the SessionManager. */
+  async stop(): Promise<void> {
+    this.#started = false;
+    this.#monitor?.cancel();
+    this.#monitor = null;
+    this.#unsubscribe?.();
+    this.#unsubscribe = null;
+    await this.#rt.shutdown();
+  }
+
+  /**
+   * Dispatches an issue (id or identifier): assesses its tier, picks harness and model, and queues it; it starts at
+   * once when a slot is free. While the issue already has a dispatch in progress nothing new starts (`duplicate`;
+   * a different agent session is told so). Throws invalid_input for an unknown profile or a team without a repository,
+   * and the LinearApiError of a failed issue lookup; either way the agent session (if given) gets an error activity.
+   * Before `start()` the dispatch is only queued.
+   */
+  async dispatch(issueRef: string, ctx: DispatchContext = {}): Promise<DispatchResult> {
+    try {
+      return await this.#dispatch(issueRef, ctx);
+    } catch (error) {
+      // Linear shows a session without any activity as unresponsive: say why nothing starts.
+      if (ctx.agentSessionId) {
+        await this.#rt.deps.linear
+          .createAgentActivity(ctx.agentSessionId, { type: 'error', body: `Could not start work on this issue: ${errorMessage(error)}` })
+          .catch((e: unknown) => this.#rt.deps.logger.warn({ err: errorMessage(e) }, 'could not report a failed dispatch'));
+      }
+      throw error;
+    }
+  }
+
+  async #dispatch(issueRef: string, ctx: DispatchContext): Promise<DispatchResult> {
+    const rt = this.#rt;
+    const { pc } = rt;
+    if (ctx.profile !== undefined && !pc.profiles[ctx.profile]) {
+      throw invalidInput(`profile: no agent profile "${ctx.profile}" in linear.pipeline.profiles`, 'profile');
+    }
+    const issue = await rt.deps.linear.getIssue(issueRef);
+    const active = rt.store.activeForIssue(issue.id);
+    if (active) return this.#duplicate(active, ctx);
+    const repoPath = this.#repoFor(issue);
+    const tier = assessTier(issue, pc.tierRules);
+    const profile = ctx.profile ? pc.profiles[ctx.profile] : undefined;
+    const runners = chooseRunners({ tier: tier.tier, labels: issue.labels, profile, pipeline: pc, defaultHarness: rt.deps.config.defaultHarness });
+    let agentSessionId = ctx.agentSessionId ?? null;
+    if (!agentSessionId) {
+      try {
+        agentSessionId = (await rt.deps.linear.createAgentSessionOnIssue(issue.id)).id;
+      } catch (error) {
+        rt.deps.logger.warn({ err: errorMessage(error), issue: issue.identifier }, 'could not create a Linear agent session; reporting with comments');
+      }
+    }
+    const clean = (text: string): string => sanitizePromptInput(text, pc.promptInputMaxChars);
+    const context: DispatchContextData = {
+      issueUrl: issue.url,
+      userMessages: ctx.prompt?.trim() ? [clean(ctx.prompt)] : [],
+      lastGaps: [],
+      ...(ctx.prompt?.trim() ? { prompt: clean(ctx.prompt) } : {}),
+      ...(ctx.promptContext ? { promptContext: clean(ctx.promptContext) } : {}),
+      ...(ctx.guidance?.length ? { guidance: ctx.guidance.map(clean) } : {}),
+    };
+    const { record, created } = rt.store.insert({
+      id: newId(12),
+      issueId: issue.id,
+      identifier: issue.identifier,
+      title: issue.title,
+      agentSessionId,
+      tier: tier.tier,
+      tierReason: tier.reason,
+      harness: runners.worker.harness,
+      model: runners.worker.model,
+      auditHarness: runners.audit.harness,
+      auditModel: runners.audit.model,
+      profile: ctx.profile ?? null,
+      repoPath,
+      branch: issue.branchName.trim() || issue.identifier.toLowerCase(),
+      context,
+      createdAt: rt.now(),
+    });
+    if (!created) return this.#duplicate(record, ctx);
+    const model = record.model ? ` ${record.model}` : '';
+    void rt.tell(record, {
+      type: 'thought',
+      body: `Picked up ${record.identifier}: tier ${record.tier} (${record.tierReason}) → ${record.harness}${model} (harness from ${runners.harnessSource}).`,
+    });
+    await rt.record(record, 'accepted', { tier: record.tier, harness: record.harness, model: record.model });
+    this.#pump();
+    const fresh = rt.store.get(record.id) ?? record;
+    const position = rt.store.queuePosition(record.id);
+    if (fresh.status === 'queued' && position !== null) {
+      void rt.tell(fresh, {
+        type: 'thought',
+        body: `Queued (position ${position}): ${pc.maxConcurrent} dispatch${pc.maxConcurrent === 1 ? ' is' : 'es are'} running; it starts when a slot frees up.`,
+      });
+      return { outcome: 'queued', dispatch: fresh, position };
+    }
+    return { outcome: 'started', dispatch: fresh };
+  }
+
+  /**
+   * A user's follow-up in the agent session. A finished dispatch (done, stuck or stopped) is reopened with it: stop
+   * flag cleared, a new round of `maxAttempts`, queued. A running worker gets it at once (its current turn is
+   * interrupted and it continues with the message). Otherwise it is kept for the next worker and audit prompts.
+   */
+  async onPrompt(agentSessionId: string, text: string): Promise<PromptResult> {
+    const rt = this.#rt;
+    const d = rt.store.latestForAgentSession(agentSessionId);
+    if (!d) return { outcome: 'unknown' };
+    const clean = sanitizePromptInput(text, rt.pc.promptInputMaxChars).trim();
+    const userMessages = clean ? [...(d.context.userMessages ?? []), clean].slice(-MAX_USER_MESSAGES) : (d.context.userMessages ?? []);
+    const context: DispatchContextData = { ...d.context, userMessages };
+    if (FINISHED_DISPATCH_STATUSES.includes(d.status)) {
+      const next = rt.store.transition(d.id, d.status, 'queued', rt.now(), {
+        attempt: d.attempt,
+        patch: {
+          stopRequested: false,
+          attempt: d.attempt + 1,
+          roundStart: d.attempt + 1,
+          lastError: null,
+          context: d.status === 'done' ? { ...context, lastGaps: [] } : context,
+        },
+      });
+      if (!next) return this.onPrompt(agentSessionId, text);
+      await rt.record(next, 'reopened', { from: d.status });
+      void rt.tell(next, { type: 'thought', body: `Picking ${d.identifier} up again with your message (a new round of up to ${rt.pc.maxAttempts} attempts).` });
+      this.#pump();
+      return { outcome: 'reopened', dispatch: rt.store.get(d.id) ?? next };
+    }
+    const updated = rt.store.update(d.id, { context }, rt.now()) ?? d;
+    if (d.status === 'working' && clean) {
+      const row = rt.store.currentSession(d.id);
+      if (row?.phase === 'worker' && rt.deps.sessions.live(row.sessionId)?.isActive) {
+        try {
+          await rt.deps.sessions.send(row.sessionId, clean, { source: 'user', interrupt: true });
+          rt.thought(updated, 'Passed your message to the worker.');
+          await rt.record(updated, 'prompt-forwarded', { sessionId: row.sessionId });
+          return { outcome: 'forwarded', dispatch: updated };
+        } catch (error) {
+          rt.deps.logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not pass a prompt to the worker');
+        }
+      }
+    }
+    const when = d.status === 'auditing' ? 'the next attempt, if the audit asks for one' : 'the task when the worker starts';
+    rt.thought(updated, `Noted: your message will be part of ${when}.`);
+    await rt.record(updated, 'prompt-noted', {});
+    return { outcome: 'noted', dispatch: updated };
+  }
+
+  /**
+   * A stop signal from Linear: the dispatch of that agent session is marked `stopped` (stop flag set), its running
+   * worker or auditor is killed, and one response says so. A later prompt reopens it.
+   */
+  async onStop(agentSessionId: string): Promise<StopResult> {
+    const rt = this.#rt;
+    const d = rt.store.latestForAgentSession(agentSessionId);
+    if (!d) return { outcome: 'unknown' };
+    if (!ACTIVE_DISPATCH_STATUSES.includes(d.status)) {
+      await rt.tell(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` });
+      return { outcome: 'idle', dispatch: d };
+    }
+    const next = rt.store.transition(d.id, d.status, 'stopped', rt.now(), { patch: { stopRequested: true } });
+    if (!next) return this.onStop(agentSessionId);
+    const row = rt.store.currentSession(d.id);
+    let during: string = d.status;
+    if (row && rt.deps.sessions.live(row.sessionId)?.isActive) {
+      during = row.phase === 'worker' ? 'the worker' : 'the audit';
+      rt.store.setEndCause(row.sessionId, 'stop');
+      rt.unwatch(row.sessionId);
+      try {
+        rt.deps.sessions.kill(row.sessionId, 'stopped from Linear');
+      } catch (error) {
+        rt.deps.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stopped dispatch session');
+      }
+    }
+    rt.waitingForSlot.delete(d.id);
+    await rt.record(next, 'stopped', { during, sessionId: row?.sessionId ?? null });
+    await rt.tell(next, {
+      type: 'response',
+      body: `Stopped work on ${d.identifier} (during ${during}). Nothing more runs until you send a message in this session.`,
+    });
+    await rt.release(d.id);
+    this.#pump();
+    return { outcome: 'stopped', dispatch: rt.store.get(d.id) ?? next };
+  }
+
+  /** One monitor pass (also run every `monitorIntervalSec`); then queued dispatches take the freed slots. */
+  async monitor(): Promise<MonitorReport> {
+    const report = await monitorPass(this.#rt);
+    this.#pump();
+    if (report.stale.length + report.reconciled.length + report.pruned > 0) this.#rt.deps.logger.info(report, 'pipeline monitor pass');
+    return report;
+  }
+
+  /** Dispatches, oldest first, optionally by status. */
+  list(statuses?: readonly DispatchStatus[]): DispatchRecord[] {
+    return this.#rt.store.list(statuses);
+  }
+
+  /** A dispatch by id, or the newest dispatch of an issue (id or identifier). */
+  get(ref: string): DispatchRecord | null {
+    return this.#rt.store.get(ref) ?? this.#rt.store.latestForIssue(ref);
+  }
+
+  /** Resolves once every step queued so far (for every dispatch) has run. */
+  settle(): Promise<void> {
+    return this.#rt.settle();
+  }
+
+  #pump(): void {
+    if (!this.#started) return;
+    const rt = this.#rt;
+    for (;;) {
+      const d = rt.store.claimNextQueued(rt.pc.maxConcurrent, rt.now());
+      if (!d) break;
+      void rt.serial(d.id, 'setup', () => setupDispatch(rt, d.id));
+    }
+  }
+
+  #onSignal(signal: SessionSignal): void {
+    const rt = this.#rt;
+    if (signal.type === 'ended') {
+      const row = rt.store.session(signal.session.id);
+      if (row) void rt.serial(row.dispatchId, 'session-end', () => handleSessionEnd(rt, signal.session.id, { claim: true }));
+      for (const id of [...rt.waitingForSlot]) void rt.serial(id, 'slot', async () => void (await reconcile(rt, id)));
+      return;
+    }
+    if (signal.type === 'waiting' && signal.reason === 'permission') {
+      const row = rt.store.session(signal.session.id);
+      if (row?.phase !== 'audit') return;
+      rt.deps.sessions.send(signal.session.id, AUDITOR_DENIAL, { source: 'agent' }).catch((error: unknown) => {
+        rt.deps.logger.warn({ err: errorMessage(error), session: signal.session.id }, 'could not deny an auditor permission request');
+      });
+    }
+  }
+
+  async #duplicate(existing: DispatchRecord, ctx: DispatchContext): Promise<DispatchResult> {
+    const rt = this.#rt;
+    if (ctx.agentSessionId && ctx.agentSessionId !== existing.agentSessionId) {
+      try {
+        await rt.deps.linear.createAgentActivity(ctx.agentSessionId, {
+          type: 'response',
+          body: `${existing.identifier} is already being worked on (${existing.status}, attempt ${existing.attempt}) in another agent session; no second run was started.`,
+        });
+      } catch (error) {
+        rt.deps.logger.warn({ err: errorMessage(error) }, 'could not answer a duplicate dispatch');
+      }
+    }
+    return { outcome: 'duplicate', dispatch: existing };
+  }
+
+  #repoFor(issue: LinearIssue): string {
+    const { pc } = this.#rt;
+    const repo = pc.teamRepos[issue.team.key] ?? pc.repo ?? this.#rt.deps.config.defaultWorkdir;
+    if (!repo) {
+      throw invalidInput(
+        `linear.pipeline.repo: no repository is configured for team ${issue.team.key} (set linear.pipeline.repo or linear.pipeline.teamRepos.${issue.team.key})`,
+        'linear.pipeline.repo',
+      );
+    }
+    return resolve(expandHome(repo));
+  }
+}
+
+/** Builds the pipeline from its dependencies (see PipelineDeps); call `start()` after SessionManager.restore(). */
+export function createPipeline(deps: PipelineDeps): Pipeline {
+  return new Pipeline(deps);
+}

@@ -1,0 +1,56 @@
+// Public types of the Linear dispatch pipeline: what the webhook router hands in and what it gets back.
+import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+
+/** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */
+export interface PipelineNotifier {
+  /** Delivers `text` to the user; may reject (the pipeline logs it and carries on). */
+  notify(text: string): Promise<void> | void;
+}
+
+/** What came with a dispatch request. */
+export interface DispatchContext {
+  /**
+   * The Linear agent session to report to: the one Linear created (AgentSessionEvent `created`), or none for an
+   * assignment (Issue.update), in which case the pipeline creates one with `createAgentSessionOnIssue`.
+   */
+  agentSessionId?: string;
+  /** An agent profile of `linear.pipeline.profiles` (harness, model, watchdog limits). */
+  profile?: string;
+  /** The user's text that started it (agent session prompt or comment). */
+  prompt?: string;
+  /** Linear's `promptContext`. */
+  promptContext?: string;
+  /** Bodies of Linear's guidance rules. */
+  guidance?: string[];
+}
+
+/** The answer to `dispatch`. */
+export type DispatchResult =
+  | { outcome: 'started'; dispatch: DispatchRecord }
+  | { outcome: 'queued'; dispatch: DispatchRecord; position: number }
+  /** The issue already has a dispatch in progress; nothing new was started. */
+  | { outcome: 'duplicate'; dispatch: DispatchRecord };
+
+/** The answer to `onPrompt`. */
+export type PromptResult =
+  /** A finished (done, stuck or stopped) dispatch was reopened: queued for a new round, stop flag cleared. */
+  | { outcome: 'reopened'; dispatch: DispatchRecord }
+  /** The running worker got the message (it interrupts its current turn and continues with it). */
+  | { outcome: 'forwarded'; dispatch: DispatchRecord }
+  /** Kept for the next worker attempt and the audit (queued, setting up or auditing). */
+  | { outcome: 'noted'; dispatch: DispatchRecord }
+  | { outcome: 'unknown' };
+
+/** The answer to `onStop`. */
+export type StopResult =
+  | { outcome: 'stopped'; dispatch: DispatchRecord }
+  /** Nothing was running: the dispatch had already finished. */
+  | { outcome: 'idle'; dispatch: DispatchRecord }
+  | { outcome: 'unknown' };
+
+/** What one monitor pass did. */
+export interface MonitorReport {
+  stale: string[];
+  reconciled: string[];
+  pruned: number;
+}

@@ -1,0 +1,107 @@
+// Webhook intake: verify, deduplicate by delivery id and write to the durable queue, all before the 200 is sent.
+// Deliveries that arrive together are committed together (one sync per group, not per delivery).
+import { LinearWebhookClient } from '@linear/sdk/webhooks';
+import type { Clock } from '../../core/clock.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { LinearDeliveryStore, NewDelivery } from '../../store/linear-deliveries.ts';
+import { deliveryKey, orderKey, verifyDelivery } from './verify.ts';
+
+/** The headers of a delivery the intake reads. */
+export interface DeliveryHeaders {
+  signature: string | undefined;
+  deliveryId: string | undefined;
+}
+
+/** What to answer Linear. 200 means the delivery is durably queued (or was already). */
+export type IntakeResult =
+  | { status: 200; outcome: 'queued' | 'duplicate'; deliveryId: string }
+  | { status: 400 | 401 | 503; error: string };
+
+export interface WebhookIntakeOptions {
+  /** The webhook signing secret. */
+  secret: string;
+  store: LinearDeliveryStore;
+  clock: Clock;
+  logger: Logger;
+  /** Called after new deliveries are queued (wakes the worker). */
+  onQueued?: () => void;
+}
+
+interface Waiting {
+  delivery: NewDelivery;
+  resolve: (result: IntakeResult) => void;
+}
+
+/** Takes in raw deliveries. Never rejects: every outcome is an IntakeResult. */
+export class WebhookIntake {
+  #o: WebhookIntakeOptions;
+  #client: LinearWebhookClient;
+  #group: Waiting[] = [];
+
+  constructor(options: WebhookIntakeOptions) {
+    this.#o = options;
+    this.#client = new LinearWebhookClient(options.secret);
+  }
+
+  /**
+   * Verifies the raw body, then stores it under its delivery id and resolves once it is committed. A known id is a
+   * redelivery: acknowledged (200) and not queued again. A store failure answers 503 so that Linear delivers again.
+   * Every delivery verified in the same turn of the event loop joins one transaction.
+   */
+  receive(rawBody: Buffer, headers: DeliveryHeaders): Promise<IntakeResult> {
+    const { store, clock, logger } = this.#o;
+    const verified = verifyDelivery(this.#client, rawBody, headers.signature);
+    if (!verified.ok) {
+      logger.warn({ status: verified.status, reason: verified.error, delivery: headers.deliveryId }, 'linear webhook refused');
+      return Promise.resolve({ status: verified.status, error: verified.error });
+    }
+    const payload = verified.payload;
+    const deliveryId = deliveryKey(headers.deliveryId, payload);
+    const eventType = typeof payload.type === 'string' ? payload.type : 'unknown';
+    const action = typeof payload.action === 'string' ? payload.action : null;
+    try {
+      // Fast path for redeliveries: a read, no write transaction.
+      if (store.has(deliveryId)) return Promise.resolve(this.#duplicate(deliveryId, eventType, action));
+    } catch (error) {
+      return Promise.resolve(this.#unavailable(deliveryId, error));
+    }
+    const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: rawBody.toString('utf8'), receivedAt: clock.now() };
+    return new Promise((resolve) => {
+      if (this.#group.length === 0) setImmediate(() => this.#commit());
+      this.#group.push({ delivery, resolve });
+    });
+  }
+
+  #commit(): void {
+    const group = this.#group;
+    this.#group = [];
+    let fresh: boolean[];
+    try {
+      fresh = this.#o.store.enqueueMany(group.map((w) => w.delivery));
+    } catch (error) {
+      for (const w of group) w.resolve(this.#unavailable(w.delivery.deliveryId, error));
+      return;
+    }
+    group.forEach((w, i) => {
+      const { deliveryId, eventType, action } = w.delivery;
+      if (!fresh[i]) {
+        w.resolve(this.#duplicate(deliveryId, eventType, action));
+        return;
+      }
+      this.#o.logger.debug({ delivery: deliveryId, type: eventType, action }, 'linear webhook queued');
+      w.resolve({ status: 200, outcome: 'queued', deliveryId });
+    });
+    if (fresh.some(Boolean)) this.#o.onQueued?.();
+  }
+
+  #duplicate(deliveryId: string, eventType: string, action: string | null): IntakeResult {
+    this.#o.logger.info({ delivery: deliveryId, type: eventType, action }, 'linear webhook redelivered; already taken in');
+    return { status: 200, outcome: 'duplicate', deliveryId };
+  }
+
+  #unavailable(deliveryId: string, error: unknown): IntakeResult {
+    this.#o.logger.error({ delivery: deliveryId, err: errorMessage(error) }, 'linear webhook could not be stored');
+    return { status: 503, error: 'could not store the delivery; deliver again later' };
+  }
+}

@@ -1,0 +1,69 @@
+// Signature and freshness check of a webhook delivery with @linear/sdk's webhook client, plus the delivery id and the
+// ordering key the queue needs.
+import { createHash } from 'node:crypto';
+import { LinearWebhookClient } from '@linear/sdk/webhooks';
+
+/** Result of checking a raw delivery. */
+export type VerifyResult =
+  | { ok: true; payload: Record<string, unknown> }
+  | { ok: false; status: 400 | 401; error: string };
+
+/**
+ * Verifies HMAC-SHA256 of the RAW body against `linear-signature` and that `webhookTimestamp` (in the signed body) is
+ * within Linear's 60 s, using LinearWebhookClient. 401 for a missing or wrong signature; 400 for a body that is not a
+ * JSON object or a stale / missing timestamp.
+ */
+export function verifyDelivery(client: LinearWebhookClient, rawBody: Buffer, signature: string | undefined): VerifyResult {
+  if (!signature) return { ok: false, status: 401, error: 'missing linear-signature header' };
+  let payload: unknown;
+  try {
+    payload = client.parseData(rawBody, signature);
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    if (error instanceof SyntaxError) return { ok: false, status: 400, error: 'body is not JSON' };
+    if (/signature/i.test(message)) return { ok: false, status: 401, error: 'invalid webhook signature' };
+    return { ok: false, status: 400, error: `webhookTimestamp rejected: ${message} (must be within 60 s of now)` };
+  }
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return { ok: false, status: 400, error: 'body is not a JSON object' };
+  return { ok: true, payload: payload as Record<string, unknown> };
+}
+
+const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+
+/**
+ * The dedup key of a delivery: the `linear-delivery` header (one UUID per delivery, kept on redelivery). Without it,
+ * the payload's `webhookId` — which names the webhook, not the delivery — plus a hash of the body without its
+ * `webhookTimestamp` (a redelivery is re-signed with a new timestamp but carries the same event).
+ */
+export function deliveryKey(header: string | undefined, payload: Record<string, unknown>): string {
+  if (header && DELIVERY_ID.test(header)) return header;
+  const { webhookTimestamp: _ts, ...rest } = payload;
+  const digest = createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 32);
+  const webhookId = typeof payload.webhookId === 'string' ? payload.webhookId : 'unknown';
+  return `webhook:${webhookId}:${digest}`;
+}
+
+function idAt(value: unknown, ...path: string[]): string | undefined {
+  let node = value;
+  for (const key of path) {
+    if (typeof node !== 'object' || node === null) return undefined;
+    node = (node as Record<string, unknown>)[key];
+  }
+  return typeof node === 'string' && node ? node : undefined;
+}
+
+/**
+ * Deliveries with the same key are handled one at a time, in arrival order: the agent session for AgentSessionEvent,
+ * else the issue; anything else gets its own key.
+ */
+export function orderKey(payload: Record<string, unknown>, deliveryId: string): string {
+  const session = idAt(payload, 'agentSession', 'id');
+  if (session) return `session:${session}`;
+  const issue =
+    (payload.type === 'Issue' ? idAt(payload, 'data', 'id') : undefined) ??
+    idAt(payload, 'data', 'issueId') ??
+    idAt(payload, 'notification', 'issueId') ??
+    idAt(payload, 'notification', 'issue', 'id');
+  if (issue) return `issue:${issue}`;
+  return `delivery:${deliveryId}`;
+}

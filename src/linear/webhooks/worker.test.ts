@@ -1,0 +1,182 @@
+import assert from 'node:assert/strict';
+import { PassThrough } from 'node:stream';
+import { describe, it } from 'node:test';
+import { FAKE_IDS } from '../../../test/support/fake-linear-workspace.ts';
+import { linearFixture } from '../../../test/support/linear-webhook-fixtures.ts';
+import type { LinearFixtureName } from '../../../test/support/linear-webhook-fixtures.ts';
+import { ManualClock } from '../../core/clock.ts';
+import { linearWebhooksSchema } from '../../core/config-linear.ts';
+import { createLogger, silentLogger } from '../../core/logger.ts';
+import type { Logger } from '../../core/logger.ts';
+import { openDatabase } from '../../store/database.ts';
+import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
+import type { LinearEvent, LinearEventHandler } from './events.ts';
+import { orderKey } from './verify.ts';
+import { WebhookWorker } from './worker.ts';
+
+/** Lets pending promise callbacks run (the worker's handler calls are async). */
+async function settle(): Promise<void> {
+  for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
+}
+
+function setup(options: { handler: LinearEventHandler; maxAttempts?: number; concurrency?: number; logger?: Logger }) {
+  const clock = new ManualClock();
+  const store = new LinearDeliveryStore(openDatabase(':memory:'));
+  const webhooks = linearWebhooksSchema.parse({ maxAttempts: options.maxAttempts ?? 3, retryInitialMs: 1_000, retryMaxMs: 10_000, concurrency: options.concurrency ?? 4 });
+  const worker = new WebhookWorker({ store, handler: options.handler, appUserId: async () => FAKE_IDS.appUser, clock, logger: options.logger ?? silentLogger(), webhooks });
+  let n = 0;
+  const enqueue = (name: LinearFixtureName, patch: (p: Record<string, unknown>) => void = () => {}) => {
+    const payload = linearFixture(name);
+    patch(payload);
+    n += 1;
+    const deliveryId = `delivery-${n}`;
+    store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), receivedAt: clock.now() });
+    return deliveryId;
+  };
+  return { clock, store, worker, enqueue };
+}
+
+describe('WebhookWorker', () => {
+  it('retries a failing handler with backoff on the clock, counting attempts, until it succeeds', async () => {
+    let calls = 0;
+    const { clock, store, worker, enqueue } = setup({
+      handler: {
+        async handle() {
+          calls += 1;
+          if (calls < 3) throw new Error(`pipeline busy (${calls})`);
+        },
+      },
+    });
+    const id = enqueue('issue-update-delegated');
+    worker.start();
+    await settle();
+    assert.equal(calls, 1);
+    assert.equal(store.get(id)?.status, 'pending');
+    assert.equal(store.get(id)?.lastError, 'pipeline busy (1)');
+    clock.advance(999);
+    await settle();
+    assert.equal(calls, 1, 'not before the backoff');
+    clock.advance(1);
+    await settle();
+    assert.equal(calls, 2);
+    clock.advance(2_000);
+    await settle();
+    assert.equal(calls, 3);
+    const done = store.get(id);
+    assert.equal(done?.status, 'done');
+    assert.equal(done?.attempts, 3);
+    assert.equal(done?.outcome, 'handled: issue.assigned');
+    await worker.stop();
+  });
+
+  it('dead-letters a delivery after maxAttempts and logs it', async () => {
+    const lines: string[] = [];
+    const sink = new PassThrough();
+    sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().trim().split('\n')));
+    const { clock, store, worker, enqueue } = setup({
+      maxAttempts: 2,
+      logger: createLogger({ level: 'info', destination: sink }),
+      handler: { handle: async () => Promise.reject(new Error('always broken')) },
+    });
+    const id = enqueue('comment-create-mention');
+    worker.start();
+    await settle();
+    clock.advance(1_000);
+    await settle();
+    assert.equal(store.get(id)?.status, 'dead');
+    assert.equal(store.get(id)?.attempts, 2);
+    assert.deepEqual(store.deadLetters().map((d) => d.deliveryId), [id]);
+    clock.advance(60_000);
+    await settle();
+    assert.equal(store.get(id)?.attempts, 2, 'a dead delivery is not retried');
+    const dead = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'linear webhook dead-lettered');
+    assert.equal(dead?.delivery, id);
+    assert.equal(dead?.err, 'always broken');
+    assert.equal(store.retryDead(id, clock.now()), true);
+    assert.equal(store.get(id)?.status, 'pending');
+    await worker.stop();
+  });
+
+  it('dead-letters a malformed payload at once, and acknowledges ignored ones as done', async () => {
+    const handled: LinearEvent[] = [];
+    const { store, worker, enqueue } = setup({ handler: { handle: async (e) => void handled.push(e) } });
+    const broken = enqueue('agent-session-created', (p) => delete (p.agentSession as Record<string, unknown>).id);
+    const unknown = enqueue('issue-create', (p) => (p.type = 'Cycle'));
+    worker.start();
+    await worker.idle();
+    assert.equal(store.get(broken)?.status, 'dead');
+    assert.equal(store.get(broken)?.attempts, 1);
+    assert.equal(store.get(unknown)?.status, 'done');
+    assert.match(store.get(unknown)?.outcome ?? '', /^ignored: webhook type Cycle/);
+    assert.equal(handled.length, 0);
+    await worker.stop();
+  });
+
+  it('hands over deliveries of one agent session one at a time, in order, while other issues proceed', async () => {
+    const started: string[] = [];
+    const releases = new Map<string, () => void>();
+    const { worker, enqueue } = setup({
+      handler: {
+        handle(event) {
+          started.push(`${event.type}:${event.deliveryId}`);
+          return new Promise<void>((resolve) => releases.set(event.deliveryId, resolve));
+        },
+      },
+    });
+    const created = enqueue('agent-session-created');
+    const prompted = enqueue('agent-session-prompted');
+    const other = enqueue('issue-create');
+    worker.start();
+    await settle();
+    assert.deepEqual(started, [`agentSession.created:${created}`, `issue.created:${other}`]);
+    releases.get(created)?.();
+    await settle();
+    assert.deepEqual(started.slice(2), [`agentSession.prompted:${prompted}`]);
+    releases.get(prompted)?.();
+    releases.get(other)?.();
+    await worker.idle();
+    await worker.stop();
+  });
+
+  it('resumes a delivery left processing by a crashed process (at least once)', async () => {
+    const handled: string[] = [];
+    const { clock, store, worker, enqueue } = setup({ handler: { handle: async (e) => void handled.push(e.deliveryId) } });
+    const id = enqueue('agent-session-stop');
+    assert.equal(store.claimNext(clock.now())?.deliveryId, id, 'a previous process took it');
+    assert.equal(store.get(id)?.status, 'processing');
+    worker.start();
+    await worker.idle();
+    assert.deepEqual(handled, [id]);
+    assert.equal(store.get(id)?.attempts, 2);
+    await worker.stop();
+  });
+
+  it('stops within stopGraceMs even when a handler hangs; the delivery runs again at the next start', async () => {
+    let calls = 0;
+    const { clock, store, worker, enqueue } = setup({ handler: { handle: () => ((calls += 1), new Promise<void>(() => {})) } });
+    const id = enqueue('agent-session-created');
+    worker.start();
+    await settle();
+    const stopped = worker.stop();
+    clock.advance(10_000);
+    await stopped;
+    assert.equal(store.get(id)?.status, 'processing');
+    const next = new WebhookWorker({ store, handler: { handle: async () => void (calls += 1) }, appUserId: async () => FAKE_IDS.appUser, clock, logger: silentLogger(), webhooks: linearWebhooksSchema.parse({}) });
+    next.start();
+    await next.idle();
+    assert.equal(store.get(id)?.status, 'done');
+    assert.equal(calls, 2);
+    await next.stop();
+  });
+
+  it('prunes finished deliveries after the retention period', async () => {
+    const { clock, store, worker, enqueue } = setup({ handler: { handle: async () => {} } });
+    const id = enqueue('issue-create');
+    worker.start();
+    await worker.idle();
+    assert.equal(store.get(id)?.status, 'done');
+    clock.advance(7 * 24 * 3_600_000 + 3_600_000);
+    assert.equal(store.get(id), undefined);
+    await worker.stop();
+  });
+});

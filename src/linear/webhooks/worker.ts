@@ -1,0 +1,201 @@
+// Drains the durable delivery queue into the LinearEventHandler: at least once, attempts counted, exponential retry,
+// dead letter after `maxAttempts`, deliveries of one agent session / issue one at a time, resumed after a restart.
+// The results of a turn and the next claims are written in one transaction (one sync per turn, not two per delivery).
+import type { Clock, Timer } from '../../core/clock.ts';
+import type { LinearConfig } from '../../core/config-linear.ts';
+import { errorMessage } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
+import type { LinearEventHandler } from './events.ts';
+import { InvalidPayloadError, parseLinearEvent } from './parse.ts';
+
+export interface WebhookWorkerOptions {
+  store: LinearDeliveryStore;
+  handler: LinearEventHandler;
+  /** The app user's id (e.g. LinearApi.viewer().id, cached); needed for Comment and Issue payloads. */
+  appUserId: () => Promise<string>;
+  clock: Clock;
+  logger: Logger;
+  webhooks: LinearConfig['webhooks'];
+}
+
+/** The queue consumer. `start` once; `notify` whenever a delivery was queued; `stop` on shutdown. */
+export class WebhookWorker {
+  #o: WebhookWorkerOptions;
+  #running = false;
+  #inFlight = 0;
+  #finished: DeliveryOutcome[] = [];
+  #turnScheduled = false;
+  #retryTimer: Timer | undefined;
+  #retryAt = Infinity;
+  #pruneTimer: Timer | undefined;
+  #idleWaiters: (() => void)[] = [];
+  #drainWaiters: (() => void)[] = [];
+
+  constructor(options: WebhookWorkerOptions) {
+    this.#o = options;
+  }
+
+  /** Puts deliveries interrupted by a previous process back in the queue, prunes old ones, and starts working. */
+  start(): void {
+    if (this.#running) return;
+    const { store, clock, logger, webhooks } = this.#o;
+    this.#running = true;
+    const recovered = store.recoverInterrupted(clock.now());
+    if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
+    this.#prune();
+    this.#pruneTimer = clock.every(webhooks.pruneIntervalMs, () => this.#prune());
+    this.#turn();
+  }
+
+  /** Wakes the worker (a delivery was queued). */
+  notify(): void {
+    if (this.#running) this.#scheduleTurn();
+  }
+
+  /**
+   * Stops taking new deliveries, waits (at most `stopGraceMs`) for the ones being handled and records their results.
+   * Deliveries not finished stay queued (or `processing`, recovered at the next start).
+   */
+  async stop(): Promise<void> {
+    const { clock, logger, webhooks } = this.#o;
+    this.#running = false;
+    this.#retryTimer?.cancel();
+    this.#retryTimer = undefined;
+    this.#retryAt = Infinity;
+    this.#pruneTimer?.cancel();
+    if (this.#inFlight > 0) {
+      let grace: Timer | undefined;
+      await new Promise<void>((resolve) => {
+        this.#drainWaiters.push(resolve);
+        grace = clock.after(webhooks.stopGraceMs, () => {
+          logger.warn({ running: this.#inFlight }, 'linear webhooks: handlers still running at shutdown; their deliveries run again at the next start');
+          resolve();
+        });
+      });
+      grace?.cancel();
+    }
+    this.#turn();
+    this.#settleIdle();
+  }
+
+  /** Resolves once nothing is being handled, every result is recorded, and nothing queued can run now (tests, shutdown). */
+  idle(): Promise<void> {
+    if (this.#isIdle()) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  }
+
+  #isIdle(): boolean {
+    if (this.#inFlight > 0 || this.#finished.length > 0 || this.#turnScheduled) return false;
+    if (!this.#running) return true;
+    try {
+      return !this.#o.store.hasRunnable(this.#o.clock.now());
+    } catch {
+      return true;
+    }
+  }
+
+  #scheduleTurn(): void {
+    if (this.#turnScheduled) return;
+    this.#turnScheduled = true;
+    setImmediate(() => {
+      this.#turnScheduled = false;
+      this.#turn();
+    });
+  }
+
+  /** Records finished attempts and claims as many deliveries as there are free slots, in one transaction. */
+  #turn(): void {
+    const { store, clock, logger, webhooks } = this.#o;
+    const outcomes = this.#finished;
+    this.#finished = [];
+    const free = this.#running ? webhooks.concurrency - this.#inFlight : 0;
+    let claimed: StoredDelivery[] = [];
+    if (outcomes.length > 0 || free > 0) {
+      try {
+        claimed = store.settleAndClaim(outcomes, clock.now(), Math.max(0, free));
+      } catch (error) {
+        // The outcomes are lost from memory: those deliveries stay `processing` and run again after a restart.
+        logger.error({ err: errorMessage(error), unrecorded: outcomes.length }, 'linear webhooks: cannot update the queue');
+      }
+    }
+    for (const item of claimed) {
+      this.#inFlight += 1;
+      void this.#process(item).then((outcome) => {
+        this.#inFlight -= 1;
+        this.#finished.push(outcome);
+        if (this.#inFlight === 0) this.#settleDrain();
+        this.#scheduleTurn();
+      });
+    }
+    this.#scheduleRetry();
+    if (this.#isIdle()) this.#settleIdle();
+  }
+
+  #scheduleRetry(): void {
+    if (!this.#running) return;
+    const now = this.#o.clock.now();
+    let due: number | undefined;
+    try {
+      due = this.#o.store.nextDueAfter(now);
+    } catch (error) {
+      this.#o.logger.error({ err: errorMessage(error) }, 'linear webhooks: cannot read the queue');
+      return;
+    }
+    if (due === undefined) return;
+    if (this.#retryTimer && this.#retryAt <= due) return;
+    this.#retryTimer?.cancel();
+    this.#retryAt = due;
+    this.#retryTimer = this.#o.clock.after(due - now, () => {
+      this.#retryTimer = undefined;
+      this.#retryAt = Infinity;
+      this.#turn();
+    });
+  }
+
+  /** Handles one claimed delivery; resolves with its outcome (never rejects). */
+  async #process(item: StoredDelivery): Promise<DeliveryOutcome> {
+    const { clock, logger, webhooks, handler } = this.#o;
+    const meta = { delivery: item.deliveryId, type: item.eventType, action: item.action, attempt: item.attempts };
+    try {
+      const parsed = await parseLinearEvent(JSON.parse(item.payload) as unknown, { deliveryId: item.deliveryId, appUserId: this.#o.appUserId });
+      if (parsed.kind === 'ignored') {
+        logger.info({ ...meta, reason: parsed.reason }, 'linear webhook acknowledged, nothing to do');
+        return { seq: item.seq, kind: 'done', outcome: `ignored: ${parsed.reason}` };
+      }
+      await handler.handle(parsed.event);
+      return { seq: item.seq, kind: 'done', outcome: `handled: ${parsed.event.type}` };
+    } catch (error) {
+      const message = errorMessage(error);
+      if (error instanceof InvalidPayloadError || item.attempts >= webhooks.maxAttempts) {
+        logger.error({ ...meta, err: message }, 'linear webhook dead-lettered');
+        return { seq: item.seq, kind: 'dead', error: message };
+      }
+      const delay = Math.min(webhooks.retryMaxMs, webhooks.retryInitialMs * 2 ** (item.attempts - 1));
+      logger.warn({ ...meta, err: message, retryInMs: delay }, 'linear webhook handling failed; will retry');
+      return { seq: item.seq, kind: 'retry', error: message, retryAt: clock.now() + delay };
+    }
+  }
+
+  #prune(): void {
+    const { store, clock, logger, webhooks } = this.#o;
+    try {
+      const removed = store.prune(clock.now() - webhooks.retentionMs);
+      if (removed > 0) logger.info({ removed }, 'linear webhooks: pruned old deliveries');
+    } catch (error) {
+      logger.error({ err: errorMessage(error) }, 'linear webhooks: prune failed');
+    }
+  }
+
+  #settleIdle(): void {
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+
+  #settleDrain(): void {
+    const waiters = this.#drainWaiters;
+    this.#drainWaiters = [];
+    for (const resolve of waiters) resolve();
+  }
+}

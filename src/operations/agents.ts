@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import type { EngineSessionSummary } from '../engine/api.ts';
+import { describeDescriptor } from '../engine/descriptor.ts';
+import { formatDuration } from '../coding/format.ts';
+import { requireEngine, visibleTo } from './engine-common.ts';
+import { defineOperation } from './operation.ts';
+
+const TYPES = ['all', 'user', 'cron', 'heartbeat', 'subagent'] as const;
+
+const input = z.strictObject({
+  type: z.enum(TYPES).default('all').describe('filter by session type: user, cron, heartbeat or subagent (default all)'),
+});
+
+interface AgentsResult {
+  type: (typeof TYPES)[number];
+  now: number;
+  sessions: EngineSessionSummary[];
+  count: number;
+}
+
+const OUTCOME_ICON: Record<NonNullable<EngineSessionSummary['lastOutcome']>, string> = { ok: '✅', error: '❌', limit: '⚠️', internal_error: '💥' };
+
+function line(s: EngineSessionSummary, now: number): string {
+  const state = s.state === 'running' ? '🟢 running' : '⚪ idle';
+  const queued = s.queued > 0 ? `, ${s.queued} queued` : '';
+  const last = s.lastOutcome ? `, last turn ${OUTCOME_ICON[s.lastOutcome]} ${s.lastOutcome}` : '';
+  return `${state} ${describeDescriptor(s.descriptor)} [${s.id}] — active ${formatDuration(now - s.updatedAt)} ago${queued}${last}`;
+}
+
+/** Lists the agent engine's sessions, most recently active first. */
+export const agentsOperation = defineOperation({
+  name: 'agents',
+  summary: 'List agent engine sessions: chat conversations, background agents, cron and heartbeat sessions',
+  input,
+  expose: {
+    tool: 'list_agents',
+    command: { name: 'agents', positional: ['type'], usage: '/agents [user|cron|heartbeat|subagent]' },
+    rpc: 'engine.sessions',
+    cli: { name: 'agents', args: [] },
+  },
+  async run(ctx, args): Promise<AgentsResult> {
+    const all = visibleTo(ctx.caller, requireEngine(ctx).listSessions());
+    const sessions = args.type === 'all' ? all : all.filter((s) => s.descriptor.type === args.type);
+    return { type: args.type, now: Date.now(), sessions, count: sessions.length };
+  },
+  format(r) {
+    if (r.sessions.length === 0) return r.type === 'all' ? 'No agent sessions.' : `No ${r.type} agent sessions.`;
+    return r.sessions.map((s) => line(s, r.now)).join('\n');
+  },
+});

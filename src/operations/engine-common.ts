@@ -1,0 +1,49 @@
+// Shared pieces of the engine operations (agents, agent-start, agent-send).
+import { AppError } from '../core/errors.ts';
+import type { EngineControl, EngineSessionSummary } from '../engine/api.ts';
+import type { Caller, OperationContext } from './operation.ts';
+
+/** The engine, or an `unavailable` error naming what is missing. */
+export function requireEngine(ctx: OperationContext): EngineControl {
+  const engine = ctx.services.engine;
+  if (!engine) throw new AppError('unavailable', 'the agent engine is not running');
+  return engine;
+}
+
+/** The origin a system message from this caller carries: `rpc`, `cli`, `chat:<channel>` or `session:<id>`. */
+export function callerOrigin(caller: Caller): string {
+  switch (caller.kind) {
+    case 'agent':
+      return `session:${caller.sessionId}`;
+    case 'chat':
+      return `chat:${caller.channel}`;
+    default:
+      return caller.kind;
+  }
+}
+
+/** The chat a session serves: its own (user) or its nearest user ancestor's (subagent); undefined for background ones. */
+export function servedChat(session: EngineSessionSummary, byId: Map<string, EngineSessionSummary>): string | undefined {
+  let current: EngineSessionSummary | undefined = session;
+  for (let depth = 0; current && depth < 64; depth += 1) {
+    const d: EngineSessionSummary['descriptor'] = current.descriptor;
+    if (d.type === 'user') return d.channelId;
+    if (d.type !== 'subagent') return undefined;
+    current = byId.get(d.parentSessionId);
+  }
+  return undefined;
+}
+
+/**
+ * The sessions a caller may see: everything for RPC, CLI and callers without a chat; for a chat user or an agent
+ * serving a chat, the sessions of that chat and the background ones, never another chat's.
+ */
+export function visibleTo(caller: Caller, sessions: EngineSessionSummary[]): EngineSessionSummary[] {
+  const channel = caller.kind === 'chat' || caller.kind === 'agent' ? caller.channel : undefined;
+  if (!channel) return sessions;
+  const byId = new Map(sessions.map((s) => [s.id, s]));
+  return sessions.filter((s) => {
+    const served = servedChat(s, byId);
+    return served === undefined || served === channel;
+  });
+}

@@ -1,0 +1,106 @@
+import assert from 'node:assert/strict';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { silentLogger } from '../core/logger.ts';
+import { NoProviderError } from '../inference/types.ts';
+import { engineFixture } from '../../test/support/engine-fixture.ts';
+import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { ScriptedInference } from '../../test/support/scripted-inference.ts';
+import type { InboundMessage } from '../channels/connector.ts';
+import { runCommand } from './commands.ts';
+import { createInboundHandler } from './inbound.ts';
+import type { OperationServices } from './operation.ts';
+import { rpcMethods } from './rpc-methods.ts';
+import { OPERATIONS } from './table.ts';
+import { createOperationsToolbox } from './toolbox.ts';
+
+function chat(id: string, text: string, chatId = '42'): InboundMessage {
+  return { id, target: { channel: 'telegram', chat: chatId }, userId: chatId, text, receivedAt: 0 };
+}
+
+describe('engine operations', { timeout: 30_000 }, () => {
+  let m: ManagerFixture;
+  let fx: EngineFixture;
+  let services: OperationServices;
+  beforeEach(async () => {
+    m = managerFixture();
+    fx = await engineFixture();
+    services = { config: m.config, sessions: m.manager, engine: fx.engine };
+  });
+  afterEach(async () => {
+    await fx.close();
+    await m.close();
+  });
+
+  it('answers chat commands at once without a model, and queues everything else into the engine', async () => {
+    const noModel = new ScriptedInference().onRequest(() => new NoProviderError());
+    noModel.available = false;
+    await fx.close();
+    fx = await engineFixture({ inference: noModel });
+    services.engine = fx.engine;
+    const handle = createInboundHandler({ ops: OPERATIONS, services, engine: fx.engine, outbox: fx.outbox, logger: silentLogger() });
+    await handle(chat('1', `/claude --name fixer --workdir ${m.workdir} fix the test`));
+    assert.match(fx.outbox.to('telegram|42')[0] ?? '', /↩️ \[fixer\] Launched \(claude\)/);
+    assert.equal(fx.outbox.deliveries[0]?.replyTo, '1');
+    assert.equal(m.manager.get('fixer').originChannel, 'telegram|42');
+    await handle(chat('2', '/claude_sessions'));
+    assert.match(fx.outbox.to('telegram|42')[1] ?? '', /fixer/);
+    assert.equal(fx.engine.listSessions().length, 0, 'commands create no engine session');
+    await handle(chat('3', 'how is it going?'));
+    await handle(chat('3', 'how is it going?'));
+    await fx.engine.settled();
+    assert.equal(fx.outbox.to('telegram|42')[2], 'No inference provider available.');
+    assert.equal(fx.outbox.sent.length, 3, 'the redelivered message ran once');
+    await handle(chat('4', '/unknown_command is just text'));
+    await fx.engine.settled();
+    assert.equal(fx.outbox.sent.length, 4);
+  });
+
+  it('lists engine sessions as a command, an RPC method and a tool, hiding other chats from chat callers', async () => {
+    await fx.engine.acceptUserMessage(chat('1', 'hello', '42'));
+    await fx.engine.acceptUserMessage(chat('2', 'hello', '99'));
+    await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run', 'cron:nightly');
+    await fx.engine.settled();
+    const listed = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number };
+    assert.equal(listed.count, 3);
+    const mine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services);
+    assert.match(mine ?? '', /user telegram\|42 \(42\)/);
+    assert.match(mine ?? '', /cron nightly/);
+    assert.doesNotMatch(mine ?? '', /telegram\|99/);
+    assert.match((await runCommand(OPERATIONS, '/agents cron', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services)) ?? '', /^⚪ idle cron nightly/);
+    assert.match((await runCommand(OPERATIONS, '/agents robots', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services)) ?? '', /type: Invalid option/);
+    const withoutEngine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, { config: m.config, sessions: m.manager });
+    assert.match(withoutEngine ?? '', /the agent engine is not running/);
+  });
+
+  it('starts a background agent and sends a session a message over RPC', async () => {
+    const { sessionId: user } = await fx.engine.acceptUserMessage(chat('1', 'hello'));
+    await fx.engine.settled();
+    const methods = rpcMethods(OPERATIONS);
+    const started = (await methods.get('engine.start')?.call({ name: 'scout', prompt: 'look around', parent: user }, { kind: 'rpc' }, services)) as { sessionId: string };
+    await fx.engine.settled();
+    assert.ok(fx.records(user).some((r) => r.type === 'incoming' && r.origin === 'subagent:scout'));
+    const sent = (await methods.get('engine.send')?.call({ session: started.sessionId, text: 'and report back' }, { kind: 'rpc' }, services)) as { sessionId: string };
+    assert.equal(sent.sessionId, started.sessionId);
+    await fx.engine.settled();
+    assert.ok(fx.records(started.sessionId).some((r) => r.type === 'incoming' && r.origin === 'rpc' && r.text === 'and report back'));
+    await assert.rejects(methods.get('engine.send')?.call({ session: 'nope', text: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(), /no engine session nope/);
+    await assert.rejects(methods.get('engine.start')?.call({ name: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(), /prompt/);
+  });
+
+  it('gives the orchestrator the table tools, run as the calling session with its chat as origin', async () => {
+    const toolbox = createOperationsToolbox({ ops: OPERATIONS, services });
+    const session = { id: 'eng-1', descriptor: { type: 'user' as const, connector: 'telegram', userId: '42', channelId: 'telegram|42' }, channel: 'telegram|42' };
+    const names = toolbox.tools(session).map((t) => t.name);
+    assert.ok(names.includes('claude_launch') && names.includes('list_agents'));
+    assert.ok(!names.includes('start_background_agent'), 'the engine adds its own tools');
+    const launched = await toolbox.run({ id: 'c1', name: 'claude_launch', input: { prompt: 'p', workdir: m.workdir, name: 'viaagent' } }, session);
+    assert.equal(launched.isError, false);
+    assert.equal(m.manager.get('viaagent').originChannel, 'telegram|42');
+    assert.equal(m.manager.get('viaagent').originSessionId, 'eng-1');
+    const bad = await toolbox.run({ id: 'c2', name: 'claude_launch', input: { prompt: '' } }, session);
+    assert.equal(bad.isError, true);
+    assert.match(bad.text, /prompt/);
+  });
+});

@@ -1,0 +1,54 @@
+import type { Migration } from './database.ts';
+
+/**
+ * Linear's schema steps (range 400–419): OAuth tokens and authorize states, and the webhook delivery table, which is
+ * both the durable dedup record of every delivery id and the queue the webhook worker drains.
+ */
+export const LINEAR_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 400,
+    name: 'linear oauth tokens and states, webhook deliveries',
+    sql: `
+      CREATE TABLE linear_oauth_tokens (
+        profile TEXT PRIMARY KEY,
+        access_token TEXT NOT NULL,
+        refresh_token TEXT,
+        token_type TEXT NOT NULL,
+        scope TEXT NOT NULL,
+        expires_at INTEGER,
+        app_user_id TEXT,
+        app_user_name TEXT,
+        organization_id TEXT,
+        organization_name TEXT,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE TABLE linear_oauth_states (
+        state TEXT PRIMARY KEY,
+        redirect_uri TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER NOT NULL,
+        consumed_at INTEGER,
+        outcome TEXT
+      );
+      CREATE TABLE linear_webhook_deliveries (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        delivery_id TEXT NOT NULL UNIQUE,
+        event_type TEXT NOT NULL,
+        action TEXT,
+        order_key TEXT NOT NULL,
+        payload TEXT NOT NULL,
+        status TEXT NOT NULL,
+        attempts INTEGER NOT NULL DEFAULT 0,
+        next_attempt_at INTEGER NOT NULL,
+        last_error TEXT,
+        outcome TEXT,
+        received_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX linear_webhook_deliveries_status ON linear_webhook_deliveries(status, next_attempt_at);
+      CREATE INDEX linear_webhook_deliveries_open ON linear_webhook_deliveries(order_key, seq) WHERE status IN ('pending', 'processing');
+      CREATE INDEX linear_webhook_deliveries_updated ON linear_webhook_deliveries(updated_at);
+    `,
+  },
+];

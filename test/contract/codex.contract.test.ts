@@ -1,0 +1,213 @@
+// Contract: the real Codex CLI (the native binary installed with @openai/codex) driven through createCodexHarness against
+// the local mock Responses API, selected with the harness's `-c model_providers.…` overrides (never OPENAI_BASE_URL).
+// Offline: HOME and CODEX_HOME are temp dirs per test; `features.plugins=false` stops the plugin marketplace sync
+// (`git ls-remote https://github.com/openai/plugins.git`, api.github.com, chatgpt.com) and `analytics.enabled=false` the
+// analytics upload (ab.chatgpt.com), both observed on a fresh CODEX_HOME. Every proxy variable points at a local recorder
+// that refuses everything (NO_PROXY keeps the mock direct), and the last test checks that it saw no request.
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { after, before, test } from 'node:test';
+import { codexNativeBinary, createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
+import { findPackageFile } from '../../src/coding/executables.ts';
+import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import { allInputTexts, inputItems, itemTexts, lastUserText, responsesText, startMockResponses } from '../support/mock-openai-responses.ts';
+import type { MockResponses, ResponsesBody } from '../support/mock-openai-responses.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+const executable = codexNativeBinary() ?? findPackageFile('@openai/codex', 'bin/codex.js');
+const skip = executable ? false : '@openai/codex (with its platform binary) is not installed';
+const TIMEOUT = 60_000;
+
+let mock: MockResponses;
+const proxied: string[] = [];
+const proxy = createServer((req, res) => {
+  proxied.push(`${req.method} ${req.url}`);
+  res.writeHead(403).end();
+});
+proxy.on('connect', (req, socket) => {
+  proxied.push(`CONNECT ${req.url}`);
+  socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
+});
+const dir = tempDir('sb-codex-contract-');
+
+before(async () => {
+  mock = await startMockResponses();
+  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
+});
+after(async () => {
+  await mock?.close();
+  proxy.closeAllConnections();
+  await new Promise<void>((resolve) => proxy.close(() => resolve()));
+  dir.remove();
+});
+
+let counter = 0;
+
+/** A fresh HOME, CODEX_HOME and workdir, and a harness on the real CLI pointed at the mock. */
+function setup(): { harness: Harness; workdir: string } {
+  counter += 1;
+  const home = join(dir.path, `home-${counter}`);
+  const workdir = join(dir.path, `work-${counter}`);
+  for (const d of [join(home, '.codex'), workdir]) mkdirSync(d, { recursive: true });
+  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+  const proxies = Object.fromEntries(['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY'].flatMap((k) => [[k, proxyUrl], [k.toLowerCase(), proxyUrl]]));
+  const env = { HOME: home, CODEX_HOME: join(home, '.codex'), MOCK_KEY: 'x', ...proxies, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' };
+  const harness = createCodexHarness({
+    config: {
+      ...(executable ? { executable } : {}),
+      env,
+      provider: { id: 'mock', baseUrl: `${mock.url}/v1`, envKey: 'MOCK_KEY', wireApi: 'responses' },
+      config: { 'features.plugins': false, 'analytics.enabled': false, check_for_update_on_startup: false },
+    },
+    killGraceMs: 2_000,
+  });
+  return { harness, workdir };
+}
+
+function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): RunSpec {
+  return { sessionId: `sb-contract-${counter}`, prompt, workdir, model: 'mock-model', permissionMode: 'bypassPermissions', ...extra };
+}
+
+/** Collects a run's events; `waitFor` resolves on the `count`-th matching event. */
+function collect(run: Run) {
+  const events: HarnessEvent[] = [];
+  const done = (async () => {
+    for await (const event of run) events.push(event);
+  })();
+  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1, timeoutMs = 45_000): Promise<HarnessEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const matches = events.filter(predicate);
+      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
+      if (events.at(-1)?.type === 'exited' || Date.now() > deadline) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+  }
+  return { events, done, waitFor };
+}
+
+const of = <T extends HarnessEvent['type']>(events: HarnessEvent[], type: T) => events.filter((e): e is Extract<HarnessEvent, { type: T }> => e.type === type);
+const meaningful = (events: HarnessEvent[]) => events.filter((e) => e.type !== 'activity' && e.type !== 'warning');
+const bodyOf = (index: number): ResponsesBody => (mock.responseRequests().at(index)?.body ?? {}) as ResponsesBody;
+
+test('one turn with a shell tool call: tool → toolResult → text → turnEnd ok', { skip, timeout: TIMEOUT }, async () => {
+  const { harness, workdir } = setup();
+  const before = mock.responseRequests().length;
+  const t0 = Date.now();
+  const run = harness.start(spec('please USE_TOOL', workdir));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'turnEnd');
+  const turnMs = Date.now() - t0;
+  run.end();
+  await c.done;
+  const events = meaningful(c.events);
+  assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
+  const [tool] = of(events, 'tool');
+  assert.equal(tool?.name, 'shell');
+  assert.match(String((tool?.input as { command?: unknown }).command), /echo hello-from-codex-tool/);
+  const [result] = of(events, 'toolResult');
+  assert.deepEqual([result?.id, result?.isError], [tool?.id, false]);
+  assert.match(result?.output ?? '', /hello-from-codex-tool/, 'the command really ran');
+  assert.match(of(events, 'text')[0]?.text ?? '', /^codex tool output was: .*hello-from-codex-tool/s);
+  const [end] = of(events, 'turnEnd');
+  assert.deepEqual(end?.outcome, { ok: true });
+  assert.deepEqual(end?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 0 }, 'two model requests');
+  assert.deepEqual(events.at(-1), { type: 'exited', code: 0 });
+  const requests = mock.responseRequests().slice(before);
+  assert.equal(requests.length, 2);
+  assert.ok((bodyOf(-2).tools ?? []).some((t) => t.name === 'exec_command'), 'Codex offers exec_command');
+  assert.ok(inputItems(bodyOf(-1)).some((i) => i.type === 'function_call_output'), 'the tool output went back to the model');
+  console.log(`codex contract: tool turn took ${turnMs} ms`);
+});
+
+test('resume: a second turn (send) and a second run (resumeBackendId) continue the same thread', { skip, timeout: TIMEOUT }, async () => {
+  const { harness, workdir } = setup();
+  const t0 = Date.now();
+  const run = harness.start(spec('remember the word PINEAPPLE', workdir, { systemPrompt: 'Answer like a pirate.' }));
+  const c = collect(run);
+  await c.waitFor((e) => e.type === 'turnEnd');
+  const developer = inputItems(bodyOf(-1)).filter((i) => i.role === 'developer').flatMap(itemTexts);
+  assert.ok(developer.length >= 2 && developer[0]?.includes('Codex'), 'Codex keeps its own instructions first');
+  assert.ok(developer.slice(1).includes('Answer like a pirate.'), 'the system prompt is appended as developer instructions');
+  run.send('second turn');
+  await c.waitFor((e) => e.type === 'turnEnd', 2);
+  run.end();
+  await c.done;
+  const ids = of(c.events, 'started').map((e) => e.backendSessionId);
+  assert.equal(ids.length, 2);
+  assert.equal(ids[0], ids[1]);
+  const turn = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 };
+  assert.deepEqual(of(c.events, 'turnEnd').map((e) => e.usage), [turn, turn], 'cumulative thread usage comes out per turn');
+
+  const second = harness.start(spec('third turn', workdir, { resumeBackendId: ids[0] ?? '', systemPrompt: 'Answer like a pirate.' }));
+  const again = collect(second);
+  await again.waitFor((e) => e.type === 'turnEnd');
+  second.end();
+  await again.done;
+  assert.equal(of(again.events, 'started')[0]?.backendSessionId, ids[0]);
+  assert.deepEqual(of(again.events, 'turnEnd')[0]?.outcome, { ok: true });
+  const texts = allInputTexts(bodyOf(-1));
+  for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK CODEX REPLY', 'third turn']) assert.ok(texts.some((t) => t.includes(earlier)), `history has ${earlier}`);
+  assert.equal(texts.filter((t) => t === 'Answer like a pirate.').length, 1, 'the system prompt is in the history once');
+  console.log(`codex contract: three turns over two runs took ${Date.now() - t0} ms`);
+});
+
+test('API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits', { skip, timeout: TIMEOUT }, async () => {
+  const { harness, workdir } = setup();
+  const c = collect(harness.start(spec('API_ERROR please', workdir)));
+  await c.done;
+  const [end] = of(c.events, 'turnEnd');
+  assert.ok(end, JSON.stringify(c.events));
+  assert.equal(end.outcome.ok, false);
+  if (!end.outcome.ok) {
+    assert.equal(end.outcome.reason, 'api_error');
+    assert.equal(end.outcome.apiErrorStatus, 400);
+    assert.match(end.outcome.message, /mock bad request/);
+  }
+  assert.ok(of(c.events, 'warning').some((w) => /mock bad request/.test(w.message)), 'the `error` line before turn.failed is a warning');
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
+});
+
+test('interrupt while the model is answering: turnEnd interrupted, then the next send resumes', { skip, timeout: TIMEOUT }, async () => {
+  const { harness, workdir } = setup();
+  mock.setHandler((body) => (lastUserText(body).includes('SLOW') ? responsesText('late', { delayMs: 20_000 }) : responsesText('MOCK CODEX REPLY')));
+  try {
+    const run = harness.start(spec('SLOW answer', workdir));
+    const c = collect(run);
+    const started = (await c.waitFor((e) => e.type === 'started')) as { backendSessionId: string };
+    const asked = Date.now() + 10_000;
+    while (!mock.responseRequests().some((r) => lastUserText(r.body as ResponsesBody).includes('SLOW')) && Date.now() < asked) {
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    const t0 = Date.now();
+    await run.interrupt();
+    const first = await c.waitFor((e) => e.type === 'turnEnd');
+    const stopMs = Date.now() - t0;
+    assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
+    assert.ok(stopMs < 2_000, `SIGTERM stops the CLI promptly (${stopMs} ms)`);
+    run.send('fast now');
+    const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
+    assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
+    assert.equal(of(c.events, 'started')[1]?.backendSessionId, started.backendSessionId);
+    run.end();
+    await c.done;
+    assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+  } finally {
+    mock.setHandler(undefined);
+  }
+});
+
+test('check(): the installed CLI reports its version', { skip, timeout: TIMEOUT }, async () => {
+  const { harness } = setup();
+  const result = await harness.check();
+  assert.equal(result.ok, true, result.problem);
+  assert.match(result.version ?? '', /^codex-cli \d+\.\d+\.\d+/);
+});
+
+test('no request reached a public host (every proxy variable pointed at a refusing recorder)', { skip, timeout: TIMEOUT }, () => {
+  assert.deepEqual(proxied, []);
+  assert.ok(mock.requests.every((r) => !r.upgrade), 'a custom provider is reached over plain HTTP');
+});

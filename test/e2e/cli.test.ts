@@ -1,0 +1,116 @@
+// The `switchboard` command as a user runs it (bin/switchboard.js in a child process) against a daemon started in this
+// process with the fake Claude CLI as its agent: follow a launch, send, list as JSON; exit codes for bad input (2)
+// and for a daemon that is not running (1, saying how to start it).
+import assert from 'node:assert/strict';
+import { execFile } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { startDaemon } from '../../src/main.ts';
+import type { Daemon } from '../../src/main.ts';
+import { tempDir } from '../support/temp-dir.ts';
+
+const BIN = fileURLToPath(new URL('../../bin/switchboard.js', import.meta.url));
+const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+interface Result {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+    });
+  });
+}
+
+describe('switchboard CLI', () => {
+  const dir = tempDir('sb-cli-');
+  const home = join(dir.path, 'home');
+  const workdir = join(dir.path, 'work');
+  let daemon: Daemon;
+  let env: NodeJS.ProcessEnv;
+
+  before(async () => {
+    mkdirSync(workdir, { recursive: true });
+    daemon = await startDaemon({
+      home,
+      env: {},
+      overrides: {
+        'gateway.port': 0,
+        workspaces: [dir.path],
+        'log.level': 'silent',
+        'harnesses.claude.executable': FAKE_CLAUDE,
+      },
+    });
+    env = { SWITCHBOARD_HOME: home };
+  });
+
+  after(async () => {
+    await daemon.stop();
+    dir.remove();
+  });
+
+  it('launch --follow streams what the agent says until it waits, then send, output and sessions --json', async () => {
+    const launched = await cli(['launch', 'add', 'a', 'test', 'for', 'parse()', '[[tool]]', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
+    assert.equal(launched.code, 0, launched.stderr);
+    assert.match(launched.stdout, /Launched \(claude\)/);
+    assert.match(launched.stdout, /🔧 Bash — echo hello-from-tool/);
+    assert.match(launched.stdout, /tool said: hello-from-tool/);
+    assert.match(launched.stdout, /waiting for input/);
+    const name = /Name: (\S+)/.exec(launched.stdout)?.[1];
+    assert.equal(name, 'add-test-parse');
+
+    const sent = await cli(['send', 'add-test-parse', 'also', 'cover', 'empty', 'input'], env);
+    assert.equal(sent.code, 0, sent.stderr);
+    assert.match(sent.stdout, /Responded:\nalso cover empty input/);
+
+    const followed = await cli(['output', 'add-test-parse', '--follow'], env);
+    assert.equal(followed.code, 0, followed.stderr);
+
+    const listed = await cli(['sessions', '--json'], env);
+    assert.equal(listed.code, 0, listed.stderr);
+    const json = JSON.parse(listed.stdout) as { sessions: { name: string; status: string }[] };
+    assert.equal(json.sessions[0]?.name, 'add-test-parse');
+
+    const output = await cli(['output', 'add-test-parse', '--json'], env);
+    const lines = (JSON.parse(output.stdout) as { lines: string[] }).lines;
+    assert.ok(lines.some((l) => l.includes('also cover empty input')), 'the second turn answered');
+
+    const killed = await cli(['kill', 'add-test-parse'], env);
+    assert.equal(killed.code, 0, killed.stderr);
+    const again = await cli(['kill', 'add-test-parse'], env);
+    assert.equal(again.code, 2, 'killing a finished session is bad input');
+    assert.match(again.stderr, /already killed/);
+  });
+
+  it('exits 2 naming the problem on bad input, before touching the daemon', async () => {
+    const noDaemon = { SWITCHBOARD_HOME: join(dir.path, 'nowhere'), SWITCHBOARD_URL: 'http://127.0.0.1:9' };
+    const missing = await cli(['output'], noDaemon);
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /missing required argument 'session'/);
+    const unknownOption = await cli(['sessions', '--bogus'], noDaemon);
+    assert.equal(unknownOption.code, 2);
+    const badValue = await cli(['sessions', '--status', 'sleeping'], noDaemon);
+    assert.equal(badValue.code, 2);
+    assert.match(badValue.stderr, /status: /);
+    const badNumber = await cli(['output', 'x', '--lines', 'many'], noDaemon);
+    assert.equal(badNumber.code, 2);
+    assert.match(badNumber.stderr, /lines: /);
+    const unknown = await cli(['output', 'no-such-session'], env);
+    assert.equal(unknown.code, 2);
+    assert.match(unknown.stderr, /no session "no-such-session"/);
+  });
+
+  it('exits 1 and says how to start the daemon when it is not running', async () => {
+    const result = await cli(['sessions'], { SWITCHBOARD_HOME: join(dir.path, 'nowhere'), SWITCHBOARD_URL: 'http://127.0.0.1:9' });
+    assert.equal(result.code, 1);
+    assert.match(result.stderr, /daemon is not running/);
+    assert.match(result.stderr, /npm start/);
+  });
+});

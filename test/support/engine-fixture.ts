@@ -1,0 +1,112 @@
+import { join } from 'node:path';
+import { pino } from 'pino';
+import { ManualClock } from '../../src/core/clock.ts';
+import type { Config } from '../../src/core/config.ts';
+import { loadConfig } from '../../src/core/config-load.ts';
+import type { Logger } from '../../src/core/logger.ts';
+import { createEngine } from '../../src/engine/create.ts';
+import type { Engine } from '../../src/engine/engine.ts';
+import type { AgentToolbox, EngineSessionInfo, ToolOutcome } from '../../src/engine/toolbox.ts';
+import type { ToolCall, ToolSpec } from '../../src/inference/types.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import type { DatabaseSync } from '../../src/store/database.ts';
+import { readFileSync } from 'node:fs';
+import { RecordingOutbox } from './recording-outbox.ts';
+import { ScriptedInference } from './scripted-inference.ts';
+import { tempDir } from './temp-dir.ts';
+
+/** A toolbox of test tools: `lookup` answers its input, `explode` throws. Records every call. */
+export class FakeToolbox implements AgentToolbox {
+  readonly calls: { call: ToolCall; session: EngineSessionInfo }[] = [];
+
+  tools(): ToolSpec[] {
+    return [
+      { name: 'lookup', description: 'Looks a word up', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } },
+      { name: 'explode', description: 'Always fails', inputSchema: { type: 'object', properties: {} } },
+    ];
+  }
+
+  async run(call: ToolCall, session: EngineSessionInfo): Promise<ToolOutcome> {
+    this.calls.push({ call, session });
+    if (call.name === 'explode') throw new Error('the tool blew up');
+    return { text: `found ${JSON.stringify(call.input)}`, isError: false };
+  }
+}
+
+/** Log lines captured from the engine's logger. */
+export interface CapturedLog {
+  level: number;
+  msg: string;
+  [key: string]: unknown;
+}
+
+export interface EngineFixture {
+  home: string;
+  config: Config;
+  clock: ManualClock;
+  db: DatabaseSync;
+  inference: ScriptedInference;
+  outbox: RecordingOutbox;
+  toolbox: FakeToolbox;
+  logs: CapturedLog[];
+  engine: Engine;
+  /** The records of one engine session's log file, parsed. */
+  records(sessionId: string): Record<string, unknown>[];
+  /** Abandons this engine (as a crash would) and starts a new one over the same files. */
+  reopen(options?: { inference?: ScriptedInference }): Promise<EngineFixture>;
+  close(): Promise<void>;
+}
+
+export interface EngineFixtureOptions {
+  overrides?: Record<string, unknown>;
+  inference?: ScriptedInference;
+  /** Do not call start(). */
+  noStart?: boolean;
+}
+
+function captureLogger(lines: CapturedLog[]): Logger {
+  return pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as CapturedLog) });
+}
+
+/** An engine over a real SQLite file and real logs in a temp dir, with scripted inference and a recording outbox. */
+export async function engineFixture(options: EngineFixtureOptions = {}, existing?: { path: string; remove: () => void }): Promise<EngineFixture> {
+  const dir = existing ?? tempDir('sb-engine-');
+  const { config } = loadConfig({ home: dir.path, env: {}, overrides: { ...options.overrides, engine: { stopGraceMs: 0, ...(options.overrides?.engine as object | undefined) } } });
+  const clock = new ManualClock();
+  const db = openDatabase(join(dir.path, 'state.db'));
+  const inference = options.inference ?? new ScriptedInference();
+  const outbox = new RecordingOutbox();
+  const toolbox = new FakeToolbox();
+  const logs: CapturedLog[] = [];
+  const engine = createEngine({ config, clock, logger: captureLogger(logs), db, home: dir.path, inference, outbox, toolbox });
+  if (!options.noStart) await engine.start();
+  const fixture: EngineFixture = {
+    home: dir.path,
+    config,
+    clock,
+    db,
+    inference,
+    outbox,
+    toolbox,
+    logs,
+    engine,
+    records: (sessionId) =>
+      readFileSync(join(dir.path, 'engine', `${sessionId}.jsonl`), 'utf8')
+        .split('\n')
+        .filter((l) => l.trim())
+        .flatMap((l) => {
+          try {
+            return [JSON.parse(l) as Record<string, unknown>];
+          } catch {
+            return [];
+          }
+        }),
+    reopen: (next = {}) => engineFixture({ ...options, noStart: false, ...(next.inference ? { inference: next.inference } : { inference: new ScriptedInference() }) }, dir),
+    async close() {
+      await engine.stop();
+      db.close();
+      dir.remove();
+    },
+  };
+  return fixture;
+}

@@ -1,0 +1,36 @@
+// Real git repositories for tests: a repo with one commit, optionally with an `origin` whose default branch moved on.
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+const ENV = {
+  ...process.env,
+  GIT_AUTHOR_NAME: 'Test',
+  GIT_AUTHOR_EMAIL: 'test@example.invalid',
+  GIT_COMMITTER_NAME: 'Test',
+  GIT_COMMITTER_EMAIL: 'test@example.invalid',
+  GIT_CONFIG_NOSYSTEM: '1',
+};
+
+/** Runs git synchronously (test setup only); returns trimmed stdout. */
+export function gitSync(cwd: string, ...args: string[]): string {
+  return execFileSync('git', args, { cwd, env: ENV, encoding: 'utf8' }).trim();
+}
+
+/** Creates a git repository at `path` with a first commit on `main`; returns the path. */
+export function initRepo(path: string): string {
+  mkdirSync(path, { recursive: true });
+  gitSync(path, 'init', '-q', '-b', 'main');
+  writeFileSync(join(path, 'README.md'), '# test repo\n');
+  gitSync(path, 'add', 'README.md');
+  gitSync(path, 'commit', '-q', '-m', 'first');
+  return path;
+}
+
+/** Commits a file in `repo`; returns the new commit id. */
+export function commitFile(repo: string, name: string, content: string): string {
+  writeFileSync(join(repo, name), content);
+  gitSync(repo, 'add', name);
+  gitSync(repo, 'commit', '-q', '-m', `add ${name}`);
+  return gitSync(repo, 'rev-parse', 'HEAD');
+}
