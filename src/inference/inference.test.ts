@@ -11,6 +11,8 @@ import { chatText, chatToolCall, startMockOpenAIChat } from '../../test/support/
 import type { ChatBody, MockOpenAIChat } from '../../test/support/mock-openai-chat.ts';
 import { geminiFunctionCall, geminiText, startMockGemini } from '../../test/support/mock-gemini.ts';
 import type { GeminiBody, MockGemini } from '../../test/support/mock-gemini.ts';
+import { responsesFunctionCall, responsesText, startMockResponses } from '../../test/support/mock-openai-responses.ts';
+import type { MockResponses, ResponsesBody } from '../../test/support/mock-openai-responses.ts';
 import { createInference } from './inference.ts';
 import type { ChatMessage, Inference, ToolSpec } from './types.ts';
 
@@ -86,6 +88,19 @@ function chatSeen(body: ChatBody): Seen {
   };
 }
 
+function responsesSeen(body: ResponsesBody): Seen {
+  const items = Array.isArray(body.input) ? body.input : [];
+  const output = items.filter((i) => i.type === 'function_call_output').at(-1);
+  const system = items.filter((i) => i.role === 'system' || i.role === 'developer').map((i) => (typeof i.content === 'string' ? i.content : JSON.stringify(i.content)));
+  return {
+    model: body.model,
+    stream: body.stream === true,
+    system: [body.instructions ?? '', ...system].join(''),
+    toolNames: (body.tools ?? []).map((t) => String(t.name)),
+    ...(output ? { toolResult: { id: String(output.call_id), ...unwrapError(String(output.output)) } } : {}),
+  };
+}
+
 function geminiSeen(body: GeminiBody, path: string): Seen {
   const parts = body.contents?.at(-1)?.parts ?? [];
   const response = parts.find((p) => p.functionResponse !== undefined)?.functionResponse as { id?: string; name?: string; response?: { content?: unknown; error?: unknown } } | undefined;
@@ -106,13 +121,14 @@ describe('inference against the mock model servers', () => {
   let anthropic: MockAnthropic;
   let chat: MockOpenAIChat;
   let gemini: MockGemini;
+  let responses: MockResponses;
 
   // Fresh mocks per test: a failing test leaves no queued reply behind for the next one.
   beforeEach(async () => {
-    [anthropic, chat, gemini] = await Promise.all([startMockAnthropic(), startMockOpenAIChat(), startMockGemini()]);
+    [anthropic, chat, gemini, responses] = await Promise.all([startMockAnthropic(), startMockOpenAIChat(), startMockGemini(), startMockResponses()]);
   });
   afterEach(async () => {
-    await Promise.all([anthropic.close(), chat.close(), gemini.close()]);
+    await Promise.all([anthropic.close(), chat.close(), gemini.close(), responses.close()]);
   });
 
   const cases: Case[] = [
@@ -123,6 +139,15 @@ describe('inference against the mock model servers', () => {
       scriptText: (text) => anthropic.enqueue(textReply(text, { usage: { inputTokens: 31, outputTokens: 9 } })),
       lastRequest: () => anthropicSeen(anthropic.messageRequests().at(-1)?.body as MessagesBody),
       answerTo: (content) => new RegExp(`^tool said: ${content}$`),
+      errorFlag: true,
+    },
+    {
+      name: 'OpenAI Responses',
+      provider: (stream) => ({ kind: 'openai', model: 'gpt-mock', apiKey: 'sk-test', baseUrl: `${responses.url}/v1`, stream }),
+      scriptToolCall: (id) => responses.enqueue(responsesFunctionCall('session_kill', { name: 'fix-tests' }, id)),
+      scriptText: (text) => responses.enqueue(responsesText(text, { usage: { inputTokens: 31, outputTokens: 9 } })),
+      lastRequest: () => responsesSeen(responses.responseRequests().at(-1)?.body as ResponsesBody),
+      answerTo: (content) => new RegExp(`^codex tool output was: .*${content}`),
       errorFlag: true,
     },
     {
@@ -156,6 +181,12 @@ describe('inference against the mock model servers', () => {
       errorFlag: true,
     },
   ];
+
+  const caseNamed = (name: string): Case => {
+    const found = cases.find((c) => c.name === name);
+    assert.ok(found, name);
+    return found;
+  };
 
   for (const c of cases) {
     for (const stream of [false, true]) {
@@ -214,7 +245,7 @@ describe('inference against the mock model servers', () => {
   }
 
   it('passes several tool calls of one answer through, in order', async () => {
-    const inf = inference(cases[0]!.provider(false));
+    const inf = inference(caseNamed('Anthropic Messages').provider(false));
     anthropic.enqueue({
       kind: 'message',
       content: [
@@ -232,14 +263,14 @@ describe('inference against the mock model servers', () => {
   });
 
   it('hands back a call to a tool it was not given, for the engine to answer with an error', async () => {
-    const inf = inference(cases[1]!.provider(false));
+    const inf = inference(caseNamed('OpenAI Chat Completions (openai.chat)').provider(false));
     chat.enqueue(chatToolCall('rm_rf', { path: '/' }, 'call_bad'));
     const result = await inf.complete({ system: SYSTEM, messages: [{ role: 'user', content: 'x' }], tools: TOOLS });
     assert.deepEqual(result.toolCalls, [{ id: 'call_bad', name: 'rm_rf', input: { path: '/' } }]);
   });
 
   it('sends no tools when none are given, and no system prompt when it is empty', async () => {
-    const inf = inference(cases[0]!.provider(false));
+    const inf = inference(caseNamed('Anthropic Messages').provider(false));
     anthropic.enqueue(textReply('plain'));
     const result = await inf.complete({ system: '', messages: [{ role: 'user', content: 'x' }], tools: [] });
     assert.equal(result.text, 'plain');
