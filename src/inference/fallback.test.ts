@@ -80,10 +80,11 @@ describe('inference fallback on HTTP errors', () => {
   for (const stream of [false, true]) {
     it(`OpenAI Responses (${stream ? 'streaming' : 'non-streaming'}): 429 falls back, 400 does not`, async () => {
       const { inference, logged } = buildInference([m.responsesProvider({ stream }), m.chatProvider()]);
-      m.responses.enqueue({ kind: 'error', status: 429, message: 'Rate limit reached for gpt-mock-r', type: 'requests', code: 'rate_limit_exceeded' });
+      m.responses.enqueue({ kind: 'error', status: 429, message: 'Rate limit reached for gpt-mock-r', type: 'requests', code: 'rate_limit_exceeded', headers: { 'retry-after': '20' } });
       m.chat.enqueue(chatText('answered by chat'));
       const result = await inference.complete(REQUEST);
       assert.equal(result.provider, 'openai');
+      assert.equal(m.responses.responseRequests().length, 1, 'the 429 is not retried on the same provider');
       assert.equal(logged(/^inference fallback: openai-responses → openai$/)[0]?.reason, 'HTTP 429 requests: Rate limit reached for gpt-mock-r');
 
       m.responses.enqueue(responsesError(400, "Invalid type for 'input[0].content'"));
