@@ -28,6 +28,8 @@ export interface GatewayDeps {
   web?: WebGatewayDeps;
   /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
   hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
+  /** Extra figures for /healthz (delivery and wake counters); counts only, never message content. */
+  health?: () => Record<string, unknown>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -61,6 +63,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     version: deps.version,
     uptimeMs: Date.now() - deps.startedAt,
     activeSessions: deps.services.sessions.liveSessions().filter((s) => s.isActive).length,
+    ...deps.health?.(),
   }));
 
   await app.register(async (scope) => {
