@@ -30,6 +30,7 @@ import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
 import { SessionLogs } from './store/session-logs.ts';
+import { InboundCommandStore } from './store/inbound-commands.ts';
 import { ensureToken } from './store/tokens.ts';
 import { VERSION } from './version.ts';
 
@@ -147,7 +148,15 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     await scheduler.start();
     await wake.start();
 
-    const inbound = createInboundHandler({ ops: OPERATIONS, services, engine, outbox, logger: logger.child({ component: 'inbound' }) });
+    const inbound = createInboundHandler({
+      ops: OPERATIONS,
+      services,
+      engine,
+      outbox,
+      logger: logger.child({ component: 'inbound' }),
+      commands: new InboundCommandStore(db),
+      now: () => clock.now(),
+    });
     for (const connector of connectors) {
       stops.push(() => connector.stop());
       await connector.start(inbound);
