@@ -2,16 +2,32 @@
 // and with a cron turn in flight; after a restart the seed's restore rules hold (engine-session-types.md: a cut-off user
 // turn is answered "Internal error." in its chat and not re-run, queued messages are processed in order, a cut-off cron
 // turn is closed silently and its task keeps its schedule), nothing is answered twice, and a further restart re-runs
-// nothing. The two cases run side by side (each has its own daemon, fake Telegram and mock model).
+// nothing; and a crash right after the orchestrator launched a coding session (the session comes back interrupted, its
+// orphaned agent is stopped, the chat and the orchestrator hear of it). The cases run side by side (each has its own
+// daemon, fake Telegram and mock model).
 import assert from 'node:assert/strict';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
 import { crashRig, RIG_USER } from '../support/crash-rig.ts';
 import { waitFor } from '../support/daemon-process.ts';
 import { diagnostics, logLines, systemText, textsTo, unexpectedErrors } from '../support/e2e-daemon.ts';
-import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
+import { chatText, chatToolCall, lastUserText, messageText, pendingToolResults } from '../support/mock-openai-chat.ts';
 import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
 
 const LONG = 60_000;
+const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
+
+/** True while a process with this pid exists. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 interface EngineSession {
   id: string;
@@ -188,6 +204,70 @@ describe('SIGKILL of the daemon with engine work in flight, then restarts', { co
 
       assert.ok(!telegram.sent.some((m) => m.text.includes('Internal error.')), 'no "Internal error." anywhere');
       assert.equal(telegram.sent.length, 0, 'a cron session has no chat');
+      await rig.stop();
+      for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
+    } catch (error) {
+      console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
+      throw error;
+    } finally {
+      await rig.close();
+    }
+  });
+
+  it('a turn in flight right after claude_launch: "Internal error.", the session comes back interrupted, its agent is stopped, chat and orchestrator are told', async () => {
+    let workdir = '';
+    const model = heldModel(
+      (body) => isUserTurn(body) && pendingToolResults(body).some((m) => messageText(m).includes('Launched (claude)')),
+      (body) => {
+        const text = lastUserText(body);
+        if (pendingToolResults(body).length > 0) return chatText('Launched build-fix.');
+        if (text === 'please fix the build') return chatToolCall('claude_launch', { prompt: '[[hang]] fix the build', name: 'build-fix', workdir });
+        const interrupted = /⏸️ Coding session "build-fix" \[([^\]]+)\] was interrupted/.exec(text);
+        if (interrupted) return chatText(`build-fix (${interrupted[1]}) was cut off by a restart; say "resume" to continue it.`);
+        return chatText(`unexpected: ${text}`);
+      },
+    );
+    const rig = await crashRig('sb-crash-launch-', model.handler);
+    try {
+      const { telegram } = rig;
+      workdir = join(rig.root, 'work');
+      mkdirSync(workdir, { recursive: true });
+      const invocations = join(rig.root, 'agents.jsonl');
+      rig.configure({ harnesses: { claude: { executable: FAKE_CLAUDE, env: { FAKE_AGENT_LOG: invocations } } } });
+      await rig.start();
+
+      const asked = telegram.pushMessage({ fromId: RIG_USER, text: 'please fix the build' });
+      const chat = (): string[] => textsTo(telegram, RIG_USER);
+      await waitFor('the launch line', () => chat().find((t) => t.startsWith('↩️ [build-fix] Launched:')), LONG);
+      const running = await waitFor('the coding session to run', async () => {
+        const { sessions } = await rig.daemon.rpc<{ sessions: { id: string; name: string; status: string; backendSessionId: string | null }[] }>('sessions.list', {});
+        const s = sessions.find((x) => x.name === 'build-fix');
+        return s?.status === 'running' && s.backendSessionId ? s : undefined;
+      }, LONG);
+      // The orchestrator's turn is in flight: its model call after claude_launch is held.
+      await waitFor('the model call after the launch', () => bodies(rig.model).some((b) => pendingToolResults(b).length > 0), LONG);
+      const pid = (JSON.parse(readFileSync(invocations, 'utf8').trim().split('\n')[0] ?? '{}') as { pid: number }).pid;
+      assert.ok(alive(pid), 'the agent process runs');
+
+      await rig.kill();
+      model.release();
+      assert.ok(alive(pid), 'the agent outlives the SIGKILLed daemon');
+      await rig.start();
+
+      await waitFor('"Internal error." for the cut-off turn', () => chat().includes('Internal error.'), LONG);
+      assert.equal(telegram.sent.find((m) => m.text === 'Internal error.')?.replyToMessageId, asked.messageId);
+      const notice = await waitFor('the interruption notice', () => chat().find((t) => t.startsWith('⏸️ [build-fix] Interrupted by a daemon restart')), LONG);
+      assert.match(notice, /It can be resumed: claude_resume build-fix/);
+      const told = await waitFor('the orchestrator to be woken about it', () =>
+        bodies(rig.model).find((b) => isUserTurn(b) && lastUserText(b).includes(`Coding session "build-fix" [${running.id}] was interrupted`)),
+      LONG);
+      assert.match(lastUserText(told), /origin="wake"/);
+      await waitFor('the orchestrator reply', () => chat().includes(`build-fix (${running.id}) was cut off by a restart; say "resume" to continue it.`), LONG);
+      await waitFor('the orphaned agent to be stopped', () => !alive(pid), LONG);
+      const { sessions } = await rig.daemon.rpc<{ sessions: { name: string; status: string }[] }>('sessions.list', {});
+      assert.equal(sessions.find((x) => x.name === 'build-fix')?.status, 'interrupted');
+      assert.ok(!chat().includes('Launched build-fix.'), 'the cut-off turn is not re-run');
+      for (const text of ['Internal error.', notice]) assert.equal(chat().filter((t) => t === text).length, 1, `"${text.split('\n')[0]}" sent once`);
       await rig.stop();
       for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
     } catch (error) {

@@ -210,20 +210,30 @@ describe('Telegram chat commands with no inference provider', () => {
     dir.remove();
   });
 
-  it('/claude launches a session and /claude_sessions lists it, without any model', async () => {
+  it('/claude launches a session, /claude_sessions lists it, /claude_respond and /claude_kill reach it, without any model', async () => {
     assert.equal(run.daemon.config.inference.providers.length, 0);
     const chat = (): string[] => textsTo(telegram, USER);
+    /** The bot's reply to one command message (commands are answered as replies to the message). */
+    const replyTo = (messageId: number): Promise<string> =>
+      waitFor(`the reply to message ${messageId}`, () => telegram.sent.find((m) => m.replyToMessageId === messageId)?.text, LONG);
+
     const launch = telegram.pushMessage({ fromId: USER, text: '/claude --name quick-fix fix the typo in README' });
-    const launched = await waitFor('the launch reply', () => telegram.sent.find((m) => m.text.startsWith('↩️ [quick-fix] Launched (claude)')), LONG);
-    assert.equal(launched.chatId, String(USER));
-    assert.equal(launched.replyToMessageId, launch.messageId);
+    assert.match(await replyTo(launch.messageId), /^↩️ \[quick-fix\] Launched \(claude\)\n[\s\S]*📝 "fix the typo in README"/);
     // The session's own news reaches the chat the command came from (the launch itself is not repeated).
-    await waitFor('the session to wait for input', () => chat().find((t) => t.startsWith('💬 [quick-fix] is waiting for input:\nFAKE CLAUDE REPLY to: fix the typo in README')), LONG);
+    await waitFor('the session to wait for input', () => chat().includes('💬 [quick-fix] is waiting for input:\nFAKE CLAUDE REPLY to: fix the typo in README'), LONG);
     assert.equal(chat().filter((t) => t.startsWith('↩️ [quick-fix] Launch')).length, 1, 'one launch line');
 
-    telegram.pushMessage({ fromId: USER, text: '/claude_sessions' });
-    const listing = await waitFor('the session list', () => chat().find((t) => t !== launched.text && /quick-fix/.test(t) && !t.startsWith('💬') && !t.startsWith('↩️')), LONG);
-    assert.match(listing, /quick-fix/);
+    const list = telegram.pushMessage({ fromId: USER, text: '/claude_sessions' });
+    assert.match(await replyTo(list.messageId), /quick-fix/);
+
+    const respond = telegram.pushMessage({ fromId: USER, text: '/claude_respond quick-fix also fix CHANGELOG' });
+    assert.equal(await replyTo(respond.messageId), '↩️ [quick-fix] Responded:\nalso fix CHANGELOG');
+    await waitFor('the answer turn', () => chat().includes('💬 [quick-fix] is waiting for input:\nFAKE CLAUDE REPLY to: also fix CHANGELOG'), LONG);
+
+    const kill = telegram.pushMessage({ fromId: USER, text: '/claude_kill quick-fix' });
+    assert.match(await replyTo(kill.messageId), /^⛔ \[quick-fix\] Killed/);
+    assert.equal(run.daemon.services.sessions.get('quick-fix').status, 'killed');
+    for (const text of ['↩️ [quick-fix] Responded:\nalso fix CHANGELOG']) assert.equal(chat().filter((t) => t === text).length, 1, `"${text}" sent once`);
 
     // A plain message needs the model: the engine answers with the seed's text.
     telegram.pushMessage({ fromId: USER, text: 'hello?' });

@@ -17,6 +17,8 @@ import { tempDir } from './temp-dir.ts';
 export const RIG_USER = 5151;
 
 export interface CrashRig {
+  /** The rig's temp directory (a workspace root): the state directory `home` is inside it. */
+  root: string;
   home: string;
   telegram: FakeTelegram;
   model: MockOpenAIChat;
@@ -24,6 +26,8 @@ export interface CrashRig {
   readonly daemon: DaemonProcess;
   /** Every daemon process started so far, oldest first (the current one last). */
   runs: DaemonProcess[];
+  /** Sets top-level config sections (over the rig's own) for the next start. */
+  configure(sections: Record<string, unknown>): void;
   /** Starts the daemon (again). */
   start(): Promise<DaemonProcess>;
   /** SIGKILLs the daemon and waits for it to die. */
@@ -45,7 +49,7 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
   mkdirSync(home, { recursive: true });
   const telegram = await startFakeTelegram();
   const model = await startMockOpenAIChat({ handler });
-  const full = {
+  let full: Record<string, unknown> = {
     workspaces: [dir.path],
     log: { level: 'info' },
     channels: { telegram: telegramSection(telegram, [RIG_USER]), web: { enabled: false } },
@@ -54,11 +58,13 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
     heartbeat: { intervalMinutes: 0 },
     ...config,
   };
-  writeFileSync(join(home, 'config.json5'), JSON.stringify(full, null, 2));
+  const write = (): void => writeFileSync(join(home, 'config.json5'), JSON.stringify(full, null, 2));
+  write();
   let current: DaemonProcess | null = null;
   const runs: DaemonProcess[] = [];
   const alive = (d: DaemonProcess | null): d is DaemonProcess => d !== null && d.child.exitCode === null && d.child.signalCode === null;
   const rig: CrashRig = {
+    root: dir.path,
     home,
     telegram,
     model,
@@ -66,6 +72,10 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
     get daemon(): DaemonProcess {
       if (!current) throw new Error('no daemon is running');
       return current;
+    },
+    configure(sections) {
+      full = { ...full, ...sections };
+      write();
     },
     async start() {
       // Keep the SWITCHBOARD_* settings of the environment out of the child: the config file alone decides.
