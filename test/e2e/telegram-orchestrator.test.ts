@@ -1,8 +1,9 @@
 // The orchestrator path end to end on the real daemon (in this process): a Telegram user (fake Bot API) asks for a fix,
 // the orchestrator (a scripted model behind the real AI SDK openai-compatible provider) launches a coding session with
 // claude_launch (the fake Claude CLI), the chat hears the launch and the question, the orchestrator is woken by the wake
-// event and answers with claude_respond, the session's next turn runs and the session completes, and every step reaches
-// the chat. Then chat commands with no model at all, and a sender who is not on the allow-list.
+// event and answers with claude_respond, the session's next turn runs and the session completes (idle after that turn:
+// idleTimeoutMinutes is 0.2 here), and every step reaches the chat; a single-turn session's completion carries its cost
+// and output preview. Then chat commands with no model at all, and a sender who is not on the allow-list.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -143,6 +144,9 @@ describe('Telegram → orchestrator → coding session → notifications → wak
     assert.match(completed, new RegExp(`📁 ${workdir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     assert.match(completed, /💰 \$0\.0002/, 'two agent turns at $0.0001 each');
     assert.match(completed, /ℹ️ idle for 12s$/, 'it ended after idleTimeoutMinutes (0.2 min)');
+    // A multi-turn session ends by going idle: its last output was shown with the "💬 … is waiting for input" message
+    // just before, so the completion does not repeat it (the single-turn case below shows the preview in the ✅ line).
+    assert.ok(!completed.includes('FAKE CLAUDE REPLY'), 'the tail the chat already saw is not repeated');
     const record = daemon.services.sessions.get(session.id);
     assert.equal(record.status, 'completed');
 
