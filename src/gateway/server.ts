@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
@@ -51,7 +51,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       'gateway.host',
     );
   }
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 1_048_576 });
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Requests are not logged one by one (the daemon logs what it does with them); errors still are.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1_048_576,
+  });
   const methods = rpcMethods(deps.ops);
   const webAuth = config.channels.web.enabled && deps.web ? webAuthFor(config, token, deps.web.token) : null;
   // The bearer token, or the web page's cookie (same-origin, loopback rules: see web-auth.ts).
