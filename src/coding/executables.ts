@@ -10,9 +10,14 @@ export interface Invocation {
 
 const JS_ENTRY = /\.(c|m)?(j|t)sx?$/;
 
+/** True when `path` is a JS/TS entry point (.js, .mjs, .cjs, .ts, .jsx, …) that runs under Node rather than directly. */
+export function isJsEntry(path: string): boolean {
+  return JS_ENTRY.test(path);
+}
+
 /** Returns how to spawn `path`: scripts ending in .js/.mjs/.ts run under this Node, anything else directly. */
 export function invocationFor(path: string): Invocation {
-  return JS_ENTRY.test(path) ? { command: process.execPath, argsPrefix: [path] } : { command: path, argsPrefix: [] };
+  return isJsEntry(path) ? { command: process.execPath, argsPrefix: [path] } : { command: path, argsPrefix: [] };
 }
 
 /** Finds `node_modules/<pkg>/<subpath>` walking up from this source file; returns the absolute path or undefined. */

@@ -1,13 +1,14 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { query } from '@anthropic-ai/claude-agent-sdk';
 import type { Options, PermissionResult, Query, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
 import type { Config } from '../../core/config.ts';
+import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { mergeEnv } from '../agent-process.ts';
 import { EventQueue } from '../event-queue.ts';
-import { findPackageFile, invocationFor, platformSuffix } from '../executables.ts';
+import { findPackageFile, isJsEntry, platformSuffix } from '../executables.ts';
 import type { Harness, HarnessCheck, HarnessEvent, PermissionDecision, Run, RunSpec } from '../harness.ts';
+import { checkExecutable, lastLines } from '../version-check.ts';
 import { ASK_USER_QUESTION, ClaudeEventMapper, parseClaudeMessage } from './claude-messages.ts';
 import type { ClaudeResult } from './claude-messages.ts';
 import { ClaudeSpawner } from './claude-spawn.ts';
@@ -18,8 +19,6 @@ export interface ClaudeHarnessOptions {
   logger?: Logger;
 }
 
-const JS_ENTRY = /\.(c|m)?(j|t)sx?$/;
-const VERSION_TIMEOUT_MS = 15_000;
 /** How long `interrupt()` waits for the CLI to acknowledge before giving up (the turn then ends on its own). */
 const INTERRUPT_TIMEOUT_MS = 10_000;
 const ROOT_REFUSAL = /root\/sudo privileges/i;
@@ -32,14 +31,6 @@ export const ASK_USER_QUESTION_DENIAL =
 /** The bundled Claude Code binary for this platform, if installed. */
 export function bundledClaudeExecutable(): string | undefined {
   return findPackageFile(`@anthropic-ai/claude-agent-sdk-${platformSuffix()}`, 'claude');
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
-}
-
-function lastLines(text: string, count = 3): string {
-  return text.split('\n').map((l) => l.trim()).filter(Boolean).slice(-count).join(' | ');
 }
 
 interface PendingPermission {
@@ -83,7 +74,7 @@ class ClaudeRun implements Run {
     try {
       this.#query = query({ prompt: this.#input, options: this.#options(spec, options) });
     } catch (error) {
-      this.#finish({ type: 'exited', code: null, error: `could not start Claude Code: ${errorText(error)}` });
+      this.#finish({ type: 'exited', code: null, error: `could not start Claude Code: ${errorMessage(error)}` });
       return;
     }
     void this.#consume(this.#query);
@@ -129,7 +120,7 @@ class ClaudeRun implements Run {
       const answer = await Promise.race([q.interrupt(), timeout]);
       if (answer === 'timeout') this.#emit({ type: 'warning', message: `Claude Code did not acknowledge the interrupt within ${INTERRUPT_TIMEOUT_MS / 1000} s` });
     } catch (error) {
-      this.#emit({ type: 'warning', message: `interrupt failed: ${errorText(error)}` });
+      this.#emit({ type: 'warning', message: `interrupt failed: ${errorMessage(error)}` });
     } finally {
       clearTimeout(timer);
     }
@@ -168,7 +159,7 @@ class ClaudeRun implements Run {
       mcpServersDelivery: executable ? 'argv' : 'initialize',
       // Only the SDK's own spawner calls this; ours (always used) keeps the stderr tail and logs it.
       stderr: (chunk: string) => this.#logger?.debug({ stderr: chunk }, 'claude stderr'),
-      ...(executable ? { pathToClaudeCodeExecutable: executable, ...(JS_ENTRY.test(executable) ? { executable: 'node' as const } : {}) } : {}),
+      ...(executable ? { pathToClaudeCodeExecutable: executable, ...(isJsEntry(executable) ? { executable: 'node' as const } : {}) } : {}),
       ...(spec.model ? { model: spec.model } : {}),
       ...(spec.maxBudgetUsd !== undefined ? { maxBudgetUsd: spec.maxBudgetUsd } : {}),
       ...(allowedTools && allowedTools.length > 0 ? { allowedTools } : {}),
@@ -216,7 +207,7 @@ class ClaudeRun implements Run {
     this.#denyPending('the Claude Code process ended');
     this.#input.close();
     if (!this.#spawner.spawned) {
-      this.#finish({ type: 'exited', code: null, error: this.#killed ? 'killed' : `could not start Claude Code: ${errorText(failure ?? 'no process was spawned')}` });
+      this.#finish({ type: 'exited', code: null, error: this.#killed ? 'killed' : `could not start Claude Code: ${errorMessage(failure ?? 'no process was spawned')}` });
       return;
     }
     if (failure !== null && !this.#spawner.exitInfo) this.#spawner.stop();
@@ -247,7 +238,7 @@ class ClaudeRun implements Run {
     }
     if (this.#failed) return undefined;
     // The SDK's own exit errors only restate the exit; anything else (a protocol failure) is the real cause.
-    const sdk = failure !== null && !SDK_EXIT_ERROR.test(errorText(failure)) ? errorText(failure) : undefined;
+    const sdk = failure !== null && !SDK_EXIT_ERROR.test(errorMessage(failure)) ? errorMessage(failure) : undefined;
     if (code === 0 && signal === null && !sdk) return undefined;
     const how = sdk ? `failed (${sdk})` : signal ? `was killed by ${signal}` : `exited with code ${code}`;
     const when = this.#outstanding.length > 0 ? ' before the turn finished' : '';
@@ -295,17 +286,6 @@ class ClaudeRun implements Run {
   }
 }
 
-/** Runs `<executable> --version` with a timeout; resolves to its trimmed output. */
-function versionOf(executable: string): Promise<string> {
-  const { command, argsPrefix } = invocationFor(executable);
-  return new Promise((resolve, reject) => {
-    execFile(command, [...argsPrefix, '--version'], { timeout: VERSION_TIMEOUT_MS, env: process.env }, (error, stdout, stderr) => {
-      if (error) reject(new Error(`${error.message.split('\n')[0]}${stderr ? `: ${lastLines(String(stderr))}` : ''}`));
-      else resolve(String(stdout).trim().split('\n')[0] ?? '');
-    });
-  });
-}
-
 /**
  * The Claude Code harness: each run is one CLI process driven through @anthropic-ai/claude-agent-sdk `query()` with a
  * streaming input, spawned through `ClaudeSpawner` (argv, session tag, schema-filtered stdout). `check()` finds the
@@ -320,20 +300,10 @@ export function createClaudeHarness(options: ClaudeHarnessOptions): Harness {
       return new ClaudeRun(spec, options);
     },
     async check(): Promise<HarnessCheck> {
-      const executable = options.config.executable ?? bundledClaudeExecutable();
-      if (!executable) {
-        return {
-          ok: false,
-          executable: `@anthropic-ai/claude-agent-sdk-${platformSuffix()}/claude`,
-          problem: 'the Claude Code binary bundled with @anthropic-ai/claude-agent-sdk is not installed (reinstall without --omit=optional, or set harnesses.claude.executable)',
-        };
-      }
-      try {
-        const version = await versionOf(executable);
-        return version ? { ok: true, executable, version } : { ok: true, executable };
-      } catch (error) {
-        return { ok: false, executable, problem: `\`${executable} --version\` failed: ${errorText(error)}` };
-      }
+      return checkExecutable(options.config.executable ?? bundledClaudeExecutable(), process.env, {
+        executable: `@anthropic-ai/claude-agent-sdk-${platformSuffix()}/claude`,
+        problem: 'the Claude Code binary bundled with @anthropic-ai/claude-agent-sdk is not installed (reinstall without --omit=optional, or set harnesses.claude.executable)',
+      });
     },
   };
 }

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -7,6 +6,7 @@ import { findOnPath, findPackageFile, invocationFor, platformSuffix } from '../e
 import type { Harness, HarnessCheck, Run, RunSpec } from '../harness.ts';
 import { PerTurnRun } from '../per-turn-run.ts';
 import type { PerTurnBackend, TurnParser, TurnPlan } from '../per-turn-run.ts';
+import { checkExecutable } from '../version-check.ts';
 import { codexArgs } from './codex-args.ts';
 import { CodexTurnParser } from './codex-events.ts';
 import { CodexUsageTracker } from './codex-usage.ts';
@@ -17,7 +17,6 @@ export interface CodexHarnessOptions {
   logger?: Logger;
 }
 
-const VERSION_TIMEOUT_MS = 15_000;
 const PACKAGE = '@openai/codex';
 
 /** Rust target triples of the native binaries, by Node platform suffix (as in the package's own bin/codex.js). */
@@ -48,10 +47,6 @@ export function codexNativeBinary(suffix = platformSuffix()): string | undefined
  */
 export function codexExecutable(config: Config['harnesses']['codex']): string | undefined {
   return config.executable ?? codexNativeBinary() ?? findPackageFile(PACKAGE, 'bin/codex.js') ?? findOnPath('codex');
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -95,18 +90,6 @@ class CodexBackend implements PerTurnBackend {
   }
 }
 
-/** Runs `<executable> --version` with a timeout; resolves to its first output line. */
-function versionOf(executable: string, env: Record<string, string | undefined>): Promise<string> {
-  const { command, argsPrefix } = invocationFor(executable);
-  return new Promise((resolve, reject) => {
-    execFile(command, [...argsPrefix, '--version'], { timeout: VERSION_TIMEOUT_MS, env }, (error, stdout, stderr) => {
-      const tail = String(stderr).trim().split('\n').slice(-3).join(' | ');
-      if (error) reject(new Error(`${error.message.split('\n')[0]}${tail ? `: ${tail}` : ''}`));
-      else resolve(String(stdout).trim().split('\n')[0] ?? '');
-    });
-  });
-}
-
 /**
  * The Codex CLI harness: one `codex exec --json` process per turn through `PerTurnRun`, resumed by thread id; no fork.
  * `check()` runs `--version` on the executable (see `codexExecutable`).
@@ -127,20 +110,10 @@ export function createCodexHarness(options: CodexHarnessOptions): Harness {
       });
     },
     async check(): Promise<HarnessCheck> {
-      const executable = codexExecutable(options.config);
-      if (!executable) {
-        return {
-          ok: false,
-          executable: 'codex',
-          problem: `Codex CLI not found: ${PACKAGE} is not installed and there is no \`codex\` on PATH (or set harnesses.codex.executable)`,
-        };
-      }
-      try {
-        const version = await versionOf(executable, mergeEnv(options.config.env));
-        return version ? { ok: true, executable, version } : { ok: true, executable };
-      } catch (error) {
-        return { ok: false, executable, problem: `\`${executable} --version\` failed: ${errorText(error)}` };
-      }
+      return checkExecutable(codexExecutable(options.config), mergeEnv(options.config.env), {
+        executable: 'codex',
+        problem: `Codex CLI not found: ${PACKAGE} is not installed and there is no \`codex\` on PATH (or set harnesses.codex.executable)`,
+      });
     },
   };
 }

@@ -1,4 +1,3 @@
-import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -7,6 +6,7 @@ import { findOnPath, findPackageFile, invocationFor } from '../executables.ts';
 import type { Harness, HarnessCheck, Run, RunSpec } from '../harness.ts';
 import { PerTurnRun } from '../per-turn-run.ts';
 import type { PerTurnBackend, TurnParser, TurnPlan } from '../per-turn-run.ts';
+import { checkExecutable } from '../version-check.ts';
 import { geminiArgs } from './gemini-args.ts';
 import { ensureGatewayAuthSettings, NO_RELAUNCH_ENV } from './gemini-env.ts';
 import { GeminiTurnParser } from './gemini-events.ts';
@@ -17,17 +17,12 @@ export interface GeminiHarnessOptions {
   logger?: Logger;
 }
 
-const VERSION_TIMEOUT_MS = 15_000;
 const PACKAGE = '@google/gemini-cli';
 const BUNDLE = 'bundle/gemini.js';
 
 /** The executable to run: harnesses.gemini.executable, else the bundle installed with @google/gemini-cli, else `gemini` on PATH. */
 export function geminiExecutable(config: Config['harnesses']['gemini']): string | undefined {
   return config.executable ?? findPackageFile(PACKAGE, BUNDLE) ?? findOnPath('gemini');
-}
-
-function errorText(error: unknown): string {
-  return error instanceof Error ? error.message : String(error);
 }
 
 /**
@@ -85,18 +80,6 @@ class GeminiBackend implements PerTurnBackend {
   }
 }
 
-/** Runs `<executable> --version` with a timeout; resolves to its first output line. */
-function versionOf(executable: string, env: Record<string, string | undefined>): Promise<string> {
-  const { command, argsPrefix } = invocationFor(executable);
-  return new Promise((resolve, reject) => {
-    execFile(command, [...argsPrefix, '--version'], { timeout: VERSION_TIMEOUT_MS, env }, (error, stdout, stderr) => {
-      const tail = String(stderr).trim().split('\n').slice(-3).join(' | ');
-      if (error) reject(new Error(`${error.message.split('\n')[0]}${tail ? `: ${tail}` : ''}`));
-      else resolve(String(stdout).trim().split('\n')[0] ?? '');
-    });
-  });
-}
-
 /**
  * The Gemini CLI harness: one CLI process per turn through `PerTurnRun`, resumed by session id; no fork. `check()` runs
  * `--version` on the executable (config, else the installed bundle through this Node, else `gemini` on PATH).
@@ -117,20 +100,10 @@ export function createGeminiHarness(options: GeminiHarnessOptions): Harness {
       });
     },
     async check(): Promise<HarnessCheck> {
-      const executable = geminiExecutable(options.config);
-      if (!executable) {
-        return {
-          ok: false,
-          executable: 'gemini',
-          problem: `Gemini CLI not found: ${PACKAGE} is not installed and there is no \`gemini\` on PATH (or set harnesses.gemini.executable)`,
-        };
-      }
-      try {
-        const version = await versionOf(executable, mergeEnv(NO_RELAUNCH_ENV, options.config.env));
-        return version ? { ok: true, executable, version } : { ok: true, executable };
-      } catch (error) {
-        return { ok: false, executable, problem: `\`${executable} --version\` failed: ${errorText(error)}` };
-      }
+      return checkExecutable(geminiExecutable(options.config), mergeEnv(NO_RELAUNCH_ENV, options.config.env), {
+        executable: 'gemini',
+        problem: `Gemini CLI not found: ${PACKAGE} is not installed and there is no \`gemini\` on PATH (or set harnesses.gemini.executable)`,
+      });
     },
   };
 }
