@@ -3,9 +3,9 @@
 // content_block_delta → content_block_stop → message_delta → message_stop) when the body says `stream: true`, and answers
 // one JSON message otherwise; POST /v1/messages/count_tokens answers {input_tokens}. Replies come, in order of preference,
 // from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script (see `defaultReply`).
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { pieces, readRequest, ReplyScript, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest } from './mock-http.ts';
 
 /** A content block the mock can answer with. */
 export type MockBlock = { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
@@ -39,15 +39,7 @@ export type MockReply =
     };
 
 /** What the mock recorded about one request. */
-export interface RecordedRequest {
-  method: string;
-  /** Path without the query string, e.g. /v1/messages. */
-  path: string;
-  query: string;
-  headers: Record<string, string | string[] | undefined>;
-  /** The parsed JSON body (undefined when there was none or it did not parse). */
-  body: unknown;
-}
+export type RecordedRequest = RecordedHttpRequest;
 
 /** A Messages API request body, as far as the mock looks at it. */
 export interface MessagesBody {
@@ -135,73 +127,24 @@ export function defaultReply(body: MessagesBody): MockReply {
   return textReply(`MOCK REPLY to: ${texts.at(-1) ?? ''}`);
 }
 
-/** Waits `ms`, or less if the client goes away (so a closed mock never waits on a scripted delay). */
-function sleep(ms: number, res: ServerResponse): Promise<void> {
-  if (!ms || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    res.once('close', done);
-  });
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'request-id': `req_mock_${Date.now()}`, ...headers });
-  res.end(JSON.stringify(body));
-}
-
-/** Splits a string into at most `parts` non-empty pieces. */
-function pieces(text: string, parts: number): string[] {
-  if (text.length <= 1) return [text];
-  const size = Math.ceil(text.length / parts);
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
+  writeJson(res, status, body, { 'content-type': 'application/json', 'request-id': `req_mock_${Date.now()}`, ...headers });
 }
 
 class MockServer {
   requests: RecordedRequest[] = [];
-  #queue: MockReply[] = [];
-  #handler: MockHandler | undefined;
+  script: ReplyScript<MessagesBody, RecordedRequest, MockReply>;
   #counter = 0;
   #model: string;
 
   constructor(handler: MockHandler | undefined, model: string) {
-    this.#handler = handler;
+    this.script = new ReplyScript<MessagesBody, RecordedRequest, MockReply>(defaultReply, handler);
     this.#model = model;
   }
 
-  setHandler(handler: MockHandler | undefined): void {
-    this.#handler = handler;
-  }
-
-  enqueue(replies: MockReply[]): void {
-    this.#queue.push(...replies);
-  }
-
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
-    const raw = await readBody(req);
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const recorded: RecordedRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
+    const { recorded, raw } = await readRequest(req);
+    const { path, body } = recorded;
     this.requests.push(recorded);
     if (req.method === 'POST' && path === '/v1/messages/count_tokens') {
       sendJson(res, 200, { input_tokens: Math.max(1, Math.ceil(raw.length / 4)) });
@@ -216,7 +159,7 @@ class MockServer {
       return;
     }
     const messages = body as MessagesBody;
-    const reply = this.#queue.shift() ?? (await (this.#handler ?? defaultReply)(messages, recorded));
+    const reply = await this.script.next(messages, recorded);
     if (reply.delayMs) await sleep(reply.delayMs, res);
     if (res.destroyed) return;
     if (reply.kind === 'error') {
@@ -259,12 +202,8 @@ class MockServer {
 
   async #stream(res: ServerResponse, reply: Extract<MockReply, { kind: 'message' }>, message: Record<string, unknown> & { content: unknown[] }): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${String(message.id)}` });
-    const pause = reply.chunkDelayMs ?? 0;
-    const send = async (event: string, data: Record<string, unknown>): Promise<void> => {
-      if (res.destroyed) return;
-      res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-      if (pause > 0) await sleep(pause, res);
-    };
+    const write = sseWriter(res, { pauseMs: reply.chunkDelayMs ?? 0 });
+    const send = (event: string, data: Record<string, unknown>): Promise<void> => write(JSON.stringify({ type: event, ...data }), event);
     const usage = message.usage as { input_tokens: number; output_tokens: number };
     await send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
     for (const [index, block] of (message.content as ({ type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown })[]).entries()) {
@@ -305,24 +244,16 @@ function errorTypeFor(status: number): string {
 /** Starts the mock on 127.0.0.1 (a free port). */
 export async function startMockAnthropic(options: { handler?: MockHandler; model?: string } = {}): Promise<MockAnthropic> {
   const mock = new MockServer(options.handler, options.model ?? 'claude-mock-1');
-  const server = createServer((req, res) => {
-    mock.handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: `mock failure: ${String(error)}` } });
-      else res.destroy();
-    });
+  const server = await startMockHttp({
+    handle: (req, res) => mock.handle(req, res),
+    fail: (res, error) => sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: `mock failure: ${String(error)}` } }),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests: mock.requests,
     messageRequests: () => mock.requests.filter((r) => r.path === '/v1/messages'),
-    setHandler: (handler) => mock.setHandler(handler),
-    enqueue: (...replies) => mock.enqueue(replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    setHandler: (handler) => mock.script.setHandler(handler),
+    enqueue: (...replies) => mock.script.enqueue(replies),
+    close: () => server.close(),
   };
 }

@@ -10,9 +10,9 @@
 // `answerSchemaRequests: false` to script those too (e.g. AI SDK structured output). Every other request is answered, in
 // order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script
 // (see `defaultGeminiReply`).
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { pieces, readRequest, ReplyScript, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest } from './mock-http.ts';
 
 /** A part of a model reply. */
 export type GeminiPart = { text: string } | { functionCall: { name: string; args: Record<string, unknown> } };
@@ -32,18 +32,12 @@ export type GeminiReply =
     }
   | { kind: 'error'; status: number; message?: string; statusText?: string; delayMs?: number };
 
-/** What the mock recorded about one request. */
-export interface GeminiRecordedRequest {
-  method: string;
-  /** Path without the query string, e.g. /v1beta/models/gemini-2.5-pro:streamGenerateContent */
-  path: string;
-  query: string;
+/** What the mock recorded about one request (its path e.g. /v1beta/models/gemini-2.5-pro:streamGenerateContent). */
+export interface GeminiRecordedRequest extends RecordedHttpRequest {
   /** The model named in the path ('' when none). */
   model: string;
   /** generateContent | streamGenerateContent | countTokens | list | get | other */
   action: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
   /** Whether the queue / handler / default script answered it (false for schema requests the mock answered itself). */
   scripted: boolean;
 }
@@ -172,32 +166,8 @@ export function minimalValueFor(schema: unknown): unknown {
   }
 }
 
-/** Waits `ms`, or less if the client goes away (so a closed mock never waits on a scripted delay). */
-function sleep(ms: number, res: ServerResponse): Promise<void> {
-  if (res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    res.once('close', done);
-  });
-}
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json; charset=UTF-8' });
-  res.end(JSON.stringify(body));
+  writeJson(res, status, body, { 'content-type': 'application/json; charset=UTF-8' });
 }
 
 function statusTextFor(status: number): string {
@@ -210,50 +180,26 @@ function statusTextFor(status: number): string {
   return 'INTERNAL';
 }
 
-/** Splits a string into at most `parts` non-empty pieces. */
-function pieces(text: string, parts: number): string[] {
-  if (text.length <= 1) return [text];
-  const size = Math.ceil(text.length / parts);
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
-}
-
 const ROUTE = /^\/v1(?:beta|alpha)?\/models(?:\/([^/:]+))?(?::([A-Za-z]+))?$/;
 
 class GeminiServer {
   requests: GeminiRecordedRequest[] = [];
-  #queue: GeminiReply[] = [];
-  #handler: GeminiHandler | undefined;
+  script: ReplyScript<GeminiBody, GeminiRecordedRequest, GeminiReply>;
   #answerSchemaRequests: boolean;
 
   constructor(handler: GeminiHandler | undefined, answerSchemaRequests: boolean) {
-    this.#handler = handler;
+    this.script = new ReplyScript<GeminiBody, GeminiRecordedRequest, GeminiReply>(defaultGeminiReply, handler);
     this.#answerSchemaRequests = answerSchemaRequests;
   }
 
-  setHandler(handler: GeminiHandler | undefined): void {
-    this.#handler = handler;
-  }
-
-  enqueue(replies: GeminiReply[]): void {
-    this.#queue.push(...replies);
-  }
-
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
-    const raw = await readBody(req);
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
+    const { recorded: http, raw } = await readRequest(req);
+    const { path, body } = http;
     const match = ROUTE.exec(path);
     const model = match?.[1] ?? '';
     const verb = match?.[2];
     const action = !match ? 'other' : verb ? verb : model ? 'get' : 'list';
-    const recorded: GeminiRecordedRequest = { method: req.method ?? 'GET', path, query, model, action, headers: req.headers, body, scripted: false };
+    const recorded: GeminiRecordedRequest = { ...http, model, action, scripted: false };
     this.requests.push(recorded);
     if (!match) return sendJson(res, 404, { error: { code: 404, message: `mock: no route ${req.method} ${path}`, status: 'NOT_FOUND' } });
     if (req.method === 'GET' && action === 'list') {
@@ -272,7 +218,7 @@ class GeminiServer {
     recorded.scripted = !(this.#answerSchemaRequests && action === 'generateContent' && schema !== undefined);
     const reply: GeminiReply = !recorded.scripted
       ? geminiText(JSON.stringify(minimalValueFor(schema)))
-      : (this.#queue.shift() ?? (await (this.#handler ?? defaultGeminiReply)(request, recorded)));
+      : await this.script.next(request, recorded);
     if (reply.delayMs) await sleep(reply.delayMs, res);
     if (res.destroyed) return;
     if (reply.kind === 'error') {
@@ -313,9 +259,10 @@ class GeminiServer {
       else chunks.push([part]);
     }
     if (chunks.length === 0) chunks.push([{ text: '' }]);
+    const write = sseWriter(res, { eol: '\r\n' });
     for (const [i, parts] of chunks.entries()) {
       if (res.destroyed) return;
-      res.write(`data: ${JSON.stringify(this.#chunk(parts, reply, i === chunks.length - 1))}\r\n\r\n`);
+      await write(JSON.stringify(this.#chunk(parts, reply, i === chunks.length - 1)));
       if (reply.chunkDelayMs && i < chunks.length - 1) await sleep(reply.chunkDelayMs, res);
     }
     res.end();
@@ -325,24 +272,16 @@ class GeminiServer {
 /** Starts the mock on 127.0.0.1 (a free port). */
 export async function startMockGemini(options: { handler?: GeminiHandler; answerSchemaRequests?: boolean } = {}): Promise<MockGemini> {
   const mock = new GeminiServer(options.handler, options.answerSchemaRequests ?? true);
-  const server = createServer((req, res) => {
-    mock.handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { code: 500, message: `mock failure: ${String(error)}`, status: 'INTERNAL' } });
-      else res.destroy();
-    });
+  const server = await startMockHttp({
+    handle: (req, res) => mock.handle(req, res),
+    fail: (res, error) => sendJson(res, 500, { error: { code: 500, message: `mock failure: ${String(error)}`, status: 'INTERNAL' } }),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests: mock.requests,
     contentRequests: () => mock.requests.filter((r) => r.scripted),
-    setHandler: (handler) => mock.setHandler(handler),
-    enqueue: (...replies) => mock.enqueue(replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    setHandler: (handler) => mock.script.setHandler(handler),
+    enqueue: (...replies) => mock.script.enqueue(replies),
+    close: () => server.close(),
   };
 }

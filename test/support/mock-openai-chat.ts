@@ -10,9 +10,9 @@
 // headers, 5xx, 400, …); `hangup` destroys the socket without an answer (a connection reset for the client). Replies come,
 // in order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script
 // (see `defaultChatReply`).
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { pieces, readRequest, ReplyScript, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest } from './mock-http.ts';
 
 /** A tool call the mock answers with; `arguments` is sent as a JSON string (a string is sent as is). */
 export interface ChatToolCall {
@@ -54,15 +54,7 @@ export type ChatReply =
   | { kind: 'hangup'; delayMs?: number };
 
 /** What the mock recorded about one request. */
-export interface ChatRecordedRequest {
-  method: string;
-  /** Path without the query string, e.g. /v1/chat/completions. */
-  path: string;
-  query: string;
-  headers: Record<string, string | string[] | undefined>;
-  /** The parsed JSON body (undefined when there was none or it did not parse). */
-  body: unknown;
-}
+export type ChatRecordedRequest = RecordedHttpRequest;
 
 /** One message of a Chat Completions request, as far as the mock looks at it. */
 export interface ChatRequestMessage {
@@ -165,38 +157,8 @@ export function defaultChatReply(body: ChatBody): ChatReply {
   return chatText(`MOCK CHAT REPLY to: ${text}`);
 }
 
-/** Waits `ms`, or less if the client goes away (so a closed mock never waits on a scripted delay). */
-function sleep(ms: number, res: ServerResponse): Promise<void> {
-  if (!ms || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    res.once('close', done);
-  });
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, 'openai-processing-ms': '1', ...headers });
-  res.end(JSON.stringify(body));
-}
-
-/** Splits a string into at most `parts` non-empty pieces. */
-function pieces(text: string, parts: number): string[] {
-  if (text.length <= 1) return [text];
-  const size = Math.ceil(text.length / parts);
-  const out: string[] = [];
-  for (let i = 0; i < text.length; i += size) out.push(text.slice(i, i + size));
-  return out;
+  writeJson(res, status, body, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, 'openai-processing-ms': '1', ...headers });
 }
 
 type Completion = Extract<ChatReply, { kind: 'completion' }>;
@@ -205,32 +167,16 @@ const FINGERPRINT = 'fp_mock0001';
 
 class ChatServer {
   requests: ChatRecordedRequest[] = [];
-  #queue: ChatReply[] = [];
-  #handler: ChatHandler | undefined;
+  script: ReplyScript<ChatBody, ChatRecordedRequest, ChatReply>;
   #counter = 0;
 
   constructor(handler: ChatHandler | undefined) {
-    this.#handler = handler;
-  }
-
-  setHandler(handler: ChatHandler | undefined): void {
-    this.#handler = handler;
-  }
-
-  enqueue(replies: ChatReply[]): void {
-    this.#queue.push(...replies);
+    this.script = new ReplyScript<ChatBody, ChatRecordedRequest, ChatReply>(defaultChatReply, handler);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
-    const raw = await readBody(req);
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const recorded: ChatRecordedRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
+    const { recorded } = await readRequest(req);
+    const { path, body } = recorded;
     this.requests.push(recorded);
     const route = path.replace(/^\/v1(?=\/)/, '');
     if (req.method === 'GET' && route === '/models') {
@@ -243,7 +189,7 @@ class ChatServer {
       return sendJson(res, 400, { error: { message: 'mock: body is not JSON', type: 'invalid_request_error', param: null, code: null } });
     }
     const request = body as ChatBody;
-    const reply = this.#queue.shift() ?? (await (this.#handler ?? defaultChatReply)(request, recorded));
+    const reply = await this.script.next(request, recorded);
     await sleep(reply.delayMs ?? 0, res);
     if (res.destroyed) return;
     if (reply.kind === 'hangup') {
@@ -309,11 +255,8 @@ class ChatServer {
     res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_${id}` });
     const created = Math.floor(Date.now() / 1000);
     const base = { id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: FINGERPRINT };
-    const send = async (data: Json | '[DONE]'): Promise<void> => {
-      if (res.destroyed) return;
-      res.write(`data: ${data === '[DONE]' ? data : JSON.stringify(data)}\n\n`);
-      await sleep(reply.chunkDelayMs ?? 0, res);
-    };
+    const write = sseWriter(res, { pauseMs: reply.chunkDelayMs ?? 0 });
+    const send = (data: Json | '[DONE]'): Promise<void> => write(data === '[DONE]' ? data : JSON.stringify(data));
     const choice = (delta: Json, finish: string | null = null): Json => ({
       ...base,
       ...(includeUsage ? { usage: null } : {}),
@@ -340,24 +283,16 @@ class ChatServer {
 /** Starts the mock on 127.0.0.1 (a free port). */
 export async function startMockOpenAIChat(options: { handler?: ChatHandler } = {}): Promise<MockOpenAIChat> {
   const mock = new ChatServer(options.handler);
-  const server = createServer((req, res) => {
-    mock.handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error', param: null, code: null } });
-      else res.destroy();
-    });
+  const server = await startMockHttp({
+    handle: (req, res) => mock.handle(req, res),
+    fail: (res, error) => sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error', param: null, code: null } }),
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests: mock.requests,
     completionRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path)),
-    setHandler: (handler) => mock.setHandler(handler),
-    enqueue: (...replies) => mock.enqueue(replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    setHandler: (handler) => mock.script.setHandler(handler),
+    enqueue: (...replies) => mock.script.enqueue(replies),
+    close: () => server.close(),
   };
 }

@@ -9,10 +9,10 @@
 // A WebSocket upgrade (Codex tries one for its built-in provider) is refused with 426 so the client falls back to HTTP.
 // Replies come, in order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the
 // default script (see `defaultResponsesReply`).
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { readRequest, ReplyScript, sleep, splitUrl, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest } from './mock-http.ts';
 
 /** One output item of a scripted response. */
 export type ResponsesOutput =
@@ -43,12 +43,7 @@ export type ResponsesReply =
     };
 
 /** What the mock recorded about one request: path without the query, parsed JSON body (undefined if none or not JSON). */
-export interface ResponsesRecordedRequest {
-  method: string;
-  path: string;
-  query: string;
-  headers: Record<string, string | string[] | undefined>;
-  body: unknown;
+export interface ResponsesRecordedRequest extends RecordedHttpRequest {
   /** True for a refused WebSocket upgrade. */
   upgrade?: boolean;
 }
@@ -152,29 +147,8 @@ export function defaultResponsesReply(body: ResponsesBody): ResponsesReply {
   return responsesText('MOCK CODEX REPLY');
 }
 
-/** Waits `ms`, or less if the client goes away (so a closed mock never waits on a scripted delay). */
-function sleep(ms: number, res: ServerResponse): Promise<void> {
-  if (!ms || res.destroyed) return Promise.resolve();
-  return new Promise((resolve) => {
-    const done = (): void => {
-      clearTimeout(timer);
-      res.off('close', done);
-      resolve();
-    };
-    const timer = setTimeout(done, ms);
-    res.once('close', done);
-  });
-}
-
-async function readBody(req: IncomingMessage): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  return Buffer.concat(chunks).toString('utf8');
-}
-
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, ...headers });
-  res.end(JSON.stringify(body));
+  writeJson(res, status, body, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, ...headers });
 }
 
 type Content = Extract<ResponsesReply, { kind: 'response' }>;
@@ -182,30 +156,22 @@ type Json = Record<string, unknown>;
 
 class ResponsesServer {
   requests: ResponsesRecordedRequest[] = [];
-  queue: ResponsesReply[] = [];
-  handler: ResponsesHandler | undefined;
+  script: ReplyScript<ResponsesBody, ResponsesRecordedRequest, ResponsesReply>;
 
   constructor(handler: ResponsesHandler | undefined) {
-    this.handler = handler;
+    this.script = new ReplyScript<ResponsesBody, ResponsesRecordedRequest, ResponsesReply>(defaultResponsesReply, handler);
   }
 
   refuseUpgrade(req: IncomingMessage, socket: Duplex): void {
-    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
+    const { path, query } = splitUrl(req.url);
     this.requests.push({ method: req.method ?? 'GET', path, query, headers: req.headers, body: undefined, upgrade: true });
     const text = 'mock: use HTTP, not WebSocket';
     socket.end(`HTTP/1.1 426 Upgrade Required\r\ncontent-type: text/plain\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`);
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const [path = '/', query = ''] = (req.url ?? '/').split('?', 2);
-    const raw = await readBody(req);
-    let body: unknown;
-    try {
-      body = raw ? JSON.parse(raw) : undefined;
-    } catch {
-      body = undefined;
-    }
-    const recorded: ResponsesRecordedRequest = { method: req.method ?? 'GET', path, query, headers: req.headers, body };
+    const { recorded } = await readRequest(req);
+    const { path, body } = recorded;
     this.requests.push(recorded);
     const route = path.replace(/^\/v1(?=\/)/, '');
     if (req.method === 'GET' && route === '/models') {
@@ -214,7 +180,7 @@ class ResponsesServer {
     if (req.method !== 'POST' || route !== '/responses') return sendJson(res, 404, { error: { message: `mock: no route ${req.method} ${path}`, type: 'invalid_request_error' } });
     if (!body || typeof body !== 'object') return sendJson(res, 400, { error: { message: 'mock: body is not JSON', type: 'invalid_request_error' } });
     const request = body as ResponsesBody;
-    const reply = this.queue.shift() ?? (await (this.handler ?? defaultResponsesReply)(request, recorded));
+    const reply = await this.script.next(request, recorded);
     await sleep(reply.delayMs ?? 0, res);
     if (res.destroyed) return;
     if (reply.kind === 'error') {
@@ -248,13 +214,9 @@ class ResponsesServer {
 
   async #stream(res: ServerResponse, reply: Content, response: Json): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+    const write = sseWriter(res, { pauseMs: reply.chunkDelayMs ?? 0 });
     let sequence = 0;
-    const send = async (type: string, data: Json): Promise<void> => {
-      if (res.destroyed) return;
-      res.write(`event: ${type}\ndata: ${JSON.stringify({ type, sequence_number: sequence, ...data })}\n\n`);
-      sequence += 1;
-      await sleep(reply.chunkDelayMs ?? 0, res);
-    };
+    const send = (type: string, data: Json): Promise<void> => write(JSON.stringify({ type, sequence_number: sequence++, ...data }), type);
     const pending = { ...response, status: 'in_progress', output: [], usage: null };
     await send('response.created', { response: pending });
     await send('response.in_progress', { response: pending });
@@ -283,27 +245,17 @@ class ResponsesServer {
 /** Starts the mock on 127.0.0.1 (a free port). */
 export async function startMockResponses(options: { handler?: ResponsesHandler } = {}): Promise<MockResponses> {
   const mock = new ResponsesServer(options.handler);
-  const server = createServer((req, res) => {
-    mock.handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error' } });
-      else res.destroy();
-    });
+  const server = await startMockHttp({
+    handle: (req, res) => mock.handle(req, res),
+    fail: (res, error) => sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error' } }),
+    upgrade: (req, socket) => mock.refuseUpgrade(req, socket),
   });
-  server.on('upgrade', (req: IncomingMessage, socket: Duplex) => mock.refuseUpgrade(req, socket));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
   return {
-    url: `http://127.0.0.1:${port}`,
+    url: server.url,
     requests: mock.requests,
     responseRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/responses$/.test(r.path)),
-    setHandler: (handler) => {
-      mock.handler = handler;
-    },
-    enqueue: (...replies) => mock.queue.push(...replies),
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
+    setHandler: (handler) => mock.script.setHandler(handler),
+    enqueue: (...replies) => mock.script.enqueue(replies),
+    close: () => server.close(),
   };
 }
