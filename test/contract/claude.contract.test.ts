@@ -7,11 +7,10 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
 import { bundledClaudeExecutable, createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
 import type { HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import { drive, exitedOf, ofType } from '../support/harness-run.ts';
 import { startMockAnthropic, textReply, toolUseReply } from '../support/mock-anthropic.ts';
 import type { MockAnthropic } from '../support/mock-anthropic.ts';
 import { tempDir } from '../support/temp-dir.ts';
-
-type EventOf<T extends HarnessEvent['type']> = Extract<HarnessEvent, { type: T }>;
 
 const BINARY = bundledClaudeExecutable();
 const MARKER = 'SWITCHBOARD-APPEND-MARKER-7f3a';
@@ -58,31 +57,6 @@ function start(prompt: string, extra: Partial<RunSpec> = {}): Run {
   });
 }
 
-/** Runs to the end, closing the input after the first turn; returns every event. */
-async function drive(run: Run, endAfterTurn = true): Promise<HarnessEvent[]> {
-  const events: HarnessEvent[] = [];
-  try {
-    for await (const event of run) {
-      events.push(event);
-      if (event.type === 'turnEnd' && endAfterTurn) run.end();
-    }
-  } catch (error) {
-    run.kill();
-    throw error;
-  }
-  return events;
-}
-
-function ofType<T extends HarnessEvent['type']>(events: HarnessEvent[], type: T): EventOf<T>[] {
-  return events.filter((e): e is EventOf<T> => e.type === type);
-}
-
-function exitedOf(events: HarnessEvent[]): EventOf<'exited'> {
-  const last = events.at(-1);
-  assert.equal(last?.type, 'exited', JSON.stringify(events.slice(-3)));
-  return last as EventOf<'exited'>;
-}
-
 describe('Claude Code contract (real binary, mock Messages API)', { timeout: 60_000 }, () => {
   it('one turn with a Bash tool call: tool → toolResult → text → turnEnd ok; the system prompt is appended', async (t) => {
     if (skipWithoutBinary(t)) return;
@@ -127,7 +101,8 @@ describe('Claude Code contract (real binary, mock Messages API)', { timeout: 60_
 
   it('an HTTP 400 from the API ends the turn as api_error 400 and the run exits', async (t) => {
     if (skipWithoutBinary(t)) return;
-    const events = await drive(start('please API_ERROR now'), false);
+    // No reaction: the run exits on its own after the failed turn.
+    const events = await drive(start('please API_ERROR now'), () => undefined);
     const [end, ...more] = ofType(events, 'turnEnd');
     assert.equal(more.length, 0);
     assert.equal(end?.outcome.ok, false);

@@ -13,6 +13,7 @@ import { after, before, test } from 'node:test';
 import { codexNativeBinary, createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import { collect as collectEvents, ofType } from '../support/harness-run.ts';
 import { allInputTexts, inputItems, itemTexts, lastUserText, responsesText, startMockResponses } from '../support/mock-openai-responses.ts';
 import type { MockResponses, ResponsesBody } from '../support/mock-openai-responses.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -71,25 +72,8 @@ function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): Ru
   return { sessionId: `sb-contract-${counter}`, prompt, workdir, model: 'mock-model', permissionMode: 'bypassPermissions', ...extra };
 }
 
-/** Collects a run's events; `waitFor` resolves on the `count`-th matching event. */
-function collect(run: Run) {
-  const events: HarnessEvent[] = [];
-  const done = (async () => {
-    for await (const event of run) events.push(event);
-  })();
-  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1, timeoutMs = 45_000): Promise<HarnessEvent> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matches = events.filter(predicate);
-      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
-      if (events.at(-1)?.type === 'exited' || Date.now() > deadline) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-  return { events, done, waitFor };
-}
-
-const of = <T extends HarnessEvent['type']>(events: HarnessEvent[], type: T) => events.filter((e): e is Extract<HarnessEvent, { type: T }> => e.type === type);
+/** Collects a run's events; the real CLI may take a while to answer. */
+const collect = (run: Run) => collectEvents(run, 45_000);
 const meaningful = (events: HarnessEvent[]) => events.filter((e) => e.type !== 'activity' && e.type !== 'warning');
 const bodyOf = (index: number): ResponsesBody => (mock.responseRequests().at(index)?.body ?? {}) as ResponsesBody;
 
@@ -105,14 +89,14 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   await c.done;
   const events = meaningful(c.events);
   assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
-  const [tool] = of(events, 'tool');
+  const [tool] = ofType(events, 'tool');
   assert.equal(tool?.name, 'shell');
   assert.match(String((tool?.input as { command?: unknown }).command), /echo hello-from-codex-tool/);
-  const [result] = of(events, 'toolResult');
+  const [result] = ofType(events, 'toolResult');
   assert.deepEqual([result?.id, result?.isError], [tool?.id, false]);
   assert.match(result?.output ?? '', /hello-from-codex-tool/, 'the command really ran');
-  assert.match(of(events, 'text')[0]?.text ?? '', /^codex tool output was: .*hello-from-codex-tool/s);
-  const [end] = of(events, 'turnEnd');
+  assert.match(ofType(events, 'text')[0]?.text ?? '', /^codex tool output was: .*hello-from-codex-tool/s);
+  const [end] = ofType(events, 'turnEnd');
   assert.deepEqual(end?.outcome, { ok: true });
   assert.deepEqual(end?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 0 }, 'two model requests');
   assert.deepEqual(events.at(-1), { type: 'exited', code: 0 });
@@ -136,19 +120,19 @@ test('resume: a second turn (send) and a second run (resumeBackendId) continue t
   await c.waitFor((e) => e.type === 'turnEnd', 2);
   run.end();
   await c.done;
-  const ids = of(c.events, 'started').map((e) => e.backendSessionId);
+  const ids = ofType(c.events, 'started').map((e) => e.backendSessionId);
   assert.equal(ids.length, 2);
   assert.equal(ids[0], ids[1]);
   const turn = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 };
-  assert.deepEqual(of(c.events, 'turnEnd').map((e) => e.usage), [turn, turn], 'cumulative thread usage comes out per turn');
+  assert.deepEqual(ofType(c.events, 'turnEnd').map((e) => e.usage), [turn, turn], 'cumulative thread usage comes out per turn');
 
   const second = harness.start(spec('third turn', workdir, { resumeBackendId: ids[0] ?? '', systemPrompt: 'Answer like a pirate.' }));
   const again = collect(second);
   await again.waitFor((e) => e.type === 'turnEnd');
   second.end();
   await again.done;
-  assert.equal(of(again.events, 'started')[0]?.backendSessionId, ids[0]);
-  assert.deepEqual(of(again.events, 'turnEnd')[0]?.outcome, { ok: true });
+  assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, ids[0]);
+  assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
   const texts = allInputTexts(bodyOf(-1));
   for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK CODEX REPLY', 'third turn']) assert.ok(texts.some((t) => t.includes(earlier)), `history has ${earlier}`);
   assert.equal(texts.filter((t) => t === 'Answer like a pirate.').length, 1, 'the system prompt is in the history once');
@@ -159,7 +143,7 @@ test('API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits
   const { harness, workdir } = setup();
   const c = collect(harness.start(spec('API_ERROR please', workdir)));
   await c.done;
-  const [end] = of(c.events, 'turnEnd');
+  const [end] = ofType(c.events, 'turnEnd');
   assert.ok(end, JSON.stringify(c.events));
   assert.equal(end.outcome.ok, false);
   if (!end.outcome.ok) {
@@ -167,7 +151,7 @@ test('API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits
     assert.equal(end.outcome.apiErrorStatus, 400);
     assert.match(end.outcome.message, /mock bad request/);
   }
-  assert.ok(of(c.events, 'warning').some((w) => /mock bad request/.test(w.message)), 'the `error` line before turn.failed is a warning');
+  assert.ok(ofType(c.events, 'warning').some((w) => /mock bad request/.test(w.message)), 'the `error` line before turn.failed is a warning');
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
 });
 
@@ -191,7 +175,7 @@ test('interrupt while the model is answering: turnEnd interrupted, then the next
     run.send('fast now');
     const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
     assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
-    assert.equal(of(c.events, 'started')[1]?.backendSessionId, started.backendSessionId);
+    assert.equal(ofType(c.events, 'started')[1]?.backendSessionId, started.backendSessionId);
     run.end();
     await c.done;
     assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });

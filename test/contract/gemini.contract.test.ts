@@ -9,6 +9,7 @@ import { after, before, test } from 'node:test';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import { collect as collectEvents, ofType } from '../support/harness-run.ts';
 import { allTexts, geminiText, startMockGemini } from '../support/mock-gemini.ts';
 import type { GeminiBody, MockGemini } from '../support/mock-gemini.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -62,25 +63,8 @@ function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): Ru
   return { sessionId: `sb-contract-${counter}`, prompt, workdir, permissionMode: 'bypassPermissions', ...extra };
 }
 
-/** Collects a run's events; `waitFor` resolves on the `count`-th matching event. */
-function collect(run: Run) {
-  const events: HarnessEvent[] = [];
-  const done = (async () => {
-    for await (const event of run) events.push(event);
-  })();
-  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1, timeoutMs = 45_000): Promise<HarnessEvent> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matches = events.filter(predicate);
-      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
-      if (events.at(-1)?.type === 'exited' || Date.now() > deadline) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
-  }
-  return { events, done, waitFor };
-}
-
-const of = <T extends HarnessEvent['type']>(events: HarnessEvent[], type: T) => events.filter((e): e is Extract<HarnessEvent, { type: T }> => e.type === type);
+/** Collects a run's events; the real CLI may take a while to answer. */
+const collect = (run: Run) => collectEvents(run, 45_000);
 const meaningful = (events: HarnessEvent[]) => events.filter((e) => e.type !== 'activity' && e.type !== 'warning');
 
 test('one turn with a shell tool call: tool → toolResult → text → turnEnd ok', { skip, timeout: TIMEOUT }, async () => {
@@ -94,19 +78,19 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   await c.done;
   const events = meaningful(c.events);
   assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
-  const [started] = of(events, 'started');
+  const [started] = ofType(events, 'started');
   assert.match(started?.backendSessionId ?? '', UUID);
-  const [tool] = of(events, 'tool');
+  const [tool] = ofType(events, 'tool');
   assert.equal(tool?.name, 'run_shell_command');
   assert.deepEqual(tool?.input, { command: 'echo hello-from-gemini-tool', description: 'echo' });
-  const [result] = of(events, 'toolResult');
+  const [result] = ofType(events, 'toolResult');
   assert.equal(result?.id, tool?.id);
   assert.equal(result?.isError, false);
   assert.match(result?.output ?? '', /hello-from-gemini-tool/);
-  const texts = of(events, 'text');
+  const texts = ofType(events, 'text');
   assert.equal(texts.length, 1, 'the delta chunks are coalesced');
   assert.match(texts[0]?.text ?? '', /^gemini tool said: .*hello-from-gemini-tool/s);
-  const [end] = of(events, 'turnEnd');
+  const [end] = ofType(events, 'turnEnd');
   assert.deepEqual(end?.outcome, { ok: true });
   assert.ok((end?.usage?.inputTokens ?? 0) > 0);
   assert.deepEqual(events.at(-1), { type: 'exited', code: 0 });
@@ -126,7 +110,7 @@ test('resume: a second turn (send) and a second run (resumeBackendId) continue t
   await c.waitFor((e) => e.type === 'turnEnd', 2);
   run.end();
   await c.done;
-  const ids = of(c.events, 'started').map((e) => e.backendSessionId);
+  const ids = ofType(c.events, 'started').map((e) => e.backendSessionId);
   assert.equal(ids.length, 2);
   assert.equal(ids[0], ids[1]);
   const id = ids[0] ?? '';
@@ -137,8 +121,8 @@ test('resume: a second turn (send) and a second run (resumeBackendId) continue t
   await again.waitFor((e) => e.type === 'turnEnd');
   second.end();
   await again.done;
-  assert.equal(of(again.events, 'started')[0]?.backendSessionId, id);
-  assert.deepEqual(of(again.events, 'turnEnd')[0]?.outcome, { ok: true });
+  assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, id);
+  assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
   const seen = mock.contentRequests().slice(before);
   const texts = allTexts((seen.at(-1)?.body ?? {}) as GeminiBody).join('\n');
   for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK GEMINI REPLY', 'third turn']) assert.ok(texts.includes(earlier), `history has ${earlier}`);
@@ -149,7 +133,7 @@ test('API_ERROR: the turn fails with api_error 400 and the run exits', { skip, t
   const { harness, workdir } = setup();
   const c = collect(harness.start(spec('API_ERROR please', workdir)));
   await c.done;
-  const [end] = of(c.events, 'turnEnd');
+  const [end] = ofType(c.events, 'turnEnd');
   assert.ok(end, JSON.stringify(c.events));
   assert.equal(end.outcome.ok, false);
   if (!end.outcome.ok) {
@@ -179,7 +163,7 @@ test('interrupt while the model is answering: turnEnd interrupted, then the next
     run.send('fast now');
     const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
     assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
-    assert.equal(of(c.events, 'started')[1]?.backendSessionId, (started as { backendSessionId: string }).backendSessionId);
+    assert.equal(ofType(c.events, 'started')[1]?.backendSessionId, (started as { backendSessionId: string }).backendSessionId);
     run.end();
     await c.done;
     assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });

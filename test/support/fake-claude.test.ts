@@ -2,19 +2,18 @@
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
-import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import type { Harness, RunSpec } from '../../src/coding/harness.ts';
 import type { Config } from '../../src/core/config.ts';
+import { drive, exitedOf, ofType, readInvocations } from './harness-run.ts';
+import type { EventOf, FakeInvocation } from './harness-run.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
 const TEST_TIMEOUT = 20_000;
-
-type EventOf<T extends HarnessEvent['type']> = Extract<HarnessEvent, { type: T }>;
 
 let dir: { path: string; remove: () => void };
 let logPath: string;
@@ -37,39 +36,8 @@ function spec(prompt: string, extra: Partial<RunSpec> = {}): RunSpec {
   return { sessionId: 'sb-test-1', prompt, workdir: dir.path, permissionMode: 'bypassPermissions', ...extra };
 }
 
-/** Consumes a run to its end, letting `react` steer it; returns every event (the last is `exited`). */
-async function drive(run: Run, react: (event: HarnessEvent, run: Run) => void | Promise<void> = endAfterTurn): Promise<HarnessEvent[]> {
-  const events: HarnessEvent[] = [];
-  try {
-    for await (const event of run) {
-      events.push(event);
-      await react(event, run);
-    }
-  } catch (error) {
-    run.kill();
-    throw error;
-  }
-  return events;
-}
-
-function endAfterTurn(event: HarnessEvent, run: Run): void {
-  if (event.type === 'turnEnd') run.end();
-}
-
-function ofType<T extends HarnessEvent['type']>(events: HarnessEvent[], type: T): EventOf<T>[] {
-  return events.filter((e): e is EventOf<T> => e.type === type);
-}
-
-function exitedOf(events: HarnessEvent[]): EventOf<'exited'> {
-  const last = events.at(-1);
-  assert.equal(last?.type, 'exited', `last event is exited: ${JSON.stringify(events.slice(-3))}`);
-  assert.equal(ofType(events, 'exited').length, 1);
-  return last as EventOf<'exited'>;
-}
-
-function invocations(): { argv: string[]; env: Record<string, string> }[] {
-  if (!existsSync(logPath)) return [];
-  return readFileSync(logPath, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> });
+function invocations(): FakeInvocation[] {
+  return readInvocations(logPath);
 }
 
 function reasonOf(event: EventOf<'turnEnd'> | undefined): string | undefined {

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
-import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import type { CodexHarnessOptions } from '../../src/coding/codex/codex-harness.ts';
-import type { HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import type { RunSpec } from '../../src/coding/harness.ts';
+import { collect, ofType, readInvocations } from './harness-run.ts';
+import type { FakeInvocation } from './harness-run.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = join(dirname(fileURLToPath(import.meta.url)), 'fake-codex.mjs');
@@ -24,8 +25,7 @@ function setup(configEnv: Record<string, string> = {}, config: Partial<CodexHarn
     config: { executable: FAKE, env: { FAKE_AGENT_LOG: log, CODEX_HOME: home, ...configEnv }, config: {}, ...config },
     killGraceMs: 500,
   });
-  const invocations = (): { argv: string[]; env: Record<string, string> }[] =>
-    existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> }) : [];
+  const invocations = (): FakeInvocation[] => readInvocations(log);
   return { harness, invocations, home };
 }
 
@@ -33,25 +33,6 @@ function spec(prompt: string, extra: Partial<RunSpec> = {}): RunSpec {
   return { sessionId: `sb-${counter}`, prompt, workdir: dir.path, permissionMode: 'bypassPermissions', ...extra };
 }
 
-/** Collects a run's events in the background; `waitFor` resolves once a matching event has arrived. */
-function collect(run: Run) {
-  const events: HarnessEvent[] = [];
-  const done = (async () => {
-    for await (const event of run) events.push(event);
-  })();
-  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1, timeoutMs = 10_000): Promise<HarnessEvent> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matches = events.filter(predicate);
-      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
-      if (Date.now() > deadline) throw new Error(`timed out; events: ${JSON.stringify(events)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-  return { events, done, waitFor };
-}
-
-const of = <T extends HarnessEvent['type']>(events: HarnessEvent[], type: T) => events.filter((e): e is Extract<HarnessEvent, { type: T }> => e.type === type);
 const turnUsage = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 20 };
 
 test('two turns via send(): the second resumes the thread; cumulative usage comes out per turn', async () => {
@@ -63,12 +44,12 @@ test('two turns via send(): the second resumes the thread; cumulative usage come
   await c.waitFor((e) => e.type === 'turnEnd', 2);
   run.end();
   await c.done;
-  const started = of(c.events, 'started');
+  const started = ofType(c.events, 'started');
   assert.equal(started.length, 2);
   assert.equal(started[0]?.backendSessionId, started[1]?.backendSessionId);
   const id = started[0]?.backendSessionId ?? '';
-  assert.deepEqual(of(c.events, 'text').map((e) => e.text), ['FAKE CODEX REPLY to: first', 'FAKE CODEX REPLY to: second']);
-  assert.deepEqual(of(c.events, 'turnEnd'), [
+  assert.deepEqual(ofType(c.events, 'text').map((e) => e.text), ['FAKE CODEX REPLY to: first', 'FAKE CODEX REPLY to: second']);
+  assert.deepEqual(ofType(c.events, 'turnEnd'), [
     { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: turnUsage },
     { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: turnUsage },
   ]);
@@ -86,21 +67,21 @@ test('[[tool]] [[stream:3]]: tool/toolResult paired by item id, one text per age
   await c.waitFor((e) => e.type === 'turnEnd');
   run.end();
   await c.done;
-  assert.deepEqual(of(c.events, 'text').map((t) => t.text), ['block 1 of 3', 'block 2 of 3', 'block 3 of 3', 'tool said: hello-from-tool']);
-  const [tool] = of(c.events, 'tool');
+  assert.deepEqual(ofType(c.events, 'text').map((t) => t.text), ['block 1 of 3', 'block 2 of 3', 'block 3 of 3', 'tool said: hello-from-tool']);
+  const [tool] = ofType(c.events, 'tool');
   assert.deepEqual(tool, { type: 'tool', id: 'item_0', name: 'shell', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } });
-  assert.deepEqual(of(c.events, 'toolResult'), [{ type: 'toolResult', id: 'item_0', isError: false, output: 'hello-from-tool\n' }]);
+  assert.deepEqual(ofType(c.events, 'toolResult'), [{ type: 'toolResult', id: 'item_0', isError: false, output: 'hello-from-tool\n' }]);
   const types = c.events.filter((e) => e.type !== 'activity').map((e) => e.type);
   assert.deepEqual(types, ['started', 'tool', 'toolResult', 'text', 'text', 'text', 'text', 'turnEnd', 'exited']);
-  assert.deepEqual(of(c.events, 'turnEnd')[0]?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 40 }, 'two model requests');
+  assert.deepEqual(ofType(c.events, 'turnEnd')[0]?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 40 }, 'two model requests');
 });
 
 test('[[question]]: request_user_input → a question event, then the question as text', async () => {
   const { harness } = setup();
   const c = collect(harness.start(spec('[[question]]')));
   await c.waitFor((e) => e.type === 'turnEnd');
-  assert.deepEqual(of(c.events, 'question'), [{ type: 'question', text: 'Which file should I change?' }]);
-  assert.equal(of(c.events, 'text').at(-1)?.text, 'Which file should I change?');
+  assert.deepEqual(ofType(c.events, 'question'), [{ type: 'question', text: 'Which file should I change?' }]);
+  assert.equal(ofType(c.events, 'text').at(-1)?.text, 'Which file should I change?');
 });
 
 test('[[garbage]]: malformed warnings, and the turn still succeeds', async () => {
@@ -109,7 +90,7 @@ test('[[garbage]]: malformed warnings, and the turn still succeeds', async () =>
   const c = collect(run);
   const end = await c.waitFor((e) => e.type === 'turnEnd');
   assert.deepEqual((end as { outcome: unknown }).outcome, { ok: true });
-  assert.equal(of(c.events, 'warning').filter((w) => w.malformed).length, 4);
+  assert.equal(ofType(c.events, 'warning').filter((w) => w.malformed).length, 4);
   run.end();
   await c.done;
 });
@@ -118,8 +99,8 @@ test('[[crash]]: no turnEnd, exited with the code and the stderr tail; the text 
   const { harness } = setup();
   const c = collect(harness.start(spec('[[crash]]')));
   await c.done;
-  assert.equal(of(c.events, 'turnEnd').length, 0);
-  assert.deepEqual(of(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
+  assert.equal(ofType(c.events, 'turnEnd').length, 0);
+  assert.deepEqual(ofType(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
   const exited = c.events.at(-1) as { type: string; code: number; error: string };
   assert.equal(exited.type, 'exited');
   assert.equal(exited.code, 3);
@@ -131,14 +112,14 @@ test('[[error]] and [[budget]]: the real HTTP-400 shape → a warning, then api_
     const { harness } = setup();
     const c = collect(harness.start(spec(prompt)));
     await c.done;
-    const [end] = of(c.events, 'turnEnd');
+    const [end] = ofType(c.events, 'turnEnd');
     assert.equal(end?.outcome.ok, false);
     if (end && !end.outcome.ok) {
       assert.equal(end.outcome.reason, 'api_error');
       assert.equal(end.outcome.apiErrorStatus, 400);
       assert.match(end.outcome.message, /fake bad request/);
     }
-    assert.equal(of(c.events, 'warning').length, 1);
+    assert.equal(ofType(c.events, 'warning').length, 1);
     assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
   }
 });
@@ -179,7 +160,7 @@ test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send
   const second = (await c.waitFor((e) => e.type === 'turnEnd', 2)) as { outcome: unknown; usage: unknown };
   assert.deepEqual(second.outcome, { ok: true });
   assert.deepEqual(second.usage, turnUsage);
-  assert.equal(of(c.events, 'text').at(-1)?.text, 'FAKE CODEX REPLY to: after');
+  assert.equal(ofType(c.events, 'text').at(-1)?.text, 'FAKE CODEX REPLY to: after');
   assert.deepEqual(invocations()[1]?.argv.slice(-4), ['resume', started.backendSessionId, '--', 'after']);
   run.end();
   await c.done;
@@ -215,8 +196,8 @@ test('argv: model, plan → read-only, provider and extra -c overrides, system p
     '-c', 'developer_instructions="Be brief."', '--', '-task',
   ]);
   assert.equal(second?.some((a) => a.startsWith('developer_instructions')), false);
-  assert.equal(of(c.events, 'started')[0]?.model, 'gpt-fake');
-  assert.match(of(c.events, 'warning')[0]?.message ?? '', /Model metadata for `gpt-fake` not found/);
+  assert.equal(ofType(c.events, 'started')[0]?.model, 'gpt-fake');
+  assert.match(ofType(c.events, 'warning')[0]?.message ?? '', /Model metadata for `gpt-fake` not found/);
 });
 
 test('resumeBackendId: resume <id> from the first turn; usage unknown on that turn, a delta on the next', async () => {
@@ -234,8 +215,8 @@ test('resumeBackendId: resume <id> from the first turn; usage unknown on that tu
   run.end();
   await c.done;
   assert.deepEqual(invocations()[1]?.argv.slice(-4), ['resume', 'known-id', '--', 'again']);
-  assert.deepEqual(of(c.events, 'started').map((s) => s.backendSessionId), ['known-id', 'known-id']);
-  assert.deepEqual(of(c.events, 'turnEnd').map((e) => e.usage), [undefined, turnUsage]);
+  assert.deepEqual(ofType(c.events, 'started').map((s) => s.backendSessionId), ['known-id', 'known-id']);
+  assert.deepEqual(ofType(c.events, 'turnEnd').map((e) => e.usage), [undefined, turnUsage]);
 });
 
 test('a missing workdir or an invalid -c key ends the run with a clear error', async () => {
@@ -272,7 +253,7 @@ test('[[replay:codex-run2]]: a real capture through the harness', async () => {
     c.events.filter((e) => e.type !== 'activity' && e.type !== 'warning').map((e) => e.type),
     ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],
   );
-  assert.equal(of(c.events, 'started')[0]?.backendSessionId, '01a2033c-599b-7cc2-9674-b7dfcf22d721');
+  assert.equal(ofType(c.events, 'started')[0]?.backendSessionId, '01a2033c-599b-7cc2-9674-b7dfcf22d721');
 });
 
 test('the fake refuses a piped stdin (the real CLI would append it to the prompt) and unknown options', () => {

@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
-import { existsSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
-import type { HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
+import type { RunSpec } from '../../src/coding/harness.ts';
+import { collect, ofType, readInvocations } from './harness-run.ts';
+import type { FakeInvocation } from './harness-run.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = join(dirname(fileURLToPath(import.meta.url)), 'fake-gemini.mjs');
@@ -22,34 +24,13 @@ function setup(configEnv: Record<string, string> = {}) {
     config: { executable: FAKE, env: { FAKE_AGENT_LOG: log, HOME: home, ...configEnv }, approvalMode: 'yolo' },
     killGraceMs: 500,
   });
-  const invocations = (): { argv: string[]; env: Record<string, string> }[] =>
-    existsSync(log) ? readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as { argv: string[]; env: Record<string, string> }) : [];
+  const invocations = (): FakeInvocation[] => readInvocations(log);
   return { harness, invocations, home };
 }
 
 function spec(prompt: string, extra: Partial<RunSpec> = {}): RunSpec {
   return { sessionId: `sb-${counter}`, prompt, workdir: dir.path, permissionMode: 'bypassPermissions', ...extra };
 }
-
-/** Collects a run's events in the background; `waitFor` resolves once a matching event has arrived. */
-function collect(run: Run) {
-  const events: HarnessEvent[] = [];
-  const done = (async () => {
-    for await (const event of run) events.push(event);
-  })();
-  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1, timeoutMs = 10_000): Promise<HarnessEvent> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matches = events.filter(predicate);
-      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
-      if (Date.now() > deadline) throw new Error(`timed out; events: ${JSON.stringify(events)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  }
-  return { events, done, waitFor };
-}
-
-const of = <T extends HarnessEvent['type']>(events: HarnessEvent[], type: T) => events.filter((e): e is Extract<HarnessEvent, { type: T }> => e.type === type);
 
 test('two turns via send(): the second invocation resumes the first session id', async () => {
   const { harness, invocations } = setup();
@@ -60,17 +41,17 @@ test('two turns via send(): the second invocation resumes the first session id',
   await c.waitFor((e) => e.type === 'turnEnd', 2);
   run.end();
   await c.done;
-  const started = of(c.events, 'started');
+  const started = ofType(c.events, 'started');
   assert.equal(started.length, 2);
   assert.equal(started[0]?.backendSessionId, started[1]?.backendSessionId);
-  assert.deepEqual(of(c.events, 'text').map((e) => e.text), ['FAKE GEMINI REPLY to: first', 'FAKE GEMINI REPLY to: second']);
+  assert.deepEqual(ofType(c.events, 'text').map((e) => e.text), ['FAKE GEMINI REPLY to: first', 'FAKE GEMINI REPLY to: second']);
   const [one, two] = invocations();
   const id = started[0]?.backendSessionId ?? '';
   assert.deepEqual(one?.argv.slice(-2), ['--session-id', id]);
   assert.deepEqual(two?.argv.slice(-2), ['--resume', id]);
   assert.equal(one?.env.GEMINI_CLI_NO_RELAUNCH, 'true');
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
-  assert.deepEqual(of(c.events, 'turnEnd')[0], { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 } });
+  assert.deepEqual(ofType(c.events, 'turnEnd')[0], { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 } });
 });
 
 test('delta chunks come out as one coalesced text; tool calls are paired', async () => {
@@ -80,10 +61,10 @@ test('delta chunks come out as one coalesced text; tool calls are paired', async
   await c.waitFor((e) => e.type === 'turnEnd');
   run.end();
   await c.done;
-  const texts = of(c.events, 'text');
+  const texts = ofType(c.events, 'text');
   assert.deepEqual(texts.map((t) => t.text), ['block 1 of 3\nblock 2 of 3\nblock 3 of 3\ntool said: hello-from-tool']);
-  const [tool] = of(c.events, 'tool');
-  const [result] = of(c.events, 'toolResult');
+  const [tool] = ofType(c.events, 'tool');
+  const [result] = ofType(c.events, 'toolResult');
   assert.equal(tool?.name, 'run_shell_command');
   assert.deepEqual(result, { type: 'toolResult', id: tool?.id, isError: false, output: 'hello-from-tool' });
   const types = c.events.filter((e) => e.type !== 'activity').map((e) => e.type);
@@ -94,9 +75,9 @@ test('[[question]]: ask_user is reported as a question, its denial as an error t
   const { harness } = setup();
   const c = collect(harness.start(spec('[[question]]')));
   await c.waitFor((e) => e.type === 'turnEnd');
-  assert.deepEqual(of(c.events, 'question'), [{ type: 'question', text: 'Which file should I change?' }]);
-  assert.equal(of(c.events, 'toolResult')[0]?.isError, true);
-  assert.equal(of(c.events, 'text').at(-1)?.text, 'Which file should I change?');
+  assert.deepEqual(ofType(c.events, 'question'), [{ type: 'question', text: 'Which file should I change?' }]);
+  assert.equal(ofType(c.events, 'toolResult')[0]?.isError, true);
+  assert.equal(ofType(c.events, 'text').at(-1)?.text, 'Which file should I change?');
 });
 
 test('[[garbage]]: malformed warnings, and the turn still succeeds', async () => {
@@ -105,7 +86,7 @@ test('[[garbage]]: malformed warnings, and the turn still succeeds', async () =>
   const c = collect(run);
   const end = await c.waitFor((e) => e.type === 'turnEnd');
   assert.deepEqual((end as { outcome: unknown }).outcome, { ok: true });
-  const malformed = of(c.events, 'warning').filter((w) => w.malformed);
+  const malformed = ofType(c.events, 'warning').filter((w) => w.malformed);
   assert.equal(malformed.length, 4);
   run.end();
   await c.done;
@@ -115,8 +96,8 @@ test('[[crash]]: no turnEnd, exited with the code and the stderr tail; the text 
   const { harness } = setup();
   const c = collect(harness.start(spec('[[crash]]')));
   await c.done;
-  assert.equal(of(c.events, 'turnEnd').length, 0);
-  assert.deepEqual(of(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
+  assert.equal(ofType(c.events, 'turnEnd').length, 0);
+  assert.deepEqual(ofType(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
   const exited = c.events.at(-1);
   assert.equal(exited?.type, 'exited');
   assert.equal((exited as { code: number }).code, 3);
@@ -127,7 +108,7 @@ test('[[error]]: the real API-error shape → api_error 400, the run exits with 
   const { harness } = setup();
   const c = collect(harness.start(spec('[[error]]')));
   await c.done;
-  const [end] = of(c.events, 'turnEnd');
+  const [end] = ofType(c.events, 'turnEnd');
   assert.equal(end?.outcome.ok, false);
   if (end && !end.outcome.ok) {
     assert.equal(end.outcome.reason, 'api_error');
@@ -141,8 +122,8 @@ test('[[exit144]]: a success result followed by exit 144 is a failed turn', asyn
   const { harness } = setup();
   const c = collect(harness.start(spec('hi [[exit144]]')));
   await c.done;
-  assert.equal(of(c.events, 'text').length, 1);
-  const [end] = of(c.events, 'turnEnd');
+  assert.equal(ofType(c.events, 'text').length, 1);
+  const [end] = ofType(c.events, 'turnEnd');
   assert.deepEqual(end?.outcome, { ok: false, reason: 'api_error', message: 'Gemini CLI exited with code 144 after reporting success', apiErrorStatus: 400 });
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 144 });
 });
@@ -183,7 +164,7 @@ test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send
   assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
   const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
   assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
-  assert.equal(of(c.events, 'text').at(-1)?.text, 'FAKE GEMINI REPLY to: after');
+  assert.equal(ofType(c.events, 'text').at(-1)?.text, 'FAKE GEMINI REPLY to: after');
   assert.deepEqual(invocations()[1]?.argv.slice(-2), ['--resume', (started as { backendSessionId: string }).backendSessionId]);
   run.end();
   await c.done;
@@ -209,14 +190,14 @@ test('argv: model, plan → approval-mode default, system prompt in the first pr
   assert.equal(argv[argv.indexOf('--approval-mode') + 1], 'default');
   assert.deepEqual(argv.slice(-2), ['-m', 'gemini-fake-pro']);
   assert.ok(argv.includes('--prompt=<system_instructions>\nBe brief.\n</system_instructions>\n\ntask'));
-  assert.equal(of(c.events, 'started')[0]?.model, 'gemini-fake-pro');
+  assert.equal(ofType(c.events, 'started')[0]?.model, 'gemini-fake-pro');
 
   const resumed = collect(harness.start(spec('again', { resumeBackendId: 'known-id', systemPrompt: 'Be brief.' })));
   await resumed.waitFor((e) => e.type === 'turnEnd');
   const argv2 = invocations()[1]?.argv ?? [];
   assert.deepEqual(argv2.slice(argv2.indexOf('--resume'), argv2.indexOf('--resume') + 2), ['--resume', 'known-id']);
   assert.ok(argv2.includes('--prompt=again'));
-  assert.equal(of(resumed.events, 'started')[0]?.backendSessionId, 'known-id');
+  assert.equal(ofType(resumed.events, 'started')[0]?.backendSessionId, 'known-id');
 });
 
 test('GOOGLE_GEMINI_BASE_URL in the env: the auth type is written to the run HOME settings first', async () => {
@@ -249,5 +230,5 @@ test('[[replay:gemini-run2]]: a real capture through the harness', async () => {
     c.events.filter((e) => e.type !== 'activity').map((e) => e.type),
     ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],
   );
-  assert.equal(of(c.events, 'started')[0]?.backendSessionId, '2a16e5f6-f400-416a-93cd-bf8a3d894600');
+  assert.equal(ofType(c.events, 'started')[0]?.backendSessionId, '2a16e5f6-f400-416a-93cd-bf8a3d894600');
 });

@@ -1,0 +1,85 @@
+// Driving a harness run in tests (the fake agents of test/support and the real CLIs of test/contract): collect its events
+// in the background and wait for one, or consume it to the end while reacting; pick events of a type; read what a fake
+// agent logged about its invocations.
+import assert from 'node:assert/strict';
+import { existsSync, readFileSync } from 'node:fs';
+import type { HarnessEvent, Run } from '../../src/coding/harness.ts';
+
+/** The harness event of one type. */
+export type EventOf<T extends HarnessEvent['type']> = Extract<HarnessEvent, { type: T }>;
+
+/** The events of one type, in order. */
+export function ofType<T extends HarnessEvent['type']>(events: HarnessEvent[], type: T): EventOf<T>[] {
+  return events.filter((e): e is EventOf<T> => e.type === type);
+}
+
+/** A run whose events are being collected. */
+export interface CollectedRun {
+  /** Every event so far, in order (the last is `exited` once the run has ended). */
+  events: HarnessEvent[];
+  /** Resolves once the run has ended and every event is in `events`. */
+  done: Promise<void>;
+  /** Resolves on the `count`-th event matching `predicate`; rejects, listing the events, once the run ended without it or the time is up. */
+  waitFor(predicate: (e: HarnessEvent) => boolean, count?: number): Promise<HarnessEvent>;
+}
+
+/** Collects a run's events in the background; `waitFor` gives up after `timeoutMs`. */
+export function collect(run: Run, timeoutMs = 10_000): CollectedRun {
+  const events: HarnessEvent[] = [];
+  const done = (async () => {
+    for await (const event of run) events.push(event);
+  })();
+  async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1): Promise<HarnessEvent> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const matches = events.filter(predicate);
+      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
+      if (events.at(-1)?.type === 'exited' || Date.now() > deadline) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  }
+  return { events, done, waitFor };
+}
+
+/** Ends the run's input after a turn: the run then exits. The default reaction of `drive`. */
+export function endAfterTurn(event: HarnessEvent, run: Run): void {
+  if (event.type === 'turnEnd') run.end();
+}
+
+/**
+ * Consumes a run to its end, letting `react` steer it after each event; returns every event (the last is `exited`).
+ * A failure in `react` kills the run and is rethrown.
+ */
+export async function drive(run: Run, react: (event: HarnessEvent, run: Run) => void | Promise<void> = endAfterTurn): Promise<HarnessEvent[]> {
+  const events: HarnessEvent[] = [];
+  try {
+    for await (const event of run) {
+      events.push(event);
+      await react(event, run);
+    }
+  } catch (error) {
+    run.kill();
+    throw error;
+  }
+  return events;
+}
+
+/** One invocation of a fake agent, as fake-scenario.mjs logs it to $FAKE_AGENT_LOG. */
+export interface FakeInvocation {
+  argv: string[];
+  env: Record<string, string>;
+}
+
+/** The invocations a fake agent logged to `log`, in order (none when the file does not exist). */
+export function readInvocations(log: string): FakeInvocation[] {
+  if (!existsSync(log)) return [];
+  return readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as FakeInvocation);
+}
+
+/** The `exited` event that ends `events`; asserts it is the last event and the only one of its type. */
+export function exitedOf(events: HarnessEvent[]): EventOf<'exited'> {
+  const last = events.at(-1);
+  assert.equal(last?.type, 'exited', `last event is exited: ${JSON.stringify(events.slice(-3))}`);
+  assert.equal(ofType(events, 'exited').length, 1);
+  return last as EventOf<'exited'>;
+}
