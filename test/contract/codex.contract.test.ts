@@ -13,7 +13,7 @@ import { after, before, test } from 'node:test';
 import { codexNativeBinary, createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
-import { collect as collectEvents, ofType } from '../support/harness-run.ts';
+import { assertApiErrorTurn, collect as collectEvents, endRun, interruptTurn, ofType, runTwoTurns } from '../support/harness-run.ts';
 import { allInputTexts, inputItems, itemTexts, lastUserText, responsesText, startMockResponses } from '../support/mock-openai-responses.ts';
 import type { MockResponses, ResponsesBody } from '../support/mock-openai-responses.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -112,26 +112,20 @@ test('resume: a second turn (send) and a second run (resumeBackendId) continue t
   const t0 = Date.now();
   const run = harness.start(spec('remember the word PINEAPPLE', workdir, { systemPrompt: 'Answer like a pirate.' }));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  const developer = inputItems(bodyOf(-1)).filter((i) => i.role === 'developer').flatMap(itemTexts);
-  assert.ok(developer.length >= 2 && developer[0]?.includes('Codex'), 'Codex keeps its own instructions first');
-  assert.ok(developer.slice(1).includes('Answer like a pirate.'), 'the system prompt is appended as developer instructions');
-  run.send('second turn');
-  await c.waitFor((e) => e.type === 'turnEnd', 2);
-  run.end();
-  await c.done;
-  const ids = ofType(c.events, 'started').map((e) => e.backendSessionId);
-  assert.equal(ids.length, 2);
-  assert.equal(ids[0], ids[1]);
+  const id = await runTwoTurns(run, c, 'second turn', () => {
+    const developer = inputItems(bodyOf(-1)).filter((i) => i.role === 'developer').flatMap(itemTexts);
+    assert.ok(developer.length >= 2 && developer[0]?.includes('Codex'), 'Codex keeps its own instructions first');
+    assert.ok(developer.slice(1).includes('Answer like a pirate.'), 'the system prompt is appended as developer instructions');
+  });
   const turn = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 };
   assert.deepEqual(ofType(c.events, 'turnEnd').map((e) => e.usage), [turn, turn], 'cumulative thread usage comes out per turn');
 
-  const second = harness.start(spec('third turn', workdir, { resumeBackendId: ids[0] ?? '', systemPrompt: 'Answer like a pirate.' }));
+  const second = harness.start(spec('third turn', workdir, { resumeBackendId: id, systemPrompt: 'Answer like a pirate.' }));
   const again = collect(second);
   await again.waitFor((e) => e.type === 'turnEnd');
   second.end();
   await again.done;
-  assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, ids[0]);
+  assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, id);
   assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
   const texts = allInputTexts(bodyOf(-1));
   for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK CODEX REPLY', 'third turn']) assert.ok(texts.some((t) => t.includes(earlier)), `history has ${earlier}`);
@@ -143,14 +137,7 @@ test('API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits
   const { harness, workdir } = setup();
   const c = collect(harness.start(spec('API_ERROR please', workdir)));
   await c.done;
-  const [end] = ofType(c.events, 'turnEnd');
-  assert.ok(end, JSON.stringify(c.events));
-  assert.equal(end.outcome.ok, false);
-  if (!end.outcome.ok) {
-    assert.equal(end.outcome.reason, 'api_error');
-    assert.equal(end.outcome.apiErrorStatus, 400);
-    assert.match(end.outcome.message, /mock bad request/);
-  }
+  assertApiErrorTurn(c.events, 400, /mock bad request/);
   assert.ok(ofType(c.events, 'warning').some((w) => /mock bad request/.test(w.message)), 'the `error` line before turn.failed is a warning');
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
 });
@@ -166,19 +153,12 @@ test('interrupt while the model is answering: turnEnd interrupted, then the next
     while (!mock.responseRequests().some((r) => lastUserText(r.body as ResponsesBody).includes('SLOW')) && Date.now() < asked) {
       await new Promise((resolve) => setTimeout(resolve, 25));
     }
-    const t0 = Date.now();
-    await run.interrupt();
-    const first = await c.waitFor((e) => e.type === 'turnEnd');
-    const stopMs = Date.now() - t0;
-    assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
-    assert.ok(stopMs < 2_000, `SIGTERM stops the CLI promptly (${stopMs} ms)`);
+    await interruptTurn(run, c);
     run.send('fast now');
     const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
     assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
     assert.equal(ofType(c.events, 'started')[1]?.backendSessionId, started.backendSessionId);
-    run.end();
-    await c.done;
-    assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+    await endRun(run, c);
   } finally {
     mock.setHandler(undefined);
   }

@@ -9,7 +9,7 @@ import { after, before, test } from 'node:test';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
-import { collect as collectEvents, ofType } from '../support/harness-run.ts';
+import { assertApiErrorTurn, collect as collectEvents, endRun, interruptTurn, ofType, runTwoTurns } from '../support/harness-run.ts';
 import { allTexts, geminiText, startMockGemini } from '../support/mock-gemini.ts';
 import type { GeminiBody, MockGemini } from '../support/mock-gemini.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -104,16 +104,7 @@ test('resume: a second turn (send) and a second run (resumeBackendId) continue t
   const { harness, workdir } = setup();
   const t0 = Date.now();
   const run = harness.start(spec('remember the word PINEAPPLE', workdir));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.send('second turn');
-  await c.waitFor((e) => e.type === 'turnEnd', 2);
-  run.end();
-  await c.done;
-  const ids = ofType(c.events, 'started').map((e) => e.backendSessionId);
-  assert.equal(ids.length, 2);
-  assert.equal(ids[0], ids[1]);
-  const id = ids[0] ?? '';
+  const id = await runTwoTurns(run, collect(run), 'second turn');
   const before = mock.contentRequests().length;
 
   const second = harness.start(spec('third turn', workdir, { resumeBackendId: id }));
@@ -133,14 +124,7 @@ test('API_ERROR: the turn fails with api_error 400 and the run exits', { skip, t
   const { harness, workdir } = setup();
   const c = collect(harness.start(spec('API_ERROR please', workdir)));
   await c.done;
-  const [end] = ofType(c.events, 'turnEnd');
-  assert.ok(end, JSON.stringify(c.events));
-  assert.equal(end.outcome.ok, false);
-  if (!end.outcome.ok) {
-    assert.equal(end.outcome.reason, 'api_error');
-    assert.equal(end.outcome.apiErrorStatus, 400);
-    assert.match(end.outcome.message, /mock bad request/);
-  }
+  assertApiErrorTurn(c.events, 400, /mock bad request/);
   const exited = c.events.at(-1);
   assert.equal(exited?.type, 'exited');
   assert.equal((exited as { code: number | null }).code, 144);
@@ -154,19 +138,12 @@ test('interrupt while the model is answering: turnEnd interrupted, then the next
     const c = collect(run);
     const started = await c.waitFor((e) => e.type === 'started');
     await new Promise((resolve) => setTimeout(resolve, 500));
-    const t0 = Date.now();
-    await run.interrupt();
-    const first = await c.waitFor((e) => e.type === 'turnEnd');
-    const stopMs = Date.now() - t0;
-    assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
-    assert.ok(stopMs < 2_000, `SIGTERM stops the CLI promptly (${stopMs} ms)`);
+    await interruptTurn(run, c);
     run.send('fast now');
     const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
     assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
     assert.equal(ofType(c.events, 'started')[1]?.backendSessionId, (started as { backendSessionId: string }).backendSessionId);
-    run.end();
-    await c.done;
-    assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+    await endRun(run, c);
   } finally {
     mock.setHandler(undefined);
   }

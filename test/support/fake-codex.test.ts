@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import type { CodexHarnessOptions } from '../../src/coding/codex/codex-harness.ts';
 import type { RunSpec } from '../../src/coding/harness.ts';
-import { collect, ofType, readInvocations } from './harness-run.ts';
+import { assertApiErrorTurn, collect, endRun, interruptTurn, ofType, readInvocations, runTwoTurns } from './harness-run.ts';
 import type { FakeInvocation } from './harness-run.ts';
+import { perTurnFakeCases } from './per-turn-fake-cases.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = join(dirname(fileURLToPath(import.meta.url)), 'fake-codex.mjs');
@@ -35,19 +36,20 @@ function spec(prompt: string, extra: Partial<RunSpec> = {}): RunSpec {
 
 const turnUsage = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 20 };
 
+perTurnFakeCases({
+  fake: FAKE,
+  version: 'codex-cli 0.169.0-fake',
+  sigtermExitCode: null,
+  harness: (env) => setup(env).harness,
+  missingHarness: () => createCodexHarness({ config: { executable: join(dir.path, 'nope'), env: {}, config: {} }, killGraceMs: 500 }),
+  spec,
+});
+
 test('two turns via send(): the second resumes the thread; cumulative usage comes out per turn', async () => {
   const { harness, invocations } = setup();
   const run = harness.start(spec('first'));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.send('second');
-  await c.waitFor((e) => e.type === 'turnEnd', 2);
-  run.end();
-  await c.done;
-  const started = ofType(c.events, 'started');
-  assert.equal(started.length, 2);
-  assert.equal(started[0]?.backendSessionId, started[1]?.backendSessionId);
-  const id = started[0]?.backendSessionId ?? '';
+  const id = await runTwoTurns(run, c, 'second');
   assert.deepEqual(ofType(c.events, 'text').map((e) => e.text), ['FAKE CODEX REPLY to: first', 'FAKE CODEX REPLY to: second']);
   assert.deepEqual(ofType(c.events, 'turnEnd'), [
     { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: turnUsage },
@@ -84,66 +86,15 @@ test('[[question]]: request_user_input → a question event, then the question a
   assert.equal(ofType(c.events, 'text').at(-1)?.text, 'Which file should I change?');
 });
 
-test('[[garbage]]: malformed warnings, and the turn still succeeds', async () => {
-  const { harness } = setup();
-  const run = harness.start(spec('hi [[garbage]]'));
-  const c = collect(run);
-  const end = await c.waitFor((e) => e.type === 'turnEnd');
-  assert.deepEqual((end as { outcome: unknown }).outcome, { ok: true });
-  assert.equal(ofType(c.events, 'warning').filter((w) => w.malformed).length, 4);
-  run.end();
-  await c.done;
-});
-
-test('[[crash]]: no turnEnd, exited with the code and the stderr tail; the text so far is kept', async () => {
-  const { harness } = setup();
-  const c = collect(harness.start(spec('[[crash]]')));
-  await c.done;
-  assert.equal(ofType(c.events, 'turnEnd').length, 0);
-  assert.deepEqual(ofType(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
-  const exited = c.events.at(-1) as { type: string; code: number; error: string };
-  assert.equal(exited.type, 'exited');
-  assert.equal(exited.code, 3);
-  assert.match(exited.error, /exited with code 3 before the turn finished: .*flux capacitor/);
-});
-
 test('[[error]] and [[budget]]: the real HTTP-400 shape → a warning, then api_error 400; the run exits with 1', async () => {
   for (const prompt of ['[[error]]', '[[budget]]']) {
     const { harness } = setup();
     const c = collect(harness.start(spec(prompt)));
     await c.done;
-    const [end] = ofType(c.events, 'turnEnd');
-    assert.equal(end?.outcome.ok, false);
-    if (end && !end.outcome.ok) {
-      assert.equal(end.outcome.reason, 'api_error');
-      assert.equal(end.outcome.apiErrorStatus, 400);
-      assert.match(end.outcome.message, /fake bad request/);
-    }
+    assertApiErrorTurn(c.events, 400, /fake bad request/);
     assert.equal(ofType(c.events, 'warning').length, 1);
     assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
   }
-});
-
-test('[[hang]] + kill(): exited "killed" promptly (the fake dies by SIGTERM like the real CLI)', async () => {
-  const { harness } = setup();
-  const run = harness.start(spec('[[hang]]'));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'started');
-  const t0 = Date.now();
-  run.kill();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: null, error: 'killed' });
-  assert.ok(Date.now() - t0 < 2_000);
-});
-
-test('[[hang]] ignoring SIGTERM is SIGKILLed after the grace period', async () => {
-  const { harness } = setup({ FAKE_IGNORE_SIGTERM: '1' });
-  const run = harness.start(spec('[[hang]]'));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'started');
-  run.kill();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: null, error: 'killed' });
 });
 
 test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send resumes the same thread', async () => {
@@ -152,30 +103,13 @@ test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send
   const c = collect(run);
   const started = (await c.waitFor((e) => e.type === 'started')) as { backendSessionId: string };
   run.send('after');
-  const t0 = Date.now();
-  await run.interrupt();
-  const first = await c.waitFor((e) => e.type === 'turnEnd');
-  assert.ok(Date.now() - t0 < 2_000, 'the interrupt is prompt');
-  assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
+  await interruptTurn(run, c);
   const second = (await c.waitFor((e) => e.type === 'turnEnd', 2)) as { outcome: unknown; usage: unknown };
   assert.deepEqual(second.outcome, { ok: true });
   assert.deepEqual(second.usage, turnUsage);
   assert.equal(ofType(c.events, 'text').at(-1)?.text, 'FAKE CODEX REPLY to: after');
   assert.deepEqual(invocations()[1]?.argv.slice(-4), ['resume', started.backendSessionId, '--', 'after']);
-  run.end();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
-});
-
-test('end() after a turn → exited 0; send() afterwards throws', async () => {
-  const { harness } = setup();
-  const run = harness.start(spec('once'));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.end();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
-  assert.throws(() => run.send('more'), /ended/);
+  await endRun(run, c);
 });
 
 test('argv: model, plan → read-only, provider and extra -c overrides, system prompt on the first turn only', async () => {
@@ -228,18 +162,6 @@ test('a missing workdir or an invalid -c key ends the run with a clear error', a
   const c = collect(bad.harness.start(spec('hi')));
   await c.done;
   assert.match((c.events.at(-1) as { error?: string }).error ?? '', /invalid key "a=b"/);
-});
-
-test('check(): runs --version on the executable; a missing one is reported', async () => {
-  const { harness } = setup();
-  assert.deepEqual(await harness.check(), { ok: true, executable: FAKE, version: 'codex-cli 0.169.0-fake' });
-  const missing = createCodexHarness({ config: { executable: join(dir.path, 'nope'), env: {}, config: {} }, killGraceMs: 500 });
-  const result = await missing.check();
-  assert.equal(result.ok, false);
-  assert.match(result.problem ?? '', /--version` failed/);
-  const c = collect(missing.start(spec('hi')));
-  await c.done;
-  assert.match((c.events.at(-1) as { error?: string }).error ?? '', /could not start .*nope/);
 });
 
 test('[[replay:codex-run2]]: a real capture through the harness', async () => {

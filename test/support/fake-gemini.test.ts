@@ -5,8 +5,9 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { RunSpec } from '../../src/coding/harness.ts';
-import { collect, ofType, readInvocations } from './harness-run.ts';
+import { assertApiErrorTurn, collect, endRun, interruptTurn, ofType, readInvocations, runTwoTurns } from './harness-run.ts';
 import type { FakeInvocation } from './harness-run.ts';
+import { perTurnFakeCases } from './per-turn-fake-cases.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = join(dirname(fileURLToPath(import.meta.url)), 'fake-gemini.mjs');
@@ -32,21 +33,22 @@ function spec(prompt: string, extra: Partial<RunSpec> = {}): RunSpec {
   return { sessionId: `sb-${counter}`, prompt, workdir: dir.path, permissionMode: 'bypassPermissions', ...extra };
 }
 
+perTurnFakeCases({
+  fake: FAKE,
+  version: '0.61.0-fake',
+  sigtermExitCode: 0,
+  harness: (env) => setup(env).harness,
+  missingHarness: () => createGeminiHarness({ config: { executable: join(dir.path, 'nope'), env: {}, approvalMode: 'yolo' }, killGraceMs: 500 }),
+  spec,
+});
+
 test('two turns via send(): the second invocation resumes the first session id', async () => {
   const { harness, invocations } = setup();
   const run = harness.start(spec('first'));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.send('second');
-  await c.waitFor((e) => e.type === 'turnEnd', 2);
-  run.end();
-  await c.done;
-  const started = ofType(c.events, 'started');
-  assert.equal(started.length, 2);
-  assert.equal(started[0]?.backendSessionId, started[1]?.backendSessionId);
+  const id = await runTwoTurns(run, c, 'second');
   assert.deepEqual(ofType(c.events, 'text').map((e) => e.text), ['FAKE GEMINI REPLY to: first', 'FAKE GEMINI REPLY to: second']);
   const [one, two] = invocations();
-  const id = started[0]?.backendSessionId ?? '';
   assert.deepEqual(one?.argv.slice(-2), ['--session-id', id]);
   assert.deepEqual(two?.argv.slice(-2), ['--resume', id]);
   assert.equal(one?.env.GEMINI_CLI_NO_RELAUNCH, 'true');
@@ -80,41 +82,11 @@ test('[[question]]: ask_user is reported as a question, its denial as an error t
   assert.equal(ofType(c.events, 'text').at(-1)?.text, 'Which file should I change?');
 });
 
-test('[[garbage]]: malformed warnings, and the turn still succeeds', async () => {
-  const { harness } = setup();
-  const run = harness.start(spec('hi [[garbage]]'));
-  const c = collect(run);
-  const end = await c.waitFor((e) => e.type === 'turnEnd');
-  assert.deepEqual((end as { outcome: unknown }).outcome, { ok: true });
-  const malformed = ofType(c.events, 'warning').filter((w) => w.malformed);
-  assert.equal(malformed.length, 4);
-  run.end();
-  await c.done;
-});
-
-test('[[crash]]: no turnEnd, exited with the code and the stderr tail; the text so far is kept', async () => {
-  const { harness } = setup();
-  const c = collect(harness.start(spec('[[crash]]')));
-  await c.done;
-  assert.equal(ofType(c.events, 'turnEnd').length, 0);
-  assert.deepEqual(ofType(c.events, 'text'), [{ type: 'text', text: 'Working on it…' }]);
-  const exited = c.events.at(-1);
-  assert.equal(exited?.type, 'exited');
-  assert.equal((exited as { code: number }).code, 3);
-  assert.match((exited as { error: string }).error, /exited with code 3 before the turn finished: .*flux capacitor/);
-});
-
 test('[[error]]: the real API-error shape → api_error 400, the run exits with 144', async () => {
   const { harness } = setup();
   const c = collect(harness.start(spec('[[error]]')));
   await c.done;
-  const [end] = ofType(c.events, 'turnEnd');
-  assert.equal(end?.outcome.ok, false);
-  if (end && !end.outcome.ok) {
-    assert.equal(end.outcome.reason, 'api_error');
-    assert.equal(end.outcome.apiErrorStatus, 400);
-    assert.match(end.outcome.message, /fake bad request/);
-  }
+  assertApiErrorTurn(c.events, 400, /fake bad request/);
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 144 });
 });
 
@@ -128,58 +100,18 @@ test('[[exit144]]: a success result followed by exit 144 is a failed turn', asyn
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 144 });
 });
 
-test('[[hang]] + kill(): exited "killed" promptly', async () => {
-  const { harness } = setup();
-  const run = harness.start(spec('[[hang]]'));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'started');
-  const t0 = Date.now();
-  run.kill();
-  await c.done;
-  assert.equal(c.events.at(-1)?.type, 'exited');
-  assert.equal((c.events.at(-1) as { error?: string }).error, 'killed');
-  assert.ok(Date.now() - t0 < 2_000);
-});
-
-test('[[hang]] ignoring SIGTERM is SIGKILLed after the grace period', async () => {
-  const { harness } = setup({ FAKE_IGNORE_SIGTERM: '1' });
-  const run = harness.start(spec('[[hang]]'));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'started');
-  run.kill();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: null, error: 'killed' });
-});
-
 test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send runs on the same session', async () => {
   const { harness, invocations } = setup();
   const run = harness.start(spec('slow [[sleep:5000]]'));
   const c = collect(run);
   const started = await c.waitFor((e) => e.type === 'started');
   run.send('after');
-  const t0 = Date.now();
-  await run.interrupt();
-  const first = await c.waitFor((e) => e.type === 'turnEnd');
-  assert.ok(Date.now() - t0 < 2_000, 'the interrupt is prompt');
-  assert.deepEqual((first as { outcome: unknown }).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
+  await interruptTurn(run, c);
   const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
   assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
   assert.equal(ofType(c.events, 'text').at(-1)?.text, 'FAKE GEMINI REPLY to: after');
   assert.deepEqual(invocations()[1]?.argv.slice(-2), ['--resume', (started as { backendSessionId: string }).backendSessionId]);
-  run.end();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
-});
-
-test('end() after a turn → exited 0; send() afterwards throws', async () => {
-  const { harness } = setup();
-  const run = harness.start(spec('once'));
-  const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.end();
-  await c.done;
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
-  assert.throws(() => run.send('more'), /ended/);
+  await endRun(run, c);
 });
 
 test('argv: model, plan → approval-mode default, system prompt in the first prompt, resumeBackendId → --resume', async () => {
@@ -205,18 +137,6 @@ test('GOOGLE_GEMINI_BASE_URL in the env: the auth type is written to the run HOM
   const c = collect(harness.start(spec('hi')));
   await c.waitFor((e) => e.type === 'turnEnd');
   assert.deepEqual(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')), { security: { auth: { selectedType: 'gemini-api-key' } } });
-});
-
-test('check(): runs --version on the executable; a missing one is reported', async () => {
-  const { harness } = setup();
-  assert.deepEqual(await harness.check(), { ok: true, executable: FAKE, version: '0.61.0-fake' });
-  const missing = createGeminiHarness({ config: { executable: join(dir.path, 'nope'), env: {}, approvalMode: 'yolo' }, killGraceMs: 500 });
-  const result = await missing.check();
-  assert.equal(result.ok, false);
-  assert.match(result.problem ?? '', /--version` failed/);
-  const c = collect(missing.start(spec('hi')));
-  await c.done;
-  assert.match((c.events.at(-1) as { error?: string }).error ?? '', /could not start .*nope/);
 });
 
 test('[[replay:gemini-run2]]: a real capture through the harness', async () => {

@@ -41,6 +41,40 @@ export function collect(run: Run, timeoutMs = 10_000): CollectedRun {
   return { events, done, waitFor };
 }
 
+/**
+ * Waits for the run's first turn (then runs `afterFirst`, if given), sends `second` and waits for that turn, then closes the
+ * input and waits for the run to end. Asserts both turns started on one backend session; returns its id.
+ */
+export async function runTwoTurns(run: Run, c: CollectedRun, second: string, afterFirst?: () => void): Promise<string> {
+  await c.waitFor((e) => e.type === 'turnEnd');
+  afterFirst?.();
+  run.send(second);
+  await c.waitFor((e) => e.type === 'turnEnd', 2);
+  run.end();
+  await c.done;
+  const ids = ofType(c.events, 'started').map((e) => e.backendSessionId);
+  assert.equal(ids.length, 2);
+  assert.equal(ids[0], ids[1]);
+  return ids[0] ?? '';
+}
+
+/** Interrupts the turn in progress and asserts it ends as `interrupted` within 2 s. */
+export async function interruptTurn(run: Run, c: CollectedRun): Promise<void> {
+  const t0 = Date.now();
+  await run.interrupt();
+  const end = await c.waitFor((e) => e.type === 'turnEnd');
+  const stopMs = Date.now() - t0;
+  assert.ok(stopMs < 2_000, `the interrupt is prompt (${stopMs} ms)`);
+  assert.deepEqual((end as EventOf<'turnEnd'>).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
+}
+
+/** Closes the run's input and asserts the run then exits with code 0. */
+export async function endRun(run: Run, c: CollectedRun): Promise<void> {
+  run.end();
+  await c.done;
+  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
+}
+
 /** Ends the run's input after a turn: the run then exits. The default reaction of `drive`. */
 export function endAfterTurn(event: HarnessEvent, run: Run): void {
   if (event.type === 'turnEnd') run.end();
@@ -82,4 +116,16 @@ export function exitedOf(events: HarnessEvent[]): EventOf<'exited'> {
   assert.equal(last?.type, 'exited', `last event is exited: ${JSON.stringify(events.slice(-3))}`);
   assert.equal(ofType(events, 'exited').length, 1);
   return last as EventOf<'exited'>;
+}
+
+/** Asserts the run's first turn failed as an API error with this HTTP status and a message matching `message`. */
+export function assertApiErrorTurn(events: HarnessEvent[], status: number, message: RegExp): void {
+  const [end] = ofType(events, 'turnEnd');
+  assert.ok(end, `a turnEnd: ${JSON.stringify(events)}`);
+  assert.equal(end.outcome.ok, false);
+  if (!end.outcome.ok) {
+    assert.equal(end.outcome.reason, 'api_error');
+    assert.equal(end.outcome.apiErrorStatus, status);
+    assert.match(end.outcome.message, message);
+  }
 }
