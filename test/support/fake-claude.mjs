@@ -24,26 +24,16 @@
 //   without any stdout.
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { captureLines, directive, emit, logInvocation, parseDirectives, replyText } from './fake-scenario.mjs';
+import { answerVersion, directive, emit, exitAfterFlush, flagValue, hang, logInvocation, parseDirectives, replayCapture, replyText, writeGarbage } from './fake-scenario.mjs';
 
 const argv = process.argv.slice(2);
 
-/** Value of `--flag value` or `--flag=value`; undefined when absent. */
-function flag(name) {
-  for (let i = 0; i < argv.length; i += 1) {
-    if (argv[i] === name) return argv[i + 1] ?? '';
-    if (argv[i].startsWith(`${name}=`)) return argv[i].slice(name.length + 1);
-  }
-  return undefined;
-}
+const flag = (name) => flagValue(argv, name);
 const has = (name) => argv.includes(name) || argv.some((a) => a.startsWith(`${name}=`));
 
 logInvocation('claude');
 
-if (argv.includes('--version') || argv.includes('-v')) {
-  process.stdout.write('2.1.330-fake (Claude Code)\n');
-  process.exit(0);
-}
+answerVersion(argv, '-v', '2.1.330-fake (Claude Code)');
 
 const permissionMode = flag('--permission-mode') ?? 'default';
 if (process.env.FAKE_ROOT_REFUSAL === '1' && (permissionMode === 'bypassPermissions' || has('--dangerously-skip-permissions'))) {
@@ -154,17 +144,6 @@ function result(fields, cost = TURN_COST) {
 
 class Interrupted extends Error {}
 
-/** Exits with `code` once everything written to stdout and stderr has been flushed. */
-function exitAfterFlush(code) {
-  let waiting = 2;
-  const done = () => {
-    waiting -= 1;
-    if (waiting === 0) process.exit(code);
-  };
-  process.stdout.write('', done);
-  process.stderr.write('', done);
-}
-
 /** Sleeps `ms`, rejecting with Interrupted when the turn is interrupted. */
 function waitOrInterrupt(ms, signal) {
   return new Promise((resolve, reject) => {
@@ -223,27 +202,17 @@ async function runTool(name, input, output, delayMs, signal) {
   return { id, text: output, denied: false };
 }
 
-function writeGarbage() {
-  process.stdout.write('not json at all\n');
-  process.stdout.write('{"type":"assistant","message":42}\n');
-}
+const GARBAGE = '{"type":"assistant","message":42}';
 
 async function runTurn(prompt, signal) {
-  const replay = directive(prompt, 'replay');
-  if (replay) {
-    for (const line of captureLines(replay)) process.stdout.write(`${line}\n`);
-    return;
-  }
+  if (replayCapture(prompt)) return;
   const names = new Set(parseDirectives(prompt).map((d) => d.name));
   // FAKE_IGNORE_SIGTERM=1 makes a hang survive SIGTERM, so only the SIGKILL escalation ends it. The handler goes in
   // before init is printed: a host may send SIGTERM as soon as it reads init.
   if (names.has('hang') && process.env.FAKE_IGNORE_SIGTERM === '1') process.on('SIGTERM', () => {});
   init();
-  if (names.has('garbage')) writeGarbage();
-  if (names.has('hang')) {
-    setInterval(() => {}, 1 << 30);
-    await new Promise(() => {});
-  }
+  if (names.has('garbage')) writeGarbage(GARBAGE);
+  if (names.has('hang')) await hang();
   const sleepMs = Number(directive(prompt, 'sleep') ?? 0);
   if (sleepMs > 0) await waitOrInterrupt(sleepMs, signal);
   if (names.has('crash')) {
@@ -296,12 +265,12 @@ async function runTurn(prompt, signal) {
   if (blocks > 0) {
     for (let i = 1; i <= blocks; i += 1) {
       assistant([{ type: 'text', text: `block ${i} of ${blocks}` }]);
-      if (names.has('garbage') && i === 1) writeGarbage();
+      if (names.has('garbage') && i === 1) writeGarbage(GARBAGE);
       await waitOrInterrupt(50, signal);
     }
   }
   assistant([{ type: 'text', text: reply }]);
-  if (names.has('garbage')) writeGarbage();
+  if (names.has('garbage')) writeGarbage(GARBAGE);
   result({ subtype: 'success', is_error: false, terminal_reason: 'completed', api_error_status: null, result: reply });
 }
 

@@ -24,7 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, fstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { captureLines, directive, emit, logInvocation, parseDirectives, replyText, sleep } from './fake-scenario.mjs';
+import { answerVersion, directive, emit, exitAfterFlush, hang, logInvocation, parseDirectives, replayCapture, replyText, sleep, writeGarbage } from './fake-scenario.mjs';
 
 const WITH_VALUE = new Set(['-c', '--config', '-m', '--model', '-s', '--sandbox', '-C', '--cd', '-i', '--image', '-p', '--profile', '--enable', '--disable',
   '--local-provider', '--add-dir', '--output-schema', '--color', '-o', '--output-last-message', '--thread-source', '--cyber-access-program']);
@@ -64,10 +64,7 @@ function parseArgv(argv) {
 
 logInvocation('codex');
 const argv = process.argv.slice(2);
-if (argv.includes('--version') || argv.includes('-V')) {
-  process.stdout.write('codex-cli 0.169.0-fake\n');
-  process.exit(0);
-}
+answerVersion(argv, '-V', 'codex-cli 0.169.0-fake');
 if (argv[0] !== 'exec') fail('only `codex exec` is faked');
 const args = parseArgv(argv.slice(1));
 const one = (a, b) => (args.options.get(a) ?? args.options.get(b) ?? []).at(-1);
@@ -93,17 +90,6 @@ const now = { item: 0, requests: 0 };
 process.on('SIGINT', () => process.exit(1));
 if (names.has('hang') && process.env.FAKE_IGNORE_SIGTERM === '1') process.on('SIGTERM', () => {});
 
-/** Exits with `code` once everything written to stdout and stderr has been flushed. */
-function exitAfterFlush(code) {
-  let waiting = 2;
-  const done = () => {
-    waiting -= 1;
-    if (waiting === 0) process.exit(code);
-  };
-  process.stdout.write('', done);
-  process.stderr.write('', done);
-}
-
 const nextId = () => `item_${now.item++}`;
 const message = (text) => emit({ type: 'item.completed', item: { id: nextId(), type: 'agent_message', text } });
 
@@ -127,25 +113,15 @@ function cumulativeUsage() {
   return { input_tokens: after.input, cached_input_tokens: after.cached, cache_write_input_tokens: 0, output_tokens: after.output, reasoning_output_tokens: 0 };
 }
 
-function writeGarbage() {
-  process.stdout.write('not json at all\n');
-  process.stdout.write('{"type":"item.completed","item":{"id":"x","type":"agent_message","text":42}}\n');
-}
+const GARBAGE = '{"type":"item.completed","item":{"id":"x","type":"agent_message","text":42}}';
 
 async function main() {
-  const replay = directive(prompt, 'replay');
-  if (replay) {
-    for (const line of captureLines(replay)) process.stdout.write(`${line}\n`);
-    return 0;
-  }
+  if (replayCapture(prompt)) return 0;
   emit({ type: 'thread.started', thread_id: threadId });
   if (model) emit({ type: 'item.completed', item: { id: nextId(), type: 'error', message: `Model metadata for \`${model}\` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.` } });
   emit({ type: 'turn.started' });
-  if (names.has('garbage')) writeGarbage();
-  if (names.has('hang')) {
-    setInterval(() => {}, 1 << 30);
-    await new Promise(() => {});
-  }
+  if (names.has('garbage')) writeGarbage(GARBAGE);
+  if (names.has('hang')) await hang();
   const sleepMs = Number(directive(prompt, 'sleep') ?? 0);
   if (sleepMs > 0) await sleep(sleepMs);
   if (names.has('crash')) {
@@ -179,11 +155,11 @@ async function main() {
   const blocks = Number(directive(prompt, 'stream') ?? 0);
   for (let i = 1; i <= blocks; i += 1) {
     message(`block ${i} of ${blocks}`);
-    if (names.has('garbage') && i === 1) writeGarbage();
+    if (names.has('garbage') && i === 1) writeGarbage(GARBAGE);
     await sleep(50);
   }
   message(reply);
-  if (names.has('garbage')) writeGarbage();
+  if (names.has('garbage')) writeGarbage(GARBAGE);
   now.requests += 1;
   emit({ type: 'turn.completed', usage: cumulativeUsage() });
   return 0;

@@ -19,27 +19,15 @@
 //   harness rule that a non-zero exit after a success result is a failure.
 // * [[stream:N]]: the reply arrives as N delta chunks 50 ms apart (one assistant message, as Gemini streams).
 import { randomUUID } from 'node:crypto';
-import { captureLines, directive, emit, logInvocation, parseDirectives, replyText, sleep } from './fake-scenario.mjs';
+import { answerVersion, directive, emit, exitAfterFlush, flagValue, hang, logInvocation, parseDirectives, replayCapture, replyText, sleep, writeGarbage } from './fake-scenario.mjs';
 
 const argv = process.argv.slice(2);
 
-/** Value of `--flag value` or `--flag=value` (any of the given names); undefined when absent. */
-function flag(...names) {
-  for (let i = 0; i < argv.length; i += 1) {
-    for (const name of names) {
-      if (argv[i] === name) return argv[i + 1] ?? '';
-      if (argv[i].startsWith(`${name}=`)) return argv[i].slice(name.length + 1);
-    }
-  }
-  return undefined;
-}
+const flag = (...names) => flagValue(argv, ...names);
 
 logInvocation('gemini');
 
-if (argv.includes('--version') || argv.includes('-v')) {
-  process.stdout.write('0.61.0-fake\n');
-  process.exit(0);
-}
+answerVersion(argv, '-v', '0.61.0-fake');
 
 const prompt = flag('--prompt', '-p');
 if (prompt === undefined) {
@@ -65,17 +53,6 @@ process.on('SIGTERM', () => {
 });
 
 const now = () => new Date().toISOString();
-
-/** Exits with `code` once everything written to stdout and stderr has been flushed. */
-function exitAfterFlush(code) {
-  let waiting = 2;
-  const done = () => {
-    waiting -= 1;
-    if (waiting === 0) process.exit(code);
-  };
-  process.stdout.write('', done);
-  process.stderr.write('', done);
-}
 
 /** Splits text into at most `parts` delta chunks. */
 function chunks(text, parts) {
@@ -104,24 +81,14 @@ function stats() {
   return { ...counts, duration_ms: Date.now() - started, tool_calls: toolCounter, models: { [model === 'auto' ? 'gemini-fake' : model]: counts } };
 }
 
-function writeGarbage() {
-  process.stdout.write('not json at all\n');
-  process.stdout.write('{"type":"tool_use","tool_name":42}\n');
-}
+const GARBAGE = '{"type":"tool_use","tool_name":42}';
 
 async function main() {
-  const replay = directive(prompt, 'replay');
-  if (replay) {
-    for (const line of captureLines(replay)) process.stdout.write(`${line}\n`);
-    return 0;
-  }
+  if (replayCapture(prompt)) return 0;
   emit({ type: 'init', timestamp: now(), session_id: sessionId, model });
   emit({ type: 'message', timestamp: now(), role: 'user', content: prompt });
-  if (names.has('garbage')) writeGarbage();
-  if (names.has('hang')) {
-    setInterval(() => {}, 1 << 30);
-    await new Promise(() => {});
-  }
+  if (names.has('garbage')) writeGarbage(GARBAGE);
+  if (names.has('hang')) await hang();
   const sleepMs = Number(directive(prompt, 'sleep') ?? 0);
   if (sleepMs > 0) await sleep(sleepMs);
   if (names.has('crash')) {
@@ -156,12 +123,12 @@ async function main() {
   if (blocks > 0) {
     for (let i = 1; i <= blocks; i += 1) {
       assistant(`block ${i} of ${blocks}\n`, 1);
-      if (names.has('garbage') && i === 1) writeGarbage();
+      if (names.has('garbage') && i === 1) writeGarbage(GARBAGE);
       await sleep(50);
     }
   }
   assistant(reply);
-  if (names.has('garbage')) writeGarbage();
+  if (names.has('garbage')) writeGarbage(GARBAGE);
   emit({ type: 'result', timestamp: now(), status: 'success', stats: stats() });
   return names.has('exit144') ? 144 : 0;
 }

@@ -1,4 +1,5 @@
-// Shared vocabulary of the fake agent executables (fake-claude.mjs, fake-codex.mjs, fake-gemini.mjs).
+// Shared vocabulary and plumbing of the fake agent executables (fake-claude.mjs, fake-codex.mjs, fake-gemini.mjs): the
+// directives below, argv flags, --version, the invocation log, and exiting once stdout and stderr are flushed.
 // A prompt steers the fake with directives in double brackets; several may be combined:
 //   (none)            reply "FAKE <HARNESS> REPLY to: <prompt>" and end the turn successfully
 //   [[question]]      reply with a question ("Which file should I change?") and end the turn
@@ -65,4 +66,54 @@ export function emit(object) {
 export function replyText(harness, prompt) {
   const clean = String(prompt).replace(/\[\[[^\]]*\]\]/g, '').trim();
   return `FAKE ${harness.toUpperCase()} REPLY to: ${clean}`;
+}
+
+/** Value of `--flag value` or `--flag=value` in `argv` for any of `names` (the first occurrence); undefined when absent. */
+export function flagValue(argv, ...names) {
+  for (let i = 0; i < argv.length; i += 1) {
+    for (const name of names) {
+      if (argv[i] === name) return argv[i + 1] ?? '';
+      if (argv[i].startsWith(`${name}=`)) return argv[i].slice(name.length + 1);
+    }
+  }
+  return undefined;
+}
+
+/** When `argv` asks for the version (`--version` or `short`), prints `line` and exits 0. */
+export function answerVersion(argv, short, line) {
+  if (argv.includes('--version') || argv.includes(short)) {
+    process.stdout.write(`${line}\n`);
+    process.exit(0);
+  }
+}
+
+/** Exits with `code` once everything written to stdout and stderr has been flushed. */
+export function exitAfterFlush(code) {
+  let waiting = 2;
+  const done = () => {
+    waiting -= 1;
+    if (waiting === 0) process.exit(code);
+  };
+  process.stdout.write('', done);
+  process.stderr.write('', done);
+}
+
+/** [[replay:NAME]]: prints the capture verbatim and returns true; false when the prompt asks for none. */
+export function replayCapture(prompt) {
+  const replay = directive(prompt, 'replay');
+  if (!replay) return false;
+  for (const line of captureLines(replay)) process.stdout.write(`${line}\n`);
+  return true;
+}
+
+/** [[garbage]]: a line that is not JSON, then `invalid` (a JSON line that breaks the output schema). */
+export function writeGarbage(invalid) {
+  process.stdout.write('not json at all\n');
+  process.stdout.write(`${invalid}\n`);
+}
+
+/** [[hang]]: never settles, and keeps the process alive until it is killed. */
+export function hang() {
+  setInterval(() => {}, 1 << 30);
+  return new Promise(() => {});
 }
