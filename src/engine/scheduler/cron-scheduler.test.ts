@@ -295,6 +295,28 @@ describe('CronScheduler', () => {
     await d.scheduler.stop();
   });
 
+  it('a run the engine accepted but the store could not record stays unfinished; the next start records it once', async () => {
+    const d = boot(T0);
+    await d.scheduler.start();
+    const task = d.scheduler.add({ name: 'flaky-disk', schedule: '0 * * * *', prompt: 'p' });
+    d.store.finishRun = () => {
+      throw new Error('disk I/O error');
+    };
+    await advance(d, H);
+    assert.equal(engine.runs.length, 1);
+    assert.equal(d.store.runs(task.id, 1)[0]?.status, 'posting', 'not recorded as failed: the engine has it');
+    assert.equal(d.log.find('error', /could not be recorded/).length, 1);
+    assert.equal(d.log.find('error', /could not be posted/).length, 0);
+    await d.scheduler.stop();
+
+    const up = boot(T0 + H + MIN);
+    await up.scheduler.start();
+    const run = up.store.runs(task.id, 1)[0];
+    assert.deepEqual([run?.status, run?.duplicate, run?.attempts], ['posted', true, 2]);
+    assert.equal(engine.runs.length, 1, 'the engine ran it once');
+    await up.scheduler.stop();
+  });
+
   it('does not fire disabled tasks, and enabling does not catch up the time it was off', async () => {
     const d = boot(T0);
     await d.scheduler.start();

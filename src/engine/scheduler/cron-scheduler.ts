@@ -2,22 +2,18 @@
 // and recorded as accepted after, so a crash in between is found on the next start and re-posted once with the same
 // message id (the engine acknowledges a repeat as a duplicate); a due time is claimed when its intent is written, so it
 // never fires twice. Runs missed while the daemon was down follow `scheduler.missedRuns`.
-import type { Clock, Timer } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { AppError, conflict, errorMessage, invalidInput, notFound } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
-import type { Logger } from '../../core/logger.ts';
 import type { CronRun, CronTask, CronTaskStore } from '../../store/cron-tasks.ts';
-import type { EngineApi } from '../api.ts';
 import { dueWindow, parseCronExpression } from './cron-expression.ts';
 import type { CronExpression, DueWindow } from './cron-expression.ts';
 import { cronRunText, iso } from './cron-run-text.ts';
+import { abandonedError, MAX_POST_ATTEMPTS, postAndRecord, ScheduleTimer } from './scheduled-run.ts';
+import type { SchedulerBaseDeps } from './scheduled-run.ts';
 
-export interface CronSchedulerDeps {
+export interface CronSchedulerDeps extends SchedulerBaseDeps {
   store: CronTaskStore;
-  engine: Pick<EngineApi, 'postScheduled'>;
-  clock: Clock;
-  logger: Logger;
   config: Pick<Config, 'scheduler'>;
 }
 
@@ -35,21 +31,18 @@ export interface CronTaskInfo extends CronTask {
   lastRun: CronRun | null;
 }
 
-/** A crashed post is tried this many times in all; a third start finds it abandoned instead of looping. */
-const MAX_ATTEMPTS = 2;
 const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 /** Fires stored cron tasks on time; see the file comment for the durability rules. */
 export class CronScheduler {
   #deps: CronSchedulerDeps;
-  #timer: Timer | null = null;
+  #timer: ScheduleTimer;
   #chain: Promise<void> = Promise.resolve();
-  #started = false;
-  #stopped = false;
   #invalid = new Set<string>();
 
   constructor(deps: CronSchedulerDeps) {
     this.#deps = deps;
+    this.#timer = new ScheduleTimer(deps.clock, deps.config.scheduler.maxWaitMs, () => this.#tick());
   }
 
   /**
@@ -57,8 +50,8 @@ export class CronScheduler {
    * tasks that fell due while the daemon was down, then arms the timer. Resolves when the recovery posts are done.
    */
   async start(): Promise<void> {
-    if (this.#started) return;
-    this.#started = true;
+    if (this.#timer.started) return;
+    this.#timer.start();
     this.#recover();
     this.#catchUp();
     this.#arm();
@@ -67,9 +60,7 @@ export class CronScheduler {
 
   /** Stops the timer and waits for posts in flight to be recorded. */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#timer.stop();
     await this.idle();
   }
 
@@ -168,9 +159,8 @@ export class CronScheduler {
     for (const run of store.unfinishedRuns()) {
       const task = store.resolve(run.taskId);
       if (!task) continue;
-      if (run.attempts >= MAX_ATTEMPTS) {
-        const error = `the daemon stopped ${run.attempts} times while posting this run; not posted again (to avoid a restart loop)`;
-        store.failRun(run, 'abandoned', error, clock.now(), this.#deps.config.scheduler.keepRuns);
+      if (run.attempts >= MAX_POST_ATTEMPTS) {
+        store.failRun(run, 'abandoned', abandonedError(run.attempts), clock.now(), this.#deps.config.scheduler.keepRuns);
         logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), attempts: run.attempts }, 'cron run abandoned after repeated crashes while posting it');
         continue;
       }
@@ -220,24 +210,18 @@ export class CronScheduler {
     this.#begin(task, window.last, 'catch-up', window, expr.next(now));
   }
 
+  /** Sets the timer for the earliest due time of an enabled task. */
   #arm(): void {
-    this.#timer?.cancel();
-    this.#timer = null;
-    if (this.#stopped || !this.#started) return;
-    const { clock, config, store } = this.#deps;
-    let next = Infinity;
-    for (const task of store.list()) if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
-    if (next === Infinity) return;
-    const delay = Math.min(Math.max(0, next - clock.now()), config.scheduler.maxWaitMs);
-    this.#timer = clock.after(delay, () => {
-      this.#timer = null;
-      this.#tick();
+    this.#timer.arm(() => {
+      let next = Infinity;
+      for (const task of this.#deps.store.list()) if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
+      return next === Infinity ? null : next;
     });
   }
 
   /** Fires every task that is due, in due-time order (then creation order), and re-arms. */
   #tick(): void {
-    if (this.#stopped) return;
+    if (this.#timer.stopped) return;
     const now = this.#deps.clock.now();
     const due = this.#deps.store
       .list()
@@ -303,18 +287,28 @@ export class CronScheduler {
     this.#chain = this.#chain.then(() => this.#post(task, run));
   }
 
+  /** Posts a run and records the outcome; a failure to record it is logged, and the next start posts the run again. */
   async #post(task: CronTask, run: CronRun): Promise<void> {
     const { engine, store, clock, logger, config } = this.#deps;
     try {
-      const accepted = await engine.postScheduled({ type: 'cron', id: task.id }, run.prompt, `cron:${task.name}`, { messageId: run.messageId });
-      store.finishRun(run, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
-      logger.info(
-        { task: task.id, name: task.name, dueAt: iso(run.dueAt), kind: run.kind, session: accepted.sessionId, duplicate: accepted.duplicate },
-        accepted.duplicate ? 'cron run was already accepted before the restart; recorded' : 'cron run posted',
-      );
+      await postAndRecord(engine, { target: { type: 'cron', id: task.id }, origin: `cron:${task.name}`, prompt: run.prompt, messageId: run.messageId }, {
+        accepted: (accepted) => {
+          store.finishRun(run, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
+          logger.info(
+            { task: task.id, name: task.name, dueAt: iso(run.dueAt), kind: run.kind, session: accepted.sessionId, duplicate: accepted.duplicate },
+            accepted.duplicate ? 'cron run was already accepted before the restart; recorded' : 'cron run posted',
+          );
+        },
+        refused: (error) => {
+          store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
+          logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) }, 'cron run could not be posted to the engine');
+        },
+      });
     } catch (error) {
-      store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
-      logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) }, 'cron run could not be posted to the engine');
+      logger.error(
+        { task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) },
+        'cron run outcome could not be recorded; it stays unfinished and the next start posts it again (a repeat is recognized by its message id)',
+      );
     }
   }
 }

@@ -1,21 +1,17 @@
 // The heartbeat: every `heartbeat.intervalMinutes`, the task list and the queued events go to the single heartbeat
 // session as one batch prompt. A timer tick with nothing to send does nothing (logged at debug); an explicit run
 // (wake, hook, manual) always happens, tasks or not. The cadence anchor and every run survive restarts.
-import type { Clock, Timer } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { conflict, errorMessage, invalidInput, notFound } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
-import type { Logger } from '../../core/logger.ts';
 import type { HeartbeatEvent, HeartbeatRun, HeartbeatStore, HeartbeatTask } from '../../store/heartbeat-store.ts';
-import type { Accepted, EngineApi } from '../api.ts';
 import { heartbeatPrompt } from './heartbeat-prompt.ts';
 import type { ExtraEvent, HeartbeatReason } from './heartbeat-prompt.ts';
+import { abandonedError, MAX_POST_ATTEMPTS, postAndRecord, ScheduleTimer } from './scheduled-run.ts';
+import type { SchedulerBaseDeps } from './scheduled-run.ts';
 
-export interface HeartbeatDeps {
+export interface HeartbeatDeps extends SchedulerBaseDeps {
   store: HeartbeatStore;
-  engine: Pick<EngineApi, 'postScheduled'>;
-  clock: Clock;
-  logger: Logger;
   config: Pick<Config, 'heartbeat' | 'scheduler'>;
 }
 
@@ -41,18 +37,15 @@ export interface HeartbeatStatus {
   lastRun: HeartbeatRun | null;
 }
 
-const MAX_ATTEMPTS = 2;
-
 /** The heartbeat service; build with the store and the engine, then `start()`. */
 export class Heartbeat {
   #deps: HeartbeatDeps;
-  #timer: Timer | null = null;
+  #timer: ScheduleTimer;
   #chain: Promise<unknown> = Promise.resolve();
-  #started = false;
-  #stopped = false;
 
   constructor(deps: HeartbeatDeps) {
     this.#deps = deps;
+    this.#timer = new ScheduleTimer(deps.clock, deps.config.scheduler.maxWaitMs, () => this.#tick());
   }
 
   get #intervalMs(): number {
@@ -64,13 +57,13 @@ export class Heartbeat {
    * nor runs at once unless a run is due) and arms the timer. Resolves when the recovery posts are done.
    */
   async start(): Promise<void> {
-    if (this.#started) return;
-    this.#started = true;
+    if (this.#timer.started) return;
+    this.#timer.start();
     const { store, clock, logger } = this.#deps;
     store.state(clock.now());
     for (const run of store.unfinishedRuns()) {
-      if (run.attempts >= MAX_ATTEMPTS) {
-        store.failRun(run.id, 'abandoned', `the daemon stopped ${run.attempts} times while posting this run; not posted again (to avoid a restart loop)`, clock.now());
+      if (run.attempts >= MAX_POST_ATTEMPTS) {
+        store.failRun(run.id, 'abandoned', abandonedError(run.attempts), clock.now());
         logger.error({ run: run.id, reason: run.reason, attempts: run.attempts }, 'heartbeat run abandoned after repeated crashes while posting it');
         continue;
       }
@@ -84,9 +77,7 @@ export class Heartbeat {
 
   /** Stops the timer and waits for posts in flight. */
   async stop(): Promise<void> {
-    this.#stopped = true;
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#timer.stop();
     await this.idle();
   }
 
@@ -172,20 +163,11 @@ export class Heartbeat {
   }
 
   #arm(): void {
-    this.#timer?.cancel();
-    this.#timer = null;
-    if (this.#stopped || !this.#started) return;
-    const next = this.nextRunAt();
-    if (next === null) return;
-    const delay = Math.min(Math.max(0, next - this.#deps.clock.now()), this.#deps.config.scheduler.maxWaitMs);
-    this.#timer = this.#deps.clock.after(delay, () => {
-      this.#timer = null;
-      this.#tick();
-    });
+    this.#timer.arm(() => this.nextRunAt());
   }
 
   #tick(): void {
-    if (this.#stopped) return;
+    if (this.#timer.stopped) return;
     const next = this.nextRunAt();
     if (next === null || next > this.#deps.clock.now()) {
       this.#arm();
@@ -219,18 +201,20 @@ export class Heartbeat {
     return this.#post(run);
   }
 
-  async #post(run: HeartbeatRun): Promise<HeartbeatRunResult> {
+  /** Posts a run and records the outcome; rejects with the engine's error when it refused the run. */
+  #post(run: HeartbeatRun): Promise<HeartbeatRunResult> {
     const { engine, store, clock, logger, config } = this.#deps;
-    let accepted: Accepted;
-    try {
-      accepted = await engine.postScheduled({ type: 'heartbeat' }, run.prompt, 'heartbeat', { messageId: run.messageId });
-    } catch (error) {
-      store.failRun(run.id, 'failed', errorMessage(error), clock.now());
-      logger.error({ run: run.id, reason: run.reason, err: errorMessage(error) }, 'heartbeat run could not be posted to the engine; its events wait for the next run');
-      throw error;
-    }
-    store.finishRun(run.id, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
-    logger.info({ run: run.id, reason: run.reason, tasks: run.tasks, events: run.events, session: accepted.sessionId, duplicate: accepted.duplicate }, 'heartbeat run posted');
-    return { runId: run.id, sessionId: accepted.sessionId, messageId: accepted.messageId, duplicate: accepted.duplicate, tasks: run.tasks, events: run.events };
+    return postAndRecord(engine, { target: { type: 'heartbeat' }, origin: 'heartbeat', prompt: run.prompt, messageId: run.messageId }, {
+      accepted: (accepted) => {
+        store.finishRun(run.id, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
+        logger.info({ run: run.id, reason: run.reason, tasks: run.tasks, events: run.events, session: accepted.sessionId, duplicate: accepted.duplicate }, 'heartbeat run posted');
+        return { runId: run.id, sessionId: accepted.sessionId, messageId: accepted.messageId, duplicate: accepted.duplicate, tasks: run.tasks, events: run.events };
+      },
+      refused: (error) => {
+        store.failRun(run.id, 'failed', errorMessage(error), clock.now());
+        logger.error({ run: run.id, reason: run.reason, err: errorMessage(error) }, 'heartbeat run could not be posted to the engine; its events wait for the next run');
+        throw error;
+      },
+    });
   }
 }

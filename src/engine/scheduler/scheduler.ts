@@ -1,21 +1,16 @@
 // The scheduler as main.ts builds it: cron tasks and the heartbeat over one database and the engine.
-import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
-import type { Logger } from '../../core/logger.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
-import type { EngineApi } from '../api.ts';
 import { CronScheduler } from './cron-scheduler.ts';
 import { Heartbeat } from './heartbeat.ts';
 import type { HeartbeatStatus } from './heartbeat.ts';
+import type { SchedulerBaseDeps } from './scheduled-run.ts';
 
-export interface SchedulerDeps {
+export interface SchedulerDeps extends SchedulerBaseDeps {
   /** The daemon's database (migrations 300–399 applied by openDatabase). */
   db: DatabaseSync;
-  engine: Pick<EngineApi, 'postScheduled'>;
-  clock: Clock;
-  logger: Logger;
   config: Pick<Config, 'scheduler' | 'heartbeat'>;
 }
 

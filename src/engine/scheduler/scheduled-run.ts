@@ -1,0 +1,109 @@
+// What the cron scheduler and the heartbeat share: their dependencies, their one timer, and the durable way a run is
+// posted — its intent is in the store before the post, the outcome is recorded after, and a run a crash left unrecorded
+// is posted again on the next start under the same message id (the engine acknowledges a repeat as a duplicate).
+import type { Clock, Timer } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { Accepted, EngineApi } from '../api.ts';
+
+/** What every scheduler runs on: the engine it posts to, the clock, the logger. */
+export interface SchedulerBaseDeps {
+  engine: Pick<EngineApi, 'postScheduled'>;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** A crashed post is tried this many times in all; a further start finds it abandoned instead of looping. */
+export const MAX_POST_ATTEMPTS = 2;
+
+/** The error recorded on a run abandoned after `attempts` starts that found it unrecorded. */
+export function abandonedError(attempts: number): string {
+  return `the daemon stopped ${attempts} times while posting this run; not posted again (to avoid a restart loop)`;
+}
+
+/** Where a scheduled run goes and what it says: the engine session, the origin label, the prompt under its message id. */
+export interface ScheduledPost {
+  target: { type: 'cron'; id: string } | { type: 'heartbeat' };
+  origin: string;
+  prompt: string;
+  messageId: string;
+}
+
+/** How a scheduler records the outcome of one post; `refused` may rethrow the engine's error to the caller. */
+export interface PostRecorder<R> {
+  accepted(accepted: Accepted): R;
+  refused(error: unknown): R;
+}
+
+/**
+ * Posts a run to the engine and records the outcome: `record.accepted` once the engine took it, `record.refused` when the
+ * engine refused it (only then: a failure to record an acceptance rejects as it is, the run stays unrecorded, and the
+ * next start posts it again). Resolves to what the recorder returns.
+ */
+export async function postAndRecord<R>(engine: SchedulerBaseDeps['engine'], post: ScheduledPost, record: PostRecorder<R>): Promise<R> {
+  let accepted: Accepted;
+  try {
+    accepted = await engine.postScheduled(post.target, post.prompt, post.origin, { messageId: post.messageId });
+  } catch (error) {
+    return record.refused(error);
+  }
+  return record.accepted(accepted);
+}
+
+/**
+ * A scheduler's one timer: `arm(dueAt)` (re)sets it to call `onDue` at the time `dueAt()` gives, or after `maxWaitMs` at
+ * the most (a timer that wakes early finds nothing due and re-arms, so a clock jump or a sleeping machine is caught up
+ * on). Arming only cancels before `start()` and after `stop()` (`dueAt` is not called then), and when `dueAt()` is null.
+ */
+export class ScheduleTimer {
+  #clock: Clock;
+  #maxWaitMs: number;
+  #onDue: () => void;
+  #timer: Timer | null = null;
+  #started = false;
+  #stopped = false;
+
+  constructor(clock: Clock, maxWaitMs: number, onDue: () => void) {
+    this.#clock = clock;
+    this.#maxWaitMs = maxWaitMs;
+    this.#onDue = onDue;
+  }
+
+  /** True once `start()` was called. */
+  get started(): boolean {
+    return this.#started;
+  }
+
+  /** True once `stop()` was called. */
+  get stopped(): boolean {
+    return this.#stopped;
+  }
+
+  /** Lets `arm` set the timer from now on. */
+  start(): void {
+    this.#started = true;
+  }
+
+  /** Cancels the timer for good. */
+  stop(): void {
+    this.#stopped = true;
+    this.#cancel();
+  }
+
+  /** Cancels the timer, then, while started and not stopped, sets it for `dueAt()` (capped at `maxWaitMs` from now). */
+  arm(dueAt: () => number | null): void {
+    this.#cancel();
+    if (this.#stopped || !this.#started) return;
+    const at = dueAt();
+    if (at === null) return;
+    const delay = Math.min(Math.max(0, at - this.#clock.now()), this.#maxWaitMs);
+    this.#timer = this.#clock.after(delay, () => {
+      this.#timer = null;
+      this.#onDue();
+    });
+  }
+
+  #cancel(): void {
+    this.#timer?.cancel();
+    this.#timer = null;
+  }
+}
