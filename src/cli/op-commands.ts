@@ -59,6 +59,8 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       if (fieldKind(schema) === 'boolean') cmd.option(`--${kebab(key)}`, description);
       else cmd.option(`--${kebab(key)} <value>`, description);
     }
+    const switches = Object.entries(spec.switches ?? {});
+    for (const [flag, { description }] of switches) cmd.option(`--${kebab(flag)}`, description);
     cmd.option('--json', 'print the result as JSON');
     if (FOLLOWABLE.has(op.name)) cmd.option('-f, --follow', 'stream what the agent says and does until it waits for input or ends');
     cmd.action(async (...values: unknown[]) => {
@@ -75,6 +77,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         if (value === undefined) continue;
         params[key] = typeof value === 'string' ? coerceText(fieldKind(shape[key] as ZodType), value) : value;
       }
+      for (const [flag, { key, value }] of switches) if (opts[flag] === true) params[key] = value;
       // Validate here first: bad input is exit code 2 with the field named, whether or not the daemon runs.
       parseOperationInput(op, params);
       const conn = resolveConnection({ env: io.env, ...(globals.home ? { home: globals.home } : {}), ...(globals.url ? { url: globals.url } : {}) });

@@ -53,7 +53,12 @@ export const cronAddOperation = defineOperation({
     tool: 'cron_add',
     command: { name: 'cron_add', positional: ['name', 'schedule', 'prompt'], usage: '/cron_add [--timezone <zone>] <name> "<min hour day month weekday>" <prompt>' },
     rpc: 'cron.add',
-    cli: { name: 'cron-add', args: ['<name>', '<schedule>', '<prompt...>'] },
+    cli: {
+      name: 'cron-add',
+      args: ['<name>', '<schedule>', '<prompt...>'],
+      hide: ['enabled'],
+      switches: { disabled: { key: 'enabled', value: false, description: 'add it switched off (cron-enable switches it on)' } },
+    },
   },
   async run(ctx, args): Promise<CronTask> {
     return requireScheduler(ctx).cron.add({

@@ -38,12 +38,24 @@ export interface CommandSpec {
   usage: string;
 }
 
+/** A CLI flag that sets an input key to a fixed value (e.g. `--disabled` → `enabled: false`). */
+export interface CliSwitch {
+  key: string;
+  value: boolean;
+  description: string;
+}
+
 /** How the CLI subcommand looks: its name and positional arguments (`<required>` / `[optional]`). */
 export interface CliSpec {
   name: string;
   args: string[];
   /** Input keys the CLI does not offer as options. */
   hide?: string[];
+  /**
+   * Extra flags by camel-case name (offered kebab-case), each setting an input key to a fixed value: how the CLI turns
+   * off a boolean that is on by default, which a bare `--<key>` flag cannot express (hide the key itself).
+   */
+  switches?: Record<string, CliSwitch>;
 }
 
 /** Where an operation is exposed; each surface is generated from this, never written by hand. */

@@ -1,0 +1,75 @@
+import assert from 'node:assert/strict';
+import { createServer } from 'node:http';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterEach, beforeEach, describe, it } from 'node:test';
+import { Command, CommanderError } from 'commander';
+import { AppError } from '../core/errors.ts';
+import { cronAddOperation } from '../operations/cron.ts';
+import type { Operation } from '../operations/operation.ts';
+import { addOperationCommands } from './op-commands.ts';
+
+/** A stand-in daemon: answers every JSON-RPC call with a cron task and keeps the calls' params. */
+async function startRpcRecorder(): Promise<{ server: Server; url: string; calls: { method: string; params: Record<string, unknown> }[] }> {
+  const calls: { method: string; params: Record<string, unknown> }[] = [];
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string; params: Record<string, unknown> };
+      calls.push({ method: body.method, params: body.params });
+      const task = { id: 't1', name: 'nightly', schedule: '0 9 * * *', timezone: null, prompt: 'p', enabled: false, nextRunAt: null, lastRunAt: null };
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: task }));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, calls };
+}
+
+describe('operation subcommands', () => {
+  let rpc: Awaited<ReturnType<typeof startRpcRecorder>>;
+  const out: string[] = [];
+
+  beforeEach(async () => {
+    rpc = await startRpcRecorder();
+    out.length = 0;
+  });
+  afterEach(async () => {
+    rpc.server.closeAllConnections();
+    await new Promise<void>((resolve) => rpc.server.close(() => resolve()));
+  });
+
+  async function run(args: string[]): Promise<void> {
+    const program = new Command('switchboard').exitOverride().configureOutput({ writeOut: (s) => out.push(s), writeErr: (s) => out.push(s) });
+    addOperationCommands(program, [cronAddOperation as unknown as Operation], {
+      write: (t) => out.push(t),
+      env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
+      setExitCode: () => undefined,
+    });
+    for (const cmd of program.commands) cmd.exitOverride();
+    await program.parseAsync(args, { from: 'user' });
+  }
+
+  it('cron-add --disabled sends enabled: false; without it the input has no enabled key', async () => {
+    await run(['cron-add', 'nightly', '0 9 * * *', 'run', 'the', 'checks', '--disabled']);
+    await run(['cron-add', 'nightly', '0 9 * * *', 'run the checks', '--timezone', 'UTC']);
+    assert.deepEqual(rpc.calls, [
+      { method: 'cron.add', params: { name: 'nightly', schedule: '0 9 * * *', prompt: 'run the checks', enabled: false } },
+      { method: 'cron.add', params: { name: 'nightly', schedule: '0 9 * * *', prompt: 'run the checks', timezone: 'UTC' } },
+    ]);
+  });
+
+  it('cron-add offers --disabled and no --enabled (a flag that could only say true)', async () => {
+    await assert.rejects(run(['cron-add', '--help']), (e: unknown) => e instanceof CommanderError && e.code === 'commander.helpDisplayed');
+    const help = out.join('');
+    assert.match(help, /--disabled\s+add it switched off/);
+    assert.doesNotMatch(help, /--enabled/);
+    await assert.rejects(run(['cron-add', 'nightly', '0 9 * * *', 'p', '--enabled']), (e: unknown) => e instanceof CommanderError && e.code === 'commander.unknownOption');
+    assert.equal(rpc.calls.length, 0);
+  });
+
+  it('bad input is refused before any call, naming the field', async () => {
+    await assert.rejects(run(['cron-add', 'nightly', '0 9 * * *', ' ', '--disabled']), (e: unknown) => e instanceof AppError && e.field === 'prompt' && /must not be empty/.test(e.message));
+    assert.equal(rpc.calls.length, 0);
+  });
+});
