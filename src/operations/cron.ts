@@ -17,7 +17,8 @@ export function requireScheduler(ctx: OperationContext): Scheduler {
 
 const taskRef = z.string().trim().min(1, 'give a cron task id or name');
 
-function when(ms: number | null): string {
+/** A time as listings show it: ISO 8601, or 'never'. */
+export function when(ms: number | null): string {
   return ms === null ? 'never' : iso(ms);
 }
 
@@ -95,58 +96,49 @@ export const cronListOperation = defineOperation({
   },
 });
 
+/**
+ * An operation on one cron task named by id or name: `cron-<verb>` exposed as tool `cron_<verb>`, chat command
+ * `/cron_<verb> <id-or-name>`, RPC method `cron.<verb>` and CLI subcommand `cron-<verb> <task>`.
+ */
+function cronTaskOperation<T>(verb: string, summary: string, run: (cron: Scheduler['cron'], task: string) => T, format: (result: T) => string) {
+  return defineOperation({
+    name: `cron-${verb}`,
+    summary,
+    input: z.strictObject({ task: taskRef }),
+    aliases: { id: 'task', name: 'task' },
+    expose: {
+      tool: `cron_${verb}`,
+      command: { name: `cron_${verb}`, positional: ['task'], usage: `/cron_${verb} <id-or-name>` },
+      rpc: `cron.${verb}`,
+      cli: { name: `cron-${verb}`, args: ['<task>'] },
+    },
+    async run(ctx, args): Promise<T> {
+      return run(requireScheduler(ctx).cron, args.task);
+    },
+    format,
+  });
+}
+
 /** Removes a cron task. */
-export const cronRemoveOperation = defineOperation({
-  name: 'cron-remove',
-  summary: 'Remove a cron task',
-  input: z.strictObject({ task: taskRef }),
-  aliases: { id: 'task', name: 'task' },
-  expose: {
-    tool: 'cron_remove',
-    command: { name: 'cron_remove', positional: ['task'], usage: '/cron_remove <id-or-name>' },
-    rpc: 'cron.remove',
-    cli: { name: 'cron-remove', args: ['<task>'] },
-  },
-  async run(ctx, args): Promise<CronTask> {
-    return requireScheduler(ctx).cron.remove(args.task);
-  },
-  format(t) {
-    return `🗑️ Cron task ${t.name} [${t.id}] removed`;
-  },
-});
+export const cronRemoveOperation = cronTaskOperation(
+  'remove',
+  'Remove a cron task',
+  (cron, task) => cron.remove(task),
+  (t) => `🗑️ Cron task ${t.name} [${t.id}] removed`,
+);
 
 /** Switches a cron task on (no catch-up for the time it was off). */
-export const cronEnableOperation = defineOperation({
-  name: 'cron-enable',
-  summary: 'Switch a cron task on (it next runs at its next due time)',
-  input: z.strictObject({ task: taskRef }),
-  aliases: { id: 'task', name: 'task' },
-  expose: {
-    tool: 'cron_enable',
-    command: { name: 'cron_enable', positional: ['task'], usage: '/cron_enable <id-or-name>' },
-    rpc: 'cron.enable',
-    cli: { name: 'cron-enable', args: ['<task>'] },
-  },
-  async run(ctx, args): Promise<CronTask> {
-    return requireScheduler(ctx).cron.setEnabled(args.task, true);
-  },
-  format: formatTask,
-});
+export const cronEnableOperation = cronTaskOperation(
+  'enable',
+  'Switch a cron task on (it next runs at its next due time)',
+  (cron, task) => cron.setEnabled(task, true),
+  formatTask,
+);
 
 /** Switches a cron task off. */
-export const cronDisableOperation = defineOperation({
-  name: 'cron-disable',
-  summary: 'Switch a cron task off without removing it',
-  input: z.strictObject({ task: taskRef }),
-  aliases: { id: 'task', name: 'task' },
-  expose: {
-    tool: 'cron_disable',
-    command: { name: 'cron_disable', positional: ['task'], usage: '/cron_disable <id-or-name>' },
-    rpc: 'cron.disable',
-    cli: { name: 'cron-disable', args: ['<task>'] },
-  },
-  async run(ctx, args): Promise<CronTask> {
-    return requireScheduler(ctx).cron.setEnabled(args.task, false);
-  },
-  format: formatTask,
-});
+export const cronDisableOperation = cronTaskOperation(
+  'disable',
+  'Switch a cron task off without removing it',
+  (cron, task) => cron.setEnabled(task, false),
+  formatTask,
+);

@@ -4,13 +4,9 @@ import type { SchedulerStatus } from '../engine/scheduler/scheduler.ts';
 import type { WakeStats } from '../engine/wake/wake-router.ts';
 import type { HeartbeatTask } from '../store/heartbeat-store.ts';
 import { iso } from '../engine/scheduler/cron-run-text.ts';
-import { requireScheduler } from './cron.ts';
+import { requireScheduler, when } from './cron.ts';
 import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';
-
-function when(ms: number | null): string {
-  return ms === null ? 'never' : iso(ms);
-}
 
 function formatHeartbeat(s: HeartbeatStatus): string {
   const timer = s.intervalMinutes > 0 ? `every ${s.intervalMinutes} min, next ${when(s.nextRunAt)}` : 'timer off (heartbeat.intervalMinutes = 0)';
