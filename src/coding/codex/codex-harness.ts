@@ -3,10 +3,9 @@ import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
 import { mergeEnv } from '../agent-process.ts';
 import { findOnPath, findPackageFile, invocationFor, platformSuffix } from '../executables.ts';
-import type { Harness, HarnessCheck, Run, RunSpec } from '../harness.ts';
-import { PerTurnRun } from '../per-turn-run.ts';
+import type { Harness, RunSpec } from '../harness.ts';
+import { createPerTurnHarness } from '../per-turn-harness.ts';
 import type { PerTurnBackend, TurnParser, TurnPlan } from '../per-turn-run.ts';
-import { checkExecutable } from '../version-check.ts';
 import { codexArgs } from './codex-args.ts';
 import { CodexTurnParser } from './codex-events.ts';
 import { CodexUsageTracker } from './codex-usage.ts';
@@ -95,25 +94,17 @@ class CodexBackend implements PerTurnBackend {
  * `check()` runs `--version` on the executable (see `codexExecutable`).
  */
 export function createCodexHarness(options: CodexHarnessOptions): Harness {
-  return {
+  return createPerTurnHarness({
     name: 'codex',
-    supportsFork: false,
-    start(spec: RunSpec): Run {
-      const executable = codexExecutable(options.config) ?? 'codex';
-      options.logger?.debug({ session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId, executable }, 'starting Codex CLI');
-      const backend = new CodexBackend(spec, options, executable);
-      return new PerTurnRun(backend, {
-        sessionId: spec.sessionId,
-        prompt: spec.prompt,
-        killGraceMs: options.killGraceMs,
-        ...(spec.resumeBackendId ? { resumeId: spec.resumeBackendId } : {}),
-      });
+    label: 'Codex CLI',
+    executable: () => codexExecutable(options.config),
+    missing: {
+      executable: 'codex',
+      problem: `Codex CLI not found: ${PACKAGE} is not installed and there is no \`codex\` on PATH (or set harnesses.codex.executable)`,
     },
-    async check(): Promise<HarnessCheck> {
-      return checkExecutable(codexExecutable(options.config), mergeEnv(options.config.env), {
-        executable: 'codex',
-        problem: `Codex CLI not found: ${PACKAGE} is not installed and there is no \`codex\` on PATH (or set harnesses.codex.executable)`,
-      });
-    },
-  };
+    checkEnv: () => mergeEnv(options.config.env),
+    backend: (spec, executable) => new CodexBackend(spec, options, executable),
+    killGraceMs: options.killGraceMs,
+    logger: options.logger,
+  });
 }

@@ -3,10 +3,9 @@ import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
 import { mergeEnv } from '../agent-process.ts';
 import { findOnPath, findPackageFile, invocationFor } from '../executables.ts';
-import type { Harness, HarnessCheck, Run, RunSpec } from '../harness.ts';
-import { PerTurnRun } from '../per-turn-run.ts';
+import type { Harness, RunSpec } from '../harness.ts';
+import { createPerTurnHarness } from '../per-turn-harness.ts';
 import type { PerTurnBackend, TurnParser, TurnPlan } from '../per-turn-run.ts';
-import { checkExecutable } from '../version-check.ts';
 import { geminiArgs } from './gemini-args.ts';
 import { ensureGatewayAuthSettings, NO_RELAUNCH_ENV } from './gemini-env.ts';
 import { GeminiTurnParser } from './gemini-events.ts';
@@ -85,25 +84,17 @@ class GeminiBackend implements PerTurnBackend {
  * `--version` on the executable (config, else the installed bundle through this Node, else `gemini` on PATH).
  */
 export function createGeminiHarness(options: GeminiHarnessOptions): Harness {
-  return {
+  return createPerTurnHarness({
     name: 'gemini',
-    supportsFork: false,
-    start(spec: RunSpec): Run {
-      const executable = geminiExecutable(options.config) ?? 'gemini';
-      options.logger?.debug({ session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId, executable }, 'starting Gemini CLI');
-      const backend = new GeminiBackend(spec, options, executable);
-      return new PerTurnRun(backend, {
-        sessionId: spec.sessionId,
-        prompt: spec.prompt,
-        killGraceMs: options.killGraceMs,
-        ...(spec.resumeBackendId ? { resumeId: spec.resumeBackendId } : {}),
-      });
+    label: 'Gemini CLI',
+    executable: () => geminiExecutable(options.config),
+    missing: {
+      executable: 'gemini',
+      problem: `Gemini CLI not found: ${PACKAGE} is not installed and there is no \`gemini\` on PATH (or set harnesses.gemini.executable)`,
     },
-    async check(): Promise<HarnessCheck> {
-      return checkExecutable(geminiExecutable(options.config), mergeEnv(NO_RELAUNCH_ENV, options.config.env), {
-        executable: 'gemini',
-        problem: `Gemini CLI not found: ${PACKAGE} is not installed and there is no \`gemini\` on PATH (or set harnesses.gemini.executable)`,
-      });
-    },
-  };
+    checkEnv: () => mergeEnv(NO_RELAUNCH_ENV, options.config.env),
+    backend: (spec, executable) => new GeminiBackend(spec, options, executable),
+    killGraceMs: options.killGraceMs,
+    logger: options.logger,
+  });
 }
