@@ -4,8 +4,8 @@
 // one JSON message otherwise; POST /v1/messages/count_tokens answers {input_tokens}. Replies come, in order of preference,
 // from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script (see `defaultReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pieces, readRequest, ReplyScript, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
-import type { RecordedHttpRequest } from './mock-http.ts';
+import { pieces, readRequest, ReplyScript, scriptedMock, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
 
 /** A content block the mock can answer with. */
 export type MockBlock = { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
@@ -51,20 +51,14 @@ export interface MessagesBody {
 }
 
 /** Decides the reply to one /v1/messages request. */
-export type MockHandler = (body: MessagesBody, request: RecordedRequest) => MockReply | Promise<MockReply>;
+export type MockHandler = ReplyHandler<MessagesBody, RecordedRequest, MockReply>;
 
-export interface MockAnthropic {
+/** The mock as tests hold it (see ScriptedMock in mock-http.ts). */
+export interface MockAnthropic extends ScriptedMock<MessagesBody, RecordedRequest, MockReply> {
   /** Base URL to give a client (ANTHROPIC_BASE_URL), e.g. http://127.0.0.1:40123 */
   url: string;
-  /** Every request received, in order. */
-  requests: RecordedRequest[];
   /** The /v1/messages requests only. */
   messageRequests(): RecordedRequest[];
-  /** Replaces the handler used when the queue is empty; `undefined` restores the default script. */
-  setHandler(handler: MockHandler | undefined): void;
-  /** Queues replies used, one per /v1/messages request, before the handler. */
-  enqueue(...replies: MockReply[]): void;
-  close(): Promise<void>;
 }
 
 /** A text reply. */
@@ -248,12 +242,5 @@ export async function startMockAnthropic(options: { handler?: MockHandler; model
     handle: (req, res) => mock.handle(req, res),
     fail: (res, error) => sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: `mock failure: ${String(error)}` } }),
   });
-  return {
-    url: server.url,
-    requests: mock.requests,
-    messageRequests: () => mock.requests.filter((r) => r.path === '/v1/messages'),
-    setHandler: (handler) => mock.script.setHandler(handler),
-    enqueue: (...replies) => mock.script.enqueue(replies),
-    close: () => server.close(),
-  };
+  return { ...scriptedMock(server, mock.requests, mock.script), messageRequests: () => mock.requests.filter((r) => r.path === '/v1/messages') };
 }

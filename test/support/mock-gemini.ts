@@ -11,8 +11,8 @@
 // order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script
 // (see `defaultGeminiReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pieces, readRequest, ReplyScript, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
-import type { RecordedHttpRequest } from './mock-http.ts';
+import { pieces, readRequest, ReplyScript, scriptedMock, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
 
 /** A part of a model reply. */
 export type GeminiPart = { text: string } | { functionCall: { name: string; args: Record<string, unknown> } };
@@ -51,20 +51,14 @@ export interface GeminiBody {
 }
 
 /** Decides the reply to one (non-classifier) generateContent / streamGenerateContent request. */
-export type GeminiHandler = (body: GeminiBody, request: GeminiRecordedRequest) => GeminiReply | Promise<GeminiReply>;
+export type GeminiHandler = ReplyHandler<GeminiBody, GeminiRecordedRequest, GeminiReply>;
 
-export interface MockGemini {
+/** The mock as tests hold it (see ScriptedMock in mock-http.ts). */
+export interface MockGemini extends ScriptedMock<GeminiBody, GeminiRecordedRequest, GeminiReply> {
   /** Base URL to give the CLI (GOOGLE_GEMINI_BASE_URL), e.g. http://127.0.0.1:40123 — the AI SDK wants `${url}/v1beta`. */
   url: string;
-  /** Every request received, in order. */
-  requests: GeminiRecordedRequest[];
   /** The content requests answered by the script (not the schema requests the mock answered itself, not countTokens). */
   contentRequests(): GeminiRecordedRequest[];
-  /** Replaces the handler used when the queue is empty; `undefined` restores the default script. */
-  setHandler(handler: GeminiHandler | undefined): void;
-  /** Queues replies used, one per content request, before the handler. */
-  enqueue(...replies: GeminiReply[]): void;
-  close(): Promise<void>;
 }
 
 /** A text reply. */
@@ -276,12 +270,5 @@ export async function startMockGemini(options: { handler?: GeminiHandler; answer
     handle: (req, res) => mock.handle(req, res),
     fail: (res, error) => sendJson(res, 500, { error: { code: 500, message: `mock failure: ${String(error)}`, status: 'INTERNAL' } }),
   });
-  return {
-    url: server.url,
-    requests: mock.requests,
-    contentRequests: () => mock.requests.filter((r) => r.scripted),
-    setHandler: (handler) => mock.script.setHandler(handler),
-    enqueue: (...replies) => mock.script.enqueue(replies),
-    close: () => server.close(),
-  };
+  return { ...scriptedMock(server, mock.requests, mock.script), contentRequests: () => mock.requests.filter((r) => r.scripted) };
 }

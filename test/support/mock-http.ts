@@ -115,6 +115,30 @@ export class ReplyScript<Body, Recorded, Reply> {
   }
 }
 
+/** What every scripted mock offers its tests: where it listens, what it received, and the script of its replies. */
+export interface ScriptedMock<Body, Recorded, Reply> {
+  /** Server root, e.g. http://127.0.0.1:40123 (each mock says which base URL its clients want). */
+  url: string;
+  /** Every request received, in order. */
+  requests: Recorded[];
+  /** Replaces the handler used when the queue is empty; `undefined` restores the default script. */
+  setHandler(handler: ReplyHandler<Body, Recorded, Reply> | undefined): void;
+  /** Queues replies used, one per scripted request, before the handler. */
+  enqueue(...replies: Reply[]): void;
+  close(): Promise<void>;
+}
+
+/** The shared part of a mock's handle, over its running server, its request record and its reply script. */
+export function scriptedMock<Body, Recorded, Reply>(server: MockHttpServer, requests: Recorded[], script: ReplyScript<Body, Recorded, Reply>): ScriptedMock<Body, Recorded, Reply> {
+  return {
+    url: server.url,
+    requests,
+    setHandler: (handler) => script.setHandler(handler),
+    enqueue: (...replies) => script.enqueue(replies),
+    close: () => server.close(),
+  };
+}
+
 /** A running mock server. */
 export interface MockHttpServer {
   /** e.g. http://127.0.0.1:40123 */

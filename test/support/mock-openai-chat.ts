@@ -11,8 +11,8 @@
 // in order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script
 // (see `defaultChatReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pieces, readRequest, ReplyScript, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
-import type { RecordedHttpRequest } from './mock-http.ts';
+import { pieces, readRequest, ReplyScript, scriptedMock, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
 
 /** A tool call the mock answers with; `arguments` is sent as a JSON string (a string is sent as is). */
 export interface ChatToolCall {
@@ -76,20 +76,14 @@ export interface ChatBody {
 }
 
 /** Decides the reply to one POST /chat/completions request. */
-export type ChatHandler = (body: ChatBody, request: ChatRecordedRequest) => ChatReply | Promise<ChatReply>;
+export type ChatHandler = ReplyHandler<ChatBody, ChatRecordedRequest, ChatReply>;
 
-export interface MockOpenAIChat {
+/** The mock as tests hold it (see ScriptedMock in mock-http.ts). */
+export interface MockOpenAIChat extends ScriptedMock<ChatBody, ChatRecordedRequest, ChatReply> {
   /** Server root, e.g. http://127.0.0.1:40123 — clients want the base URL `${url}/v1`. */
   url: string;
-  /** Every request received, in order. */
-  requests: ChatRecordedRequest[];
   /** The POST /chat/completions requests only. */
   completionRequests(): ChatRecordedRequest[];
-  /** Replaces the handler used when the queue is empty; `undefined` restores the default script. */
-  setHandler(handler: ChatHandler | undefined): void;
-  /** Queues replies used, one per POST /chat/completions request, before the handler. */
-  enqueue(...replies: ChatReply[]): void;
-  close(): Promise<void>;
 }
 
 /** A text reply. */
@@ -287,12 +281,5 @@ export async function startMockOpenAIChat(options: { handler?: ChatHandler } = {
     handle: (req, res) => mock.handle(req, res),
     fail: (res, error) => sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error', param: null, code: null } }),
   });
-  return {
-    url: server.url,
-    requests: mock.requests,
-    completionRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path)),
-    setHandler: (handler) => mock.script.setHandler(handler),
-    enqueue: (...replies) => mock.script.enqueue(replies),
-    close: () => server.close(),
-  };
+  return { ...scriptedMock(server, mock.requests, mock.script), completionRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path)) };
 }

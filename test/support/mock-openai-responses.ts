@@ -11,8 +11,8 @@
 // default script (see `defaultResponsesReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { readRequest, ReplyScript, sleep, splitUrl, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
-import type { RecordedHttpRequest } from './mock-http.ts';
+import { readRequest, ReplyScript, scriptedMock, sleep, splitUrl, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
+import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
 
 /** One output item of a scripted response. */
 export type ResponsesOutput =
@@ -62,20 +62,14 @@ export interface ResponsesBody {
 }
 
 /** Decides the reply to one POST /responses request. */
-export type ResponsesHandler = (body: ResponsesBody, request: ResponsesRecordedRequest) => ResponsesReply | Promise<ResponsesReply>;
+export type ResponsesHandler = ReplyHandler<ResponsesBody, ResponsesRecordedRequest, ResponsesReply>;
 
-export interface MockResponses {
+/** The mock as tests hold it (see ScriptedMock in mock-http.ts). */
+export interface MockResponses extends ScriptedMock<ResponsesBody, ResponsesRecordedRequest, ResponsesReply> {
   /** Server root, e.g. http://127.0.0.1:40123 — clients want the base URL `${url}/v1`. */
   url: string;
-  /** Every request received, in order. */
-  requests: ResponsesRecordedRequest[];
   /** The POST /responses requests only. */
   responseRequests(): ResponsesRecordedRequest[];
-  /** Replaces the handler used when the queue is empty; `undefined` restores the default script. */
-  setHandler(handler: ResponsesHandler | undefined): void;
-  /** Queues replies used, one per POST /responses request, before the handler. */
-  enqueue(...replies: ResponsesReply[]): void;
-  close(): Promise<void>;
 }
 
 /** A reply with one assistant message. */
@@ -250,12 +244,5 @@ export async function startMockResponses(options: { handler?: ResponsesHandler }
     fail: (res, error) => sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error' } }),
     upgrade: (req, socket) => mock.refuseUpgrade(req, socket),
   });
-  return {
-    url: server.url,
-    requests: mock.requests,
-    responseRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/responses$/.test(r.path)),
-    setHandler: (handler) => mock.script.setHandler(handler),
-    enqueue: (...replies) => mock.script.enqueue(replies),
-    close: () => server.close(),
-  };
+  return { ...scriptedMock(server, mock.requests, mock.script), responseRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/responses$/.test(r.path)) };
 }
