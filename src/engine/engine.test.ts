@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { InboundMessage } from '../channels/connector.ts';
 import { InferenceError, NoProviderError } from '../inference/types.ts';
-import { engineFixture } from '../../test/support/engine-fixture.ts';
+import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 
@@ -12,9 +12,8 @@ afterEach(async () => {
   fx = null;
 });
 
-function chat(id: string, text: string, chatId = '42', userId = '42'): InboundMessage {
-  return { id, target: { channel: 'telegram', chat: chatId }, userId, text, receivedAt: 0 };
-}
+/** A message in chat `chatId` (default 42) from user 42 unless `userId` says otherwise. */
+const chat = (id: string, text: string, chatId = '42', userId = '42'): InboundMessage => chatMessage(id, text, chatId, userId);
 
 describe('engine: user sessions', { timeout: 30_000 }, () => {
   it('answers in the same channel, replying to the message, and logs the turn incrementally', async () => {

@@ -2,9 +2,7 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import type { InboundMessage } from '../channels/connector.ts';
-import type { InferenceRequest } from '../inference/types.ts';
-import { engineFixture } from '../../test/support/engine-fixture.ts';
+import { chatMessage, engineFixture, isSubagentRequest } from '../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 
@@ -14,11 +12,9 @@ afterEach(async () => {
   fx = null;
 });
 
-function chat(id: string, text: string, chatId = '42'): InboundMessage {
-  return { id, target: { channel: 'telegram', chat: chatId }, userId: chatId, text, receivedAt: 0 };
-}
+const chat = chatMessage;
 
-const isSubagent = (req: InferenceRequest): boolean => req.system.startsWith('You are a background agent');
+const isSubagent = isSubagentRequest;
 const hangOn = (text: string) => new ScriptedInference().onRequest((req) => (req.messages.at(-1)?.content === text ? 'hang' : undefined));
 
 describe('engine: restore after a crash', { timeout: 30_000 }, () => {

@@ -1,9 +1,8 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { InboundMessage } from '../channels/connector.ts';
 import { InferenceError } from '../inference/types.ts';
 import type { InferenceRequest } from '../inference/types.ts';
-import { engineFixture } from '../../test/support/engine-fixture.ts';
+import { chatMessage, engineFixture, isSubagentRequest } from '../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 
@@ -13,12 +12,10 @@ afterEach(async () => {
   fx = null;
 });
 
-function chat(id: string, text: string, chatId = '42'): InboundMessage {
-  return { id, target: { channel: 'telegram', chat: chatId }, userId: chatId, text, receivedAt: 0 };
-}
+const chat = chatMessage;
 
 const lastContent = (req: InferenceRequest): string => req.messages.at(-1)?.content ?? '';
-const isSubagent = (req: InferenceRequest): boolean => req.system.startsWith("You are a background agent");
+const isSubagent = isSubagentRequest;
 
 describe('engine: subagents', { timeout: 30_000 }, () => {
   it('start_background_agent returns at once; the subagent reply reaches the parent, which answers its user', async () => {

@@ -2,12 +2,11 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { silentLogger } from '../core/logger.ts';
 import { NoProviderError } from '../inference/types.ts';
-import { engineFixture } from '../../test/support/engine-fixture.ts';
+import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
 import { ScriptedInference } from '../../test/support/scripted-inference.ts';
-import type { InboundMessage } from '../channels/connector.ts';
 import { runCommand } from './commands.ts';
 import { createInboundHandler } from './inbound.ts';
 import type { OperationServices } from './operation.ts';
@@ -16,9 +15,7 @@ import { OPERATIONS } from './table.ts';
 import { createOperationsToolbox } from './toolbox.ts';
 import { InboundCommandStore } from '../store/inbound-commands.ts';
 
-function chat(id: string, text: string, chatId = '42'): InboundMessage {
-  return { id, target: { channel: 'telegram', chat: chatId }, userId: chatId, text, receivedAt: 0 };
-}
+const chat = chatMessage;
 
 describe('engine operations', { timeout: 30_000 }, () => {
   let m: ManagerFixture;

@@ -7,13 +7,24 @@ import type { Logger } from '../../src/core/logger.ts';
 import { createEngine } from '../../src/engine/create.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { AgentToolbox, EngineSessionInfo, ToolOutcome } from '../../src/engine/toolbox.ts';
-import type { ToolCall, ToolSpec } from '../../src/inference/types.ts';
+import type { InboundMessage } from '../../src/channels/connector.ts';
+import type { InferenceRequest, ToolCall, ToolSpec } from '../../src/inference/types.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { readFileSync } from 'node:fs';
 import { RecordingOutbox } from './recording-outbox.ts';
 import { ScriptedInference } from './scripted-inference.ts';
 import { tempDir } from './temp-dir.ts';
+
+/** A Telegram message in chat `chatId` from user `userId` (by default the chat's own user, as in a private chat). */
+export function chatMessage(id: string, text: string, chatId = '42', userId = chatId): InboundMessage {
+  return { id, target: { channel: 'telegram', chat: chatId }, userId, text, receivedAt: 0 };
+}
+
+/** True for a model request of a subagent session (its system prompt is the background agent's). */
+export function isSubagentRequest(req: InferenceRequest): boolean {
+  return req.system.startsWith('You are a background agent');
+}
 
 /** A toolbox of test tools: `lookup` answers its input, `explode` throws. Records every call. */
 export class FakeToolbox implements AgentToolbox {
