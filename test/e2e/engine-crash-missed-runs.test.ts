@@ -5,34 +5,20 @@
 // next minute while the daemon is down; both cases run side by side, each with its own daemon.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { crashRig, RIG_USER } from '../support/crash-rig.ts';
-import type { CrashRig } from '../support/crash-rig.ts';
+import { assertNoErrorLines, RIG_USER, withCrashRig } from '../support/crash-rig.ts';
+import type { CrashRig, CronTaskInfo } from '../support/crash-rig.ts';
 import { waitFor } from '../support/daemon-process.ts';
-import { diagnostics, logLines, systemText, textsTo, unexpectedErrors } from '../support/e2e-daemon.ts';
+import { isCronTurn, logLines, textsTo } from '../support/e2e-daemon.ts';
 import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';
 
 const LONG = 60_000;
 
-interface CronRunInfo {
-  dueAt: number;
-  kind: string;
-  status: string;
-  missed: number;
-}
-
-interface CronTaskInfo {
-  id: string;
-  name: string;
-  nextRunAt: number | null;
-  lastRun: CronRunInfo | null;
-}
-
 function cronBodies(rig: CrashRig): ChatBody[] {
   return rig.model
     .completionRequests()
     .map((r) => r.body as ChatBody)
-    .filter((b) => systemText(b).includes('session of the scheduled task'));
+    .filter(isCronTurn);
 }
 
 /**
@@ -57,8 +43,7 @@ async function listed(rig: CrashRig): Promise<{ tasks: CronTaskInfo[]; missedRun
 
 describe('cron runs missed while the daemon was down', { concurrency: true }, () => {
   it("missedRuns 'run-once': exactly one catch-up run after the restart", async () => {
-    const rig = await crashRig('sb-missed-once-', (body) => chatText(`done: ${lastUserText(body).split('\n')[0]}`), { scheduler: { missedRuns: 'run-once' } });
-    try {
+    await withCrashRig('sb-missed-once-', (body) => chatText(`done: ${lastUserText(body).split('\n')[0]}`), { scheduler: { missedRuns: 'run-once' } }, async (rig) => {
       const { task, missedDueAt } = await missOneRun(rig);
       await rig.start();
 
@@ -81,18 +66,12 @@ describe('cron runs missed while the daemon was down', { concurrency: true }, ()
       assert.ok(logLines(rig.daemon.output()).some((l) => l.level === 40 && /making one catch-up run/.test(String(l.msg))));
       assert.ok(!rig.telegram.sent.some((m) => m.text.includes('Internal error.')));
       await rig.stop();
-      for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
-    } catch (error) {
-      console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
-      throw error;
-    } finally {
-      await rig.close();
-    }
+      assertNoErrorLines(rig);
+    });
   });
 
   it("missedRuns 'skip': no run after the restart, and the skip is recorded", async () => {
-    const rig = await crashRig('sb-missed-skip-', (body) => chatText(`done: ${lastUserText(body).split('\n')[0]}`), { scheduler: { missedRuns: 'skip' } });
-    try {
+    await withCrashRig('sb-missed-skip-', (body) => chatText(`done: ${lastUserText(body).split('\n')[0]}`), { scheduler: { missedRuns: 'skip' } }, async (rig) => {
       const { task, missedDueAt } = await missOneRun(rig);
       await rig.start();
 
@@ -121,12 +100,7 @@ describe('cron runs missed while the daemon was down', { concurrency: true }, ()
       assert.ok(!cronBodies(rig).some((b) => lastUserText(b).includes('catch-up run') || lastUserText(b).includes(`run due ${due}`)), 'no run for the missed due time');
       if (cronBodies(rig).length === 0) assert.ok(!sessions.some((s) => s.descriptor.type === 'cron'), 'no cron session was made');
       await rig.stop();
-      for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
-    } catch (error) {
-      console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
-      throw error;
-    } finally {
-      await rig.close();
-    }
+      assertNoErrorLines(rig);
+    });
   });
 });

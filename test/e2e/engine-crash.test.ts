@@ -10,9 +10,10 @@ import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { crashRig, RIG_USER } from '../support/crash-rig.ts';
+import { assertNoErrorLines, RIG_USER, withCrashRig } from '../support/crash-rig.ts';
+import type { CronTaskInfo } from '../support/crash-rig.ts';
 import { waitFor } from '../support/daemon-process.ts';
-import { diagnostics, logLines, systemText, textsTo, unexpectedErrors } from '../support/e2e-daemon.ts';
+import { isCronTurn, logLines, systemText, textsTo } from '../support/e2e-daemon.ts';
 import { chatText, chatToolCall, lastUserText, messageText, pendingToolResults } from '../support/mock-openai-chat.ts';
 import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
 
@@ -37,30 +38,12 @@ interface EngineSession {
   lastOutcome: string | null;
 }
 
-interface CronRunInfo {
-  dueAt: number;
-  kind: string;
-  status: string;
-  missed: number;
-}
-
-interface CronTaskInfo {
-  id: string;
-  name: string;
-  nextRunAt: number | null;
-  lastRun: CronRunInfo | null;
-}
-
 function bodies(model: MockOpenAIChat): ChatBody[] {
   return model.completionRequests().map((r) => r.body as ChatBody);
 }
 
 function isUserTurn(body: ChatBody): boolean {
   return systemText(body).includes(`serves the chat telegram|${RIG_USER}`);
-}
-
-function isCronTurn(body: ChatBody): boolean {
-  return systemText(body).includes('session of the scheduled task');
 }
 
 /** Holds every answer until `release()`; afterwards answers at once with `answer(body)`. */
@@ -85,8 +68,7 @@ function heldModel(hold: (body: ChatBody) => boolean, answer: (body: ChatBody) =
 describe('SIGKILL of the daemon with engine work in flight, then restarts', { concurrency: true }, () => {
   it('a user turn in flight and two messages queued: "Internal error." once for the cut-off one, the queued ones answered in order, nothing twice', async () => {
     const model = heldModel(isUserTurn, (body) => chatText(`answer to: ${lastUserText(body)}`));
-    const rig = await crashRig('sb-crash-user-', model.handler);
-    try {
+    await withCrashRig('sb-crash-user-', model.handler, {}, async (rig) => {
       const { telegram } = rig;
       const userBodies = (): ChatBody[] => bodies(rig.model).filter(isUserTurn);
       const asked = (text: string): number => userBodies().filter((b) => lastUserText(b) === text).length;
@@ -143,19 +125,13 @@ describe('SIGKILL of the daemon with engine work in flight, then restarts', { co
       assert.deepEqual(telegram.pendingUpdates(), [], 'every update stays confirmed');
       await rig.stop();
 
-      for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
-    } catch (error) {
-      console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
-      throw error;
-    } finally {
-      await rig.close();
-    }
+      assertNoErrorLines(rig);
+    });
   });
 
   it('a cron turn in flight: closed silently after the restart, not re-run, and the task keeps its schedule', async () => {
     const model = heldModel(isCronTurn, (body) => chatText(`cron run done: ${lastUserText(body).split('\n')[0]}`));
-    const rig = await crashRig('sb-crash-cron-', model.handler);
-    try {
+    await withCrashRig('sb-crash-cron-', model.handler, {}, async (rig) => {
       const { telegram } = rig;
       const dueOf = (body: ChatBody): string | undefined => /run due (\S+)\]/.exec(lastUserText(body))?.[1];
       const cronBodies = (): ChatBody[] => bodies(rig.model).filter(isCronTurn);
@@ -205,13 +181,8 @@ describe('SIGKILL of the daemon with engine work in flight, then restarts', { co
       assert.ok(!telegram.sent.some((m) => m.text.includes('Internal error.')), 'no "Internal error." anywhere');
       assert.equal(telegram.sent.length, 0, 'a cron session has no chat');
       await rig.stop();
-      for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
-    } catch (error) {
-      console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
-      throw error;
-    } finally {
-      await rig.close();
-    }
+      assertNoErrorLines(rig);
+    });
   });
 
   it('a turn in flight right after claude_launch: "Internal error.", the session comes back interrupted, its agent is stopped, chat and orchestrator are told', async () => {
@@ -227,8 +198,7 @@ describe('SIGKILL of the daemon with engine work in flight, then restarts', { co
         return chatText(`unexpected: ${text}`);
       },
     );
-    const rig = await crashRig('sb-crash-launch-', model.handler);
-    try {
+    await withCrashRig('sb-crash-launch-', model.handler, {}, async (rig) => {
       const { telegram } = rig;
       workdir = join(rig.root, 'work');
       mkdirSync(workdir, { recursive: true });
@@ -269,12 +239,7 @@ describe('SIGKILL of the daemon with engine work in flight, then restarts', { co
       assert.ok(!chat().includes('Launched build-fix.'), 'the cut-off turn is not re-run');
       for (const text of ['Internal error.', notice]) assert.equal(chat().filter((t) => t === text).length, 1, `"${text.split('\n')[0]}" sent once`);
       await rig.stop();
-      for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
-    } catch (error) {
-      console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
-      throw error;
-    } finally {
-      await rig.close();
-    }
+      assertNoErrorLines(rig);
+    });
   });
 });

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemonProcess } from './daemon-process.ts';
 import type { DaemonProcess } from './daemon-process.ts';
-import { chatInference, logLines, telegramSection } from './e2e-daemon.ts';
+import { chatInference, diagnostics, logLines, telegramSection, unexpectedErrors } from './e2e-daemon.ts';
 import type { DaemonLogLine } from './e2e-daemon.ts';
 import { startFakeTelegram } from './fake-telegram.ts';
 import type { FakeTelegram } from './fake-telegram.ts';
@@ -120,4 +120,38 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
     },
   };
   return rig;
+}
+
+/**
+ * Builds a rig (see `crashRig`), runs `body` on it and always closes it; when `body` fails, prints the chat and every
+ * run's output first.
+ */
+export async function withCrashRig(
+  prefix: string,
+  handler: ChatHandler,
+  config: Record<string, unknown>,
+  body: (rig: CrashRig) => Promise<void>,
+): Promise<void> {
+  const rig = await crashRig(prefix, handler, config);
+  try {
+    await body(rig);
+  } catch (error) {
+    console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
+    throw error;
+  } finally {
+    await rig.close();
+  }
+}
+
+/** Asserts that no daemon run of the rig logged an error line. */
+export function assertNoErrorLines(rig: CrashRig): void {
+  for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
+}
+
+/** A cron task as `cron.list` answers it, as far as the crash tests look. */
+export interface CronTaskInfo {
+  id: string;
+  name: string;
+  nextRunAt: number | null;
+  lastRun: { dueAt: number; kind: string; status: string; missed: number } | null;
 }

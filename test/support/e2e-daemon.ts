@@ -74,6 +74,11 @@ export function systemText(body: ChatBody): string {
     .join('\n');
 }
 
+/** True for a model request of a cron session's turn (its system prompt names the scheduled task). */
+export function isCronTurn(body: ChatBody): boolean {
+  return systemText(body).includes('session of the scheduled task');
+}
+
 /**
  * What a failed end-to-end test prints to explain itself: the messages the bot sent, and the daemon's log lines at
  * warn and above (plus anything that is not a log line).
