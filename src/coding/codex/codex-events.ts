@@ -15,6 +15,7 @@
 import { z } from 'zod';
 import type { ExitInfo } from '../agent-process.ts';
 import type { FailureReason, HarnessEvent, TurnOutcome, Usage } from '../harness.ts';
+import { decodeTypedLine, isObject, schemaProblem } from '../json-line.ts';
 import type { TurnParser } from '../per-turn-run.ts';
 import type { CodexUsageTracker } from './codex-usage.ts';
 import { usageTotalsSchema } from './codex-usage.ts';
@@ -75,39 +76,25 @@ export type CodexLine =
 
 const PHASES = { 'item.started': 'started', 'item.updated': 'updated', 'item.completed': 'completed' } as const;
 
-function isObject(value: unknown): value is Record<string, unknown> {
-  return !!value && typeof value === 'object' && !Array.isArray(value);
-}
-
-function problem(type: string, error: z.ZodError): { ok: false; error: string } {
-  return { ok: false, error: `bad "${type}": ${z.prettifyError(error).replace(/\s+/g, ' ')}` };
-}
-
 /** Parses one stdout line; returns the line or the reason it is malformed (not JSON, no type, schema violation). */
 export function parseCodexLine(line: string): { ok: true; line: CodexLine } | { ok: false; error: string } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(line);
-  } catch {
-    return { ok: false, error: 'not JSON' };
-  }
-  if (!isObject(raw)) return { ok: false, error: 'not a JSON object' };
-  const type = raw.type;
-  if (typeof type !== 'string') return { ok: false, error: 'no string "type"' };
+  const decoded = decodeTypedLine(line);
+  if (!decoded.ok) return decoded;
+  const { value: raw, type } = decoded;
   if (Object.hasOwn(PHASES, type)) {
     const item = raw.item;
     if (!isObject(item) || typeof item.type !== 'string') return { ok: false, error: `bad "${type}": no item with a string "type"` };
     if (!Object.hasOwn(ITEM_SCHEMAS, item.type)) return { ok: true, line: { kind: 'unknown', type: `${type}:${item.type}` } };
     const itemType = item.type as keyof ItemSchemas;
     const parsed = ITEM_SCHEMAS[itemType].safeParse(item);
-    if (!parsed.success) return problem(`${type}:${itemType}`, parsed.error);
+    if (!parsed.success) return schemaProblem(`${type}:${itemType}`, parsed.error);
     const phase = PHASES[type as keyof typeof PHASES];
     return { ok: true, line: { kind: 'item', phase, item: { ...parsed.data, type: itemType } as CodexItem } };
   }
   if (!Object.hasOwn(LINE_SCHEMAS, type)) return { ok: true, line: { kind: 'unknown', type } };
   const known = type as keyof typeof LINE_SCHEMAS;
   const parsed = LINE_SCHEMAS[known].safeParse(raw);
-  if (!parsed.success) return problem(known, parsed.error);
+  if (!parsed.success) return schemaProblem(known, parsed.error);
   const value = parsed.data as Record<string, unknown>;
   switch (known) {
     case 'thread.started':

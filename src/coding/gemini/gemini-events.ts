@@ -8,6 +8,7 @@
 import { z } from 'zod';
 import type { ExitInfo } from '../agent-process.ts';
 import type { HarnessEvent, TurnOutcome, Usage } from '../harness.ts';
+import { decodeTypedLine, schemaProblem } from '../json-line.ts';
 import type { TurnParser } from '../per-turn-run.ts';
 
 const initSchema = z.object({ type: z.literal('init'), session_id: z.string().min(1), model: z.string().optional() });
@@ -96,18 +97,12 @@ function shorten(text: string, max = 200): string {
 
 /** Parses one stdout line; returns the line or the reason it is malformed (not JSON, no type, schema violation). */
 export function parseGeminiLine(line: string): { ok: true; line: GeminiLine } | { ok: false; error: string } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(line);
-  } catch {
-    return { ok: false, error: 'not JSON' };
-  }
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) return { ok: false, error: 'not a JSON object' };
-  const type = (raw as { type?: unknown }).type;
-  if (typeof type !== 'string') return { ok: false, error: 'no string "type"' };
+  const decoded = decodeTypedLine(line);
+  if (!decoded.ok) return decoded;
+  const { value: raw, type } = decoded;
   if (!isKnown(type)) return { ok: true, line: { kind: 'unknown', type } };
   const parsed = SCHEMAS[type].safeParse(raw);
-  if (!parsed.success) return { ok: false, error: `bad "${type}": ${z.prettifyError(parsed.error).replace(/\s+/g, ' ')}` };
+  if (!parsed.success) return schemaProblem(type, parsed.error);
   return { ok: true, line: { kind: type, value: parsed.data } as GeminiLine };
 }
 
