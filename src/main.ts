@@ -1,5 +1,9 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Connector } from './channels/connector.ts';
+import { createOutbox } from './channels/outbox.ts';
+import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
+import { WebConnector } from './channels/web/web-connector.ts';
 import type { Clock } from './core/clock.ts';
 import { systemClock } from './core/clock.ts';
 import type { Config, HarnessName } from './core/config.ts';
@@ -10,13 +14,23 @@ import type { Logger } from './core/logger.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
 import { SessionManager } from './coding/session-manager.ts';
+import { createEngine } from './engine/create.ts';
+import { createScheduler } from './engine/scheduler/scheduler.ts';
+import { createWakeRouter } from './engine/wake/wake-router.ts';
 import { buildGateway } from './gateway/server.ts';
+import { createInference } from './inference/inference.ts';
+import type { Inference } from './inference/types.ts';
+import { createNotificationRouter } from './notify/notification-router.ts';
+import { commandList } from './operations/commands.ts';
+import { createInboundHandler } from './operations/inbound.ts';
 import type { OperationServices } from './operations/operation.ts';
 import { OPERATIONS } from './operations/table.ts';
+import { createOperationsToolbox } from './operations/toolbox.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
 import { SessionLogs } from './store/session-logs.ts';
+import { InboundCommandStore } from './store/inbound-commands.ts';
 import { ensureToken } from './store/tokens.ts';
 import { VERSION } from './version.ts';
 
@@ -25,6 +39,8 @@ export interface DaemonOptions extends LoadOptions {
   logDestination?: NodeJS.WritableStream;
   /** Replaces the real harnesses (tests). */
   harnesses?: Record<HarnessName, Harness>;
+  /** Replaces the inference built from `config.inference` (tests). */
+  inference?: Inference;
   clock?: Clock;
 }
 
@@ -42,11 +58,13 @@ export interface Daemon {
 }
 
 /**
- * The composition root: reads the config, claims the state directory, opens the store, builds every service,
- * marks sessions cut off by the last shutdown as interrupted, and starts the gateway. Returns a handle to stop it.
+ * The composition root: reads the config, claims the state directory, opens the store, builds every service (coding
+ * sessions, outbox and chat connectors, notifications, inference, the engine with its scheduler and wake router),
+ * restores what the last run left, and starts the gateway. Returns a handle that stops it all in reverse order.
  */
 export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const { config, home } = loadConfig(options);
+  const env = options.env ?? process.env;
   mkdirSync(home, { recursive: true, mode: 0o700 });
   const startedAt = Date.now();
   acquireDaemonLock(home, { pid: process.pid, startedAt, version: VERSION });
@@ -63,28 +81,101 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   };
   try {
     const clock = options.clock ?? systemClock();
-    const db = openDatabase(join(home, 'state.db'));
+    const dbPath = join(home, 'state.db');
+    const db = openDatabase(dbPath);
+    // The database holds OAuth tokens and chat transcripts: only the owner may read it.
+    for (const file of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
     stops.push(() => db.close());
+
+    const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });
+    stops.push(() => outbox.stop());
+    const connectors: Connector[] = [];
+    const web = config.channels.web.enabled
+      ? new WebConnector({ db, config: config.channels.web, clock, logger: logger.child({ component: 'web' }) })
+      : null;
+    if (web) connectors.push(web);
+    if (config.channels.telegram.enabled) {
+      const commands = commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary.slice(0, 256) }));
+      connectors.push(createTelegramConnector(config.channels.telegram, { clock, logger: logger.child({ component: 'telegram' }), env, commands }));
+    }
+    for (const connector of connectors) outbox.register(connector);
+
     const logs = new SessionLogs(join(home, 'logs'), {
       fsyncBatchMs: config.timings.fsyncBatchMs,
       now: () => clock.now(),
       onRepair: (sessionId, report) => logger.warn({ session: sessionId, ...report }, 'repaired the torn end of a session log'),
     });
-    const store = new CodingSessionStore(db);
     const sessions = new SessionManager({
       config,
       clock,
       logger: logger.child({ component: 'sessions' }),
-      store,
+      store: new CodingSessionStore(db),
       logs,
       harnesses: options.harnesses ?? createHarnesses(config, logger),
     });
-    sessions.restore();
-    sessions.startTimers();
-    stops.push(() => sessions.stop());
     const services: OperationServices = { config, sessions };
+    const inference = options.inference ?? createInference(config.inference, logger.child({ component: 'inference' }), { env });
+    const engine = createEngine({
+      config,
+      clock,
+      logger,
+      db,
+      home,
+      inference,
+      outbox,
+      toolbox: createOperationsToolbox({ ops: OPERATIONS, services }),
+    });
+    services.engine = engine;
+    stops.push(() => engine.stop());
+    const scheduler = createScheduler({ db, engine, clock, logger, config });
+    services.scheduler = scheduler;
+    const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });
+    stops.push(() => notifications.stop());
+    stops.push(() => scheduler.stop());
+    const wake = createWakeRouter({ db, sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
+    services.wake = wake;
+    stops.push(() => wake.stop());
+    // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
+    stops.push(() => sessions.stop());
+
+    const interrupted = sessions.restore();
+    notifications.start();
+    notifications.announceInterrupted(interrupted);
+    wake.announceInterrupted(interrupted);
+    sessions.startTimers();
+    outbox.start();
+    await engine.start();
+    await scheduler.start();
+    await wake.start();
+
+    const inbound = createInboundHandler({
+      ops: OPERATIONS,
+      services,
+      engine,
+      outbox,
+      logger: logger.child({ component: 'inbound' }),
+      commands: new InboundCommandStore(db),
+      now: () => clock.now(),
+    });
+    for (const connector of connectors) {
+      stops.push(() => connector.stop());
+      await connector.start(inbound);
+    }
+
     const token = ensureToken(home);
-    const app = await buildGateway({ config, logger, token, ops: OPERATIONS, services, logs, version: VERSION, startedAt });
+    const app = await buildGateway({
+      config,
+      logger,
+      token,
+      ops: OPERATIONS,
+      services,
+      logs,
+      version: VERSION,
+      startedAt,
+      ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
+      ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat } } : {}),
+      health: () => ({ outbox: outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),
+    });
     await app.listen({ host: config.gateway.host, port: config.gateway.port });
     stops.push(() => app.close());
     const address = app.server.address();
@@ -92,7 +183,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const host = config.gateway.host.includes(':') ? `[${config.gateway.host}]` : config.gateway.host;
     const url = `http://${host}:${port}`;
     updateDaemonInfo(home, { pid: process.pid, startedAt, version: VERSION, url, port });
-    logger.info({ url, home, version: VERSION }, 'switchboard daemon started');
+    logger.info(
+      { url, home, version: VERSION, channels: connectors.map((c) => c.channel), inference: inference.available },
+      `switchboard daemon started — ${web ? `web page at ${url}/` : 'web page disabled'}`,
+    );
     return { url, port, home, token, config, logger, services, stop };
   } catch (error) {
     await stop();

@@ -28,6 +28,9 @@ export function startOverrides(options: StartOptions): Record<string, unknown> {
 
 /** Starts the daemon in this process and keeps it running until SIGINT/SIGTERM. */
 export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): Promise<Daemon> {
+  // The inference layer logs provider warnings itself (once per provider, through pino); the AI SDK's own stderr copy
+  // would only duplicate them. This is the SDK's process-wide switch, set once by the process entry point.
+  globalThis.AI_SDK_LOG_WARNINGS = false;
   const daemon = await startDaemon({
     env,
     overrides: startOverrides(options),

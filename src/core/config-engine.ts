@@ -24,8 +24,21 @@ export const engineSchema = z.strictObject({
 
 /** Cron tasks: each has its own cron session; runs missed while the daemon was down are skipped or run once. */
 export const schedulerSchema = z.strictObject({
-  /** What to do with runs that fell due while the daemon was down. */
+  /**
+   * What to do with runs that fell due while the daemon was down: `skip` records them as missed and waits for the
+   * next due time; `run-once` makes one catch-up run however many were missed, then keeps the normal cadence.
+   */
   missedRuns: z.enum(['skip', 'run-once']).default('run-once'),
+  /** IANA time zone for tasks that name none (e.g. "Europe/Paris"); default: the machine's local time. */
+  timezone: z
+    .string()
+    .min(1)
+    .refine((tz) => isTimeZone(tz), 'not an IANA time zone (e.g. "Europe/Paris", "UTC")')
+    .optional(),
+  /** Longest single timer wait; the next due time is recomputed at least this often, so clock changes are tolerated. */
+  maxWaitMs: z.number().int().positive().default(60_000),
+  /** Run records kept per cron task (and heartbeat runs kept); older ones are deleted. */
+  keepRuns: z.number().int().positive().default(200),
 });
 
 /** The heartbeat session: the heartbeat task list sent as one batch prompt on an interval. */
@@ -37,4 +50,24 @@ export const heartbeatSchema = z.strictObject({
 /** `POST /hooks/*`: needs its own token (`hooks.token` in the state directory), never the gateway's. */
 export const hooksSchema = z.strictObject({
   enabled: z.boolean().default(true),
+  /** Longest `text` accepted by POST /hooks/wake. */
+  maxTextChars: z.number().int().positive().default(20_000),
 });
+
+/** Wake events from coding sessions to the orchestrator (stored first, then delivered; see engine/wake). */
+export const wakeSchema = z.strictObject({
+  /** A delivery that failed (the engine was stopping or could not write) is tried again after this long. */
+  retryMs: z.number().int().positive().default(30_000),
+  /** Settled wake events kept for inspection; older ones are deleted. */
+  keepEvents: z.number().int().positive().default(1_000),
+});
+
+/** True when `tz` is a time zone name this runtime knows. */
+export function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { channelsSchema } from './config-channels.ts';
-import { engineSchema, heartbeatSchema, hooksSchema, schedulerSchema } from './config-engine.ts';
+import { engineSchema, heartbeatSchema, hooksSchema, schedulerSchema, wakeSchema } from './config-engine.ts';
 import { inferenceSchema } from './config-inference.ts';
 import { linearSchema } from './config-linear.ts';
 
@@ -112,6 +112,7 @@ export const configSchema = z.strictObject({
   scheduler: schedulerSchema.prefault({}),
   heartbeat: heartbeatSchema.prefault({}),
   hooks: hooksSchema.prefault({}),
+  wake: wakeSchema.prefault({}),
   inference: inferenceSchema.prefault({}),
   channels: channelsSchema.prefault({}),
   linear: linearSchema.prefault({}),

@@ -23,6 +23,15 @@ export interface Accepted {
   duplicate: boolean;
 }
 
+/**
+ * Options of a system or scheduled post. `messageId` is a caller-chosen id (unique per message): a repeat of an id the
+ * target session already accepted is acknowledged with `duplicate: true` and not queued again, so a caller that
+ * crashed between posting and recording can post again without a second run.
+ */
+export interface PostOptions {
+  messageId?: string;
+}
+
 /** The engine as the rest of the daemon sees it. */
 export interface EngineApi {
   /**
@@ -35,12 +44,17 @@ export interface EngineApi {
    * session. Resolves to null when the route finds no session (the caller logs and counts it; nothing is dropped
    * silently).
    */
-  postSystemMessage(route: MessageRoute, text: string, origin: string): Promise<Accepted | null>;
+  postSystemMessage(route: MessageRoute, text: string, origin: string, options?: PostOptions): Promise<Accepted | null>;
   /**
    * Durably posts a scheduled run's prompt to the cron session of task `id` or to the heartbeat session (creating the
    * session on first use). The scheduler calls this before it records the run as done.
    */
-  postScheduled(descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' }, text: string, origin: string): Promise<Accepted>;
+  postScheduled(
+    descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' },
+    text: string,
+    origin: string,
+    options?: PostOptions,
+  ): Promise<Accepted>;
   /** Starts a subagent session with `prompt` as its first message; returns at once. */
   startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }>;
   /** Starts a subagent and resolves with the text of its first reply (rejects after `timeoutMs`). */

@@ -82,6 +82,23 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     ]);
   });
 
+  it('treats a repeated caller-chosen id of a scheduled or system post as a duplicate, also after a restart', async () => {
+    fx = await engineFixture();
+    const first = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', { messageId: 'cron-nightly-1' });
+    assert.equal(first.duplicate, false);
+    assert.equal(first.messageId, 'cron-nightly-1');
+    await fx.engine.settled();
+    fx = await fx.reopen();
+    const again = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', { messageId: 'cron-nightly-1' });
+    assert.equal(again.duplicate, true);
+    assert.equal(again.sessionId, first.sessionId);
+    const route = { sessionId: first.sessionId };
+    const sys = await fx.engine.postSystemMessage(route, 'wake up', 'wake', { messageId: 'wake-7' });
+    assert.equal(sys?.duplicate, false);
+    assert.equal((await fx.engine.postSystemMessage(route, 'wake up', 'wake', { messageId: 'wake-7' }))?.duplicate, true);
+    await assert.rejects(fx.engine.postSystemMessage(route, 'x', 'wake', { messageId: ' ' }), /messageId must not be empty/);
+  });
+
   it('acknowledges a redelivered message id without queueing it twice, also after a restart', async () => {
     fx = await engineFixture();
     const [one, two] = await Promise.all([fx.engine.acceptUserMessage(chat('m1', 'hi')), fx.engine.acceptUserMessage(chat('m1', 'hi'))]);

@@ -13,7 +13,7 @@ import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
 import type { EngineIndex } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
-import type { Accepted, EngineControl, EngineSessionSummary, MessageRoute } from './api.ts';
+import type { Accepted, EngineControl, EngineSessionSummary, MessageRoute, PostOptions } from './api.ts';
 import { originOf, userDescriptor } from './descriptor.ts';
 import { engineToolbox } from './engine-tools.ts';
 import { Inbox, systemEntry } from './inbox.ts';
@@ -51,6 +51,12 @@ const scheduledSchema = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('cron'), id: nonEmpty('id') }),
   z.strictObject({ type: z.literal('heartbeat') }),
 ]);
+/** A system post: text and origin, and an optional caller-chosen message id that makes a repeated post a duplicate. */
+const postSchema = z.object({
+  text: nonEmpty('text'),
+  origin: nonEmpty('origin'),
+  messageId: z.string().trim().min(1, 'messageId must not be empty').max(200).optional(),
+});
 const agentInput = z.object({ prompt: nonEmpty('prompt'), name: nonEmpty('name').max(64), parentSessionId: z.string().min(1).optional() });
 
 function check<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
@@ -170,19 +176,24 @@ export class Engine implements EngineControl {
     });
   }
 
-  async postSystemMessage(route: MessageRoute, text: string, origin: string): Promise<Accepted | null> {
+  async postSystemMessage(route: MessageRoute, text: string, origin: string, options: PostOptions = {}): Promise<Accepted | null> {
     this.#assertOpen();
-    check(z.object({ text: nonEmpty('text'), origin: nonEmpty('origin') }), { text, origin });
+    check(postSchema, { text, origin, messageId: options.messageId });
     const session = resolveRoute(this.#inbox.sessions, route);
     if (!session) return null;
-    return this.#inbox.accept(session, systemEntry(text, origin));
+    return this.#inbox.accept(session, systemEntry(text, origin, options.messageId));
   }
 
-  async postScheduled(descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' }, text: string, origin: string): Promise<Accepted> {
+  async postScheduled(
+    descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' },
+    text: string,
+    origin: string,
+    options: PostOptions = {},
+  ): Promise<Accepted> {
     this.#assertOpen();
     const d = check(scheduledSchema, descriptor);
-    check(z.object({ text: nonEmpty('text'), origin: nonEmpty('origin') }), { text, origin });
-    return this.#inbox.accept(this.#inbox.getOrCreate(d), systemEntry(text, origin));
+    check(postSchema, { text, origin, messageId: options.messageId });
+    return this.#inbox.accept(this.#inbox.getOrCreate(d), systemEntry(text, origin, options.messageId));
   }
 
   async startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }> {

@@ -1,4 +1,4 @@
-import Fastify from 'fastify';
+import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
@@ -12,6 +12,8 @@ import { bearerMatches } from './auth.ts';
 import { requestFacts, webAuthFor } from './web-auth.ts';
 import { registerWebRoutes } from './web-routes.ts';
 import type { WebGatewayDeps } from './web-routes.ts';
+import { registerHookRoutes } from './hooks-routes.ts';
+import type { HookRouteDeps } from './hooks-routes.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -24,6 +26,10 @@ export interface GatewayDeps {
   startedAt: number;
   /** The web page and its chat connector; served when `channels.web.enabled`. */
   web?: WebGatewayDeps;
+  /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
+  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
+  /** Extra figures for /healthz (delivery and wake counters); counts only, never message content. */
+  health?: () => Record<string, unknown>;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -45,7 +51,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       'gateway.host',
     );
   }
-  const app = Fastify({ loggerInstance: logger as FastifyBaseLogger, disableRequestLogging: true, bodyLimit: 1_048_576 });
+  const app = Fastify({
+    loggerInstance: logger as FastifyBaseLogger,
+    // Requests are not logged one by one (the daemon logs what it does with them); errors still are.
+    logController: new LogController({ disableRequestLogging: true }),
+    bodyLimit: 1_048_576,
+  });
   const methods = rpcMethods(deps.ops);
   const webAuth = config.channels.web.enabled && deps.web ? webAuthFor(config, token, deps.web.token) : null;
   // The bearer token, or the web page's cookie (same-origin, loopback rules: see web-auth.ts).
@@ -57,6 +68,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     version: deps.version,
     uptimeMs: Date.now() - deps.startedAt,
     activeSessions: deps.services.sessions.liveSessions().filter((s) => s.isActive).length,
+    ...deps.health?.(),
   }));
 
   await app.register(async (scope) => {
@@ -83,6 +95,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize });
   if (webAuth && deps.web) registerWebRoutes(app, { ...deps.web, auth: webAuth, config: config.channels.web, gatewayToken: token, ops: deps.ops, logger, version: deps.version });
+  if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
 
   app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
   app.setErrorHandler((error, _request, reply) => {

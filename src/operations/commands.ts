@@ -97,6 +97,12 @@ export function commandList(ops: readonly Operation[]): { name: string; usage: s
   return ops.filter((o) => o.expose.command).map((o) => ({ name: o.expose.command?.name as string, usage: o.expose.command?.usage as string, summary: o.summary }));
 }
 
+/** The operation whose chat command `text` is, or undefined when it is not one of the table's commands. */
+export function commandOperation(ops: readonly Operation[], text: string): Operation | undefined {
+  const parts = splitCommand(text);
+  return parts ? ops.find((o) => o.expose.command?.name === parts.name) : undefined;
+}
+
 /**
  * Runs a chat command if `text` is one of the table's commands. Returns the reply text (an error reply for bad
  * input), or null when the text is not a known command.

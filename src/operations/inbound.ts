@@ -5,7 +5,8 @@ import type { InboundHandler, Outbox } from '../channels/connector.ts';
 import { formatTarget } from '../channels/connector.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EngineApi } from '../engine/api.ts';
-import { runCommand } from './commands.ts';
+import type { InboundCommandStore } from '../store/inbound-commands.ts';
+import { commandOperation, runCommand } from './commands.ts';
 import type { Operation, OperationServices } from './operation.ts';
 
 export interface InboundDeps {
@@ -14,6 +15,16 @@ export interface InboundDeps {
   engine: EngineApi;
   outbox: Outbox;
   logger: Logger;
+  /** Remembers the commands run, so one redelivered after a crash is not run twice; without it commands run per delivery. */
+  commands?: InboundCommandStore;
+  /** Time source for the command records (default Date.now). */
+  now?: () => number;
+}
+
+/** What the user is told when a command was cut off by a crash and then delivered again. */
+export function interruptedCommandText(text: string): string {
+  const shown = text.length > 80 ? `${text.slice(0, 79)}…` : text;
+  return `⚠️ The daemon restarted while it was running "${shown}"; it may or may not have taken effect, so it was not run again. Check with /claude_sessions before you send it once more.`;
 }
 
 /**
@@ -22,12 +33,24 @@ export interface InboundDeps {
  * engine could not accept the message, so the connector does not acknowledge it and it is delivered again.
  */
 export function createInboundHandler(deps: InboundDeps): InboundHandler {
-  const { ops, services, engine, outbox, logger } = deps;
+  const { ops, services, engine, outbox, logger, commands } = deps;
+  const now = deps.now ?? Date.now;
   return async (message) => {
     const channel = formatTarget(message.target);
-    const reply = await runCommand(ops, message.text, { kind: 'chat', channel, userId: message.userId }, services);
-    if (reply !== null) {
-      outbox.send(message.target, { text: reply, replyTo: message.id });
+    if (commandOperation(ops, message.text)) {
+      const state = commands?.begin(channel, message.id, message.text, now()) ?? 'new';
+      if (state === 'done') {
+        logger.info({ channel, messageId: message.id }, 'chat command delivered again; it already ran and was answered');
+        return;
+      }
+      if (state === 'running') {
+        logger.warn({ channel, messageId: message.id }, 'chat command delivered again after a crash cut it off; not run twice');
+        outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id });
+      } else {
+        const reply = await runCommand(ops, message.text, { kind: 'chat', channel, userId: message.userId }, services);
+        if (reply !== null) outbox.send(message.target, { text: reply, replyTo: message.id });
+      }
+      commands?.finish(channel, message.id, now());
       return;
     }
     if (!message.text.trim()) {

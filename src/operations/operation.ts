@@ -2,6 +2,8 @@ import type { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineControl } from '../engine/api.ts';
+import type { Scheduler } from '../engine/scheduler/scheduler.ts';
+import type { WakeRouter } from '../engine/wake/wake-router.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -18,6 +20,10 @@ export interface OperationServices {
   sessions: SessionManager;
   /** The agent engine; the engine operations (agents, agent-send, agent-start) answer "not running" without it. */
   engine?: EngineControl;
+  /** Cron tasks and the heartbeat (cron_*, heartbeat_*, scheduler_status); absent: those operations answer unavailable. */
+  scheduler?: Scheduler;
+  /** Wake counters for scheduler_status. */
+  wake?: Pick<WakeRouter, 'stats'>;
 }
 
 export interface OperationContext {

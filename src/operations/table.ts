@@ -2,8 +2,16 @@ import { agentSendOperation } from './agent-send.ts';
 import { agentStartOperation } from './agent-start.ts';
 import { agentsOperation } from './agents.ts';
 import { backgroundOperation } from './background.ts';
+import { cronAddOperation, cronDisableOperation, cronEnableOperation, cronListOperation, cronRemoveOperation } from './cron.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
+import {
+  heartbeatAddOperation,
+  heartbeatListOperation,
+  heartbeatRemoveOperation,
+  heartbeatRunOperation,
+  schedulerStatusOperation,
+} from './heartbeat.ts';
 import { killOperation } from './kill.ts';
 import { launchOperation } from './launch.ts';
 import { listOperation } from './list.ts';
@@ -28,4 +36,14 @@ export const OPERATIONS: readonly Operation[] = [
   agentsOperation,
   agentStartOperation,
   agentSendOperation,
+  cronAddOperation,
+  cronListOperation,
+  cronRemoveOperation,
+  cronEnableOperation,
+  cronDisableOperation,
+  heartbeatAddOperation,
+  heartbeatListOperation,
+  heartbeatRemoveOperation,
+  heartbeatRunOperation,
+  schedulerStatusOperation,
 ] as unknown as readonly Operation[];

@@ -28,4 +28,20 @@ export const ENGINE_MIGRATIONS: readonly Migration[] = [
       ) WITHOUT ROWID;
     `,
   },
+  {
+    version: 110,
+    name: 'chat commands run from connectors (exactly-once across redeliveries)',
+    sql: `
+      CREATE TABLE inbound_commands (
+        channel TEXT NOT NULL,
+        message_id TEXT NOT NULL,
+        text TEXT NOT NULL,
+        status TEXT NOT NULL CHECK (status IN ('running', 'done')),
+        started_at INTEGER NOT NULL,
+        finished_at INTEGER,
+        PRIMARY KEY (channel, message_id)
+      ) WITHOUT ROWID;
+      CREATE INDEX inbound_commands_started ON inbound_commands(started_at);
+    `,
+  },
 ];

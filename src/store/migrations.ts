@@ -5,6 +5,7 @@ import { LINEAR_GLUE_MIGRATIONS } from './linear-glue-migrations.ts';
 import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
 import { WEB_MIGRATIONS } from './web-migrations.ts';
+import { SCHEDULER_MIGRATIONS } from './scheduler-migrations.ts';
 
 /**
  * The schema, one numbered step at a time. Never edit a released step: add a new one. Each domain numbers its steps in
@@ -77,4 +78,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...LINEAR_MIGRATIONS,
   ...LINEAR_PIPELINE_MIGRATIONS,
   ...LINEAR_GLUE_MIGRATIONS,
+  ...SCHEDULER_MIGRATIONS,
 ];

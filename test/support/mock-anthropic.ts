@@ -22,6 +22,11 @@ export type MockReply =
       delayMs?: number;
       /** Wait this long between SSE events (streaming only). */
       chunkDelayMs?: number;
+      /**
+       * Streaming only: after the content blocks, send an SSE `error` event of this type (e.g. overloaded_error) instead of
+       * message_delta/message_stop, as the real API does when it fails mid-answer.
+       */
+      streamError?: { type: string; message?: string };
     }
   | {
       kind: 'error';
@@ -130,8 +135,18 @@ export function defaultReply(body: MessagesBody): MockReply {
   return textReply(`MOCK REPLY to: ${texts.at(-1) ?? ''}`);
 }
 
-function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
+/** Waits `ms`, or less if the client goes away (so a closed mock never waits on a scripted delay). */
+function sleep(ms: number, res: ServerResponse): Promise<void> {
+  if (!ms || res.destroyed) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = (): void => {
+      clearTimeout(timer);
+      res.off('close', done);
+      resolve();
+    };
+    const timer = setTimeout(done, ms);
+    res.once('close', done);
+  });
 }
 
 function readBody(req: IncomingMessage): Promise<string> {
@@ -202,7 +217,8 @@ class MockServer {
     }
     const messages = body as MessagesBody;
     const reply = this.#queue.shift() ?? (await (this.#handler ?? defaultReply)(messages, recorded));
-    if (reply.delayMs) await sleep(reply.delayMs);
+    if (reply.delayMs) await sleep(reply.delayMs, res);
+    if (res.destroyed) return;
     if (reply.kind === 'error') {
       sendJson(
         res,
@@ -247,7 +263,7 @@ class MockServer {
     const send = async (event: string, data: Record<string, unknown>): Promise<void> => {
       if (res.destroyed) return;
       res.write(`event: ${event}\ndata: ${JSON.stringify({ type: event, ...data })}\n\n`);
-      if (pause > 0) await sleep(pause);
+      if (pause > 0) await sleep(pause, res);
     };
     const usage = message.usage as { input_tokens: number; output_tokens: number };
     await send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
@@ -263,6 +279,11 @@ class MockServer {
         }
       }
       await send('content_block_stop', { index });
+    }
+    if (reply.streamError) {
+      await send('error', { error: { type: reply.streamError.type, message: reply.streamError.message ?? 'mock stream error' } });
+      res.end();
+      return;
     }
     await send('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
     await send('message_stop', {});

@@ -31,7 +31,16 @@ export type ResponsesReply =
       delayMs?: number;
       chunkDelayMs?: number;
     }
-  | { kind: 'error'; status: number; message?: string; type?: string; code?: string; delayMs?: number };
+  | {
+      kind: 'error';
+      status: number;
+      message?: string;
+      type?: string;
+      code?: string;
+      /** Extra response headers, e.g. `retry-after` on a 429. */
+      headers?: Record<string, string>;
+      delayMs?: number;
+    };
 
 /** What the mock recorded about one request: path without the query, parsed JSON body (undefined if none or not JSON). */
 export interface ResponsesRecordedRequest {
@@ -163,8 +172,8 @@ async function readBody(req: IncomingMessage): Promise<string> {
   return Buffer.concat(chunks).toString('utf8');
 }
 
-function sendJson(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}` });
+function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, ...headers });
   res.end(JSON.stringify(body));
 }
 
@@ -210,7 +219,7 @@ class ResponsesServer {
     if (res.destroyed) return;
     if (reply.kind === 'error') {
       const error = { message: reply.message ?? 'mock error', type: reply.type ?? 'invalid_request_error', param: null, code: reply.code ?? null };
-      return sendJson(res, reply.status, { error });
+      return sendJson(res, reply.status, { error }, reply.headers);
     }
     const response = this.#response(reply, request, `resp_mock_${this.requests.length}`);
     if (request.stream === true) await this.#stream(res, reply, response);

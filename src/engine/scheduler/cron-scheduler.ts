@@ -1,0 +1,320 @@
+// Cron tasks: each fires into its own cron engine session. A run is written to the store (intent) before it is posted
+// and recorded as accepted after, so a crash in between is found on the next start and re-posted once with the same
+// message id (the engine acknowledges a repeat as a duplicate); a due time is claimed when its intent is written, so it
+// never fires twice. Runs missed while the daemon was down follow `scheduler.missedRuns`.
+import type { Clock, Timer } from '../../core/clock.ts';
+import type { Config } from '../../core/config.ts';
+import { AppError, conflict, errorMessage, invalidInput, notFound } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { CronRun, CronTask, CronTaskStore } from '../../store/cron-tasks.ts';
+import type { EngineApi } from '../api.ts';
+import { dueWindow, parseCronExpression } from './cron-expression.ts';
+import type { CronExpression, DueWindow } from './cron-expression.ts';
+import { cronRunText, iso } from './cron-run-text.ts';
+
+export interface CronSchedulerDeps {
+  store: CronTaskStore;
+  engine: Pick<EngineApi, 'postScheduled'>;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'scheduler'>;
+}
+
+/** What `cron_add` asks for; `timezone` defaults to `scheduler.timezone`, `enabled` to true. */
+export interface CronTaskInput {
+  name: string;
+  schedule: string;
+  prompt: string;
+  timezone?: string;
+  enabled?: boolean;
+}
+
+/** A task with its newest run record (fired, skipped or failed), for listings. */
+export interface CronTaskInfo extends CronTask {
+  lastRun: CronRun | null;
+}
+
+/** A crashed post is tried this many times in all; a third start finds it abandoned instead of looping. */
+const MAX_ATTEMPTS = 2;
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** Fires stored cron tasks on time; see the file comment for the durability rules. */
+export class CronScheduler {
+  #deps: CronSchedulerDeps;
+  #timer: Timer | null = null;
+  #chain: Promise<void> = Promise.resolve();
+  #started = false;
+  #stopped = false;
+  #invalid = new Set<string>();
+
+  constructor(deps: CronSchedulerDeps) {
+    this.#deps = deps;
+  }
+
+  /**
+   * Re-posts runs a crash left unrecorded (once; a second crash abandons them), applies the missed-run policy to
+   * tasks that fell due while the daemon was down, then arms the timer. Resolves when the recovery posts are done.
+   */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    this.#recover();
+    this.#catchUp();
+    this.#arm();
+    await this.idle();
+  }
+
+  /** Stops the timer and waits for posts in flight to be recorded. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#timer = null;
+    await this.idle();
+  }
+
+  /** Resolves once every post queued so far has been recorded. */
+  idle(): Promise<void> {
+    return this.#chain;
+  }
+
+  /** Validates and stores a new task; an enabled task is scheduled at once. Throws invalid_input / conflict. */
+  add(input: CronTaskInput): CronTask {
+    const { store, clock, config } = this.#deps;
+    const name = input.name.trim();
+    if (!NAME_RE.test(name)) throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
+    if (store.resolve(name)) throw conflict(`a cron task named "${name}" already exists (remove it first, or pick another name)`);
+    const prompt = input.prompt.trim();
+    if (!prompt) throw invalidInput('prompt: must not be empty', 'prompt');
+    const now = clock.now();
+    const timezone = input.timezone?.trim() || undefined;
+    const expr = parseCronExpression(input.schedule, timezone ?? config.scheduler.timezone, now);
+    const enabled = input.enabled ?? true;
+    const task: CronTask = {
+      id: newId(),
+      name,
+      schedule: expr.expression,
+      timezone: timezone ?? null,
+      prompt,
+      enabled,
+      createdAt: now,
+      updatedAt: now,
+      lastRunAt: null,
+      lastDueAt: null,
+      nextRunAt: enabled ? expr.next(now) : null,
+    };
+    store.insert(task);
+    this.#deps.logger.info({ task: task.id, name, schedule: task.schedule, timezone: task.timezone, nextRunAt: task.nextRunAt }, 'cron task added');
+    this.#arm();
+    return task;
+  }
+
+  /** Every task with its newest run, oldest task first. */
+  list(): CronTaskInfo[] {
+    return this.#deps.store.list().map((task) => ({ ...task, lastRun: this.#deps.store.runs(task.id, 1)[0] ?? null }));
+  }
+
+  /** The task with this id or name, with its newest runs. Throws not_found. */
+  get(ref: string, runs = 10): CronTask & { runs: CronRun[] } {
+    const task = this.#require(ref);
+    return { ...task, runs: this.#deps.store.runs(task.id, runs) };
+  }
+
+  /** Deletes a task (its cron session stays in the engine). Returns the removed task. Throws not_found. */
+  remove(ref: string): CronTask {
+    const task = this.#require(ref);
+    this.#deps.store.delete(task.id);
+    this.#invalid.delete(task.id);
+    this.#deps.logger.info({ task: task.id, name: task.name }, 'cron task removed');
+    this.#arm();
+    return task;
+  }
+
+  /** Enables (next due time from now: no catch-up for the time it was off) or disables a task. Throws not_found. */
+  setEnabled(ref: string, enabled: boolean): CronTask {
+    const task = this.#require(ref);
+    const now = this.#deps.clock.now();
+    const next = enabled ? this.#expression(task)?.next(now) ?? null : null;
+    if (enabled && next === null) throw invalidInput(`schedule: the task "${task.name}" cannot be enabled: its schedule no longer parses or never fires`, 'schedule');
+    this.#deps.store.setEnabled(task.id, enabled, next, now);
+    this.#deps.logger.info({ task: task.id, name: task.name, enabled, nextRunAt: next }, enabled ? 'cron task enabled' : 'cron task disabled');
+    this.#arm();
+    return this.#require(task.id);
+  }
+
+  #require(ref: string): CronTask {
+    const task = this.#deps.store.resolve(ref.trim());
+    if (!task) throw notFound(`no cron task "${ref}" (give its id or name; cron_list shows them)`);
+    return task;
+  }
+
+  /** The parsed expression of a stored task, or null (logged once) when it no longer parses (e.g. a changed default zone). */
+  #expression(task: CronTask): CronExpression | null {
+    try {
+      const expr = parseCronExpression(task.schedule, task.timezone ?? this.#deps.config.scheduler.timezone, this.#deps.clock.now());
+      this.#invalid.delete(task.id);
+      return expr;
+    } catch (error) {
+      if (!this.#invalid.has(task.id)) {
+        this.#invalid.add(task.id);
+        this.#deps.logger.error({ task: task.id, name: task.name, err: error instanceof AppError ? error.message : errorMessage(error) }, 'cron task has an invalid schedule; it does not run');
+      }
+      return null;
+    }
+  }
+
+  #recover(): void {
+    const { store, logger, clock } = this.#deps;
+    for (const run of store.unfinishedRuns()) {
+      const task = store.resolve(run.taskId);
+      if (!task) continue;
+      if (run.attempts >= MAX_ATTEMPTS) {
+        const error = `the daemon stopped ${run.attempts} times while posting this run; not posted again (to avoid a restart loop)`;
+        store.failRun(run, 'abandoned', error, clock.now(), this.#deps.config.scheduler.keepRuns);
+        logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), attempts: run.attempts }, 'cron run abandoned after repeated crashes while posting it');
+        continue;
+      }
+      store.retryRun(run.id);
+      logger.warn({ task: task.id, name: task.name, dueAt: iso(run.dueAt) }, 'cron run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)');
+      this.#enqueuePost(task, { ...run, attempts: run.attempts + 1 });
+    }
+  }
+
+  /** Tasks whose next due time passed while the daemon was down: apply the missed-run policy, once per task. */
+  #catchUp(): void {
+    const now = this.#deps.clock.now();
+    for (const task of this.#deps.store.list()) {
+      if (!task.enabled) continue;
+      const expr = this.#expression(task);
+      if (!expr) {
+        this.#deps.store.setNextRun(task.id, null);
+        continue;
+      }
+      if (task.nextRunAt === null || task.nextRunAt > now) {
+        // Recomputed from now: the expression or the default time zone may have changed since it was stored.
+        this.#deps.store.setNextRun(task.id, expr.next(now));
+        continue;
+      }
+      const window = dueWindow(expr, Math.max(task.lastDueAt ?? -Infinity, task.nextRunAt - 1), now);
+      if (!window) {
+        this.#deps.store.setNextRun(task.id, expr.next(now));
+        continue;
+      }
+      this.#missed(task, expr, window, now);
+    }
+  }
+
+  #missed(task: CronTask, expr: CronExpression, window: DueWindow, now: number): void {
+    const { store, logger, config } = this.#deps;
+    const policy = config.scheduler.missedRuns;
+    const details = { task: task.id, name: task.name, missed: window.count, capped: window.capped, firstDueAt: iso(window.first), lastDueAt: iso(window.last), policy };
+    if (policy === 'skip') {
+      store.recordMissed(
+        { taskId: task.id, firstDueAt: window.first, lastDueAt: window.last, count: window.count, messageId: `cron-${task.id}-${window.last}-missed`, now, nextRunAt: expr.next(now) },
+        config.scheduler.keepRuns,
+      );
+      logger.warn(details, 'cron runs missed while the daemon was down were skipped (scheduler.missedRuns = skip)');
+      return;
+    }
+    logger.warn(details, 'cron runs were missed while the daemon was down; making one catch-up run (scheduler.missedRuns = run-once)');
+    this.#begin(task, window.last, 'catch-up', window, expr.next(now));
+  }
+
+  #arm(): void {
+    this.#timer?.cancel();
+    this.#timer = null;
+    if (this.#stopped || !this.#started) return;
+    const { clock, config, store } = this.#deps;
+    let next = Infinity;
+    for (const task of store.list()) if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
+    if (next === Infinity) return;
+    const delay = Math.min(Math.max(0, next - clock.now()), config.scheduler.maxWaitMs);
+    this.#timer = clock.after(delay, () => {
+      this.#timer = null;
+      this.#tick();
+    });
+  }
+
+  /** Fires every task that is due, in due-time order (then creation order), and re-arms. */
+  #tick(): void {
+    if (this.#stopped) return;
+    const now = this.#deps.clock.now();
+    const due = this.#deps.store
+      .list()
+      .filter((t) => t.enabled && t.nextRunAt !== null && t.nextRunAt <= now)
+      .sort((a, b) => (a.nextRunAt as number) - (b.nextRunAt as number) || a.createdAt - b.createdAt);
+    for (const task of due) {
+      const expr = this.#expression(task);
+      if (!expr) {
+        this.#deps.store.setNextRun(task.id, null);
+        continue;
+      }
+      const window = dueWindow(expr, Math.max(task.lastDueAt ?? -Infinity, (task.nextRunAt as number) - 1), now);
+      if (!window) {
+        this.#deps.store.setNextRun(task.id, expr.next(now));
+        continue;
+      }
+      if (window.count === 1) {
+        this.#begin(task, window.first, 'scheduled', null, expr.next(now));
+        continue;
+      }
+      // The timer woke late across several due times (the machine slept): the latest is this run; the earlier ones
+      // were missed and follow the policy.
+      const earlier = dueWindow(expr, window.first - 1, window.last - 1);
+      if (earlier && this.#deps.config.scheduler.missedRuns === 'skip') {
+        this.#deps.store.recordMissed(
+          { taskId: task.id, firstDueAt: earlier.first, lastDueAt: earlier.last, count: earlier.count, messageId: `cron-${task.id}-${earlier.last}-missed`, now, nextRunAt: task.nextRunAt },
+          this.#deps.config.scheduler.keepRuns,
+        );
+        this.#deps.logger.warn({ task: task.id, name: task.name, missed: earlier.count }, 'cron timer woke late; earlier due times skipped (scheduler.missedRuns = skip)');
+        this.#begin(task, window.last, 'scheduled', null, expr.next(now));
+      } else {
+        this.#begin(task, window.last, 'catch-up', earlier ?? null, expr.next(now));
+      }
+    }
+    this.#arm();
+  }
+
+  /** Writes the intent of a run (claiming its due time) and queues its post. */
+  #begin(task: CronTask, dueAt: number, kind: 'scheduled' | 'catch-up', missed: DueWindow | null, nextRunAt: number | null): void {
+    const { store, clock, logger } = this.#deps;
+    const run = store.beginRun({
+      taskId: task.id,
+      dueAt,
+      kind,
+      missed: missed?.count ?? 0,
+      firstMissedAt: missed?.first ?? null,
+      prompt: cronRunText(task, dueAt, missed ?? undefined),
+      messageId: `cron-${task.id}-${dueAt}`,
+      now: clock.now(),
+      nextRunAt,
+    });
+    if (!run) {
+      // Already fired (or skipped) for this due time: move on without firing again.
+      logger.debug({ task: task.id, dueAt: iso(dueAt) }, 'cron due time already handled; not fired again');
+      store.setNextRun(task.id, nextRunAt);
+      return;
+    }
+    this.#enqueuePost(task, run);
+  }
+
+  /** Posts runs one after another, in the order they were begun. */
+  #enqueuePost(task: CronTask, run: CronRun): void {
+    this.#chain = this.#chain.then(() => this.#post(task, run));
+  }
+
+  async #post(task: CronTask, run: CronRun): Promise<void> {
+    const { engine, store, clock, logger, config } = this.#deps;
+    try {
+      const accepted = await engine.postScheduled({ type: 'cron', id: task.id }, run.prompt, `cron:${task.name}`, { messageId: run.messageId });
+      store.finishRun(run, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
+      logger.info(
+        { task: task.id, name: task.name, dueAt: iso(run.dueAt), kind: run.kind, session: accepted.sessionId, duplicate: accepted.duplicate },
+        accepted.duplicate ? 'cron run was already accepted before the restart; recorded' : 'cron run posted',
+      );
+    } catch (error) {
+      store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
+      logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) }, 'cron run could not be posted to the engine');
+    }
+  }
+}

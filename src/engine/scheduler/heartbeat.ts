@@ -1,0 +1,236 @@
+// The heartbeat: every `heartbeat.intervalMinutes`, the task list and the queued events go to the single heartbeat
+// session as one batch prompt. A timer tick with nothing to send does nothing (logged at debug); an explicit run
+// (wake, hook, manual) always happens, tasks or not. The cadence anchor and every run survive restarts.
+import type { Clock, Timer } from '../../core/clock.ts';
+import type { Config } from '../../core/config.ts';
+import { conflict, errorMessage, invalidInput, notFound } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { HeartbeatEvent, HeartbeatRun, HeartbeatStore, HeartbeatTask } from '../../store/heartbeat-store.ts';
+import type { Accepted, EngineApi } from '../api.ts';
+import { heartbeatPrompt } from './heartbeat-prompt.ts';
+import type { ExtraEvent, HeartbeatReason } from './heartbeat-prompt.ts';
+
+export interface HeartbeatDeps {
+  store: HeartbeatStore;
+  engine: Pick<EngineApi, 'postScheduled'>;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'heartbeat' | 'scheduler'>;
+}
+
+/** What a run that happened reports. */
+export interface HeartbeatRunResult {
+  runId: number;
+  sessionId: string;
+  messageId: string;
+  duplicate: boolean;
+  tasks: number;
+  events: number;
+}
+
+/** The heartbeat as listings show it. */
+export interface HeartbeatStatus {
+  intervalMinutes: number;
+  lastRunAt: number | null;
+  lastReason: string | null;
+  /** When the timer runs next; null when the timer is off (intervalMinutes 0). */
+  nextRunAt: number | null;
+  tasks: number;
+  pendingEvents: number;
+  lastRun: HeartbeatRun | null;
+}
+
+const MAX_ATTEMPTS = 2;
+
+/** The heartbeat service; build with the store and the engine, then `start()`. */
+export class Heartbeat {
+  #deps: HeartbeatDeps;
+  #timer: Timer | null = null;
+  #chain: Promise<unknown> = Promise.resolve();
+  #started = false;
+  #stopped = false;
+
+  constructor(deps: HeartbeatDeps) {
+    this.#deps = deps;
+  }
+
+  get #intervalMs(): number {
+    return this.#deps.config.heartbeat.intervalMinutes * 60_000;
+  }
+
+  /**
+   * Re-posts runs a crash left unrecorded (once; then abandoned), keeps the stored cadence (a restart neither resets it
+   * nor runs at once unless a run is due) and arms the timer. Resolves when the recovery posts are done.
+   */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    this.#started = true;
+    const { store, clock, logger } = this.#deps;
+    store.state(clock.now());
+    for (const run of store.unfinishedRuns()) {
+      if (run.attempts >= MAX_ATTEMPTS) {
+        store.failRun(run.id, 'abandoned', `the daemon stopped ${run.attempts} times while posting this run; not posted again (to avoid a restart loop)`, clock.now());
+        logger.error({ run: run.id, reason: run.reason, attempts: run.attempts }, 'heartbeat run abandoned after repeated crashes while posting it');
+        continue;
+      }
+      store.retryRun(run.id);
+      logger.warn({ run: run.id, reason: run.reason }, 'heartbeat run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)');
+      this.#enqueue(() => this.#post(run).catch(() => undefined));
+    }
+    this.#arm();
+    await this.idle();
+  }
+
+  /** Stops the timer and waits for posts in flight. */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    this.#timer?.cancel();
+    this.#timer = null;
+    await this.idle();
+  }
+
+  /** Resolves once every run queued so far is settled. */
+  async idle(): Promise<void> {
+    await this.#chain.catch(() => undefined);
+  }
+
+  /** Adds a task to the batch. Throws invalid_input / conflict. */
+  addTask(input: { title: string; prompt: string }): HeartbeatTask {
+    const title = input.title.trim();
+    const prompt = input.prompt.trim();
+    if (!title || title.length > 120) throw invalidInput('title: give 1-120 characters', 'title');
+    if (!prompt) throw invalidInput('prompt: must not be empty', 'prompt');
+    if (this.#deps.store.resolveTask(title)) throw conflict(`a heartbeat task titled "${title}" already exists`);
+    const now = this.#deps.clock.now();
+    const task: HeartbeatTask = { id: newId(), title, prompt, createdAt: now, updatedAt: now };
+    this.#deps.store.insertTask(task);
+    this.#deps.logger.info({ task: task.id, title }, 'heartbeat task added');
+    return task;
+  }
+
+  listTasks(): HeartbeatTask[] {
+    return this.#deps.store.listTasks();
+  }
+
+  /** Removes a task by id or title. Throws not_found. */
+  removeTask(ref: string): HeartbeatTask {
+    const task = this.#deps.store.resolveTask(ref.trim());
+    if (!task) throw notFound(`no heartbeat task "${ref}" (give its id or title; heartbeat_list shows them)`);
+    this.#deps.store.deleteTask(task.id);
+    this.#deps.logger.info({ task: task.id, title: task.title }, 'heartbeat task removed');
+    return task;
+  }
+
+  /**
+   * Queues text for the next heartbeat run (durably; it goes into exactly one run's prompt) and returns it with the time
+   * of that run. Throws conflict when the timer is off: no next run would come without an explicit one.
+   */
+  queueEvent(text: string, source: string): { event: HeartbeatEvent; nextRunAt: number } {
+    const nextRunAt = this.nextRunAt();
+    if (nextRunAt === null) {
+      throw conflict('the heartbeat timer is off (heartbeat.intervalMinutes is 0), so there is no next heartbeat: send it with mode "now", or set heartbeat.intervalMinutes');
+    }
+    const event = this.#deps.store.addEvent(text, source, this.#deps.clock.now());
+    this.#deps.logger.info({ event: event.id, source, nextRunAt: new Date(nextRunAt).toISOString() }, 'event queued for the next heartbeat');
+    return { event, nextRunAt };
+  }
+
+  /**
+   * Runs the heartbeat now, whatever the task list holds (an explicit run is never skipped). `extra` events go into this
+   * run's prompt without being queued; `messageId` (default: a new one) is the engine's idempotency id for the run.
+   * Resolves once the engine accepted the prompt; rejects when it refused it.
+   */
+  runNow(reason: Exclude<HeartbeatReason, 'timer'>, extra: ExtraEvent[] = [], options: { messageId?: string } = {}): Promise<HeartbeatRunResult> {
+    return this.#enqueue(() => this.#run(reason, extra, options.messageId));
+  }
+
+  /** When the timer runs next: the anchor plus the interval; null when the timer is off. */
+  nextRunAt(): number | null {
+    if (this.#intervalMs <= 0) return null;
+    return this.#deps.store.state(this.#deps.clock.now()).anchorAt + this.#intervalMs;
+  }
+
+  status(): HeartbeatStatus {
+    const { store, clock, config } = this.#deps;
+    const state = store.state(clock.now());
+    return {
+      intervalMinutes: config.heartbeat.intervalMinutes,
+      lastRunAt: state.lastRunAt,
+      lastReason: state.lastReason,
+      nextRunAt: this.nextRunAt(),
+      tasks: store.listTasks().length,
+      pendingEvents: store.pendingEvents().length,
+      lastRun: store.runs(1)[0] ?? null,
+    };
+  }
+
+  #enqueue<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#chain.catch(() => undefined).then(fn);
+    this.#chain = result;
+    return result;
+  }
+
+  #arm(): void {
+    this.#timer?.cancel();
+    this.#timer = null;
+    if (this.#stopped || !this.#started) return;
+    const next = this.nextRunAt();
+    if (next === null) return;
+    const delay = Math.min(Math.max(0, next - this.#deps.clock.now()), this.#deps.config.scheduler.maxWaitMs);
+    this.#timer = this.#deps.clock.after(delay, () => {
+      this.#timer = null;
+      this.#tick();
+    });
+  }
+
+  #tick(): void {
+    if (this.#stopped) return;
+    const next = this.nextRunAt();
+    if (next === null || next > this.#deps.clock.now()) {
+      this.#arm();
+      return;
+    }
+    const { store, clock, logger } = this.#deps;
+    if (store.listTasks().length === 0 && store.pendingEvents().length === 0) {
+      store.setAnchor(clock.now());
+      logger.debug('heartbeat tick: no tasks and no queued events; nothing to run');
+      this.#arm();
+      return;
+    }
+    // Re-armed by the run once its intent (which moves the anchor) is written.
+    this.#enqueue(() => this.#run('timer', [])).catch(() => undefined);
+  }
+
+  async #run(reason: HeartbeatReason, extra: ExtraEvent[], messageId = `heartbeat-${newId(16)}`): Promise<HeartbeatRunResult> {
+    const { store, clock } = this.#deps;
+    const now = clock.now();
+    let run: HeartbeatRun;
+    try {
+      run = store.beginRun({
+        messageId,
+        reason,
+        now,
+        build: (tasks, events) => heartbeatPrompt({ now, reason, tasks, events, extra }),
+      });
+    } finally {
+      if (reason === 'timer') this.#arm();
+    }
+    return this.#post(run);
+  }
+
+  async #post(run: HeartbeatRun): Promise<HeartbeatRunResult> {
+    const { engine, store, clock, logger, config } = this.#deps;
+    let accepted: Accepted;
+    try {
+      accepted = await engine.postScheduled({ type: 'heartbeat' }, run.prompt, 'heartbeat', { messageId: run.messageId });
+    } catch (error) {
+      store.failRun(run.id, 'failed', errorMessage(error), clock.now());
+      logger.error({ run: run.id, reason: run.reason, err: errorMessage(error) }, 'heartbeat run could not be posted to the engine; its events wait for the next run');
+      throw error;
+    }
+    store.finishRun(run.id, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
+    logger.info({ run: run.id, reason: run.reason, tasks: run.tasks, events: run.events, session: accepted.sessionId, duplicate: accepted.duplicate }, 'heartbeat run posted');
+    return { runId: run.id, sessionId: accepted.sessionId, messageId: accepted.messageId, duplicate: accepted.duplicate, tasks: run.tasks, events: run.events };
+  }
+}

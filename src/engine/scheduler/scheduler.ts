@@ -1,0 +1,64 @@
+// The scheduler as main.ts builds it: cron tasks and the heartbeat over one database and the engine.
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../core/config.ts';
+import type { Logger } from '../../core/logger.ts';
+import { CronTaskStore } from '../../store/cron-tasks.ts';
+import type { DatabaseSync } from '../../store/database.ts';
+import { HeartbeatStore } from '../../store/heartbeat-store.ts';
+import type { EngineApi } from '../api.ts';
+import { CronScheduler } from './cron-scheduler.ts';
+import { Heartbeat } from './heartbeat.ts';
+import type { HeartbeatStatus } from './heartbeat.ts';
+
+export interface SchedulerDeps {
+  /** The daemon's database (migrations 300–399 applied by openDatabase). */
+  db: DatabaseSync;
+  engine: Pick<EngineApi, 'postScheduled'>;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'scheduler' | 'heartbeat'>;
+}
+
+/** Cron and heartbeat figures for `scheduler_status`. */
+export interface SchedulerStatus {
+  missedRuns: Config['scheduler']['missedRuns'];
+  cron: { tasks: number; enabled: number; nextRunAt: number | null };
+  heartbeat: HeartbeatStatus;
+}
+
+export interface Scheduler {
+  readonly cron: CronScheduler;
+  readonly heartbeat: Heartbeat;
+  /** Recovers unrecorded runs, applies the missed-run policy, arms the timers. */
+  start(): Promise<void>;
+  /** Stops the timers and waits for posts in flight (call before the engine stops). */
+  stop(): Promise<void>;
+  status(): SchedulerStatus;
+}
+
+/** Builds the cron scheduler and the heartbeat over `deps.db`; nothing runs until `start()`. */
+export function createScheduler(deps: SchedulerDeps): Scheduler {
+  const logger = deps.logger.child({ part: 'scheduler' });
+  const cron = new CronScheduler({ store: new CronTaskStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
+  const heartbeat = new Heartbeat({ store: new HeartbeatStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
+  return {
+    cron,
+    heartbeat,
+    async start() {
+      await cron.start();
+      await heartbeat.start();
+    },
+    async stop() {
+      await Promise.all([cron.stop(), heartbeat.stop()]);
+    },
+    status() {
+      const tasks = cron.list();
+      const next = tasks.filter((t) => t.enabled && t.nextRunAt !== null).map((t) => t.nextRunAt as number);
+      return {
+        missedRuns: deps.config.scheduler.missedRuns,
+        cron: { tasks: tasks.length, enabled: tasks.filter((t) => t.enabled).length, nextRunAt: next.length > 0 ? Math.min(...next) : null },
+        heartbeat: heartbeat.status(),
+      };
+    },
+  };
+}

@@ -1,0 +1,208 @@
+// Wakes the orchestrator when a coding session needs it: a turn that ends waiting for input (question, permission,
+// turn end, stalled), or a session that completed, failed, was killed or was interrupted by a daemon stop or crash.
+// Each event is stored in the wake outbox first, then delivered in order (see route-wake.ts for where to); a failed
+// delivery is retried, an event no session can take is logged at warn and counted, never dropped silently.
+import type { Clock, Timer } from '../../core/clock.ts';
+import type { Config } from '../../core/config.ts';
+import { errorMessage } from '../../core/errors.ts';
+import { newId } from '../../core/ids.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { SessionSignal } from '../../coding/session.ts';
+import type { SessionManager } from '../../coding/session-manager.ts';
+import type { StoredSession } from '../../store/coding-sessions.ts';
+import type { DatabaseSync } from '../../store/database.ts';
+import { WakeEventStore } from '../../store/wake-events.ts';
+import type { WakeEvent, WakeEventKind } from '../../store/wake-events.ts';
+import type { EngineApi } from '../api.ts';
+import type { Heartbeat } from '../scheduler/heartbeat.ts';
+import { routeWake } from './route-wake.ts';
+import type { WakeDelivery } from './route-wake.ts';
+import { endedEventText, outputTail, waitingEventText } from './wake-text.ts';
+
+export interface WakeRouterDeps {
+  /** The daemon's database (migrations 300–399 applied by openDatabase). */
+  db: DatabaseSync;
+  sessions: Pick<SessionManager, 'on' | 'get' | 'outputBlocks'>;
+  engine: Pick<EngineApi, 'postSystemMessage'>;
+  /** The last resort for a wake with no session to go to (a heartbeat run now); without it such wakes are undelivered. */
+  heartbeat?: Pick<Heartbeat, 'runNow'>;
+  clock: Clock;
+  logger: Logger;
+  config: Pick<Config, 'timings' | 'wake'>;
+}
+
+/** Counters since start (debounced, delivered, undelivered, failed attempts) and the outbox as stored. */
+export interface WakeStats {
+  delivered: number;
+  undelivered: number;
+  debounced: number;
+  failedAttempts: number;
+  /** Events waiting for delivery now. */
+  pending: number;
+  /** The newest undelivered events (from the store, survives restarts). */
+  recentUndelivered: Pick<WakeEvent, 'id' | 'codingSessionId' | 'kind' | 'createdAt' | 'error'>[];
+}
+
+export interface WakeRouter {
+  /** Subscribes to the SessionManager and delivers events left pending by the last run of the daemon. */
+  start(): Promise<void>;
+  /** Unsubscribes, stops retrying and waits for the delivery in flight. Call after the SessionManager stopped. */
+  stop(): Promise<void>;
+  /**
+   * Stores an "interrupted" event for each coding session the last crash cut off (the ids SessionManager.restore()
+   * returns); they are delivered once started.
+   */
+  announceInterrupted(sessionIds: readonly string[]): void;
+  /**
+   * Delivers a text now along the wake route with no origin session (most recent foreground, heartbeat, a heartbeat
+   * run). Not stored: the caller learns the outcome at once (null: nothing could take it). Rejects on engine errors.
+   */
+  deliver(text: string, origin: 'wake' | 'hook'): Promise<WakeDelivery | null>;
+  stats(): WakeStats;
+  /** Resolves when no delivery is in flight. */
+  idle(): Promise<void>;
+}
+
+/** Builds the wake router over the wake outbox in `deps.db`; nothing happens until `start()`. */
+export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
+  const store = new WakeEventStore(deps.db);
+  const logger = deps.logger.child({ part: 'wake' });
+  const { clock, config } = deps;
+  const lastWaiting = new Map<string, number>();
+  const counters = { delivered: 0, undelivered: 0, debounced: 0, failedAttempts: 0 };
+  let unsubscribe: (() => void) | null = null;
+  let started = false;
+  let stopped = false;
+  let busy = false;
+  let current: Promise<void> = Promise.resolve();
+  let retryTimer: Timer | null = null;
+
+  function record(session: Pick<StoredSession, 'id' | 'originSessionId'>, kind: WakeEventKind, text: string): void {
+    const event = store.insert({ messageId: `wake-${newId(16)}`, codingSessionId: session.id, kind, originSessionId: session.originSessionId, text, now: clock.now() });
+    logger.debug({ event: event?.id, session: session.id, kind }, 'wake event stored');
+    kick();
+  }
+
+  function onSignal(signal: SessionSignal): void {
+    const session = signal.session;
+    switch (signal.type) {
+      case 'waiting': {
+        const now = clock.now();
+        const last = lastWaiting.get(session.id);
+        if (last !== undefined && now - last < config.timings.waitingEventDebounceMs) {
+          counters.debounced += 1;
+          logger.debug({ session: session.id, reason: signal.reason, sinceLastMs: now - last }, 'waiting event within the debounce window; skipped');
+          return;
+        }
+        lastWaiting.set(session.id, now);
+        record(session.record, 'waiting', waitingEventText(session.record, signal.reason, signal.preview));
+        return;
+      }
+      case 'ended':
+        lastWaiting.delete(session.id);
+        record(session.record, 'ended', endedEventText(session.record, session.preview()));
+        return;
+      case 'interrupted':
+        lastWaiting.delete(session.id);
+        record(session.record, 'interrupted', endedEventText(session.record, session.preview()));
+        return;
+      default:
+        return;
+    }
+  }
+
+  function kick(): void {
+    if (!started || stopped || busy || retryTimer) return;
+    busy = true;
+    current = drain();
+  }
+
+  /** Delivers pending events oldest first; stops at the first engine failure and retries after `wake.retryMs`. */
+  async function drain(): Promise<void> {
+    for (;;) {
+      const event = store.oldestPending();
+      if (!event || stopped) {
+        busy = false;
+        return;
+      }
+      try {
+        const delivery = await routeWake(deps, { text: event.text, origin: 'wake', originSessionId: event.originSessionId, messageId: event.messageId, at: event.createdAt });
+        if (delivery) {
+          store.markDelivered(event.id, delivery.sessionId, delivery.via, clock.now());
+          counters.delivered += 1;
+          logger.info({ event: event.id, session: event.codingSessionId, kind: event.kind, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate }, 'wake delivered');
+        } else {
+          const reason = `no session to wake: ${event.originSessionId ? `origin session ${event.originSessionId} no longer exists, ` : 'no origin session, '}no foreground user session, no heartbeat session${deps.heartbeat ? '' : ', no heartbeat to run'}`;
+          store.markUndelivered(event.id, reason, clock.now());
+          counters.undelivered += 1;
+          logger.warn({ event: event.id, session: event.codingSessionId, kind: event.kind, undelivered: counters.undelivered }, `wake undelivered: ${reason}`);
+        }
+        store.trim(config.wake.keepEvents);
+      } catch (error) {
+        counters.failedAttempts += 1;
+        try {
+          store.recordFailure(event.id, errorMessage(error));
+        } catch (storeError) {
+          logger.error({ err: errorMessage(storeError) }, 'could not record a failed wake delivery');
+        }
+        logger.error({ event: event.id, session: event.codingSessionId, err: errorMessage(error), retryInMs: config.wake.retryMs }, 'wake delivery failed; it stays queued and is retried');
+        busy = false;
+        if (!stopped) {
+          retryTimer = clock.after(config.wake.retryMs, () => {
+            retryTimer = null;
+            kick();
+          });
+        }
+        return;
+      }
+    }
+  }
+
+  return {
+    async start() {
+      if (started) return;
+      started = true;
+      unsubscribe = deps.sessions.on(onSignal);
+      kick();
+      await current;
+    },
+    async stop() {
+      stopped = true;
+      unsubscribe?.();
+      unsubscribe = null;
+      retryTimer?.cancel();
+      retryTimer = null;
+      await current;
+    },
+    announceInterrupted(sessionIds) {
+      for (const id of sessionIds) {
+        let record: StoredSession;
+        try {
+          record = deps.sessions.get(id);
+        } catch (error) {
+          logger.error({ session: id, err: errorMessage(error) }, 'interrupted session not found; cannot announce it');
+          continue;
+        }
+        const tail = outputTail(deps.sessions.outputBlocks(record).map((b) => b.text));
+        // One id per interruption: announcing the same ids twice stores one event.
+        const messageId = `wake-restored-${id}-${record.completedAt ?? record.updatedAt}`;
+        const event = store.insert({ messageId, codingSessionId: id, kind: 'interrupted', originSessionId: record.originSessionId, text: endedEventText(record, tail), now: clock.now() });
+        if (event) logger.info({ session: id, name: record.name }, 'interrupted session will be announced to the orchestrator');
+      }
+      kick();
+    },
+    deliver(text, origin) {
+      return routeWake(deps, { text, origin, originSessionId: null, messageId: `${origin}-${newId(16)}`, at: clock.now() });
+    },
+    stats() {
+      return {
+        ...counters,
+        pending: store.counts().pending,
+        recentUndelivered: store.recent('undelivered', 5).map((e) => ({ id: e.id, codingSessionId: e.codingSessionId, kind: e.kind, createdAt: e.createdAt, error: e.error })),
+      };
+    },
+    async idle() {
+      while (busy) await current;
+    },
+  };
+}

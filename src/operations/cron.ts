@@ -1,0 +1,147 @@
+import { z } from 'zod';
+import { AppError } from '../core/errors.ts';
+import { iso } from '../engine/scheduler/cron-run-text.ts';
+import type { CronTaskInfo } from '../engine/scheduler/cron-scheduler.ts';
+import type { Scheduler } from '../engine/scheduler/scheduler.ts';
+import type { CronTask } from '../store/cron-tasks.ts';
+import { truncate } from './format.ts';
+import { defineOperation } from './operation.ts';
+import type { OperationContext } from './operation.ts';
+
+/** The scheduler, or an `unavailable` error saying it is not running. */
+export function requireScheduler(ctx: OperationContext): Scheduler {
+  const scheduler = ctx.services.scheduler;
+  if (!scheduler) throw new AppError('unavailable', 'the scheduler is not running in this daemon (cron tasks and the heartbeat are unavailable)');
+  return scheduler;
+}
+
+const taskRef = z.string().trim().min(1, 'give a cron task id or name');
+
+function when(ms: number | null): string {
+  return ms === null ? 'never' : iso(ms);
+}
+
+function zone(task: Pick<CronTask, 'timezone'>): string {
+  return task.timezone ?? 'default time zone';
+}
+
+function formatTask(t: CronTaskInfo | CronTask): string {
+  const lines = [
+    `${t.enabled ? '⏰' : '⏸️'} ${t.name} [${t.id}] — ${t.schedule} (${zone(t)})${t.enabled ? '' : ', disabled'}`,
+    `   📝 "${truncate(t.prompt, 80)}"`,
+    `   ⏭️ next: ${t.enabled ? when(t.nextRunAt) : 'off'} · last run: ${when(t.lastRunAt)}`,
+  ];
+  const last = 'lastRun' in t ? t.lastRun : null;
+  if (last?.status === 'skipped') lines.push(`   ⚠️ ${last.missed} run${last.missed === 1 ? '' : 's'} missed while the daemon was down (skipped, last due ${iso(last.dueAt)})`);
+  if (last?.status === 'failed' || last?.status === 'abandoned') lines.push(`   ❌ run due ${iso(last.dueAt)} ${last.status}: ${truncate(last.error ?? '', 160)}`);
+  if (last?.kind === 'catch-up' && last.status === 'posted') lines.push(`   ↩️ catch-up run for ${last.missed} missed run${last.missed === 1 ? '' : 's'}`);
+  return lines.join('\n');
+}
+
+/** Adds a cron task. */
+export const cronAddOperation = defineOperation({
+  name: 'cron-add',
+  summary: 'Add a cron task: a prompt sent to its own cron session on a schedule',
+  input: z.strictObject({
+    name: z.string().trim().min(1, 'give the task a name').describe('unique name (letters, digits, ".", "_", "-")'),
+    schedule: z.string().trim().min(1, 'give a cron expression').describe('5-field cron expression ("0 9 * * 1-5") or @hourly/@daily/@weekly/@monthly/@yearly'),
+    prompt: z.string().trim().min(1, 'the prompt must not be empty').describe('what the cron session is asked at each run'),
+    timezone: z.string().trim().min(1).optional().describe('IANA time zone the schedule is read in (default: scheduler.timezone, else local time)'),
+    enabled: z.boolean().optional().describe('false to add it switched off (default true)'),
+  }),
+  expose: {
+    tool: 'cron_add',
+    command: { name: 'cron_add', positional: ['name', 'schedule', 'prompt'], usage: '/cron_add [--timezone <zone>] <name> "<min hour day month weekday>" <prompt>' },
+    rpc: 'cron.add',
+    cli: { name: 'cron-add', args: ['<name>', '<schedule>', '<prompt...>'] },
+  },
+  async run(ctx, args): Promise<CronTask> {
+    return requireScheduler(ctx).cron.add({
+      name: args.name,
+      schedule: args.schedule,
+      prompt: args.prompt,
+      ...(args.timezone ? { timezone: args.timezone } : {}),
+      ...(args.enabled !== undefined ? { enabled: args.enabled } : {}),
+    });
+  },
+  format(t) {
+    return `✅ Cron task added\n${formatTask(t)}`;
+  },
+});
+
+/** Lists cron tasks. */
+export const cronListOperation = defineOperation({
+  name: 'cron-list',
+  summary: 'List cron tasks with their schedule, next run and last run',
+  input: z.strictObject({}),
+  expose: {
+    tool: 'cron_list',
+    command: { name: 'cron_list', positional: [], usage: '/cron_list' },
+    rpc: 'cron.list',
+    cli: { name: 'cron-list', args: [] },
+  },
+  async run(ctx): Promise<{ tasks: CronTaskInfo[]; missedRuns: string }> {
+    const scheduler = requireScheduler(ctx);
+    return { tasks: scheduler.cron.list(), missedRuns: ctx.services.config.scheduler.missedRuns };
+  },
+  format(r) {
+    if (r.tasks.length === 0) return 'No cron tasks. Add one with cron_add.';
+    return `${r.tasks.map(formatTask).join('\n\n')}\n\nMissed runs after downtime: ${r.missedRuns}`;
+  },
+});
+
+/** Removes a cron task. */
+export const cronRemoveOperation = defineOperation({
+  name: 'cron-remove',
+  summary: 'Remove a cron task',
+  input: z.strictObject({ task: taskRef }),
+  aliases: { id: 'task', name: 'task' },
+  expose: {
+    tool: 'cron_remove',
+    command: { name: 'cron_remove', positional: ['task'], usage: '/cron_remove <id-or-name>' },
+    rpc: 'cron.remove',
+    cli: { name: 'cron-remove', args: ['<task>'] },
+  },
+  async run(ctx, args): Promise<CronTask> {
+    return requireScheduler(ctx).cron.remove(args.task);
+  },
+  format(t) {
+    return `🗑️ Cron task ${t.name} [${t.id}] removed`;
+  },
+});
+
+/** Switches a cron task on (no catch-up for the time it was off). */
+export const cronEnableOperation = defineOperation({
+  name: 'cron-enable',
+  summary: 'Switch a cron task on (it next runs at its next due time)',
+  input: z.strictObject({ task: taskRef }),
+  aliases: { id: 'task', name: 'task' },
+  expose: {
+    tool: 'cron_enable',
+    command: { name: 'cron_enable', positional: ['task'], usage: '/cron_enable <id-or-name>' },
+    rpc: 'cron.enable',
+    cli: { name: 'cron-enable', args: ['<task>'] },
+  },
+  async run(ctx, args): Promise<CronTask> {
+    return requireScheduler(ctx).cron.setEnabled(args.task, true);
+  },
+  format: formatTask,
+});
+
+/** Switches a cron task off. */
+export const cronDisableOperation = defineOperation({
+  name: 'cron-disable',
+  summary: 'Switch a cron task off without removing it',
+  input: z.strictObject({ task: taskRef }),
+  aliases: { id: 'task', name: 'task' },
+  expose: {
+    tool: 'cron_disable',
+    command: { name: 'cron_disable', positional: ['task'], usage: '/cron_disable <id-or-name>' },
+    rpc: 'cron.disable',
+    cli: { name: 'cron-disable', args: ['<task>'] },
+  },
+  async run(ctx, args): Promise<CronTask> {
+    return requireScheduler(ctx).cron.setEnabled(args.task, false);
+  },
+  format: formatTask,
+});
