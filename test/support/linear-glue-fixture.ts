@@ -3,8 +3,9 @@
 import { join } from 'node:path';
 import { systemClock } from '../../src/core/clock.ts';
 import type { Clock } from '../../src/core/clock.ts';
-import { linearSchema } from '../../src/core/config-linear.ts';
+import type { Config } from '../../src/core/config.ts';
 import type { LinearConfig } from '../../src/core/config-linear.ts';
+import { loadConfig } from '../../src/core/config-load.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { buildLinearAccess } from '../../src/linear/api/access.ts';
 import type { LinearApi } from '../../src/linear/api/types.ts';
@@ -18,6 +19,8 @@ import { tempDir } from './temp-dir.ts';
 export interface LinearGlueFixture {
   fake: FakeLinear;
   api: LinearApi;
+  /** The whole daemon config (the `linear` overrides applied). */
+  full: Config;
   config: LinearConfig;
   db: DatabaseSync;
   dir: string;
@@ -30,21 +33,32 @@ export interface LinearGlueFixture {
   close(): Promise<void>;
 }
 
-/** Starts a fake Linear and builds the API over it with a personal API key; `linear` overrides the config section. */
-export async function linearGlueFixture(linear: Record<string, unknown> = {}, clock: Clock = systemClock()): Promise<LinearGlueFixture> {
+/**
+ * Starts a fake Linear and builds the API over it with a personal API key. `linear` holds dotted overrides of the
+ * `linear` section (`{ 'triage.enabled': false }`), `overrides` dotted overrides of the whole config.
+ */
+export async function linearGlueFixture(linear: Record<string, unknown> = {}, clock: Clock = systemClock(), overrides: Record<string, unknown> = {}): Promise<LinearGlueFixture> {
   const fake = await startFakeLinear();
   const dir = tempDir('sb-linear-');
-  const config = linearSchema.parse({
-    apiUrl: fake.graphqlUrl,
-    apiKey: 'lin_api_fake',
-    ...linear,
-    requests: { backoffInitialMs: 1, backoffMaxMs: 4, maxAttempts: 2 },
-  });
+  const full = loadConfig({
+    home: dir.path,
+    env: {},
+    overrides: {
+      workspaces: [dir.path],
+      'linear.apiUrl': fake.graphqlUrl,
+      'linear.apiKey': 'lin_api_fake',
+      'linear.requests': { backoffInitialMs: 1, backoffMaxMs: 4, maxAttempts: 2 },
+      ...Object.fromEntries(Object.entries(linear).map(([k, v]) => [`linear.${k}`, v])),
+      ...overrides,
+    },
+  }).config;
+  const config = full.linear;
   const db = openDatabase(join(dir.path, 'state.db'));
   const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db, clock, logger: silentLogger() });
   return {
     fake,
     api: access.api,
+    full,
     config,
     db,
     dir: dir.path,
