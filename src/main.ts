@@ -114,7 +114,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       harnesses: options.harnesses ?? createHarnesses(config, logger),
     });
     const services: OperationServices = { config, sessions };
-    const inference = options.inference ?? createInference(config.inference, logger.child({ component: 'inference' }), { env });
+    const inference = options.inference ?? createInference(config.inference, logger, { env });
     const engine = createEngine({
       config,
       clock,

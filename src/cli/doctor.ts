@@ -6,6 +6,9 @@ import { errorMessage } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
 import { createHarnesses } from '../coding/harnesses.ts';
 import { openDatabase } from '../store/database.ts';
+import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
+import { createInference } from '../inference/inference.ts';
+import { requireLinearSecrets } from '../linear/api/credentials.ts';
 import { resolveConnection } from './client.ts';
 
 /** One line of the doctor's report. */
@@ -40,12 +43,57 @@ function storeCheck(home: string): Check {
   if (!existsSync(path)) return { status: 'ok', label: 'Store', detail: `${path} (created on first start)` };
   try {
     const db = openDatabase(path);
-    const row = db.prepare('SELECT MAX(version) AS v FROM schema_migrations').get() as { v: number };
+    const row = db.prepare('SELECT COUNT(*) AS n FROM schema_migrations').get() as { n: number };
     db.close();
-    return { status: 'ok', label: 'Store', detail: `${path} (SQLite, schema v${row.v})` };
+    return { status: 'ok', label: 'Store', detail: `${path} (SQLite, ${row.n} schema steps applied)` };
   } catch (error) {
     return { status: 'fail', label: 'Store', detail: `${path}: ${errorMessage(error)}` };
   }
+}
+
+/** Whether the orchestrator can reach a model: the providers resolve (keys present), or none is configured. */
+function inferenceCheck(config: Config, env: NodeJS.ProcessEnv): Check {
+  const providers = config.inference.providers;
+  if (providers.length === 0) {
+    return {
+      status: 'warn',
+      label: 'Inference',
+      detail: 'no provider configured: the orchestrator answers "No inference provider available." (chat commands still work); add inference.providers',
+    };
+  }
+  try {
+    createInference(config.inference, silentLogger(), { env });
+    return { status: 'ok', label: 'Inference', detail: providers.map((p) => `${p.id ?? p.kind} (${p.model})`).join(' → ') };
+  } catch (error) {
+    return { status: 'fail', label: 'Inference', detail: errorMessage(error) };
+  }
+}
+
+/** The chat and Linear integrations that are switched on: their secrets are there, someone may talk to the bot. */
+function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
+  const checks: Check[] = [];
+  const telegram = config.channels.telegram;
+  if (telegram.enabled) {
+    try {
+      resolveBotToken(telegram, env);
+      checks.push(
+        telegram.allowedUserIds.length > 0
+          ? { status: 'ok', label: 'Telegram', detail: `bot token present; ${telegram.allowedUserIds.length} allowed user(s)` }
+          : { status: 'warn', label: 'Telegram', detail: 'channels.telegram.allowedUserIds is empty: the bot refuses everyone' },
+      );
+    } catch (error) {
+      checks.push({ status: 'fail', label: 'Telegram', detail: errorMessage(error) });
+    }
+  }
+  if (config.linear.enabled) {
+    try {
+      requireLinearSecrets(config.linear, env);
+      checks.push({ status: 'ok', label: 'Linear', detail: `webhook signing secret present; API at ${config.linear.apiUrl}` });
+    } catch (error) {
+      checks.push({ status: 'fail', label: 'Linear', detail: errorMessage(error) });
+    }
+  }
+  return checks;
 }
 
 function workspaceChecks(config: Config): Check[] {
@@ -90,7 +138,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
     return checks;
   }
   const { config, home } = loaded;
-  checks.push(homeCheck(home), storeCheck(home), ...workspaceChecks(config));
+  checks.push(homeCheck(home), storeCheck(home), ...workspaceChecks(config), inferenceCheck(config, options.env), ...integrationChecks(config, options.env));
   const harnesses = createHarnesses(config, silentLogger());
   for (const harness of Object.values(harnesses)) {
     const result = await harness.check();

@@ -3,6 +3,7 @@ import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
+import { formatDuration } from './format.ts';
 import type { Harness, HarnessEvent, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
 import type { SessionLogEntry, UserMessageSource, WaitingReason } from './session-log.ts';
@@ -404,7 +405,7 @@ export class Session {
     this.#idleTimer = null;
     if (!this.isActive || this.#waiting === null) return;
     const run = this.#run;
-    this.#finish('completed', { endReason: `idle for ${Math.round(this.#deps.idleTimeoutMs / 60_000)} min` });
+    this.#finish('completed', { endReason: `idle for ${idleText(this.#deps.idleTimeoutMs)}` });
     run?.end();
   }
 
@@ -458,4 +459,10 @@ export function endsWithQuestion(text: string): boolean {
   const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
   const last = lines[lines.length - 1] ?? '';
   return /\?[)"'*_`]*$/.test(last);
+}
+
+/** The idle timeout as the end reason says it: whole minutes as "30 min", anything else (e.g. 0.2 min) as "12s". */
+function idleText(ms: number): string {
+  const minutes = ms / 60_000;
+  return Number.isInteger(minutes) ? `${minutes} min` : formatDuration(ms);
 }

@@ -114,15 +114,16 @@ export function foregroundWaitingText(record: SessionRecord, runMs: number, info
 }
 
 /**
- * The Level-1 end message: `✅ [name] Completed` + 📁 + 💰 (+ the output tail, Markdown stripped, unless `showPreview`
- * is false), `❌ [name] Failed` + 📁 + 📝 + ⚠️ error, or `⛔ [name] Killed` + 📁 + 📝.
+ * The Level-1 end message: `✅ [name] Completed` + 📁 + 💰 + a preview of the last turn's output (its tail, Markdown
+ * stripped) — always, even when a waiting message quoted it before: the completion is the summary people act on —,
+ * `❌ [name] Failed` + 📁 + 📝 + ⚠️ error, or `⛔ [name] Killed` + 📁 + 📝.
  */
-export function originEndedText(record: SessionRecord, preview: string, showPreview: boolean): string {
+export function originEndedText(record: SessionRecord, preview: string): string {
   const name = record.name;
   switch (record.status) {
     case 'completed': {
       const head = [`✅ [${name}] Completed`, workdirLine(record), costLine(record), ...endReasonLine(record)].join('\n');
-      const tail = showPreview ? outputPreview(preview, COMPLETION_TAIL_CHARS) : '';
+      const tail = outputPreview(preview, COMPLETION_TAIL_CHARS);
       return tail ? `${head}\n\n${tail}` : head;
     }
     case 'failed':

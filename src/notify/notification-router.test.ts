@@ -160,13 +160,13 @@ describe('NotificationRouter', () => {
     assert.deepEqual(outbox.to(TG).at(-1), `⛔ [stop] Killed\n   📁 ${f.workdir}\n   📝 "do the stop task"`);
   });
 
-  it('does not repeat a tail the origin already saw when an idle multi-turn session completes', async () => {
+  it('always previews the last output in the completion, even after a waiting message quoted it', async () => {
     const { run } = await launch('idle');
     await run.emit({ type: 'text', text: 'Finished the refactor.' }, { ...ok, costUsd: 0.5 });
     f.clock.advance(30 * 60_000);
     assert.deepEqual(outbox.to(TG), [
       '💬 [idle] is waiting for input:\nFinished the refactor.',
-      `✅ [idle] Completed\n   📁 ${f.workdir}\n   💰 $0.5000\n   ℹ️ idle for 30 min`,
+      `✅ [idle] Completed\n   📁 ${f.workdir}\n   💰 $0.5000\n   ℹ️ idle for 30 min\n\nFinished the refactor.`,
     ]);
   });
 

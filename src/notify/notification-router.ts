@@ -61,8 +61,6 @@ interface TurnState {
   startSeq?: number;
   question?: string;
   permission?: { tool: string; input: unknown };
-  /** Seq of the newest output block when a waiting message last showed the output's tail to the origin. */
-  tailShownAt?: number;
 }
 
 class SessionNotifier implements NotificationRouter {
@@ -178,9 +176,6 @@ class SessionNotifier implements NotificationRouter {
       streaming: foregroundWaitingText(session.record, this.#runMs(session), info),
       origin: originWaitingText(session.record, info),
     });
-    // Whoever sees the origin has now seen the output's tail (streamed, or quoted in the message), unless the message
-    // quoted an explicit question or a permission request instead.
-    if (reason === 'turn-end' || reason === 'stalled' || (reason === 'question' && !info.question)) turn.tailShownAt = session.output.lastSeq;
     delete turn.question;
   }
 
@@ -191,12 +186,9 @@ class SessionNotifier implements NotificationRouter {
     this.#forget(session.id);
     // A budget stop was already announced by its own message; the failure that follows adds nothing.
     if (record.status === 'failed' && record.budgetExhausted) return;
-    // The origin already saw this tail with the session's last waiting message (e.g. a multi-turn session that then
-    // went idle): the completion does not repeat it.
-    const showPreview = turn?.tailShownAt === undefined || turn.tailShownAt !== session.output.lastSeq;
     this.#announce(record, { foreground: true, origin: true, ...via(commandChat) }, {
       streaming: foregroundEndedText(record, this.#runMs(session)),
-      origin: originEndedText(record, this.#turnOutput(session, turn), showPreview),
+      origin: originEndedText(record, this.#turnOutput(session, turn)),
     });
   }
 

@@ -107,6 +107,7 @@ describe('web page in headless Chromium', { skip }, () => {
     await page.locator('#session-log .rec-output', { hasText: 'Writing the new test now.' }).waitFor();
     await g.manager.harness.last.emit({ type: 'text', text: 'Which file should hold the test?' }, { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.0123 });
     await page.locator('#session-log .rec-waiting').first().waitFor();
+    await page.locator('#detail-status', { hasText: 'asks (question)' }).waitFor();
     const outputs = await page.locator('#session-log .rec-output').allTextContents();
     assert.deepEqual(outputs, ['Reading parse.ts first.', 'Writing the new test now.', 'Which file should hold the test?']);
   });
@@ -116,6 +117,7 @@ describe('web page in headless Chromium', { skip }, () => {
     await page.click('#session-form button[type=submit]');
     await page.locator('#session-log .rec-user', { hasText: 'put it in test/parse.test.ts' }).waitFor();
     assert.deepEqual(g.manager.harness.last.sent, ['put it in test/parse.test.ts']);
+    await page.locator('#detail-status', { hasText: 'running' }).waitFor();
     assert.equal(await page.locator('#session-input').inputValue(), '');
   });
 

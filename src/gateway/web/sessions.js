@@ -25,12 +25,15 @@ export function startSessions({ info, isVisible, onSelect }) {
   let selected = null;
   /** @type {EventSource | null} */
   let stream = null;
-  let live = { status: '', costUsd: 0 };
+  /** What the selected session's event stream says now; `waitingFor` is undefined until the stream tells. */
+  let live = { status: '', costUsd: 0, waitingFor: undefined };
   let refreshing = false;
 
-  function badge(node, status) {
-    node.className = `badge badge-${status}`;
-    node.textContent = status;
+  /** The status pill; a running session that waits for input says so (and why), since that is when it needs you. */
+  function badge(node, status, waitingFor) {
+    const waiting = status === 'running' && waitingFor;
+    node.className = `badge badge-${waiting ? 'waiting' : status}`;
+    node.textContent = waiting ? (waitingFor === 'question' || waitingFor === 'permission' ? `asks (${waitingFor})` : 'waiting') : status;
   }
 
   function renderList() {
@@ -41,7 +44,7 @@ export function startSessions({ info, isVisible, onSelect }) {
     }
     for (const s of summaries.values()) {
       const status = el('span');
-      badge(status, s.status);
+      badge(status, s.status, s.waitingFor);
       const item = el(
         'li',
         {},
@@ -68,7 +71,7 @@ export function startSessions({ info, isVisible, onSelect }) {
     if (!s) return;
     byId('detail-name').textContent = s.name;
     const status = live.status || s.status;
-    badge(byId('detail-status'), status);
+    badge(byId('detail-status'), status, live.waitingFor === undefined ? s.waitingFor : live.waitingFor);
     const spent = cost(Math.max(live.costUsd, s.costUsd));
     byId('detail-meta').textContent = [s.harness, s.model, duration(s.durationMs), spent, s.workdir].filter(Boolean).join(' · ');
     form.hidden = TERMINAL.has(status);
@@ -93,7 +96,9 @@ export function startSessions({ info, isVisible, onSelect }) {
   function addRecord(record) {
     if (record.type === 'status') live.status = String(record.status);
     if (record.type === 'turn' && typeof record.totalCostUsd === 'number') live.costUsd = record.totalCostUsd;
-    if (record.type === 'status' || record.type === 'turn') renderHeader();
+    if (record.type === 'waiting') live.waitingFor = String(record.reason);
+    if (record.type === 'user' || record.type === 'permissionAnswer') live.waitingFor = null;
+    if (record.type === 'status' || record.type === 'turn' || record.type === 'waiting' || record.type === 'user') renderHeader();
     const node = renderRecord(record);
     if (!node) return;
     node.dataset.seq = String(record.seq);
@@ -107,7 +112,7 @@ export function startSessions({ info, isVisible, onSelect }) {
     if (stream) stream.close();
     stream = null;
     selected = id;
-    live = { status: '', costUsd: 0 };
+    live = { status: '', costUsd: 0, waitingFor: undefined };
     clear(log);
     error.hidden = true;
     panel.classList.toggle('has-selection', id !== null);
