@@ -55,7 +55,7 @@ export function addTeam(ws: FakeWorkspace, key: string): string {
 }
 
 /** The config of a daemon wired to the fake Linear, the fake agents and the repository `repo` (plain JSON). */
-export function linearDaemonConfig(options: { dir: string; repo: string; linearUrl: string; agentLog: string }): Record<string, unknown> {
+export function linearDaemonConfig(options: { dir: string; repo: string; linearUrl: string; agentLog: string; originChannel?: string }): Record<string, unknown> {
   return {
     workspaces: [options.dir],
     timings: { killGraceMs: 2_000 },
@@ -71,7 +71,7 @@ export function linearDaemonConfig(options: { dir: string; repo: string; linearU
       webhookSecret: TEST_WEBHOOK_SECRET,
       requests: { backoffInitialMs: 10, backoffMaxMs: 100, maxAttempts: 3 },
       webhooks: { retryInitialMs: 200, retryMaxMs: 1_000 },
-      pipeline: { repo: options.repo, maxAttempts: 2, originChannel: CHAT },
+      pipeline: { repo: options.repo, maxAttempts: 2, originChannel: options.originChannel ?? CHAT },
       router: { retryInitialSec: 1 },
     },
   };
