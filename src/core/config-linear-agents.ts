@@ -62,6 +62,8 @@ export const linearRouterSchema = z.strictObject({
   assignmentPairWindowSec: seconds.default(600),
   /** Finished jobs and claims are kept this long (7 days). */
   retentionSec: seconds.default(604_800),
+  /** How often finished jobs and old claims are pruned (1 h). */
+  pruneIntervalSec: seconds.default(3_600),
 });
 
 /** Auto-triage of new issues. */

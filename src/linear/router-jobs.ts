@@ -35,7 +35,8 @@ export const notificationMentionJob = z.object({
 export const triageJob = z.object({ issueId: z.string(), identifier: z.string() });
 export const planStartJob = z.object({ issueId: z.string(), reply: replyTarget, agentSessionId: z.string().nullable(), author: z.string().nullable() });
 export const planTurnJob = z.object({
-  planningId: z.string(),
+  /** The planning issue; its planning session is looked up when the turn runs (it may start just before). */
+  issueId: z.string(),
   text: z.string(),
   command: z.enum(['finalize', 'abandon', 'message']),
   reply: replyTarget,
@@ -107,7 +108,12 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
     [JOB.planTurn]: {
       run: async (job, signal) => {
         const p = payload(planTurnJob, job);
-        await planner.turn(p.planningId, p.text, p.command, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author }, signal);
+        const session = planner.activeForIssue(p.issueId);
+        if (!session) {
+          await postReply(api, logger, p.reply, 'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.', 'response');
+          return;
+        }
+        await planner.turn(session.id, p.text, p.command, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author }, signal);
       },
       giveUp: async (job, error) => say(payload(planTurnJob, job).reply, `This planning turn failed: ${error}. Send your message again to retry.`),
     },

@@ -264,13 +264,14 @@ describe('LinearRouter', () => {
       data.id = id;
       data.body = body;
     };
+    // The first answer comes right after "plan this project", before its start has run: it is the first turn.
+    s.fx.inference.script({ text: 'Noted: auth and payments. Which comes first?' });
     await s.send('comment-create-mention', { change: comment('c-plan', '@switchboard plan this project') });
+    await s.send('comment-create-mention', { change: comment('c-turn', 'Auth and payments.') });
     await s.settle();
     const planning = s.planner.activeForIssue(FAKE_IDS.issue1);
     assert.ok(planning, 'planning mode is on');
-    assert.match(s.fx.appComments(FAKE_IDS.issue1).at(-1)?.body ?? '', /Planning mode is on for the project \*\*Launch\*\*/);
-    s.fx.inference.script({ text: 'Noted: auth and payments. Which comes first?' });
-    await s.send('comment-create-mention', { change: comment('c-turn', 'Auth and payments.') });
+    assert.match(s.fx.appComments(FAKE_IDS.issue1).at(-2)?.body ?? '', /Planning mode is on for the project \*\*Launch\*\*/);
     await s.send('app-user-notification-mention', {
       change: (p) => {
         p.action = 'issueNewComment';

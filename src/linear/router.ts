@@ -3,7 +3,7 @@
 // profile to a mention answer; "plan this project" to the planner; new issues to triage; assignments to a dispatch.
 // The same thing reported by two webhooks (an assignment and its AppUserNotification, a comment and its mention
 // notification) is handled once, by durable claims; a redelivered event never does its work twice.
-import type { Clock } from '../core/clock.ts';
+import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
@@ -84,6 +84,7 @@ interface PlannerRoute {
 export class LinearRouter implements LinearEventHandler {
   readonly jobs: JobRunner;
   #d: LinearRouterDeps;
+  #pruneTimer: Timer | undefined;
 
   constructor(deps: LinearRouterDeps) {
     this.#d = deps;
@@ -103,12 +104,28 @@ export class LinearRouter implements LinearEventHandler {
     });
   }
 
+  /** Runs the job queue (resuming what a restart cut off) and prunes old claims and jobs every `pruneIntervalSec`. */
   start(): void {
     this.jobs.start();
+    this.#prune();
+    this.#pruneTimer ??= this.#d.clock.every(this.#d.config.linear.router.pruneIntervalSec * 1000, () => this.#prune());
   }
 
   async stop(): Promise<void> {
+    this.#pruneTimer?.cancel();
+    this.#pruneTimer = undefined;
     await this.jobs.stop();
+  }
+
+  #prune(): void {
+    const { claims, jobStore, clock, logger, config } = this.#d;
+    try {
+      const before = clock.now() - config.linear.router.retentionSec * 1000;
+      const removed = claims.prune(before) + jobStore.prune(before);
+      if (removed > 0) logger.info({ removed }, 'linear router: pruned old claims and jobs');
+    } catch (error) {
+      logger.error({ err: errorMessage(error) }, 'linear router: prune failed');
+    }
   }
 
   /**
@@ -171,7 +188,7 @@ export class LinearRouter implements LinearEventHandler {
   // ---- agent sessions ---------------------------------------------------------------------------------------------
 
   async #created(event: Extract<LinearEvent, { type: 'agentSession.created' }>): Promise<void> {
-    const { api, planner, pipeline, claims, clock, logger } = this.#d;
+    const { api, pipeline, claims, clock, logger } = this.#d;
     const { agentSessionId } = event;
     const issueId = event.issue?.id;
     if (!issueId) {
@@ -180,7 +197,7 @@ export class LinearRouter implements LinearEventHandler {
     }
     const body = event.comment?.body ?? '';
     const command = plannerCommand(body);
-    if (command === 'start' || planner.activeForIssue(issueId)) {
+    if (command === 'start' || this.#planning(issueId)) {
       await this.#toPlanner({ issueId, commentId: event.comment?.id ?? null, body, command, agentSessionId, author: event.creator?.name ?? null, owner: 'planner' });
       return;
     }
@@ -205,9 +222,9 @@ export class LinearRouter implements LinearEventHandler {
     const { planner, pipeline, claims, clock, logger, api } = this.#d;
     const { agentSessionId } = event;
     const command = plannerCommand(event.body);
-    const planning = planner.activeForAgentSession(agentSessionId) ?? (event.issue ? planner.activeForIssue(event.issue.id) : null);
-    const issueId = event.issue?.id ?? planning?.issueId;
-    if (issueId && (planning || command === 'start')) {
+    const session = planner.activeForAgentSession(agentSessionId);
+    const issueId = event.issue?.id ?? session?.issueId;
+    if (issueId && (session || this.#planning(issueId) || command === 'start')) {
       await this.#toPlanner({
         issueId,
         commentId: event.sourceCommentId,
@@ -269,10 +286,10 @@ export class LinearRouter implements LinearEventHandler {
    * app reported only by a notification → the default answerer. The first path to claim the comment acts.
    */
   async #routeComment(c: RoutedComment): Promise<void> {
-    const { config, planner, logger } = this.#d;
+    const { config, logger } = this.#d;
     const profile = profileForMentions(c.mentions, config.linear.profiles);
     const command = plannerCommand(c.body);
-    const planning = planner.activeForIssue(c.issueId);
+    const planning = this.#planning(c.issueId);
     if (command === 'start' && c.addressed) {
       await this.#toPlanner({ issueId: c.issueId, commentId: c.commentId, parentId: c.parentId, body: c.body, command, agentSessionId: null, author: c.author, owner: this.#owner(c, 'planner') });
       return;
@@ -314,7 +331,7 @@ export class LinearRouter implements LinearEventHandler {
 
   /** Hands a message to the planner (start or interview turn) as a durable job, claiming its comment first. */
   async #toPlanner(route: PlannerRoute): Promise<void> {
-    const { planner, claims, clock, api, logger } = this.#d;
+    const { claims, clock, api, logger } = this.#d;
     const won = route.commentId ? claims.claim(`comment:${route.commentId}`, route.owner, clock.now()) : true;
     if (route.agentSessionId) await postThought(api, logger, route.agentSessionId, route.command === 'start' ? 'Starting planning mode for this project…' : 'Working on the plan…');
     if (!won) {
@@ -326,12 +343,13 @@ export class LinearRouter implements LinearEventHandler {
       ? { kind: 'session', agentSessionId: route.agentSessionId, issueId: route.issueId }
       : { kind: 'comment', issueId: route.issueId, ...(route.parentId ? { parentId: route.parentId } : {}) };
     const source = route.commentId ? `comment:${route.commentId}` : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
-    const planning = planner.activeForIssue(route.issueId);
-    if (route.command === 'start' || !planning) {
+    // Starts and turns of one planning issue run in order: a comment right after "plan this project" waits for it.
+    const serialKey = `plan-issue:${route.issueId}`;
+    if (route.command === 'start' || !this.#planning(route.issueId)) {
       this.jobs.enqueue({
         key: `plan-start:${source}`,
         kind: JOB.planStart,
-        serialKey: `plan-issue:${route.issueId}`,
+        serialKey,
         agentSessionId: route.agentSessionId,
         payload: { issueId: route.issueId, reply, agentSessionId: route.agentSessionId, author: route.author },
       });
@@ -340,10 +358,15 @@ export class LinearRouter implements LinearEventHandler {
     this.jobs.enqueue({
       key: `plan-turn:${source}`,
       kind: JOB.planTurn,
-      serialKey: `plan:${planning.projectId}`,
+      serialKey,
       agentSessionId: route.agentSessionId,
-      payload: { planningId: planning.id, text: route.body, command: route.command, reply, agentSessionId: route.agentSessionId, author: route.author },
+      payload: { issueId: route.issueId, text: route.body, command: route.command, reply, agentSessionId: route.agentSessionId, author: route.author },
     });
+  }
+
+  /** True while the issue is a planning issue, or a "plan this project" on it is queued or running. */
+  #planning(issueId: string): boolean {
+    return this.#d.planner.activeForIssue(issueId) !== null || this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart);
   }
 
   /** A comment reported by an AppUserNotification, routed after its delay (unless another path took it meanwhile). */

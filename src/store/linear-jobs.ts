@@ -158,6 +158,11 @@ export class LinearJobStore {
     });
   }
 
+  /** True when a job of `kind` with `serialKey` is queued or running. */
+  hasOpen(serialKey: string, kind: string): boolean {
+    return this.#db.prepare("SELECT 1 FROM linear_jobs WHERE serial_key = ? AND kind = ? AND status IN ('queued', 'running') LIMIT 1").get(serialKey, kind) !== undefined;
+  }
+
   /** The earliest `next_at` of a queued job after `now`, if any. */
   nextDueAfter(now: number): number | undefined {
     const row = this.#db.prepare("SELECT MIN(next_at) AS due FROM linear_jobs WHERE status = 'queued' AND next_at > ?").get(now) as { due: number | null };
