@@ -17,11 +17,8 @@ import type { MentionResponder } from './mentions.ts';
 import type { Pipeline } from './pipeline/pipeline.ts';
 import type { Planner } from './planner/planner.ts';
 import { plannerCommand } from './planner/prompts.ts';
-import type { PlannerCommand } from './planner/prompts.ts';
-import { postReply, postThought } from './reply.ts';
-import type { ReplyTarget } from './reply.ts';
+import { CommentRouting } from './comment-routing.ts';
 import { JOB, routerJobKinds } from './router-jobs.ts';
-import type { NotificationMentionJob } from './router-jobs.ts';
 import type { Triage } from './triage.ts';
 import type { LinearEvent, LinearEventHandler } from './webhooks/events.ts';
 import { extractMentions } from './webhooks/parse.ts';
@@ -52,38 +49,11 @@ class AlreadyReported extends Error {
   }
 }
 
-/** A comment as the router routes it, from the Comment webhook or from an AppUserNotification. */
-interface RoutedComment {
-  issueId: string;
-  commentId: string;
-  parentId: string | null;
-  body: string;
-  mentions: string[];
-  author: string | null;
-  /** `comment`: the Comment webhook; `notification`: an AppUserNotification (after its delay). */
-  via: 'comment' | 'notification';
-  /** The comment addresses the app itself (mentions one of its handles, or Linear said so). */
-  addressed: boolean;
-}
-
-/** Input of a planner route. */
-interface PlannerRoute {
-  issueId: string;
-  commentId: string | null;
-  activityId?: string;
-  parentId?: string | null;
-  body: string;
-  command: PlannerCommand;
-  agentSessionId: string | null;
-  author: string | null;
-  /** Claim owner: paths that may report the same comment use different owners, so only one of them acts. */
-  owner: string;
-}
-
 /** The LinearEventHandler of the daemon. `start()` runs its job queue; `stop()` at shutdown. */
 export class LinearRouter implements LinearEventHandler {
   readonly jobs: JobRunner;
   #d: LinearRouterDeps;
+  #comments: CommentRouting;
   #pruneTimer: Timer | undefined;
 
   constructor(deps: LinearRouterDeps) {
@@ -96,12 +66,13 @@ export class LinearRouter implements LinearEventHandler {
         triage: deps.triage,
         mentions: deps.mentions,
         logger: deps.logger,
-        routeNotificationMention: (job) => this.#routeNotification(job),
+        routeNotificationMention: (job) => this.#comments.routeNotification(job),
       }),
       clock: deps.clock,
       logger: deps.logger,
       config: deps.config.linear.router,
     });
+    this.#comments = new CommentRouting({ ...deps, jobs: this.jobs });
   }
 
   /** Runs the job queue (resuming what a restart cut off) and prunes old claims and jobs every `pruneIntervalSec`. */
@@ -144,7 +115,7 @@ export class LinearRouter implements LinearEventHandler {
           return await this.#stop(event);
         case 'comment.created':
           if (!event.issue) return logger.info({ delivery: event.deliveryId, comment: event.commentId }, 'linear comment without an issue; nothing to do');
-          return await this.#routeComment({
+          return await this.#comments.route({
             issueId: event.issue.id,
             commentId: event.commentId,
             parentId: event.parentId,
@@ -152,7 +123,7 @@ export class LinearRouter implements LinearEventHandler {
             mentions: event.mentions,
             author: event.author?.name ?? null,
             via: 'comment',
-            addressed: this.#addressesApp(event.mentions, await this.#appHandles()),
+            addressed: this.#comments.addressesApp(event.mentions, await this.#comments.appHandles()),
           });
         case 'issue.created':
           return this.#issueCreated(event.issue.id, event.issue.identifier);
@@ -197,8 +168,8 @@ export class LinearRouter implements LinearEventHandler {
     }
     const body = event.comment?.body ?? '';
     const command = plannerCommand(body);
-    if (command === 'start' || this.#planning(issueId)) {
-      await this.#toPlanner({ issueId, commentId: event.comment?.id ?? null, body, command, agentSessionId, author: event.creator?.name ?? null, owner: 'planner' });
+    if (command === 'start' || this.#comments.planning(issueId)) {
+      await this.#comments.toPlanner({ issueId, commentId: event.comment?.id ?? null, body, command, agentSessionId, author: event.creator?.name ?? null, owner: 'planner' });
       return;
     }
     // This session answers its comment: the Comment webhook and a mention notification of it stand down.
@@ -224,8 +195,8 @@ export class LinearRouter implements LinearEventHandler {
     const command = plannerCommand(event.body);
     const session = planner.activeForAgentSession(agentSessionId);
     const issueId = event.issue?.id ?? session?.issueId;
-    if (issueId && (session || this.#planning(issueId) || command === 'start')) {
-      await this.#toPlanner({
+    if (issueId && (session || this.#comments.planning(issueId) || command === 'start')) {
+      await this.#comments.toPlanner({
         issueId,
         commentId: event.sourceCommentId,
         activityId: event.activityId,
@@ -276,112 +247,6 @@ export class LinearRouter implements LinearEventHandler {
     } catch (error) {
       logger.warn({ err: errorMessage(error), agentSession: event.agentSessionId }, 'linear: could not confirm a stop');
     }
-  }
-
-  // ---- comments ---------------------------------------------------------------------------------------------------
-
-  /**
-   * Routes a comment: an @mention of an agent profile → that profile answers in the thread; "plan this project"
-   * addressed to the app → the planner; any comment on a planning issue → an interview turn; a comment addressing the
-   * app reported only by a notification → the default answerer. The first path to claim the comment acts.
-   */
-  async #routeComment(c: RoutedComment): Promise<void> {
-    const { config, logger } = this.#d;
-    const profile = profileForMentions(c.mentions, config.linear.profiles);
-    const command = plannerCommand(c.body);
-    const planning = this.#planning(c.issueId);
-    if (command === 'start' && c.addressed) {
-      await this.#toPlanner({ issueId: c.issueId, commentId: c.commentId, parentId: c.parentId, body: c.body, command, agentSessionId: null, author: c.author, owner: this.#owner(c, 'planner') });
-      return;
-    }
-    if (profile) {
-      this.#mention(c, profile);
-      return;
-    }
-    if (planning) {
-      await this.#toPlanner({ issueId: c.issueId, commentId: c.commentId, parentId: c.parentId, body: c.body, command, agentSessionId: null, author: c.author, owner: this.#owner(c, 'planner') });
-      return;
-    }
-    if (c.via === 'notification' && c.addressed) {
-      this.#mention(c, null);
-      return;
-    }
-    logger.debug({ comment: c.commentId, via: c.via }, 'linear comment needs nothing from switchboard');
-  }
-
-  /** The claim owner of a path: the Comment webhook and the agent session share `planner`; a notification is its own. */
-  #owner(c: RoutedComment, what: string): string {
-    return c.via === 'notification' ? 'notification' : what;
-  }
-
-  #mention(c: RoutedComment, profile: string | null): void {
-    const { claims, clock, logger } = this.#d;
-    const owner = this.#owner(c, `mention:${profile ?? 'default'}`);
-    if (!claims.claim(`comment:${c.commentId}`, owner, clock.now())) {
-      logger.info({ comment: c.commentId, owner, holder: claims.owner(`comment:${c.commentId}`) }, 'linear comment already answered by another path');
-      return;
-    }
-    this.jobs.enqueue({
-      key: `mention:${c.commentId}`,
-      kind: JOB.mention,
-      serialKey: `comment:${c.commentId}`,
-      payload: { issueId: c.issueId, commentId: c.commentId, threadId: c.parentId ?? c.commentId, body: c.body, author: c.author, profile },
-    });
-  }
-
-  /** Hands a message to the planner (start or interview turn) as a durable job, claiming its comment first. */
-  async #toPlanner(route: PlannerRoute): Promise<void> {
-    const { claims, clock, api, logger } = this.#d;
-    const won = route.commentId ? claims.claim(`comment:${route.commentId}`, route.owner, clock.now()) : true;
-    if (route.agentSessionId) await postThought(api, logger, route.agentSessionId, route.command === 'start' ? 'Starting planning mode for this project…' : 'Working on the plan…');
-    if (!won) {
-      logger.info({ comment: route.commentId, owner: route.owner }, 'linear comment already taken by another path');
-      if (route.agentSessionId) await postReply(api, logger, { kind: 'session', agentSessionId: route.agentSessionId, issueId: route.issueId }, 'This message is already being handled in the comment thread.', 'response');
-      return;
-    }
-    const reply: ReplyTarget = route.agentSessionId
-      ? { kind: 'session', agentSessionId: route.agentSessionId, issueId: route.issueId }
-      : { kind: 'comment', issueId: route.issueId, ...(route.parentId ? { parentId: route.parentId } : {}) };
-    const source = route.commentId ? `comment:${route.commentId}` : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
-    // Starts and turns of one planning issue run in order: a comment right after "plan this project" waits for it.
-    const serialKey = `plan-issue:${route.issueId}`;
-    if (route.command === 'start' || !this.#planning(route.issueId)) {
-      this.jobs.enqueue({
-        key: `plan-start:${source}`,
-        kind: JOB.planStart,
-        serialKey,
-        agentSessionId: route.agentSessionId,
-        payload: { issueId: route.issueId, reply, agentSessionId: route.agentSessionId, author: route.author },
-      });
-      return;
-    }
-    this.jobs.enqueue({
-      key: `plan-turn:${source}`,
-      kind: JOB.planTurn,
-      serialKey,
-      agentSessionId: route.agentSessionId,
-      payload: { issueId: route.issueId, text: route.body, command: route.command, reply, agentSessionId: route.agentSessionId, author: route.author },
-    });
-  }
-
-  /** True while the issue is a planning issue, or a "plan this project" on it is queued or running. */
-  #planning(issueId: string): boolean {
-    return this.#d.planner.activeForIssue(issueId) !== null || this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart);
-  }
-
-  /** A comment reported by an AppUserNotification, routed after its delay (unless another path took it meanwhile). */
-  async #routeNotification(job: NotificationMentionJob): Promise<void> {
-    const mentions = extractMentions(job.body);
-    await this.#routeComment({
-      issueId: job.issueId,
-      commentId: job.commentId,
-      parentId: null,
-      body: job.body,
-      mentions,
-      author: job.author,
-      via: 'notification',
-      addressed: job.addressed || this.#addressesApp(mentions, await this.#appHandles()),
-    });
   }
 
   // ---- issues and notifications -----------------------------------------------------------------------------------
@@ -451,22 +316,6 @@ export class LinearRouter implements LinearEventHandler {
   }
 
   // ---- helpers ----------------------------------------------------------------------------------------------------
-
-  /** The handles that address the app: linear.mentions.appAliases and its Linear user name. */
-  async #appHandles(): Promise<string[]> {
-    const handles = [...this.#d.config.linear.mentions.appAliases];
-    try {
-      const viewer = await this.#d.api.viewer();
-      handles.push(viewer.name.toLowerCase().replace(/\s+/g, ''));
-    } catch (error) {
-      this.#d.logger.warn({ err: errorMessage(error) }, 'linear: could not read the app user; using linear.mentions.appAliases only');
-    }
-    return handles;
-  }
-
-  #addressesApp(mentions: readonly string[], handles: readonly string[]): boolean {
-    return mentions.some((m) => handles.includes(m.toLowerCase()));
-  }
 
   /** A pipeline profile named by the comment's mentions (a linear.profiles alias whose name is a pipeline profile). */
   #pipelineProfile(mentions: readonly string[]): string | null {
