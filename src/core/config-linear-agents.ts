@@ -64,6 +64,8 @@ export const linearRouterSchema = z.strictObject({
   retentionSec: seconds.default(604_800),
   /** How often finished jobs and old claims are pruned (1 h). */
   pruneIntervalSec: seconds.default(3_600),
+  /** At shutdown, jobs still running after this long are left behind (they run again at the next start). */
+  stopGraceSec: seconds.default(10),
 });
 
 /** Auto-triage of new issues. */

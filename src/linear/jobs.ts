@@ -73,15 +73,27 @@ export class JobRunner {
     return cancelled;
   }
 
-  /** Stops taking jobs and aborts the running ones; they stay `running` in the store and run again at the next start. */
+  /**
+   * Stops taking jobs and aborts the running ones, waiting for them at most `stopGraceSec`; jobs that did not finish
+   * stay `running` in the store and run again at the next start.
+   */
   async stop(): Promise<void> {
+    const { clock, logger, config } = this.#d;
     this.#running = false;
     this.#timer?.cancel();
     this.#timer = undefined;
     this.#timerAt = Infinity;
     const active = [...this.#active.values()];
     for (const a of active) a.controller.abort();
-    await Promise.all(active.map((a) => a.done));
+    if (active.length > 0) {
+      let grace: Timer | undefined;
+      const timedOut = await Promise.race([
+        Promise.all(active.map((a) => a.done)).then(() => false),
+        new Promise<boolean>((resolve) => (grace = clock.after(config.stopGraceSec * 1000, () => resolve(true)))),
+      ]);
+      grace?.cancel();
+      if (timedOut) logger.warn({ running: this.#active.size }, 'linear jobs still running at shutdown; they run again at the next start');
+    }
     this.#settleIdle();
   }
 
@@ -152,7 +164,7 @@ export class JobRunner {
     }
     try {
       await kind.run(job, signal);
-      if (signal.aborted && !this.#running) return;
+      // Work that completed is done, even if a stop or a shutdown came meanwhile (kinds throw when they stopped early).
       store.finish(job.seq, 'done', null, clock.now());
     } catch (error) {
       const message = errorMessage(error);

@@ -53,6 +53,25 @@ function recentComments(issue: LinearIssue, skipId: string, maxChars: number): s
   return sanitizePromptInput(lines.join('\n') || '(none)', maxChars);
 }
 
+/** `work`, or a rejection as soon as `signal` aborts (the work itself goes on; its result is dropped). */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(new Error('stopped'));
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = (): void => reject(new Error('stopped'));
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error instanceof Error ? error : new Error(String(error)));
+      },
+    );
+  });
+}
+
 /** Answers mentions; one per daemon. */
 export class MentionResponder {
   #d: MentionResponderDeps;
@@ -124,8 +143,7 @@ export class MentionResponder {
       text = result.success ? result.output.trim() : `I could not finish (${result.error}${result.detail ? `: ${result.detail}` : ''}).${result.output.trim() ? `\n\n${result.output.trim()}` : ''}`;
     } else {
       if (!engine) throw new AppError('unavailable', 'the agent engine is not running, so nobody can answer this mention');
-      const reply = await engine.askAgent({ prompt, name: name ?? 'linear', timeoutMs: Math.round(timeoutSec * 1000) });
-      if (signal.aborted) throw new Error('stopped');
+      const reply = await untilAborted(engine.askAgent({ prompt, name: name ?? 'linear', timeoutMs: Math.round(timeoutSec * 1000) }), signal);
       text = reply.text.trim();
     }
     const body = capReply(`**${name ?? 'switchboard'}**: ${text || '(no answer)'}`, config.linear.mentions.maxReplyChars);

@@ -113,7 +113,8 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
           await postReply(api, logger, p.reply, 'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.', 'response');
           return;
         }
-        await planner.turn(session.id, p.text, p.command, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author }, signal);
+        const result = await planner.turn(session.id, p.text, p.command, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author }, signal);
+        if (result.outcome === 'stopped') throw new Error('the planning turn was stopped');
       },
       giveUp: async (job, error) => say(payload(planTurnJob, job).reply, `This planning turn failed: ${error}. Send your message again to retry.`),
     },

@@ -89,6 +89,8 @@ describe('SIGKILL of the daemon mid-pipeline, then a restart', { timeout: 180_00
       120_000,
     );
     assert.deepEqual(done.map((x) => x.issue).sort(), ['OK-1', 'OK-2'], 'one dispatch per issue');
+    // `done` is recorded before the summary is posted and the issue moved to Done: wait for those too.
+    await waitFor('both issues Done in Linear', () => ws.states.get(one.stateId)?.name === 'Done' && ws.states.get(two.stateId)?.name === 'Done', 30_000);
 
     // OK-1: its worker was resumed in place (one worker session), and Linear heard the start and the end once.
     const sessions = (await again.rpc<{ sessions: SessionView[] }>('sessions.list', {})).sessions;
@@ -98,8 +100,6 @@ describe('SIGKILL of the daemon mid-pipeline, then a restart', { timeout: 180_00
     assert.equal(activities.filter((a) => a.type === 'response').length, 1);
     // OK-2: the acknowledged assignment was not lost, and got one agent session.
     assert.equal(fake.mutations.filter((m) => m.name === 'agentSessionCreateOnIssue').length, 1);
-    assert.equal(ws.states.get(one.stateId)?.name, 'Done');
-    assert.equal(ws.states.get(two.stateId)?.name, 'Done');
 
     again.child.kill('SIGTERM');
     assert.equal((await again.exited()).code, 0, again.output());

@@ -66,6 +66,9 @@ export function resolveCodeRunHarness(
   return { harness: config.defaultHarness, source: 'default' };
 }
 
+/** Log records the session writes itself when it launches (not signs of a running agent process). */
+const LAUNCH_RECORDS = new Set(['created', 'run', 'user', 'status']);
+
 /** The exit code in an `exited` record: its code, or the one an SDK error message names ("exited with code 3"). */
 function exitCodeOf(record: Readonly<Record<string, unknown>>): number | null {
   if (typeof record.code === 'number') return record.code;
@@ -142,11 +145,16 @@ export class CodeRunner {
       }
     });
     let exited: () => void = () => undefined;
+    let gone = false;
+    let agentSeen = false;
     const processGone = new Promise<void>((resolve) => (exited = resolve));
     const unsubscribe = logs.subscribe(id, (record) => {
       if (record.type === 'exited') {
         exitCode = exitCodeOf(record);
+        gone = true;
         exited();
+      } else if (!LAUNCH_RECORDS.has(record.type)) {
+        agentSeen = true;
       }
       const event = watchdogEventOf(record);
       if (event) watchdog.observe(event);
@@ -160,9 +168,9 @@ export class CodeRunner {
     watchdog.start();
     try {
       await ended;
-      // A run killed here answers once its process is gone (SIGKILL follows SIGTERM after killGraceMs), so nothing
-      // keeps writing in the working directory after code_run returned.
-      if (trip || stopped) {
+      // Answer once the agent process is gone (a killed one gets SIGKILL after killGraceMs), so nothing keeps writing in
+      // the working directory after code_run returned. A run whose agent never started has no process to wait for.
+      if (agentSeen && !gone) {
         let bound: { cancel(): void } | undefined;
         await Promise.race([processGone, new Promise<void>((resolve) => (bound = clock.after(config.timings.killGraceMs * 2 + 5_000, resolve)))]);
         bound?.cancel();
