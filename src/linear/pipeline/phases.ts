@@ -136,6 +136,7 @@ export async function launchPhase(rt: PipelineRuntime, dispatchId: string, phase
       multiTurn: false,
       name: sessionName(d, phase),
       originChannel: pc.originChannel,
+      owner: 'linear-pipeline',
     });
   } catch (error) {
     if (error instanceof AppError && error.kind === 'limit') {

@@ -111,6 +111,7 @@ export class CodeRunner {
       multiTurn: false,
       originChannel: request.originChannel,
       originSessionId: request.originSessionId ?? null,
+      owner: 'code_run',
     });
     const id = session.id;
     let exitCode: number | null = null;
