@@ -17,9 +17,12 @@ import { SessionManager } from './coding/session-manager.ts';
 import { createEngine } from './engine/create.ts';
 import { createScheduler } from './engine/scheduler/scheduler.ts';
 import { createWakeRouter } from './engine/wake/wake-router.ts';
+import { registerLinearRoutes } from './gateway/linear-routes.ts';
 import { buildGateway } from './gateway/server.ts';
 import { createInference } from './inference/inference.ts';
 import type { Inference } from './inference/types.ts';
+import { createLinearIntegration } from './linear/integration.ts';
+import { CodeRunner } from './linear/tools/code-runner.ts';
 import { createNotificationRouter } from './notify/notification-router.ts';
 import { commandList } from './operations/commands.ts';
 import { createInboundHandler } from './operations/inbound.ts';
@@ -137,6 +140,18 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     stops.push(() => wake.stop());
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
+    // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
+    const codeRunner = new CodeRunner({ config, sessions, logs, clock, logger: logger.child({ component: 'code-run' }) });
+    services.codeRunner = codeRunner;
+    // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
+    const linear = config.linear.enabled
+      ? createLinearIntegration({ config, env, db, clock, logger, sessions, logs, engine, inference, outbox, codeRunner })
+      : null;
+    if (linear) {
+      services.linear = linear.services;
+      // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
+      stops.push(() => linear.stop());
+    }
 
     const interrupted = sessions.restore();
     notifications.start();
@@ -147,6 +162,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     await engine.start();
     await scheduler.start();
     await wake.start();
+    await linear?.start();
 
     const inbound = createInboundHandler({
       ops: OPERATIONS,
@@ -176,6 +192,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat } } : {}),
       health: () => ({ outbox: outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),
     });
+    if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });
     await app.listen({ host: config.gateway.host, port: config.gateway.port });
     stops.push(() => app.close());
     const address = app.server.address();

@@ -30,6 +30,8 @@ export interface LaunchRequest {
   resumeSessionRef?: string;
   forkSession?: boolean;
   originChannel: string;
+  /** The component that handles this session's events itself (see LaunchSpec.owner). */
+  owner?: string;
   /** The engine session that launched it (wakes go back there). */
   originSessionId?: string | null;
   /** The chat channel a person typed the launch command in (it already shows the command's reply). */
@@ -113,6 +115,7 @@ export class SessionManager {
       permissionMode: request.permissionMode ?? config.permissionMode,
       multiTurn: request.multiTurn ?? true,
       forkSession: Boolean(resumeBackendId && request.forkSession),
+      ...(request.owner ? { owner: request.owner } : {}),
       ...((request.model ?? config.defaultModel) ? { model: request.model ?? config.defaultModel } : {}),
       ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
       ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),

@@ -4,6 +4,8 @@ import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineControl } from '../engine/api.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
+import type { LinearServices } from '../linear/integration.ts';
+import type { CodeRunner } from '../linear/tools/code-runner.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -24,6 +26,10 @@ export interface OperationServices {
   scheduler?: Scheduler;
   /** Wake counters for scheduler_status. */
   wake?: Pick<WakeRouter, 'stats'>;
+  /** The Linear integration (linear_dispatches); absent when `linear.enabled` is false. */
+  linear?: LinearServices;
+  /** The backend of code_run (one coding turn with a watchdog); absent: code_run answers unavailable. */
+  codeRunner?: Pick<CodeRunner, 'run'>;
 }
 
 export interface OperationContext {

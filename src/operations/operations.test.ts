@@ -40,6 +40,10 @@ describe('operations table', () => {
         'heartbeat_list',
         'heartbeat_remove',
         'scheduler_status',
+        'code_run',
+        'spawn_agent',
+        'ask_agent',
+        'linear_dispatches',
       ],
     );
     assert.deepEqual(
@@ -59,6 +63,7 @@ describe('operations table', () => {
         '/cron_enable',
         '/cron_list',
         '/cron_remove',
+        '/dispatches',
         '/heartbeat_add',
         '/heartbeat_list',
         '/heartbeat_remove',
@@ -67,11 +72,14 @@ describe('operations table', () => {
       ],
     );
     assert.deepEqual([...rpcMethods(OPERATIONS).keys()].sort(), [
+      'agents.ask',
+      'agents.spawn',
       'claude-code.kill',
       'claude-code.launch',
       'claude-code.output',
       'claude-code.sessions',
       'claude-code.stats',
+      'code.run',
       'cron.add',
       'cron.disable',
       'cron.enable',
@@ -84,6 +92,7 @@ describe('operations table', () => {
       'heartbeat.list',
       'heartbeat.remove',
       'heartbeat.run',
+      'linear.dispatches',
       'scheduler.status',
       'sessions.get',
       'sessions.kill',

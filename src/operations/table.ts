@@ -1,7 +1,9 @@
+import { askAgentOperation, spawnAgentOperation } from './agent-orchestration.ts';
 import { agentSendOperation } from './agent-send.ts';
 import { agentStartOperation } from './agent-start.ts';
 import { agentsOperation } from './agents.ts';
 import { backgroundOperation } from './background.ts';
+import { codeRunOperation } from './code-run.ts';
 import { cronAddOperation, cronDisableOperation, cronEnableOperation, cronListOperation, cronRemoveOperation } from './cron.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
@@ -14,6 +16,7 @@ import {
 } from './heartbeat.ts';
 import { killOperation } from './kill.ts';
 import { launchOperation } from './launch.ts';
+import { linearDispatchesOperation } from './linear-dispatches.ts';
 import { listOperation } from './list.ts';
 import type { Operation } from './operation.ts';
 import { outputOperation } from './output.ts';
@@ -46,4 +49,8 @@ export const OPERATIONS: readonly Operation[] = [
   heartbeatRemoveOperation,
   heartbeatRunOperation,
   schedulerStatusOperation,
+  codeRunOperation,
+  spawnAgentOperation,
+  askAgentOperation,
+  linearDispatchesOperation,
 ] as unknown as readonly Operation[];

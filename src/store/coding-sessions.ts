@@ -34,6 +34,11 @@ export interface LaunchSpec {
   /** Backend session id to resume (Claude session id, Codex thread id, Gemini session id). */
   resumeBackendId?: string;
   forkSession: boolean;
+  /**
+   * The component that launched the session and handles its events itself (`linear-pipeline`, `code_run`); absent for
+   * sessions people or the orchestrator launched. An owned session's events never wake the orchestrator.
+   */
+  owner?: string;
 }
 
 /** The persisted row of one coding session. */

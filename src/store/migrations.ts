@@ -1,6 +1,7 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import type { Migration } from './database.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
+import { LINEAR_GLUE_MIGRATIONS } from './linear-glue-migrations.ts';
 import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
 import { WEB_MIGRATIONS } from './web-migrations.ts';
@@ -76,5 +77,6 @@ export const MIGRATIONS: readonly Migration[] = [
   ...WEB_MIGRATIONS,
   ...LINEAR_MIGRATIONS,
   ...LINEAR_PIPELINE_MIGRATIONS,
+  ...LINEAR_GLUE_MIGRATIONS,
   ...SCHEDULER_MIGRATIONS,
 ];

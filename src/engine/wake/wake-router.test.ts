@@ -73,6 +73,20 @@ describe('wake router', () => {
     assert.deepEqual([stored?.status, stored?.via, stored?.targetSessionId], ['delivered', 'origin', 'eng-1']);
   });
 
+  it('never wakes anyone for a session whose owner handles its events (the Linear pipeline, code_run)', async () => {
+    engine.addUserSession('eng-1', 1);
+    const owned = f.manager.launch({ prompt: 'work the issue', name: 'worker', workdir: f.workdir, originChannel: 'linear', owner: 'linear-pipeline' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-o' }, { type: 'text', text: 'Done?' }, ok);
+    f.manager.kill(owned.id);
+    const other = f.manager.launch({ prompt: 'p', name: 'other', workdir: f.workdir, originChannel: 'linear', owner: 'code_run' });
+    await f.manager.stop();
+    router.announceInterrupted([other.id]);
+    await router.idle();
+    assert.deepEqual(engine.posts, [], 'no waiting, ended or interrupted event of an owned session');
+    assert.equal(new WakeEventStore(f.db).get(1), undefined, 'nothing stored either');
+    assert.equal(f.manager.get(owned.id).spec.owner, 'linear-pipeline', 'the owner is kept with the session');
+  });
+
   it('falls back to the most recent foreground user session, then to the heartbeat session', async () => {
     engine.addUserSession('older', 10);
     engine.addUserSession('newer', 20);

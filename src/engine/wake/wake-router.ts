@@ -63,6 +63,14 @@ export interface WakeRouter {
   idle(): Promise<void>;
 }
 
+/**
+ * The component that handles a coding session's events itself (the Linear pipeline, code_run), if any: such a
+ * session never wakes the orchestrator, whose user did not launch it and would only be interrupted by it.
+ */
+function ownedBy(record: Pick<StoredSession, 'spec'>): string | undefined {
+  return record.spec.owner;
+}
+
 /** Builds the wake router over the wake outbox in `deps.db`; nothing happens until `start()`. */
 export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
   const store = new WakeEventStore(deps.db);
@@ -85,6 +93,7 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
 
   function onSignal(signal: SessionSignal): void {
     const session = signal.session;
+    if (ownedBy(session.record) && (signal.type === 'waiting' || signal.type === 'ended' || signal.type === 'interrupted')) return;
     switch (signal.type) {
       case 'waiting': {
         const now = clock.now();
@@ -183,6 +192,7 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
           logger.error({ session: id, err: errorMessage(error) }, 'interrupted session not found; cannot announce it');
           continue;
         }
+        if (ownedBy(record)) continue;
         const tail = outputTail(deps.sessions.outputBlocks(record).map((b) => b.text));
         // One id per interruption: announcing the same ids twice stores one event.
         const messageId = `wake-restored-${id}-${record.completedAt ?? record.updatedAt}`;

@@ -136,6 +136,7 @@ export async function launchPhase(rt: PipelineRuntime, dispatchId: string, phase
       multiTurn: false,
       name: sessionName(d, phase),
       originChannel: pc.originChannel,
+      owner: 'linear-pipeline',
     });
   } catch (error) {
     if (error instanceof AppError && error.kind === 'limit') {
@@ -267,6 +268,7 @@ async function finishDone(rt: PipelineRuntime, d: DispatchRecord, verdict: Verdi
   await rt.artifacts(d)?.summary(summary).catch((e: unknown) => rt.deps.logger.error({ err: e }, 'could not write summary.md'));
   await rt.record(d, 'done', { criteria: verdict.criteria, testResults: verdict.testResults });
   await rt.tell(d, { type: 'response', body: summary });
+  await rt.notifyDone(d, verdict);
   try {
     const state = await completeIssue(rt, await rt.deps.linear.getIssue(d.issueId));
     await rt.record(d, 'issue-completed', { state });

@@ -15,6 +15,7 @@ import { monitorPass, reconcile } from './recovery.ts';
 import { PipelineRuntime } from './runtime.ts';
 import type { PipelineDeps } from './runtime.ts';
 import { assessTier, chooseRunners } from './tier.ts';
+import { DispatchBlockedError } from './types.ts';
 import type { DispatchContext, DispatchResult, MonitorReport, PromptResult, StopResult } from './types.ts';
 
 /** Follow-up messages kept per dispatch (the newest). */
@@ -71,6 +72,13 @@ export class Pipeline {
     try {
       return await this.#dispatch(issueRef, ctx);
     } catch (error) {
+      if (error instanceof DispatchBlockedError) {
+        const said = ctx.agentSessionId
+          ? this.#rt.deps.linear.createAgentActivity(ctx.agentSessionId, { type: 'response', body: error.message })
+          : this.#rt.deps.linear.createComment(error.issueId, error.message);
+        await said.catch((e: unknown) => this.#rt.deps.logger.warn({ err: errorMessage(e) }, 'could not say why a dispatch was refused'));
+        throw error;
+      }
       // Linear shows a session without any activity as unresponsive: say why nothing starts.
       if (ctx.agentSessionId) {
         await this.#rt.deps.linear
@@ -90,6 +98,11 @@ export class Pipeline {
     const issue = await rt.deps.linear.getIssue(issueRef);
     const active = rt.store.activeForIssue(issue.id);
     if (active) return this.#duplicate(active, ctx);
+    const blocked = await rt.deps.guard?.isBlocked(issue);
+    if (blocked) {
+      rt.deps.logger.info({ issue: issue.identifier, reason: blocked }, 'pipeline: dispatch refused by the guard');
+      throw new DispatchBlockedError(blocked, issue.id);
+    }
     const repoPath = this.#repoFor(issue);
     const tier = assessTier(issue, pc.tierRules);
     const profile = ctx.profile ? pc.profiles[ctx.profile] : undefined;

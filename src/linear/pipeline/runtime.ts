@@ -19,7 +19,7 @@ import { ActivityStream } from './activity-stream.ts';
 import { ARTIFACT_DIR, DispatchArtifacts } from './artifacts.ts';
 import { DEFAULT_PROMPTS, mergePrompts, parsePromptsFile } from './prompts.ts';
 import type { PromptSet } from './prompts.ts';
-import type { PipelineNotifier } from './types.ts';
+import type { DispatchGuard, PipelineNotifier } from './types.ts';
 import { describeTrip, resolveWatchdogLimits, SessionWatchdog } from './watchdog.ts';
 import type { WatchdogEvent, WatchdogTrip } from './watchdog.ts';
 
@@ -36,6 +36,8 @@ export interface PipelineDeps {
   logs: SessionLogs;
   linear: LinearApi;
   notifier: PipelineNotifier;
+  /** Checked before a new dispatch is created (the planner's planning-mode guard); none: everything may be dispatched. */
+  guard?: DispatchGuard;
 }
 
 /** Activity records of a session log are touched into the dispatch at most this often. */
@@ -171,6 +173,16 @@ export class PipelineRuntime {
     await this.tell(d, { type: 'error', body });
     try {
       await this.deps.notifier.notify(`Linear ${d.identifier} (${d.title}) is stuck: ${reason}`);
+    } catch (error) {
+      this.deps.logger.error({ err: errorMessage(error), dispatch: d.id }, 'could not notify the user');
+    }
+  }
+
+  /** Tells the user's chat channel that a dispatch is done (when the notifier wants to hear it); failures are logged. */
+  async notifyDone(d: DispatchRecord, verdict: { testResults: string }): Promise<void> {
+    if (!this.deps.notifier.done) return;
+    try {
+      await this.deps.notifier.done(`Linear ${d.identifier} (${d.title}) is done: the audit passed on attempt ${d.attempt - d.roundStart + 1}${verdict.testResults ? ` (tests: ${verdict.testResults})` : ''}. Branch ${d.branch}.`);
     } catch (error) {
       this.deps.logger.error({ err: errorMessage(error), dispatch: d.id }, 'could not notify the user');
     }

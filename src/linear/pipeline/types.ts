@@ -1,10 +1,14 @@
 // Public types of the Linear dispatch pipeline: what the webhook router hands in and what it gets back.
+import { AppError } from '../../core/errors.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { LinearIssue } from '../api/types.ts';
 
 /** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */
 export interface PipelineNotifier {
   /** Delivers `text` to the user; may reject (the pipeline logs it and carries on). */
   notify(text: string): Promise<void> | void;
+  /** Optional: told when a dispatch is done, with a short summary (a notifier without it hears only of stuck ones). */
+  done?(text: string): Promise<void> | void;
 }
 
 /** What came with a dispatch request. */
@@ -22,6 +26,25 @@ export interface DispatchContext {
   promptContext?: string;
   /** Bodies of Linear's guidance rules. */
   guidance?: string[];
+}
+
+/**
+ * Decides whether an issue may be dispatched now (the planner blocks the issues of a project in planning mode). Returns
+ * the reason it may not, told to the user as is, or null.
+ */
+export interface DispatchGuard {
+  isBlocked(issue: LinearIssue): string | null | Promise<string | null>;
+}
+
+/** `dispatch` refused by the guard; the message is the guard's reason (the agent session, or else the issue, is told it). */
+export class DispatchBlockedError extends AppError {
+  readonly issueId: string;
+
+  constructor(reason: string, issueId: string) {
+    super('conflict', reason);
+    this.name = 'DispatchBlockedError';
+    this.issueId = issueId;
+  }
 }
 
 /** The answer to `dispatch`. */

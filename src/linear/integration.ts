@@ -1,0 +1,169 @@
+// The Linear integration for the composition root: API access, the webhook intake and worker, the dispatch pipeline
+// (guarded by the planner), the planner, triage, mention answers, the router and the chat notifier, built from config.
+// main.ts registers the HTTP routes with gateway/linear-routes.ts using `routes` (linear/ may not import gateway/).
+import type { Outbox } from '../channels/connector.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import { invalidInput } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
+import type { EngineApi } from '../engine/api.ts';
+import type { Inference } from '../inference/types.ts';
+import type { DatabaseSync } from '../store/database.ts';
+import { LinearClaimStore } from '../store/linear-claims.ts';
+import { LinearJobStore } from '../store/linear-jobs.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
+import { buildLinearAccess } from './api/access.ts';
+import type { LinearAccess } from './api/access.ts';
+import { requireLinearSecrets } from './api/credentials.ts';
+import type { LinearOAuth } from './api/oauth.ts';
+import type { LinearApi } from './api/types.ts';
+import { OutboxNotifier } from './chat-notifier.ts';
+import { MentionResponder } from './mentions.ts';
+import { createPipeline } from './pipeline/pipeline.ts';
+import type { Pipeline } from './pipeline/pipeline.ts';
+import type { PipelineNotifier } from './pipeline/types.ts';
+import { Planner } from './planner/planner.ts';
+import { LinearRouter } from './router.ts';
+import { CodeRunner } from './tools/code-runner.ts';
+import { Triage } from './triage.ts';
+import type { LinearEventHandler } from './webhooks/events.ts';
+import type { WebhookIntake } from './webhooks/intake.ts';
+import { appUserIdSource, buildLinearWebhooks } from './webhooks/service.ts';
+import type { LinearWebhooks } from './webhooks/service.ts';
+
+export interface LinearIntegrationDeps {
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  /** The daemon's database (Linear migrations 400–499 applied by openDatabase). */
+  db: DatabaseSync;
+  clock: Clock;
+  logger: Logger;
+  /** The coding sessions; `restore()` must run before `start()`. */
+  sessions: SessionManager;
+  logs: SessionLogs;
+  /** Answers @mentions (askAgent); without it, mentions answered by the engine fail with a visible comment. */
+  engine?: EngineApi;
+  /** Triage and planner turns; without a provider, triage is skipped with a log line and planner turns say so. */
+  inference?: Inference;
+  /** Pipeline notifications to chat (stuck, done). */
+  outbox?: Outbox;
+  /** Replaces the Outbox notifier (tests). */
+  notifier?: PipelineNotifier;
+  /** The code_run backend shared with the operations; built here when absent. */
+  codeRunner?: CodeRunner;
+}
+
+/** What the Linear operations (linear_dispatches) read. */
+export interface LinearServices {
+  pipeline: Pick<Pipeline, 'list' | 'get'>;
+  planner: Pick<Planner, 'store'>;
+}
+
+/** What gateway/linear-routes.ts `registerLinearRoutes(app, { ...routes, logger })` needs. */
+export interface LinearRouteParts {
+  intake: WebhookIntake;
+  oauth: LinearOAuth;
+  maxBodyBytes: number;
+}
+
+export interface LinearIntegration {
+  access: LinearAccess;
+  api: LinearApi;
+  webhooks: LinearWebhooks;
+  pipeline: Pipeline;
+  planner: Planner;
+  triage: Triage;
+  mentions: MentionResponder;
+  router: LinearRouter;
+  /** The webhook worker's handler (the router). */
+  handler: LinearEventHandler;
+  notifier: PipelineNotifier;
+  codeRunner: CodeRunner;
+  /** For OperationServices.linear. */
+  services: LinearServices;
+  routes: LinearRouteParts;
+  /** Starts the pipeline (recovering dispatches), the planner's recovery, the router's jobs and the webhook worker. */
+  start(): Promise<void>;
+  /** Stops taking deliveries, aborts running jobs (they run again at the next start) and stops the pipeline. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Builds the Linear integration. Throws invalid_input when `linear.enabled` is false, and (requireLinearSecrets) when
+ * no webhook signing secret is configured: the daemon never takes unsigned webhooks.
+ */
+export function createLinearIntegration(deps: LinearIntegrationDeps): LinearIntegration {
+  const { config, env, db, clock, logger, sessions, logs } = deps;
+  if (!config.linear.enabled) throw invalidInput('linear.enabled: the Linear integration is turned off', 'linear.enabled');
+  const secrets = requireLinearSecrets(config.linear, env);
+  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env, db, clock, logger: logger.child({ component: 'linear-api' }) });
+  const api = access.api;
+  const planner = new Planner({ api, db, ...(deps.inference ? { inference: deps.inference } : {}), config: config.linear.planner, clock, logger: logger.child({ component: 'planner' }) });
+  const notifier = deps.notifier ?? new OutboxNotifier({ config, ...(deps.outbox ? { outbox: deps.outbox } : {}), logger });
+  const pipeline = createPipeline({
+    config,
+    clock,
+    logger: logger.child({ component: 'pipeline' }),
+    db,
+    sessions,
+    logs,
+    linear: api,
+    notifier,
+    guard: { isBlocked: (issue) => planner.isBlocked(issue) },
+  });
+  const codeRunner = deps.codeRunner ?? new CodeRunner({ config, sessions, logs, clock, logger });
+  const triage = new Triage({ api, ...(deps.inference ? { inference: deps.inference } : {}), config: config.linear.triage, logger: logger.child({ component: 'triage' }) });
+  const mentions = new MentionResponder({ api, config, ...(deps.engine ? { engine: deps.engine } : {}), codeRunner, logger: logger.child({ component: 'mentions' }) });
+  const router = new LinearRouter({
+    config,
+    api,
+    pipeline,
+    planner,
+    triage,
+    mentions,
+    claims: new LinearClaimStore(db),
+    jobStore: new LinearJobStore(db),
+    clock,
+    logger: logger.child({ component: 'linear-router' }),
+  });
+  const webhooks = buildLinearWebhooks({
+    config: config.linear,
+    secret: secrets.webhookSecret,
+    db,
+    handler: router,
+    appUserId: appUserIdSource(api, access.oauthStore, clock),
+    clock,
+    logger: logger.child({ component: 'linear-webhooks' }),
+  });
+  let started = false;
+  return {
+    access,
+    api,
+    webhooks,
+    pipeline,
+    planner,
+    triage,
+    mentions,
+    router,
+    handler: router,
+    notifier,
+    codeRunner,
+    services: { pipeline, planner },
+    routes: { intake: webhooks.intake, oauth: access.oauth, maxBodyBytes: config.linear.webhooks.maxBodyBytes },
+    async start() {
+      if (started) return;
+      started = true;
+      pipeline.start();
+      await planner.recover();
+      router.start();
+      webhooks.worker.start();
+      logger.info({ apiUrl: config.linear.apiUrl, triage: triage.active, profiles: Object.keys(config.linear.profiles) }, 'linear integration started');
+    },
+    async stop() {
+      await webhooks.worker.stop();
+      await router.stop();
+      await pipeline.stop();
+    },
+  };
+}

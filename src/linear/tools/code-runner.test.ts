@@ -1,0 +1,144 @@
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { after, before, describe, it } from 'node:test';
+import { fileURLToPath } from 'node:url';
+import { waitFor } from '../../../test/support/pipeline-fixture.ts';
+import { tempDir } from '../../../test/support/temp-dir.ts';
+import { ManualClock } from '../../core/clock.ts';
+import type { Config } from '../../core/config.ts';
+import { loadConfig } from '../../core/config-load.ts';
+import { silentLogger } from '../../core/logger.ts';
+import { createClaudeHarness } from '../../coding/claude/claude-harness.ts';
+import { createCodexHarness } from '../../coding/codex/codex-harness.ts';
+import { createGeminiHarness } from '../../coding/gemini/gemini-harness.ts';
+import { SessionManager } from '../../coding/session-manager.ts';
+import { CodingSessionStore } from '../../store/coding-sessions.ts';
+import { openDatabase } from '../../store/database.ts';
+import type { DatabaseSync } from '../../store/database.ts';
+import { SessionLogs } from '../../store/session-logs.ts';
+import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
+import type { CodeRunResult } from './code-runner.ts';
+
+const fake = (name: string): string => fileURLToPath(new URL(`../../../test/support/${name}`, import.meta.url));
+
+describe('resolveCodeRunHarness', () => {
+  const config = (harness?: 'codex') => ({ defaultHarness: 'claude' as const, linear: { codeRun: harness ? { harness } : {} } });
+  it('takes the explicit backend, then the profile, then linear.codeRun.harness, then defaultHarness', () => {
+    assert.deepEqual(resolveCodeRunHarness(config('codex'), 'gemini', { harness: 'codex' }), { harness: 'gemini', source: 'explicit' });
+    assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, { harness: 'gemini' }), { harness: 'gemini', source: 'profile' });
+    assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, {}), { harness: 'codex', source: 'config' });
+    assert.deepEqual(resolveCodeRunHarness(config(), undefined, undefined), { harness: 'claude', source: 'default' });
+  });
+});
+
+describe('CodeRunner over the fake agents', () => {
+  const dir = tempDir('sb-coderun-');
+  const work = join(dir.path, 'work');
+  let config: Config;
+  let clock: ManualClock;
+  let db: DatabaseSync;
+  let manager: SessionManager;
+  let runner: CodeRunner;
+
+  before(() => {
+    mkdirSync(work, { recursive: true });
+    config = loadConfig({
+      home: dir.path,
+      env: {},
+      overrides: {
+        workspaces: [dir.path],
+        defaultWorkdir: work,
+        'timings.killGraceMs': 1_000,
+        'harnesses.claude.executable': fake('fake-claude.mjs'),
+        'harnesses.claude.settingSources': ['project'],
+        'harnesses.gemini.executable': fake('fake-gemini.mjs'),
+        'harnesses.codex.executable': fake('fake-codex.mjs'),
+        'harnesses.codex.env': { CODEX_HOME: join(dir.path, 'codex-home') },
+        'linear.codeRun.inactivitySec': 30,
+        'linear.codeRun.timeoutSec': 600,
+        'linear.profiles': { reviewer: { harness: 'gemini' } },
+      },
+    }).config;
+    clock = new ManualClock();
+    db = openDatabase(join(dir.path, 'state.db'));
+    const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
+    const killGraceMs = config.timings.killGraceMs;
+    manager = new SessionManager({
+      config,
+      clock,
+      logger: silentLogger(),
+      store: new CodingSessionStore(db),
+      logs,
+      harnesses: {
+        claude: createClaudeHarness({ config: config.harnesses.claude, killGraceMs }),
+        codex: createCodexHarness({ config: config.harnesses.codex, killGraceMs }),
+        gemini: createGeminiHarness({ config: config.harnesses.gemini, killGraceMs }),
+      },
+    });
+    runner = new CodeRunner({ config, sessions: manager, logs, clock, logger: silentLogger() });
+  });
+  after(async () => {
+    await manager.stop();
+    db.close();
+    dir.remove();
+  });
+
+  /** Waits until the newest run's agent process has reported its session (so the watchdog watches a live agent). */
+  async function started(run: Promise<CodeRunResult>): Promise<{ run: Promise<CodeRunResult> }> {
+    await waitFor(() => manager.list().some((s) => s.backendSessionId !== null && s.status === 'running'), 'the agent to start');
+    return { run };
+  }
+
+  it('returns the output of a successful turn', async () => {
+    const result = await runner.run({ prompt: 'say hello', originChannel: 'test' });
+    assert.equal(result.success, true, JSON.stringify(result));
+    assert.equal(result.error, undefined);
+    assert.equal(result.harness, 'claude');
+    assert.equal(result.harnessSource, 'default');
+    assert.match(result.output, /FAKE CLAUDE REPLY to: say hello/);
+    assert.equal(manager.get(result.sessionId).status, 'completed', 'the run is a listed coding session');
+  });
+
+  it('reports `exit N` when the CLI crashes (claude through the SDK, gemini and codex as CLIs)', async () => {
+    for (const harness of ['claude', 'gemini', 'codex'] as const) {
+      const result = await runner.run({ prompt: 'work [[crash]]', harness, originChannel: 'test' });
+      assert.equal(result.success, false, harness);
+      assert.equal(result.error, 'exit 3', `${harness}: ${JSON.stringify(result)}`);
+    }
+  });
+
+  it('uses the calling profile’s backend', async () => {
+    const result = await runner.run({ prompt: 'review', profile: 'reviewer', originChannel: 'test' });
+    assert.equal(result.harness, 'gemini');
+    assert.equal(result.harnessSource, 'profile');
+    assert.match(result.output, /FAKE GEMINI REPLY/);
+    await assert.rejects(runner.run({ prompt: 'x', profile: 'nobody', originChannel: 'test' }), /no agent profile "nobody"/);
+  });
+
+  it('kills a silent agent after the inactivity limit: `inactivity_timeout`', async () => {
+    const { run } = await started(runner.run({ prompt: 'think [[hang]]', originChannel: 'test', inactivitySec: 5 }));
+    clock.advance(5_000);
+    const result = await run;
+    assert.equal(result.success, false);
+    assert.equal(result.error, 'inactivity_timeout');
+    assert.match(result.detail ?? '', /no activity for 5 s/);
+    assert.equal(manager.get(result.sessionId).status, 'killed');
+  });
+
+  it('kills a run past its wall-clock limit even while it is busy: `timeout`', async () => {
+    const { run } = await started(runner.run({ prompt: 'slow [[sleep:60000]]', originChannel: 'test', timeoutSec: 3, inactivitySec: 1_000 }));
+    clock.advance(3_000);
+    const result = await run;
+    assert.equal(result.error, 'timeout');
+    assert.match(result.detail ?? '', /limit 3 s/);
+  });
+
+  it('stops a run when its signal aborts', async () => {
+    const controller = new AbortController();
+    const { run } = await started(runner.run({ prompt: 'wait [[hang]]', originChannel: 'test' }, controller.signal));
+    controller.abort();
+    const result = await run;
+    assert.equal(result.error, 'stopped');
+  });
+});

@@ -1,0 +1,60 @@
+// code_run: one coding-agent turn, waited for, with the watchdog; answers { success, output, error? } where error is
+// `timeout`, `inactivity_timeout` or `exit N` (the seed's kinds). Backend: explicit > the calling agent's profile >
+// linear.codeRun.harness > defaultHarness.
+import { z } from 'zod';
+import { HARNESS_NAMES } from '../core/config.ts';
+import { AppError } from '../core/errors.ts';
+import type { CodeRunResult } from '../linear/tools/code-runner.ts';
+import { callerChannel, defineOperation } from './operation.ts';
+import type { OperationContext } from './operation.ts';
+import { resolveOriginChannel } from './origin.ts';
+
+const input = z.strictObject({
+  prompt: z.string().trim().min(1, 'the prompt must not be empty').describe('the task for the coding agent'),
+  harness: z.enum(HARNESS_NAMES).optional().describe('claude, codex or gemini (default: your profile, then linear.codeRun.harness, then defaultHarness)'),
+  workdir: z.string().trim().min(1).optional().describe('working directory, inside a configured workspace'),
+  model: z.string().trim().min(1).optional(),
+  timeoutSec: z.number().positive().max(86_400).optional().describe('wall-clock limit in seconds (default linear.codeRun.timeoutSec)'),
+});
+
+/** The agent profile of a calling engine session: a subagent started with `agent: <profile>` carries its name. */
+export function callerProfile(ctx: OperationContext): string | undefined {
+  const { caller, services } = ctx;
+  if (caller.kind !== 'agent' || !services.engine) return undefined;
+  const session = services.engine.listSessions().find((s) => s.id === caller.sessionId);
+  const name = session?.descriptor.type === 'subagent' ? session.descriptor.name : undefined;
+  return name && services.config.linear.profiles[name] ? name : undefined;
+}
+
+/** Runs one coding turn and waits for it. */
+export const codeRunOperation = defineOperation({
+  name: 'code-run',
+  summary: 'Run one coding-agent turn (Claude Code, Codex or Gemini) and wait for it; returns {success, output, error?}',
+  input,
+  expose: {
+    tool: 'code_run',
+    rpc: 'code.run',
+    cli: { name: 'code-run', args: ['<prompt...>'] },
+  },
+  async run(ctx, args): Promise<CodeRunResult> {
+    const runner = ctx.services.codeRunner;
+    if (!runner) throw new AppError('unavailable', 'code_run is not available in this daemon');
+    const { config } = ctx.services;
+    const workdir = args.workdir ?? config.linear.codeRun.workdir ?? config.defaultWorkdir;
+    const profile = callerProfile(ctx);
+    const channel = callerChannel(ctx.caller);
+    return runner.run({
+      prompt: args.prompt,
+      ...(args.harness ? { harness: args.harness } : {}),
+      ...(workdir ? { workdir } : {}),
+      ...(args.model ? { model: args.model } : {}),
+      ...(args.timeoutSec ? { timeoutSec: args.timeoutSec } : {}),
+      ...(profile ? { profile } : {}),
+      originChannel: resolveOriginChannel(config, { ...(channel ? { callerChannel: channel } : {}), workdir: workdir ?? process.cwd() }),
+      originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
+    });
+  },
+  format(r) {
+    return JSON.stringify({ success: r.success, output: r.output, ...(r.error ? { error: r.error } : {}), ...(r.detail ? { detail: r.detail } : {}), session: r.sessionId, harness: r.harness }, null, 2);
+  },
+});

@@ -1,0 +1,94 @@
+// linear_dispatches: the Linear pipeline as a person sees it — every dispatch with its state, attempt and runner, and
+// the projects in planning mode.
+import { z } from 'zod';
+import { AppError } from '../core/errors.ts';
+import { formatDuration } from '../coding/format.ts';
+import { ACTIVE_DISPATCH_STATUSES, DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
+import type { DispatchRecord, DispatchStatus } from '../store/linear-dispatches.ts';
+import { ACTIVE_PLANNING_STATUSES } from '../store/linear-planning.ts';
+import { defineOperation } from './operation.ts';
+
+const FILTERS = ['active', 'finished', 'all', ...DISPATCH_STATUSES] as const;
+
+const input = z.strictObject({
+  status: z.enum(FILTERS).default('all').describe('active, finished, all, or one status (queued, working, auditing, done, stuck, …)'),
+  issue: z.string().trim().min(1).optional().describe('only this issue (identifier such as ENG-12, or id)'),
+});
+
+/** One dispatch as listings show it. */
+export interface DispatchView {
+  id: string;
+  issue: string;
+  title: string;
+  status: DispatchStatus;
+  attempt: number;
+  tier: string;
+  harness: string;
+  model: string | null;
+  agentSessionId: string | null;
+  lastError: string | null;
+  updatedAt: number;
+}
+
+export interface DispatchesResult {
+  now: number;
+  dispatches: DispatchView[];
+  planning: { project: string; issue: string; status: string; turns: number }[];
+}
+
+const ICON: Record<DispatchStatus, string> = { queued: '⏳', dispatched: '🔧', working: '🟢', auditing: '🔍', done: '✅', stuck: '🛑', stopped: '⏹️' };
+
+function view(d: DispatchRecord): DispatchView {
+  return {
+    id: d.id,
+    issue: d.identifier,
+    title: d.title,
+    status: d.status,
+    attempt: d.attempt - d.roundStart + 1,
+    tier: d.tier,
+    harness: d.harness,
+    model: d.model,
+    agentSessionId: d.agentSessionId,
+    lastError: d.lastError,
+    updatedAt: d.updatedAt,
+  };
+}
+
+/** Lists the pipeline's dispatches (oldest first) and the projects being planned. */
+export const linearDispatchesOperation = defineOperation({
+  name: 'linear-dispatches',
+  summary: 'List the Linear pipeline: dispatches (queued, working, auditing, done, stuck, stopped) and projects in planning mode',
+  input,
+  expose: {
+    tool: 'linear_dispatches',
+    command: { name: 'dispatches', positional: ['status'], usage: '/dispatches [active|finished|all|<status>]' },
+    rpc: 'linear.dispatches',
+    cli: { name: 'dispatches', args: ['[status]'] },
+  },
+  async run(ctx, args): Promise<DispatchesResult> {
+    const linear = ctx.services.linear;
+    if (!linear) throw new AppError('unavailable', 'the Linear integration is not running (linear.enabled is false)');
+    const statuses: readonly DispatchStatus[] | undefined =
+      args.status === 'all' ? undefined : args.status === 'active' ? ACTIVE_DISPATCH_STATUSES : args.status === 'finished' ? FINISHED_DISPATCH_STATUSES : [args.status];
+    let list = linear.pipeline.list(statuses);
+    if (args.issue) {
+      const ref = args.issue.toUpperCase();
+      list = list.filter((d) => d.identifier.toUpperCase() === ref || d.issueId === args.issue);
+    }
+    const planning = linear.planner.store
+      .list()
+      .filter((s) => ACTIVE_PLANNING_STATUSES.includes(s.status))
+      .map((s) => ({ project: s.projectName, issue: s.issueIdentifier, status: s.status, turns: s.turnCount }));
+    return { now: Date.now(), dispatches: list.map(view), planning };
+  },
+  format(r) {
+    const lines = r.dispatches.map((d) => {
+      const runner = `${d.harness}${d.model ? ` ${d.model}` : ''}`;
+      const error = d.lastError && (d.status === 'stuck' || d.status === 'stopped') ? ` — ${d.lastError}` : '';
+      return `${ICON[d.status]} ${d.issue} ${d.title} — ${d.status}, attempt ${d.attempt}, ${d.tier} (${runner}), updated ${formatDuration(Math.max(0, r.now - d.updatedAt))} ago${error}`;
+    });
+    if (lines.length === 0) lines.push('No Linear dispatches.');
+    for (const p of r.planning) lines.push(`📝 Planning ${p.project} on ${p.issue} — ${p.status}, ${p.turns} turn${p.turns === 1 ? '' : 's'}`);
+    return lines.join('\n');
+  },
+});
