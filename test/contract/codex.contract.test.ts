@@ -12,8 +12,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { codexNativeBinary, createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import { findPackageFile } from '../../src/coding/executables.ts';
-import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect as collectEvents, endRun, interruptTurn, ofType, runTwoTurns } from '../support/harness-run.ts';
+import type { Harness, Run, RunSpec } from '../../src/coding/harness.ts';
+import { assertApiErrorTurn, collect as collectEvents, endRun, interruptTurn, meaningful, ofType, runOneTurn, runTwoTurns } from '../support/harness-run.ts';
 import { allInputTexts, inputItems, itemTexts, lastUserText, responsesText, startMockResponses } from '../support/mock-openai-responses.ts';
 import type { MockResponses, ResponsesBody } from '../support/mock-openai-responses.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -74,7 +74,6 @@ function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): Ru
 
 /** Collects a run's events; the real CLI may take a while to answer. */
 const collect = (run: Run) => collectEvents(run, 45_000);
-const meaningful = (events: HarnessEvent[]) => events.filter((e) => e.type !== 'activity' && e.type !== 'warning');
 const bodyOf = (index: number): ResponsesBody => (mock.responseRequests().at(index)?.body ?? {}) as ResponsesBody;
 
 test('one turn with a shell tool call: tool → toolResult → text → turnEnd ok', { skip, timeout: TIMEOUT }, async () => {
@@ -83,10 +82,7 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   const t0 = Date.now();
   const run = harness.start(spec('please USE_TOOL', workdir));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  const turnMs = Date.now() - t0;
-  run.end();
-  await c.done;
+  const turnMs = (await runOneTurn(run, c)) - t0;
   const events = meaningful(c.events);
   assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
   const [tool] = ofType(events, 'tool');

@@ -8,8 +8,8 @@ import { join } from 'node:path';
 import { after, before, test } from 'node:test';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
-import type { Harness, HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect as collectEvents, endRun, interruptTurn, ofType, runTwoTurns } from '../support/harness-run.ts';
+import type { Harness, Run, RunSpec } from '../../src/coding/harness.ts';
+import { assertApiErrorTurn, collect as collectEvents, endRun, interruptTurn, meaningful, ofType, runOneTurn, runTwoTurns } from '../support/harness-run.ts';
 import { allTexts, geminiText, startMockGemini } from '../support/mock-gemini.ts';
 import type { GeminiBody, MockGemini } from '../support/mock-gemini.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -65,17 +65,13 @@ function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): Ru
 
 /** Collects a run's events; the real CLI may take a while to answer. */
 const collect = (run: Run) => collectEvents(run, 45_000);
-const meaningful = (events: HarnessEvent[]) => events.filter((e) => e.type !== 'activity' && e.type !== 'warning');
 
 test('one turn with a shell tool call: tool → toolResult → text → turnEnd ok', { skip, timeout: TIMEOUT }, async () => {
   const { harness, home, workdir } = setup();
   const t0 = Date.now();
   const run = harness.start(spec('please USE_TOOL', workdir));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  const turnMs = Date.now() - t0;
-  run.end();
-  await c.done;
+  const turnMs = (await runOneTurn(run, c)) - t0;
   const events = meaningful(c.events);
   assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
   const [started] = ofType(events, 'started');

@@ -6,7 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import type { CodexHarnessOptions } from '../../src/coding/codex/codex-harness.ts';
 import type { RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect, endRun, interruptTurn, ofType, readInvocations, runTwoTurns } from './harness-run.ts';
+import { assertApiErrorTurn, collect, endRun, interruptTurn, meaningful, ofType, readInvocations, runOneTurn, runTwoTurns } from './harness-run.ts';
 import type { FakeInvocation } from './harness-run.ts';
 import { perTurnFakeCases } from './per-turn-fake-cases.ts';
 import { tempDir } from './temp-dir.ts';
@@ -66,9 +66,7 @@ test('[[tool]] [[stream:3]]: tool/toolResult paired by item id, one text per age
   const { harness } = setup();
   const run = harness.start(spec('go [[tool]] [[stream:3]]'));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.end();
-  await c.done;
+  await runOneTurn(run, c);
   assert.deepEqual(ofType(c.events, 'text').map((t) => t.text), ['block 1 of 3', 'block 2 of 3', 'block 3 of 3', 'tool said: hello-from-tool']);
   const [tool] = ofType(c.events, 'tool');
   assert.deepEqual(tool, { type: 'tool', id: 'item_0', name: 'shell', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } });
@@ -117,11 +115,7 @@ test('argv: model, plan → read-only, provider and extra -c overrides, system p
   const { harness, invocations } = setup({}, { provider, config: { 'features.plugins': false } });
   const run = harness.start(spec('-task', { model: 'gpt-fake', permissionMode: 'plan', systemPrompt: 'Be brief.' }));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.send('next');
-  await c.waitFor((e) => e.type === 'turnEnd', 2);
-  run.end();
-  await c.done;
+  await runTwoTurns(run, c, 'next');
   const [first, second] = invocations().map((i) => i.argv);
   assert.deepEqual(first, [
     'exec', '--json', '--skip-git-repo-check', '-C', dir.path, '-m', 'gpt-fake', '-s', 'read-only',
@@ -143,11 +137,7 @@ test('resumeBackendId: resume <id> from the first turn; usage unknown on that tu
   await earlier.done;
   const run = harness.start(spec('again', { resumeBackendId: 'known-id' }));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.send('more');
-  await c.waitFor((e) => e.type === 'turnEnd', 2);
-  run.end();
-  await c.done;
+  await runTwoTurns(run, c, 'more');
   assert.deepEqual(invocations()[1]?.argv.slice(-4), ['resume', 'known-id', '--', 'again']);
   assert.deepEqual(ofType(c.events, 'started').map((s) => s.backendSessionId), ['known-id', 'known-id']);
   assert.deepEqual(ofType(c.events, 'turnEnd').map((e) => e.usage), [undefined, turnUsage]);
@@ -168,11 +158,9 @@ test('[[replay:codex-run2]]: a real capture through the harness', async () => {
   const { harness } = setup();
   const run = harness.start(spec('[[replay:codex-run2]]'));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.end();
-  await c.done;
+  await runOneTurn(run, c);
   assert.deepEqual(
-    c.events.filter((e) => e.type !== 'activity' && e.type !== 'warning').map((e) => e.type),
+    meaningful(c.events).map((e) => e.type),
     ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],
   );
   assert.equal(ofType(c.events, 'started')[0]?.backendSessionId, '01a2033c-599b-7cc2-9674-b7dfcf22d721');

@@ -5,7 +5,7 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect, endRun, interruptTurn, ofType, readInvocations, runTwoTurns } from './harness-run.ts';
+import { assertApiErrorTurn, collect, endRun, interruptTurn, ofType, readInvocations, runOneTurn, runTwoTurns } from './harness-run.ts';
 import type { FakeInvocation } from './harness-run.ts';
 import { perTurnFakeCases } from './per-turn-fake-cases.ts';
 import { tempDir } from './temp-dir.ts';
@@ -60,9 +60,7 @@ test('delta chunks come out as one coalesced text; tool calls are paired', async
   const { harness } = setup();
   const run = harness.start(spec('go [[tool]] [[stream:3]]'));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.end();
-  await c.done;
+  await runOneTurn(run, c);
   const texts = ofType(c.events, 'text');
   assert.deepEqual(texts.map((t) => t.text), ['block 1 of 3\nblock 2 of 3\nblock 3 of 3\ntool said: hello-from-tool']);
   const [tool] = ofType(c.events, 'tool');
@@ -143,9 +141,7 @@ test('[[replay:gemini-run2]]: a real capture through the harness', async () => {
   const { harness } = setup();
   const run = harness.start(spec('[[replay:gemini-run2]]'));
   const c = collect(run);
-  await c.waitFor((e) => e.type === 'turnEnd');
-  run.end();
-  await c.done;
+  await runOneTurn(run, c);
   assert.deepEqual(
     c.events.filter((e) => e.type !== 'activity').map((e) => e.type),
     ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],

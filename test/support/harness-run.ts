@@ -41,6 +41,20 @@ export function collect(run: Run, timeoutMs = 10_000): CollectedRun {
   return { events, done, waitFor };
 }
 
+/** The events that say what the agent did: all but `activity` and `warning`. */
+export function meaningful(events: HarnessEvent[]): HarnessEvent[] {
+  return events.filter((e) => e.type !== 'activity' && e.type !== 'warning');
+}
+
+/** Waits for the run's first turn, then closes the input and waits for the run to end; resolves to the time the turn ended. */
+export async function runOneTurn(run: Run, c: CollectedRun): Promise<number> {
+  await c.waitFor((e) => e.type === 'turnEnd');
+  const endedAt = Date.now();
+  run.end();
+  await c.done;
+  return endedAt;
+}
+
 /**
  * Waits for the run's first turn (then runs `afterFirst`, if given), sends `second` and waits for that turn, then closes the
  * input and waits for the run to end. Asserts both turns started on one backend session; returns its id.
