@@ -82,6 +82,19 @@ export async function interruptTurn(run: Run, c: CollectedRun): Promise<void> {
   assert.deepEqual((end as EventOf<'turnEnd'>).outcome, { ok: false, reason: 'interrupted', message: 'interrupted' });
 }
 
+/**
+ * Sends `text` after an interrupted turn: asserts the next turn succeeds on the run's first backend session, then ends
+ * the run (exit 0).
+ */
+export async function resumeAfterInterrupt(run: Run, c: CollectedRun, text: string): Promise<void> {
+  run.send(text);
+  const next = await c.waitFor((e) => e.type === 'turnEnd', 2);
+  assert.deepEqual((next as EventOf<'turnEnd'>).outcome, { ok: true });
+  const started = ofType(c.events, 'started');
+  assert.equal(started[1]?.backendSessionId, started[0]?.backendSessionId);
+  await endRun(run, c);
+}
+
 /** Closes the run's input and asserts the run then exits with code 0. */
 export async function endRun(run: Run, c: CollectedRun): Promise<void> {
   run.end();
