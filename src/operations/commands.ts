@@ -51,11 +51,14 @@ export function parseCommandArgs(op: Operation, args: string): Record<string, un
   while (i < tokens.length) {
     const token = tokens[i] as Token;
     if (token.text.startsWith('--') && token.text.length > 2) {
-      const key = flags.get(token.text.slice(2));
+      // `--no-<flag>` turns off a boolean that is on by default (`/cron_add --no-enabled …`).
+      const negated = token.text.startsWith('--no-') ? flags.get(token.text.slice(5)) : undefined;
+      const key = flags.get(token.text.slice(2)) ?? negated;
       if (!key) throw invalidInput(`unknown option ${token.text} (usage: ${spec.usage})`);
       const kind = fieldKind(shape[key] as ZodType);
+      if (negated && kind !== 'boolean') throw invalidInput(`${token.text}: only a yes/no option can be negated (usage: ${spec.usage})`);
       if (kind === 'boolean') {
-        out[key] = true;
+        out[key] = !negated;
         i += 1;
       } else {
         const value = tokens[i + 1];

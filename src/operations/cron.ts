@@ -52,7 +52,7 @@ export const cronAddOperation = defineOperation({
   }),
   expose: {
     tool: 'cron_add',
-    command: { name: 'cron_add', positional: ['name', 'schedule', 'prompt'], usage: '/cron_add [--timezone <zone>] <name> "<min hour day month weekday>" <prompt>' },
+    command: { name: 'cron_add', positional: ['name', 'schedule', 'prompt'], usage: '/cron_add [--timezone <zone>] [--no-enabled] <name> "<min hour day month weekday>" <prompt>' },
     rpc: 'cron.add',
     cli: {
       name: 'cron-add',

@@ -141,6 +141,8 @@ describe('operations table', () => {
     assert.deepEqual(parseCommandArgs(resumeOperation as never, '--fork my-task try again'), { fork: true, session: 'my-task', prompt: 'try again' });
     assert.deepEqual(parseCommandArgs(resumeOperation as never, '--list'), { list: true });
     assert.throws(() => parseCommandArgs(launchOperation as never, '--nope x'), /unknown option --nope/);
+    assert.deepEqual(parseCommandArgs(respondOperation as never, '--no-interrupt my-task go'), { interrupt: false, session: 'my-task', message: 'go' });
+    assert.throws(() => parseCommandArgs(launchOperation as never, '--no-name x'), /only a yes\/no option can be negated/);
   });
 
   it('resolves origin channels in the seed order', () => {
