@@ -1,7 +1,6 @@
+import { freePort } from '../../test/support/ports.ts';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Command } from 'commander';
@@ -9,14 +8,6 @@ import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../test/support/fake-line
 import type { FakeLinear } from '../../test/support/fake-linear.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { addLinearCommands } from './linear-commands.ts';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 describe('switchboard linear (CLI)', () => {
   let fake: FakeLinear;

@@ -1,9 +1,8 @@
 // Shared set-up of the inference tests: the four mock model servers, provider config entries pointing at them (with
 // fake API keys containing SECRET, so a test can assert no key reaches a log line), and an Inference whose log lines are
 // captured.
+import { freePort } from './ports.ts';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { inferenceSchema } from '../../src/core/config-inference.ts';
 import { createInference } from '../../src/inference/inference.ts';
 import type { InferenceOptions } from '../../src/inference/inference.ts';
@@ -79,13 +78,7 @@ export function buildInference(providers: Entry[], options: InferenceOptions & {
 }
 
 /** A port nothing listens on (bound, then closed). */
-export async function closedPort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
+export const closedPort = freePort;
 
 /** Polls until `predicate` holds (e.g. a mock saw a request); fails the test if it never does. */
 export async function waitFor(predicate: () => boolean, what: string): Promise<void> {

@@ -2,14 +2,12 @@
 // webhooks, the fake Linear server behind the real @linear/sdk, the real pipeline, router, planner and SessionManager
 // running the fake agent executables in a real git repository, and a recording outbox for the chat channel. Time is a
 // ManualClock (watchdogs); tests wait for real processes with `waitFor`.
+import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
-import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
-import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
@@ -166,18 +164,13 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
   const clock = new ManualClock(Date.now());
   const db = openDatabase(join(dir.path, 'state.db'));
   const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-  const killGraceMs = config.timings.killGraceMs;
   const manager = new SessionManager({
     config,
     clock,
     logger: silentLogger(),
     store: new CodingSessionStore(db),
     logs,
-    harnesses: {
-      claude: createClaudeHarness({ config: config.harnesses.claude, killGraceMs }),
-      codex: createCodexHarness({ config: config.harnesses.codex, killGraceMs }),
-      gemini: createGeminiHarness({ config: config.harnesses.gemini, killGraceMs }),
-    },
+    harnesses: createHarnesses(config, silentLogger()),
   });
   manager.restore();
   const outbox = new RecordingOutbox();

@@ -1,12 +1,10 @@
 // A Linear pipeline over real parts: SQLite and session logs in a temp dir, a real git repository, a SessionManager
 // whose harnesses run the fake agent executables (or scripted harnesses for fine control), the in-memory LinearApi and
 // a recording notifier. Time is a ManualClock; tests wait for real processes with `waitFor` (no timed assertions).
+import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
-import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
-import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { Harness } from '../../src/coding/harness.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
@@ -137,16 +135,11 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
   const db = openDatabase(join(dir.path, 'state.db'));
   const sessionStore = new CodingSessionStore(db);
   const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-  const killGraceMs = config.timings.killGraceMs;
   const scripted: Partial<Record<HarnessName, ScriptedHarness>> = {};
   const script = (name: HarnessName): ScriptedHarness => (scripted[name] ??= new ScriptedHarness(name, name === 'claude'));
   const harnesses: Record<HarnessName, Harness> = options.scripted
     ? { claude: script('claude'), codex: script('codex'), gemini: script('gemini') }
-    : {
-        claude: createClaudeHarness({ config: config.harnesses.claude, killGraceMs }),
-        codex: createCodexHarness({ config: config.harnesses.codex, killGraceMs }),
-        gemini: createGeminiHarness({ config: config.harnesses.gemini, killGraceMs }),
-      };
+    : createHarnesses(config, silentLogger());
   const manager = new SessionManager({ config, clock, logger: silentLogger(), store: sessionStore, logs, harnesses });
   manager.restore();
   const linear = shared?.linear ?? new FakeLinearApi();

@@ -1,6 +1,5 @@
+import { freePort } from '../../../test/support/ports.ts';
 import assert from 'node:assert/strict';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Fastify from 'fastify';
@@ -22,14 +21,6 @@ import { buildLinearAccess } from './access.ts';
 import { linearConnect } from './connect.ts';
 import { defaultRedirectUri } from './oauth.ts';
 import { formatLinearStatus, linearStatus } from './status.ts';
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const port = (server.address() as AddressInfo).port;
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  return port;
-}
 
 /** Acts as the browser once the authorize URL is printed. */
 function browserOn(lines: string[], query: Record<string, string> = {}): Promise<number> {

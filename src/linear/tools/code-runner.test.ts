@@ -1,3 +1,4 @@
+import { createHarnesses } from '../../coding/harnesses.ts';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -9,9 +10,6 @@ import { ManualClock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { silentLogger } from '../../core/logger.ts';
-import { createClaudeHarness } from '../../coding/claude/claude-harness.ts';
-import { createCodexHarness } from '../../coding/codex/codex-harness.ts';
-import { createGeminiHarness } from '../../coding/gemini/gemini-harness.ts';
 import { SessionManager } from '../../coding/session-manager.ts';
 import { CodingSessionStore } from '../../store/coding-sessions.ts';
 import { openDatabase } from '../../store/database.ts';
@@ -63,18 +61,13 @@ describe('CodeRunner over the fake agents', () => {
     clock = new ManualClock();
     db = openDatabase(join(dir.path, 'state.db'));
     const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-    const killGraceMs = config.timings.killGraceMs;
     manager = new SessionManager({
       config,
       clock,
       logger: silentLogger(),
       store: new CodingSessionStore(db),
       logs,
-      harnesses: {
-        claude: createClaudeHarness({ config: config.harnesses.claude, killGraceMs }),
-        codex: createCodexHarness({ config: config.harnesses.codex, killGraceMs }),
-        gemini: createGeminiHarness({ config: config.harnesses.gemini, killGraceMs }),
-      },
+      harnesses: createHarnesses(config, silentLogger()),
     });
     runner = new CodeRunner({ config, sessions: manager, logs, clock, logger: silentLogger() });
   });
