@@ -6,6 +6,7 @@
 // anything else (or an expired token) gets 401. Every GraphQL request and every mutation is recorded. `script` queues
 // one-shot answers: user errors over HTTP 200, HTTP statuses (401, 500, …), 429 rate limits with Linear's headers,
 // dropped connections.
+import { readBody } from './mock-http.ts';
 import { randomBytes } from 'node:crypto';
 import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
@@ -81,15 +82,6 @@ export interface FakeLinear {
 }
 
 export const FAKE_OAUTH_CLIENT = { clientId: 'fake-client-id', clientSecret: 'fake-client-secret' };
-
-function readBody(req: IncomingMessage): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-    req.on('error', reject);
-  });
-}
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...headers });

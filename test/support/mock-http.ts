@@ -24,7 +24,8 @@ export function splitUrl(url: string | undefined): { path: string; query: string
   return { path, query };
 }
 
-async function readBody(req: IncomingMessage): Promise<string> {
+/** The whole body of a request, as UTF-8 text. */
+export async function readBody(req: IncomingMessage): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
