@@ -84,6 +84,11 @@ export const configSchema = z.strictObject({
       port: z.number().int().min(0).max(65_535).default(18_789),
       /** Binding beyond loopback must be asked for explicitly. */
       allowRemote: z.boolean().default(false),
+      /**
+       * Where people reach the web page (e.g. through a tunnel), for links the daemon hands out — the Linear agent
+       * session's link to its coding session. Default: http://127.0.0.1:<port>.
+       */
+      publicUrl: z.url().optional(),
     })
     .prefault({}),
   /** Roots outside which no session may run; empty means the user's home directory. */

@@ -158,6 +158,7 @@ export async function launchPhase(rt: PipelineRuntime, dispatchId: string, phase
   const model = (phase === 'worker' ? d.model : d.auditModel) ?? 'default model';
   if (phase === 'worker') await rt.artifacts(d)?.plan(planText(d, prompt.system, prompt.task)).catch((e: unknown) => rt.deps.logger.error({ err: e }, 'could not write plan.md'));
   await rt.record(d, `${phase}-started`, { sessionId: session.id, try: tryNo, harness, model });
+  await rt.linkSession(d, session.id);
   const retry = tryNo > 1 ? ' (retry after a watchdog kill)' : '';
   rt.thought(
     d,

@@ -85,6 +85,12 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal(worker?.model, 'opus');
     assert.equal(worker?.workdir, d.worktreePath);
     assert.equal(audit?.spec.permissionMode, 'plan');
+    // The agent session links to the live view of the coding session on the web page, for each phase.
+    const links = f.linear.callsOf('updateAgentSession') as [string, { externalUrls: { url: string }[] }][];
+    assert.deepEqual(
+      links.map(([id, input]) => [id, input.externalUrls[0]?.url]),
+      [worker, audit].map((s) => [agentSessionId, `http://127.0.0.1:${f.config.gateway.port}/#session=${s?.id}`]),
+    );
     const claudeRuns = f.invocations().filter((i) => i.harness === 'claude');
     assert.equal(claudeRuns.length, 2);
     assert.equal(flagOf(claudeRuns[0]?.argv ?? [], '--model'), 'opus');

@@ -151,6 +151,22 @@ export class PipelineRuntime {
   }
 
   /**
+   * Links the dispatch's Linear agent session to the coding session's live view on the web page (the agent session's
+   * external URL), so people can watch the work from Linear. Best effort: a failure is logged, the dispatch goes on.
+   */
+  async linkSession(d: DispatchRecord, codingSessionId: string): Promise<void> {
+    const gateway = this.deps.config.gateway;
+    const base = gateway.publicUrl ?? (gateway.port > 0 ? `http://127.0.0.1:${gateway.port}` : undefined);
+    if (!d.agentSessionId || !base) return;
+    const url = `${base.replace(/\/+$/, '')}/#session=${encodeURIComponent(codingSessionId)}`;
+    try {
+      await this.deps.linear.updateAgentSession(d.agentSessionId, { externalUrls: [{ label: 'switchboard: live session', url }] });
+    } catch (error) {
+      this.deps.logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not set the Linear agent session link');
+    }
+  }
+
+  /**
    * Posts a message to the dispatch's agent session right away. A response, error or elicitation that cannot go
    * there (no agent session, or Linear refused it) becomes one comment on the issue instead, never both.
    */
