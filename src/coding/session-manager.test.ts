@@ -122,6 +122,17 @@ describe('SessionManager', () => {
     );
   });
 
+  it('warnings alone are not progress: an agent that only repeats one still trips the safety net', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const run = f.harness.last;
+    await run.emit({ type: 'started', backendSessionId: 'b' });
+    for (let i = 0; i < 4; i += 1) {
+      f.clock.advance(5_000);
+      await run.emit({ type: 'warning', message: 'Reconnecting... waiting for network' });
+    }
+    assert.equal(session.waitingFor, 'stalled', '20 s of nothing but warnings is silence');
+  });
+
   it('ends a session left idle for idleTimeoutMinutes, and says so', async () => {
     const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, ok);

@@ -293,7 +293,9 @@ export class Session {
         if (event.malformed) this.#malformed += 1;
         this.#write({ type: 'warning', message: event.message, ...(event.malformed ? { malformed: true } : {}) });
         this.#deps.logger.warn({ session: this.id, malformed: event.malformed ?? false }, event.message);
-        break;
+        // A warning is not progress: an agent that only repeats one (Codex's endless "Reconnecting…" when its model
+        // server is unreachable) must still trip the safety net, so people hear it has gone quiet.
+        return;
       case 'exited':
         this.#onExited(event.code, event.error);
         return;
