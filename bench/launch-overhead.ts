@@ -2,6 +2,7 @@
 // store writes, log appends) until its first assistant text arrives, beside spawning the same fake agent executable
 // directly and waiting for its first assistant line on stdout, in the same run.
 // Run: npm run bench:launch   (or: npx node bench/launch-overhead.ts [iterations])
+import { sessionManagerIn } from '../test/support/session-manager-in.ts';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -10,12 +11,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/core/clock.ts';
 import type { HarnessName } from '../src/core/config.ts';
 import { loadConfig } from '../src/core/config-load.ts';
-import { silentLogger } from '../src/core/logger.ts';
-import { createHarnesses } from '../src/coding/harnesses.ts';
 import { SessionManager } from '../src/coding/session-manager.ts';
-import { CodingSessionStore } from '../src/store/coding-sessions.ts';
-import { openDatabase } from '../src/store/database.ts';
-import { SessionLogs } from '../src/store/session-logs.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { percentile, printTable } from './stats.ts';
 
@@ -66,16 +62,7 @@ const { config } = loadConfig({
   },
 });
 const clock = systemClock();
-const db = openDatabase(join(dir.path, 'state.db'));
-const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-const manager = new SessionManager({
-  config,
-  clock,
-  logger: silentLogger(),
-  store: new CodingSessionStore(db),
-  logs,
-  harnesses: createHarnesses(config, silentLogger()),
-});
+const { db, manager } = sessionManagerIn(dir.path, config, clock);
 
 async function throughManager(harness: HarnessName): Promise<number> {
   const start = performance.now();

@@ -2,7 +2,7 @@
 // webhooks, the fake Linear server behind the real @linear/sdk, the real pipeline, router, planner and SessionManager
 // running the fake agent executables in a real git repository, and a recording outbox for the chat channel. Time is a
 // ManualClock (watchdogs); tests wait for real processes with `waitFor`.
-import { createHarnesses } from '../../src/coding/harnesses.ts';
+import { sessionManagerIn } from './session-manager-in.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -16,10 +16,7 @@ import { silentLogger } from '../../src/core/logger.ts';
 import { registerLinearRoutes } from '../../src/gateway/linear-routes.ts';
 import { createLinearIntegration } from '../../src/linear/integration.ts';
 import type { LinearIntegration } from '../../src/linear/integration.ts';
-import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
-import { SessionLogs } from '../../src/store/session-logs.ts';
 import { FAKE_IDS, startFakeLinear } from './fake-linear.ts';
 import type { FakeLinear } from './fake-linear.ts';
 import type { FakeIssue, FakeWorkspace } from './fake-linear-workspace.ts';
@@ -162,16 +159,7 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
     overrides: { ...linearDaemonConfig({ dir: dir.path, repo, linearUrl: fakeLinear.graphqlUrl, agentLog: join(dir.path, 'agents.jsonl') }), ...overrides },
   });
   const clock = new ManualClock(Date.now());
-  const db = openDatabase(join(dir.path, 'state.db'));
-  const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-  const manager = new SessionManager({
-    config,
-    clock,
-    logger: silentLogger(),
-    store: new CodingSessionStore(db),
-    logs,
-    harnesses: createHarnesses(config, silentLogger()),
-  });
+  const { db, logs, manager } = sessionManagerIn(dir.path, config, clock);
   manager.restore();
   const outbox = new RecordingOutbox();
   const inference = new ScriptedInference();

@@ -1,12 +1,11 @@
+import { sessionManagerIn } from './session-manager-in.ts';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
-import { silentLogger } from '../../src/core/logger.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
@@ -35,19 +34,9 @@ export function managerFixture(overrides: Record<string, unknown> = {}, existing
   mkdirSync(workdir, { recursive: true });
   const { config } = loadConfig({ home: dir.path, env: {}, overrides: { workspaces: [dir.path], ...overrides } });
   const clock = new ManualClock();
-  const db = openDatabase(join(dir.path, 'state.db'));
-  const store = new CodingSessionStore(db);
-  const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
   const harness = new ScriptedHarness('claude');
   const codex = new ScriptedHarness('codex', false);
-  const manager = new SessionManager({
-    config,
-    clock,
-    logger: silentLogger(),
-    store,
-    logs,
-    harnesses: { claude: harness, codex, gemini: new ScriptedHarness('gemini', false) },
-  });
+  const { db, store, logs, manager } = sessionManagerIn(dir.path, config, clock, { claude: harness, codex, gemini: new ScriptedHarness('gemini', false) });
   const fixture: ManagerFixture = {
     home: dir.path,
     workdir,

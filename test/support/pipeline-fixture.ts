@@ -1,6 +1,7 @@
 // A Linear pipeline over real parts: SQLite and session logs in a temp dir, a real git repository, a SessionManager
 // whose harnesses run the fake agent executables (or scripted harnesses for fine control), the in-memory LinearApi and
 // a recording notifier. Time is a ManualClock; tests wait for real processes with `waitFor` (no timed assertions).
+import { sessionManagerIn } from './session-manager-in.ts';
 import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,7 +18,6 @@ import type { PipelineDeps } from '../../src/linear/pipeline/runtime.ts';
 import type { PipelineNotifier } from '../../src/linear/pipeline/types.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { StoredSession } from '../../src/store/coding-sessions.ts';
-import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
@@ -132,15 +132,12 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
     },
   });
   const clock = new ManualClock();
-  const db = openDatabase(join(dir.path, 'state.db'));
-  const sessionStore = new CodingSessionStore(db);
-  const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
   const scripted: Partial<Record<HarnessName, ScriptedHarness>> = {};
   const script = (name: HarnessName): ScriptedHarness => (scripted[name] ??= new ScriptedHarness(name, name === 'claude'));
   const harnesses: Record<HarnessName, Harness> = options.scripted
     ? { claude: script('claude'), codex: script('codex'), gemini: script('gemini') }
     : createHarnesses(config, silentLogger());
-  const manager = new SessionManager({ config, clock, logger: silentLogger(), store: sessionStore, logs, harnesses });
+  const { db, store: sessionStore, logs, manager } = sessionManagerIn(dir.path, config, clock, harnesses);
   manager.restore();
   const linear = shared?.linear ?? new FakeLinearApi();
   const notifier = shared?.notifier ?? new RecordingNotifier();

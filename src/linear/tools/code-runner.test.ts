@@ -1,4 +1,4 @@
-import { createHarnesses } from '../../coding/harnesses.ts';
+import { sessionManagerIn } from '../../../test/support/session-manager-in.ts';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,10 +11,7 @@ import type { Config } from '../../core/config.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { SessionManager } from '../../coding/session-manager.ts';
-import { CodingSessionStore } from '../../store/coding-sessions.ts';
-import { openDatabase } from '../../store/database.ts';
 import type { DatabaseSync } from '../../store/database.ts';
-import { SessionLogs } from '../../store/session-logs.ts';
 import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
 import type { CodeRunResult } from './code-runner.ts';
 
@@ -59,16 +56,10 @@ describe('CodeRunner over the fake agents', () => {
       },
     }).config;
     clock = new ManualClock();
-    db = openDatabase(join(dir.path, 'state.db'));
-    const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-    manager = new SessionManager({
-      config,
-      clock,
-      logger: silentLogger(),
-      store: new CodingSessionStore(db),
-      logs,
-      harnesses: createHarnesses(config, silentLogger()),
-    });
+    const parts = sessionManagerIn(dir.path, config, clock);
+    db = parts.db;
+    manager = parts.manager;
+    const logs = parts.logs;
     runner = new CodeRunner({ config, sessions: manager, logs, clock, logger: silentLogger() });
   });
   after(async () => {
