@@ -4,10 +4,11 @@ import { isAbsolute, join, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { configSchema } from './config.ts';
 import type { Config } from './config.ts';
+import { setPath, sourceOf, sourcesUnder } from './config-paths.ts';
 import { errorMessage, invalidInput } from './errors.ts';
 
 /** Environment variables the loader reads for itself rather than as config keys. */
-const RESERVED_ENV = new Set(['SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL']);
+const RESERVED_ENV = new Set(['SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOARD_FAULT']);
 
 /** Short aliases for the keys people set most. */
 const ENV_ALIASES: Record<string, string> = {
@@ -60,23 +61,12 @@ export function parseScalar(raw: string): unknown {
   }
 }
 
-function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
-  const parts = path.split('.');
-  let node = target;
-  for (const part of parts.slice(0, -1)) {
-    const next = node[part];
-    if (typeof next !== 'object' || next === null || Array.isArray(next)) node[part] = {};
-    node = node[part] as Record<string, unknown>;
-  }
-  node[parts[parts.length - 1] as string] = value;
-}
-
 /** Maps `SWITCHBOARD_*` variables to dotted config paths (`__` separates nesting levels). */
 export function envOverrides(env: NodeJS.ProcessEnv): Map<string, { value: unknown; source: string }> {
   const out = new Map<string, { value: unknown; source: string }>();
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('SWITCHBOARD_') || RESERVED_ENV.has(name) || raw === undefined) continue;
-    const path = ENV_ALIASES[name] ?? name.slice('SWITCHBOARD_'.length).split('__').map(camel).join('.');
+    const path = Object.hasOwn(ENV_ALIASES, name) ? (ENV_ALIASES[name] as string) : name.slice('SWITCHBOARD_'.length).split('__').map(camel).join('.');
     out.set(path, { value: parseScalar(raw), source: name });
   }
   return out;
@@ -102,6 +92,26 @@ function readConfigFile(path: string): Record<string, unknown> {
 }
 
 /**
+ * The lines for keys zod did not recognise under `parent`, each blamed on where it came from: an unknown
+ * `SWITCHBOARD_*` variable is named as such, a `--set` key as the command line's; the rest keep zod's wording and are
+ * blamed on the config file.
+ */
+function unknownKeyLines(parent: string, message: string, keys: readonly string[], sources: ReadonlyMap<string, string>, fileOrDefaults: string): string[] {
+  const lines: string[] = [];
+  const fromFile: string[] = [];
+  for (const key of keys) {
+    const path = parent ? `${parent}.${key}` : key;
+    const origins = sourcesUnder(sources, path);
+    const variables = origins.filter((origin) => origin.startsWith('SWITCHBOARD_'));
+    if (variables.length > 0) lines.push(`unknown environment variable ${variables.join(', ')}: there is no config key "${path}"`);
+    else if (origins.length > 0) lines.push(`${path}: unknown config key [from ${origins.join(', ')}]`);
+    else fromFile.push(key);
+  }
+  if (fromFile.length > 0) lines.push(`${parent || '(root)'}: ${message} (${fromFile.join(', ')}) [from ${fileOrDefaults}]`);
+  return lines;
+}
+
+/**
  * Loads the configuration: the JSON5 file, then `SWITCHBOARD_*` env vars, then CLI overrides, validated by zod.
  * Throws an invalid_input AppError naming the key, the reason and where the value came from.
  */
@@ -113,20 +123,20 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   const raw: Record<string, unknown> = configFileFound ? readConfigFile(configPath) : {};
   const sources = new Map<string, string>();
   for (const [path, { value, source }] of envOverrides(env)) {
-    setPath(raw, path, value);
+    setPath(raw, path, value, source);
     sources.set(path, source);
   }
   for (const [path, value] of Object.entries(options.overrides ?? {})) {
-    setPath(raw, path, value);
+    setPath(raw, path, value, 'command line');
     sources.set(path, 'command line');
   }
   const result = configSchema.safeParse(raw);
   if (!result.success) {
-    const lines = result.error.issues.map((issue) => {
+    const fileOrDefaults = configFileFound ? configPath : 'defaults';
+    const lines = result.error.issues.flatMap((issue) => {
       const path = issue.path.map(String).join('.');
-      const origin = sources.get(path) ?? (configFileFound ? configPath : 'defaults');
-      const keys = issue.code === 'unrecognized_keys' ? ` (${issue.keys.join(', ')})` : '';
-      return `${path || '(root)'}: ${issue.message}${keys} [from ${origin}]`;
+      if (issue.code === 'unrecognized_keys') return unknownKeyLines(path, issue.message, issue.keys, sources, fileOrDefaults);
+      return [`${path || '(root)'}: ${issue.message} [from ${sourceOf(sources, path) ?? fileOrDefaults}]`];
     });
     throw invalidInput(`invalid configuration: ${lines.join('; ')}`, result.error.issues[0]?.path.map(String).join('.'));
   }
