@@ -12,9 +12,12 @@ export interface StartOptions {
   set?: string[];
 }
 
-/** Turns `start` flags into dotted config overrides; `--set key.path=value` may repeat. */
+/**
+ * Turns `start` flags into dotted config overrides; `--set key.path=value` may repeat. The result has no prototype, so
+ * a key such as `__proto__` stays an entry of its own (and loadConfig refuses it by name).
+ */
 export function startOverrides(options: StartOptions): Record<string, unknown> {
-  const overrides: Record<string, unknown> = {};
+  const overrides = Object.create(null) as Record<string, unknown>;
   if (options.port !== undefined) overrides['gateway.port'] = parseScalar(options.port);
   if (options.host !== undefined) overrides['gateway.host'] = options.host;
   if (options.logLevel !== undefined) overrides['log.level'] = options.logLevel;
