@@ -1,4 +1,3 @@
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
@@ -32,6 +31,7 @@ import { createOperationsToolbox } from './operations/toolbox.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
+import { secureHome } from './store/home-permissions.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
 import { ensureToken } from './store/tokens.ts';
@@ -68,10 +68,17 @@ export interface Daemon {
 export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> {
   const { config, home } = loadConfig(options);
   const env = options.env ?? process.env;
-  mkdirSync(home, { recursive: true, mode: 0o700 });
+  // Session prompts and output, tokens and the database live here: owner-only, even in a home the user made first.
+  const tightened = secureHome(home);
   const startedAt = Date.now();
   acquireDaemonLock(home, { pid: process.pid, startedAt, version: VERSION });
   const logger = createLogger({ level: config.log.level, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  if (tightened.length > 0) {
+    logger.info(
+      { home, count: tightened.length, paths: tightened.slice(0, 20) },
+      `made the state directory owner-only: ${tightened.length} path(s) set to 0700 (folders) / 0600 (files)`,
+    );
+  }
   const stops: (() => Promise<void> | void)[] = [() => releaseDaemonLock(home)];
   const stop = async (): Promise<void> => {
     for (const fn of stops.reverse()) {
@@ -86,8 +93,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const clock = options.clock ?? systemClock();
     const dbPath = join(home, 'state.db');
     const db = openDatabase(dbPath);
-    // The database holds OAuth tokens and chat transcripts: only the owner may read it.
-    for (const file of [dbPath, `${dbPath}-wal`, `${dbPath}-shm`]) if (existsSync(file)) chmodSync(file, 0o600);
     stops.push(() => db.close());
 
     const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });

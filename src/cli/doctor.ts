@@ -1,8 +1,9 @@
-import { accessSync, constants, existsSync, mkdirSync } from 'node:fs';
+import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../core/config.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { errorMessage } from '../core/errors.ts';
+import { makePrivateDirs } from '../core/private-files.ts';
 import { silentLogger } from '../core/logger.ts';
 import { createHarnesses } from '../coding/harnesses.ts';
 import { openDatabase } from '../store/database.ts';
@@ -30,7 +31,7 @@ function nodeCheck(): Check {
 
 function homeCheck(home: string): Check {
   try {
-    mkdirSync(home, { recursive: true, mode: 0o700 });
+    makePrivateDirs(home);
     accessSync(home, constants.W_OK);
     return { status: 'ok', label: 'State directory', detail: home };
   } catch (error) {

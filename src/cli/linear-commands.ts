@@ -1,11 +1,11 @@
 // `switchboard linear connect` and `switchboard linear status`: they work on the store directly (the daemon shares it),
 // so they run whether or not the daemon is up.
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Command } from 'commander';
 import { systemClock } from '../core/clock.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { invalidInput } from '../core/errors.ts';
+import { makePrivateDirs } from '../core/private-files.ts';
 import { silentLogger } from '../core/logger.ts';
 import { buildLinearAccess } from '../linear/api/access.ts';
 import type { LinearAccess } from '../linear/api/access.ts';
@@ -31,7 +31,7 @@ interface Context {
 function open(program: Command, io: LinearCommandsIo): Context {
   const home = program.opts<{ home?: string }>().home;
   const loaded = loadConfig({ env: io.env, ...(home ? { home } : {}) });
-  mkdirSync(loaded.home, { recursive: true, mode: 0o700 });
+  makePrivateDirs(loaded.home);
   const db = openDatabase(join(loaded.home, 'state.db'));
   const { config } = loaded;
   const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env: io.env, db, clock: systemClock(), logger: silentLogger() });

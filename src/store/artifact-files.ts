@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { mkdirSync } from 'node:fs';
-import { mkdir, open, readFile, rename, rm } from 'node:fs/promises';
+import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { ensurePrivateDir, makePrivateDirs, openPrivateAsync, PRIVATE_FILE_MODE } from '../core/private-files.ts';
 import { fsyncDirectory, JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord } from './jsonl-log.ts';
 
@@ -14,12 +14,13 @@ function checkName(name: string): void {
 /**
  * Writes `data` to `path` atomically: a temp file in the same directory is written and fsync'd, renamed over the
  * target, and the directory is fsync'd. A crash leaves the old content or the new one, never a truncated file.
+ * The file ends up with `mode` (default 0600); missing folders are created 0700, existing ones left as they are.
  */
-export async function writeFileAtomic(path: string, data: string): Promise<void> {
+export async function writeFileAtomic(path: string, data: string, mode: number = PRIVATE_FILE_MODE): Promise<void> {
   const dir = dirname(path);
-  await mkdir(dir, { recursive: true });
+  makePrivateDirs(dir);
   const tmp = join(dir, `.${randomBytes(6).toString('hex')}.tmp`);
-  const handle = await open(tmp, 'w', 0o644);
+  const handle = await openPrivateAsync(tmp, 'wx', mode);
   try {
     await handle.writeFile(data, 'utf8');
     await handle.sync();
@@ -46,36 +47,48 @@ export async function readTextIfExists(path: string): Promise<string | null> {
 }
 
 /**
- * Makes sure every line of `lines` is present in the text file at `path` (created with its directory if missing),
- * appending the missing ones atomically. Resolves to the lines it added.
+ * Makes sure every line of `lines` is present in the text file at `path` (created 0600 with its directory if missing),
+ * appending the missing ones atomically. An existing file keeps its mode: it may be someone else's (a repository's
+ * info/exclude). Resolves to the lines it added.
  */
 export async function ensureLines(path: string, lines: readonly string[]): Promise<string[]> {
-  const current = (await readTextIfExists(path)) ?? '';
-  const present = new Set(current.split('\n').map((l) => l.trim()));
+  const current = await readTextIfExists(path);
+  const text = current ?? '';
+  const present = new Set(text.split('\n').map((l) => l.trim()));
   const missing = lines.filter((line) => !present.has(line.trim()));
   if (missing.length === 0) return [];
-  const prefix = current.length > 0 && !current.endsWith('\n') ? `${current}\n` : current;
-  await writeFileAtomic(path, `${prefix}${missing.join('\n')}\n`);
+  const prefix = text.length > 0 && !text.endsWith('\n') ? `${text}\n` : text;
+  const mode = current === null ? PRIVATE_FILE_MODE : (await stat(path)).mode & 0o777;
+  await writeFileAtomic(path, `${prefix}${missing.join('\n')}\n`, mode);
   return missing;
 }
 
 /**
- * One directory of artifacts: whole files replaced atomically (`writeText`, `writeJson`) and append-only JSONL logs
- * (`append`: one write per record, group-committed fdatasync, torn tail repaired on open).
+ * One directory of artifacts (0700, its files 0600): whole files replaced atomically (`writeText`, `writeJson`) and
+ * append-only JSONL logs (`append`: one write per record, group-committed fdatasync, torn tail repaired on open).
  */
 export class ArtifactDir {
   readonly dir: string;
   #logs = new Map<string, JsonlLog>();
   #now: () => number;
+  #dirReady = false;
 
   constructor(dir: string, options: { now: () => number }) {
     this.dir = dir;
     this.#now = options.now;
   }
 
+  /** Creates the folder 0700, or makes an existing one 0700 (it may have come with the worktree's checkout). */
+  #ensureDir(): void {
+    if (this.#dirReady) return;
+    ensurePrivateDir(this.dir);
+    this.#dirReady = true;
+  }
+
   /** Replaces file `name` with `text` atomically. */
   async writeText(name: string, text: string): Promise<void> {
     checkName(name);
+    this.#ensureDir();
     await writeFileAtomic(join(this.dir, name), text);
   }
 
@@ -95,7 +108,7 @@ export class ArtifactDir {
     checkName(name);
     let log = this.#logs.get(name);
     if (!log) {
-      mkdirSync(this.dir, { recursive: true });
+      this.#ensureDir();
       log = JsonlLog.open(join(this.dir, name), { now: this.#now });
       this.#logs.set(name, log);
     }

@@ -1,6 +1,7 @@
-import { closeSync, openSync, readFileSync, renameSync, rmSync, writeFileSync, writeSync } from 'node:fs';
+import { closeSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { conflict } from '../core/errors.ts';
+import { openPrivate, writePrivateFile } from '../core/private-files.ts';
 
 /** What `<home>/daemon.json` says about the running daemon. */
 export interface DaemonInfo {
@@ -43,7 +44,7 @@ export function acquireDaemonLock(home: string, info: DaemonInfo): void {
   const path = daemonFile(home);
   for (let attempt = 0; attempt < 2; attempt += 1) {
     try {
-      const fd = openSync(path, 'wx', 0o600);
+      const fd = openPrivate(path, 'wx');
       writeSync(fd, JSON.stringify(info));
       closeSync(fd);
       return;
@@ -59,10 +60,10 @@ export function acquireDaemonLock(home: string, info: DaemonInfo): void {
   throw conflict(`could not claim ${path}`);
 }
 
-/** Rewrites `daemon.json` atomically (tmp file + rename). */
+/** Rewrites `daemon.json` atomically (tmp file + rename), 0600. */
 export function updateDaemonInfo(home: string, info: DaemonInfo): void {
   const tmp = `${daemonFile(home)}.tmp`;
-  writeFileSync(tmp, JSON.stringify(info), { mode: 0o600 });
+  writePrivateFile(tmp, JSON.stringify(info));
   renameSync(tmp, daemonFile(home));
 }
 

@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
+import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type { DatabaseSync } from 'node:sqlite';
@@ -10,9 +11,19 @@ export interface Migration {
   sql: string;
 }
 
-/** Opens the SQLite database at `path` (":memory:" for tests) in WAL mode and applies pending migrations. */
+/** The files SQLite keeps next to a database in WAL mode (and the rollback journal of older runs). */
+const COMPANION_SUFFIXES = ['-wal', '-shm', '-journal'];
+
+/**
+ * Opens the SQLite database at `path` (":memory:" for tests) in WAL mode and applies pending migrations. A database file
+ * is created (or kept) 0600 before SQLite opens it, so the -wal and -shm files SQLite makes take that mode too; ones left
+ * by an older run are made 0600 as well. The database holds OAuth tokens and chat transcripts.
+ */
 export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): DatabaseSync {
+  const onDisk = path !== ':memory:' && path !== '';
+  if (onDisk) touchPrivateFile(path);
   const db = new DatabaseSync(path);
+  if (onDisk) for (const suffix of COMPANION_SUFFIXES) enforceMode(`${path}${suffix}`, PRIVATE_FILE_MODE);
   db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = FULL');
   db.exec('PRAGMA foreign_keys = ON');

@@ -1,8 +1,9 @@
 // The agent engine's per-session JSONL logs under `<home>/engine/`: one append-only file per engine session, written
 // through JsonlLog (one write per record, group-committed fdatasync, torn tail cut on open). Records are untyped here;
 // engine/log-records.ts gives them their types.
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../core/private-files.ts';
 import { JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
 import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
@@ -33,7 +34,7 @@ export class EngineLogs {
   constructor(dir: string, options: EngineLogsOptions) {
     this.dir = dir;
     this.#options = options;
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
   }
 
   /** Path of a session's log file. Throws for an id that cannot be a file name. */

@@ -1,5 +1,6 @@
 import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { openPrivate } from '../core/private-files.ts';
 
 /** One line of a log: every record carries a format version, a per-file sequence number and a timestamp. */
 export interface LogRecord {
@@ -94,10 +95,10 @@ export class JsonlLog {
     this.#now = options.now ?? Date.now;
   }
 
-  /** Opens (creating if needed) the log at `path`, repairing a torn or unparseable tail. */
+  /** Opens (creating if needed, 0600) the log at `path`, repairing a torn or unparseable tail. */
   static open(path: string, options: JsonlLogOptions = {}): JsonlLog {
     const existed = existsSync(path);
-    const fd = openSync(path, 'a+');
+    const fd = openPrivate(path, 'a+');
     if (!existed) fsyncDirectory(dirname(path));
     const data = readAll(fd);
     let goodEnd = data.lastIndexOf(0x0a) + 1;

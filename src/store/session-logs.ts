@@ -1,5 +1,6 @@
-import { mkdirSync, rmSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { ensurePrivateDir } from '../core/private-files.ts';
 import { JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
 
@@ -24,7 +25,7 @@ export class SessionLogs {
   constructor(dir: string, options: SessionLogsOptions) {
     this.dir = dir;
     this.#options = options;
-    mkdirSync(dir, { recursive: true });
+    ensurePrivateDir(dir);
   }
 
   #log(sessionId: string): JsonlLog {

@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { enforceMode, PRIVATE_FILE_MODE, writePrivateFile } from '../core/private-files.ts';
 
 /** File name of a token under the state directory. */
 export type TokenName = 'gateway.token' | 'hooks.token' | 'web.token';
@@ -12,13 +13,12 @@ export type TokenName = 'gateway.token' | 'hooks.token' | 'web.token';
 export function ensureToken(home: string, name: TokenName = 'gateway.token'): string {
   const path = join(home, name);
   if (existsSync(path)) {
-    if ((statSync(path).mode & 0o077) !== 0) chmodSync(path, 0o600);
+    enforceMode(path, PRIVATE_FILE_MODE);
     const token = readFileSync(path, 'utf8').trim();
     if (token.length >= 16) return token;
   }
   const token = randomBytes(32).toString('hex');
-  writeFileSync(path, `${token}\n`, { mode: 0o600 });
-  chmodSync(path, 0o600);
+  writePrivateFile(path, `${token}\n`);
   return token;
 }
 
