@@ -11,6 +11,7 @@ import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
 import { createInference } from '../inference/inference.ts';
 import { requireLinearSecrets } from '../linear/api/credentials.ts';
 import { resolveConnection } from './client.ts';
+import { configModeChecks } from './doctor-config-mode.ts';
 
 /** One line of the doctor's report. */
 export interface Check {
@@ -134,6 +135,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
   try {
     loaded = loadConfig({ env: options.env, ...(options.home ? { home: options.home } : {}) });
     checks.push({ status: 'ok', label: 'Config', detail: loaded.configFileFound ? loaded.configPath : `${loaded.configPath} (not present: defaults)` });
+    checks.push(...configModeChecks(loaded.configPath, loaded.configFileFound));
   } catch (error) {
     checks.push({ status: 'fail', label: 'Config', detail: errorMessage(error) });
     return checks;
