@@ -60,9 +60,12 @@ export async function openPrivateAsync(path: string, flags: OpenMode, mode: numb
   return handle;
 }
 
-/** Replaces the content of `path` with `data` (creating it), leaving it 0600. Not atomic: see writeFileAtomic for that. */
-export function writePrivateFile(path: string, data: string): void {
-  const fd = openPrivate(path, 'w');
+/**
+ * Replaces the content of `path` with `data` (creating it), leaving it with exactly `mode` (default 0600). Not atomic:
+ * see writeFileAtomic for that.
+ */
+export function writePrivateFile(path: string, data: string, mode: number = PRIVATE_FILE_MODE): void {
+  const fd = openPrivate(path, 'w', mode);
   try {
     const bytes = Buffer.from(data, 'utf8');
     let offset = 0;

@@ -6,9 +6,10 @@
 // base URL is still taken from the environment. `ensureGatewayAuthSettings` writes that key — and only that key — into the
 // user's settings when a run sets GOOGLE_GEMINI_BASE_URL and the settings select no auth type. It never overwrites an auth
 // type the user chose and never rewrites a file it cannot parse (settings may hold comments).
-import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
+import { makePrivateDirs, writePrivateFile } from '../../core/private-files.ts';
 
 /** The auth type that makes the CLI use GEMINI_API_KEY against GOOGLE_GEMINI_BASE_URL. */
 export const GATEWAY_AUTH_TYPE = 'gemini-api-key';
@@ -91,10 +92,9 @@ export function ensureGatewayAuthSettings(env: Record<string, string | undefined
   }
   if (next === undefined) return { action: 'kept', path, authType: selectedAuthType(JSON.parse(current ?? '{}') as Json) ?? '' };
   const mode = current !== undefined ? statSync(path).mode & 0o777 : 0o600;
-  mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+  makePrivateDirs(dirname(path));
   const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
-  writeFileSync(temp, next, { mode });
-  chmodSync(temp, mode);
+  writePrivateFile(temp, next, mode);
   renameSync(temp, path);
   return { action: 'written', path };
 }
