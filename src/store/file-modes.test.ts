@@ -88,6 +88,14 @@ describe('file modes of the stores', () => {
     assert.deepEqual(secureHome(home), [], 'a second pass has nothing left to do');
   });
 
+  it('follows a home that is a symbolic link to a 0755 folder', () => {
+    const real = join(dir.path, 'real');
+    mkdirSync(real, { mode: 0o755 });
+    symlinkSync(real, join(dir.path, 'home'));
+    assert.deepEqual(secureHome(join(dir.path, 'home')), ['.']);
+    assert.deepEqual(notOwnerOnly(modesUnder(real)), []);
+  });
+
   it('creates a missing home 0700 and reports nothing tightened', () => {
     const home = join(dir.path, 'a', 'home');
     assert.deepEqual(secureHome(home), []);

@@ -1,6 +1,6 @@
 // What the daemon keeps in its state directory, and the start-up pass that makes it owner-only: a home the user made
 // first (to write config.json5 into) or one written by an older version may be 0755 with 0644 files in it.
-import { lstatSync, readdirSync } from 'node:fs';
+import { lstatSync, readdirSync, realpathSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { enforceMode, makePrivateDirs, PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../core/private-files.ts';
 
@@ -22,15 +22,18 @@ export const HOME_FOLDERS: readonly string[] = ['logs', 'engine'];
 
 /**
  * Creates the state directory 0700, or makes an existing one 0700, and gives the daemon's files in it 0600 and its
- * folders (and everything inside them) 0700/0600. Symbolic links are left alone. Returns the paths it changed,
- * relative to `home` ("." for the home itself), so the caller can say what was tightened.
+ * folders (and everything inside them) 0700/0600. A home that is a symbolic link is followed; links inside it are left
+ * alone. Returns the paths it changed, relative to the home ("." for the home itself), so the caller can say what was
+ * tightened.
  */
-export function secureHome(home: string): string[] {
+export function secureHome(homePath: string): string[] {
+  makePrivateDirs(homePath);
+  const home = realpathSync(homePath);
   const changed: string[] = [];
   const apply = (path: string, mode: number): void => {
     if (enforceMode(path, mode)) changed.push(relative(home, path) || '.');
   };
-  if (!makePrivateDirs(home)) apply(home, PRIVATE_DIR_MODE);
+  apply(home, PRIVATE_DIR_MODE);
   for (const name of HOME_FILES) apply(join(home, name), PRIVATE_FILE_MODE);
   for (const name of HOME_FOLDERS) {
     const folder = join(home, name);
