@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { closeSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
+import { closeSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
@@ -41,6 +41,23 @@ describe('private files', () => {
     assert.equal(mode(join(dir.path, 'x', 'y')), '700');
     assert.equal(mode(join(dir.path, 'x', 'y', 'f')), '600');
     assert.equal(mode(join(dir.path, 'x', 'g')), '600');
+  });
+
+  it('chmods only the folders it created when given a relative path through .., never the working directory', () => {
+    const cwd = process.cwd();
+    const work = join(dir.path, 'cwd');
+    mkdirSync(work, { mode: 0o755 });
+    process.chdir(work);
+    try {
+      process.umask(0o277);
+      assert.equal(makePrivateDirs('q/../rel/inner/'), true);
+    } finally {
+      process.chdir(cwd);
+    }
+    assert.equal(mode(work), '755');
+    assert.equal(existsSync(join(work, 'q')), false);
+    assert.equal(mode(join(work, 'rel')), '700');
+    assert.equal(mode(join(work, 'rel', 'inner')), '700');
   });
 
   it('tightens an existing 0644 file it opens and an existing 0755 folder it ensures; makePrivateDirs leaves existing folders', () => {

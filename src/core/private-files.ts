@@ -6,7 +6,7 @@ import { chmodSync, closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, open
 import type { OpenMode } from 'node:fs';
 import { open } from 'node:fs/promises';
 import type { FileHandle } from 'node:fs/promises';
-import { dirname } from 'node:path';
+import { dirname, resolve } from 'node:path';
 
 /** Mode of every file the daemon creates: read and write for the owner only. */
 export const PRIVATE_FILE_MODE = 0o600;
@@ -18,12 +18,14 @@ export const PRIVATE_DIR_MODE = 0o700;
  * are left as they are. Returns true when `dir` itself was created.
  */
 export function makePrivateDirs(dir: string): boolean {
-  const first = mkdirSync(dir, { recursive: true, mode: PRIVATE_DIR_MODE });
+  const target = resolve(dir);
+  const first = mkdirSync(target, { recursive: true, mode: PRIVATE_DIR_MODE });
   if (first === undefined) return false;
   // The umask may have taken bits off the folders just made: give each, from `dir` up to `first`, its full mode.
-  for (let path = dir; ; path = dirname(path)) {
+  const top = resolve(first);
+  for (let path = target; ; path = dirname(path)) {
     chmodSync(path, PRIVATE_DIR_MODE);
-    if (path === first || dirname(path) === path) break;
+    if (path === top || dirname(path) === path) break;
   }
   return true;
 }
