@@ -126,6 +126,23 @@ describe('operations table', () => {
     assert.throws(() => parseOperationInput(respondOperation as never, { id: 'a', session: 'b', message: 'm' }), /given twice/);
   });
 
+  it('treats constructor, toString and __proto__ as unknown parameters, never as inherited aliases', () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const raw = JSON.parse(`{"prompt": "x", "${name}": 1}`) as Record<string, unknown>;
+      assert.throws(
+        () => parseOperationInput(launchOperation as never, raw),
+        (error: Error & { field?: string }) => {
+          assert.match(error.message, new RegExp(`^launch: unknown parameter ${name} \\(accepted: prompt,`));
+          assert.equal(error.field, name);
+          return true;
+        },
+      );
+    }
+    // An own-property alias table still works, and a name that is an inherited member of it is not an alias.
+    assert.deepEqual(parseOperationInput(respondOperation as never, { id: 'a', message: 'm' }), parseOperationInput(respondOperation as never, { session: 'a', message: 'm' }));
+    assert.equal(Object.getPrototypeOf(parseOperationInput(launchOperation as never, JSON.parse('{"prompt": "x"}'))), Object.prototype);
+  });
+
   it('parses chat command syntax: flags, positionals, rest of line, quotes', () => {
     assert.deepEqual(tokenize(`a "b c" 'd'`).map((t) => t.text), ['a', 'b c', 'd']);
     assert.deepEqual(parseCommandArgs(launchOperation as never, '--name fixer --harness codex fix the  "flaky" test'), {
