@@ -1,0 +1,31 @@
+// One error handler and one not-found handler for every gateway route. Registered on the root instance before any
+// route or scope, so every scope (/rpc, /hooks/*, the web page, Linear's webhooks) inherits them. Every 5xx is logged.
+import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
+import type { Logger } from '../core/logger.ts';
+import { rpcError, RPC_ERRORS } from './json-rpc.ts';
+
+/** The HTTP status an error carries (Fastify's and http-errors' `statusCode`), else 500. */
+function statusOf(error: unknown): number {
+  const status = (error as Partial<FastifyError> | null)?.statusCode;
+  return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500;
+}
+
+/** True for a JSON-RPC route: its errors are JSON-RPC error objects. */
+function isRpc(request: FastifyRequest): boolean {
+  return request.url === '/rpc' || request.url.startsWith('/rpc?');
+}
+
+/** Installs the gateway's error and not-found handlers on `app`; call it before registering any route. */
+export function registerErrorReplies(app: FastifyInstance, logger: Logger): void {
+  app.setErrorHandler((error, request, reply) => {
+    const status = statusOf(error);
+    const message = error instanceof Error ? error.message : String(error);
+    if (status >= 500) logger.error({ err: error, method: request.method, url: request.url, status }, 'gateway error');
+    if (isRpc(request)) {
+      const code = status >= 500 ? RPC_ERRORS.internal : RPC_ERRORS.invalidRequest;
+      return reply.code(status).send(rpcError(null, code, status >= 500 ? `internal error: ${message}` : message));
+    }
+    return reply.code(status).send({ error: message });
+  });
+  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
+}
