@@ -47,7 +47,8 @@ describe('gateway', () => {
   it('creates the token with mode 0600; /healthz says only "alive" without it, and the details with it', async () => {
     assert.equal(statSync(join(daemon.home, 'gateway.token')).mode & 0o777, 0o600);
     const port = Number(new URL(daemon.url).port);
-    for (const headers of [{}, { host: 'attacker.example' }, { authorization: 'Bearer wrong-token' }]) {
+    const callers: Record<string, string>[] = [{}, { host: 'attacker.example' }, { authorization: 'Bearer wrong-token' }];
+    for (const headers of callers) {
       const anonymous = await httpCall(port, 'GET', '/healthz', headers);
       assert.equal(anonymous.status, 200);
       assert.deepEqual(JSON.parse(anonymous.body), { ok: true }, `no details for ${JSON.stringify(headers)}`);
