@@ -10,6 +10,14 @@ function statusOf(error: unknown): number {
   return typeof status === 'number' && status >= 400 && status <= 599 ? status : 500;
 }
 
+/** Fastify's words for an error, made to name what is wrong where they do not. */
+function messageOf(error: unknown): string {
+  if ((error as Partial<FastifyError> | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
+    return 'body: not valid JSON, or it has a "__proto__" or "constructor.prototype" key (refused)';
+  }
+  return error instanceof Error ? error.message : String(error);
+}
+
 /** True for a JSON-RPC route: its errors are JSON-RPC error objects. */
 function isRpc(request: FastifyRequest): boolean {
   return request.url === '/rpc' || request.url.startsWith('/rpc?');
@@ -19,7 +27,7 @@ function isRpc(request: FastifyRequest): boolean {
 export function registerErrorReplies(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((error, request, reply) => {
     const status = statusOf(error);
-    const message = error instanceof Error ? error.message : String(error);
+    const message = messageOf(error);
     if (status >= 500) logger.error({ err: error, method: request.method, url: request.url, status }, 'gateway error');
     if (isRpc(request)) {
       const code = status >= 500 ? RPC_ERRORS.internal : RPC_ERRORS.invalidRequest;
