@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { configSchema } from '../core/config.ts';
+import { agentRequest } from './agent-orchestration.ts';
 import { parseCommandArgs, runCommand, tokenize } from './commands.ts';
 import { parseOperationInput } from './input.ts';
 import { launchOperation } from './launch.ts';
@@ -141,6 +143,13 @@ describe('operations table', () => {
     // An own-property alias table still works, and a name that is an inherited member of it is not an alias.
     assert.deepEqual(parseOperationInput(respondOperation as never, { id: 'a', message: 'm' }), parseOperationInput(respondOperation as never, { session: 'a', message: 'm' }));
     assert.equal(Object.getPrototypeOf(parseOperationInput(launchOperation as never, JSON.parse('{"prompt": "x"}'))), Object.prototype);
+  });
+
+  it('names no agent profile after an inherited member (agents.spawn agent: "constructor")', () => {
+    const config = configSchema.parse({});
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      assert.throws(() => agentRequest(config, name, 'hi'), new RegExp(`^AppError: agent: no agent profile "${name}"`));
+    }
   });
 
   it('parses chat command syntax: flags, positionals, rest of line, quotes', () => {
