@@ -13,14 +13,14 @@ function statusOf(error: unknown): number {
 /** Fastify's words for an error, made to name what is wrong where they do not. */
 function messageOf(error: unknown): string {
   if ((error as Partial<FastifyError> | null)?.code === 'FST_ERR_CTP_INVALID_JSON_BODY') {
-    return 'body: not valid JSON, or it has a "__proto__" or "constructor.prototype" key (refused)';
+    return 'body: not valid JSON, or it has a "__proto__" key (refused)';
   }
   return error instanceof Error ? error.message : String(error);
 }
 
 /** True for a JSON-RPC route: its errors are JSON-RPC error objects. */
 function isRpc(request: FastifyRequest): boolean {
-  return request.url === '/rpc' || request.url.startsWith('/rpc?');
+  return request.routeOptions.url === '/rpc';
 }
 
 /** Installs the gateway's error and not-found handlers on `app`; call it before registering any route. */
