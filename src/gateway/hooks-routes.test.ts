@@ -162,7 +162,7 @@ describe('POST /hooks/wake', () => {
     assert.equal(engine.runs.length, 1, 'included once');
   });
 
-  it('answers a 5xx through the gateway\'s one error handler, and logs it', async () => {
+  it('answers a 5xx through the gateway\'s one error handler, and logs every 5xx once', async () => {
     const log = captureLogger('info');
     const wakeRouter = { deliver: async () => null };
     const heartbeat = {
@@ -189,6 +189,10 @@ describe('POST /hooks/wake', () => {
     assert.equal(logged.length, 1);
     assert.equal(logged[0]?.url, '/hooks/wake');
     assert.equal(logged[0]?.status, 500);
+    const unavailable = await wake({ text: 'anyone?', mode: 'now' });
+    assert.equal(unavailable.status, 503);
+    assert.deepEqual(log.find('error', /^gateway answered 5xx$/).map((l) => [l.url, l.status]), [['/hooks/wake', 503]]);
+    assert.equal(log.find('error', /^gateway error$/).length, 1, 'the 500 is logged once');
   });
 
   it('answers a deeply nested body (5,000 levels) with a 400, and a half-sent one without the token with a 401 and a closed connection', async () => {
