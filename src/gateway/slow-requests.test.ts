@@ -1,6 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { postHead, rawExchange } from '../../test/support/raw-http.ts';
 import { webGateway } from '../../test/support/web-gateway.ts';
 import type { WebGatewayFixture } from '../../test/support/web-gateway.ts';
@@ -48,6 +50,27 @@ describe('slow and half-sent requests', () => {
     assert.ok(outcome.closedAfterMs >= BODY_MS * 0.8 && outcome.closedAfterMs <= BODY_MS + SLACK_MS, `closed after ${outcome.closedAfterMs} ms`);
     await sleep(50);
     assert.equal(await openConnections(), 0, 'the server holds no connection for it any more');
+  });
+
+  it('releases the memory of half-sent bodies when their connections are closed', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    const heap = (): number => {
+      gc();
+      return process.memoryUsage().heapUsed;
+    };
+    const before = heap();
+    const part = `[${'"x",'.repeat(200_000)}`;
+    const head = postHead(g.port, '/rpc', 1_000_000, { Authorization: `Bearer ${g.gatewayToken}` });
+    const sent = Array.from({ length: 20 }, () => rawExchange(g.port, head + part, BODY_MS + SLACK_MS * 3));
+    await sleep(BODY_MS / 2);
+    const held = heap() - before;
+    const outcomes = await Promise.all(sent);
+    assert.ok(outcomes.every((o) => o.closedAfterMs !== null), 'every one was closed');
+    await sleep(50);
+    const after = heap() - before;
+    assert.ok(held > 10_000_000, `the 20 partial bodies (16 MB) were held while open: ${held} bytes`);
+    assert.ok(after < held / 4, `and released once closed: ${after} bytes left of ${held}`);
   });
 
   it('closes a connection that sends nothing, or half its headers, within gateway.bodyTimeoutSec', async () => {
