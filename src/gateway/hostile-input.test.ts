@@ -53,6 +53,22 @@ describe('hostile input to the gateway', () => {
     }
   });
 
+  it('refuses what would carry /rpc responses past gateway.maxResponseBytes, naming the limit', async (t) => {
+    const small = await webGateway({ overrides: { 'gateway.maxResponseBytes': 2_000 } });
+    t.after(() => small.close());
+    const calls = Array.from({ length: 50 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'sessions.stats' }));
+    const headers = { ...auth, authorization: `Bearer ${small.gatewayToken}` };
+    const res = await httpCall(small.port, 'POST', '/rpc', headers, JSON.stringify(calls));
+    assert.equal(res.status, 200);
+    const replies = JSON.parse(res.body) as RpcReply[];
+    assert.equal(replies.length, 50);
+    const answered = replies.filter((r) => r.result !== undefined);
+    assert.ok(answered.length > 0 && answered.length < 50, `${answered.length} results fit`);
+    const refused = replies.filter((r) => r.error);
+    assert.ok(refused.every((r) => r.error?.code === -32005 && /gateway\.maxResponseBytes \(2000\)/.test(r.error.message)));
+    assert.ok(res.body.length < 2_000 + 50 * 250, `the body stays near the limit (${res.body.length} bytes)`);
+  });
+
   it('answers a body over the limit with a JSON-RPC error from the one error handler', async () => {
     const res = await httpCall(g.port, 'POST', '/rpc', auth, `"${'x'.repeat(1_048_577)}"`);
     assert.equal(res.status, 413);
