@@ -193,6 +193,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logs,
       version: VERSION,
       startedAt,
+      clock,
       ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
       ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat } } : {}),
       health: () => ({ outbox: outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),

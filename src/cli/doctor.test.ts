@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { startDaemon } from '../main.ts';
+import { VERSION } from '../version.ts';
 import { formatChecks, runDoctor } from './doctor.ts';
 import type { Check } from './doctor.ts';
 
@@ -58,6 +60,20 @@ describe('doctor', () => {
     assert.match(find(checks, 'Telegram')?.detail ?? '', /allowedUserIds is empty/);
     assert.equal(find(checks, 'Linear')?.status, 'ok');
     assert.ok(!formatChecks(checks).includes('123:abc'), 'the token never appears');
+  });
+
+  it('reports the running daemon with the details of /healthz, which it asks for with the gateway token', async () => {
+    write({});
+    const daemon = await startDaemon({ home: dir.path, env: {}, overrides: { 'gateway.port': 0, 'log.level': 'silent' } });
+    try {
+      const checks = await runDoctor({ home: dir.path, env: {} });
+      assert.equal(find(checks, 'Daemon')?.detail, `running at ${daemon.url} (v${VERSION}, 0 active sessions)`);
+      const wrongToken = await runDoctor({ home: dir.path, env: { SWITCHBOARD_TOKEN: 'not-the-token' } });
+      assert.equal(find(wrongToken, 'Daemon')?.status, 'warn');
+      assert.match(find(wrongToken, 'Daemon')?.detail ?? '', /did not accept this gateway token/);
+    } finally {
+      await daemon.stop();
+    }
   });
 
   it('reports a config it cannot read and stops there', async () => {

@@ -120,8 +120,13 @@ function rootCheck(config: Config): Check | null {
 async function daemonCheck(home: string, env: NodeJS.ProcessEnv): Promise<Check> {
   const conn = resolveConnection({ home, env });
   try {
-    const response = await fetch(`${conn.url}/healthz`, { signal: AbortSignal.timeout(2_000) });
+    // The details (version, sessions) are for the gateway token's holder only.
+    const headers: Record<string, string> = conn.token ? { authorization: `Bearer ${conn.token}` } : {};
+    const response = await fetch(`${conn.url}/healthz`, { headers, signal: AbortSignal.timeout(2_000) });
     const body = (await response.json()) as { version?: string; activeSessions?: number };
+    if (body.version === undefined) {
+      return { status: 'warn', label: 'Daemon', detail: `running at ${conn.url}, but it did not accept this gateway token (SWITCHBOARD_TOKEN or <home>/gateway.token)` };
+    }
     return { status: 'ok', label: 'Daemon', detail: `running at ${conn.url} (v${body.version}, ${body.activeSessions} active sessions)` };
   } catch {
     return { status: 'ok', label: 'Daemon', detail: `not running at ${conn.url} (start it with npm start)` };

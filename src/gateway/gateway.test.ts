@@ -7,6 +7,7 @@ import type { Daemon } from '../main.ts';
 import { parseSse } from '../cli/sse.ts';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { httpCall } from '../../test/support/web-http.ts';
 
 describe('gateway', () => {
   const dir = tempDir();
@@ -43,10 +44,20 @@ describe('gateway', () => {
     dir.remove();
   });
 
-  it('creates the token with mode 0600 and serves /healthz without it', async () => {
+  it('creates the token with mode 0600; /healthz says only "alive" without it, and the details with it', async () => {
     assert.equal(statSync(join(daemon.home, 'gateway.token')).mode & 0o777, 0o600);
-    const health = (await (await fetch(`${daemon.url}/healthz`)).json()) as { ok: boolean };
+    const port = Number(new URL(daemon.url).port);
+    const callers: Record<string, string>[] = [{}, { host: 'attacker.example' }, { authorization: 'Bearer wrong-token' }];
+    for (const headers of callers) {
+      const anonymous = await httpCall(port, 'GET', '/healthz', headers);
+      assert.equal(anonymous.status, 200);
+      assert.deepEqual(JSON.parse(anonymous.body), { ok: true }, `no details for ${JSON.stringify(headers)}`);
+    }
+    const health = (await (await fetch(`${daemon.url}/healthz`, { headers: { authorization: `Bearer ${daemon.token}` } })).json()) as Record<string, unknown>;
     assert.equal(health.ok, true);
+    assert.equal(typeof health.version, 'string');
+    assert.equal(health.activeSessions, 0);
+    assert.ok('wake' in health && 'outbox' in health, 'delivery and wake counters for the token holder');
   });
 
   it('answers 401 without a token or with a wrong one', async () => {

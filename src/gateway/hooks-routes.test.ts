@@ -9,6 +9,8 @@ import { OPERATIONS } from '../operations/table.ts';
 import { ensureToken } from '../store/tokens.ts';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { captureLogger } from '../../test/support/capture-logger.ts';
+import { postHead, rawExchange } from '../../test/support/raw-http.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
 import { buildGateway } from './server.ts';
 import { registerHookRoutes } from './hooks-routes.ts';
@@ -158,6 +160,54 @@ describe('POST /hooks/wake', () => {
     f.clock.advance(30 * 60_000);
     await scheduler.heartbeat.idle();
     assert.equal(engine.runs.length, 1, 'included once');
+  });
+
+  it('answers a 5xx through the gateway\'s one error handler, and logs every 5xx once', async () => {
+    const log = captureLogger('info');
+    const wakeRouter = { deliver: async () => null };
+    const heartbeat = {
+      queueEvent: () => {
+        throw new Error('the heartbeat table is locked');
+      },
+    };
+    app = await buildGateway({
+      config: f.config,
+      logger: log.logger,
+      token: gatewayToken,
+      ops: OPERATIONS,
+      services: { config: f.config, sessions: f.manager },
+      logs: f.logs,
+      version: 'test',
+      startedAt: 0,
+      hooks: { token: hooksToken, wake: wakeRouter, heartbeat },
+    });
+    url = await app.listen({ host: '127.0.0.1', port: 0 });
+    const res = await wake({ text: 'hi', mode: 'next-heartbeat' });
+    assert.equal(res.status, 500);
+    assert.deepEqual(res.json, { error: 'the heartbeat table is locked' });
+    const logged = log.find('error', /^gateway error$/);
+    assert.equal(logged.length, 1);
+    assert.equal(logged[0]?.url, '/hooks/wake');
+    assert.equal(logged[0]?.status, 500);
+    const unavailable = await wake({ text: 'anyone?', mode: 'now' });
+    assert.equal(unavailable.status, 503);
+    assert.deepEqual(log.find('warn', /^gateway answered 5xx$/).map((l) => [l.url, l.status]), [['/hooks/wake', 503]]);
+    assert.equal(log.find('error', /^gateway error$/).length, 1, 'the 500 is logged once');
+  });
+
+  it('answers a deeply nested body (5,000 levels) with a 400, and a half-sent one without the token with a 401 and a closed connection', async () => {
+    await serve(false);
+    const depth = 5_000;
+    const nested = await wake(`{"text":${'['.repeat(depth)}${']'.repeat(depth)}}`);
+    assert.equal(nested.status, 400);
+    assert.equal(nested.json.field, 'text');
+    const deepObject = await wake(`{"text":"hi","a":${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}}`);
+    assert.equal(deepObject.status, 400);
+    assert.match(String(deepObject.json.error), /unknown field a/);
+    const port = Number(new URL(url).port);
+    const halfSent = await rawExchange(port, postHead(port, '/hooks/wake', 50_000) + '{"text":"', 5_000);
+    assert.match(halfSent.data, /^HTTP\/1\.1 401 /);
+    assert.ok(halfSent.closedAfterMs !== null && halfSent.closedAfterMs < 1_000, `closed after ${halfSent.closedAfterMs} ms`);
   });
 
   it('is not served when hooks are disabled, and refuses a hooks token equal to the gateway token', async () => {

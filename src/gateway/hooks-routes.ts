@@ -72,9 +72,11 @@ export async function registerHookRoutes(app: FastifyInstance, deps: HookRouteDe
       const given = presentedToken(request.headers);
       if (given === undefined || !sameToken(given, deps.token)) {
         logger.warn({ path: request.url, presented: given !== undefined }, 'hook request refused: missing or wrong hooks token');
+        // Refused before the body is read; the connection is closed, whatever the caller still meant to send.
         return reply
           .code(401)
           .header('www-authenticate', 'Bearer')
+          .header('connection', 'close')
           .send({ error: 'missing or invalid hooks token: send Authorization: Bearer <token from hooks.token> (or x-switchboard-token); the gateway token is not accepted here' });
       }
       return undefined;

@@ -49,7 +49,8 @@ function describeType(value: unknown): string {
   return Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value;
 }
 
-async function handleOne(request: unknown, call: MethodCaller, logger: Logger): Promise<RpcResponse | null> {
+/** Runs one request object of a body (single or batch item); null for a notification. Never throws. */
+export async function handleOne(request: unknown, call: MethodCaller, logger: Logger): Promise<RpcResponse | null> {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
     return rpcError(null, RPC_ERRORS.invalidRequest, `invalid request: expected an object, got ${describeType(request)}`);
   }
@@ -64,7 +65,7 @@ async function handleOne(request: unknown, call: MethodCaller, logger: Logger): 
   if (r.params !== undefined && (typeof r.params !== 'object' || r.params === null || Array.isArray(r.params))) {
     return rpcError(id, RPC_ERRORS.invalidParams, `invalid params: "params" must be an object of named parameters, got ${describeType(r.params)}`);
   }
-  const isNotification = !('id' in r);
+  const isNotification = !Object.hasOwn(r, 'id');
   let response: RpcResponse;
   try {
     const pending = call(r.method, r.params ?? {});
@@ -82,26 +83,4 @@ async function handleOne(request: unknown, call: MethodCaller, logger: Logger): 
     }
   }
   return isNotification ? null : response;
-}
-
-/**
- * Handles a JSON-RPC 2.0 body (text): a single request or a batch. Returns the HTTP status and the body to send
- * (null when only notifications were sent).
- */
-export async function handleRpcBody(body: string, call: MethodCaller, logger: Logger): Promise<{ status: number; body: unknown }> {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body);
-  } catch (error) {
-    return { status: 400, body: rpcError(null, RPC_ERRORS.parseError, `parse error: ${errorMessage(error)}`) };
-  }
-  if (Array.isArray(parsed)) {
-    if (parsed.length === 0) return { status: 400, body: rpcError(null, RPC_ERRORS.invalidRequest, 'invalid request: empty batch') };
-    const responses = (await Promise.all(parsed.map((item) => handleOne(item, call, logger)))).filter((r): r is RpcResponse => r !== null);
-    return { status: 200, body: responses.length > 0 ? responses : null };
-  }
-  const response = await handleOne(parsed, call, logger);
-  if (response === null) return { status: 204, body: null };
-  const invalid = 'error' in response && response.error.code === RPC_ERRORS.invalidRequest;
-  return { status: invalid ? 400 : 200, body: response };
 }

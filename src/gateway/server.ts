@@ -6,7 +6,13 @@ import type { Logger } from '../core/logger.ts';
 import type { Caller, Operation, OperationServices } from '../operations/operation.ts';
 import { rpcMethods } from '../operations/rpc-methods.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
-import { handleRpcBody, rpcError, RPC_ERRORS } from './json-rpc.ts';
+import { systemClock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
+import { connectionTimeoutOptions, registerBodyTimeout } from './connection-limits.ts';
+import { registerErrorReplies } from './error-replies.ts';
+import { registerHealthz } from './healthz.ts';
+import { rpcError, RPC_ERRORS } from './json-rpc.ts';
+import { handleRpcBody } from './rpc-body.ts';
 import { registerSessionEvents } from './session-events.ts';
 import { bearerMatches } from './auth.ts';
 import { requestFacts, webAuthFor } from './web-auth.ts';
@@ -28,8 +34,10 @@ export interface GatewayDeps {
   web?: WebGatewayDeps;
   /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
   hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
-  /** Extra figures for /healthz (delivery and wake counters); counts only, never message content. */
+  /** Extra figures for /healthz (delivery and wake counters); shown only to callers with the gateway token. */
   health?: () => Record<string, unknown>;
+  /** The daemon's clock (for /healthz uptime); default the system clock. */
+  clock?: Clock;
 }
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
@@ -41,7 +49,8 @@ export function isLoopback(host: string): boolean {
 
 /**
  * Builds the HTTP gateway: POST /rpc (JSON-RPC 2.0, batches, bearer token), GET /sessions/:ref/events (SSE) and
- * GET /healthz. Refuses a non-loopback bind unless `gateway.allowRemote` is set.
+ * GET /healthz, with one error handler for every route and the request limits of `gateway.*` (batch and response
+ * sizes, header and body timeouts). Refuses a non-loopback bind unless `gateway.allowRemote` is set.
  */
 export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> {
   const { config, logger, token } = deps;
@@ -56,52 +65,50 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     // Requests are not logged one by one (the daemon logs what it does with them); errors still are.
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: 1_048_576,
+    ...connectionTimeoutOptions(config.gateway),
   });
+  // Before any route or scope, so that every one of them inherits them.
+  registerErrorReplies(app, logger);
+  registerBodyTimeout(app, config.gateway);
   const methods = rpcMethods(deps.ops);
+  const limits = { maxBatch: config.gateway.maxBatch, maxResponseBytes: config.gateway.maxResponseBytes };
   const webAuth = config.channels.web.enabled && deps.web ? webAuthFor(config, token, deps.web.token) : null;
   // The bearer token, or the web page's cookie (same-origin, loopback rules: see web-auth.ts).
   const authorize = (request: FastifyRequest): boolean =>
     bearerMatches(request.headers.authorization, token) || (webAuth?.authorize(requestFacts(request)).ok ?? false);
 
-  app.get('/healthz', async () => ({
-    ok: true,
+  registerHealthz(app, {
+    token,
     version: deps.version,
-    uptimeMs: Date.now() - deps.startedAt,
-    activeSessions: deps.services.sessions.liveSessions().filter((s) => s.isActive).length,
-    ...deps.health?.(),
-  }));
+    startedAt: deps.startedAt,
+    clock: deps.clock ?? systemClock(),
+    activeSessions: () => deps.services.sessions.liveSessions().filter((s) => s.isActive).length,
+    ...(deps.health ? { extra: deps.health } : {}),
+  });
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    // Before the body is read: a caller without the token never gets to send (or half-send) one.
+    scope.addHook('onRequest', async (request, reply) => {
+      if (authorize(request)) return undefined;
+      return reply
+        .code(401)
+        .header('www-authenticate', 'Bearer')
+        .header('connection', 'close')
+        .send(rpcError(null, RPC_ERRORS.unauthorized, 'missing or invalid bearer token (send Authorization: Bearer <token from gateway.token>)'));
+    });
     scope.post('/rpc', async (request, reply) => {
-      if (!authorize(request)) {
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Bearer')
-          .send(rpcError(null, RPC_ERRORS.unauthorized, 'missing or invalid bearer token (send Authorization: Bearer <token from gateway.token>)'));
-      }
       const caller: Caller = { kind: 'rpc' };
       const body = typeof request.body === 'string' ? request.body : '';
-      const { status, body: out } = await handleRpcBody(
-        body,
-        (method, params) => methods.get(method)?.call(params, caller, deps.services),
-        logger,
-      );
+      const { status, body: out } = await handleRpcBody(body, (method, params) => methods.get(method)?.call(params, caller, deps.services), logger, limits);
       if (out === null) return reply.code(status === 200 ? 204 : status).send();
-      return reply.code(status).header('content-type', 'application/json').send(JSON.stringify(out));
+      return reply.code(status).header('content-type', 'application/json').send(out);
     });
   });
 
   registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize });
   if (webAuth && deps.web) registerWebRoutes(app, { ...deps.web, auth: webAuth, config: config.channels.web, gatewayToken: token, ops: deps.ops, logger, version: deps.version });
   if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
-
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
-  app.setErrorHandler((error, _request, reply) => {
-    const status = typeof (error as { statusCode?: unknown }).statusCode === 'number' ? (error as { statusCode: number }).statusCode : 500;
-    if (status >= 500) logger.error({ err: error }, 'gateway error');
-    return reply.code(status).send({ error: error instanceof Error ? error.message : String(error) });
-  });
   return app;
 }

@@ -1,4 +1,4 @@
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../core/errors.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
@@ -37,10 +37,10 @@ export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsD
     for (const end of [...open]) end();
     done();
   });
-  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', (request, reply) => {
-    if (!deps.authorize(request)) {
-      return reply.code(401).send({ error: 'missing or invalid bearer token (or web page cookie)' });
-    }
+  // Checked before anything else of the request is read; a refused caller's connection is closed.
+  const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> =>
+    deps.authorize(request) ? undefined : reply.code(401).header('connection', 'close').send({ error: 'missing or invalid bearer token (or web page cookie)' });
+  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', { onRequest }, (request, reply) => {
     let sessionId: string;
     try {
       sessionId = deps.sessions.get(request.params.ref).id;

@@ -77,13 +77,15 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     reply.code(status).headers(PAGE_HEADERS).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
   const refuse = (reply: FastifyReply, status: number, reason: string): FastifyReply =>
     reply.code(status).headers(PAGE_HEADERS).header('cache-control', 'no-store').send({ error: reason });
-  /** The chat API takes the page's cookie or the gateway's bearer token. */
-  const apiAllowed = (request: FastifyRequest, reply: FastifyReply): boolean => {
-    if (bearerMatches(request.headers.authorization, deps.gatewayToken)) return true;
+  /**
+   * The chat API takes the page's cookie or the gateway's bearer token, checked in `onRequest`, before any body is
+   * read: a refused caller's connection is closed, whatever it still meant to send.
+   */
+  const apiAuth = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    if (bearerMatches(request.headers.authorization, deps.gatewayToken)) return undefined;
     const verdict = auth.authorize(requestFacts(request));
-    if (verdict.ok) return true;
-    void refuse(reply, verdict.status, verdict.reason);
-    return false;
+    if (verdict.ok) return undefined;
+    return refuse(reply.header('connection', 'close'), verdict.status, verdict.reason);
   };
   const chatParam = (request: FastifyRequest<{ Params: { chat: string } }>, reply: FastifyReply): string | null => {
     const parsed = chatIdSchema.safeParse(request.params.chat);
@@ -134,15 +136,16 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     });
   });
 
-  app.post('/web/logout', (request, reply) => {
+  const cookieAuth = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> => {
+    const verdict = auth.authorize(requestFacts(request));
+    return verdict.ok ? undefined : refuse(reply.header('connection', 'close'), verdict.status, verdict.reason);
+  };
+  app.post('/web/logout', { onRequest: cookieAuth }, (request, reply) => {
     const facts = requestFacts(request);
-    const verdict = auth.authorize(facts);
-    if (!verdict.ok) return refuse(reply, verdict.status, verdict.reason);
     return reply.code(303).headers(PAGE_HEADERS).header('set-cookie', auth.clearCookie(facts)).header('location', '/').send();
   });
 
-  app.get('/web/api/info', (request, reply) => {
-    if (!apiAllowed(request, reply)) return reply;
+  app.get('/web/api/info', { onRequest: apiAuth }, (_request, reply) => {
     return reply.headers(PAGE_HEADERS).header('cache-control', 'no-store').send({
       version: deps.version,
       loginRequired: auth.loginRequired,
@@ -152,8 +155,7 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     });
   });
 
-  app.post<{ Params: { chat: string } }>('/web/api/chats/:chat/messages', async (request, reply) => {
-    if (!apiAllowed(request, reply)) return reply;
+  app.post<{ Params: { chat: string } }>('/web/api/chats/:chat/messages', { onRequest: apiAuth }, async (request, reply) => {
     const chatId = chatParam(request, reply);
     if (chatId === null) return reply;
     const body = messageSchema.safeParse(request.body);
@@ -167,8 +169,7 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     }
   });
 
-  app.get<{ Params: { chat: string }; Querystring: { after?: string } }>('/web/api/chats/:chat/events', (request, reply) => {
-    if (!apiAllowed(request, reply)) return reply;
+  app.get<{ Params: { chat: string }; Querystring: { after?: string } }>('/web/api/chats/:chat/events', { onRequest: apiAuth }, (request, reply) => {
     const chatId = chatParam(request, reply);
     if (chatId === null) return reply;
     const header = request.headers['last-event-id'];

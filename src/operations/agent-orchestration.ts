@@ -13,7 +13,8 @@ const message = z.string().trim().min(1, 'the message must not be empty').descri
 /** The subagent's name and first prompt for `agent` (a profile) and `message`. Throws invalid_input for an unknown profile. */
 export function agentRequest(config: Config, name: string | undefined, text: string): { name: string; prompt: string } {
   if (!name) return { name: 'agent', prompt: text };
-  const profile = config.linear.profiles[name];
+  const profiles = config.linear.profiles;
+  const profile = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   if (!profile) {
     const known = Object.keys(config.linear.profiles);
     throw invalidInput(`agent: no agent profile "${name}" (known: ${known.join(', ') || 'none; add them under linear.profiles'})`, 'agent');

@@ -23,7 +23,7 @@ export function callerProfile(ctx: OperationContext): string | undefined {
   if (caller.kind !== 'agent' || !services.engine) return undefined;
   const session = services.engine.listSessions().find((s) => s.id === caller.sessionId);
   const name = session?.descriptor.type === 'subagent' ? session.descriptor.name : undefined;
-  return name && services.config.linear.profiles[name] ? name : undefined;
+  return name && Object.hasOwn(services.config.linear.profiles, name) ? name : undefined;
 }
 
 /** Runs one coding turn and waits for it. */

@@ -12,6 +12,12 @@ export function camelToSnake(key: string): string {
   return key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 }
 
+/** The operation's own alias for `name`, if it has one (never an inherited member of the alias table). */
+function ownAlias(op: Operation, name: string): string | undefined {
+  const aliases = op.aliases;
+  return aliases !== undefined && Object.hasOwn(aliases, name) ? aliases[name] : undefined;
+}
+
 /**
  * Validates raw input for an operation: accepts snake_case or camelCase keys and the operation's aliases, then
  * parses with its zod schema. Throws invalid_input naming the field as the caller wrote it.
@@ -20,17 +26,18 @@ export function parseOperationInput(op: Operation, raw: unknown): Record<string,
   if (raw !== undefined && raw !== null && (typeof raw !== 'object' || Array.isArray(raw))) {
     throw invalidInput(`${op.name}: parameters must be an object of named values`);
   }
+  // Maps and own-property lookups only: a caller's names (`constructor`, `__proto__`) never reach inherited members.
   const written = new Map<string, string>();
-  const normalized: Record<string, unknown> = {};
+  const normalized = new Map<string, unknown>();
   for (const [key, value] of Object.entries((raw ?? {}) as Record<string, unknown>)) {
     let name = snakeToCamel(key);
-    const alias = op.aliases?.[name] ?? op.aliases?.[key];
-    if (alias && !(alias in normalized)) name = alias;
-    if (name in normalized) throw invalidInput(`${key}: given twice (as ${written.get(name)} and ${key})`, key);
-    normalized[name] = value;
+    const alias = ownAlias(op, name) ?? ownAlias(op, key);
+    if (alias !== undefined && !normalized.has(alias)) name = alias;
+    if (normalized.has(name)) throw invalidInput(`${key}: given twice (as ${written.get(name)} and ${key})`, key);
+    normalized.set(name, value);
     written.set(name, key);
   }
-  const result = op.input.safeParse(normalized);
+  const result = op.input.safeParse(Object.fromEntries(normalized));
   if (result.success) return result.data as Record<string, unknown>;
   const issues = result.error.issues.map((issue) => {
     const [head, ...rest] = issue.path.map(String);
@@ -41,8 +48,9 @@ export function parseOperationInput(op: Operation, raw: unknown): Record<string,
     }
     return field ? `${field}: ${issue.message}` : issue.message;
   });
-  const firstPath = result.error.issues[0]?.path[0];
-  const field = typeof firstPath === 'string' ? (written.get(firstPath) ?? firstPath) : undefined;
+  const first = result.error.issues[0];
+  const firstName = first?.code === 'unrecognized_keys' ? first.keys[0] : first?.path[0];
+  const field = typeof firstName === 'string' ? (written.get(firstName) ?? firstName) : undefined;
   throw invalidInput(`${op.name}: ${issues.join('; ')}`, field);
 }
 

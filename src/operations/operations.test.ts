@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { configSchema } from '../core/config.ts';
+import { agentRequest } from './agent-orchestration.ts';
 import { parseCommandArgs, runCommand, tokenize } from './commands.ts';
 import { parseOperationInput } from './input.ts';
 import { launchOperation } from './launch.ts';
@@ -124,6 +126,30 @@ describe('operations table', () => {
     assert.throws(() => parseOperationInput(launchOperation as never, { prompt: 'x', budget: 1 }), /unknown parameter budget/);
     assert.throws(() => parseOperationInput(launchOperation as never, ['x']), /parameters must be an object/);
     assert.throws(() => parseOperationInput(respondOperation as never, { id: 'a', session: 'b', message: 'm' }), /given twice/);
+  });
+
+  it('treats constructor, toString and __proto__ as unknown parameters, never as inherited aliases', () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const raw = JSON.parse(`{"prompt": "x", "${name}": 1}`) as Record<string, unknown>;
+      assert.throws(
+        () => parseOperationInput(launchOperation as never, raw),
+        (error: Error & { field?: string }) => {
+          assert.match(error.message, new RegExp(`^launch: unknown parameter ${name} \\(accepted: prompt,`));
+          assert.equal(error.field, name);
+          return true;
+        },
+      );
+    }
+    // An own-property alias table still works, and a name that is an inherited member of it is not an alias.
+    assert.deepEqual(parseOperationInput(respondOperation as never, { id: 'a', message: 'm' }), parseOperationInput(respondOperation as never, { session: 'a', message: 'm' }));
+    assert.equal(Object.getPrototypeOf(parseOperationInput(launchOperation as never, JSON.parse('{"prompt": "x"}'))), Object.prototype);
+  });
+
+  it('names no agent profile after an inherited member (agents.spawn agent: "constructor")', () => {
+    const config = configSchema.parse({});
+    for (const name of ['constructor', 'toString', '__proto__']) {
+      assert.throws(() => agentRequest(config, name, 'hi'), new RegExp(`^AppError: agent: no agent profile "${name}"`));
+    }
   });
 
   it('parses chat command syntax: flags, positionals, rest of line, quotes', () => {

@@ -106,7 +106,7 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
       return line;
     },
     async health() {
-      const response = await fetch(`${rig.daemon.url}/healthz`);
+      const response = await fetch(`${rig.daemon.url}/healthz`, { headers: { authorization: `Bearer ${rig.daemon.token}` } });
       return (await response.json()) as { outbox: { pending: number }; engineSessions: number };
     },
     async close() {
