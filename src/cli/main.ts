@@ -12,6 +12,8 @@ export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** Where the command was typed (relative paths resolve against it); default `process.cwd()`. */
+  cwd?: string;
 }
 
 /** Builds the commander program: `start`, `doctor`, and one subcommand per operation exposed to the CLI. */
@@ -50,7 +52,12 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
       if (checks.some((c) => c.status === 'fail')) state.exitCode = 1;
     });
 
-  addOperationCommands(program, OPERATIONS, { write: io.out, env: io.env, setExitCode: (code) => (state.exitCode = code) });
+  addOperationCommands(program, OPERATIONS, {
+    write: io.out,
+    env: io.env,
+    setExitCode: (code) => (state.exitCode = code),
+    ...(io.cwd !== undefined ? { cwd: io.cwd } : {}),
+  });
   addLinearCommands(program, io);
   return program;
 }

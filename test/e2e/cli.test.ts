@@ -20,9 +20,9 @@ interface Result {
   stderr: string;
 }
 
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
+function cli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
@@ -105,6 +105,21 @@ describe('switchboard CLI', () => {
     const unknown = await cli(['output', 'no-such-session'], env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /no session "no-such-session"/);
+  });
+
+  it('an invalid --url is bad input (exit 2), not a daemon that is not running', async () => {
+    const result = await cli(['sessions', '--url', 'localhost:18789'], { SWITCHBOARD_HOME: join(dir.path, 'nowhere') });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--url "localhost:18789"/);
+    assert.doesNotMatch(result.stderr, /not running/);
+  });
+
+  it('a relative --workdir is relative to where the command was typed', async () => {
+    mkdirSync(join(workdir, 'nested'), { recursive: true });
+    const launched = await cli(['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'], env, workdir);
+    assert.equal(launched.code, 0, launched.stderr);
+    assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, join(workdir, 'nested'));
+    await cli(['kill', 'rel-wd'], env);
   });
 
   it('exits 1 and says how to start the daemon when it is not running', async () => {
