@@ -10,6 +10,7 @@ import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
 import { createInference } from '../inference/inference.ts';
 import { requireLinearSecrets } from '../linear/api/credentials.ts';
 import { resolveConnection } from './client.ts';
+import { serviceCheck } from './service-check.ts';
 
 /** One line of the doctor's report. */
 export interface Check {
@@ -150,6 +151,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
   }
   const root = rootCheck(config);
   if (root) checks.push(root);
+  checks.push(serviceCheck(options.env));
   checks.push(await daemonCheck(home, options.env));
   return checks;
 }

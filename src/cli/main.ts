@@ -6,6 +6,7 @@ import { CliError } from './cli-error.ts';
 import { formatChecks, runDoctor } from './doctor.ts';
 import { addLinearCommands } from './linear-commands.ts';
 import { addOperationCommands } from './op-commands.ts';
+import { addServiceCommands } from './service-commands.ts';
 import { runStart } from './start.ts';
 
 export interface CliIo {
@@ -59,6 +60,7 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
     ...(io.cwd !== undefined ? { cwd: io.cwd } : {}),
   });
   addLinearCommands(program, io);
+  addServiceCommands(program, { ...io, setExitCode: (code) => (state.exitCode = code) });
   return program;
 }
 
