@@ -25,6 +25,7 @@ const CLIENT_ONLY = new Set(['SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOAR
 /** The entry point the service runs (this folder's src/cli/main.ts). */
 const ENTRY = fileURLToPath(new URL('./main.ts', import.meta.url));
 
+/** What the service is built from: this environment, --home, --config, --env, and (for tests) Node and the entry point. */
 export interface SpecOptions {
   env: NodeJS.ProcessEnv;
   home?: string;
