@@ -17,7 +17,7 @@ export interface CliIo {
   cwd?: string;
 }
 
-/** Builds the commander program: `start`, `doctor`, and one subcommand per operation exposed to the CLI. */
+/** Builds the commander program: `start`, `doctor`, `service`, `linear`, and one subcommand per operation exposed to the CLI. */
 export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: boolean }): Command {
   const program = new Command('switchboard')
     .description('Run coding agents (Claude Code, Codex, Gemini CLI) as durable background sessions')
