@@ -19,8 +19,8 @@ export interface ServiceSpec {
   logFile: string;
 }
 
-/** Variables the CLI reads for itself: they are not daemon settings and stay out of the service. */
-const CLIENT_ONLY = new Set(['SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG']);
+/** Variables that are not daemon settings (the CLI's own, the crash-test knob) and stay out of the service; home and config are set explicitly. */
+const NOT_CARRIED = new Set(['SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_FAULT']);
 
 /** The entry point the service runs (this folder's src/cli/main.ts). */
 const ENTRY = fileURLToPath(new URL('./main.ts', import.meta.url));
@@ -48,7 +48,7 @@ export function serviceSpec(options: SpecOptions): ServiceSpec {
   if (config !== undefined) serviceEnv.SWITCHBOARD_CONFIG = resolve(expandHome(config));
   if (env.PATH !== undefined) serviceEnv.PATH = env.PATH;
   for (const [name, value] of Object.entries(env)) {
-    if (name.startsWith('SWITCHBOARD_') && !CLIENT_ONLY.has(name) && value !== undefined) serviceEnv[name] = value;
+    if (name.startsWith('SWITCHBOARD_') && !NOT_CARRIED.has(name) && value !== undefined) serviceEnv[name] = value;
   }
   for (const name of options.passEnv ?? []) {
     const value = env[name];

@@ -38,7 +38,7 @@ describe('service', () => {
   }
   function spec(host: ServiceHost) {
     return serviceSpec({
-      env: { PATH: '/usr/local/bin:/usr/bin', SWITCHBOARD_PORT: '4000', SWITCHBOARD_TOKEN: 'secret-cli-token', SWITCHBOARD_URL: 'http://x', OPENAI_API_KEY: 'sk-1', OTHER: 'no' },
+      env: { PATH: '/usr/local/bin:/usr/bin', SWITCHBOARD_PORT: '4000', SWITCHBOARD_TOKEN: 'secret-cli-token', SWITCHBOARD_URL: 'http://x', SWITCHBOARD_FAULT: 'restore@1', OPENAI_API_KEY: 'sk-1', OTHER: 'no' },
       home: join(host.homeDir, 'sb home 100%'),
       config: join(host.homeDir, 'conf', 'config.json5'),
       passEnv: ['OPENAI_API_KEY'],
@@ -64,7 +64,7 @@ describe('service', () => {
     assert.match(unit, /^Environment="PATH=\/usr\/local\/bin:\/usr\/bin"$/m);
     assert.match(unit, /^Environment="SWITCHBOARD_PORT=4000"$/m);
     assert.match(unit, /^Environment="OPENAI_API_KEY=sk-1"$/m);
-    assert.doesNotMatch(unit, /secret-cli-token|SWITCHBOARD_URL|OTHER=/, 'the CLI-only variables and unasked ones stay out');
+    assert.doesNotMatch(unit, /secret-cli-token|SWITCHBOARD_URL|SWITCHBOARD_FAULT|OTHER=/, 'the CLI-only variables and unasked ones stay out');
     assert.match(unit, /^Restart=on-failure$/m);
     assert.match(unit, /^WantedBy=default\.target$/m);
     assert.deepEqual(calls, ['systemctl --user daemon-reload', 'systemctl --user enable --now switchboard.service']);
