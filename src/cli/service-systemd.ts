@@ -22,7 +22,8 @@ export function systemdUnit(spec: ServiceSpec): string {
     '[Service]',
     'Type=simple',
     `ExecStart=${exec}`,
-    `WorkingDirectory=${systemdQuote(spec.workingDirectory, false)}`,
+    // WorkingDirectory= takes the path as it is (quotes would be part of it); only specifiers need escaping.
+    `WorkingDirectory=${spec.workingDirectory.replace(/%/g, '%%')}`,
     ...env,
     'Restart=on-failure',
     'RestartSec=5',

@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { after, describe, it } from 'node:test';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Command } from 'commander';
 import { tempDir } from '../../test/support/temp-dir.ts';
@@ -13,6 +14,7 @@ import { serviceCheck } from './service-check.ts';
 import { addServiceCommands } from './service-commands.ts';
 import type { CommandRunner, RunOutcome } from './service-runner.ts';
 import { serviceSpec } from './service-spec.ts';
+import { systemdUnit } from './service-systemd.ts';
 
 /** A stand-in for systemctl/launchctl: records every call and answers from a table (default: success, no output). */
 function recorder(answers: Record<string, Partial<Extract<RunOutcome, { kind: 'ran' }>>> = {}, missing = false): { run: CommandRunner; calls: string[] } {
@@ -58,7 +60,7 @@ describe('service', () => {
     assert.equal(mode(dirname(file)), 0o700);
     const unit = readFileSync(file, 'utf8');
     assert.match(unit, /^ExecStart="\/opt\/node 24\/bin\/node" "\/srv\/switch\\"board\/src\/cli\/main\.ts" "start"$/m);
-    assert.match(unit, /^WorkingDirectory="\/srv\/switch\\"board"$/m);
+    assert.match(unit, /^WorkingDirectory=\/srv\/switch"board$/m, 'a path as it is: systemd takes quotes there literally');
     assert.ok(unit.includes(`Environment="SWITCHBOARD_HOME=${join(host.homeDir, 'sb home 100%%')}"`), unit);
     assert.ok(unit.includes(`Environment="SWITCHBOARD_CONFIG=${join(host.homeDir, 'conf', 'config.json5')}"`));
     assert.match(unit, /^Environment="PATH=\/usr\/local\/bin:\/usr\/bin"$/m);
@@ -187,5 +189,19 @@ describe('service', () => {
     writeFileSync(join(home, 'config.json5'), JSON.stringify({ workspaces: [dir.path], harnesses, gateway: { port: 9 } }));
     const checks = await runDoctor({ home, env: { XDG_CONFIG_HOME: join(dir.path, 'doctor-xdg') } });
     assert.match(checks.find((c) => c.label === 'Service')?.detail ?? '', /not installed/);
+  });
+
+  const analyze = spawnSync('systemd-analyze', ['--version'], { encoding: 'utf8' });
+  it('systemd-analyze verify accepts the unit, spaces and % in its paths included', { skip: analyze.error ? 'systemd-analyze is not installed' : false }, () => {
+    const folder = join(dir.path, 'switch board 100%');
+    mkdirSync(join(folder, 'src', 'cli'), { recursive: true });
+    writeFileSync(join(folder, 'src', 'cli', 'main.ts'), '');
+    const unitFile = join(dir.path, 'verify', 'switchboard.service');
+    mkdirSync(dirname(unitFile), { recursive: true });
+    const built = serviceSpec({ env: { PATH: '/usr/bin', KEY: 'a"b%c$d \\ e' }, home: join(folder, 'home'), passEnv: ['KEY'], entry: join(folder, 'src', 'cli', 'main.ts') });
+    writeFileSync(unitFile, systemdUnit(built));
+    const verified = spawnSync('systemd-analyze', ['verify', unitFile], { encoding: 'utf8' });
+    assert.equal(verified.status, 0, verified.stderr);
+    assert.equal(verified.stderr.trim(), '', verified.stderr);
   });
 });
