@@ -110,7 +110,10 @@ describe('service', () => {
   it('systemd: a failing systemctl is an error with its message, not silence', () => {
     const host = machine('linux');
     const { run } = recorder({ 'systemctl --user daemon-reload': { status: 1, stderr: 'Failed to connect to bus' } });
-    assert.throws(() => installService(serviceTarget(host), spec(host), run), (e: unknown) => e instanceof CliError && /Failed to connect to bus/.test(e.message));
+    assert.throws(
+      () => installService(serviceTarget(host), spec(host), run),
+      (e: unknown) => e instanceof CliError && /Failed to connect to bus/.test(e.message) && /loginctl enable-linger/.test(e.message),
+    );
   });
 
   it('launchd: install writes a 0600 plist that runs at load and keeps the daemon alive on failure, then bootstraps it; uninstall boots it out and removes it', () => {

@@ -54,7 +54,12 @@ function writePrivate(file: string, text: string): void {
 function must(run: CommandRunner, command: string, args: string[]): boolean {
   const outcome = run(command, args);
   if (outcome.kind === 'missing') return false;
-  if (outcome.status !== 0) throw new CliError(describeFailure(command, args, outcome), 1);
+  if (outcome.status !== 0) {
+    // No user manager to talk to (a root shell in a container, su, an SSH session without lingering).
+    const noBus = command === 'systemctl' && /bus/i.test(outcome.stderr);
+    const hint = noBus ? ' — systemctl --user needs your user manager: log in as that user, or run `loginctl enable-linger` first' : '';
+    throw new CliError(`${describeFailure(command, args, outcome)}${hint}`, 1);
+  }
   return true;
 }
 
