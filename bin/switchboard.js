@@ -1,16 +1,17 @@
 #!/usr/bin/env node
-// Entry point of the `switchboard` command: checks the Node version, then runs the TypeScript CLI directly.
+// Entry point of the `switchboard` command. switchboard runs on Node >= 22.13: through npm (npx switchboard, npm start)
+// that is the Node 24 pinned in package.json, which npm puts first on PATH. Started by an older Node (a system Node 20
+// running this file directly), it hands over to that pinned Node when it is installed, else says how to get it.
 const [major, minor] = process.versions.node.split('.').map(Number);
 if (major < 22 || (major === 22 && minor < 13)) {
-  process.stderr.write(
-    `switchboard needs Node.js >= 22.13 (this is ${process.version}). Run it through npm (npx switchboard …), which uses the Node 24 pinned in package.json.\n`,
-  );
-  process.exit(1);
+  const { handOver } = await import('./hand-over.js');
+  handOver(process.argv.slice(2));
+} else {
+  const { runCli } = await import('../src/cli/main.ts');
+  const result = await runCli(process.argv.slice(2), {
+    out: (text) => process.stdout.write(`${text}\n`),
+    err: (text) => process.stderr.write(`${text}\n`),
+    env: process.env,
+  });
+  if (!result.keepAlive) process.exitCode = result.exitCode;
 }
-const { runCli } = await import('../src/cli/main.ts');
-const result = await runCli(process.argv.slice(2), {
-  out: (text) => process.stdout.write(`${text}\n`),
-  err: (text) => process.stderr.write(`${text}\n`),
-  env: process.env,
-});
-if (!result.keepAlive) process.exitCode = result.exitCode;

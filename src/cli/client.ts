@@ -2,6 +2,7 @@ import { resolveHome } from '../core/config-load.ts';
 import { readDaemonInfo } from '../store/daemon-lock.ts';
 import { readToken } from '../store/tokens.ts';
 import { CliError } from './cli-error.ts';
+import { daemonUrl } from './daemon-url.ts';
 
 /** Where the daemon is and how to authenticate to it. */
 export interface Connection {
@@ -23,7 +24,12 @@ const START_HINT = 'Start it with `npm start` in the switchboard folder (or `npx
 export function resolveConnection(options: ConnectionOptions = {}): Connection {
   const env = options.env ?? process.env;
   const home = resolveHome(env, options.home);
-  const url = options.url ?? env.SWITCHBOARD_URL ?? readDaemonInfo(home)?.url ?? DEFAULT_URL;
+  const url =
+    options.url !== undefined
+      ? daemonUrl(options.url, '--url')
+      : env.SWITCHBOARD_URL !== undefined
+        ? daemonUrl(env.SWITCHBOARD_URL, 'SWITCHBOARD_URL')
+        : (readDaemonInfo(home)?.url ?? DEFAULT_URL);
   return { url: url.replace(/\/+$/, ''), token: env.SWITCHBOARD_TOKEN ?? readToken(home), home };
 }
 

@@ -12,6 +12,7 @@ import { createInference } from '../inference/inference.ts';
 import { requireLinearSecrets } from '../linear/api/credentials.ts';
 import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
+import { serviceCheck } from './service-check.ts';
 
 /** One line of the doctor's report. */
 export interface Check {
@@ -158,6 +159,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
   }
   const root = rootCheck(config);
   if (root) checks.push(root);
+  checks.push(serviceCheck(options.env));
   checks.push(await daemonCheck(home, options.env));
   return checks;
 }

@@ -6,15 +6,18 @@ import { CliError } from './cli-error.ts';
 import { formatChecks, runDoctor } from './doctor.ts';
 import { addLinearCommands } from './linear-commands.ts';
 import { addOperationCommands } from './op-commands.ts';
+import { addServiceCommands } from './service-commands.ts';
 import { runStart } from './start.ts';
 
 export interface CliIo {
   out: (text: string) => void;
   err: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** Where the command was typed (relative paths resolve against it); default `process.cwd()`. */
+  cwd?: string;
 }
 
-/** Builds the commander program: `start`, `doctor`, and one subcommand per operation exposed to the CLI. */
+/** Builds the commander program: `start`, `doctor`, `service`, `linear`, and one subcommand per operation exposed to the CLI. */
 export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: boolean }): Command {
   const program = new Command('switchboard')
     .description('Run coding agents (Claude Code, Codex, Gemini CLI) as durable background sessions')
@@ -50,8 +53,14 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
       if (checks.some((c) => c.status === 'fail')) state.exitCode = 1;
     });
 
-  addOperationCommands(program, OPERATIONS, { write: io.out, env: io.env, setExitCode: (code) => (state.exitCode = code) });
+  addOperationCommands(program, OPERATIONS, {
+    write: io.out,
+    env: io.env,
+    setExitCode: (code) => (state.exitCode = code),
+    ...(io.cwd !== undefined ? { cwd: io.cwd } : {}),
+  });
   addLinearCommands(program, io);
+  addServiceCommands(program, { ...io, setExitCode: (code) => (state.exitCode = code) });
   return program;
 }
 

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Command, CommanderError } from 'commander';
 import { AppError } from '../core/errors.ts';
 import { cronAddOperation } from '../operations/cron.ts';
+import { launchOperation } from '../operations/launch.ts';
 import type { Operation } from '../operations/operation.ts';
 import { addOperationCommands } from './op-commands.ts';
 
@@ -39,12 +40,13 @@ describe('operation subcommands', () => {
     await new Promise<void>((resolve) => rpc.server.close(() => resolve()));
   });
 
-  async function run(args: string[]): Promise<void> {
+  async function run(args: string[], options: { ops?: Operation[]; cwd?: string } = {}): Promise<void> {
     const program = new Command('switchboard').exitOverride().configureOutput({ writeOut: (s) => out.push(s), writeErr: (s) => out.push(s) });
-    addOperationCommands(program, [cronAddOperation as unknown as Operation], {
+    addOperationCommands(program, options.ops ?? [cronAddOperation as unknown as Operation], {
       write: (t) => out.push(t),
       env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
       setExitCode: () => undefined,
+      ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     });
     for (const cmd of program.commands) cmd.exitOverride();
     await program.parseAsync(args, { from: 'user' });
@@ -71,5 +73,16 @@ describe('operation subcommands', () => {
   it('bad input is refused before any call, naming the field', async () => {
     await assert.rejects(run(['cron-add', 'nightly', '0 9 * * *', ' ', '--disabled']), (e: unknown) => e instanceof AppError && e.field === 'prompt' && /must not be empty/.test(e.message));
     assert.equal(rpc.calls.length, 0);
+  });
+
+  it('launch --workdir sends the directory resolved against where the command was typed, not the daemon\'s cwd', async () => {
+    const launch = launchOperation as unknown as Operation;
+    await run(['launch', 'fix', 'it', '--workdir', 'repo/sub', '--json'], { ops: [launch], cwd: '/home/someone/projects' });
+    await run(['launch', 'fix', 'it', '--workdir', '../other', '--json'], { ops: [launch], cwd: '/home/someone/projects' });
+    await run(['launch', 'fix', 'it', '--workdir', '/srv/abs', '--json'], { ops: [launch], cwd: '/home/someone/projects' });
+    assert.deepEqual(
+      rpc.calls.map((c) => c.params.workdir),
+      ['/home/someone/projects/repo/sub', '/home/someone/other', '/srv/abs'],
+    );
   });
 });

@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ZodType } from 'zod';
 import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
@@ -14,9 +15,20 @@ export interface CliIo {
   write: (text: string) => void;
   env: NodeJS.ProcessEnv;
   setExitCode: (code: number) => void;
+  /** Where the command was typed: relative paths are resolved against it. Default: `process.cwd()`. */
+  cwd?: string;
 }
 
 const FOLLOWABLE = new Set(['launch', 'output', 'resume']);
+/** Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute. */
+const PATH_KEYS = new Set(['workdir']);
+
+function absolutePaths(params: Record<string, unknown>, cwd: string): void {
+  for (const key of PATH_KEYS) {
+    const value = params[key];
+    if (typeof value === 'string' && value.trim() !== '') params[key] = resolve(cwd, value.trim());
+  }
+}
 
 function argKey(arg: string): { key: string; variadic: boolean } {
   const inner = arg.replace(/^[<[]|[>\]]$/g, '');
@@ -78,6 +90,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         params[key] = typeof value === 'string' ? coerceText(fieldKind(shape[key] as ZodType), value) : value;
       }
       for (const [flag, { key, value }] of switches) if (opts[flag] === true) params[key] = value;
+      absolutePaths(params, io.cwd ?? process.cwd());
       // Validate here first: bad input is exit code 2 with the field named, whether or not the daemon runs.
       parseOperationInput(op, params);
       const conn = resolveConnection({ env: io.env, ...(globals.home ? { home: globals.home } : {}), ...(globals.url ? { url: globals.url } : {}) });

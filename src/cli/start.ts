@@ -1,7 +1,8 @@
-import { parseScalar } from '../core/config-load.ts';
+import { loadConfig, parseScalar } from '../core/config-load.ts';
 import { startDaemon } from '../main.ts';
 import type { Daemon } from '../main.ts';
 import { CliError } from './cli-error.ts';
+import { portInUseError, preflightGateway } from './gateway-preflight.ts';
 
 export interface StartOptions {
   home?: string;
@@ -29,17 +30,34 @@ export function startOverrides(options: StartOptions): Record<string, unknown> {
   return overrides;
 }
 
-/** Starts the daemon in this process and keeps it running until SIGINT/SIGTERM. */
+/** `listen EADDRINUSE` from the daemon's own listen (when the port was taken after the preflight). */
+function isAddressInUse(error: unknown): boolean {
+  return error instanceof Error && (error as NodeJS.ErrnoException).code === 'EADDRINUSE';
+}
+
+/**
+ * Starts the daemon in this process and keeps it running until SIGINT/SIGTERM. The config is read and the gateway's
+ * host and port are checked first, so a bad host or a taken port is refused before anything starts.
+ */
 export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): Promise<Daemon> {
   // The inference layer logs provider warnings itself (once per provider, through pino); the AI SDK's own stderr copy
   // would only duplicate them. This is the SDK's process-wide switch, set once by the process entry point.
   globalThis.AI_SDK_LOG_WARNINGS = false;
-  const daemon = await startDaemon({
+  const load = {
     env,
     overrides: startOverrides(options),
     ...(options.home ? { home: options.home } : {}),
     ...(options.config ? { configPath: options.config } : {}),
-  });
+  };
+  const preflight = { loaded: loadConfig(load), overrides: load.overrides, env };
+  await preflightGateway(preflight);
+  let daemon: Daemon;
+  try {
+    daemon = await startDaemon(load);
+  } catch (error) {
+    if (isAddressInUse(error)) throw await portInUseError(preflight);
+    throw error;
+  }
   let stopping = false;
   const shutdown = (signal: string): void => {
     if (stopping) return;

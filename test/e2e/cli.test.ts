@@ -3,7 +3,7 @@
 // and for a daemon that is not running (1, saying how to start it).
 import assert from 'node:assert/strict';
 import { execFile } from 'node:child_process';
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,9 @@ interface Result {
   stderr: string;
 }
 
-function cli(args: string[], env: NodeJS.ProcessEnv): Promise<Result> {
+function cli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<Result> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000 }, (error, stdout, stderr) => {
+    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
       resolve({ code, stdout: String(stdout), stderr: String(stderr) });
     });
@@ -105,6 +105,39 @@ describe('switchboard CLI', () => {
     const unknown = await cli(['output', 'no-such-session'], env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /no session "no-such-session"/);
+  });
+
+  it('an invalid --url is bad input (exit 2), not a daemon that is not running', async () => {
+    const result = await cli(['sessions', '--url', 'localhost:18789'], { SWITCHBOARD_HOME: join(dir.path, 'nowhere') });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /--url "localhost:18789"/);
+    assert.doesNotMatch(result.stderr, /not running/);
+  });
+
+  it('a relative --workdir is relative to where the command was typed', async () => {
+    mkdirSync(join(workdir, 'nested'), { recursive: true });
+    const launched = await cli(['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'], env, workdir);
+    assert.equal(launched.code, 0, launched.stderr);
+    assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, join(workdir, 'nested'));
+    await cli(['kill', 'rel-wd'], env);
+  });
+
+  it('start on a port a switchboard daemon holds says so and names gateway.port and --port', async () => {
+    const result = await cli(['start', '--port', String(daemon.port)], { SWITCHBOARD_HOME: join(dir.path, 'second-home') });
+    assert.equal(result.code, 1, result.stderr);
+    assert.match(result.stderr, new RegExp(`port ${daemon.port} on 127\\.0\\.0\\.1`));
+    assert.match(result.stderr, /another switchboard daemon/);
+    assert.match(result.stderr, /gateway\.port/);
+    assert.match(result.stderr, /--port <n>/);
+  });
+
+  it('start refuses an invalid gateway.host before anything starts, naming the key', async () => {
+    const elsewhere = join(dir.path, 'bad-host-home');
+    const result = await cli(['start', '--port', '0', '--host', 'localhost:8080'], { SWITCHBOARD_HOME: elsewhere });
+    assert.equal(result.code, 2, result.stderr);
+    assert.match(result.stderr, /gateway\.host "localhost:8080"/);
+    assert.match(result.stderr, /without a port/);
+    assert.ok(!existsSync(join(elsewhere, 'state.db')), 'nothing started: no store was created');
   });
 
   it('exits 1 and says how to start the daemon when it is not running', async () => {
