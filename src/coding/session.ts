@@ -288,6 +288,7 @@ export class Session {
         this.#onTurnEnd(event);
         break;
       case 'activity':
+        this.#onActivity();
         break;
       case 'warning':
         if (event.malformed) this.#malformed += 1;
@@ -324,10 +325,22 @@ export class Session {
   /** New content after a false "stalled" alarm means the agent was working after all. */
   #onContent(): void {
     this.#toRunning();
-    if (this.#waiting === 'stalled') {
+    // `null` with the notice fired: a stall the agent's activity already broke (see #onActivity).
+    if (this.#waiting === 'stalled' || (this.#waiting === null && this.#waitingFired)) {
       this.#waiting = null;
       this.#waitingFired = false;
+      this.#cancelIdleTimer();
     }
+  }
+
+  /**
+   * A sign of life with nothing to show (stream deltas of a thinking model) after a "stalled" alarm: the agent is not
+   * idle, so its idle clock stops; the alarm is not repeated if it goes quiet again (the safety net re-arms).
+   */
+  #onActivity(): void {
+    if (this.#waiting !== 'stalled') return;
+    this.#waiting = null;
+    this.#cancelIdleTimer();
   }
 
   #onTurnEnd(event: HarnessEvent & { type: 'turnEnd' }): void {
@@ -403,12 +416,24 @@ export class Session {
     this.#armSafetyNet();
   }
 
+  /**
+   * Left waiting for idleTimeoutMs: the session is killed (it did not finish on its own). An agent silent outside a tool
+   * call (`stalled`) is stopped at once; one waiting for input is let go by closing its input.
+   */
   #onIdle(): void {
     this.#idleTimer = null;
-    if (!this.isActive || this.#waiting === null) return;
+    const waiting = this.#waiting;
+    if (!this.isActive || waiting === null) return;
     const run = this.#run;
-    this.#finish('completed', { endReason: `idle for ${idleText(this.#deps.idleTimeoutMs)}` });
-    run?.end();
+    this.#killRequested = true;
+    this.#finish('killed', { endReason: `idle for ${idleText(this.#deps.idleTimeoutMs)}` });
+    if (waiting === 'stalled') run?.kill();
+    else run?.end();
+  }
+
+  #cancelIdleTimer(): void {
+    this.#idleTimer?.cancel();
+    this.#idleTimer = null;
   }
 
   #armSafetyNet(): void {

@@ -161,13 +161,20 @@ describe('NotificationRouter', () => {
   });
 
   it('always previews the last output in the completion, even after a waiting message quoted it', async () => {
+    const { run } = await launch('quits');
+    await run.emit({ type: 'text', text: 'Finished the refactor.' }, { ...ok, costUsd: 0.5 });
+    await run.emit({ type: 'exited', code: 0 });
+    assert.deepEqual(outbox.to(TG), [
+      '💬 [quits] is waiting for input:\nFinished the refactor.',
+      `✅ [quits] Completed\n   📁 ${f.workdir}\n   💰 $0.5000\n\nFinished the refactor.`,
+    ]);
+  });
+
+  it('says a session left waiting for idleTimeoutMinutes was killed for idling', async () => {
     const { run } = await launch('idle');
     await run.emit({ type: 'text', text: 'Finished the refactor.' }, { ...ok, costUsd: 0.5 });
     f.clock.advance(30 * 60_000);
-    assert.deepEqual(outbox.to(TG), [
-      '💬 [idle] is waiting for input:\nFinished the refactor.',
-      `✅ [idle] Completed\n   📁 ${f.workdir}\n   💰 $0.5000\n   ℹ️ idle for 30 min\n\nFinished the refactor.`,
-    ]);
+    assert.deepEqual(outbox.to(TG).at(-1), `⛔ [idle] Killed\n   📁 ${f.workdir}\n   📝 "do the idle task"\n   ℹ️ idle for 30 min`);
   });
 
   it('sends one message, not two, to a foreground channel that is also the origin', async () => {
