@@ -351,7 +351,10 @@ export class SessionManager {
       idleTimeoutMs: config.idleTimeoutMinutes * 60_000,
       persistence: {
         log: (entry) => logs.write(record.id, entry),
-        update: (patch) => store.update(record.id, patch),
+        update: (patch) => {
+          store.update(record.id, patch);
+          if (patch.costUsd !== undefined) this.#recordRunCost(session);
+        },
       },
       onSignal: (signal) => this.#onSignal(signal),
     });
@@ -376,6 +379,12 @@ export class SessionManager {
         this.#deps.logger.error({ err: error, signal: signal.type }, 'session listener failed');
       }
     }
+  }
+
+  /** Keeps the open run's cost current (stats count running sessions; a crash keeps what the run spent). */
+  #recordRunCost(session: Session): void {
+    const runId = this.#runs.get(session.id);
+    if (runId !== undefined) this.#deps.store.setRunCost(runId, session.runCostUsd);
   }
 
   #endRun(session: Session, at: number): void {

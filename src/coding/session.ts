@@ -1,5 +1,6 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
+import { roundUsd } from '../core/usd.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
@@ -109,7 +110,7 @@ export class Session {
   }
   /** Cost added since the current run started (metrics record it once per run). */
   get runCostUsd(): number {
-    return this.#record.costUsd - this.#runCostBase;
+    return roundUsd(this.#record.costUsd - this.#runCostBase);
   }
   get pid(): number | undefined {
     return this.#run?.pid;
@@ -347,7 +348,7 @@ export class Session {
     // A turn end after a "stalled" alarm is news of its own (the agent was working after all).
     this.#onContent();
     const costUsd = Math.max(0, event.costUsd);
-    const totalCostUsd = this.#record.costUsd + costUsd;
+    const totalCostUsd = roundUsd(this.#record.costUsd + costUsd);
     this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
     this.#persist({ costUsd: totalCostUsd });
     this.#openTools.clear();

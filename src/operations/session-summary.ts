@@ -1,4 +1,5 @@
 import type { HarnessName } from '../core/config.ts';
+import { roundUsd } from '../core/usd.ts';
 import type { Session } from '../coding/session.ts';
 import type { WaitingReason } from '../coding/session-log.ts';
 import type { SessionStatus, StoredSession } from '../store/coding-sessions.ts';
@@ -43,7 +44,7 @@ export function summarize(record: StoredSession, live: Session | undefined, now:
     model: record.model,
     backendSessionId: record.backendSessionId,
     originChannel: record.originChannel,
-    costUsd: record.costUsd,
+    costUsd: roundUsd(record.costUsd),
     startedAt: record.startedAt,
     completedAt: record.completedAt,
     durationMs: (record.completedAt ?? now) - record.startedAt,
