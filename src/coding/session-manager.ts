@@ -12,6 +12,8 @@ import { stopOrphan } from './orphans.ts';
 import { Session } from './session.ts';
 import type { SessionSignal } from './session.ts';
 import type { UserMessageSource } from './session-log.ts';
+import { transcriptOf } from './transcript.ts';
+import type { TranscriptEntry, TranscriptView } from './transcript.ts';
 import { checkWorkdir } from './workspace.ts';
 
 /** A launch as every surface asks for it; unset fields take the config defaults. */
@@ -271,6 +273,11 @@ export class SessionManager {
       .read(record.id, afterSeq + 1)
       .filter((r) => r.type === 'output' && typeof r.text === 'string')
       .map((r) => ({ seq: r.seq, text: r.text as string }));
+  }
+
+  /** What a session did, read back from its log: text, tool calls and permission requests (`text`: text only). */
+  transcript(record: StoredSession, view: TranscriptView = 'all'): TranscriptEntry[] {
+    return transcriptOf(this.#deps.logs.read(record.id), view);
   }
 
   /** Sequence number of the newest record of a session's log. */

@@ -34,6 +34,13 @@ export type SessionSignal =
   /** The daemon is stopping: the session was marked interrupted (no `ended` follows). */
   | { type: 'interrupted'; session: Session };
 
+/** A tool call the agent asked permission for, still unanswered. */
+export interface PendingPermission {
+  requestId: string;
+  tool: string;
+  input: unknown;
+}
+
 /** Where a Session writes: its log (append-before-announce) and its row. */
 export interface SessionPersistence {
   log(entry: SessionLogEntry): { seq: number };
@@ -65,7 +72,7 @@ export class Session {
   #run: Run | null = null;
   readonly output = new OutputBuffer();
   #openTools = new Set<string>();
-  #pendingPermission: string | null = null;
+  #pendingPermission: PendingPermission | null = null;
   #waiting: WaitingReason | null = null;
   #waitingFired = false;
   #askedThisTurn = false;
@@ -97,6 +104,10 @@ export class Session {
   }
   get isActive(): boolean {
     return isActiveStatus(this.#record.status);
+  }
+  /** The tool call waiting for the user's approval, if any. */
+  get pendingPermission(): Readonly<PendingPermission> | null {
+    return this.#pendingPermission;
   }
   /** Why the session waits for input, or null while it works. */
   get waitingFor(): WaitingReason | null {
@@ -169,7 +180,7 @@ export class Session {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
     if (this.#pendingPermission) {
-      const requestId = this.#pendingPermission;
+      const { requestId } = this.#pendingPermission;
       const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);
       this.#pendingPermission = null;
       this.#write({ type: 'permissionAnswer', requestId, allow, ...(allow ? {} : { message: text }) });
@@ -280,7 +291,7 @@ export class Session {
         break;
       case 'permission':
         this.#onContent();
-        this.#pendingPermission = event.requestId;
+        this.#pendingPermission = { requestId: event.requestId, tool: event.tool, input: event.input };
         this.#write({ type: 'permission', requestId: event.requestId, tool: event.tool, input: event.input });
         this.#deps.onSignal({ type: 'permission', session: this, requestId: event.requestId, tool: event.tool, input: event.input });
         this.#enterWaiting('permission');

@@ -26,6 +26,8 @@ export interface SessionSummary {
   /** Channels streaming this session live. */
   foregroundChannels: string[];
   waitingFor: WaitingReason | null;
+  /** The tool call waiting for approval (with `waitingFor: 'permission'`), else null. */
+  pendingPermission: { tool: string; input: unknown } | null;
   resumedFrom: string | null;
   forked: boolean;
   /** Log seq where the current run started (null when the session is not in memory): follow from here. */
@@ -56,8 +58,14 @@ export function summarize(record: StoredSession, live: Session | undefined, now:
       .filter(([, view]) => view.on)
       .map(([channel]) => channel),
     waitingFor: live?.waitingFor ?? null,
+    pendingPermission: pendingOf(live),
     resumedFrom: record.resumedFrom,
     forked: record.forked,
     runStartSeq: live?.runStartSeq ?? null,
   };
+}
+
+function pendingOf(live: Session | undefined): SessionSummary['pendingPermission'] {
+  const pending = live?.pendingPermission;
+  return pending ? { tool: pending.tool, input: pending.input } : null;
 }
