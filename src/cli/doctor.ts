@@ -10,6 +10,7 @@ import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
 import { createInference } from '../inference/inference.ts';
 import { requireLinearSecrets } from '../linear/api/credentials.ts';
 import { resolveConnection } from './client.ts';
+import { credentialChecks } from './doctor-credentials.ts';
 
 /** One line of the doctor's report. */
 export interface Check {
@@ -148,6 +149,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
       detail: result.ok ? `${result.executable}${result.version ? ` (${result.version})` : ''}` : `${result.executable}: ${result.problem ?? 'not usable'}`,
     });
   }
+  checks.push(...credentialChecks(config, options.env));
   const root = rootCheck(config);
   if (root) checks.push(root);
   checks.push(await daemonCheck(home, options.env));

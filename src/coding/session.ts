@@ -4,6 +4,7 @@ import { roundUsd } from '../core/usd.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
+import { explainCredentialFailure } from './credentials.ts';
 import { formatDuration } from './format.ts';
 import type { Harness, HarnessEvent, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
@@ -470,6 +471,7 @@ export class Session {
     this.#idleTimer = null;
     this.#waiting = null;
     this.#pendingPermission = null;
+    if (status === 'failed' && details.error) details = { ...details, error: explainCredentialFailure(this.#deps.harness.name, details.error) };
     const completedAt = this.#deps.clock.now();
     this.#write({ type: 'status', status, ...details });
     this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });
