@@ -8,7 +8,7 @@ import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
-import { stopOrphan } from './orphans.ts';
+import { orphanReport, sweepOrphans } from './orphans.ts';
 import { Session } from './session.ts';
 import type { SessionSignal } from './session.ts';
 import type { UserMessageSource } from './session-log.ts';
@@ -77,8 +77,13 @@ export class SessionManager {
     const { store, logs, clock, logger } = this.#deps;
     const now = clock.now();
     const cut = store.list(ACTIVE_STATUSES);
+    const remained = sweepOrphans(cut);
+    if (cut.length > 0) {
+      const report = orphanReport(remained, cut.length);
+      if (remained.length > 0) logger.warn({ orphans: remained }, report);
+      else logger.info(report);
+    }
     for (const record of cut) {
-      if (record.pid !== null && stopOrphan(record.pid, record.id)) logger.info({ session: record.id, pid: record.pid }, 'stopped orphaned agent process');
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
       store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
     }

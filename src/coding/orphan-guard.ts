@@ -1,0 +1,75 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const GUARD_MAIN = fileURLToPath(new URL('./orphan-guard-main.ts', import.meta.url));
+
+/** How long the guard lets agents answer SIGTERM before it sends SIGKILL, once the daemon is gone. */
+export const GUARD_GRACE_MS = 2_000;
+
+/** Whether agents can be guarded here: POSIX process groups (not Windows). */
+export const GUARD_SUPPORTED = process.platform !== 'win32';
+
+/**
+ * Makes agent processes end with the daemon, even when it is SIGKILLed. A small guard process (orphan-guard-main.ts)
+ * holds the read end of a pipe from the daemon and the list of agent process groups; when the daemon dies the pipe
+ * closes and the guard stops those groups. Started on the first `watch`; restarted (and told every live agent again)
+ * if it dies while the daemon runs. On Windows it does nothing.
+ */
+export class OrphanGuard {
+  #child: ChildProcess | null = null;
+  #pids = new Set<number>();
+  readonly #graceMs: number;
+
+  constructor(graceMs = GUARD_GRACE_MS) {
+    this.#graceMs = graceMs;
+  }
+
+  /** The guard process's pid, once started. */
+  get pid(): number | undefined {
+    return this.#child?.pid;
+  }
+
+  /** Guards the process group led by `pid` (an agent spawned detached). */
+  watch(pid: number): void {
+    if (!GUARD_SUPPORTED) return;
+    this.#pids.add(pid);
+    this.#write(`+${pid}\n`);
+  }
+
+  /** The agent exited: nothing to stop for it any more. */
+  unwatch(pid: number): void {
+    if (!this.#pids.delete(pid)) return;
+    this.#write(`-${pid}\n`);
+  }
+
+  #write(line: string): void {
+    const child = this.#child ?? this.#start();
+    child.stdin?.write(line);
+  }
+
+  #start(): ChildProcess {
+    // Its own process group, so whatever kills the daemon's group leaves the guard to clean up after it.
+    const child = spawn(process.execPath, [GUARD_MAIN, String(this.#graceMs)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    // A guard that dies with the daemon alive only means the next agent starts a new one; writes to a dead one are moot.
+    child.stdin?.on('error', () => {});
+    child.once('exit', () => {
+      if (this.#child !== child) return;
+      this.#child = null;
+      if (this.#pids.size > 0) this.#write([...this.#pids].map((p) => `+${p}\n`).join(''));
+    });
+    child.once('error', () => {});
+    // Never keeps the daemon (or a test) alive.
+    child.unref();
+    this.#child = child;
+    return child;
+  }
+}
+
+let shared: OrphanGuard | null = null;
+
+/** The daemon's one guard, shared by every agent process it starts. */
+export function orphanGuard(): OrphanGuard {
+  shared ??= new OrphanGuard();
+  return shared;
+}
