@@ -47,13 +47,13 @@ describe('Session stats', () => {
     const session = f.manager.launch({ prompt: 'cheap turns', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
-    for (const cost of [0.00012, 0.0006]) {
+    for (const cost of [0.00012, 0.1 + 0.2 - 0.3 + 0.0006]) {
       await run.emit(turn(cost));
       await f.manager.send(session.id, 'again', { source: 'user' });
     }
     f.manager.kill(session.id);
     const m = f.manager.stats();
-    const json = JSON.stringify({ stats: m, summary: summarize(f.manager.get(session.id), undefined, f.clock.now()) });
+    const json = JSON.stringify({ stats: m, summary: summarize(f.manager.get(session.id), undefined, f.clock.now()), log: f.logs.read(session.id) });
     assert.doesNotMatch(json, /\d\.\d{7,}/, `no float noise in ${json}`);
     assert.equal(m.totalCostUsd, 0.00072);
     assert.equal(session.record.costUsd, 0.00072);

@@ -359,7 +359,7 @@ export class Session {
   #onTurnEnd(event: HarnessEvent & { type: 'turnEnd' }): void {
     // A turn end after a "stalled" alarm is news of its own (the agent was working after all).
     this.#onContent();
-    const costUsd = Math.max(0, event.costUsd);
+    const costUsd = roundUsd(Math.max(0, event.costUsd));
     const totalCostUsd = roundUsd(this.#record.costUsd + costUsd);
     this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
     this.#persist({ costUsd: totalCostUsd });
