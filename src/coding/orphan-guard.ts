@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
-const GUARD_MAIN = fileURLToPath(new URL('./orphan-guard-main.ts', import.meta.url));
+const GUARD_MAIN = fileURLToPath(new URL('./orphan-guard-main.mjs', import.meta.url));
 
 /** How long the guard lets agents answer SIGTERM before it sends SIGKILL, once the daemon is gone. */
 export const GUARD_GRACE_MS = 2_000;
@@ -14,7 +14,7 @@ export const GUARD_SUPPORTED = process.platform !== 'win32';
 const MAX_RESTARTS = 5;
 
 /**
- * Makes agent processes end with the daemon, even when it is SIGKILLed. A small guard process (orphan-guard-main.ts)
+ * Makes agent processes end with the daemon, even when it is SIGKILLed. A small guard process (orphan-guard-main.mjs)
  * holds the read end of a pipe from the daemon and the list of agent process groups; when the daemon dies the pipe
  * closes and the guard stops those groups. Started on the first `watch`; restarted (and told every live agent again)
  * if it dies while the daemon runs. On Windows it does nothing.

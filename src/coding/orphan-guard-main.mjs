@@ -3,15 +3,22 @@
 // any means, SIGKILL included, this process's stdin reaches end-of-file: it sends SIGTERM to every agent group still
 // listed (the agent and the tools it runs), SIGKILL to those left after the grace period (argv[2], ms), and exits.
 // Terminal signals (SIGINT, SIGHUP) are ignored: the daemon stops its agents itself. SIGTERM ends it the same way EOF does.
+// Plain JavaScript, so it starts under any Node the daemon runs on, whatever flags the daemon was started with.
 import { createInterface } from 'node:readline';
 
 const graceMs = Number(process.argv[2] ?? 2_000);
 const POLL_MS = 50;
-const groups = new Set<number>();
+/** @type {Set<number>} */
+const groups = new Set();
 let ending = false;
 
-/** Sends `sig` to the process group `pgid`; false when no process of it is left. */
-function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
+/**
+ * Sends `sig` to the process group `pgid`; false when no process of it is left.
+ * @param {number} pgid
+ * @param {NodeJS.Signals | 0} sig
+ * @returns {boolean}
+ */
+function signalGroup(pgid, sig) {
   try {
     process.kill(-pgid, sig);
     return true;
@@ -20,7 +27,8 @@ function signalGroup(pgid: number, sig: NodeJS.Signals | 0): boolean {
   }
 }
 
-async function end(): Promise<void> {
+/** Stops every group still listed (SIGTERM, SIGKILL after the grace) and exits. */
+async function end() {
   if (ending) return;
   ending = true;
   let alive = [...groups].filter((pgid) => signalGroup(pgid, 'SIGTERM'));
