@@ -43,6 +43,15 @@ describe('Session idle end', () => {
     assert.ok(f.harness.last.killed, 'a silent agent is stopped, not asked politely');
   });
 
+  it('stops an agent left waiting for a permission answer for idleTimeoutMinutes', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
+    f.clock.advance(IDLE_MS);
+    assert.equal(session.status, 'killed');
+    assert.equal(session.record.endReason, 'idle for 30 min');
+    assert.ok(f.harness.last.killed, 'mid-turn, closing its input would not end it');
+  });
+
   it('never idle-kills a turn that still streams activity after a "stalled" alarm, and still announces its turn end', async () => {
     const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;

@@ -430,8 +430,8 @@ export class Session {
   }
 
   /**
-   * Left waiting for idleTimeoutMs: the session is killed (it did not finish on its own). An agent silent outside a tool
-   * call (`stalled`) is stopped at once; one waiting for input is let go by closing its input.
+   * Left waiting for idleTimeoutMs: the session is killed (it did not finish on its own). An agent whose turn is over is
+   * let go by closing its input; one still inside a turn (silent, or waiting for a permission answer) is stopped.
    */
   #onIdle(): void {
     this.#idleTimer = null;
@@ -440,8 +440,16 @@ export class Session {
     const run = this.#run;
     this.#killRequested = true;
     this.#finish('killed', { endReason: `idle for ${idleText(this.#deps.idleTimeoutMs)}` });
-    if (waiting === 'stalled') run?.kill();
-    else run?.end();
+    switch (waiting) {
+      case 'turn-end':
+      case 'question':
+        run?.end();
+        return;
+      case 'stalled':
+      case 'permission':
+        run?.kill();
+        return;
+    }
   }
 
   #cancelIdleTimer(): void {
