@@ -12,6 +12,7 @@ import { createInference } from '../inference/inference.ts';
 import { requireLinearSecrets } from '../linear/api/credentials.ts';
 import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
+import { credentialChecks } from './doctor-credentials.ts';
 import { serviceCheck } from './service-check.ts';
 
 /** One line of the doctor's report. */
@@ -157,6 +158,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
       detail: result.ok ? `${result.executable}${result.version ? ` (${result.version})` : ''}` : `${result.executable}: ${result.problem ?? 'not usable'}`,
     });
   }
+  checks.push(...credentialChecks(config, options.env));
   const root = rootCheck(config);
   if (root) checks.push(root);
   checks.push(serviceCheck(options.env));

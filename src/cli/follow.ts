@@ -15,7 +15,7 @@ export interface FollowOptions {
 }
 
 /**
- * Streams a session's log from `from` until it waits for input or ends, reconnecting with Last-Event-ID when the
+ * Streams a session's log from `from` until it waits for input (not a mere `stalled` silence) or ends, reconnecting with Last-Event-ID when the
  * stream drops so nothing is missed or shown twice. Returns the exit code (1 if the session failed).
  */
 export async function followSession(conn: Connection, session: { id: string; name: string }, options: FollowOptions): Promise<number> {

@@ -47,8 +47,10 @@ function followTarget(op: Operation, result: unknown): { session: { id: string; 
   }
   if (op.name === 'output') {
     // Following a session that waits for input or has ended would wait forever: there is nothing more to show.
+    // A stalled one (silent, e.g. a model thinking) is still working: follow it.
     const o = result as OutputResult;
-    const idle = o.session.waitingFor !== null || (o.session.status !== 'running' && o.session.status !== 'starting');
+    const waits = o.session.waitingFor !== null && o.session.waitingFor !== 'stalled';
+    const idle = waits || (o.session.status !== 'running' && o.session.status !== 'starting');
     return idle ? 'idle' : { session: o.session, from: o.lastSeq + 1 };
   }
   return null;

@@ -31,6 +31,9 @@ export function renderRecord(record: WireRecord, name: string): string[] {
       return outcome.ok ? [`— turn done${cost}`] : [`— turn ended: ${outcome.message ?? 'error'}${cost}`];
     }
     case 'waiting':
+      if (record.reason === 'stalled') {
+        return [`⏳ ${name} has been silent for a while (no output, no tool running); still following. Nudge it with: switchboard send ${name} "<message>"`];
+      }
       return [`💬 ${name} is waiting for input (${String(record.reason)}). Reply with: switchboard send ${name} "<message>"`];
     case 'status': {
       const status = String(record.status);
@@ -43,9 +46,13 @@ export function renderRecord(record: WireRecord, name: string): string[] {
   }
 }
 
-/** Whether following should stop after this record: on waiting for input (0), or when the session ends (0, or 1 if it failed). */
+/**
+ * Whether following should stop after this record: on a real wait for input (a question, a permission request, a turn
+ * end: 0), or when the session ends (0, or 1 if it failed). A `stalled` wait is only silence (a model thinking for
+ * long, say): following goes on through it.
+ */
 export function followStep(record: WireRecord): FollowStep {
-  if (record.type === 'waiting') return { done: true, exitCode: 0 };
+  if (record.type === 'waiting') return record.reason === 'stalled' ? { done: false } : { done: true, exitCode: 0 };
   if (record.type === 'status' && TERMINAL.has(String(record.status))) {
     return { done: true, exitCode: record.status === 'failed' ? 1 : 0 };
   }

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { GUARD_SUPPORTED, orphanGuard } from './orphan-guard.ts';
 
 /** Environment variable set on every agent process so a restarted daemon can find orphans of its sessions. */
 export const SESSION_ENV_TAG = 'SWITCHBOARD_SESSION_ID';
@@ -28,7 +29,9 @@ const STDERR_TAIL_BYTES = 4_096;
 
 /**
  * An agent CLI child process spawned with an argument array (never a shell), its stdout split into lines,
- * the tail of its stderr kept for error messages, and a stop that escalates SIGTERM → SIGKILL.
+ * the tail of its stderr kept for error messages, and a stop that escalates SIGTERM → SIGKILL. The agent leads its own
+ * process group (it and the tools it runs are stopped together) and is watched by the orphan guard, which stops the
+ * group if the daemon dies without stopping it.
  */
 export class AgentProcess {
   readonly child: ChildProcess;
@@ -43,7 +46,10 @@ export class AgentProcess {
       cwd: options.cwd,
       env: { ...options.env, [SESSION_ENV_TAG]: options.sessionId },
       stdio,
+      detached: GUARD_SUPPORTED,
     });
+    const pid = this.child.pid;
+    if (pid !== undefined) orphanGuard().watch(pid);
     this.child.stderr?.setEncoding('utf8');
     this.child.stderr?.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
@@ -66,6 +72,7 @@ export class AgentProcess {
       });
     }).finally(() => {
       if (this.#killTimer) clearTimeout(this.#killTimer);
+      if (pid !== undefined) orphanGuard().unwatch(pid);
     });
   }
 
@@ -78,15 +85,29 @@ export class AgentProcess {
     return this.#stderr.trim();
   }
 
-  /** Sends SIGTERM now and SIGKILL after `graceMs` if the process is still alive. */
+  /** Sends SIGTERM now and SIGKILL after `graceMs` if the process is still alive (to its process group where it has one). */
   stop(graceMs: number): void {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
-    this.child.kill('SIGTERM');
+    this.#signal('SIGTERM');
     if (this.#killTimer) return;
     this.#killTimer = setTimeout(() => {
-      if (this.child.exitCode === null && this.child.signalCode === null) this.child.kill('SIGKILL');
+      if (this.child.exitCode === null && this.child.signalCode === null) this.#signal('SIGKILL');
     }, graceMs);
     this.#killTimer.unref();
+  }
+
+  /** Signals the agent's process group (the agent and its tools), else the agent alone. */
+  #signal(signal: NodeJS.Signals): void {
+    const pid = this.child.pid;
+    if (GUARD_SUPPORTED && pid !== undefined) {
+      try {
+        process.kill(-pid, signal);
+        return;
+      } catch {
+        // No such group (the agent already left it, or never led one): signal the process itself.
+      }
+    }
+    this.child.kill(signal);
   }
 }
 

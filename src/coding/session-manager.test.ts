@@ -139,7 +139,7 @@ describe('SessionManager', () => {
     f.clock.advance(30 * 60_000 - 1);
     assert.equal(session.status, 'running');
     f.clock.advance(1);
-    assert.equal(session.status, 'completed');
+    assert.equal(session.status, 'killed');
     assert.match(session.record.endReason ?? '', /idle for 30 min/);
     assert.ok(f.harness.last.ended);
     assert.ok(signals.some((s) => s.type === 'ended'));

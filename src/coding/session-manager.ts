@@ -8,10 +8,12 @@ import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
-import { stopOrphan } from './orphans.ts';
+import { orphanReport, sweepOrphans } from './orphans.ts';
 import { Session } from './session.ts';
 import type { SessionSignal } from './session.ts';
 import type { UserMessageSource } from './session-log.ts';
+import { transcriptOf } from './transcript.ts';
+import type { TranscriptEntry, TranscriptView } from './transcript.ts';
 import { checkWorkdir } from './workspace.ts';
 
 /** A launch as every surface asks for it; unset fields take the config defaults. */
@@ -75,8 +77,13 @@ export class SessionManager {
     const { store, logs, clock, logger } = this.#deps;
     const now = clock.now();
     const cut = store.list(ACTIVE_STATUSES);
+    const remained = sweepOrphans(cut);
+    if (cut.length > 0) {
+      const report = orphanReport(remained, cut.length);
+      if (remained.length > 0) logger.warn({ orphans: remained }, report);
+      else logger.info(report);
+    }
     for (const record of cut) {
-      if (record.pid !== null && stopOrphan(record.pid, record.id)) logger.info({ session: record.id, pid: record.pid }, 'stopped orphaned agent process');
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
       store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
     }
@@ -273,6 +280,11 @@ export class SessionManager {
       .map((r) => ({ seq: r.seq, text: r.text as string }));
   }
 
+  /** What a session did, read back from its log: text, tool calls and permission requests (`text`: text only). */
+  transcript(record: StoredSession, view: TranscriptView = 'all'): TranscriptEntry[] {
+    return transcriptOf(this.#deps.logs.read(record.id), view);
+  }
+
   /** Sequence number of the newest record of a session's log. */
   lastSeq(sessionId: string): number {
     return this.#deps.logs.lastSeq(sessionId);
@@ -351,7 +363,10 @@ export class SessionManager {
       idleTimeoutMs: config.idleTimeoutMinutes * 60_000,
       persistence: {
         log: (entry) => logs.write(record.id, entry),
-        update: (patch) => store.update(record.id, patch),
+        update: (patch) => {
+          store.update(record.id, patch);
+          if (patch.costUsd !== undefined) this.#recordRunCost(session);
+        },
       },
       onSignal: (signal) => this.#onSignal(signal),
     });
@@ -376,6 +391,12 @@ export class SessionManager {
         this.#deps.logger.error({ err: error, signal: signal.type }, 'session listener failed');
       }
     }
+  }
+
+  /** Keeps the open run's cost current (stats count running sessions; a crash keeps what the run spent). */
+  #recordRunCost(session: Session): void {
+    const runId = this.#runs.get(session.id);
+    if (runId !== undefined) this.#deps.store.setRunCost(runId, session.runCostUsd);
   }
 
   #endRun(session: Session, at: number): void {

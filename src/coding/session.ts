@@ -1,8 +1,10 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
+import { roundUsd } from '../core/usd.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
+import { explainCredentialFailure } from './credentials.ts';
 import { formatDuration } from './format.ts';
 import type { Harness, HarnessEvent, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
@@ -32,6 +34,13 @@ export type SessionSignal =
   | { type: 'view'; session: Session; channel: string; on: boolean }
   /** The daemon is stopping: the session was marked interrupted (no `ended` follows). */
   | { type: 'interrupted'; session: Session };
+
+/** A tool call the agent asked permission for, still unanswered. */
+export interface PendingPermission {
+  requestId: string;
+  tool: string;
+  input: unknown;
+}
 
 /** Where a Session writes: its log (append-before-announce) and its row. */
 export interface SessionPersistence {
@@ -64,7 +73,7 @@ export class Session {
   #run: Run | null = null;
   readonly output = new OutputBuffer();
   #openTools = new Set<string>();
-  #pendingPermission: string | null = null;
+  #pendingPermission: PendingPermission | null = null;
   #waiting: WaitingReason | null = null;
   #waitingFired = false;
   #askedThisTurn = false;
@@ -97,6 +106,10 @@ export class Session {
   get isActive(): boolean {
     return isActiveStatus(this.#record.status);
   }
+  /** The tool call waiting for the user's approval, if any. */
+  get pendingPermission(): Readonly<PendingPermission> | null {
+    return this.#pendingPermission;
+  }
   /** Why the session waits for input, or null while it works. */
   get waitingFor(): WaitingReason | null {
     return this.#waiting;
@@ -109,7 +122,7 @@ export class Session {
   }
   /** Cost added since the current run started (metrics record it once per run). */
   get runCostUsd(): number {
-    return this.#record.costUsd - this.#runCostBase;
+    return roundUsd(this.#record.costUsd - this.#runCostBase);
   }
   get pid(): number | undefined {
     return this.#run?.pid;
@@ -168,7 +181,7 @@ export class Session {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
     if (this.#pendingPermission) {
-      const requestId = this.#pendingPermission;
+      const { requestId } = this.#pendingPermission;
       const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);
       this.#pendingPermission = null;
       this.#write({ type: 'permissionAnswer', requestId, allow, ...(allow ? {} : { message: text }) });
@@ -279,7 +292,7 @@ export class Session {
         break;
       case 'permission':
         this.#onContent();
-        this.#pendingPermission = event.requestId;
+        this.#pendingPermission = { requestId: event.requestId, tool: event.tool, input: event.input };
         this.#write({ type: 'permission', requestId: event.requestId, tool: event.tool, input: event.input });
         this.#deps.onSignal({ type: 'permission', session: this, requestId: event.requestId, tool: event.tool, input: event.input });
         this.#enterWaiting('permission');
@@ -288,6 +301,7 @@ export class Session {
         this.#onTurnEnd(event);
         break;
       case 'activity':
+        this.#onActivity();
         break;
       case 'warning':
         if (event.malformed) this.#malformed += 1;
@@ -324,17 +338,29 @@ export class Session {
   /** New content after a false "stalled" alarm means the agent was working after all. */
   #onContent(): void {
     this.#toRunning();
-    if (this.#waiting === 'stalled') {
+    // `null` with the notice fired: a stall the agent's activity already broke (see #onActivity).
+    if (this.#waiting === 'stalled' || (this.#waiting === null && this.#waitingFired)) {
       this.#waiting = null;
       this.#waitingFired = false;
+      this.#cancelIdleTimer();
     }
+  }
+
+  /**
+   * A sign of life with nothing to show (stream deltas of a thinking model) after a "stalled" alarm: the agent is not
+   * idle, so its idle clock stops; the alarm is not repeated if it goes quiet again (the safety net re-arms).
+   */
+  #onActivity(): void {
+    if (this.#waiting !== 'stalled') return;
+    this.#waiting = null;
+    this.#cancelIdleTimer();
   }
 
   #onTurnEnd(event: HarnessEvent & { type: 'turnEnd' }): void {
     // A turn end after a "stalled" alarm is news of its own (the agent was working after all).
     this.#onContent();
-    const costUsd = Math.max(0, event.costUsd);
-    const totalCostUsd = this.#record.costUsd + costUsd;
+    const costUsd = roundUsd(Math.max(0, event.costUsd));
+    const totalCostUsd = roundUsd(this.#record.costUsd + costUsd);
     this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
     this.#persist({ costUsd: totalCostUsd });
     this.#openTools.clear();
@@ -403,12 +429,32 @@ export class Session {
     this.#armSafetyNet();
   }
 
+  /**
+   * Left waiting for idleTimeoutMs: the session is killed (it did not finish on its own). An agent whose turn is over is
+   * let go by closing its input; one still inside a turn (silent, or waiting for a permission answer) is stopped.
+   */
   #onIdle(): void {
     this.#idleTimer = null;
-    if (!this.isActive || this.#waiting === null) return;
+    const waiting = this.#waiting;
+    if (!this.isActive || waiting === null) return;
     const run = this.#run;
-    this.#finish('completed', { endReason: `idle for ${idleText(this.#deps.idleTimeoutMs)}` });
-    run?.end();
+    this.#killRequested = true;
+    this.#finish('killed', { endReason: `idle for ${idleText(this.#deps.idleTimeoutMs)}` });
+    switch (waiting) {
+      case 'turn-end':
+      case 'question':
+        run?.end();
+        return;
+      case 'stalled':
+      case 'permission':
+        run?.kill();
+        return;
+    }
+  }
+
+  #cancelIdleTimer(): void {
+    this.#idleTimer?.cancel();
+    this.#idleTimer = null;
   }
 
   #armSafetyNet(): void {
@@ -433,6 +479,7 @@ export class Session {
     this.#idleTimer = null;
     this.#waiting = null;
     this.#pendingPermission = null;
+    if (status === 'failed' && details.error) details = { ...details, error: explainCredentialFailure(this.#deps.harness.name, details.error) };
     const completedAt = this.#deps.clock.now();
     this.#write({ type: 'status', status, ...details });
     this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });

@@ -58,7 +58,17 @@ function sessionLabel(record: SessionRecord): string {
 
 function permissionLines(name: string, info: WaitingInfo): string[] {
   const tool = info.permission ? toolUseLine(info.permission.tool, info.permission.input) : '🔧 a tool';
-  return [tool, `Reply yes to allow, anything else to deny: claude_respond ${name} <answer>`];
+  return [tool, `Allow: /claude_respond ${name} yes`, `Deny: /claude_respond ${name} no, <why>`];
+}
+
+/** The reply hint a person can paste into the chat. */
+function replyLine(name: string): string {
+  return `   Reply: /claude_respond ${name} <message>`;
+}
+
+/** The hint under a stall: it is not a wait for input, but a message still reaches the agent. */
+function nudgeLine(name: string): string {
+  return `   It is not waiting for you. Nudge it: /claude_respond ${name} <message>, or stop it: /claude_kill ${name}`;
 }
 
 /** `↩️ [name] Launched:` / `Resumed:` + the run's prompt (≤80). */
@@ -75,7 +85,7 @@ export function respondedText(name: string, message: string, answered: boolean):
 /**
  * The Level-1 waiting message. A question (explicit, or a last line ending in "?") is `🔔 [name] asks:` + the question
  * text or the tail of the output; a permission request names the tool and says how to answer; a turn that merely
- * ended is the quieter `💬 [name] is waiting for input:` + tail; a stall is `⏳ … has been quiet …, it may be waiting`.
+ * ended is the quieter `💬 [name] is waiting for input:` + tail; a stall is `⏳ … has been silent …` (not a wait for input).
  */
 export function originWaitingText(record: SessionRecord, info: WaitingInfo): string {
   const name = record.name;
@@ -89,7 +99,7 @@ export function originWaitingText(record: SessionRecord, info: WaitingInfo): str
     case 'turn-end':
       return withTail(`💬 [${name}] is waiting for input`);
     case 'stalled':
-      return withTail(`⏳ [${name}] has been quiet for ${formatDuration(info.quietMs)}, it may be waiting for input`);
+      return withTail(`⏳ [${name}] has been silent for ${formatDuration(info.quietMs)} with no tool running (still thinking, or stuck)`);
   }
 }
 
@@ -100,7 +110,7 @@ export function originWaitingText(record: SessionRecord, info: WaitingInfo): str
 export function foregroundWaitingText(record: SessionRecord, runMs: number, info: WaitingInfo): string {
   const label = sessionLabel(record);
   const dur = formatDuration(runMs);
-  const reply = '   Use claude_respond to reply.';
+  const reply = replyLine(record.name);
   switch (info.reason) {
     case 'question':
       return info.question ? `💬 ${label} asks (${dur}):\n${info.question.trim()}\n${reply}` : `💬 ${label} is waiting for input (${dur})\n${reply}`;
@@ -109,7 +119,7 @@ export function foregroundWaitingText(record: SessionRecord, runMs: number, info
     case 'turn-end':
       return `💬 ${label} is waiting for input (${dur})\n${reply}`;
     case 'stalled':
-      return `⏳ ${label} has been quiet for ${formatDuration(info.quietMs)} (${dur}), it may be waiting for input\n${reply}`;
+      return `⏳ ${label} has been silent for ${formatDuration(info.quietMs)} (${dur}) with no tool running (still thinking, or stuck)\n${nudgeLine(record.name)}`;
   }
 }
 

@@ -125,21 +125,33 @@ describe('NotificationRouter', () => {
       '↩️ [docs] Responded:\nyes please',
       '🔔 [docs] asks:\nWhich format: Markdown or AsciiDoc?',
       '↩️ [docs] Responded:\nmarkdown',
-      '🔔 [docs] asks permission:\n🔧 Bash — rm -rf build\nReply yes to allow, anything else to deny: claude_respond docs <answer>',
+      '🔔 [docs] asks permission:\n🔧 Bash — rm -rf build\nAllow: /claude_respond docs yes\nDeny: /claude_respond docs no, <why>',
       '↩️ [docs] Answered permission request:\nyes',
       '💬 [docs] is waiting for input:\nAll done.',
     ]);
     assert.equal(outbox.sent.length, 7, 'nothing to other channels, one message per turn');
   });
 
-  it('sends a softer message for a stall, never while a tool runs', async () => {
+  it('says a stall is silence, not a wait for input, never while a tool runs', async () => {
     const { run } = await launch('slow');
     await run.emit({ type: 'text', text: 'Building…' }, { type: 'tool', id: 't', name: 'Bash', input: { command: 'make' } });
     f.clock.advance(5 * 60_000);
     assert.deepEqual(outbox.sent, [], 'a long tool run is not a question');
     await run.emit({ type: 'toolResult', id: 't', isError: false });
     f.clock.advance(15_000);
-    assert.deepEqual(outbox.to(TG), ['⏳ [slow] has been quiet for 15s, it may be waiting for input:\nBuilding…']);
+    assert.deepEqual(outbox.to(TG), ['⏳ [slow] has been silent for 15s with no tool running (still thinking, or stuck):\nBuilding…']);
+    assert.doesNotMatch(outbox.to(TG).join('\n'), /waiting/);
+  });
+
+  it('tells a streaming channel a stall is not a wait, with hints it can paste', async () => {
+    const { session, run } = await launch('thinker');
+    foreground(session.id, WEB);
+    await run.emit({ type: 'text', text: 'Let me think.' });
+    f.clock.advance(15_000);
+    const stalled = outbox.to(WEB).at(-1) ?? '';
+    assert.match(stalled, /^⏳ Session thinker \[[^\]]+\] has been silent for 15s \(15s\) with no tool running/);
+    assert.match(stalled, /It is not waiting for you\. Nudge it: \/claude_respond thinker <message>, or stop it: \/claude_kill thinker$/);
+    assert.doesNotMatch(stalled, /waiting for input/);
   });
 
   it('completes, fails and is killed with the Level-1 texts; the completion preview is the stripped tail', async () => {
@@ -161,13 +173,20 @@ describe('NotificationRouter', () => {
   });
 
   it('always previews the last output in the completion, even after a waiting message quoted it', async () => {
+    const { run } = await launch('quits');
+    await run.emit({ type: 'text', text: 'Finished the refactor.' }, { ...ok, costUsd: 0.5 });
+    await run.emit({ type: 'exited', code: 0 });
+    assert.deepEqual(outbox.to(TG), [
+      '💬 [quits] is waiting for input:\nFinished the refactor.',
+      `✅ [quits] Completed\n   📁 ${f.workdir}\n   💰 $0.5000\n\nFinished the refactor.`,
+    ]);
+  });
+
+  it('says a session left waiting for idleTimeoutMinutes was killed for idling', async () => {
     const { run } = await launch('idle');
     await run.emit({ type: 'text', text: 'Finished the refactor.' }, { ...ok, costUsd: 0.5 });
     f.clock.advance(30 * 60_000);
-    assert.deepEqual(outbox.to(TG), [
-      '💬 [idle] is waiting for input:\nFinished the refactor.',
-      `✅ [idle] Completed\n   📁 ${f.workdir}\n   💰 $0.5000\n   ℹ️ idle for 30 min\n\nFinished the refactor.`,
-    ]);
+    assert.deepEqual(outbox.to(TG).at(-1), `⛔ [idle] Killed\n   📁 ${f.workdir}\n   📝 "do the idle task"\n   ℹ️ idle for 30 min`);
   });
 
   it('sends one message, not two, to a foreground channel that is also the origin', async () => {
@@ -177,13 +196,13 @@ describe('NotificationRouter', () => {
     f.clock.advance(65_000);
     outbox.clear();
     await run.emit({ type: 'text', text: 'Done?' }, ok);
-    const waiting = `💬 Session both [${session.id}] is waiting for input (1m 5s)\n   Use claude_respond to reply.`;
+    const waiting = `💬 Session both [${session.id}] is waiting for input (1m 5s)\n   Reply: /claude_respond both <message>`;
     assert.deepEqual(outbox.to(TG), ['Done?', waiting]);
     assert.deepEqual(outbox.to(WEB), ['Done?', waiting]);
     await f.manager.send(session.id, 'go on', { source: 'agent' });
     assert.deepEqual(outbox.to(WEB).length, 2, 'Responded goes to the origin only');
     await run.emit({ type: 'question', text: 'Rebase or merge?' }, ok);
-    assert.equal(outbox.to(TG).at(-1), `💬 Session both [${session.id}] asks (1m 5s):\nRebase or merge?\n   Use claude_respond to reply.`);
+    assert.equal(outbox.to(TG).at(-1), `💬 Session both [${session.id}] asks (1m 5s):\nRebase or merge?\n   Reply: /claude_respond both <message>`);
     outbox.clear();
     f.manager.kill(session.id);
     const killed = `⛔ Session both [${session.id}] killed (1m 5s)\n   📁 ${f.workdir}\n   📝 "do the both task"`;

@@ -1,4 +1,5 @@
 import { formatDuration, truncate } from '../coding/format.ts';
+import { toolUseLine } from '../coding/tool-summary.ts';
 import type { SessionMetrics, SessionStatus } from '../store/coding-sessions.ts';
 import type { SessionSummary } from './session-summary.ts';
 
@@ -22,12 +23,17 @@ export function statusIcon(status: SessionStatus): string {
 export function formatSessionLine(s: SessionSummary): string {
   const view = s.foregroundChannels.length > 0 ? 'foreground' : 'background';
   const turns = s.multiTurn ? 'multi-turn' : 'single';
-  const waiting = s.waitingFor ? `, waiting (${s.waitingFor})` : '';
+  const waiting = s.pendingPermission
+    ? `, waiting for approval of ${s.pendingPermission.tool}`
+    : s.waitingFor
+      ? `, waiting (${s.waitingFor})`
+      : '';
   const lines = [
     `${statusIcon(s.status)} ${s.name} [${s.id}] (${formatDuration(s.durationMs)}) — ${s.status}${waiting}, ${view}, ${turns}, ${s.harness}`,
     `   📁 ${s.workdir}`,
     `   📝 "${truncate(s.prompt, 80)}"`,
   ];
+  if (s.pendingPermission) lines.push(`   🔐 ${toolUseLine(s.pendingPermission.tool, s.pendingPermission.input)} — reply yes to allow, anything else to deny`);
   if (s.costUsd > 0) lines.push(`   💰 $${s.costUsd.toFixed(4)}`);
   if (s.backendSessionId) lines.push(`   🔗 ${s.harness} session: ${s.backendSessionId}`);
   if (s.resumedFrom) lines.push(`   ↩️  Resumed from: ${s.resumedFrom}${s.forked ? ' (forked)' : ''}`);

@@ -1,4 +1,5 @@
 import type { HarnessName } from '../core/config.ts';
+import { roundUsd } from '../core/usd.ts';
 import type { Session } from '../coding/session.ts';
 import type { WaitingReason } from '../coding/session-log.ts';
 import type { SessionStatus, StoredSession } from '../store/coding-sessions.ts';
@@ -25,6 +26,8 @@ export interface SessionSummary {
   /** Channels streaming this session live. */
   foregroundChannels: string[];
   waitingFor: WaitingReason | null;
+  /** The tool call waiting for approval (with `waitingFor: 'permission'`), else null. */
+  pendingPermission: { tool: string; input: unknown } | null;
   resumedFrom: string | null;
   forked: boolean;
   /** Log seq where the current run started (null when the session is not in memory): follow from here. */
@@ -43,7 +46,7 @@ export function summarize(record: StoredSession, live: Session | undefined, now:
     model: record.model,
     backendSessionId: record.backendSessionId,
     originChannel: record.originChannel,
-    costUsd: record.costUsd,
+    costUsd: roundUsd(record.costUsd),
     startedAt: record.startedAt,
     completedAt: record.completedAt,
     durationMs: (record.completedAt ?? now) - record.startedAt,
@@ -55,8 +58,14 @@ export function summarize(record: StoredSession, live: Session | undefined, now:
       .filter(([, view]) => view.on)
       .map(([channel]) => channel),
     waitingFor: live?.waitingFor ?? null,
+    pendingPermission: pendingOf(live),
     resumedFrom: record.resumedFrom,
     forked: record.forked,
     runStartSeq: live?.runStartSeq ?? null,
   };
+}
+
+function pendingOf(live: Session | undefined): SessionSummary['pendingPermission'] {
+  const pending = live?.pendingPermission;
+  return pending ? { tool: pending.tool, input: pending.input } : null;
 }

@@ -1,5 +1,6 @@
 import type { DatabaseSync } from 'node:sqlite';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
+import { roundUsd } from '../core/usd.ts';
 import { transaction } from './database.ts';
 
 /** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
@@ -71,7 +72,7 @@ export interface StoredSession {
 
 export type SessionPatch = Partial<Omit<StoredSession, 'id' | 'name' | 'harness' | 'startedAt'>>;
 
-/** Aggregates over every finished run (they survive eviction of the sessions themselves). */
+/** Aggregates over every run, running ones included (runs survive eviction of the sessions themselves). */
 export interface SessionMetrics {
   totalCostUsd: number;
   costPerDay: Record<string, number>;
@@ -301,7 +302,12 @@ export class CodingSessionStore {
       .run(status, costUsd, endedAt, endedAt, runId);
   }
 
-  /** Runs left open by a crash are closed as interrupted at `at`. Returns how many. */
+  /** Records what an open run has cost so far (after each turn), so stats count running sessions and crash-cut runs. */
+  setRunCost(runId: number, costUsd: number): void {
+    this.#db.prepare('UPDATE session_runs SET cost_usd = ? WHERE id = ? AND ended_at IS NULL').run(costUsd, runId);
+  }
+
+  /** Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far). Returns how many. */
   closeOpenRuns(at: number): number {
     const result = this.#db
       .prepare(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
@@ -309,19 +315,24 @@ export class CodingSessionStore {
     return Number(result.changes);
   }
 
-  /** Aggregates cost, status counts, duration and the most expensive session over all runs. */
+  /**
+   * Aggregates cost, status counts, duration and the most expensive session over all runs. Cost counts what running
+   * runs have spent so far (a running run's day is its start day); durations count finished runs. Dollar amounts are
+   * rounded to 1e-6.
+   */
   metrics(): SessionMetrics {
     const totals = this.#db
       .prepare(
-        `SELECT COALESCE(SUM(cost_usd), 0) AS cost, COALESCE(AVG(duration_ms), 0) AS avg,
+        `SELECT COALESCE(SUM(cost_usd), 0) AS cost,
+                (SELECT COALESCE(AVG(duration_ms), 0) FROM session_runs WHERE ended_at IS NOT NULL) AS avg,
                 (SELECT COUNT(*) FROM session_runs WHERE kind = 'launch') AS launched
-         FROM session_runs WHERE ended_at IS NOT NULL`,
+         FROM session_runs`,
       )
       .get() as { cost: number; avg: number; launched: number };
     const perDay = this.#db
       .prepare(
-        `SELECT strftime('%Y-%m-%d', ended_at / 1000, 'unixepoch') AS day, SUM(cost_usd) AS cost
-         FROM session_runs WHERE ended_at IS NOT NULL GROUP BY day ORDER BY day`,
+        `SELECT strftime('%Y-%m-%d', COALESCE(ended_at, started_at) / 1000, 'unixepoch') AS day, SUM(cost_usd) AS cost
+         FROM session_runs GROUP BY day HAVING cost > 0 OR MAX(ended_at) IS NOT NULL ORDER BY day`,
       )
       .all() as { day: string; cost: number }[];
     const byStatus = this.#db.prepare('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
@@ -339,12 +350,12 @@ export class CodingSessionStore {
       if (status in sessionsByStatus) sessionsByStatus[status as keyof typeof sessionsByStatus] = n;
     }
     return {
-      totalCostUsd: totals.cost,
-      costPerDay: Object.fromEntries(perDay.map((d) => [d.day, d.cost])),
+      totalCostUsd: roundUsd(totals.cost),
+      costPerDay: Object.fromEntries(perDay.map((d) => [d.day, roundUsd(d.cost)])),
       sessionsByStatus,
       totalLaunched: totals.launched,
       averageDurationMs: Math.round(totals.avg),
-      mostExpensive: top ? { id: top.session_id, name: top.name, costUsd: top.cost, prompt: top.prompt.slice(0, 80) } : null,
+      mostExpensive: top ? { id: top.session_id, name: top.name, costUsd: roundUsd(top.cost), prompt: top.prompt.slice(0, 80) } : null,
     };
   }
 }

@@ -1,7 +1,7 @@
 // The orchestrator path end to end on the real daemon (in this process): a Telegram user (fake Bot API) asks for a fix,
 // the orchestrator (a scripted model behind the real AI SDK openai-compatible provider) launches a coding session with
 // claude_launch (the fake Claude CLI), the chat hears the launch and the question, the orchestrator is woken by the wake
-// event and answers with claude_respond, the session's next turn runs and the session completes (idle after that turn:
+// event and answers with claude_respond, the session's next turn runs and the session ends (killed, idle after that turn:
 // idleTimeoutMinutes is 0.2 here), and every step reaches the chat; a single-turn session's completion carries its cost
 // and output preview. Then chat commands with no model at all, and a sender who is not on the allow-list.
 import assert from 'node:assert/strict';
@@ -73,6 +73,8 @@ describe('Telegram → orchestrator → coding session → notifications → wak
       if (asked) return chatToolCall('claude_respond', { session: asked[1] as string, message: 'Change a.ts' });
       const done = /✅ Coding session "([^"]+)" \[[^\]]+\] completed/.exec(last);
       if (done) return chatText(`${done[1]} completed: the test is green.`);
+      const idle = /⛔ Coding session "([^"]+)" \[[^\]]+\] was killed \(idle for/.exec(last);
+      if (idle) return chatText(`${idle[1]} went idle after its last turn: the test is green.`);
       return chatText('Noted.');
     }
     return chatText(`I do not know what to do with: ${last}`);
@@ -138,25 +140,25 @@ describe('Telegram → orchestrator → coding session → notifications → wak
     await waitFor('the Responded line', () => chat().includes('↩️ [flaky-fix] Responded:\nChange a.ts'), LONG);
     await waitFor('the orchestrator to say what it answered', () => chat().includes('flaky-fix asked which file to change; I told it to change a.ts.'), LONG);
 
-    // The session's next turn answers; the user hears it, then the session completes (idle) with its cost.
+    // The session's next turn answers; the user hears it, then the session is killed for idling, with the reason.
     await waitFor('the answer turn in the chat', () => chat().some((t) => t.includes('FAKE CLAUDE REPLY to: Change a.ts')), LONG);
-    const completed = await waitFor('the completion', () => chat().find((t) => t.startsWith('✅ [flaky-fix] Completed')), LONG);
-    assert.match(completed, new RegExp(`📁 ${workdir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
-    assert.match(completed, /💰 \$0\.0002/, 'two agent turns at $0.0001 each');
-    assert.match(completed, /ℹ️ idle for 12s\n/, 'it ended after idleTimeoutMinutes (0.2 min)');
-    assert.match(completed, /FAKE CLAUDE REPLY to: Change a\.ts/, 'the completion previews the last output');
+    const ended = await waitFor('the idle end', () => chat().find((t) => t.startsWith('⛔ [flaky-fix] Killed')), LONG);
+    assert.match(ended, new RegExp(`📁 ${workdir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+    assert.match(ended, /ℹ️ idle for 12s$/, 'it ended after idleTimeoutMinutes (0.2 min)');
     const record = daemon.services.sessions.get(session.id);
-    assert.equal(record.status, 'completed');
+    assert.equal(record.status, 'killed');
+    assert.equal(record.endReason, 'idle for 12s');
+    assert.equal(Math.round(record.costUsd * 1e6), 200, 'two agent turns at $0.0001 each');
 
-    // The completion wakes the orchestrator too, and its reply reaches the chat.
-    const told = await waitFor('the orchestrator to be told of the completion', () =>
-      orchestratorRequests(model).find((b) => new RegExp(`✅ Coding session "flaky-fix" \\[${session.id}\\] completed`).test(lastUserText(b))),
+    // The idle end wakes the orchestrator too, and its reply reaches the chat.
+    const told = await waitFor('the orchestrator to be told of the idle end', () =>
+      orchestratorRequests(model).find((b) => new RegExp(`⛔ Coding session "flaky-fix" \\[${session.id}\\] was killed \\(idle for 12s\\)`).test(lastUserText(b))),
     LONG);
     assert.match(lastUserText(told), /origin="wake"/);
-    await waitFor('the orchestrator to say it is green', () => chat().includes('flaky-fix completed: the test is green.'), LONG);
+    await waitFor('the orchestrator to say it is green', () => chat().includes('flaky-fix went idle after its last turn: the test is green.'), LONG);
 
     // Every message went to the user's chat, each once.
-    const once = ['↩️ [flaky-fix] Responded:\nChange a.ts', asks, 'flaky-fix completed: the test is green.'];
+    const once = ['↩️ [flaky-fix] Responded:\nChange a.ts', asks, 'flaky-fix went idle after its last turn: the test is green.'];
     for (const text of once) assert.equal(chat().filter((t) => t === text).length, 1, `"${text}" sent once`);
     assert.deepEqual([...new Set(telegram.sent.map((m) => m.chatId))], [String(USER)]);
   });
