@@ -13,7 +13,7 @@ const WAITING_WHY: Record<WaitingReason, string> = {
   question: 'it asked a question',
   permission: 'it asks permission to use a tool',
   'turn-end': 'it finished its turn',
-  stalled: 'it has gone quiet with no tool running (it may be stuck or waiting)',
+  stalled: 'it has been silent with no tool running (still thinking, or stuck); it is not waiting for an answer',
 };
 
 /** The last `TAIL_BLOCKS` output blocks, joined, cut to the last `TAIL_CHARS` characters (marked with "…"). */

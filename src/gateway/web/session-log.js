@@ -65,7 +65,9 @@ export function renderRecord(r) {
       return line(ok ? 'turn' : 'turn-error', ok ? 'turn ended' : `turn failed${r.outcome?.message ? `: ${r.outcome.message}` : ''}`, spent ? ` · ${spent}` : '');
     }
     case 'waiting':
-      return line('waiting', `waiting for input (${String(r.reason)})`);
+      return r.reason === 'stalled'
+        ? line('waiting', 'silent with no tool running (still thinking, or stuck)')
+        : line('waiting', `waiting for input (${String(r.reason)})`);
     case 'status':
       return line(`status status-${String(r.status)}`, `status: ${String(r.status)}`, r.error ? ` — ${r.error}` : '', r.endReason ? ` (${r.endReason})` : '');
     case 'warning':

@@ -33,7 +33,13 @@ export function startSessions({ info, isVisible, onSelect }) {
   function badge(node, status, waitingFor) {
     const waiting = status === 'running' && waitingFor;
     node.className = `badge badge-${waiting ? 'waiting' : status}`;
-    node.textContent = waiting ? (waitingFor === 'question' || waitingFor === 'permission' ? `asks (${waitingFor})` : 'waiting') : status;
+    node.textContent = waiting
+      ? waitingFor === 'question' || waitingFor === 'permission'
+        ? `asks (${waitingFor})`
+        : waitingFor === 'stalled'
+          ? 'silent'
+          : 'waiting'
+      : status;
   }
 
   function renderList() {
