@@ -3,7 +3,7 @@ import { processAlive, readDaemonInfo } from '../store/daemon-lock.ts';
 /** Who holds a port the daemon wanted. */
 export type PortHolder =
   | { kind: 'this-home'; pid: number }
-  | { kind: 'switchboard'; version: string }
+  | { kind: 'switchboard' }
   | { kind: 'other' };
 
 /** The address to reach a listener bound to `host` (a wildcard bind answers on loopback). */
@@ -19,8 +19,9 @@ export async function findPortHolder(host: string, port: number, home: string, t
   if (info && info.port === port && processAlive(info.pid)) return { kind: 'this-home', pid: info.pid };
   try {
     const response = await fetch(`http://${reachableHost(host)}:${port}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
-    const body = (await response.json()) as { ok?: unknown; version?: unknown; uptimeMs?: unknown };
-    if (body.ok === true && typeof body.version === 'string' && typeof body.uptimeMs === 'number') return { kind: 'switchboard', version: body.version };
+    // Without the token (another home's daemon has its own), /healthz says only that a switchboard daemon is alive.
+    const body = (await response.json()) as { ok?: unknown; service?: unknown };
+    if (body.ok === true && body.service === 'switchboard') return { kind: 'switchboard' };
   } catch {
     // Not HTTP, not JSON, or no answer in time: not a switchboard daemon.
   }
@@ -37,7 +38,7 @@ export function portInUseMessage(options: { host: string; port: number; holder: 
       // A second daemon on the same state directory is refused anyway: moving the port would not help.
       return `${where} is taken by the switchboard daemon of this state directory (pid ${holder.pid}, ${home}): it is already running, so use it, or stop it first (kill ${holder.pid}); a second daemon needs its own --home and port.`;
     case 'switchboard':
-      who = `is taken by another switchboard daemon (v${holder.version}, with another state directory)`;
+      who = 'is taken by another switchboard daemon (with another state directory)';
       break;
     case 'other':
       who = 'is taken by another program (not a switchboard daemon)';

@@ -51,7 +51,7 @@ describe('gateway', () => {
     for (const headers of callers) {
       const anonymous = await httpCall(port, 'GET', '/healthz', headers);
       assert.equal(anonymous.status, 200);
-      assert.deepEqual(JSON.parse(anonymous.body), { ok: true }, `no details for ${JSON.stringify(headers)}`);
+      assert.deepEqual(JSON.parse(anonymous.body), { ok: true, service: 'switchboard' }, `no details for ${JSON.stringify(headers)}`);
     }
     const health = (await (await fetch(`${daemon.url}/healthz`, { headers: { authorization: `Bearer ${daemon.token}` } })).json()) as Record<string, unknown>;
     assert.equal(health.ok, true);

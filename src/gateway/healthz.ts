@@ -17,13 +17,16 @@ export interface HealthzDeps {
   extra?: () => Record<string, unknown>;
 }
 
-/** Registers GET /healthz: `{ ok: true }` for anyone; with the gateway token, the details too. */
+/** What anyone may see: the daemon is alive, and it is a switchboard daemon (so `start` can say who holds a port). */
+export const ANONYMOUS_HEALTH = { ok: true, service: 'switchboard' } as const;
+
+/** Registers GET /healthz: `ANONYMOUS_HEALTH` for anyone; with the gateway token, the details too. */
 export function registerHealthz(app: FastifyInstance, deps: HealthzDeps): void {
   app.get('/healthz', async (request, reply) => {
     reply.header('cache-control', 'no-store');
-    if (!bearerMatches(request.headers.authorization, deps.token)) return { ok: true };
+    if (!bearerMatches(request.headers.authorization, deps.token)) return ANONYMOUS_HEALTH;
     return {
-      ok: true,
+      ...ANONYMOUS_HEALTH,
       version: deps.version,
       uptimeMs: deps.clock.now() - deps.startedAt,
       activeSessions: deps.activeSessions(),
