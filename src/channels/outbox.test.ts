@@ -25,6 +25,7 @@ interface Delivery {
 class ScriptedConnector implements Connector {
   readonly channel: string;
   readonly maxMessageLength: number;
+  readonly idempotent = false;
   readonly delivered: Delivery[] = [];
   /** Sends attempted (successful or not), with the clock time. */
   readonly attempts: { text: string; at: number }[] = [];
