@@ -3,7 +3,9 @@
 // dead-letters it after the last attempt. Lanes are independent, so a slow or failing connector delays only its own chats.
 // Each part is claimed (`sending`, committed) before the connector is called and settled right after, so a crash inside
 // a send is detected on the next start: an idempotent connector (web) gets it again under the same delivery key (exactly
-// once); any other (Telegram) gets it never again — it becomes a dead letter an operator can retry (at most once).
+// once); any other (Telegram, no idempotency key) gets it again too (at least once: a reply nobody sees is worse than one
+// seen twice, and the claim narrows the duplicate window to the API call itself), counted as a failed attempt so a
+// message that keeps crashing the daemon ends as a dead letter after `maxAttempts`.
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
 import type { Clock, Timer } from '../core/clock.ts';
@@ -72,8 +74,8 @@ const targetSchema = z.strictObject({
  */
 export const SENT_KEY_RETENTION_MS = 30 * 24 * 3_600_000;
 
-/** The error recorded on a Telegram-like message a crash interrupted mid-send. */
-export const INTERRUPTED_SEND = 'interrupted by a daemon crash while being sent: it may or may not have been delivered; not resent automatically (retry it by hand to resend)';
+/** The error recorded on a message a crash interrupted mid-send on a connector without idempotency keys. */
+export const INTERRUPTED_SEND = 'interrupted by a daemon crash while being sent; sent again, so it may arrive twice';
 
 interface Lane {
   running: boolean;
@@ -127,8 +129,7 @@ export class DurableOutbox implements Outbox {
 
   /**
    * Starts delivering: every conversation with pending messages (also those left by an earlier run) gets a lane. A
-   * message left claimed by a crash is sent again when its connector is idempotent, else dead-lettered (see the top).
-   * Register the connectors first.
+   * message left claimed by a crash is sent again (see the top). Register the connectors first.
    */
   start(): void {
     if (this.#started) return;
@@ -332,7 +333,10 @@ export class DurableOutbox implements Outbox {
     this.#store.pruneSent(now - SENT_KEY_RETENTION_MS);
   }
 
-  /** Settles the messages a crash left claimed: resent by an idempotent connector, else dead letters (at most once). */
+  /**
+   * Settles the messages a crash left claimed: an idempotent connector gets them again under the same delivery key
+   * (exactly once); any other gets them again as a failed attempt (at least once; a dead letter after maxAttempts).
+   */
   #recoverClaimed(): void {
     const now = this.#deps.clock.now();
     for (const record of this.#store.claimed()) {
@@ -342,11 +346,15 @@ export class DurableOutbox implements Outbox {
         this.#deps.logger.info({ outboxId: record.id, target: record.targetKey }, 'outbound message interrupted mid-send; sending it again under the same delivery key');
         continue;
       }
-      this.#store.markFailed(record.id, record.attempts, INTERRUPTED_SEND, now);
-      this.#count(record.channel, 'failed');
+      const attempts = record.attempts + 1;
+      if (attempts >= this.#deps.config.maxAttempts) {
+        this.#deadLetter(record, attempts, INTERRUPTED_SEND);
+        continue;
+      }
+      this.#store.recordFailure(record.id, attempts, now, INTERRUPTED_SEND, now);
       this.#deps.logger.warn(
-        { outboxId: record.id, target: record.targetKey, partsSent: record.partsSent, length: record.text.length },
-        'outbound message interrupted mid-send by a crash; kept as a dead letter instead of risking a second delivery',
+        { outboxId: record.id, target: record.targetKey, partsSent: record.partsSent, attempts },
+        'outbound message interrupted mid-send by a crash; sending it again (it may arrive twice: the channel has no idempotency key)',
       );
     }
   }
