@@ -32,6 +32,8 @@ import { createOperationsToolbox } from './operations/toolbox.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
+import { RestartNoticeStore } from './store/restart-notices.ts';
+import { faultPoint } from './core/fault.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
 import { ensureToken } from './store/tokens.ts';
@@ -115,6 +117,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       store: new CodingSessionStore(db),
       logs,
       harnesses: options.harnesses ?? createHarnesses(config, logger),
+      notices: new RestartNoticeStore(db),
     });
     const services: OperationServices = { config, sessions };
     const inference = options.inference ?? createInference(config.inference, logger, { env });
@@ -155,8 +158,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
 
     const interrupted = sessions.restore();
     notifications.start();
+    // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     notifications.announceInterrupted(interrupted);
+    faultPoint('sessions.restore.after-notice');
     wake.announceInterrupted(interrupted);
+    sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
     outbox.start();
     await engine.start();

@@ -2,9 +2,11 @@ import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
+import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
@@ -45,6 +47,8 @@ export interface SessionManagerDeps {
   store: CodingSessionStore;
   logs: SessionLogs;
   harnesses: Record<HarnessName, Harness>;
+  /** The notices a restart owes (see restore); without it, restore announces only what it marks itself. */
+  notices?: RestartNoticeStore;
 }
 
 const DEFAULT_RESUME_PROMPT = 'Continue where you left off.';
@@ -69,20 +73,30 @@ export class SessionManager {
 
   /**
    * After a restart: sessions the store still shows as active were cut off by the crash. Marks them interrupted
-   * (in the row and the log), closes their open runs and stops their orphaned agent processes. Returns their ids.
+   * (in the row and the log) together with an owed notice (one transaction), closes their open runs and stops their
+   * orphaned agent processes. Returns the ids whose notice is owed — these and any an earlier start marked but did not
+   * get to announce; call `restartNoticesStored` once their notices are stored.
    */
   restore(): string[] {
-    const { store, logs, clock, logger } = this.#deps;
+    const { store, logs, clock, logger, notices } = this.#deps;
     const now = clock.now();
     const cut = store.list(ACTIVE_STATUSES);
     for (const record of cut) {
       if (record.pid !== null && stopOrphan(record.pid, record.id)) logger.info({ session: record.id, pid: record.pid }, 'stopped orphaned agent process');
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
-      store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
+      const mark = (): void => store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
+      if (notices) notices.markWithNotice(record.id, now, mark);
+      else mark();
     }
     store.closeOpenRuns(now);
     if (cut.length > 0) logger.info({ sessions: cut.map((s) => s.name) }, 'sessions interrupted by the last shutdown');
-    return cut.map((s) => s.id);
+    faultPoint('sessions.restore.after-mark');
+    return notices ? notices.pending() : cut.map((s) => s.id);
+  }
+
+  /** Records that the notices of these interrupted sessions (chat and orchestrator) are stored; restore owes them no more. */
+  restartNoticesStored(sessionIds: readonly string[]): void {
+    this.#deps.notices?.done(sessionIds);
   }
 
   /** Starts the periodic cleanup (every `timings.cleanupIntervalMs`). */
