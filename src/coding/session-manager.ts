@@ -104,8 +104,11 @@ export class SessionManager {
     this.#cleanupTimer ??= this.#deps.clock.every(this.#deps.config.timings.cleanupIntervalMs, () => void this.cleanup());
   }
 
-  /** Validates a launch request against the config and limits, stores the session and starts it. */
-  launch(request: LaunchRequest, extra: { resumedFrom?: string } = {}): Session {
+  /**
+   * Validates a launch request against the config and limits, stores the session and starts it. `extra.onStored` runs
+   * inside the transaction that stores the session (an idempotency key's answer commits with the row).
+   */
+  launch(request: LaunchRequest, extra: { resumedFrom?: string; onStored?: (record: StoredSession) => void } = {}): Session {
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
     const harness = this.#deps.harnesses[harnessName];
@@ -161,7 +164,8 @@ export class SessionManager {
       forked: spec.forkSession,
       pid: null,
     };
-    store.insert(record);
+    const onStored = extra.onStored;
+    store.insert(record, onStored ? () => onStored(record) : undefined);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
     return this.#startSession(record, 'launch', request.via);
   }

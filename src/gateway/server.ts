@@ -27,7 +27,7 @@ export interface GatewayDeps {
   /** The web page and its chat connector; served when `channels.web.enabled`. */
   web?: WebGatewayDeps;
   /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
-  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
+  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat' | 'idempotency'>;
   /** Extra figures for /healthz (delivery and wake counters); counts only, never message content. */
   health?: () => Record<string, unknown>;
 }
