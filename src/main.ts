@@ -167,6 +167,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');
     wake.announceInterrupted(interrupted);
+    faultPoint('sessions.restore.before-clear');
     sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
     outbox.start();

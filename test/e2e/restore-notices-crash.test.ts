@@ -1,7 +1,8 @@
 // Crash test of the coding-session restore on the real daemon: a session cut off by a SIGKILL is marked interrupted on
 // the next start; that start is killed right after the mark (fault `sessions.restore.after-mark`), the one after it
-// right after the chat notice was stored and before the orchestrator wake (`sessions.restore.after-notice`). The third
-// start still announces the session: the chat hears of it once and the orchestrator is woken once.
+// right after the chat notice was stored and before the orchestrator wake (`sessions.restore.after-notice`), the third
+// after both were stored and before the notice was cleared (`sessions.restore.before-clear`). The fourth start still
+// announces the session: the chat hears of it once and the orchestrator is woken once.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +22,7 @@ function isUserTurn(body: ChatBody): boolean {
 }
 
 describe('SIGKILL of the daemon inside the restore of interrupted coding sessions', () => {
-  it('killed after the mark, then after the chat notice: the next start announces once to the chat and wakes the orchestrator once', async () => {
+  it('killed after the mark, after the chat notice, before the clear: the next start announces once to the chat and wakes the orchestrator once', async () => {
     const handler = (body: ChatBody) => {
       const text = lastUserText(body);
       const interrupted = /Coding session "(\S+)" \[[^\]]+\] was interrupted/.exec(text);
@@ -47,6 +48,7 @@ describe('SIGKILL of the daemon inside the restore of interrupted coding session
 
       await rig.startAndCrash('sessions.restore.after-mark');
       await rig.startAndCrash('sessions.restore.after-notice');
+      await rig.startAndCrash('sessions.restore.before-clear');
       await rig.start();
 
       const notice = (t: string): boolean => t.startsWith('⏸️ [build-fix] Interrupted by a daemon restart');
