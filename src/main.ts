@@ -32,6 +32,11 @@ import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
 import { secureHome } from './store/home-permissions.ts';
+import { RestartNoticeStore } from './store/restart-notices.ts';
+import { faultPoint } from './core/fault.ts';
+import { Idempotency } from './core/idempotency.ts';
+import { newId } from './core/ids.ts';
+import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
 import { ensureToken } from './store/tokens.ts';
@@ -120,8 +125,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       store: new CodingSessionStore(db),
       logs,
       harnesses: options.harnesses ?? createHarnesses(config, logger),
+      notices: new RestartNoticeStore(db),
     });
-    const services: OperationServices = { config, sessions };
+    // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
+    const idempotency = new Idempotency(new IdempotencyKeyStore(db, `daemon-${process.pid}-${newId(12)}`), clock);
+    const services: OperationServices = { config, sessions, idempotency };
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     const engine = createEngine({
       config,
@@ -160,8 +168,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
 
     const interrupted = sessions.restore();
     notifications.start();
+    // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     notifications.announceInterrupted(interrupted);
+    faultPoint('sessions.restore.after-notice');
     wake.announceInterrupted(interrupted);
+    faultPoint('sessions.restore.before-clear');
+    sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
     outbox.start();
     await engine.start();
@@ -195,7 +207,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       startedAt,
       clock,
       ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
-      ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat } } : {}),
+      ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } } : {}),
       health: () => ({ outbox: outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),
     });
     if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });

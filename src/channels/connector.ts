@@ -34,6 +34,11 @@ export interface OutboundMessage {
   replyTo?: string;
 }
 
+/** What the outbox passes with each send: a key that is the same on every attempt of the same part of one message. */
+export interface DeliveryKey {
+  key: string;
+}
+
 /**
  * Resolves once the message is durably accepted (or refused with a reply already sent). A connector must not
  * acknowledge a message to its service (e.g. advance the Telegram update offset) before this resolves.
@@ -48,8 +53,17 @@ export interface Connector {
   readonly maxMessageLength: number;
   /** Starts receiving; every inbound message goes to `onMessage`. */
   start(onMessage: InboundHandler): Promise<void>;
-  /** Sends one message (already within maxMessageLength); throws on failure so the caller can retry. */
-  send(target: ChannelTarget, message: OutboundMessage): Promise<void>;
+  /**
+   * True when sending twice under the same delivery key delivers once (the web transcript keeps the key): the outbox
+   * then resends a message a crash interrupted mid-send. False (Telegram: no idempotency key) means such a message is
+   * dead-lettered instead (at most once).
+   */
+  readonly idempotent: boolean;
+  /**
+   * Sends one message (already within maxMessageLength); throws on failure so the caller can retry. An idempotent
+   * connector delivers a second send under the same `delivery.key` at most once.
+   */
+  send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<void>;
   /** Shows a "typing…" indicator in the conversation, where the channel has one (best effort, never throws). */
   typing?(target: ChannelTarget): Promise<void>;
   stop(): Promise<void>;
@@ -93,5 +107,15 @@ export function sameTarget(a: ChannelTarget, b: ChannelTarget): boolean {
  * A target whose channel has no connector is logged and counted, never dropped silently.
  */
 export interface Outbox {
-  send(target: ChannelTarget, message: OutboundMessage): void;
+  /**
+   * Records the message for delivery. With `options.key`, a second send under the same key is a no-op (the message is
+   * recorded once, even across restarts): callers that may repeat a send after a crash give one.
+   */
+  send(target: ChannelTarget, message: OutboundMessage, options?: SendOptions): void;
+}
+
+/** Options of `Outbox.send`. */
+export interface SendOptions {
+  /** Idempotency key of the message: unique per message, stable across retries and restarts. */
+  key?: string;
 }

@@ -10,9 +10,9 @@ import { createLogger, silentLogger } from '../core/logger.ts';
 import type { Logger } from '../core/logger.ts';
 import { openDatabase } from '../store/database.ts';
 import type { DatabaseSync } from '../store/database.ts';
-import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from './connector.ts';
+import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from './connector.ts';
 import { DeliveryError } from './delivery-error.ts';
-import { createOutbox } from './outbox.ts';
+import { createOutbox, INTERRUPTED_SEND, SENT_KEY_RETENTION_MS } from './outbox.ts';
 import type { DurableOutbox } from './outbox.ts';
 
 interface Delivery {
@@ -25,6 +25,10 @@ interface Delivery {
 class ScriptedConnector implements Connector {
   readonly channel: string;
   readonly maxMessageLength: number;
+  /** Whether the outbox may resend a crash-interrupted message under the same delivery key (the web chat's contract). */
+  idempotent = false;
+  /** The delivery key of every attempt, in order. */
+  readonly keys: (string | undefined)[] = [];
   readonly delivered: Delivery[] = [];
   /** Sends attempted (successful or not), with the clock time. */
   readonly attempts: { text: string; at: number }[] = [];
@@ -44,8 +48,9 @@ class ScriptedConnector implements Connector {
   async start(_onMessage: InboundHandler): Promise<void> {}
   async stop(): Promise<void> {}
 
-  async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
+  async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<void> {
     this.attempts.push({ text: message.text, at: this.#clock.now() });
+    this.keys.push(delivery?.key);
     const step = this.script.shift() ?? this.failWhen?.(message);
     if (step === 'hang') return new Promise<void>(() => {});
     if (step) throw step;
@@ -280,5 +285,78 @@ describe('DurableOutbox', () => {
     outbox.start();
     await outbox.settle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['a', 'b']);
+  });
+
+  it('records a message once per idempotency key, also after it was delivered, until the key is pruned', async () => {
+    outbox.start();
+    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.settle();
+    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.settle();
+    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['reply']);
+    assert.equal(outbox.metrics().pending, 0, 'a delivered keyed row does not count as pending');
+    await outbox.stop();
+    clock.advance(SENT_KEY_RETENTION_MS + 1);
+    outbox = build();
+    outbox.register(connector);
+    outbox.start();
+    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.settle();
+    assert.equal(connector.delivered.length, 2, 'after the retention the key is forgotten');
+  });
+
+  /** Leaves a message claimed, as a crash inside its send would: the send hangs and the outbox is stopped. */
+  async function interruptedSend(text: string): Promise<void> {
+    connector.script.push('hang');
+    outbox.start();
+    outbox.send(chat('1'), { text });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.equal(connector.attempts.length, 1);
+    await outbox.stop();
+  }
+
+  it('after a crash mid-send, an idempotent connector gets the message again under the same delivery key', async () => {
+    await interruptedSend('once only');
+    const again = new ScriptedConnector('chat', clock);
+    again.idempotent = true;
+    outbox = build();
+    outbox.register(again);
+    outbox.start();
+    await outbox.settle();
+    assert.deepEqual(again.delivered.map((d) => d.message.text), ['once only']);
+    assert.deepEqual(again.keys, [connector.keys[0]], 'the same delivery key as the interrupted send');
+    assert.equal(outbox.metrics().retried, 0, 'not counted as a failed attempt');
+  });
+
+  it('after a crash mid-send, a connector without idempotency gets it again as a failed attempt, and a dead letter at maxAttempts', async () => {
+    await interruptedSend('maybe twice');
+    const again = new ScriptedConnector('chat', clock);
+    outbox = build({ maxAttempts: 2 });
+    outbox.register(again);
+    outbox.start();
+    await outbox.settle();
+    assert.deepEqual(again.delivered.map((d) => d.message.text), ['maybe twice'], 'at least once');
+
+    // A message whose sends keep being interrupted ends as a dead letter.
+    again.script.push('hang');
+    outbox.send(chat('1'), { text: 'crashes every time' });
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    await outbox.stop();
+    const hanging = new ScriptedConnector('chat', clock);
+    hanging.script.push('hang');
+    outbox = build({ maxAttempts: 2 });
+    outbox.register(hanging);
+    outbox.start();
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    assert.equal(hanging.attempts.length, 1, 'sent again after the first interruption');
+    assert.equal(db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts, 1, 'counted as a failed attempt');
+    await outbox.stop();
+    outbox = build({ maxAttempts: 2 });
+    outbox.register(new ScriptedConnector('chat', clock));
+    outbox.start();
+    await outbox.settle();
+    assert.equal(outbox.metrics().deadLetters, 1);
+    assert.equal(outbox.deadLetters()[0]?.error, INTERRUPTED_SEND);
   });
 });

@@ -1,16 +1,22 @@
 // Durable outbound delivery: `send` writes the message to SQLite and returns; one delivery lane per conversation hands
 // the oldest pending message to its channel's connector (split to the connector's limit), retries with backoff, and
 // dead-letters it after the last attempt. Lanes are independent, so a slow or failing connector delays only its own chats.
+// Each part is claimed (`sending`, committed) before the connector is called and settled right after, so a crash inside
+// a send is detected on the next start: an idempotent connector (web) gets it again under the same delivery key (exactly
+// once); any other (Telegram, no idempotency key) gets it again too (at least once: a reply nobody sees is worse than one
+// seen twice, and the claim narrows the duplicate window to the API call itself), counted as a failed attempt so a
+// message that keeps crashing the daemon ends as a dead letter after `maxAttempts`.
 import type { DatabaseSync } from 'node:sqlite';
 import { z } from 'zod';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { OutboxRecord } from '../store/outbox-store.ts';
 import { backoffDelay } from './backoff.ts';
-import type { ChannelTarget, Connector, OutboundMessage, Outbox } from './connector.ts';
+import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
 import { formatTarget } from './connector.ts';
 import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
 import { splitMessage } from './split-message.ts';
@@ -62,6 +68,15 @@ const targetSchema = z.strictObject({
   thread: z.string().min(1).optional(),
 });
 
+/**
+ * How long a delivered message with an idempotency key is kept so that a repeated send under that key stays a no-op.
+ * Keys are repeated by restore after a crash (the engine's recorded replies, restart notices), i.e. at the next start.
+ */
+export const SENT_KEY_RETENTION_MS = 30 * 24 * 3_600_000;
+
+/** The error recorded on a message a crash interrupted mid-send on a connector without idempotency keys. */
+export const INTERRUPTED_SEND = 'interrupted by a daemon crash while being sent; sent again, so it may arrive twice';
+
 interface Lane {
   running: boolean;
   timer: Timer | null;
@@ -91,34 +106,46 @@ export class DurableOutbox implements Outbox {
 
   /**
    * Records the message durably (synchronously) and returns; delivery happens in the background. Throws invalid_input
-   * for a malformed target or an empty text (nothing is recorded then).
+   * for a malformed target or an empty text (nothing is recorded then). A message whose `options.key` is already
+   * recorded (pending, sent within SENT_KEY_RETENTION_MS, or dead) is not recorded again.
    */
-  send(target: ChannelTarget, message: OutboundMessage): void {
+  send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): void {
     const parsed = targetSchema.safeParse(target);
     if (!parsed.success) throw fromZodError(parsed.error, 'target');
     if (typeof message.text !== 'string' || message.text.trim() === '') throw invalidInput('text: must not be empty', 'text');
     const clean: ChannelTarget = parsed.data;
     const key = formatTarget(clean);
     const id = this.#store.enqueue(
-      { targetKey: key, target: JSON.stringify(clean), channel: clean.channel, text: message.text, replyTo: message.replyTo },
+      { targetKey: key, target: JSON.stringify(clean), channel: clean.channel, text: message.text, replyTo: message.replyTo, dedupeKey: options.key },
       this.#deps.clock.now(),
     );
+    if (id === null) {
+      this.#deps.logger.debug({ target: key, key: options.key }, 'outbound message already recorded under its key; not queued again');
+      return;
+    }
     this.#deps.logger.debug({ outboxId: id, target: key, length: message.text.length }, 'outbound message queued');
     this.#kick(key);
   }
 
-  /** Starts delivering: every conversation with pending messages (also those left by an earlier run) gets a lane. */
+  /**
+   * Starts delivering: every conversation with pending messages (also those left by an earlier run) gets a lane. A
+   * message left claimed by a crash is sent again (see the top). Register the connectors first.
+   */
   start(): void {
     if (this.#started) return;
     this.#started = true;
     this.#stop = new StopSignal();
     this.#prune();
+    this.#recoverClaimed();
     const targets = this.#store.pendingTargets();
     if (targets.length > 0) this.#deps.logger.info({ conversations: targets.length }, 'resuming outbound delivery');
     for (const key of targets) this.#kick(key);
   }
 
-  /** Stops delivering; pending messages stay in the store. A send still in flight is abandoned (resent after restart). */
+  /**
+   * Stops delivering; pending messages stay in the store. A send still in flight is abandoned and stays claimed: the
+   * next start treats it as a send a crash interrupted.
+   */
   async stop(): Promise<void> {
     if (!this.#started) return;
     this.#started = false;
@@ -224,26 +251,30 @@ export class DurableOutbox implements Outbox {
     for (let index = record.partsSent; index < parts.length; index += 1) {
       const text = parts[index] ?? '';
       const message: OutboundMessage = index === 0 && record.replyTo ? { text, replyTo: record.replyTo } : { text };
+      this.#store.claim(record.id, clock.now());
+      faultPoint('outbox.after-claim');
       try {
-        await this.#sendOnce(connector, target, message);
+        await this.#sendOnce(connector, target, message, { key: `outbox-${record.id}-${index}` });
       } catch (error) {
         if (!this.#started) return;
         this.#failure(record, attempts + 1, error);
         return;
       }
-      if (!this.#started) return;
+      faultPoint('outbox.after-send');
+      // Settled even when the outbox is stopping: the part went out, so it must not count as interrupted.
       if (index + 1 < parts.length) {
         this.#store.recordProgress(record.id, index + 1, clock.now());
         attempts = 0;
+        if (!this.#started) return;
       }
     }
-    this.#store.markSent(record.id);
+    this.#store.markSent(record.id, clock.now());
     this.#count(record.channel, 'sent');
     logger.debug({ outboxId: record.id, target: record.targetKey, parts: parts.length }, 'outbound message delivered');
   }
 
   /** One connector send, bounded by `sendTimeoutMs` and abandoned when the outbox stops. */
-  async #sendOnce(connector: Connector, target: ChannelTarget, message: OutboundMessage): Promise<void> {
+  async #sendOnce(connector: Connector, target: ChannelTarget, message: OutboundMessage, delivery: { key: string }): Promise<void> {
     const { clock, config } = this.#deps;
     let timer: Timer | null = null;
     const timeout = new Promise<never>((_, reject) => {
@@ -252,7 +283,7 @@ export class DurableOutbox implements Outbox {
       );
     });
     try {
-      const outcome = await this.#stop.race(Promise.race([connector.send(target, message), timeout]));
+      const outcome = await this.#stop.race(Promise.race([connector.send(target, message, delivery), timeout]));
       if (outcome.stopped) throw new Error('outbox stopped');
     } finally {
       (timer as Timer | null)?.cancel();
@@ -296,8 +327,36 @@ export class DurableOutbox implements Outbox {
   }
 
   #prune(): void {
-    const removed = this.#store.pruneFailed(this.#deps.clock.now() - this.#deps.config.deadLetterRetentionMs);
+    const now = this.#deps.clock.now();
+    const removed = this.#store.pruneFailed(now - this.#deps.config.deadLetterRetentionMs);
     if (removed > 0) this.#deps.logger.info({ removed }, 'old dead letters removed from the outbox');
+    this.#store.pruneSent(now - SENT_KEY_RETENTION_MS);
+  }
+
+  /**
+   * Settles the messages a crash left claimed: an idempotent connector gets them again under the same delivery key
+   * (exactly once); any other gets them again as a failed attempt (at least once; a dead letter after maxAttempts).
+   */
+  #recoverClaimed(): void {
+    const now = this.#deps.clock.now();
+    for (const record of this.#store.claimed()) {
+      const connector = this.#connectors.get(record.channel);
+      if (connector?.idempotent) {
+        this.#store.unclaim(record.id, now);
+        this.#deps.logger.info({ outboxId: record.id, target: record.targetKey }, 'outbound message interrupted mid-send; sending it again under the same delivery key');
+        continue;
+      }
+      const attempts = record.attempts + 1;
+      if (attempts >= this.#deps.config.maxAttempts) {
+        this.#deadLetter(record, attempts, INTERRUPTED_SEND);
+        continue;
+      }
+      this.#store.recordFailure(record.id, attempts, now, INTERRUPTED_SEND, now);
+      this.#deps.logger.warn(
+        { outboxId: record.id, target: record.targetKey, partsSent: record.partsSent, attempts },
+        'outbound message interrupted mid-send by a crash; sending it again (it may arrive twice: the channel has no idempotency key)',
+      );
+    }
   }
 }
 

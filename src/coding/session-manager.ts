@@ -2,9 +2,11 @@ import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
+import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
@@ -47,6 +49,8 @@ export interface SessionManagerDeps {
   store: CodingSessionStore;
   logs: SessionLogs;
   harnesses: Record<HarnessName, Harness>;
+  /** The notices a restart owes (see restore); without it, restore announces only what it marks itself. */
+  notices?: RestartNoticeStore;
 }
 
 const DEFAULT_RESUME_PROMPT = 'Continue where you left off.';
@@ -71,10 +75,12 @@ export class SessionManager {
 
   /**
    * After a restart: sessions the store still shows as active were cut off by the crash. Marks them interrupted
-   * (in the row and the log), closes their open runs and stops their orphaned agent processes. Returns their ids.
+   * (in the row and the log) together with an owed notice (one transaction), closes their open runs and stops their
+   * orphaned agent processes. Returns the ids whose notice is owed — these and any an earlier start marked but did not
+   * get to announce; call `restartNoticesStored` once their notices are stored.
    */
   restore(): string[] {
-    const { store, logs, clock, logger } = this.#deps;
+    const { store, logs, clock, logger, notices } = this.#deps;
     const now = clock.now();
     const cut = store.list(ACTIVE_STATUSES);
     const remained = sweepOrphans(cut);
@@ -85,11 +91,19 @@ export class SessionManager {
     }
     for (const record of cut) {
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
-      store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
+      const mark = (): void => store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
+      if (notices) notices.markWithNotice(record.id, now, mark);
+      else mark();
     }
     store.closeOpenRuns(now);
     if (cut.length > 0) logger.info({ sessions: cut.map((s) => s.name) }, 'sessions interrupted by the last shutdown');
-    return cut.map((s) => s.id);
+    faultPoint('sessions.restore.after-mark');
+    return notices ? notices.pending() : cut.map((s) => s.id);
+  }
+
+  /** Records that the notices of these interrupted sessions (chat and orchestrator) are stored; restore owes them no more. */
+  restartNoticesStored(sessionIds: readonly string[]): void {
+    this.#deps.notices?.done(sessionIds);
   }
 
   /** Starts the periodic cleanup (every `timings.cleanupIntervalMs`). */
@@ -97,8 +111,11 @@ export class SessionManager {
     this.#cleanupTimer ??= this.#deps.clock.every(this.#deps.config.timings.cleanupIntervalMs, () => void this.cleanup());
   }
 
-  /** Validates a launch request against the config and limits, stores the session and starts it. */
-  launch(request: LaunchRequest, extra: { resumedFrom?: string } = {}): Session {
+  /**
+   * Validates a launch request against the config and limits, stores the session and starts it. `extra.onStored` runs
+   * inside the transaction that stores the session (an idempotency key's answer commits with the row).
+   */
+  launch(request: LaunchRequest, extra: { resumedFrom?: string; onStored?: (record: StoredSession) => void } = {}): Session {
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
     const harness = this.#deps.harnesses[harnessName];
@@ -154,7 +171,8 @@ export class SessionManager {
       forked: spec.forkSession,
       pid: null,
     };
-    store.insert(record);
+    const onStored = extra.onStored;
+    store.insert(record, onStored ? () => onStored(record) : undefined);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
     return this.#startSession(record, 'launch', request.via);
   }

@@ -12,13 +12,23 @@ export interface FoundIncoming extends IncomingEntry {
   ts: number;
 }
 
+/** An `outgoing` record of an open turn. */
+export interface SentRecord {
+  seq: number;
+  text: string;
+  target: string;
+}
+
 /** The state of one session's log. */
 export interface RestoreState {
   /** Sequence number and time of the last record. */
   lastSeq: number;
   updatedAt: number;
-  /** The turn that started and never ended, with what it recorded. */
-  openTurn: { messageId: string; incoming: FoundIncoming | null; steps: TurnStep[] } | null;
+  /**
+   * The turn that started and never ended, with what it recorded; `sent` lists its `outgoing` records with their seq
+   * (the idempotency key of their delivery), oldest first.
+   */
+  openTurn: { messageId: string; incoming: FoundIncoming | null; steps: TurnStep[]; sent: SentRecord[] } | null;
   /** Messages accepted and never started, oldest first. */
   pending: FoundIncoming[];
   /** Outcome of the last closed turn. */
@@ -37,6 +47,7 @@ export class RestoreScanner {
   #phase: Phase = 'find-turn';
   #lastStarted: string | null = null;
   #steps: TurnStep[] = [];
+  #sent: SentRecord[] = [];
   #open = false;
   #state: RestoreState = { lastSeq: 0, updatedAt: 0, openTurn: null, pending: [], lastOutcome: null, lastUserAt: null, unindexed: [] };
 
@@ -71,11 +82,12 @@ export class RestoreScanner {
       } else if (record.type === 'turn_start') {
         this.#lastStarted = record.messageId;
         this.#open = true;
-        s.openTurn = { messageId: record.messageId, incoming: null, steps: this.#steps };
+        s.openTurn = { messageId: record.messageId, incoming: null, steps: this.#steps, sent: this.#sent };
         this.#phase = 'find-incoming';
       } else if (record.type === 'assistant' || record.type === 'tool_result' || record.type === 'outgoing') {
         const { v: _v, seq: _seq, ts: _ts, ...step } = record;
         this.#steps.unshift(step);
+        if (record.type === 'outgoing') this.#sent.unshift({ seq: record.seq, text: record.text, target: record.target });
       }
     }
     return !(this.#phase === 'done' && record.seq <= this.#indexedSeq + 1);

@@ -6,10 +6,12 @@ import type { Outbox } from '../channels/connector.ts';
 import { parseTarget } from '../channels/connector.ts';
 import type { Config } from '../core/config.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import { INTERNAL_ERROR, runAgentLoop } from './agent-loop.ts';
+import { cutOffAnswer } from './cut-off-answer.ts';
 import type { AgentLoopResult } from './agent-loop.ts';
 import { originOf } from './descriptor.ts';
 import { History, HistoryCollector, renderIncoming } from './history.ts';
@@ -112,6 +114,7 @@ export class TurnRunner {
     if (isUser && result.failure) this.#reply(session, message, turn, result.failure);
     if (session.descriptor.type === 'subagent') await this.#report(session, message, turn, result);
     const error = result.error ? (result.failure ? `${result.failure} ${result.error}` : result.error) : undefined;
+    faultPoint('engine.turn.before-end');
     inbox.write(session, { type: 'turn_end', messageId: message.messageId, outcome: result.outcome, ...(error ? { error } : {}) });
     await inbox.sync(session);
     turn.outcome = result.outcome;
@@ -119,22 +122,34 @@ export class TurnRunner {
     session.lastOutcome = result.outcome;
   }
 
-  #step(session: EngineSession, turn: TurnLog | null, step: TurnStep): void {
-    this.#deps.inbox.write(session, step);
+  #step(session: EngineSession, turn: TurnLog | null, step: TurnStep): number {
+    const seq = this.#deps.inbox.write(session, step);
     turn?.steps.push(step);
+    return seq;
   }
 
-  /** A user session's reply: recorded, then handed to the Outbox for the session's channel. */
+  /**
+   * A user session's reply: recorded, then handed to the Outbox for the session's channel under a key made of the
+   * record's seq, so restore can hand a recorded reply over again without it being queued twice.
+   */
   #reply(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, turn: TurnLog | null, text: string): void {
     if (session.descriptor.type !== 'user') return;
+    const seq = this.#step(session, turn, { type: 'outgoing', text, target: session.descriptor.channelId });
+    faultPoint('engine.reply.after-record');
+    this.#send(session, message, text, seq);
+  }
+
+  /** Hands a recorded reply (its `outgoing` record has `seq`) to the Outbox; a repeat with the same seq is a no-op. */
+  #send(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, text: string, seq: number): void {
+    if (session.descriptor.type !== 'user') return;
     const channelId = session.descriptor.channelId;
-    this.#step(session, turn, { type: 'outgoing', text, target: channelId });
     const target = parseTarget(channelId);
     if (!target) {
       this.#deps.logger.error({ session: session.id, channel: channelId }, 'engine reply has no valid target; recorded only');
       return;
     }
-    this.#deps.outbox.send(target, { text, ...(message.kind === 'user' && message.replyTo ? { replyTo: message.replyTo } : {}) });
+    const replyTo = message.kind === 'user' && message.replyTo ? { replyTo: message.replyTo } : {};
+    this.#deps.outbox.send(target, { text, ...replyTo }, { key: `engine-${session.id}-${seq}` });
   }
 
   /**
@@ -201,8 +216,10 @@ export class TurnRunner {
   }
 
   /**
-   * Closes a turn a crash cut off (turn_start without turn_end); its message is never run again. User: "Internal
-   * error." to the same channel, replying to the message. Cron, heartbeat: closed silently (the scheduler runs them at
+   * Closes a turn a crash cut off (turn_start without turn_end); its message is never run again. User: the replies it
+   * recorded are handed to the Outbox again (keyed: never queued twice); then, unless it recorded a terminal answer,
+   * its recorded final answer, else "Internal error.", to the same channel, replying to the message (cut-off-answer.ts).
+   * Cron, heartbeat: closed silently (the scheduler runs them at
    * the next cadence). Subagent: its parent is told it failed while offline — or, when the turn had already recorded
    * its result for the parent, that result is delivered (idempotently).
    */
@@ -213,7 +230,23 @@ export class TurnRunner {
     const { logger, inbox } = this.#deps;
     logger.warn({ session: session.id, type: d.type, message: open.messageId }, 'engine turn cut off by a restart; closing it');
     if (d.type === 'user') {
-      this.#reply(session, open.incoming ?? { kind: 'system' }, null, INTERNAL_ERROR);
+      const message = open.incoming ?? { kind: 'system' as const };
+      for (const sent of open.sent) if (sent.target === d.channelId) this.#send(session, message, sent.text, sent.seq);
+      const answer = cutOffAnswer(open.steps);
+      switch (answer.kind) {
+        case 'answered':
+        case 'silent':
+          break;
+        case 'unsent':
+          logger.info({ session: session.id, message: open.messageId }, 'cut-off turn had recorded its answer; delivering it');
+          this.#reply(session, message, null, answer.text);
+          break;
+        case 'none':
+          this.#reply(session, message, null, INTERNAL_ERROR);
+          break;
+        default:
+          answer satisfies never;
+      }
     } else if (d.type === 'subagent') {
       const recorded = [...open.steps]
         .reverse()
@@ -226,6 +259,7 @@ export class TurnRunner {
         await this.#deliverToParent(session, null, open.messageId, text, '-offline');
       }
     }
+    faultPoint('engine.cut-off.before-end');
     inbox.write(session, { type: 'turn_end', messageId: open.messageId, outcome: 'internal_error', error: 'cut off by a daemon restart' });
     await inbox.sync(session);
     session.lastOutcome = 'internal_error';

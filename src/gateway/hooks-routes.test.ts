@@ -14,6 +14,8 @@ import { postHead, rawExchange } from '../../test/support/raw-http.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
 import { buildGateway } from './server.ts';
 import { registerHookRoutes } from './hooks-routes.ts';
+import { Idempotency } from '../core/idempotency.ts';
+import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 
 describe('POST /hooks/wake', () => {
   let f: ManagerFixture;
@@ -44,9 +46,13 @@ describe('POST /hooks/wake', () => {
       logs: f.logs,
       version: 'test',
       startedAt: 0,
-      hooks: { token: hooksToken, wake, heartbeat: scheduler.heartbeat },
+      hooks: { token: hooksToken, wake, heartbeat: scheduler.heartbeat, idempotency: keys() },
     });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
+  }
+
+  function keys(): Idempotency {
+    return new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock);
   }
 
   async function wake(body: unknown, headers: Record<string, string> = { authorization: `Bearer ${hooksToken}` }): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -179,7 +185,7 @@ describe('POST /hooks/wake', () => {
       logs: f.logs,
       version: 'test',
       startedAt: 0,
-      hooks: { token: hooksToken, wake: wakeRouter, heartbeat },
+      hooks: { token: hooksToken, wake: wakeRouter, heartbeat, idempotency: keys() },
     });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
     const res = await wake({ text: 'hi', mode: 'next-heartbeat' });
@@ -215,11 +221,46 @@ describe('POST /hooks/wake', () => {
     await app.close();
     const { default: Fastify } = await import('fastify');
     const bare = Fastify();
-    const deps = { token: hooksToken, gatewayToken, logger: silentLogger(), wake: { deliver: async () => null }, heartbeat: scheduler.heartbeat };
+    const deps = { token: hooksToken, gatewayToken, logger: silentLogger(), wake: { deliver: async () => null }, heartbeat: scheduler.heartbeat, idempotency: keys() };
     await registerHookRoutes(bare, { ...deps, config: { hooks: { enabled: false, maxTextChars: 10 } } });
     const res = await bare.inject({ method: 'POST', url: '/hooks/wake', headers: { authorization: `Bearer ${hooksToken}` }, payload: { text: 'x' } });
     assert.equal(res.statusCode, 404);
     await bare.close();
     await assert.rejects(registerHookRoutes(Fastify(), { ...deps, gatewayToken: hooksToken, config: f.config }), /hooks.token is the same as gateway.token/);
+  });
+
+  it('an idempotency key (header or field) answers a repeat with the first answer, and refuses another body under it with 422', async () => {
+    await serve(false);
+    engine.addUserSession('eng-1', 1);
+    const auth = { authorization: `Bearer ${hooksToken}` };
+    const first = await wake({ text: 'deploy done' }, { ...auth, 'idempotency-key': 'deploy-42' });
+    assert.equal(first.status, 200);
+    const again = await wake({ text: 'deploy done', mode: 'now', idempotencyKey: 'deploy-42' });
+    assert.equal(again.status, 200);
+    assert.deepEqual(again.json, first.json, 'the first answer, again');
+    assert.equal(engine.posts.length, 1, 'posted once');
+    const other = await wake({ text: 'deploy failed' }, { ...auth, 'idempotency-key': 'deploy-42' });
+    assert.equal(other.status, 422);
+    assert.equal(other.json.field, 'idempotencyKey');
+    assert.match(String(other.json.error), /already used for a different request/);
+    const both = await wake({ text: 'x', idempotencyKey: 'a-key' }, { ...auth, 'idempotency-key': 'b-key' });
+    assert.equal(both.status, 400);
+    const bad = await wake({ text: 'x' }, { ...auth, 'idempotency-key': 'has space' });
+    assert.equal(bad.status, 400);
+    assert.equal(engine.posts.length, 1);
+    const queued = await wake({ text: 'later', mode: 'next-heartbeat' }, { ...auth, 'idempotency-key': 'hb-1' });
+    const queuedAgain = await wake({ text: 'later', mode: 'next-heartbeat' }, { ...auth, 'idempotency-key': 'hb-1' });
+    assert.equal(queued.status, 200);
+    assert.deepEqual(queuedAgain.json, queued.json, 'queued once, answered twice');
+  });
+
+  it('a wake that reached no session frees its key: a repeat tries again', async () => {
+    await serve(false);
+    const auth = { authorization: `Bearer ${hooksToken}`, 'idempotency-key': 'retry-me' };
+    assert.equal((await wake({ text: 'hello' }, auth)).status, 503);
+    engine.addUserSession('eng-1', 1);
+    const res = await wake({ text: 'hello' }, auth);
+    assert.equal(res.status, 200);
+    assert.equal(res.json.duplicate, false);
   });
 });

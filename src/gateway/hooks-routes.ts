@@ -1,10 +1,14 @@
 // POST /hooks/wake {text, mode}: wakes the orchestrator now, or queues the text for the next heartbeat. Behind its own
-// token (`hooks.token`); the gateway token is refused here, and the hooks token is refused on /rpc.
+// token (`hooks.token`); the gateway token is refused here, and the hooks token is refused on /rpc. An idempotency key
+// (`Idempotency-Key` header or `idempotencyKey` field) makes a repeat answer the first answer (core/idempotency.ts).
 import { timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
+import { faultPoint } from '../core/fault.ts';
+import { IdempotencyError, idempotencyKeySchema, keyDigest } from '../core/idempotency.ts';
+import type { Idempotency, KeyCommit, KeyedAnswer } from '../core/idempotency.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Heartbeat } from '../engine/scheduler/heartbeat.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
@@ -19,6 +23,8 @@ export interface HookRouteDeps {
   logger: Logger;
   wake: Pick<WakeRouter, 'deliver'>;
   heartbeat: Pick<Heartbeat, 'queueEvent'>;
+  /** The durable idempotency keys (an `Idempotency-Key` header or `idempotencyKey` field makes a repeat answer the first answer). */
+  idempotency: Pick<Idempotency, 'run' | 'atomically'>;
 }
 
 /** Constant-time comparison of a presented token with the expected one. */
@@ -43,11 +49,75 @@ function bodySchema(maxTextChars: number) {
   return z.strictObject({
     text: z.string({ error: 'required, a string' }).trim().min(1, 'must not be empty').max(maxTextChars, `at most ${maxTextChars} characters (hooks.maxTextChars)`),
     mode: z.enum(['now', 'next-heartbeat'], { error: 'must be "now" or "next-heartbeat"' }).default('now'),
+    idempotencyKey: z.string().optional(),
   });
 }
 
 function badRequest(reply: FastifyReply, message: string, field?: string): FastifyReply {
   return reply.code(400).send({ error: message, ...(field ? { field } : {}) });
+}
+
+/** The idempotency scope of POST /hooks/wake (callers with the hooks token). */
+const HOOK_SCOPE = 'hooks:wake';
+
+/** An answer of the wake route, as sent and as stored under an idempotency key. */
+const hookAnswerSchema = z.object({ status: z.number().int(), body: z.record(z.string(), z.unknown()) });
+type HookAnswer = z.infer<typeof hookAnswerSchema>;
+
+/** The request's idempotency key: the `Idempotency-Key` header or the `idempotencyKey` field (the same if both). */
+function idempotencyKeyOf(header: string | string[] | undefined, field: string | undefined): { ok: true; key: string | undefined } | { ok: false; message: string } {
+  if (Array.isArray(header)) return { ok: false, message: 'Idempotency-Key: send the header once' };
+  if (header !== undefined && field !== undefined && header !== field) {
+    return { ok: false, message: 'idempotencyKey: the Idempotency-Key header and the idempotencyKey field differ; send one' };
+  }
+  const key = header ?? field;
+  if (key === undefined) return { ok: true, key: undefined };
+  const parsed = idempotencyKeySchema.safeParse(key);
+  return parsed.success ? { ok: true, key: parsed.data } : { ok: false, message: `idempotencyKey: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+}
+
+/**
+ * Runs one wake and returns its answer. `messageId` (from the idempotency key) makes the engine deduplicate a repeat;
+ * `commit` records a 200 answer together with the queued heartbeat event (one transaction).
+ */
+async function wakeAnswer(deps: HookRouteDeps, text: string, mode: 'now' | 'next-heartbeat', messageId: string | undefined, commit: KeyCommit | null): Promise<HookAnswer> {
+  const { logger } = deps;
+  if (mode === 'next-heartbeat') {
+    try {
+      return deps.idempotency.atomically(() => {
+        const { event, nextRunAt } = deps.heartbeat.queueEvent(text, 'hook');
+        const answer: HookAnswer = { status: 200, body: { ok: true, mode, queued: event.id, nextHeartbeatAt: new Date(nextRunAt).toISOString() } };
+        commit?.commit(answer);
+        return answer;
+      });
+    } catch (error) {
+      if (error instanceof AppError) {
+        logger.warn({ mode, err: error.message }, 'hook wake refused');
+        return { status: 503, body: { error: error.message } };
+      }
+      throw error;
+    }
+  }
+  let delivery: Awaited<ReturnType<HookRouteDeps['wake']['deliver']>>;
+  try {
+    delivery = await deps.wake.deliver(text, 'hook', messageId);
+  } catch (error) {
+    logger.error({ mode, chars: text.length, err: errorMessage(error) }, 'hook wake could not be accepted by the engine');
+    return { status: 503, body: { error: `the engine could not accept the wake (${errorMessage(error)}); nothing was queued, send it again shortly` } };
+  }
+  faultPoint('hooks.wake.after-deliver');
+  if (!delivery) {
+    logger.warn({ mode, chars: text.length }, 'hook wake undelivered: no foreground user session, no heartbeat session, no heartbeat to run');
+    return {
+      status: 503,
+      body: {
+        error:
+          'no session could take the wake: there is no foreground user session and no heartbeat session yet. Message the bot once from a chat (that creates a user session), or send it with mode "next-heartbeat".',
+      },
+    };
+  }
+  logger.info({ mode, chars: text.length, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate }, 'hook wake delivered');
+  return { status: 200, body: { ok: true, mode, sessionId: delivery.sessionId, messageId: delivery.messageId, via: delivery.via, duplicate: delivery.duplicate } };
 }
 
 /**
@@ -96,39 +166,37 @@ export async function registerHookRoutes(app: FastifyInstance, deps: HookRouteDe
       const parsed = schema.safeParse(body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        if (issue?.code === 'unrecognized_keys') return badRequest(reply, `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (accepted: text, mode)`, issue.keys[0]);
+        if (issue?.code === 'unrecognized_keys') return badRequest(reply, `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (accepted: text, mode, idempotencyKey)`, issue.keys[0]);
         const field = issue?.path.map(String).join('.') || 'body';
         return badRequest(reply, parsed.error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`).join('; '), field);
       }
       const { text, mode } = parsed.data;
-      if (mode === 'next-heartbeat') {
-        try {
-          const { event, nextRunAt } = deps.heartbeat.queueEvent(text, 'hook');
-          return reply.code(200).send({ ok: true, mode, queued: event.id, nextHeartbeatAt: new Date(nextRunAt).toISOString() });
-        } catch (error) {
-          if (error instanceof AppError) {
-            logger.warn({ mode, err: error.message }, 'hook wake refused');
-            return reply.code(503).send({ error: error.message });
-          }
-          throw error;
-        }
+      const key = idempotencyKeyOf(request.headers['idempotency-key'], parsed.data.idempotencyKey);
+      if (!key.ok) return badRequest(reply, key.message, 'idempotencyKey');
+      if (key.key === undefined) {
+        const answer = await wakeAnswer(deps, text, mode, undefined, null);
+        return reply.code(answer.status).send(answer.body);
       }
-      let delivery: Awaited<ReturnType<HookRouteDeps['wake']['deliver']>>;
+      const keyed = { scope: HOOK_SCOPE, key: key.key, body: { text, mode } };
+      let answer: KeyedAnswer;
       try {
-        delivery = await deps.wake.deliver(text, 'hook');
-      } catch (error) {
-        logger.error({ mode, chars: text.length, err: errorMessage(error) }, 'hook wake could not be accepted by the engine');
-        return reply.code(503).send({ error: `the engine could not accept the wake (${errorMessage(error)}); nothing was queued, send it again shortly` });
-      }
-      if (!delivery) {
-        logger.warn({ mode, chars: text.length }, 'hook wake undelivered: no foreground user session, no heartbeat session, no heartbeat to run');
-        return reply.code(503).send({
-          error:
-            'no session could take the wake: there is no foreground user session and no heartbeat session yet. Message the bot once from a chat (that creates a user session), or send it with mode "next-heartbeat".',
+        answer = await deps.idempotency.run(keyed, async (commit) => {
+          const result = await wakeAnswer(deps, text, mode, `hook-${keyDigest(HOOK_SCOPE, keyed.key)}`, commit);
+          return result.status === 200 ? { kind: 'answer', response: result } : { kind: 'no-effect', response: result };
         });
+      } catch (error) {
+        if (error instanceof IdempotencyError) {
+          logger.warn({ mode, reason: error.reason }, 'hook wake refused: idempotency key');
+          return reply.code(error.reason === 'mismatch' ? 422 : 409).send({ error: error.message, field: 'idempotencyKey' });
+        }
+        throw error;
       }
-      logger.info({ mode, chars: text.length, to: delivery.sessionId, via: delivery.via }, 'hook wake delivered');
-      return reply.code(200).send({ ok: true, mode, sessionId: delivery.sessionId, messageId: delivery.messageId, via: delivery.via, duplicate: delivery.duplicate });
+      const stored = hookAnswerSchema.parse(answer.response);
+      if (answer.replayed) logger.info({ mode }, 'hook wake repeated under its idempotency key; answered with the first answer');
+      return reply
+        .code(stored.status)
+        .header('idempotent-replayed', answer.replayed ? 'true' : 'false')
+        .send(stored.body);
     });
   });
 }

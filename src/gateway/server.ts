@@ -33,7 +33,7 @@ export interface GatewayDeps {
   /** The web page and its chat connector; served when `channels.web.enabled`. */
   web?: WebGatewayDeps;
   /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
-  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat'>;
+  hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat' | 'idempotency'>;
   /** Extra figures for /healthz (delivery and wake counters); shown only to callers with the gateway token. */
   health?: () => Record<string, unknown>;
   /** The daemon's clock (for /healthz uptime); default the system clock. */

@@ -103,7 +103,8 @@ class SessionNotifier implements NotificationRouter {
       const interrupted = new Map(this.#deps.sessions.list(['interrupted']).map((r) => [r.id, r]));
       for (const id of sessionIds) {
         const record = interrupted.get(id);
-        if (record) this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'restart' }));
+        // Keyed per interruption and recipient: announcing again after a crash queues nothing twice.
+        if (record) this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'restart' }), `restart-${id}-${record.completedAt ?? record.updatedAt}`);
       }
     });
   }
@@ -223,15 +224,16 @@ class SessionNotifier implements NotificationRouter {
    * Sends one message per recipient: channels streaming the session get `text.streaming`, the origin (when it does
    * not stream the session) gets `text.origin`. A channel that is both gets one message, never two.
    */
-  #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }): void {
+  #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }, key?: string): void {
     for (const recipient of recipients(record, audience)) {
-      this.#send(recipient.target, typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin);
+      const body = typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin;
+      this.#send(recipient.target, body, key === undefined ? undefined : `${key}-${formatTarget(recipient.target)}`);
     }
   }
 
-  #send(target: ChannelTarget, text: string): void {
+  #send(target: ChannelTarget, text: string, key?: string): void {
     try {
-      this.#deps.outbox.send(target, { text });
+      this.#deps.outbox.send(target, { text }, key === undefined ? {} : { key });
     } catch (error) {
       this.#deps.logger.error({ err: error, target: formatTarget(target) }, 'could not queue a notification');
     }

@@ -3,6 +3,7 @@
 // accepted durably into the person's engine session, whose turn answers later.
 import type { InboundHandler, Outbox } from '../channels/connector.ts';
 import { formatTarget } from '../channels/connector.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EngineApi } from '../engine/api.ts';
 import type { InboundCommandStore } from '../store/inbound-commands.ts';
@@ -43,13 +44,17 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
         logger.info({ channel, messageId: message.id }, 'chat command delivered again; it already ran and was answered');
         return;
       }
+      // One answer per command: the reply and the "cut off" notice share a key, so a notice after a crash that came
+      // between the reply and `finish` is not queued (the command ran and its reply is on its way).
+      const key = { key: `command-${channel}-${message.id}` };
       if (state === 'running') {
         logger.warn({ channel, messageId: message.id }, 'chat command delivered again after a crash cut it off; not run twice');
-        outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id });
+        outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id }, key);
       } else {
         const reply = await runCommand(ops, message.text, { kind: 'chat', channel, userId: message.userId }, services);
-        if (reply !== null) outbox.send(message.target, { text: reply, replyTo: message.id });
+        if (reply !== null) outbox.send(message.target, { text: reply, replyTo: message.id }, key);
       }
+      faultPoint('inbound.command.before-finish');
       commands?.finish(channel, message.id, now());
       return;
     }

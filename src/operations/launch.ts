@@ -5,6 +5,7 @@ import { truncate } from './format.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
 import type { SessionSummary } from './session-summary.ts';
+import type { StoredSession } from '../store/coding-sessions.ts';
 
 const input = z.strictObject({
   prompt: z.string().trim().min(1, 'the prompt must not be empty'),
@@ -34,9 +35,13 @@ export const launchOperation = defineOperation({
     rpc: 'sessions.launch',
     cli: { name: 'launch', args: ['<prompt...>'], hide: ['channel'] },
   },
+  // With an idempotency key, the launched session's summary is committed as the answer together with its row.
+  idempotent: true,
   async run(ctx, args): Promise<SessionSummary> {
     const { sessions, config } = ctx.services;
     const workdir = args.workdir ?? config.defaultWorkdir;
+    const keyed = ctx.idempotency;
+    const stored = keyed ? { onStored: (record: StoredSession) => keyed.commit(summaryOf(ctx, record)) } : {};
     const session = sessions.launch({
       prompt: args.prompt,
       ...(args.harness ? { harness: args.harness } : {}),
@@ -56,7 +61,7 @@ export const launchOperation = defineOperation({
       }),
       originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
       ...commandChannel(ctx.caller),
-    });
+    }, stored);
     return summaryOf(ctx, session.record);
   },
   format(s) {

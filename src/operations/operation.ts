@@ -6,6 +6,7 @@ import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
 import type { LinearServices } from '../linear/integration.ts';
 import type { CodeRunner } from '../linear/tools/code-runner.ts';
+import type { Idempotency, KeyCommit } from '../core/idempotency.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -30,11 +31,18 @@ export interface OperationServices {
   linear?: LinearServices;
   /** The backend of code_run (one coding turn with a watchdog); absent: code_run answers unavailable. */
   codeRunner?: Pick<CodeRunner, 'run'>;
+  /** Durable idempotency keys for RPC methods of operations marked `idempotent`; absent: such keys are refused. */
+  idempotency?: Idempotency;
 }
 
 export interface OperationContext {
   caller: Caller;
   services: OperationServices;
+  /**
+   * Present when the request carries an idempotency key: an `idempotent` operation commits its answer with this
+   * inside the transaction of its effect, so a crash between the two cannot run it twice.
+   */
+  idempotency?: KeyCommit;
 }
 
 /** How a chat command maps its words onto the input: leading positional names; the last takes the rest of the line. */
@@ -80,6 +88,11 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   /** Alternative input key names accepted everywhere (e.g. `id` for `session`). */
   aliases?: Record<string, string>;
   expose: Exposure;
+  /**
+   * Accepts an `idempotencyKey` over RPC (a repeat answers the first answer). Only for operations whose effect commits
+   * its answer through `ctx.idempotency` in the effect's own transaction.
+   */
+  idempotent?: boolean;
   run(ctx: OperationContext, input: z.output<S>): Promise<T>;
   /** Renders the result for people and models (chat replies, tool results, CLI output). */
   format(result: T): string;

@@ -1,3 +1,5 @@
+import { AppError, invalidInput } from '../core/errors.ts';
+import { idempotencyKeySchema } from '../core/idempotency.ts';
 import { LEGACY_METHODS } from './legacy-rpc.ts';
 import { parseOperationInput } from './input.ts';
 import type { Caller, Operation, OperationServices } from './operation.ts';
@@ -9,6 +11,28 @@ export interface RpcMethod {
   call(params: unknown, caller: Caller, services: OperationServices): Promise<unknown>;
 }
 
+/**
+ * Calls an `idempotent` operation, under the request's `idempotencyKey` when it has one: scoped per caller kind and
+ * method, a repeat with the same parameters answers the first answer, other parameters under the key are a conflict.
+ */
+async function keyedCall(op: Operation, method: string, params: unknown, caller: Caller, services: OperationServices): Promise<unknown> {
+  if (typeof params !== 'object' || params === null || Array.isArray(params)) return op.run({ caller, services }, parseOperationInput(op, params));
+  const { idempotencyKey, idempotency_key: snake, ...rest } = params as Record<string, unknown>;
+  if (idempotencyKey !== undefined && snake !== undefined) throw invalidInput('idempotencyKey: given twice (as idempotencyKey and idempotency_key)', 'idempotencyKey');
+  const raw = idempotencyKey ?? snake;
+  if (raw === undefined) return op.run({ caller, services }, parseOperationInput(op, rest));
+  const key = idempotencyKeySchema.safeParse(raw);
+  if (!key.success) throw invalidInput(`idempotencyKey: ${key.error.issues[0]?.message ?? 'invalid'}`, 'idempotencyKey');
+  const input = parseOperationInput(op, rest);
+  const keys = services.idempotency;
+  if (!keys) throw new AppError('unavailable', 'idempotency keys are not available in this daemon');
+  const answer = await keys.run({ scope: `${caller.kind}:${method}`, key: key.data, body: input }, async (commit) => ({
+    kind: 'answer',
+    response: await op.run({ caller, services, idempotency: commit }, input),
+  }));
+  return answer.response;
+}
+
 /** Every RPC method: each operation's `sessions.*` name plus the seed's `claude-code.*` methods. */
 export function rpcMethods(ops: readonly Operation[]): Map<string, RpcMethod> {
   const methods = new Map<string, RpcMethod>();
@@ -18,7 +42,7 @@ export function rpcMethods(ops: readonly Operation[]): Map<string, RpcMethod> {
     methods.set(name, {
       name,
       summary: op.summary,
-      call: async (params, caller, services) => op.run({ caller, services }, parseOperationInput(op, params)),
+      call: async (params, caller, services) => (op.idempotent ? keyedCall(op, name, params, caller, services) : op.run({ caller, services }, parseOperationInput(op, params))),
     });
   }
   for (const legacy of LEGACY_METHODS) {

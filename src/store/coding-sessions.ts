@@ -173,8 +173,11 @@ export class CodingSessionStore {
     this.#db = db;
   }
 
-  /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
-  insert(session: StoredSession): void {
+  /**
+   * Inserts a new session and registers its id and name (and backend id, if known) as lookup keys; `also` runs inside
+   * the same transaction.
+   */
+  insert(session: StoredSession, also?: () => void): void {
     transaction(this.#db, () => {
       this.#db
         .prepare(
@@ -211,6 +214,7 @@ export class CodingSessionStore {
       this.#setKey(session.id, session.id, 'id');
       this.#setKey(session.name, session.id, 'name');
       if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+      also?.();
     });
   }
 

@@ -56,8 +56,12 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[]): num
   return applied;
 }
 
-/** Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. Returns what `fn` returns. */
+/**
+ * Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. Returns what `fn` returns. Called inside
+ * another transaction, `fn` simply joins it (the outer one commits or rolls back everything).
+ */
 export function transaction<T>(db: DatabaseSync, fn: () => T): T {
+  if (db.isTransaction) return fn();
   db.exec('BEGIN IMMEDIATE');
   try {
     const result = fn();

@@ -4,6 +4,8 @@ import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { LINEAR_GLUE_MIGRATIONS } from './linear-glue-migrations.ts';
 import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
+import { IDEMPOTENCY_MIGRATIONS } from './idempotency-migrations.ts';
+import { RESTART_NOTICE_MIGRATIONS } from './restart-notice-migrations.ts';
 import { WEB_MIGRATIONS } from './web-migrations.ts';
 import { SCHEDULER_MIGRATIONS } from './scheduler-migrations.ts';
 
@@ -72,6 +74,7 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 /** Every domain's steps. */
 export const MIGRATIONS: readonly Migration[] = [
   ...CODING_MIGRATIONS,
+  ...RESTART_NOTICE_MIGRATIONS,
   ...ENGINE_MIGRATIONS,
   ...CHANNEL_MIGRATIONS,
   ...WEB_MIGRATIONS,
@@ -79,4 +82,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...LINEAR_PIPELINE_MIGRATIONS,
   ...LINEAR_GLUE_MIGRATIONS,
   ...SCHEDULER_MIGRATIONS,
+  ...IDEMPOTENCY_MIGRATIONS,
 ];

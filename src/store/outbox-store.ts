@@ -1,7 +1,13 @@
 import type { DatabaseSync } from 'node:sqlite';
 
-/** Delivery states of an outbox row: waiting (to be sent or retried) or given up on (dead letter). Sent rows are deleted. */
-export type OutboxStatus = 'pending' | 'failed';
+/**
+ * Delivery states of an outbox row: waiting (to be sent or retried), claimed for a send in flight (found after a crash:
+ * the send may or may not have happened), delivered (kept only while its idempotency key must keep deduplicating;
+ * unkeyed rows are deleted when sent), or given up on (dead letter).
+ */
+export type OutboxStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+const STATUSES: readonly OutboxStatus[] = ['pending', 'sending', 'sent', 'failed'];
 
 /** One outbound message as stored. */
 export interface OutboxRecord {
@@ -14,6 +20,8 @@ export interface OutboxRecord {
   text: string;
   replyTo: string | null;
   status: OutboxStatus;
+  /** The sender's idempotency key, if it gave one. */
+  dedupeKey: string | null;
   /** Failed attempts since the last progress. */
   attempts: number;
   /** Parts of the split text already delivered. */
@@ -31,6 +39,8 @@ export interface OutboxEntry {
   channel: string;
   text: string;
   replyTo?: string | undefined;
+  /** Idempotency key: a second entry with the same key is not recorded. */
+  dedupeKey?: string | undefined;
 }
 
 interface Row {
@@ -41,6 +51,7 @@ interface Row {
   text: string;
   reply_to: string | null;
   status: string;
+  dedupe_key: string | null;
   attempts: number;
   parts_sent: number;
   next_attempt_at: number;
@@ -57,7 +68,8 @@ function fromRow(row: Row): OutboxRecord {
     channel: row.channel,
     text: row.text,
     replyTo: row.reply_to,
-    status: row.status === 'failed' ? 'failed' : 'pending',
+    status: STATUSES.find((st) => st === row.status) ?? 'pending',
+    dedupeKey: row.dedupe_key,
     attempts: row.attempts,
     partsSent: row.parts_sent,
     nextAttemptAt: row.next_attempt_at,
@@ -75,15 +87,34 @@ export class OutboxStore {
     this.#db = db;
   }
 
-  /** Records a new pending message (durable when this returns); returns its id. */
-  enqueue(entry: OutboxEntry, now: number): number {
+  /**
+   * Records a new pending message (durable when this returns); returns its id, or null when its idempotency key is
+   * already recorded (nothing is written then).
+   */
+  enqueue(entry: OutboxEntry, now: number): number | null {
     const result = this.#db
       .prepare(
-        `INSERT INTO outbox_messages (target_key, target, channel, text, reply_to, status, attempts, parts_sent,
-          next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', 0, 0, ?, ?, ?)`,
+        `INSERT OR IGNORE INTO outbox_messages (target_key, target, channel, text, reply_to, status, dedupe_key, attempts,
+          parts_sent, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, 0, ?, ?, ?)`,
       )
-      .run(entry.targetKey, entry.target, entry.channel, entry.text, entry.replyTo ?? null, now, now, now);
-    return Number(result.lastInsertRowid);
+      .run(entry.targetKey, entry.target, entry.channel, entry.text, entry.replyTo ?? null, entry.dedupeKey ?? null, now, now, now);
+    return Number(result.changes) === 0 ? null : Number(result.lastInsertRowid);
+  }
+
+  /** Claims a message for one send (status `sending`), committed before the connector is called. */
+  claim(id: number, now: number): void {
+    this.#db.prepare(`UPDATE outbox_messages SET status = 'sending', updated_at = ? WHERE id = ?`).run(now, id);
+  }
+
+  /** Messages left claimed by a crash (their send may or may not have happened), oldest first. */
+  claimed(): OutboxRecord[] {
+    const rows = this.#db.prepare(`SELECT * FROM outbox_messages WHERE status = 'sending' ORDER BY id`).all() as unknown as Row[];
+    return rows.map(fromRow);
+  }
+
+  /** Puts a claimed message back to pending (to be sent again under the same delivery keys). */
+  unclaim(id: number, now: number): void {
+    this.#db.prepare(`UPDATE outbox_messages SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'sending'`).run(now, id);
   }
 
   /** Conversation keys that have pending messages. */
@@ -111,14 +142,14 @@ export class OutboxStore {
   /** Records that the first `partsSent` parts were delivered; resets the failure count. */
   recordProgress(id: number, partsSent: number, now: number): void {
     this.#db
-      .prepare('UPDATE outbox_messages SET parts_sent = ?, attempts = 0, last_error = NULL, updated_at = ? WHERE id = ?')
+      .prepare(`UPDATE outbox_messages SET status = 'pending', parts_sent = ?, attempts = 0, last_error = NULL, updated_at = ? WHERE id = ?`)
       .run(partsSent, now, id);
   }
 
   /** Records a failed attempt and when to try again. */
   recordFailure(id: number, attempts: number, nextAttemptAt: number, error: string, now: number): void {
     this.#db
-      .prepare('UPDATE outbox_messages SET attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?')
+      .prepare(`UPDATE outbox_messages SET status = 'pending', attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?`)
       .run(attempts, nextAttemptAt, error, now, id);
   }
 
@@ -129,9 +160,10 @@ export class OutboxStore {
       .run(attempts, error, now, id);
   }
 
-  /** Removes a delivered message. */
-  markSent(id: number): void {
-    this.#db.prepare('DELETE FROM outbox_messages WHERE id = ?').run(id);
+  /** Settles a delivered message in one statement: deleted, or kept as `sent` while its idempotency key must dedupe. */
+  markSent(id: number, now: number): void {
+    this.#db.prepare('DELETE FROM outbox_messages WHERE id = ? AND dedupe_key IS NULL').run(id);
+    this.#db.prepare(`UPDATE outbox_messages SET status = 'sent', updated_at = ? WHERE id = ?`).run(now, id);
   }
 
   /** Puts a dead letter back in its conversation's queue (at its original place); false if there is no such dead letter. */
@@ -160,8 +192,17 @@ export class OutboxStore {
       n: number;
     }[];
     const counts = { pending: 0, failed: 0 };
-    for (const { status, n } of rows) if (status === 'pending' || status === 'failed') counts[status] = n;
+    for (const { status, n } of rows) {
+      if (status === 'pending' || status === 'sending') counts.pending += n;
+      else if (status === 'failed') counts.failed = n;
+    }
     return counts;
+  }
+
+  /** Deletes delivered (keyed) messages settled before `before`; their keys stop deduplicating. Returns how many. */
+  pruneSent(before: number): number {
+    const result = this.#db.prepare(`DELETE FROM outbox_messages WHERE status = 'sent' AND updated_at < ?`).run(before);
+    return Number(result.changes);
   }
 
   /** Deletes dead letters last touched before `before`; returns how many. */

@@ -29,4 +29,12 @@ export const WEB_MIGRATIONS: readonly Migration[] = [
       INSERT INTO web_counter (id, version) VALUES (1, 0);
     `,
   },
+  {
+    version: 271,
+    name: 'web chat: delivery keys of daemon messages (the outbox sends each part once)',
+    sql: `
+      ALTER TABLE web_messages ADD COLUMN delivery_key TEXT;
+      CREATE UNIQUE INDEX web_messages_delivery ON web_messages(delivery_key) WHERE delivery_key IS NOT NULL;
+    `,
+  },
 ];

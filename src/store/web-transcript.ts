@@ -105,9 +105,20 @@ export class WebTranscriptStore {
     return this.#insert(chatId, { role: 'user', text, clientId, status: 'pending', replyTo: null }, now);
   }
 
-  /** Appends a daemon message (status `sent`). */
-  addAgentMessage(chatId: string, text: string, replyTo: string | null, now: number): WebMessage {
-    return this.#insert(chatId, { role: 'agent', text, clientId: null, status: 'sent', replyTo }, now);
+  /**
+   * Appends a daemon message (status `sent`). With a `deliveryKey` already in the transcript nothing is appended:
+   * returns the existing row and `duplicate: true` (the outbox repeating a send a crash interrupted).
+   */
+  addAgentMessage(chatId: string, text: string, replyTo: string | null, now: number, deliveryKey: string | null = null): { message: WebMessage; duplicate: boolean } {
+    return transaction(this.#db, () => {
+      if (deliveryKey !== null) {
+        const row = this.#db.prepare('SELECT * FROM web_messages WHERE delivery_key = ?').get(deliveryKey) as Row | undefined;
+        if (row) return { message: toMessage(row), duplicate: true };
+      }
+      const message = this.#insert(chatId, { role: 'agent', text, clientId: null, status: 'sent', replyTo }, now);
+      if (deliveryKey !== null) this.#db.prepare('UPDATE web_messages SET delivery_key = ? WHERE pos = ?').run(deliveryKey, message.pos);
+      return { message, duplicate: false };
+    });
   }
 
   /** Changes a message's status (and error), giving it a new version. Returns the updated row. */

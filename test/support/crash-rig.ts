@@ -28,8 +28,12 @@ export interface CrashRig {
   runs: DaemonProcess[];
   /** Sets top-level config sections (over the rig's own) for the next start. */
   configure(sections: Record<string, unknown>): void;
-  /** Starts the daemon (again). */
-  start(): Promise<DaemonProcess>;
+  /** Starts the daemon (again); `env` adds variables, e.g. `{ SWITCHBOARD_FAULT: 'outbox.after-send' }` to arm a fault point. */
+  start(env?: NodeJS.ProcessEnv): Promise<DaemonProcess>;
+  /** Starts the daemon with the fault point `step` armed and waits for it to kill itself there (also during start-up). */
+  startAndCrash(step: string): Promise<void>;
+  /** Waits for the daemon to kill itself at an armed fault point (SIGKILL) and checks it logged the step. */
+  crashed(step: string): Promise<void>;
   /** SIGKILLs the daemon and waits for it to die. */
   kill(): Promise<void>;
   /** SIGTERMs the daemon and checks it stopped cleanly (exit code 0). */
@@ -77,11 +81,11 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
       full = { ...full, ...sections };
       write();
     },
-    async start() {
+    async start(extra = {}) {
       // Keep the SWITCHBOARD_* settings of the environment out of the child: the config file alone decides.
       const env: NodeJS.ProcessEnv = {};
       for (const key of Object.keys(process.env)) if (key.startsWith('SWITCHBOARD_') || key === 'TELEGRAM_BOT_TOKEN') env[key] = undefined;
-      const daemon = await startDaemonProcess(home, env, 30_000);
+      const daemon = await startDaemonProcess(home, { ...env, ...extra }, 30_000);
       current = daemon;
       runs.push(daemon);
       return daemon;
@@ -91,6 +95,23 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
       d.child.kill('SIGKILL');
       const exit = await d.exited();
       assert.equal(exit.signal, 'SIGKILL');
+      current = null;
+    },
+    async startAndCrash(step) {
+      try {
+        await rig.start({ SWITCHBOARD_FAULT: step });
+      } catch (error) {
+        // Killed before it listened (a fault point on the start-up path).
+        assert.ok(String(error).includes(`fault injected at ${step}`), `the daemon killed itself at ${step}: ${String(error)}`);
+        return;
+      }
+      await rig.crashed(step);
+    },
+    async crashed(step) {
+      const d = rig.daemon;
+      const exit = await d.exited();
+      assert.equal(exit.signal, 'SIGKILL', `the daemon killed itself at ${step}:\n${d.output()}`);
+      assert.ok(d.output().includes(`fault injected at ${step}`), `the fault point ${step} was reached`);
       current = null;
     },
     async stop() {

@@ -1,4 +1,4 @@
-import type { ChannelTarget, OutboundMessage, Outbox } from '../../src/channels/connector.ts';
+import type { ChannelTarget, OutboundMessage, Outbox, SendOptions } from '../../src/channels/connector.ts';
 import { formatTarget } from '../../src/channels/connector.ts';
 
 /** One message handed to the outbox, with its target as a channel string. */
@@ -19,7 +19,14 @@ export class RecordingOutbox implements Outbox {
   readonly deliveries: RecordedDelivery[] = [];
   #listeners: (() => void)[] = [];
 
-  send(target: ChannelTarget, message: OutboundMessage): void {
+  /** Idempotency keys seen so far: a second send under one key is dropped, as the durable outbox does. */
+  readonly keys = new Set<string>();
+
+  send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): void {
+    if (options.key !== undefined) {
+      if (this.keys.has(options.key)) return;
+      this.keys.add(options.key);
+    }
     const to = formatTarget(target);
     this.sent.push({ to, text: message.text });
     this.deliveries.push({ to, text: message.text, target, ...(message.replyTo ? { replyTo: message.replyTo } : {}) });

@@ -46,6 +46,8 @@ function chatId(chat: string): number | string {
 export class TelegramConnector implements Connector {
   readonly channel = 'telegram';
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
+  /** The Bot API has no idempotency key: a send a crash interrupted cannot be told apart from one that went out. */
+  readonly idempotent = false;
   #config: TelegramChannelConfig;
   #deps: TelegramConnectorDeps;
   #logger: Logger;

@@ -7,7 +7,7 @@ import { AppError, conflict, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { WebTranscriptStore } from '../../store/web-transcript.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
-import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
+import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
@@ -48,6 +48,8 @@ export interface ChatFeed {
 export class WebConnector implements Connector {
   readonly channel = WEB_CHANNEL;
   readonly maxMessageLength: number;
+  /** The transcript keeps each delivery key: a repeated send appends nothing. */
+  readonly idempotent = true;
   #deps: WebConnectorDeps;
   #store: WebTranscriptStore;
   #handler: InboundHandler | null = null;
@@ -72,10 +74,10 @@ export class WebConnector implements Connector {
 
   /**
    * Appends a daemon message to the chat's transcript (committed before this resolves) and pushes it to the pages open
-   * on that chat. Throws a permanent DeliveryError (never retried by the outbox) for a target that is not a web chat or
-   * a text over the limit.
+   * on that chat. A send under a `delivery.key` already in the transcript appends (and pushes) nothing. Throws a
+   * permanent DeliveryError (never retried by the outbox) for a target that is not a web chat or a text over the limit.
    */
-  async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
+  async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<void> {
     const refuse = (reason: string): DeliveryError => new DeliveryError(reason, { kind: 'permanent' });
     if (target.channel !== WEB_CHANNEL) throw refuse(`target.channel: the web connector cannot send to "${target.channel}"`);
     if (target.account || target.thread) throw refuse('target: web chats have no accounts or threads');
@@ -84,7 +86,12 @@ export class WebConnector implements Connector {
     if (message.text.length > this.maxMessageLength) {
       throw refuse(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`);
     }
-    this.#publish(this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now()));
+    const added = this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now(), delivery?.key ?? null);
+    if (added.duplicate) {
+      this.#deps.logger.info({ chat: chat.data, key: delivery?.key }, 'web message already in the transcript under its delivery key; not added again');
+      return;
+    }
+    this.#publish(added.message);
   }
 
   /** Stops taking page messages and closes every open feed. */

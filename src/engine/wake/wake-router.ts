@@ -56,8 +56,9 @@ export interface WakeRouter {
   /**
    * Delivers a text now along the wake route with no origin session (most recent foreground, heartbeat, a heartbeat
    * run). Not stored: the caller learns the outcome at once (null: nothing could take it). Rejects on engine errors.
+   * `messageId` (default: a new one) is the engine's idempotency id: delivering again with it is a duplicate.
    */
-  deliver(text: string, origin: 'wake' | 'hook'): Promise<WakeDelivery | null>;
+  deliver(text: string, origin: 'wake' | 'hook', messageId?: string): Promise<WakeDelivery | null>;
   stats(): WakeStats;
   /** Resolves when no delivery is in flight. */
   idle(): Promise<void>;
@@ -201,8 +202,8 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       }
       kick();
     },
-    deliver(text, origin) {
-      return routeWake(deps, { text, origin, originSessionId: null, messageId: `${origin}-${newId(16)}`, at: clock.now() });
+    deliver(text, origin, messageId) {
+      return routeWake(deps, { text, origin, originSessionId: null, messageId: messageId ?? `${origin}-${newId(16)}`, at: clock.now() });
     },
     stats() {
       return {

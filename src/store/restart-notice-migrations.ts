@@ -1,0 +1,18 @@
+import type { Migration } from './database.ts';
+
+/**
+ * Schema step of the coding sessions' restart notices (coding range 1–99): a session a crash cut off is marked
+ * interrupted together with a notice row, cleared once its chat notice and orchestrator wake are stored.
+ */
+export const RESTART_NOTICE_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 41,
+    name: 'coding sessions: restart notices owed (interrupted, not yet announced)',
+    sql: `
+      CREATE TABLE restart_notices (
+        session_id TEXT PRIMARY KEY,
+        interrupted_at INTEGER NOT NULL
+      );
+    `,
+  },
+];
