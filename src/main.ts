@@ -34,7 +34,7 @@ import { openDatabase } from './store/database.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { faultPoint } from './core/fault.ts';
-import { Idempotency } from './core/idempotency.ts';
+import { Idempotency } from './operations/idempotency.ts';
 import { newId } from './core/ids.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { SessionLogs } from './store/session-logs.ts';

@@ -14,7 +14,7 @@ import { postHead, rawExchange } from '../../test/support/raw-http.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
 import { buildGateway } from './server.ts';
 import { registerHookRoutes } from './hooks-routes.ts';
-import { Idempotency } from '../core/idempotency.ts';
+import { Idempotency } from '../operations/idempotency.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 
 describe('POST /hooks/wake', () => {

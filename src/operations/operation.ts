@@ -6,7 +6,7 @@ import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
 import type { LinearServices } from '../linear/integration.ts';
 import type { CodeRunner } from '../linear/tools/code-runner.ts';
-import type { Idempotency, KeyCommit } from '../core/idempotency.ts';
+import type { Idempotency, KeyCommit } from './idempotency.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { Idempotency, IDEMPOTENCY_KEY_RETENTION_MS } from '../core/idempotency.ts';
+import { Idempotency, IDEMPOTENCY_KEY_RETENTION_MS } from './idempotency.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import type { OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';

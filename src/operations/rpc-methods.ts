@@ -1,5 +1,5 @@
 import { AppError, invalidInput } from '../core/errors.ts';
-import { idempotencyKeySchema } from '../core/idempotency.ts';
+import { idempotencyKeySchema } from './idempotency.ts';
 import { LEGACY_METHODS } from './legacy-rpc.ts';
 import { parseOperationInput } from './input.ts';
 import type { Caller, Operation, OperationServices } from './operation.ts';

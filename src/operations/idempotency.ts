@@ -5,9 +5,9 @@
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
 import type { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
-import type { Clock } from './clock.ts';
-import { AppError } from './errors.ts';
-import { faultPoint } from './fault.ts';
+import type { Clock } from '../core/clock.ts';
+import { AppError } from '../core/errors.ts';
+import { faultPoint } from '../core/fault.ts';
 
 /** How long a key is remembered after its first request (like Stripe: 24 hours); a later repeat runs anew. */
 export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * 3_600_000;
