@@ -37,6 +37,8 @@ export interface NewDelivery {
   action: string | null;
   orderKey: string;
   payload: string;
+  /** SHA-256 of the exact signed bytes; a second delivery with the same digest is a replay, not stored again. */
+  bodyDigest: string;
   receivedAt: number;
 }
 
@@ -92,29 +94,36 @@ export class LinearDeliveryStore {
     this.#db = db;
   }
 
-  /** Whether a delivery with this id was ever stored (and not pruned since). A read: no write lock, no sync. */
-  has(deliveryId: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) !== undefined;
+  /**
+   * Whether a delivery with this id, or with these exact signed bytes, was ever stored (and not pruned since). A read:
+   * no write lock, no sync.
+   */
+  has(deliveryId: string, bodyDigest?: string): boolean {
+    return (
+      this.#db
+        .prepare('SELECT 1 FROM linear_webhook_deliveries WHERE delivery_id = ? OR body_digest = ?')
+        .get(deliveryId, bodyDigest ?? null) !== undefined
+    );
   }
 
-  /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when the id is already known. */
+  /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when its id or digest is known. */
   enqueue(delivery: NewDelivery): boolean {
     return this.enqueueMany([delivery])[0] as boolean;
   }
 
   /**
    * Stores several deliveries in ONE transaction (one sync for the whole group, so concurrent arrivals share it).
-   * Returns, per delivery, whether it was new; a repeated id (even within the group) is stored once.
+   * Returns, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
    */
   enqueueMany(deliveries: readonly NewDelivery[]): boolean[] {
     const insert = this.#db.prepare(
-      `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, status, attempts,
+      `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, body_digest, status, attempts,
          next_attempt_at, received_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT(delivery_id) DO NOTHING`,
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
     return transaction(this.#db, () =>
       deliveries.map(
-        (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
+        (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
       ),
     );
   }

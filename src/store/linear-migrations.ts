@@ -51,4 +51,12 @@ export const LINEAR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX linear_webhook_deliveries_updated ON linear_webhook_deliveries(updated_at);
     `,
   },
+  {
+    version: 401,
+    name: 'linear webhook deliveries: digest of the signed body (a replay under a new delivery id is a redelivery)',
+    sql: `
+      ALTER TABLE linear_webhook_deliveries ADD COLUMN body_digest TEXT;
+      CREATE UNIQUE INDEX linear_webhook_deliveries_digest ON linear_webhook_deliveries(body_digest);
+    `,
+  },
 ];

@@ -30,7 +30,7 @@ function setup(options: { handler: LinearEventHandler; maxAttempts?: number; con
     patch(payload);
     n += 1;
     const deliveryId = `delivery-${n}`;
-    store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), receivedAt: clock.now() });
+    store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), bodyDigest: deliveryId, receivedAt: clock.now() });
     return deliveryId;
   };
   return { clock, store, worker, enqueue };
