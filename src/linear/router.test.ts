@@ -17,6 +17,8 @@ import { LinearApiError } from './api/types.ts';
 import { MentionResponder } from './mentions.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
+import { LinearEffects } from './effects.ts';
+import { LinearEffectStore } from '../store/linear-effects.ts';
 import { Triage } from './triage.ts';
 import type { LinearEvent } from './webhooks/events.ts';
 import { parseLinearEvent } from './webhooks/parse.ts';
@@ -64,7 +66,7 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   const triage = new Triage({ api: fx.api, inference: fx.inference, config: fx.config.triage, logger });
   const mentions = new MentionResponder({ api: fx.api, config: fx.full, ...(ef ? { engine: ef.engine } : {}), logger });
   const claims = new LinearClaimStore(fx.db);
-  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(fx.db), clock, logger });
+  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(fx.db), effects: new LinearEffects(new LinearEffectStore(fx.db), clock, logger), clock, logger });
   router.start();
   const settle = async (ms = 0): Promise<void> => {
     if (ms > 0) clock.advance(ms);

@@ -43,6 +43,8 @@ export interface DispatchContextData {
   userMessages?: string[];
   /** The gaps of the last failed audit, handed to the next worker. */
   lastGaps?: string[];
+  /** Linear prompt activities already taken in (newest last, capped), so a redelivered prompt is not taken twice. */
+  promptIds?: string[];
 }
 
 /** One dispatch of one Linear issue. */

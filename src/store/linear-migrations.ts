@@ -1,8 +1,9 @@
 import type { Migration } from './database.ts';
 
 /**
- * Linear's schema steps (range 400–419): OAuth tokens and authorize states, and the webhook delivery table, which is
- * both the durable dedup record of every delivery id and the queue the webhook worker drains.
+ * Linear's schema steps (range 400–419): OAuth tokens and authorize states, the webhook delivery table, which is
+ * both the durable dedup record of every delivery id and the queue the webhook worker drains, and the ledger of
+ * effects on Linear (linear-effects.ts).
  */
 export const LINEAR_MIGRATIONS: readonly Migration[] = [
   {
@@ -57,6 +58,19 @@ export const LINEAR_MIGRATIONS: readonly Migration[] = [
     sql: `
       ALTER TABLE linear_webhook_deliveries ADD COLUMN body_digest TEXT;
       CREATE UNIQUE INDEX linear_webhook_deliveries_digest ON linear_webhook_deliveries(body_digest);
+    `,
+  },
+  {
+    version: 402,
+    name: 'linear effect ledger: one row per effect on Linear (claimed before it is sent, done after)',
+    sql: `
+      CREATE TABLE linear_effects (
+        key TEXT PRIMARY KEY,
+        state TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        updated_at INTEGER NOT NULL
+      );
+      CREATE INDEX linear_effects_updated ON linear_effects(updated_at);
     `,
   },
 ];

@@ -4,6 +4,7 @@
 import type { Clock, Timer } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
 import type { LinearEventHandler } from './events.ts';
@@ -164,6 +165,8 @@ export class WebhookWorker {
         return { seq: item.seq, kind: 'done', outcome: `ignored: ${parsed.reason}` };
       }
       await handler.handle(parsed.event);
+      // Crash tests: the handler's effects are done, the delivery is not yet marked done (it runs again after a restart).
+      faultPoint('linear.worker.after-handle');
       return { seq: item.seq, kind: 'done', outcome: `handled: ${parsed.event.type}` };
     } catch (error) {
       const message = errorMessage(error);
