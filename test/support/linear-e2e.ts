@@ -100,6 +100,15 @@ export function agentSessionCreated(ws: FakeWorkspace, issue: FakeIssue, body: s
   return { payload, agentSessionId };
 }
 
+/** A person's prompt in an agent session (a new activity id each call), from the fixture's shape. */
+export function agentSessionPrompted(ws: FakeWorkspace, issue: FakeIssue, agentSessionId: string, body: string): Record<string, unknown> {
+  const payload = linearFixture('agent-session-prompted');
+  payload.agentSession = { ...(payload.agentSession as Record<string, unknown>), id: agentSessionId, issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title } };
+  const activity = payload.agentActivity as Record<string, unknown>;
+  payload.agentActivity = { ...activity, id: ws.newId(), agentSessionId, sourceCommentId: null, content: { type: 'prompt', body } };
+  return payload;
+}
+
 /** A stop signal for an agent session, from the fixture's shape. */
 export function agentSessionStop(ws: FakeWorkspace, issue: FakeIssue, agentSessionId: string): Record<string, unknown> {
   const payload = linearFixture('agent-session-stop');
