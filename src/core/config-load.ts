@@ -7,7 +7,7 @@ import type { Config } from './config.ts';
 import { errorMessage, invalidInput } from './errors.ts';
 
 /** Environment variables the loader reads for itself rather than as config keys. */
-const RESERVED_ENV = new Set(['SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL']);
+const RESERVED_ENV = new Set(['SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOARD_FAULT']);
 
 /** Short aliases for the keys people set most. */
 const ENV_ALIASES: Record<string, string> = {

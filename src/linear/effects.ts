@@ -68,6 +68,7 @@ export class LinearEffects {
       throw error;
     }
     faultPoint('linear.effect.after-send');
+    faultPoint(`linear.effect.after-send:${key.slice(key.lastIndexOf('/') + 1)}`);
     this.#store.markDone(key, this.#clock.now());
     return { kind: 'sent', value };
   }

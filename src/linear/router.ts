@@ -6,6 +6,7 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { errorMessage } from '../core/errors.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import { ACTIVE_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import type { LinearClaimStore, AssignmentSource } from '../store/linear-claims.ts';
@@ -235,6 +236,8 @@ export class LinearRouter implements LinearEventHandler {
     }
     if (event.sourceCommentId) claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
     const result = await pipeline.onPrompt(agentSessionId, event.body, event.activityId);
+    // Crash tests: the prompt is taken in, its claim not yet recorded (the delivery runs again after a restart).
+    faultPoint('linear.router.after-prompt');
     if (result.outcome === 'unknown') {
       if (!issueId) {
         await this.#notOnIssue(agentSessionId, `${key}/no-issue`);
