@@ -31,6 +31,21 @@ export function effectId(key: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-${variant}${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
+/**
+ * The effects of one piece of work (a job, an event): `run(name, …)` runs the effect `<scope>/<name>`. `send` gets
+ * the client id to create the entity with — undefined when there is no ledger (UNLEDGERED), then it sends as is.
+ */
+export interface EffectScope {
+  run<T>(name: string, mode: EffectMode, send: (id: string | undefined) => Promise<T>): Promise<EffectResult<T>>;
+}
+
+/** A scope without a ledger: every run sends (callers outside webhook handling and jobs, and unit tests). */
+export const UNLEDGERED: EffectScope = {
+  async run<T>(_name: string, _mode: EffectMode, send: (id: string | undefined) => Promise<T>): Promise<EffectResult<T>> {
+    return { kind: 'sent', value: await send(undefined) };
+  },
+};
+
 /** The runner of effects on Linear over the durable ledger. */
 export class LinearEffects {
   #store: LinearEffectStore;
@@ -71,6 +86,11 @@ export class LinearEffects {
     faultPoint(`linear.effect.after-send:${key.slice(key.lastIndexOf('/') + 1)}`);
     this.#store.markDone(key, this.#clock.now());
     return { kind: 'sent', value };
+  }
+
+  /** The scope of effects keyed `<prefix>/<name>`. */
+  scope(prefix: string): EffectScope {
+    return { run: (name, mode, send) => this.run(`${prefix}/${name}`, mode, send) };
   }
 
   /** Whether the effect `key` was confirmed. */

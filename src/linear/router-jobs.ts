@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Logger } from '../core/logger.ts';
 import type { LinearJob } from '../store/linear-jobs.ts';
 import type { LinearApi } from './api/types.ts';
+import type { LinearEffects } from './effects.ts';
 import type { JobKind } from './jobs.ts';
 import type { MentionResponder } from './mentions.ts';
 import type { Planner } from './planner/planner.ts';
@@ -61,6 +62,8 @@ export const JOB = {
 
 export interface RouterJobDeps {
   api: LinearApi;
+  /** Job effects on Linear are keyed `job:<job key>/<effect>` (a job run again after a crash does not repeat them). */
+  effects: LinearEffects;
   planner: Planner;
   triage: Triage;
   mentions: MentionResponder;
@@ -79,7 +82,7 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
   const say = (target: ReplyTarget, body: string): Promise<void> => postReply(api, logger, target, body, 'error');
   return {
     [JOB.mention]: {
-      run: async (job, signal) => void (await mentions.answer(payload(mentionJob, job), signal)),
+      run: async (job, signal) => void (await mentions.answer(payload(mentionJob, job), signal, deps.effects.scope(`job:${job.key}`))),
       giveUp: async (job, error) => {
         const p = payload(mentionJob, job);
         await say({ kind: 'comment', issueId: p.issueId, parentId: p.threadId }, `**${p.profile ?? 'switchboard'}** could not answer: ${error}`);
@@ -93,7 +96,7 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
       },
     },
     [JOB.triage]: {
-      run: async (job) => void (await triage.run(payload(triageJob, job).issueId)),
+      run: async (job) => void (await triage.run(payload(triageJob, job).issueId, deps.effects.scope(`job:${job.key}`))),
       giveUp: async (job, error) => {
         await say({ kind: 'comment', issueId: payload(triageJob, job).issueId }, `Auto-triage failed: ${error}`);
       },

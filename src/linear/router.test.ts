@@ -259,6 +259,25 @@ describe('LinearRouter', () => {
     assert.equal(s.fx.appComments(ISSUE3).length, 0);
   });
 
+  it('a triage job run again after a crash (left running, its effects done) neither updates the issue nor comments twice', async () => {
+    s = await setup();
+    const answer = '{"estimate": 2, "labelIds": [], "priority": 2, "assessment": "A click handler problem on Android."}';
+    s.fx.inference.script({ text: answer });
+    await s.send('issue-create');
+    await s.settle();
+    assert.equal(mutationCount(s.fx, 'issueUpdate'), 1);
+    assert.equal(s.fx.appComments(ISSUE3).length, 1);
+    // The process died after the job's effects and before the job was marked done: the restart runs it again.
+    await s.router.stop();
+    s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`triage:${ISSUE3}`);
+    s.fx.inference.script({ text: answer });
+    s.router.start();
+    await s.settle();
+    assert.equal(s.fx.inference.requests.length, 2, 'the job did run again');
+    assert.equal(mutationCount(s.fx, 'issueUpdate'), 1, 'one triage update');
+    assert.equal(s.fx.appComments(ISSUE3).length, 1, 'one triage comment');
+  });
+
   it('plans a project from comments: "plan this project" starts it, each comment is one turn, a notification of the same comment is not a second', async () => {
     s = await setup();
     const comment = (id: string, body: string) => (p: Record<string, unknown>) => {

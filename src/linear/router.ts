@@ -67,6 +67,7 @@ export class LinearRouter implements LinearEventHandler {
       store: deps.jobStore,
       kinds: routerJobKinds({
         api: deps.api,
+        effects: deps.effects,
         planner: deps.planner,
         triage: deps.triage,
         mentions: deps.mentions,
