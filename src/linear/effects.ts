@@ -10,6 +10,10 @@ import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LinearEffectStore } from '../store/linear-effects.ts';
 import { LinearApiError } from './api/types.ts';
+import type { LinearErrorKind } from './api/types.ts';
+
+/** Failures that mean Linear did not apply the request. */
+const NOT_APPLIED: readonly LinearErrorKind[] = ['user', 'auth', 'rate_limit'];
 
 /**
  * How an effect is made safe to repeat. `keyed`: it is created with the client id `effectId(key)` (Linear's
@@ -75,11 +79,14 @@ export class LinearEffects {
       value = await send(effectId(key));
     } catch (error) {
       // A resend Linear refuses for good: the first send got there (the id is taken) — the effect exists once.
-      if (claim === 'pending' && error instanceof LinearApiError && !error.retryable) {
+      if (claim === 'pending' && mode === 'keyed' && error instanceof LinearApiError && !error.retryable) {
         this.#logger.info({ effect: key, err: errorMessage(error) }, 'linear effect was already sent before a restart');
         this.#store.markDone(key, this.#clock.now());
         return { kind: 'skipped', reason: 'in-linear' };
       }
+      // Refused before anything was done (bad request, auth, rate limit): nothing reached Linear, a retry sends afresh.
+      // A network or server failure may have been applied: the claim stays pending.
+      if (claim === 'new' && error instanceof LinearApiError && NOT_APPLIED.includes(error.kind)) this.#store.release(key);
       throw error;
     }
     faultPoint('linear.effect.after-send');

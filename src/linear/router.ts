@@ -291,13 +291,14 @@ export class LinearRouter implements LinearEventHandler {
    * reports it first; the other report (within `assignmentPairWindowSec`) and redeliveries do nothing new.
    */
   async #assigned(issueId: string, source: AssignmentSource, deliveryId: string): Promise<void> {
-    const { claims, pipeline, api, clock, logger, config } = this.#d;
+    const { claims, pipeline, api, clock, logger, config, effects } = this.#d;
     const claim = claims.recordAssignment({ issueId, source, deliveryId, now: clock.now(), windowMs: config.linear.router.assignmentPairWindowSec * 1000 });
     if (claim.kind === 'paired' || (claim.kind === 'redelivery' && claim.paired)) {
       logger.info({ issue: issueId, source }, 'linear assignment already reported by the other webhook; dispatched once');
       return;
     }
     let agentSessionId = claim.agentSessionId;
+    const sessionKey = `assignment:${claim.seq}/agent-session`;
     if (!agentSessionId) {
       const existing = pipeline.get(issueId);
       if (existing && ACTIVE_DISPATCH_STATUSES.includes(existing.status)) {
@@ -305,15 +306,23 @@ export class LinearRouter implements LinearEventHandler {
         return;
       }
       try {
-        agentSessionId = (await api.createAgentSessionOnIssue(issueId)).id;
-        claims.setAssignmentSession(claim.seq, agentSessionId);
+        // At most one agent session per assignment (Linear takes no client id for it): recorded with the assignment
+        // inside the claimed effect, so a crash in between leaves it unconfirmed and the run after does not make another.
+        const made = await effects.run(sessionKey, 'at-most-once', async () => {
+          const session = await api.createAgentSessionOnIssue(issueId);
+          faultPoint('linear.router.after-agent-session');
+          claims.setAssignmentSession(claim.seq, session.id);
+          return session;
+        });
+        if (made.kind === 'sent') agentSessionId = made.value.id;
       } catch (error) {
         if (isRetryable(error)) throw error;
         logger.warn({ err: errorMessage(error), issue: issueId }, 'could not create a Linear agent session for an assignment; the pipeline reports with comments');
       }
     }
     try {
-      await pipeline.dispatch(issueId, agentSessionId ? { agentSessionId } : {});
+      // Without a session, the pipeline's own attempt to create one is the same effect (at most once in all).
+      await pipeline.dispatch(issueId, agentSessionId ? { agentSessionId } : { effectKey: `assignment:${claim.seq}` });
     } catch (error) {
       throw new AlreadyReported(error);
     }

@@ -32,6 +32,11 @@ export class LinearEffectStore {
     this.#db.prepare("UPDATE linear_effects SET state = 'done', updated_at = ? WHERE key = ?").run(now, key);
   }
 
+  /** Drops a pending claim (its effect was refused before anything happened: it may be sent afresh). */
+  release(key: string): void {
+    this.#db.prepare("DELETE FROM linear_effects WHERE key = ? AND state = 'pending'").run(key);
+  }
+
   /** The state of a key, or null when it was never claimed. */
   state(key: string): 'pending' | 'done' | null {
     const row = this.#db.prepare('SELECT state FROM linear_effects WHERE key = ?').get(key) as { state: string } | undefined;

@@ -12,10 +12,10 @@ import { LinearDeliveryStore } from '../../src/store/linear-deliveries.ts';
 import { startDaemonProcess, waitFor } from '../support/daemon-process.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
-import { startFakeLinear } from '../support/fake-linear.ts';
+import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';
-import { addTeam, agentSessionCreated, agentSessionPrompted, agentSessionStop, linearDaemonConfig, postWebhook, replayRepo } from '../support/linear-e2e.ts';
+import { addTeam, agentSessionCreated, agentSessionPrompted, agentSessionStop, delegated, linearDaemonConfig, postWebhook, replayRepo } from '../support/linear-e2e.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
 interface SessionView {
@@ -158,6 +158,24 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     } finally {
       db.close();
     }
+    await stopCleanly(second);
+    assert.deepEqual(unexpectedErrors(second.output()), []);
+  });
+
+  it('an assignment run again after a kill between creating its agent session and recording it creates no second session', async () => {
+    const path = home();
+    const first = await start(path, 'linear.router.after-agent-session');
+    const issue = fake.workspace.addIssue({ teamId: team, title: 'Add a farewell', description: 'Add a farewell to the README. [[sleep:20000]]' });
+    issue.delegateId = FAKE_IDS.appUser;
+    assert.equal(await postWebhook(first.url, delegated(issue)), 200);
+    await killedBy(first, 'linear.router.after-agent-session');
+
+    const second = await start(path);
+    await deliveriesDone(path);
+    const created = fake.mutations.filter((m) => m.name === 'agentSessionCreateOnIssue' && JSON.stringify(m.variables).includes(issue.id));
+    assert.equal(created.length, 1, 'one agent session for the assignment');
+    const dispatches = (await second.rpc<{ dispatches: { issue: string }[] }>('linear.dispatches', {})).dispatches.filter((x) => x.issue === issue.identifier);
+    assert.equal(dispatches.length, 1, 'one dispatch');
     await stopCleanly(second);
     assert.deepEqual(unexpectedErrors(second.output()), []);
   });

@@ -116,7 +116,12 @@ export class Pipeline {
     let agentSessionId = ctx.agentSessionId ?? null;
     if (!agentSessionId) {
       try {
-        agentSessionId = (await rt.deps.linear.createAgentSessionOnIssue(issue.id)).id;
+        // Linear takes no client id for a new agent session: at most one per event (a crash between creating it and
+        // recording the dispatch leaves it unconfirmed; the run after the restart then reports with comments).
+        const create = () => rt.deps.linear.createAgentSessionOnIssue(issue.id);
+        const made = ctx.effectKey ? await rt.effects.run(`${ctx.effectKey}/agent-session`, 'at-most-once', create) : { kind: 'sent' as const, value: await create() };
+        if (made.kind === 'sent') agentSessionId = made.value.id;
+        else rt.deps.logger.warn({ issue: issue.identifier }, 'an agent session may have been created for this issue before a restart; reporting with comments');
       } catch (error) {
         rt.deps.logger.warn({ err: errorMessage(error), issue: issue.identifier }, 'could not create a Linear agent session; reporting with comments');
       }
