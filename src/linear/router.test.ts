@@ -325,6 +325,19 @@ describe('LinearRouter', () => {
     assert.equal(s.planner.store.get(started.session?.id ?? '')?.turnCount, 0);
   });
 
+  it('a planning prompt handled again (a re-run after a crash) acknowledges it once and queues one turn', async () => {
+    s = await setup();
+    const started = await s.planner.start(FAKE_IDS.issue1, { reply: { kind: 'comment', issueId: FAKE_IDS.issue1 }, agentSessionId: FAKE_IDS.agentSession });
+    assert.equal(started.outcome, 'started');
+    const before = thoughts(s.fx, FAKE_IDS.agentSession).length;
+    s.fx.inference.script({ text: 'Noted.' });
+    await s.send('agent-session-prompted', { deliveryId: 'prompt-1' });
+    await s.send('agent-session-prompted', { deliveryId: 'prompt-1' });
+    await s.settle();
+    assert.deepEqual(thoughts(s.fx, FAKE_IDS.agentSession).slice(before), ['Working on the plan…']);
+    assert.equal(s.fx.inference.requests.length, 1, 'one planning turn');
+  });
+
   it('says so in the thread when nobody can answer a mention (no engine), and does not retry what cannot pass', async () => {
     s = await setup({ engine: false });
     await s.send('comment-create-mention');
