@@ -348,6 +348,18 @@ describe('LinearRouter', () => {
     assert.equal(replies[0]?.parentId, COMMENT_QA);
   });
 
+  it('a job that gave up, run again after a crash before its failure was recorded, says its last word once', async () => {
+    s = await setup({ engine: false });
+    await s.send('comment-create-mention');
+    await s.settle();
+    assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1);
+    await s.router.stop();
+    s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`mention:${COMMENT_QA}`);
+    s.router.start();
+    await s.settle();
+    assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1, 'one "could not answer"');
+  });
+
   it('lets the webhook worker retry what may pass, and resolves what the pipeline already reported', async () => {
     s = await setup();
     s.pipeline.failNext = new LinearApiError('network', 'socket hang up');
