@@ -187,9 +187,17 @@ describe('Linear webhook routes', () => {
     const answer = await post(d, body, headers);
     assert.equal(answer.status, 200, answer.text);
     assert.equal((await post(d, body, headers)).status, 200, 'the same bytes again: a redelivery');
+    // Deep nesting where the handlers read loosely typed fields (updatedFrom, data) of an Issue update.
+    const issue = linearFixture('issue-update-delegated') as { updatedFrom: Record<string, unknown>; data: Record<string, unknown> } & Record<string, unknown>;
+    issue.updatedFrom.labelIds = '__DEEP__';
+    issue.data.extra = '__DEEP__';
+    const signedIssue = signLinearWebhook(issue, { deliveryId: null });
+    const issueBody = signedIssue.body.replaceAll('"__DEEP__"', deep);
+    const issueHeaders = { ...signedIssue.headers, 'linear-signature': createHmac('sha256', TEST_WEBHOOK_SECRET).update(issueBody).digest('hex') };
+    assert.equal((await post(d, issueBody, issueHeaders)).status, 200);
     await d.webhooks.worker.idle();
-    assert.deepEqual(d.handler.events.map((e) => e.type), ['agentSession.prompted']);
-    assert.deepEqual(d.webhooks.deliveries.counts(), { pending: 0, processing: 0, done: 1, dead: 0 });
+    assert.deepEqual(d.handler.events.map((e) => e.type), ['agentSession.prompted', 'issue.assigned']);
+    assert.deepEqual(d.webhooks.deliveries.counts(), { pending: 0, processing: 0, done: 2, dead: 0 });
   });
 
   it('treats the same signed body re-sent under a new linear-delivery id (the header is not signed) as a redelivery', async () => {
