@@ -24,6 +24,21 @@ export interface StoredDelivery {
   updatedAt: number;
 }
 
+/**
+ * Runs `fn` (a transaction of the worker's own bookkeeping) with synchronous=NORMAL: in WAL mode its commit survives a
+ * crash of the process (the WAL is written before COMMIT returns) and becomes durable against power loss with the next
+ * synchronous=FULL commit — the intake's next delivery. A power cut may only undo a claim or a result, which runs that
+ * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, stay FULL.
+ */
+function withoutSync<T>(db: DatabaseSync, fn: () => T): T {
+  db.exec('PRAGMA synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    db.exec('PRAGMA synchronous = FULL');
+  }
+}
+
 /** The result of one finished attempt. */
 export type DeliveryOutcome =
   | { seq: number; kind: 'done'; outcome: string }
@@ -58,12 +73,15 @@ interface Row {
   updated_at: number;
 }
 
-/** The oldest due pending delivery not behind an unfinished earlier delivery of the same order key. */
-const RUNNABLE = `SELECT * FROM linear_webhook_deliveries q
+/**
+ * The oldest `limit` due pending deliveries not behind an unfinished earlier delivery of the same order key (so at most
+ * one per key). Walks the partial index of pending deliveries in seq order: no sort, it stops after `limit` rows.
+ */
+export const RUNNABLE = `SELECT * FROM linear_webhook_deliveries q INDEXED BY linear_webhook_deliveries_pending
   WHERE q.status = 'pending' AND q.next_attempt_at <= ?
     AND NOT EXISTS (SELECT 1 FROM linear_webhook_deliveries p
                     WHERE p.order_key = q.order_key AND p.seq < q.seq AND p.status IN ('pending', 'processing'))
-  ORDER BY q.seq LIMIT 1`;
+  ORDER BY q.seq LIMIT ?`;
 
 function fromRow(row: Row): StoredDelivery {
   return {
@@ -161,6 +179,10 @@ export class LinearDeliveryStore {
    * whole turn of the worker. Returns the claimed deliveries, marked processing with the attempt counted.
    */
   settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
+    return withoutSync(this.#db, () => this.#settleAndClaim(outcomes, now, limit));
+  }
+
+  #settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
     return transaction(this.#db, () => {
       for (const o of outcomes) {
         if (o.kind === 'done') {
@@ -175,22 +197,20 @@ export class LinearDeliveryStore {
             .run(o.error, o.retryAt, now, o.seq);
         }
       }
-      const claimed: StoredDelivery[] = [];
-      const select = this.#db.prepare(RUNNABLE);
+      if (limit <= 0) return [];
+      // One query for the whole batch (at most one per order key, see RUNNABLE), then one update per claimed row.
+      const rows = this.#db.prepare(RUNNABLE).all(now, limit) as unknown as Row[];
       const mark = this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
-      while (claimed.length < limit) {
-        const row = select.get(now) as Row | undefined;
-        if (!row) break;
+      return rows.map((row) => {
         mark.run(now, row.seq);
-        claimed.push(fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
-      }
-      return claimed;
+        return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
+      });
     });
   }
 
   /** Whether `claimNext(now)` would find something. */
   hasRunnable(now: number): boolean {
-    return this.#db.prepare(RUNNABLE).get(now) !== undefined;
+    return this.#db.prepare(RUNNABLE).get(now, 1) !== undefined;
   }
 
   /**

@@ -73,4 +73,13 @@ export const LINEAR_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX linear_effects_updated ON linear_effects(updated_at);
     `,
   },
+  {
+    version: 403,
+    name: 'linear webhook deliveries: pending deliveries in arrival order (the worker claims without sorting)',
+    // The (status, next_attempt_at) index is replaced: one index fewer to write at every status change.
+    sql: `
+      CREATE INDEX linear_webhook_deliveries_pending ON linear_webhook_deliveries(seq) WHERE status = 'pending';
+      DROP INDEX linear_webhook_deliveries_status;
+    `,
+  },
 ];
