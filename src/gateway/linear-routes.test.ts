@@ -217,24 +217,6 @@ describe('Linear webhook routes', () => {
     assert.equal(d.webhooks.deliveries.counts().done, 1);
   });
 
-  it('claims a delivery for a free worker in the same commit that takes it in (no separate claim commit)', async () => {
-    const d = await start();
-    let seen: string | undefined;
-    d.handler.handle = async (event) => {
-      seen ??= d.webhooks.deliveries.get(event.deliveryId)?.status;
-      d.handler.events.push(event);
-    };
-    const signed = signLinearWebhook(linearFixture('issue-create'));
-    const committed = d.webhooks.intake.receive(Buffer.from(signed.body), { signature: signed.headers['linear-signature'], deliveryId: signed.deliveryId });
-    const result = await committed;
-    assert.equal(result.status, 200);
-    // Already claimed when the intake's commit returned: the worker did not need a turn (and a commit) of its own.
-    assert.notEqual(d.webhooks.deliveries.get(signed.deliveryId)?.status, 'pending');
-    await d.webhooks.worker.idle();
-    assert.equal(seen, 'processing');
-    assert.equal(d.webhooks.deliveries.get(signed.deliveryId)?.status, 'done');
-  });
-
   it('works off deliveries accepted before a restart (queued durably, worker not yet run)', async () => {
     const first = await start({ startWorker: false });
     const deliveries = [signLinearWebhook(linearFixture('agent-session-created')), signLinearWebhook(linearFixture('agent-session-prompted'))];

@@ -134,25 +134,16 @@ export class LinearDeliveryStore {
    * Returns, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
    */
   enqueueMany(deliveries: readonly NewDelivery[]): boolean[] {
-    return this.enqueueAndClaim(deliveries, 0, 0).fresh;
-  }
-
-  /**
-   * `enqueueMany`, then claims up to `limit` runnable deliveries (as `settleAndClaim` does), in the SAME transaction:
-   * the worker's claim rides on the intake's commit instead of costing one of its own.
-   */
-  enqueueAndClaim(deliveries: readonly NewDelivery[], now: number, limit: number): { fresh: boolean[]; claimed: StoredDelivery[] } {
     const insert = this.#db.prepare(
       `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, body_digest, status, attempts,
          next_attempt_at, received_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
-    return transaction(this.#db, () => {
-      const fresh = deliveries.map(
+    return transaction(this.#db, () =>
+      deliveries.map(
         (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
-      );
-      return { fresh, claimed: this.#claim(now, limit) };
-    });
+      ),
+    );
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Returns how many. */
@@ -206,18 +197,14 @@ export class LinearDeliveryStore {
             .run(o.error, o.retryAt, now, o.seq);
         }
       }
-      return this.#claim(now, limit);
-    });
-  }
-
-  /** Inside a transaction: claims up to `limit` runnable deliveries in one query (at most one per order key). */
-  #claim(now: number, limit: number): StoredDelivery[] {
-    if (limit <= 0) return [];
-    const rows = this.#db.prepare(RUNNABLE).all(now, limit) as unknown as Row[];
-    const mark = this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
-    return rows.map((row) => {
-      mark.run(now, row.seq);
-      return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
+      if (limit <= 0) return [];
+      // One query for the whole batch (at most one per order key, see RUNNABLE), then one update per claimed row.
+      const rows = this.#db.prepare(RUNNABLE).all(now, limit) as unknown as Row[];
+      const mark = this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
+      return rows.map((row) => {
+        mark.run(now, row.seq);
+        return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
+      });
     });
   }
 

@@ -4,9 +4,8 @@ import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { LinearDeliveryStore, NewDelivery, StoredDelivery } from '../../store/linear-deliveries.ts';
+import type { LinearDeliveryStore, NewDelivery } from '../../store/linear-deliveries.ts';
 import { bodyDigest, deliveryKey, orderKey, verifyDelivery } from './verify.ts';
-import type { WebhookWorker } from './worker.ts';
 
 /** The headers of a delivery the intake reads. */
 export interface DeliveryHeaders {
@@ -27,8 +26,6 @@ export interface WebhookIntakeOptions {
   logger: Logger;
   /** Called after new deliveries are queued (wakes the worker). */
   onQueued?: () => void;
-  /** The worker, when it claims in the intake's commit: as many runnable deliveries as it has free slots. */
-  worker?: Pick<WebhookWorker, 'freeSlots' | 'adopt'>;
 }
 
 interface Waiting {
@@ -91,9 +88,8 @@ export class WebhookIntake {
     const group = this.#group;
     this.#group = [];
     let fresh: boolean[];
-    let claimed: StoredDelivery[];
     try {
-      ({ fresh, claimed } = this.#o.store.enqueueAndClaim(group.map((w) => w.delivery), this.#o.clock.now(), this.#o.worker?.freeSlots() ?? 0));
+      fresh = this.#o.store.enqueueMany(group.map((w) => w.delivery));
     } catch (error) {
       for (const w of group) w.resolve(this.#unavailable(w.delivery.deliveryId, error));
       return;
@@ -107,7 +103,6 @@ export class WebhookIntake {
       this.#o.logger.debug({ delivery: deliveryId, type: eventType, action }, 'linear webhook queued');
       w.resolve({ status: 200, outcome: 'queued', deliveryId });
     });
-    if (claimed.length > 0) this.#o.worker?.adopt(claimed);
     if (fresh.some(Boolean)) this.#o.onQueued?.();
   }
 

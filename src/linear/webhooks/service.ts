@@ -27,14 +27,11 @@ export interface LinearWebhooksDeps {
   logger: Logger;
 }
 
-/**
- * Builds the intake and the worker over one delivery store; the intake claims for the worker in its own commit (as many
- * as it has free slots) and wakes it. Call `worker.start()` after.
- */
+/** Builds the intake and the worker over one delivery store; the intake wakes the worker. Call `worker.start()` after. */
 export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
   const deliveries = new LinearDeliveryStore(deps.db);
   const worker = new WebhookWorker({ store: deliveries, handler: deps.handler, appUserId: deps.appUserId, clock: deps.clock, logger: deps.logger, webhooks: deps.config.webhooks });
-  const intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify(), worker });
+  const intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify() });
   return { intake, worker, deliveries };
 }
 

@@ -120,29 +120,17 @@ export class WebhookWorker {
         logger.error({ err: errorMessage(error), unrecorded: outcomes.length }, 'linear webhooks: cannot update the queue');
       }
     }
-    for (const item of claimed) this.#run(item);
+    for (const item of claimed) {
+      this.#inFlight += 1;
+      void this.#process(item).then((outcome) => {
+        this.#inFlight -= 1;
+        this.#finished.push(outcome);
+        if (this.#inFlight === 0) this.#settleDrain();
+        this.#scheduleTurn();
+      });
+    }
     this.#scheduleRetry();
     if (this.#isIdle()) this.#settleIdle();
-  }
-
-  /** Slots free for deliveries the intake claims in its own commit (none while stopped). */
-  freeSlots(): number {
-    return this.#running ? Math.max(0, this.#o.webhooks.concurrency - this.#inFlight) : 0;
-  }
-
-  /** Takes over deliveries the intake claimed for this worker in its commit (see `freeSlots`). */
-  adopt(claimed: readonly StoredDelivery[]): void {
-    for (const item of claimed) this.#run(item);
-  }
-
-  #run(item: StoredDelivery): void {
-    this.#inFlight += 1;
-    void this.#process(item).then((outcome) => {
-      this.#inFlight -= 1;
-      this.#finished.push(outcome);
-      if (this.#inFlight === 0) this.#settleDrain();
-      this.#scheduleTurn();
-    });
   }
 
   #scheduleRetry(): void {
