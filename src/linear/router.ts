@@ -27,7 +27,7 @@ import type { LinearEvent, LinearEventHandler } from './webhooks/events.ts';
 import { extractMentions } from './webhooks/parse.ts';
 
 /** What the router needs of the pipeline. */
-export type RouterPipeline = Pick<Pipeline, 'dispatch' | 'onPrompt' | 'onStop' | 'get' | 'forAgentSession'>;
+export type RouterPipeline = Pick<Pipeline, 'dispatch' | 'onPrompt' | 'onStop' | 'get' | 'forAgentSession' | 'announce'>;
 
 export interface LinearRouterDeps {
   config: Config;
@@ -180,6 +180,8 @@ export class LinearRouter implements LinearEventHandler {
     const existing = pipeline.forAgentSession(agentSessionId);
     if (existing) {
       logger.info({ agentSession: agentSessionId, dispatch: existing.id, status: existing.status }, 'linear agent session already has its dispatch; nothing new started');
+      // A re-run after a crash right after the dispatch was recorded: its first thought may not have gone out.
+      await pipeline.announce(existing);
       return;
     }
     const issueId = event.issue?.id;

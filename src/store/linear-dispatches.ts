@@ -45,6 +45,8 @@ export interface DispatchContextData {
   lastGaps?: string[];
   /** Linear prompt activities already taken in (newest last, capped), so a redelivered prompt is not taken twice. */
   promptIds?: string[];
+  /** The first thought told to the agent session (kept so a re-run after a crash can send it if it was lost). */
+  pickedUp?: string;
 }
 
 /** One dispatch of one Linear issue. */

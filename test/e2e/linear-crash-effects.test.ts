@@ -179,4 +179,43 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     await stopCleanly(second);
     assert.deepEqual(unexpectedErrors(second.output()), []);
   });
+
+  /** Runs a created event under `fault`, restarts, and waits for the dispatch to be done; returns the session's activities. */
+  async function createdAcrossKill(fault: string): Promise<Record<string, unknown>[]> {
+    const path = home();
+    const first = await start(path, fault);
+    const issue = fake.workspace.addIssue({ teamId: team, title: 'Add a greeting', description: 'Add a greeting to the README.' });
+    const { payload, agentSessionId } = agentSessionCreated(fake.workspace, issue, '@switchboard please do this');
+    assert.equal(await postWebhook(first.url, payload), 200);
+    await killedBy(first, fault);
+    const second = await start(path);
+    await waitFor(
+      'the dispatch done',
+      async () => {
+        const list = (await second.rpc<{ dispatches: { issue: string; status: string }[] }>('linear.dispatches', {})).dispatches.filter((x) => x.issue === issue.identifier);
+        return list.length === 1 && list[0]?.status === 'done';
+      },
+      60_000,
+    );
+    await deliveriesDone(path);
+    const dispatches = (await second.rpc<{ dispatches: { issue: string }[] }>('linear.dispatches', {})).dispatches.filter((x) => x.issue === issue.identifier);
+    assert.equal(dispatches.length, 1, 'one dispatch');
+    await stopCleanly(second);
+    assert.deepEqual(unexpectedErrors(second.output()), []);
+    return fake.workspace.agentSessions.get(agentSessionId)?.activities.map((a) => a.content) ?? [];
+  }
+
+  const pickedUp = (activities: Record<string, unknown>[]) => activities.filter((a) => a.type === 'thought' && String(a.body).startsWith('Picked up'));
+
+  it('a created event run again after a kill between recording its dispatch and saying so says "Picked up" once (not zero times)', async () => {
+    const activities = await createdAcrossKill('linear.pipeline.after-insert');
+    assert.equal(pickedUp(activities).length, 1, JSON.stringify(activities));
+    assert.equal(activities.filter((a) => a.type === 'response').length, 1);
+  });
+
+  it('a created event whose "Picked up" reached Linear just before the kill says it once', async () => {
+    const activities = await createdAcrossKill('linear.effect.after-send:picked-up');
+    assert.equal(pickedUp(activities).length, 1, JSON.stringify(activities));
+    assert.equal(activities.filter((a) => a.type === 'response').length, 1);
+  });
 });

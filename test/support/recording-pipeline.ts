@@ -80,6 +80,8 @@ export class RecordingPipeline implements RouterPipeline {
     return { outcome: 'stopped', dispatch: d };
   }
 
+  async announce(_d: DispatchRecord): Promise<void> {}
+
   forAgentSession(agentSessionId: string): DispatchRecord | null {
     return this.#records.findLast((r) => r.agentSessionId === agentSessionId) ?? null;
   }

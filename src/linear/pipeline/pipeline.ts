@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Timer } from '../../core/clock.ts';
 import { expandHome } from '../../core/config-load.ts';
 import { errorMessage, invalidInput } from '../../core/errors.ts';
+import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
 import type { SessionSignal } from '../../coding/session.ts';
 import { ACTIVE_DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
@@ -135,6 +136,7 @@ export class Pipeline {
       ...(ctx.promptContext ? { promptContext: clean(ctx.promptContext) } : {}),
       ...(ctx.guidance?.length ? { guidance: ctx.guidance.map(clean) } : {}),
       ...(ctx.promptId ? { promptIds: [ctx.promptId] } : {}),
+      pickedUp: `Picked up ${issue.identifier}: tier ${tier.tier} (${tier.reason}) → ${runners.worker.harness}${runners.worker.model ? ` ${runners.worker.model}` : ''} (harness from ${runners.harnessSource}).`,
     };
     const { record, created } = rt.store.insert({
       id: newId(12),
@@ -155,15 +157,9 @@ export class Pipeline {
       createdAt: rt.now(),
     });
     if (!created) return this.#duplicate(record, ctx);
-    const model = record.model ? ` ${record.model}` : '';
-    void rt.tellOnce(
-      record,
-      {
-        type: 'thought',
-        body: `Picked up ${record.identifier}: tier ${record.tier} (${record.tierReason}) → ${record.harness}${model} (harness from ${runners.harnessSource}).`,
-      },
-      `dispatch:${record.id}/picked-up`,
-    );
+    faultPoint('linear.pipeline.after-insert');
+    // Awaited: once the event is handled, its first thought is in Linear (or claimed, see `announce`).
+    await this.announce(record);
     await rt.record(record, 'accepted', { tier: record.tier, harness: record.harness, model: record.model });
     this.#pump();
     const fresh = rt.store.get(record.id) ?? record;
@@ -288,6 +284,15 @@ export class Pipeline {
     return this.#rt.store.list(statuses);
   }
 
+  /**
+   * Tells the dispatch's agent session that it was picked up — once: a handler run again after a crash (the dispatch
+   * exists, the thought may not have gone out) calls it again, and the effect ledger sends it only if it is not known
+   * to be in Linear (under the same client id, so never twice).
+   */
+  async announce(d: DispatchRecord): Promise<void> {
+    if (d.context.pickedUp) await this.#rt.tellOnce(d, { type: 'thought', body: d.context.pickedUp }, `dispatch:${d.id}/picked-up`);
+  }
+
   /** The newest dispatch linked to a Linear agent session (any status), if any. */
   forAgentSession(agentSessionId: string): DispatchRecord | null {
     return this.#rt.store.latestForAgentSession(agentSessionId);
@@ -332,6 +337,8 @@ export class Pipeline {
 
   async #duplicate(existing: DispatchRecord, ctx: DispatchContext): Promise<DispatchResult> {
     const rt = this.#rt;
+    // The same request again (a re-run after a crash): what it should have said first, if that was lost.
+    if (!ctx.agentSessionId || ctx.agentSessionId === existing.agentSessionId) await this.announce(existing);
     const agentSessionId = ctx.agentSessionId;
     if (agentSessionId && agentSessionId !== existing.agentSessionId) {
       const body = `${existing.identifier} is already being worked on (${existing.status}, attempt ${existing.attempt}) in another agent session; no second run was started.`;
