@@ -27,4 +27,12 @@ describe('LinearDeliveryStore claims', () => {
     assert.deepEqual(next.map((d) => d.deliveryId), ['d-2']);
     assert.equal(store.get('d-1')?.status, 'done');
   });
+
+  it("commits the worker's bookkeeping without fsync and gives the connection its synchronous setting back", () => {
+    const db = openDatabase(':memory:');
+    const store = new LinearDeliveryStore(db);
+    store.enqueueMany([delivery(1, 'a')]);
+    store.settleAndClaim([], 10, 1);
+    assert.equal((db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous, 2, 'FULL again');
+  });
 });

@@ -28,14 +28,16 @@ export interface StoredDelivery {
  * Runs `fn` (a transaction of the worker's own bookkeeping) with synchronous=NORMAL: in WAL mode its commit survives a
  * crash of the process (the WAL is written before COMMIT returns) and becomes durable against power loss with the next
  * synchronous=FULL commit — the intake's next delivery. A power cut may only undo a claim or a result, which runs that
- * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, stay FULL.
+ * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, keep the
+ * connection's setting (FULL), restored right after.
  */
 function withoutSync<T>(db: DatabaseSync, fn: () => T): T {
+  const previous = (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
   db.exec('PRAGMA synchronous = NORMAL');
   try {
     return fn();
   } finally {
-    db.exec('PRAGMA synchronous = FULL');
+    db.exec(`PRAGMA synchronous = ${Number(previous)}`);
   }
 }
 
