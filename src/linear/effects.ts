@@ -100,11 +100,6 @@ export class LinearEffects {
     return { run: (name, mode, send) => this.run(`${prefix}/${name}`, mode, send) };
   }
 
-  /** Whether the effect `key` was confirmed. */
-  done(key: string): boolean {
-    return this.#store.state(key) === 'done';
-  }
-
   /** Deletes ledger entries last touched before `before`; returns how many. */
   prune(before: number): number {
     return this.#store.prune(before);
