@@ -165,7 +165,8 @@ export class Pipeline {
     const fresh = rt.store.get(record.id) ?? record;
     const position = rt.store.queuePosition(record.id);
     if (fresh.status === 'queued' && position !== null) {
-      void rt.tellOnce(
+      // Awaited like the first thought: the event is not marked handled before this is in Linear.
+      await rt.tellOnce(
         fresh,
         {
           type: 'thought',
