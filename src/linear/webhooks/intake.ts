@@ -59,6 +59,11 @@ export class WebhookIntake {
     }
   }
 
+  /** True while verified deliveries wait for their group commit. */
+  get pending(): boolean {
+    return this.#group.length > 0;
+  }
+
   #receive(rawBody: Buffer, headers: DeliveryHeaders): Promise<IntakeResult> {
     const { store, clock, logger } = this.#o;
     const verified = verifyDelivery(this.#client, rawBody, headers.signature);

@@ -18,6 +18,11 @@ export interface WebhookWorkerOptions {
   clock: Clock;
   logger: Logger;
   webhooks: LinearConfig['webhooks'];
+  /**
+   * True while deliveries wait to be committed by the intake: a turn then lets that commit (which Linear's 200 waits
+   * for) go first, once — it runs right after, so it never starves.
+   */
+  intakePending?: () => boolean;
 }
 
 /** The queue consumer. `start` once; `notify` whenever a delivery was queued; `stop` on shutdown. */
@@ -27,6 +32,7 @@ export class WebhookWorker {
   #inFlight = 0;
   #finished: DeliveryOutcome[] = [];
   #turnScheduled = false;
+  #deferredOnce = false;
   #retryTimer: Timer | undefined;
   #retryAt = Infinity;
   #pruneTimer: Timer | undefined;
@@ -108,6 +114,16 @@ export class WebhookWorker {
   /** Records finished attempts and claims as many deliveries as there are free slots, in one transaction. */
   #turn(): void {
     const { store, clock, logger, webhooks } = this.#o;
+    if (this.#running && !this.#deferredOnce && this.#o.intakePending?.()) {
+      this.#deferredOnce = true;
+      this.#turnScheduled = true;
+      setImmediate(() => {
+        this.#turnScheduled = false;
+        this.#turn();
+      });
+      return;
+    }
+    this.#deferredOnce = false;
     const outcomes = this.#finished;
     this.#finished = [];
     const free = this.#running ? webhooks.concurrency - this.#inFlight : 0;
