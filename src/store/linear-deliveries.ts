@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { transaction } from './database.ts';
 
 /** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
@@ -109,9 +109,20 @@ function fromRow(row: Row): StoredDelivery {
  */
 export class LinearDeliveryStore {
   #db: DatabaseSync;
+  /** Prepared once per store: the intake and the worker run these for every delivery. */
+  #statements = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
+  }
+
+  #sql(text: string): StatementSync {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
   }
 
   /**
@@ -136,7 +147,7 @@ export class LinearDeliveryStore {
    * Returns, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
    */
   enqueueMany(deliveries: readonly NewDelivery[]): boolean[] {
-    const insert = this.#db.prepare(
+    const insert = this.#sql(
       `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, body_digest, status, attempts,
          next_attempt_at, received_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
@@ -192,7 +203,7 @@ export class LinearDeliveryStore {
             .prepare("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?")
             .run(o.outcome, now, o.seq);
         } else if (o.kind === 'dead') {
-          this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
+          this.#sql("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
         } else {
           this.#db
             .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?")
@@ -201,8 +212,8 @@ export class LinearDeliveryStore {
       }
       if (limit <= 0) return [];
       // One query for the whole batch (at most one per order key, see RUNNABLE), then one update per claimed row.
-      const rows = this.#db.prepare(RUNNABLE).all(now, limit) as unknown as Row[];
-      const mark = this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
+      const rows = this.#sql(RUNNABLE).all(now, limit) as unknown as Row[];
+      const mark = this.#sql("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
       return rows.map((row) => {
         mark.run(now, row.seq);
         return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
@@ -212,7 +223,7 @@ export class LinearDeliveryStore {
 
   /** Whether `claimNext(now)` would find something. */
   hasRunnable(now: number): boolean {
-    return this.#db.prepare(RUNNABLE).get(now, 1) !== undefined;
+    return this.#sql(RUNNABLE).get(now, 1) !== undefined;
   }
 
   /**
@@ -228,14 +239,14 @@ export class LinearDeliveryStore {
 
   /** One delivery by id. */
   get(deliveryId: string): StoredDelivery | undefined {
-    const row = this.#db.prepare('SELECT * FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) as Row | undefined;
+    const row = this.#sql('SELECT * FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   /** Number of deliveries in each state. */
   counts(): Record<DeliveryStatus, number> {
     const out: Record<DeliveryStatus, number> = { pending: 0, processing: 0, done: 0, dead: 0 };
-    const rows = this.#db.prepare('SELECT status, COUNT(*) AS n FROM linear_webhook_deliveries GROUP BY status').all() as { status: DeliveryStatus; n: number }[];
+    const rows = this.#sql('SELECT status, COUNT(*) AS n FROM linear_webhook_deliveries GROUP BY status').all() as { status: DeliveryStatus; n: number }[];
     for (const row of rows) out[row.status] = row.n;
     return out;
   }
@@ -243,7 +254,7 @@ export class LinearDeliveryStore {
   /** Dead-lettered deliveries, newest first. */
   deadLetters(limit = 50): StoredDelivery[] {
     return (
-      this.#db.prepare("SELECT * FROM linear_webhook_deliveries WHERE status = 'dead' ORDER BY seq DESC LIMIT ?").all(limit) as unknown as Row[]
+      this.#sql("SELECT * FROM linear_webhook_deliveries WHERE status = 'dead' ORDER BY seq DESC LIMIT ?").all(limit) as unknown as Row[]
     ).map(fromRow);
   }
 
@@ -260,7 +271,7 @@ export class LinearDeliveryStore {
   /** Deletes finished (done or dead) deliveries last touched before `before`; returns how many. */
   prune(before: number): number {
     return Number(
-      this.#db.prepare("DELETE FROM linear_webhook_deliveries WHERE status IN ('done', 'dead') AND updated_at < ?").run(before).changes,
+      this.#sql("DELETE FROM linear_webhook_deliveries WHERE status IN ('done', 'dead') AND updated_at < ?").run(before).changes,
     );
   }
 }
