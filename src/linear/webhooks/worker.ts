@@ -33,6 +33,8 @@ export class WebhookWorker {
   #finished: DeliveryOutcome[] = [];
   #turnScheduled = false;
   #deferredOnce = false;
+  /** Set when the earliest retry time may have changed (start, a retry outcome, the retry timer): read it again. */
+  #retriesChanged = true;
   #retryTimer: Timer | undefined;
   #retryAt = Infinity;
   #pruneTimer: Timer | undefined;
@@ -48,6 +50,7 @@ export class WebhookWorker {
     if (this.#running) return;
     const { store, clock, logger, webhooks } = this.#o;
     this.#running = true;
+    this.#retriesChanged = true;
     const recovered = store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
     this.#prune();
@@ -145,17 +148,21 @@ export class WebhookWorker {
         this.#scheduleTurn();
       });
     }
+    // Retry times only appear with a retry outcome (or were left by the last process: checked at start).
+    if (outcomes.some((o) => o.kind === 'retry')) this.#retriesChanged = true;
     this.#scheduleRetry();
-    if (this.#isIdle()) this.#settleIdle();
+    if (this.#idleWaiters.length > 0 && this.#isIdle()) this.#settleIdle();
   }
 
   #scheduleRetry(): void {
-    if (!this.#running) return;
+    if (!this.#running || !this.#retriesChanged) return;
+    this.#retriesChanged = false;
     const now = this.#o.clock.now();
     let due: number | undefined;
     try {
       due = this.#o.store.nextDueAfter(now);
     } catch (error) {
+      this.#retriesChanged = true;
       this.#o.logger.error({ err: errorMessage(error) }, 'linear webhooks: cannot read the queue');
       return;
     }
@@ -166,6 +173,7 @@ export class WebhookWorker {
     this.#retryTimer = this.#o.clock.after(due - now, () => {
       this.#retryTimer = undefined;
       this.#retryAt = Infinity;
+      this.#retriesChanged = true;
       this.#turn();
     });
   }
