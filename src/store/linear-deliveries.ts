@@ -125,18 +125,6 @@ export class LinearDeliveryStore {
     return statement;
   }
 
-  /**
-   * Whether a delivery with this id, or with these exact signed bytes, was ever stored (and not pruned since). A read:
-   * no write lock, no sync.
-   */
-  has(deliveryId: string, bodyDigest?: string): boolean {
-    return (
-      this.#db
-        .prepare('SELECT 1 FROM linear_webhook_deliveries WHERE delivery_id = ? OR body_digest = ?')
-        .get(deliveryId, bodyDigest ?? null) !== undefined
-    );
-  }
-
   /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when its id or digest is known. */
   enqueue(delivery: NewDelivery): boolean {
     return this.enqueueMany([delivery])[0] as boolean;

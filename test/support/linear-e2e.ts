@@ -65,7 +65,8 @@ export function linearDaemonConfig(options: { dir: string; repo: string; linearU
       apiKey: 'lin_api_fake',
       webhookSecret: TEST_WEBHOOK_SECRET,
       requests: { backoffInitialMs: 10, backoffMaxMs: 100, maxAttempts: 3 },
-      webhooks: { retryInitialMs: 200, retryMaxMs: 1_000 },
+      // batchMs 0: the in-process rig runs on a ManualClock (a batch window would wait for it to be advanced).
+      webhooks: { retryInitialMs: 200, retryMaxMs: 1_000, batchMs: 0 },
       pipeline: { repo: options.repo, maxAttempts: 2, originChannel: options.originChannel ?? CHAT },
       router: { retryInitialSec: 1 },
     },

@@ -32,6 +32,7 @@ export class WebhookWorker {
   #inFlight = 0;
   #finished: DeliveryOutcome[] = [];
   #turnScheduled = false;
+  #batchTimer: Timer | undefined;
   #deferredOnce = false;
   /** Set when the earliest retry time may have changed (start, a retry outcome, the retry timer): read it again. */
   #retriesChanged = true;
@@ -70,6 +71,11 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     const { clock, logger, webhooks } = this.#o;
     this.#running = false;
+    if (this.#batchTimer) {
+      this.#batchTimer.cancel();
+      this.#batchTimer = undefined;
+      this.#turnScheduled = false;
+    }
     this.#retryTimer?.cancel();
     this.#retryTimer = undefined;
     this.#retryAt = Infinity;
@@ -105,13 +111,18 @@ export class WebhookWorker {
     }
   }
 
+  /** A turn soon: after `batchMs` on the clock (so what arrives meanwhile joins it), or on the next tick when 0. */
   #scheduleTurn(): void {
     if (this.#turnScheduled) return;
     this.#turnScheduled = true;
-    setImmediate(() => {
+    const run = () => {
+      this.#batchTimer = undefined;
       this.#turnScheduled = false;
       this.#turn();
-    });
+    };
+    const batchMs = this.#o.webhooks.batchMs;
+    if (batchMs > 0 && this.#running) this.#batchTimer = this.#o.clock.after(batchMs, run);
+    else setImmediate(run);
   }
 
   /** Records finished attempts and claims as many deliveries as there are free slots, in one transaction. */
