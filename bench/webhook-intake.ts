@@ -1,8 +1,10 @@
 // Webhook intake benchmark: deliveries per second and p50/p99 time to the 200 for signed Linear deliveries through
 // POST /linear/webhook on a real Fastify instance (signature check, durable dedup + queue insert in SQLite with
 // synchronous=FULL, worker draining with a no-op handler), beside a bare node:http handler that only reads the body
-// and a bare Fastify route, in the same run. Prints figures; asserts nothing.
+// and a bare Fastify route, and two storage baselines (one fdatasync; one unbatched SQLite commit per delivery), in the
+// same run, with the targets derived from them. Prints figures; asserts nothing.
 //   node bench/webhook-intake.ts [deliveries=2000] [concurrency=16]
+import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
 import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
@@ -73,8 +75,49 @@ function sign(count: number): SignedDelivery[] {
   });
 }
 
+function quantiles(samples: number[]): { p50: number; p99: number } {
+  samples.sort((a, b) => a - b);
+  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
+  return { p50: at(0.5), p99: at(0.99) };
+}
+
+/** One append of a delivery-sized record and fdatasync, `count` times. */
+function fdatasyncBaseline(path: string, count: number, bytes: number): Figures {
+  const fd = openSync(path, 'a');
+  const record = Buffer.alloc(bytes, 120);
+  const samples: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < count; i += 1) {
+    const t0 = performance.now();
+    writeSync(fd, record);
+    fdatasyncSync(fd);
+    samples.push(performance.now() - t0);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  closeSync(fd);
+  return { perSecond: count / seconds, ...quantiles(samples) };
+}
+
+/** One INSERT of a delivery-sized row per transaction (same pragmas as the daemon: WAL, synchronous=FULL), `count` times. */
+function unbatchedCommitBaseline(path: string, count: number, bytes: number): Figures {
+  const db = openDatabase(path, []);
+  db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)');
+  const insert = db.prepare('INSERT INTO t (payload) VALUES (?)');
+  const payload = 'x'.repeat(bytes);
+  const samples: number[] = [];
+  const started = performance.now();
+  for (let i = 0; i < count; i += 1) {
+    const t0 = performance.now();
+    insert.run(payload);
+    samples.push(performance.now() - t0);
+  }
+  const seconds = (performance.now() - started) / 1000;
+  db.close();
+  return { perSecond: count / seconds, ...quantiles(samples) };
+}
+
 function row(label: string, f: Figures): string {
-  return `${label.padEnd(46)} ${f.perSecond.toFixed(0).padStart(8)} /s   p50 ${f.p50.toFixed(2).padStart(7)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms`;
+  return `${label.padEnd(58)} ${f.perSecond.toFixed(0).padStart(8)} /s   p50 ${f.p50.toFixed(2).padStart(7)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms`;
 }
 
 async function main(): Promise<void> {
@@ -102,13 +145,39 @@ async function main(): Promise<void> {
   await drive(fastifyPort, '/bare', sign(200), 4);
   await drive(fastifyPort, '/linear/webhook', sign(200), 4);
 
-  console.log(`webhook intake: ${total} signed deliveries (~${Buffer.byteLength(sign(1)[0]?.body ?? '')} B each), node ${process.version}`);
+  const bytes = Buffer.byteLength(sign(1)[0]?.body ?? '');
+  console.log(`webhook intake: ${total} signed deliveries (~${bytes} B each), node ${process.version}`);
+  let runs = 0;
+  // The storage baselines are measured right before and after each intake run (a shared machine's disk varies).
+  const baselines = (): { fsync: Figures; commit: Figures } => {
+    runs += 1;
+    return {
+      fsync: fdatasyncBaseline(join(dir.path, `fdatasync-${runs}.bin`), 300, bytes),
+      commit: unbatchedCommitBaseline(join(dir.path, `unbatched-${runs}.db`), 300, bytes),
+    };
+  };
+  const mean = (a: Figures, b: Figures): Figures => ({ perSecond: (a.perSecond + b.perSecond) / 2, p50: (a.p50 + b.p50) / 2, p99: (a.p99 + b.p99) / 2 });
   for (const parallel of [1, concurrency]) {
     console.log(`\nconcurrency ${parallel}`);
-    console.log(row('bare node:http (read body, 200)', await drive(barePort, '/', sign(total), parallel)));
+    const before = baselines();
+    const bareFigures = await drive(barePort, '/', sign(total), parallel);
+    console.log(row('bare node:http (read body, 200)', bareFigures));
     console.log(row('bare Fastify route', await drive(fastifyPort, '/bare', sign(total), parallel)));
     const unique = sign(total);
-    console.log(row('switchboard /linear/webhook (new deliveries)', await drive(fastifyPort, '/linear/webhook', unique, parallel)));
+    const intake = await drive(fastifyPort, '/linear/webhook', unique, parallel);
+    console.log(row('switchboard /linear/webhook (new deliveries)', intake));
+    const after = baselines();
+    const fsync = mean(before.fsync, after.fsync);
+    const commit = mean(before.commit, after.commit);
+    console.log(row('one fdatasync (append a delivery; mean of before/after)', fsync));
+    console.log(row('one unbatched commit per delivery (mean of before/after)', commit));
+    if (parallel === 1) {
+      const target = bareFigures.p50 + fsync.p50 + 0.3;
+      console.log(`  target p50 ≤ bare + one fdatasync + 0.3 ms = ${target.toFixed(2)} ms: ${intake.p50 <= target ? 'met' : 'NOT met'}`);
+    } else {
+      const target = 3 * commit.perSecond;
+      console.log(`  target ≥ 3 × one unbatched commit per delivery = ${target.toFixed(0)} /s: ${intake.perSecond >= target ? 'met' : 'NOT met'}`);
+    }
     await webhooks.worker.idle();
     const replays = unique.map((d) => signLinearWebhook(JSON.parse(d.body) as Record<string, unknown>, { deliveryId: d.deliveryId }));
     console.log(row('switchboard /linear/webhook (redeliveries)', await drive(fastifyPort, '/linear/webhook', replays, parallel)));

@@ -46,6 +46,11 @@ export const linearWebhooksSchema = z.strictObject({
   pruneIntervalMs: positiveMs.default(3_600_000),
   /** On shutdown, handlers still running after this long are left behind; their deliveries run again at the next start. */
   stopGraceMs: positiveMs.default(10_000),
+  /**
+   * The worker gathers deliveries queued (and results finished) within this window into one turn: one transaction for
+   * all of them, off the path of the intake's 200. 0: a turn at once for each.
+   */
+  batchMs: z.number().int().nonnegative().default(10),
 });
 
 /** Limits on calls to the Linear API, per workspace. */

@@ -174,6 +174,49 @@ describe('Linear webhook routes', () => {
     assert.deepEqual(d.handler.events.map((e) => e.type).sort(), ['comment.created', 'issue.created']);
   });
 
+  it('takes in a signed body nested 5,000 levels deep without a linear-delivery header (200, never a 500), and handles it', async () => {
+    const d = await start();
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    const payload = linearFixture('agent-session-prompted') as { agentActivity: { content: Record<string, unknown> } } & Record<string, unknown>;
+    payload.agentActivity.content.extra = '__DEEP__';
+    payload.extra = '__DEEP__';
+    const signed = signLinearWebhook(payload, { deliveryId: null });
+    const body = signed.body.replaceAll('"__DEEP__"', deep);
+    const { createHmac } = await import('node:crypto');
+    const headers = { ...signed.headers, 'linear-signature': createHmac('sha256', TEST_WEBHOOK_SECRET).update(body).digest('hex') };
+    const answer = await post(d, body, headers);
+    assert.equal(answer.status, 200, answer.text);
+    assert.equal((await post(d, body, headers)).status, 200, 'the same bytes again: a redelivery');
+    // Deep nesting where the handlers read loosely typed fields (updatedFrom, data) of an Issue update.
+    const issue = linearFixture('issue-update-delegated') as { updatedFrom: Record<string, unknown>; data: Record<string, unknown> } & Record<string, unknown>;
+    issue.updatedFrom.labelIds = '__DEEP__';
+    issue.data.extra = '__DEEP__';
+    const signedIssue = signLinearWebhook(issue, { deliveryId: null });
+    const issueBody = signedIssue.body.replaceAll('"__DEEP__"', deep);
+    const issueHeaders = { ...signedIssue.headers, 'linear-signature': createHmac('sha256', TEST_WEBHOOK_SECRET).update(issueBody).digest('hex') };
+    assert.equal((await post(d, issueBody, issueHeaders)).status, 200);
+    await d.webhooks.worker.idle();
+    assert.deepEqual(d.handler.events.map((e) => e.type), ['agentSession.prompted', 'issue.assigned']);
+    assert.deepEqual(d.webhooks.deliveries.counts(), { pending: 0, processing: 0, done: 2, dead: 0 });
+  });
+
+  it('treats the same signed body re-sent under a new linear-delivery id (the header is not signed) as a redelivery', async () => {
+    const d = await start();
+    const signed = signLinearWebhook(linearFixture('agent-session-created'));
+    assert.equal((await post(d, signed.body, signed.headers)).status, 200);
+    const replayed = await post(d, signed.body, { ...signed.headers, 'linear-delivery': 'a-brand-new-delivery-id' });
+    assert.equal(replayed.status, 200);
+    await d.webhooks.worker.idle();
+    assert.equal(d.handler.events.length, 1);
+    assert.equal(d.webhooks.deliveries.get('a-brand-new-delivery-id'), undefined);
+    // Two replays arriving together under two new ids are not stored either.
+    const both = await Promise.all(['x-1', 'x-2'].map((id) => post(d, signed.body, { ...signed.headers, 'linear-delivery': id })));
+    assert.deepEqual(both.map((b) => b.status), [200, 200]);
+    await d.webhooks.worker.idle();
+    assert.equal(d.handler.events.length, 1);
+    assert.equal(d.webhooks.deliveries.counts().done, 1);
+  });
+
   it('works off deliveries accepted before a restart (queued durably, worker not yet run)', async () => {
     const first = await start({ startWorker: false });
     const deliveries = [signLinearWebhook(linearFixture('agent-session-created')), signLinearWebhook(linearFixture('agent-session-prompted'))];

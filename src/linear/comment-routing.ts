@@ -14,7 +14,8 @@ import { profileForMentions } from './mentions.ts';
 import type { Planner } from './planner/planner.ts';
 import { plannerCommand } from './planner/prompts.ts';
 import type { PlannerCommand } from './planner/prompts.ts';
-import { postReply, postThought } from './reply.ts';
+import type { LinearEffects } from './effects.ts';
+import { postReply } from './reply.ts';
 import type { ReplyTarget } from './reply.ts';
 import { JOB } from './router-jobs.ts';
 import type { NotificationMentionJob } from './router-jobs.ts';
@@ -55,6 +56,8 @@ export interface CommentRoutingDeps {
   claims: LinearClaimStore;
   jobStore: LinearJobStore;
   jobs: JobRunner;
+  /** What is said in an agent session about a routed message is said once per message (keyed effects). */
+  effects: LinearEffects;
   clock: Clock;
   logger: Logger;
 }
@@ -106,18 +109,29 @@ export class CommentRouting {
    * agent session, a thought goes out at once (Linear wants the first activity within 10 s).
    */
   async toPlanner(route: PlannerRoute): Promise<void> {
-    const { claims, clock, api, logger, jobs } = this.#d;
+    const { claims, clock, api, logger, jobs, effects } = this.#d;
     const won = route.commentId ? claims.claim(`comment:${route.commentId}`, route.owner, clock.now()) : true;
-    if (route.agentSessionId) await postThought(api, logger, route.agentSessionId, route.command === 'start' ? 'Starting planning mode for this project…' : 'Working on the plan…');
+    const source = route.commentId ? `comment:${route.commentId}` : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
+    const said = effects.scope(`planner:${source}`);
+    const agentSessionId = route.agentSessionId;
+    if (agentSessionId) {
+      const thought = route.command === 'start' ? 'Starting planning mode for this project…' : 'Working on the plan…';
+      await said
+        .run('ack', 'keyed', (id) => api.createAgentActivity(agentSessionId, { type: 'thought', body: thought }, id ? { id } : {}))
+        .catch((error: unknown) => logger.warn({ err: errorMessage(error), agentSession: agentSessionId }, 'linear: could not post a thought'));
+    }
     if (!won) {
       logger.info({ comment: route.commentId, owner: route.owner }, 'linear comment already taken by another path');
-      if (route.agentSessionId) await postReply(api, logger, { kind: 'session', agentSessionId: route.agentSessionId, issueId: route.issueId }, 'This message is already being handled in the comment thread.', 'response');
+      if (agentSessionId) {
+        await said.run('already-handled', 'at-most-once', () =>
+          postReply(api, logger, { kind: 'session', agentSessionId, issueId: route.issueId }, 'This message is already being handled in the comment thread.', 'response'),
+        );
+      }
       return;
     }
     const reply: ReplyTarget = route.agentSessionId
       ? { kind: 'session', agentSessionId: route.agentSessionId, issueId: route.issueId }
       : { kind: 'comment', issueId: route.issueId, ...(route.parentId ? { parentId: route.parentId } : {}) };
-    const source = route.commentId ? `comment:${route.commentId}` : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
     // Starts and turns of one planning issue run in order: a comment right after "plan this project" waits for it.
     const serialKey = `plan-issue:${route.issueId}`;
     if (route.command === 'start' || !this.planning(route.issueId)) {

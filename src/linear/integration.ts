@@ -12,6 +12,8 @@ import type { Inference } from '../inference/types.ts';
 import type { DatabaseSync } from '../store/database.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
+import { LinearEffectStore } from '../store/linear-effects.ts';
+import { LinearEffects } from './effects.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import { buildLinearAccess } from './api/access.ts';
 import type { LinearAccess } from './api/access.ts';
@@ -124,6 +126,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     mentions,
     claims: new LinearClaimStore(db),
     jobStore: new LinearJobStore(db),
+    effects: new LinearEffects(new LinearEffectStore(db), clock, logger.child({ component: 'linear-effects' })),
     clock,
     logger: logger.child({ component: 'linear-router' }),
   });

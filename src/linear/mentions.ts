@@ -11,6 +11,8 @@ import type { EngineApi } from '../engine/api.ts';
 import type { LinearApi, LinearIssue } from './api/types.ts';
 import { sanitizePromptInput } from './pipeline/prompts.ts';
 import { capReply } from './reply.ts';
+import { UNLEDGERED } from './effects.ts';
+import type { EffectScope } from './effects.ts';
 import type { CodeRunner } from './tools/code-runner.ts';
 
 /** The mention handles of a profile: its `mentionAliases`, else its name. */
@@ -116,7 +118,7 @@ export class MentionResponder {
    * Answers a mention: asks the profile's agent and posts the answer as a reply in the comment's thread. Throws when
    * the agent cannot answer (no engine, timeout, a failed coding turn is answered with its error instead).
    */
-  async answer(request: MentionRequest, signal: AbortSignal): Promise<{ commentId: string; text: string }> {
+  async answer(request: MentionRequest, signal: AbortSignal, effects: EffectScope = UNLEDGERED): Promise<{ commentId: string; text: string }> {
     const { api, config, engine, codeRunner, logger } = this.#d;
     const { name, profile } = this.profileFor(request);
     const issue = await api.getIssue(request.issueId);
@@ -147,8 +149,9 @@ export class MentionResponder {
       text = reply.text.trim();
     }
     const body = capReply(`**${name ?? 'switchboard'}**: ${text || '(no answer)'}`, config.linear.mentions.maxReplyChars);
-    const posted = await api.createComment(request.issueId, body, { parentId: request.threadId });
+    // Keyed: a job run again after a crash does not answer twice.
+    const posted = await effects.run('answer', 'keyed', (id) => api.createComment(request.issueId, body, { parentId: request.threadId, ...(id ? { id } : {}) }));
     logger.info({ issue: issue.identifier, profile: name, comment: request.commentId }, 'linear mention answered');
-    return { commentId: posted.id, text: body };
+    return { commentId: posted.kind === 'sent' ? posted.value.id : 'already-posted', text: body };
   }
 }

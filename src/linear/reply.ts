@@ -31,15 +31,6 @@ export async function postReply(api: LinearApi, logger: Logger, target: ReplyTar
   await api.createComment(target.issueId, body, target.parentId ? { parentId: target.parentId } : undefined);
 }
 
-/** Posts a thought to an agent session (the first activity Linear wants within 10 s); failures are logged. */
-export async function postThought(api: LinearApi, logger: Logger, agentSessionId: string, body: string): Promise<void> {
-  try {
-    await api.createAgentActivity(agentSessionId, { type: 'thought', body });
-  } catch (error) {
-    logger.warn({ err: errorMessage(error), agentSession: agentSessionId }, 'linear: could not post a thought');
-  }
-}
-
 /** Cuts `text` to `max` characters with a note saying so. */
 export function capReply(text: string, max: number): string {
   if (text.length <= max) return text;

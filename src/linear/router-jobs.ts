@@ -4,6 +4,7 @@ import { z } from 'zod';
 import type { Logger } from '../core/logger.ts';
 import type { LinearJob } from '../store/linear-jobs.ts';
 import type { LinearApi } from './api/types.ts';
+import type { LinearEffects } from './effects.ts';
 import type { JobKind } from './jobs.ts';
 import type { MentionResponder } from './mentions.ts';
 import type { Planner } from './planner/planner.ts';
@@ -61,6 +62,8 @@ export const JOB = {
 
 export interface RouterJobDeps {
   api: LinearApi;
+  /** Job effects on Linear are keyed `job:<job key>/<effect>` (a job run again after a crash does not repeat them). */
+  effects: LinearEffects;
   planner: Planner;
   triage: Triage;
   mentions: MentionResponder;
@@ -76,26 +79,29 @@ function payload<T>(schema: z.ZodType<T>, job: LinearJob): T {
 /** The job kinds, wired to the services that do the work. */
 export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
   const { api, planner, triage, mentions, logger } = deps;
-  const say = (target: ReplyTarget, body: string): Promise<void> => postReply(api, logger, target, body, 'error');
+  // A job's last word is said at most once (a crash between saying it and recording the failure does not repeat it).
+  const sayOnce = async (job: LinearJob, target: ReplyTarget, body: string): Promise<void> => {
+    await deps.effects.run(`job:${job.key}/give-up`, 'at-most-once', () => postReply(api, logger, target, body, 'error'));
+  };
   return {
     [JOB.mention]: {
-      run: async (job, signal) => void (await mentions.answer(payload(mentionJob, job), signal)),
+      run: async (job, signal) => void (await mentions.answer(payload(mentionJob, job), signal, deps.effects.scope(`job:${job.key}`))),
       giveUp: async (job, error) => {
         const p = payload(mentionJob, job);
-        await say({ kind: 'comment', issueId: p.issueId, parentId: p.threadId }, `**${p.profile ?? 'switchboard'}** could not answer: ${error}`);
+        await sayOnce(job, { kind: 'comment', issueId: p.issueId, parentId: p.threadId }, `**${p.profile ?? 'switchboard'}** could not answer: ${error}`);
       },
     },
     [JOB.notificationMention]: {
       run: async (job) => deps.routeNotificationMention(payload(notificationMentionJob, job)),
       giveUp: async (job, error) => {
         const p = payload(notificationMentionJob, job);
-        await say({ kind: 'comment', issueId: p.issueId, parentId: p.commentId }, `I could not handle this mention: ${error}`);
+        await sayOnce(job, { kind: 'comment', issueId: p.issueId, parentId: p.commentId }, `I could not handle this mention: ${error}`);
       },
     },
     [JOB.triage]: {
-      run: async (job) => void (await triage.run(payload(triageJob, job).issueId)),
+      run: async (job) => void (await triage.run(payload(triageJob, job).issueId, deps.effects.scope(`job:${job.key}`))),
       giveUp: async (job, error) => {
-        await say({ kind: 'comment', issueId: payload(triageJob, job).issueId }, `Auto-triage failed: ${error}`);
+        await sayOnce(job, { kind: 'comment', issueId: payload(triageJob, job).issueId }, `Auto-triage failed: ${error}`);
       },
     },
     [JOB.planStart]: {
@@ -103,20 +109,21 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
         const p = payload(planStartJob, job);
         await planner.start(p.issueId, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author });
       },
-      giveUp: async (job, error) => say(payload(planStartJob, job).reply, `Could not start planning: ${error}`),
+      giveUp: async (job, error) => sayOnce(job, payload(planStartJob, job).reply, `Could not start planning: ${error}`),
     },
     [JOB.planTurn]: {
       run: async (job, signal) => {
         const p = payload(planTurnJob, job);
         const session = planner.activeForIssue(p.issueId);
         if (!session) {
-          await postReply(api, logger, p.reply, 'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.', 'response');
+          const text = 'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.';
+          await deps.effects.run(`job:${job.key}/not-planning`, 'at-most-once', () => postReply(api, logger, p.reply, text, 'response'));
           return;
         }
         const result = await planner.turn(session.id, p.text, p.command, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author }, signal);
         if (result.outcome === 'stopped') throw new Error('the planning turn was stopped');
       },
-      giveUp: async (job, error) => say(payload(planTurnJob, job).reply, `This planning turn failed: ${error}. Send your message again to retry.`),
+      giveUp: async (job, error) => sayOnce(job, payload(planTurnJob, job).reply, `This planning turn failed: ${error}. Send your message again to retry.`),
     },
   };
 }

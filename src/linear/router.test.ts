@@ -17,6 +17,8 @@ import { LinearApiError } from './api/types.ts';
 import { MentionResponder } from './mentions.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
+import { LinearEffects } from './effects.ts';
+import { LinearEffectStore } from '../store/linear-effects.ts';
 import { Triage } from './triage.ts';
 import type { LinearEvent } from './webhooks/events.ts';
 import { parseLinearEvent } from './webhooks/parse.ts';
@@ -64,7 +66,7 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   const triage = new Triage({ api: fx.api, inference: fx.inference, config: fx.config.triage, logger });
   const mentions = new MentionResponder({ api: fx.api, config: fx.full, ...(ef ? { engine: ef.engine } : {}), logger });
   const claims = new LinearClaimStore(fx.db);
-  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(fx.db), clock, logger });
+  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(fx.db), effects: new LinearEffects(new LinearEffectStore(fx.db), clock, logger), clock, logger });
   router.start();
   const settle = async (ms = 0): Promise<void> => {
     if (ms > 0) clock.advance(ms);
@@ -257,6 +259,25 @@ describe('LinearRouter', () => {
     assert.equal(s.fx.appComments(ISSUE3).length, 0);
   });
 
+  it('a triage job run again after a crash (left running, its effects done) neither updates the issue nor comments twice', async () => {
+    s = await setup();
+    const answer = '{"estimate": 2, "labelIds": [], "priority": 2, "assessment": "A click handler problem on Android."}';
+    s.fx.inference.script({ text: answer });
+    await s.send('issue-create');
+    await s.settle();
+    assert.equal(mutationCount(s.fx, 'issueUpdate'), 1);
+    assert.equal(s.fx.appComments(ISSUE3).length, 1);
+    // The process died after the job's effects and before the job was marked done: the restart runs it again.
+    await s.router.stop();
+    s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`triage:${ISSUE3}`);
+    s.fx.inference.script({ text: answer });
+    s.router.start();
+    await s.settle();
+    assert.equal(s.fx.inference.requests.length, 2, 'the job did run again');
+    assert.equal(mutationCount(s.fx, 'issueUpdate'), 1, 'one triage update');
+    assert.equal(s.fx.appComments(ISSUE3).length, 1, 'one triage comment');
+  });
+
   it('plans a project from comments: "plan this project" starts it, each comment is one turn, a notification of the same comment is not a second', async () => {
     s = await setup();
     const comment = (id: string, body: string) => (p: Record<string, unknown>) => {
@@ -304,6 +325,19 @@ describe('LinearRouter', () => {
     assert.equal(s.planner.store.get(started.session?.id ?? '')?.turnCount, 0);
   });
 
+  it('a planning prompt handled again (a re-run after a crash) acknowledges it once and queues one turn', async () => {
+    s = await setup();
+    const started = await s.planner.start(FAKE_IDS.issue1, { reply: { kind: 'comment', issueId: FAKE_IDS.issue1 }, agentSessionId: FAKE_IDS.agentSession });
+    assert.equal(started.outcome, 'started');
+    const before = thoughts(s.fx, FAKE_IDS.agentSession).length;
+    s.fx.inference.script({ text: 'Noted.' });
+    await s.send('agent-session-prompted', { deliveryId: 'prompt-1' });
+    await s.send('agent-session-prompted', { deliveryId: 'prompt-1' });
+    await s.settle();
+    assert.deepEqual(thoughts(s.fx, FAKE_IDS.agentSession).slice(before), ['Working on the plan…']);
+    assert.equal(s.fx.inference.requests.length, 1, 'one planning turn');
+  });
+
   it('says so in the thread when nobody can answer a mention (no engine), and does not retry what cannot pass', async () => {
     s = await setup({ engine: false });
     await s.send('comment-create-mention');
@@ -312,6 +346,18 @@ describe('LinearRouter', () => {
     assert.equal(replies.length, 1);
     assert.match(replies[0]?.body ?? '', /^\*\*qa\*\* could not answer: the agent engine is not running/);
     assert.equal(replies[0]?.parentId, COMMENT_QA);
+  });
+
+  it('a job that gave up, run again after a crash before its failure was recorded, says its last word once', async () => {
+    s = await setup({ engine: false });
+    await s.send('comment-create-mention');
+    await s.settle();
+    assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1);
+    await s.router.stop();
+    s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`mention:${COMMENT_QA}`);
+    s.router.start();
+    await s.settle();
+    assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1, 'one "could not answer"');
   });
 
   it('lets the webhook worker retry what may pass, and resolves what the pipeline already reported', async () => {

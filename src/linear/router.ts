@@ -6,6 +6,7 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { errorMessage } from '../core/errors.ts';
+import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import { ACTIVE_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import type { LinearClaimStore, AssignmentSource } from '../store/linear-claims.ts';
@@ -18,13 +19,15 @@ import type { Pipeline } from './pipeline/pipeline.ts';
 import type { Planner } from './planner/planner.ts';
 import { plannerCommand } from './planner/prompts.ts';
 import { CommentRouting } from './comment-routing.ts';
+import type { LinearEffects } from './effects.ts';
+import { eventKey } from './event-keys.ts';
 import { JOB, routerJobKinds } from './router-jobs.ts';
 import type { Triage } from './triage.ts';
 import type { LinearEvent, LinearEventHandler } from './webhooks/events.ts';
 import { extractMentions } from './webhooks/parse.ts';
 
 /** What the router needs of the pipeline. */
-export type RouterPipeline = Pick<Pipeline, 'dispatch' | 'onPrompt' | 'onStop' | 'get'>;
+export type RouterPipeline = Pick<Pipeline, 'dispatch' | 'onPrompt' | 'onStop' | 'get' | 'forAgentSession' | 'announce'>;
 
 export interface LinearRouterDeps {
   config: Config;
@@ -35,6 +38,8 @@ export interface LinearRouterDeps {
   mentions: MentionResponder;
   claims: LinearClaimStore;
   jobStore: LinearJobStore;
+  /** The ledger through which the router's own activities and comments are sent once per event. */
+  effects: LinearEffects;
   clock: Clock;
   logger: Logger;
 }
@@ -62,6 +67,7 @@ export class LinearRouter implements LinearEventHandler {
       store: deps.jobStore,
       kinds: routerJobKinds({
         api: deps.api,
+        effects: deps.effects,
         planner: deps.planner,
         triage: deps.triage,
         mentions: deps.mentions,
@@ -92,7 +98,7 @@ export class LinearRouter implements LinearEventHandler {
     const { claims, jobStore, clock, logger, config } = this.#d;
     try {
       const before = clock.now() - config.linear.router.retentionSec * 1000;
-      const removed = claims.prune(before) + jobStore.prune(before);
+      const removed = claims.prune(before) + jobStore.prune(before) + this.#d.effects.prune(before);
       if (removed > 0) logger.info({ removed }, 'linear router: pruned old claims and jobs');
     } catch (error) {
       logger.error({ err: errorMessage(error) }, 'linear router: prune failed');
@@ -148,9 +154,16 @@ export class LinearRouter implements LinearEventHandler {
     logger.error(meta, 'linear event handling failed');
     if (error instanceof AlreadyReported) return;
     const text = `switchboard could not handle this: ${errorMessage(cause)}`;
+    const key = `${eventKey(event)}/failed`;
     try {
-      if (event.type.startsWith('agentSession.') && 'agentSessionId' in event) await api.createAgentActivity(event.agentSessionId, { type: 'error', body: text });
-      else if (event.type === 'comment.created' && event.issue) await api.createComment(event.issue.id, text, { parentId: event.parentId ?? event.commentId });
+      if (event.type.startsWith('agentSession.') && 'agentSessionId' in event) {
+        const agentSessionId = event.agentSessionId;
+        await this.#d.effects.run(key, 'keyed', (id) => api.createAgentActivity(agentSessionId, { type: 'error', body: text }, { id }));
+      } else if (event.type === 'comment.created' && event.issue) {
+        const issueId = event.issue.id;
+        const parentId = event.parentId ?? event.commentId;
+        await this.#d.effects.run(key, 'keyed', (id) => api.createComment(issueId, text, { parentId, id }));
+      }
     } catch (reportError) {
       logger.error({ ...meta, reportErr: errorMessage(reportError) }, 'linear: could not report a failed event in Linear');
     }
@@ -159,11 +172,21 @@ export class LinearRouter implements LinearEventHandler {
   // ---- agent sessions ---------------------------------------------------------------------------------------------
 
   async #created(event: Extract<LinearEvent, { type: 'agentSession.created' }>): Promise<void> {
-    const { api, pipeline, claims, clock, logger } = this.#d;
+    const { pipeline, claims, clock, logger } = this.#d;
     const { agentSessionId } = event;
+    const key = eventKey(event);
+    // One agent session, one piece of work: Linear may send `created` again long after (a new delivery id), and a
+    // crash may run it again; once the session has a dispatch (whatever its status), nothing new starts.
+    const existing = pipeline.forAgentSession(agentSessionId);
+    if (existing) {
+      logger.info({ agentSession: agentSessionId, dispatch: existing.id, status: existing.status }, 'linear agent session already has its dispatch; nothing new started');
+      // A re-run after a crash right after the dispatch was recorded: its first thought may not have gone out.
+      await pipeline.announce(existing);
+      return;
+    }
     const issueId = event.issue?.id;
     if (!issueId) {
-      await api.createAgentActivity(agentSessionId, { type: 'error', body: 'This agent session is not on an issue; switchboard works on issues.' });
+      await this.#notOnIssue(agentSessionId, `${key}/no-issue`);
       return;
     }
     const body = event.comment?.body ?? '';
@@ -179,6 +202,7 @@ export class LinearRouter implements LinearEventHandler {
     try {
       await pipeline.dispatch(issueId, {
         agentSessionId,
+        effectKey: key,
         ...(body.trim() ? { prompt: body } : {}),
         ...(event.promptContext ? { promptContext: event.promptContext } : {}),
         guidance: event.guidance,
@@ -190,7 +214,7 @@ export class LinearRouter implements LinearEventHandler {
   }
 
   async #prompted(event: Extract<LinearEvent, { type: 'agentSession.prompted' }>): Promise<void> {
-    const { planner, pipeline, claims, clock, logger, api } = this.#d;
+    const { planner, pipeline, claims, clock, logger } = this.#d;
     const { agentSessionId } = event;
     const command = plannerCommand(event.body);
     const session = planner.activeForAgentSession(agentSessionId);
@@ -214,14 +238,16 @@ export class LinearRouter implements LinearEventHandler {
       return;
     }
     if (event.sourceCommentId) claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
-    const result = await pipeline.onPrompt(agentSessionId, event.body);
+    const result = await pipeline.onPrompt(agentSessionId, event.body, event.activityId);
+    // Crash tests: the prompt is taken in, its claim not yet recorded (the delivery runs again after a restart).
+    faultPoint('linear.router.after-prompt');
     if (result.outcome === 'unknown') {
       if (!issueId) {
-        await api.createAgentActivity(agentSessionId, { type: 'error', body: 'This agent session is not on an issue; switchboard works on issues.' });
+        await this.#notOnIssue(agentSessionId, `${key}/no-issue`);
       } else {
         // No dispatch belongs to this session yet (it was refused or never started): the message starts one.
         try {
-          await pipeline.dispatch(issueId, { agentSessionId, prompt: event.body });
+          await pipeline.dispatch(issueId, { agentSessionId, prompt: event.body, effectKey: key, promptId: event.activityId });
         } catch (error) {
           throw new AlreadyReported(error);
         }
@@ -231,9 +257,10 @@ export class LinearRouter implements LinearEventHandler {
   }
 
   async #stop(event: Extract<LinearEvent, { type: 'agentSession.stop' }>): Promise<void> {
-    const { pipeline, api, logger } = this.#d;
+    const { pipeline, api, logger, effects } = this.#d;
+    const key = eventKey(event);
     const cancelled = this.jobs.cancelForSession(event.agentSessionId);
-    const result = await pipeline.onStop(event.agentSessionId);
+    const result = await pipeline.onStop(event.agentSessionId, key);
     if (result.outcome !== 'unknown') return;
     const planning = cancelled.some((j) => j.kind === JOB.planTurn || j.kind === JOB.planStart);
     const body =
@@ -243,7 +270,7 @@ export class LinearRouter implements LinearEventHandler {
           ? 'Stopped the planning turn. Planning mode stays on until you say "abandon planning".'
           : 'Stopped.';
     try {
-      await api.createAgentActivity(event.agentSessionId, { type: 'response', body });
+      await effects.run(`${key}/response`, 'keyed', (id) => api.createAgentActivity(event.agentSessionId, { type: 'response', body }, { id }));
     } catch (error) {
       logger.warn({ err: errorMessage(error), agentSession: event.agentSessionId }, 'linear: could not confirm a stop');
     }
@@ -266,13 +293,14 @@ export class LinearRouter implements LinearEventHandler {
    * reports it first; the other report (within `assignmentPairWindowSec`) and redeliveries do nothing new.
    */
   async #assigned(issueId: string, source: AssignmentSource, deliveryId: string): Promise<void> {
-    const { claims, pipeline, api, clock, logger, config } = this.#d;
+    const { claims, pipeline, api, clock, logger, config, effects } = this.#d;
     const claim = claims.recordAssignment({ issueId, source, deliveryId, now: clock.now(), windowMs: config.linear.router.assignmentPairWindowSec * 1000 });
     if (claim.kind === 'paired' || (claim.kind === 'redelivery' && claim.paired)) {
       logger.info({ issue: issueId, source }, 'linear assignment already reported by the other webhook; dispatched once');
       return;
     }
     let agentSessionId = claim.agentSessionId;
+    const sessionKey = `assignment:${claim.seq}/agent-session`;
     if (!agentSessionId) {
       const existing = pipeline.get(issueId);
       if (existing && ACTIVE_DISPATCH_STATUSES.includes(existing.status)) {
@@ -280,15 +308,23 @@ export class LinearRouter implements LinearEventHandler {
         return;
       }
       try {
-        agentSessionId = (await api.createAgentSessionOnIssue(issueId)).id;
-        claims.setAssignmentSession(claim.seq, agentSessionId);
+        // At most one agent session per assignment (Linear takes no client id for it): recorded with the assignment
+        // inside the claimed effect, so a crash in between leaves it unconfirmed and the run after does not make another.
+        const made = await effects.run(sessionKey, 'at-most-once', async () => {
+          const session = await api.createAgentSessionOnIssue(issueId);
+          faultPoint('linear.router.after-agent-session');
+          claims.setAssignmentSession(claim.seq, session.id);
+          return session;
+        });
+        if (made.kind === 'sent') agentSessionId = made.value.id;
       } catch (error) {
         if (isRetryable(error)) throw error;
         logger.warn({ err: errorMessage(error), issue: issueId }, 'could not create a Linear agent session for an assignment; the pipeline reports with comments');
       }
     }
     try {
-      await pipeline.dispatch(issueId, agentSessionId ? { agentSessionId } : {});
+      // Without a session, the pipeline's own attempt to create one is the same effect (at most once in all).
+      await pipeline.dispatch(issueId, agentSessionId ? { agentSessionId } : { effectKey: `assignment:${claim.seq}` });
     } catch (error) {
       throw new AlreadyReported(error);
     }
@@ -316,6 +352,11 @@ export class LinearRouter implements LinearEventHandler {
   }
 
   // ---- helpers ----------------------------------------------------------------------------------------------------
+
+  async #notOnIssue(agentSessionId: string, key: string): Promise<void> {
+    const body = 'This agent session is not on an issue; switchboard works on issues.';
+    await this.#d.effects.run(key, 'keyed', (id) => this.#d.api.createAgentActivity(agentSessionId, { type: 'error', body }, { id }));
+  }
 
   /** A pipeline profile named by the comment's mentions (a linear.profiles alias whose name is a pipeline profile). */
   #pipelineProfile(mentions: readonly string[]): string | null {

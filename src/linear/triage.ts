@@ -7,6 +7,8 @@ import { formatZodError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
 import type { LinearApi, LinearIssue, LinearLabel, UpdateIssueInput } from './api/types.ts';
+import { UNLEDGERED } from './effects.ts';
+import type { EffectScope } from './effects.ts';
 import { sanitizePromptInput } from './pipeline/prompts.ts';
 
 const integerish = z.union([z.number(), z.string().trim().regex(/^\d+(\.\d+)?$/).transform(Number)]);
@@ -121,7 +123,11 @@ export class Triage {
     return this.#d.config.enabled && this.#d.inference?.available === true;
   }
 
-  async run(issueId: string): Promise<TriageOutcome> {
+  /**
+   * Triage of one issue. Its effects on Linear (the issue update, the comment) go through `effects`: a job run again
+   * after a crash neither updates the issue nor comments a second time.
+   */
+  async run(issueId: string, effects: EffectScope = UNLEDGERED): Promise<TriageOutcome> {
     const { api, inference, config, logger } = this.#d;
     if (!config.enabled) return { outcome: 'disabled' };
     if (!inference?.available) {
@@ -146,15 +152,15 @@ export class Triage {
     const parsed = parseTriageAnswer(result.text);
     if (!parsed.ok) throw new Error(`the model's triage answer could not be used: ${parsed.error}`);
     const update = triageUpdate(issue, parsed.answer, labels, config);
-    if (Object.keys(update).length > 0) await api.updateIssue(issue.id, update);
+    if (Object.keys(update).length > 0) await effects.run('update', 'at-most-once', () => api.updateIssue(issue.id, update));
     const facts = [
       update.estimate !== undefined ? `estimate ${update.estimate}` : null,
       update.priority !== undefined ? `priority ${['', 'urgent', 'high', 'medium', 'low'][update.priority] ?? update.priority}` : null,
       update.labelIds ? `labels ${update.labelIds.map((id) => labels.find((l) => l.id === id)?.name ?? issue.labels.find((l) => l.id === id)?.name ?? id).join(', ')}` : null,
     ].filter(Boolean);
     const body = `**Triage**: ${parsed.answer.assessment}${facts.length > 0 ? `\n\n_Set: ${facts.join(' · ')}_` : ''}`;
-    const comment = await api.createComment(issue.id, body);
+    const comment = await effects.run('comment', 'keyed', (id) => api.createComment(issue.id, body, id ? { id } : undefined));
     logger.info({ issue: issue.identifier, update }, 'linear triage applied');
-    return { outcome: 'applied', answer: parsed.answer, update, commentId: comment.id };
+    return { outcome: 'applied', answer: parsed.answer, update, commentId: comment.kind === 'sent' ? comment.value.id : 'already-posted' };
   }
 }

@@ -1,4 +1,4 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import { transaction } from './database.ts';
 
 /** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
@@ -24,6 +24,23 @@ export interface StoredDelivery {
   updatedAt: number;
 }
 
+/**
+ * Runs `fn` (a transaction of the worker's own bookkeeping) with synchronous=NORMAL: in WAL mode its commit survives a
+ * crash of the process (the WAL is written before COMMIT returns) and becomes durable against power loss with the next
+ * synchronous=FULL commit — the intake's next delivery. A power cut may only undo a claim or a result, which runs that
+ * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, keep the
+ * connection's setting (FULL), restored right after.
+ */
+function withoutSync<T>(db: DatabaseSync, fn: () => T): T {
+  const previous = (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
+  db.exec('PRAGMA synchronous = NORMAL');
+  try {
+    return fn();
+  } finally {
+    db.exec(`PRAGMA synchronous = ${Number(previous)}`);
+  }
+}
+
 /** The result of one finished attempt. */
 export type DeliveryOutcome =
   | { seq: number; kind: 'done'; outcome: string }
@@ -37,6 +54,8 @@ export interface NewDelivery {
   action: string | null;
   orderKey: string;
   payload: string;
+  /** SHA-256 of the exact signed bytes; a second delivery with the same digest is a replay, not stored again. */
+  bodyDigest: string;
   receivedAt: number;
 }
 
@@ -56,12 +75,15 @@ interface Row {
   updated_at: number;
 }
 
-/** The oldest due pending delivery not behind an unfinished earlier delivery of the same order key. */
-const RUNNABLE = `SELECT * FROM linear_webhook_deliveries q
+/**
+ * The oldest `limit` due pending deliveries not behind an unfinished earlier delivery of the same order key (so at most
+ * one per key). Walks the partial index of pending deliveries in seq order: no sort, it stops after `limit` rows.
+ */
+export const RUNNABLE = `SELECT * FROM linear_webhook_deliveries q INDEXED BY linear_webhook_deliveries_pending
   WHERE q.status = 'pending' AND q.next_attempt_at <= ?
     AND NOT EXISTS (SELECT 1 FROM linear_webhook_deliveries p
                     WHERE p.order_key = q.order_key AND p.seq < q.seq AND p.status IN ('pending', 'processing'))
-  ORDER BY q.seq LIMIT 1`;
+  ORDER BY q.seq LIMIT ?`;
 
 function fromRow(row: Row): StoredDelivery {
   return {
@@ -87,34 +109,40 @@ function fromRow(row: Row): StoredDelivery {
  */
 export class LinearDeliveryStore {
   #db: DatabaseSync;
+  /** Prepared once per store: the intake and the worker run these for every delivery. */
+  #statements = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
 
-  /** Whether a delivery with this id was ever stored (and not pruned since). A read: no write lock, no sync. */
-  has(deliveryId: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) !== undefined;
+  #sql(text: string): StatementSync {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
   }
 
-  /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when the id is already known. */
+  /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when its id or digest is known. */
   enqueue(delivery: NewDelivery): boolean {
     return this.enqueueMany([delivery])[0] as boolean;
   }
 
   /**
    * Stores several deliveries in ONE transaction (one sync for the whole group, so concurrent arrivals share it).
-   * Returns, per delivery, whether it was new; a repeated id (even within the group) is stored once.
+   * Returns, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
    */
   enqueueMany(deliveries: readonly NewDelivery[]): boolean[] {
-    const insert = this.#db.prepare(
-      `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, status, attempts,
+    const insert = this.#sql(
+      `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, body_digest, status, attempts,
          next_attempt_at, received_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT(delivery_id) DO NOTHING`,
+       VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
     return transaction(this.#db, () =>
       deliveries.map(
-        (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
+        (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
       ),
     );
   }
@@ -152,6 +180,10 @@ export class LinearDeliveryStore {
    * whole turn of the worker. Returns the claimed deliveries, marked processing with the attempt counted.
    */
   settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
+    return withoutSync(this.#db, () => this.#settleAndClaim(outcomes, now, limit));
+  }
+
+  #settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
     return transaction(this.#db, () => {
       for (const o of outcomes) {
         if (o.kind === 'done') {
@@ -159,29 +191,27 @@ export class LinearDeliveryStore {
             .prepare("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?")
             .run(o.outcome, now, o.seq);
         } else if (o.kind === 'dead') {
-          this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
+          this.#sql("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
         } else {
           this.#db
             .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?")
             .run(o.error, o.retryAt, now, o.seq);
         }
       }
-      const claimed: StoredDelivery[] = [];
-      const select = this.#db.prepare(RUNNABLE);
-      const mark = this.#db.prepare("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
-      while (claimed.length < limit) {
-        const row = select.get(now) as Row | undefined;
-        if (!row) break;
+      if (limit <= 0) return [];
+      // One query for the whole batch (at most one per order key, see RUNNABLE), then one update per claimed row.
+      const rows = this.#sql(RUNNABLE).all(now, limit) as unknown as Row[];
+      const mark = this.#sql("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
+      return rows.map((row) => {
         mark.run(now, row.seq);
-        claimed.push(fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
-      }
-      return claimed;
+        return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
+      });
     });
   }
 
   /** Whether `claimNext(now)` would find something. */
   hasRunnable(now: number): boolean {
-    return this.#db.prepare(RUNNABLE).get(now) !== undefined;
+    return this.#sql(RUNNABLE).get(now, 1) !== undefined;
   }
 
   /**
@@ -197,14 +227,14 @@ export class LinearDeliveryStore {
 
   /** One delivery by id. */
   get(deliveryId: string): StoredDelivery | undefined {
-    const row = this.#db.prepare('SELECT * FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) as Row | undefined;
+    const row = this.#sql('SELECT * FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) as Row | undefined;
     return row ? fromRow(row) : undefined;
   }
 
   /** Number of deliveries in each state. */
   counts(): Record<DeliveryStatus, number> {
     const out: Record<DeliveryStatus, number> = { pending: 0, processing: 0, done: 0, dead: 0 };
-    const rows = this.#db.prepare('SELECT status, COUNT(*) AS n FROM linear_webhook_deliveries GROUP BY status').all() as { status: DeliveryStatus; n: number }[];
+    const rows = this.#sql('SELECT status, COUNT(*) AS n FROM linear_webhook_deliveries GROUP BY status').all() as { status: DeliveryStatus; n: number }[];
     for (const row of rows) out[row.status] = row.n;
     return out;
   }
@@ -212,7 +242,7 @@ export class LinearDeliveryStore {
   /** Dead-lettered deliveries, newest first. */
   deadLetters(limit = 50): StoredDelivery[] {
     return (
-      this.#db.prepare("SELECT * FROM linear_webhook_deliveries WHERE status = 'dead' ORDER BY seq DESC LIMIT ?").all(limit) as unknown as Row[]
+      this.#sql("SELECT * FROM linear_webhook_deliveries WHERE status = 'dead' ORDER BY seq DESC LIMIT ?").all(limit) as unknown as Row[]
     ).map(fromRow);
   }
 
@@ -229,7 +259,7 @@ export class LinearDeliveryStore {
   /** Deletes finished (done or dead) deliveries last touched before `before`; returns how many. */
   prune(before: number): number {
     return Number(
-      this.#db.prepare("DELETE FROM linear_webhook_deliveries WHERE status IN ('done', 'dead') AND updated_at < ?").run(before).changes,
+      this.#sql("DELETE FROM linear_webhook_deliveries WHERE status IN ('done', 'dead') AND updated_at < ?").run(before).changes,
     );
   }
 }

@@ -43,6 +43,10 @@ export interface DispatchContextData {
   userMessages?: string[];
   /** The gaps of the last failed audit, handed to the next worker. */
   lastGaps?: string[];
+  /** Linear prompt activities already taken in (newest last, capped), so a redelivered prompt is not taken twice. */
+  promptIds?: string[];
+  /** The first thought told to the agent session (kept so a re-run after a crash can send it if it was lost). */
+  pickedUp?: string;
 }
 
 /** One dispatch of one Linear issue. */

@@ -167,7 +167,10 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
       const data = input(vars);
       const issue = ws.findIssue(str(data.issueId) ?? '');
       if (!issue) throw userError('Entity not found: Issue', 'Could not find referenced Issue.');
-      const comment = ws.addComment(issue.id, str(data.body) ?? '', ws.appUser.id, str(data.parentId) ?? null);
+      const given = str(data.id);
+      // Like Linear: a client-generated id that is already taken is refused (so a resent comment is not a copy).
+      if (given && ws.comments.has(given)) throw userError('Entity already exists', 'A comment with this id already exists.');
+      const comment = ws.addComment(issue.id, str(data.body) ?? '', ws.appUser.id, str(data.parentId) ?? null, given);
       return { __typename: 'CommentPayload', success: true, lastSyncId: 3, comment: { id: comment.id } };
     }
     case 'issueRelationCreate': {
@@ -195,7 +198,12 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
       const session = ws.agentSessions.get(str(data.agentSessionId) ?? '');
       // Linear answers an activity on a deleted or unknown session with HTTP 200 and a user error (Cyrus #1378).
       if (!session) throw userError('Entity not found: AgentSession', 'Could not find referenced AgentSession.');
-      const id = ws.newId();
+      const given = str(data.id);
+      // Like Linear: a client-generated id that is already taken is refused (so a resent activity is not a copy).
+      if (given && [...ws.agentSessions.values()].some((s) => s.activities.some((a) => a.id === given))) {
+        throw userError('Entity already exists', 'An agent activity with this id already exists.');
+      }
+      const id = given ?? ws.newId();
       session.activities.push({ id, content: (data.content ?? {}) as Record<string, unknown>, ephemeral: data.ephemeral === true });
       return { __typename: 'AgentActivityPayload', success: true, lastSyncId: 6, agentActivity: { id } };
     }

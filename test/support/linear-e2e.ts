@@ -65,7 +65,8 @@ export function linearDaemonConfig(options: { dir: string; repo: string; linearU
       apiKey: 'lin_api_fake',
       webhookSecret: TEST_WEBHOOK_SECRET,
       requests: { backoffInitialMs: 10, backoffMaxMs: 100, maxAttempts: 3 },
-      webhooks: { retryInitialMs: 200, retryMaxMs: 1_000 },
+      // batchMs 0: the in-process rig runs on a ManualClock (a batch window would wait for it to be advanced).
+      webhooks: { retryInitialMs: 200, retryMaxMs: 1_000, batchMs: 0 },
       pipeline: { repo: options.repo, maxAttempts: 2, originChannel: options.originChannel ?? CHAT },
       router: { retryInitialSec: 1 },
     },
@@ -98,6 +99,15 @@ export function agentSessionCreated(ws: FakeWorkspace, issue: FakeIssue, body: s
   };
   payload.promptContext = `<issue identifier="${issue.identifier}"><title>${issue.title}</title></issue>`;
   return { payload, agentSessionId };
+}
+
+/** A person's prompt in an agent session (a new activity id each call), from the fixture's shape. */
+export function agentSessionPrompted(ws: FakeWorkspace, issue: FakeIssue, agentSessionId: string, body: string): Record<string, unknown> {
+  const payload = linearFixture('agent-session-prompted');
+  payload.agentSession = { ...(payload.agentSession as Record<string, unknown>), id: agentSessionId, issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title } };
+  const activity = payload.agentActivity as Record<string, unknown>;
+  payload.agentActivity = { ...activity, id: ws.newId(), agentSessionId, sourceCommentId: null, content: { type: 'prompt', body } };
+  return payload;
 }
 
 /** A stop signal for an agent session, from the fixture's shape. */

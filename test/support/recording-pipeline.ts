@@ -66,18 +66,24 @@ export class RecordingPipeline implements RouterPipeline {
     return { outcome: 'started', dispatch: d };
   }
 
-  async onPrompt(agentSessionId: string, text: string): Promise<PromptResult> {
+  async onPrompt(agentSessionId: string, text: string, _promptId?: string): Promise<PromptResult> {
     this.prompts.push({ agentSessionId, text });
     const d = this.#records.find((r) => r.agentSessionId === agentSessionId);
     return d ? { outcome: 'noted', dispatch: d } : { outcome: 'unknown' };
   }
 
-  async onStop(agentSessionId: string): Promise<StopResult> {
+  async onStop(agentSessionId: string, _stopKey: string): Promise<StopResult> {
     this.stops.push(agentSessionId);
     const d = this.#records.find((r) => r.agentSessionId === agentSessionId);
     if (!d) return { outcome: 'unknown' };
     d.status = 'stopped' as DispatchStatus;
     return { outcome: 'stopped', dispatch: d };
+  }
+
+  async announce(_d: DispatchRecord): Promise<void> {}
+
+  forAgentSession(agentSessionId: string): DispatchRecord | null {
+    return this.#records.findLast((r) => r.agentSessionId === agentSessionId) ?? null;
   }
 
   get(ref: string): DispatchRecord | null {

@@ -28,6 +28,7 @@ import type { LinearTransport } from './transport.ts';
 import type {
   ActivityContent,
   ActivityOptions,
+  CommentOptions,
   CreateIssueInput,
   LinearApi,
   LinearIssue,
@@ -96,8 +97,8 @@ export class LinearSdkApi implements LinearApi {
     return { id, identifier: issueCreate.issue?.identifier ?? id };
   }
 
-  async createComment(issueId: string, body: string, options?: { parentId?: string }): Promise<{ id: string }> {
-    const input = options?.parentId ? { issueId, body, parentId: options.parentId } : { issueId, body };
+  async createComment(issueId: string, body: string, options?: CommentOptions): Promise<{ id: string }> {
+    const input = { issueId, body, ...(options?.parentId ? { parentId: options.parentId } : {}), ...(options?.id ? { id: options.id } : {}) };
     const payload = await this.#t.run('commentCreate', (c) => c.createComment(input));
     return { id: requireId('commentCreate', payload.success, payload.commentId) };
   }
@@ -143,6 +144,7 @@ export class LinearSdkApi implements LinearApi {
     }
     const input: Record<string, unknown> = { agentSessionId, content };
     if (options?.ephemeral) input.ephemeral = true;
+    if (options?.id) input.id = options.id;
     const raw = await this.#t.request('agentActivityCreate', AGENT_ACTIVITY_CREATE_MUTATION, { input });
     const { agentActivityCreate } = parseData('agentActivityCreate', agentActivityCreateResult, raw);
     return { id: requireId('agentActivityCreate', agentActivityCreate.success, agentActivityCreate.agentActivity?.id) };

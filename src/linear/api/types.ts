@@ -12,6 +12,16 @@ export type ActivityContent =
 export interface ActivityOptions {
   /** Ephemeral activities are replaced by the next one (progress lines). */
   ephemeral?: boolean;
+  /** A client-generated id (UUID v4): Linear refuses a second activity with it, so a resend after a crash is not a copy. */
+  id?: string;
+}
+
+/** Options of a new comment. */
+export interface CommentOptions {
+  /** Makes it a reply in that comment's thread. */
+  parentId?: string;
+  /** A client-generated id (UUID v4): Linear refuses a second comment with it. */
+  id?: string;
 }
 
 export interface LinearUser {
@@ -113,7 +123,7 @@ export interface LinearApi {
   getIssue(idOrIdentifier: string): Promise<LinearIssue>;
   updateIssue(id: string, input: UpdateIssueInput): Promise<void>;
   createIssue(input: CreateIssueInput): Promise<{ id: string; identifier: string }>;
-  createComment(issueId: string, body: string, options?: { parentId?: string }): Promise<{ id: string }>;
+  createComment(issueId: string, body: string, options?: CommentOptions): Promise<{ id: string }>;
   createRelation(issueId: string, relatedIssueId: string, type: RelationType): Promise<{ id: string }>;
   teamStates(teamId: string): Promise<LinearWorkflowState[]>;
   teamLabels(teamId: string): Promise<LinearLabel[]>;

@@ -33,7 +33,7 @@ describe('Pipeline guard (planning mode)', () => {
       // Once the plan is finalized, the same issue dispatches.
       planned.delete('proj-1');
       assert.equal((await pipeline.dispatch('OK-1', { agentSessionId: 'as-1' })).outcome, 'started');
-      await pipeline.onStop('as-1');
+      await pipeline.onStop('as-1', 'stop:t1');
     } finally {
       await pipeline.stop();
     }

@@ -139,7 +139,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.match(ofType(f.linear.activitiesOf('as-Q-3'), 'thought')[1]?.body ?? '', /Queued \(position 1\)/);
     await nthRun(f, 2);
     assert.equal(f.scripted('claude').runs.length, 2);
-    await f.pipeline.onStop('as-Q-1');
+    await f.pipeline.onStop('as-Q-1', 'stop:t1');
     const third = await nthRun(f, 3);
     assert.match(third.spec.prompt, /Q-3/);
     assert.deepEqual(
@@ -199,7 +199,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await audit.emit({ type: 'started', backendSessionId: 'b-audit' });
     // M-3 finished long ago.
     await f.pipeline.dispatch('M-3', { agentSessionId: 'as-m3' });
-    await f.pipeline.onStop('as-m3');
+    await f.pipeline.onStop('as-m3', 'stop:t2');
     // Two hours pass; M-1's worker stays silent (the watchdog is generous here), M-2's auditor keeps talking.
     for (let i = 0; i < 25; i += 1) {
       f.clock.advance(300_000);

@@ -204,7 +204,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     await f.pipeline.dispatch('OK-3', { agentSessionId: 'as-stop' });
     const d0 = f.pipeline.get('OK-3') as DispatchRecord;
     await waitFor(() => f.sessionsOf(d0.id)[0]?.status === 'running', 'worker running');
-    const stopped = await f.pipeline.onStop('as-stop');
+    const stopped = await f.pipeline.onStop('as-stop', 'stop:t1');
     assert.equal(stopped.outcome, 'stopped');
     const d1 = f.pipeline.get('OK-3') as DispatchRecord;
     assert.equal(d1.status, 'stopped');
@@ -215,7 +215,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     const responses = () => ofType(f.linear.activitiesOf('as-stop'), 'response');
     assert.equal(responses().length, 1);
     assert.match(responses()[0]?.body ?? '', /Stopped work on OK-3 \(during the worker\)/);
-    assert.equal((await f.pipeline.onStop('as-stop')).outcome, 'idle');
+    assert.equal((await f.pipeline.onStop('as-stop', 'stop:t2')).outcome, 'idle');
 
     // The user fixes the issue text and asks to continue: the stop flag is cleared and the run completes.
     await f.linear.updateIssue('OK-3', { description: 'Add a greeting.' });
@@ -241,7 +241,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.match(ofType(f.linear.activitiesOf(loser), 'response')[0]?.body ?? '', /already being worked on/);
     assert.equal((await f.pipeline.dispatch('OK-4', { agentSessionId: a.dispatch.agentSessionId ?? '' })).outcome, 'duplicate');
     assert.equal(f.pipeline.list().length, 1);
-    await f.pipeline.onStop(a.dispatch.agentSessionId ?? '');
+    await f.pipeline.onStop(a.dispatch.agentSessionId ?? '', 'stop:t3');
   });
 
   it('a gemini worker by label, audited by a read-only gemini session (approval mode default)', async () => {

@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import type { Timer } from '../../core/clock.ts';
 import { expandHome } from '../../core/config-load.ts';
 import { errorMessage, invalidInput } from '../../core/errors.ts';
+import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
 import type { SessionSignal } from '../../coding/session.ts';
 import { ACTIVE_DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
@@ -20,6 +21,8 @@ import type { DispatchContext, DispatchResult, MonitorReport, PromptResult, Stop
 
 /** Follow-up messages kept per dispatch (the newest). */
 const MAX_USER_MESSAGES = 10;
+/** Prompt activity ids remembered per dispatch (redeliveries of older ones come long after they could matter). */
+const MAX_PROMPT_IDS = 50;
 
 /**
  * The pipeline. Call `start()` once the SessionManager has restored its sessions; then `dispatch` for an assigned or
@@ -72,18 +75,22 @@ export class Pipeline {
     try {
       return await this.#dispatch(issueRef, ctx);
     } catch (error) {
+      const { linear, logger } = this.#rt.deps;
       if (error instanceof DispatchBlockedError) {
-        const said = ctx.agentSessionId
-          ? this.#rt.deps.linear.createAgentActivity(ctx.agentSessionId, { type: 'response', body: error.message })
-          : this.#rt.deps.linear.createComment(error.issueId, error.message);
-        await said.catch((e: unknown) => this.#rt.deps.logger.warn({ err: errorMessage(e) }, 'could not say why a dispatch was refused'));
+        const agentSessionId = ctx.agentSessionId;
+        const said = agentSessionId
+          ? this.#once(ctx, 'refused', (id) => linear.createAgentActivity(agentSessionId, { type: 'response', body: error.message }, id ? { id } : {}))
+          : this.#once(ctx, 'refused', (id) => linear.createComment(error.issueId, error.message, id ? { id } : {}));
+        await said.catch((e: unknown) => logger.warn({ err: errorMessage(e) }, 'could not say why a dispatch was refused'));
         throw error;
       }
       // Linear shows a session without any activity as unresponsive: say why nothing starts.
-      if (ctx.agentSessionId) {
-        await this.#rt.deps.linear
-          .createAgentActivity(ctx.agentSessionId, { type: 'error', body: `Could not start work on this issue: ${errorMessage(error)}` })
-          .catch((e: unknown) => this.#rt.deps.logger.warn({ err: errorMessage(e) }, 'could not report a failed dispatch'));
+      const agentSessionId = ctx.agentSessionId;
+      if (agentSessionId) {
+        const body = `Could not start work on this issue: ${errorMessage(error)}`;
+        await this.#once(ctx, 'could-not-start', (id) => linear.createAgentActivity(agentSessionId, { type: 'error', body }, id ? { id } : {})).catch(
+          (e: unknown) => logger.warn({ err: errorMessage(e) }, 'could not report a failed dispatch'),
+        );
       }
       throw error;
     }
@@ -110,7 +117,12 @@ export class Pipeline {
     let agentSessionId = ctx.agentSessionId ?? null;
     if (!agentSessionId) {
       try {
-        agentSessionId = (await rt.deps.linear.createAgentSessionOnIssue(issue.id)).id;
+        // Linear takes no client id for a new agent session: at most one per event (a crash between creating it and
+        // recording the dispatch leaves it unconfirmed; the run after the restart then reports with comments).
+        const create = () => rt.deps.linear.createAgentSessionOnIssue(issue.id);
+        const made = ctx.effectKey ? await rt.effects.run(`${ctx.effectKey}/agent-session`, 'at-most-once', create) : { kind: 'sent' as const, value: await create() };
+        if (made.kind === 'sent') agentSessionId = made.value.id;
+        else rt.deps.logger.warn({ issue: issue.identifier }, 'an agent session may have been created for this issue before a restart; reporting with comments');
       } catch (error) {
         rt.deps.logger.warn({ err: errorMessage(error), issue: issue.identifier }, 'could not create a Linear agent session; reporting with comments');
       }
@@ -123,6 +135,8 @@ export class Pipeline {
       ...(ctx.prompt?.trim() ? { prompt: clean(ctx.prompt) } : {}),
       ...(ctx.promptContext ? { promptContext: clean(ctx.promptContext) } : {}),
       ...(ctx.guidance?.length ? { guidance: ctx.guidance.map(clean) } : {}),
+      ...(ctx.promptId ? { promptIds: [ctx.promptId] } : {}),
+      pickedUp: `Picked up ${issue.identifier}: tier ${tier.tier} (${tier.reason}) → ${runners.worker.harness}${runners.worker.model ? ` ${runners.worker.model}` : ''} (harness from ${runners.harnessSource}).`,
     };
     const { record, created } = rt.store.insert({
       id: newId(12),
@@ -143,20 +157,23 @@ export class Pipeline {
       createdAt: rt.now(),
     });
     if (!created) return this.#duplicate(record, ctx);
-    const model = record.model ? ` ${record.model}` : '';
-    void rt.tell(record, {
-      type: 'thought',
-      body: `Picked up ${record.identifier}: tier ${record.tier} (${record.tierReason}) → ${record.harness}${model} (harness from ${runners.harnessSource}).`,
-    });
+    faultPoint('linear.pipeline.after-insert');
+    // Awaited: once the event is handled, its first thought is in Linear (or claimed, see `announce`).
+    await this.announce(record);
     await rt.record(record, 'accepted', { tier: record.tier, harness: record.harness, model: record.model });
     this.#pump();
     const fresh = rt.store.get(record.id) ?? record;
     const position = rt.store.queuePosition(record.id);
     if (fresh.status === 'queued' && position !== null) {
-      void rt.tell(fresh, {
-        type: 'thought',
-        body: `Queued (position ${position}): ${pc.maxConcurrent} dispatch${pc.maxConcurrent === 1 ? ' is' : 'es are'} running; it starts when a slot frees up.`,
-      });
+      // Awaited like the first thought: the event is not marked handled before this is in Linear.
+      await rt.tellOnce(
+        fresh,
+        {
+          type: 'thought',
+          body: `Queued (position ${position}): ${pc.maxConcurrent} dispatch${pc.maxConcurrent === 1 ? ' is' : 'es are'} running; it starts when a slot frees up.`,
+        },
+        `dispatch:${record.id}/queued`,
+      );
       return { outcome: 'queued', dispatch: fresh, position };
     }
     return { outcome: 'started', dispatch: fresh };
@@ -167,13 +184,16 @@ export class Pipeline {
    * flag cleared, a new round of `maxAttempts`, queued. A running worker gets it at once (its current turn is
    * interrupted and it continues with the message). Otherwise it is kept for the next worker and audit prompts.
    */
-  async onPrompt(agentSessionId: string, text: string): Promise<PromptResult> {
+  async onPrompt(agentSessionId: string, text: string, promptId?: string): Promise<PromptResult> {
     const rt = this.#rt;
     const d = rt.store.latestForAgentSession(agentSessionId);
     if (!d) return { outcome: 'unknown' };
+    // The prompt's id is stored with the message, in the same write: a redelivery of it (after a crash) is recognised.
+    if (promptId && d.context.promptIds?.includes(promptId)) return { outcome: 'duplicate', dispatch: d };
     const clean = sanitizePromptInput(text, rt.pc.promptInputMaxChars).trim();
     const userMessages = clean ? [...(d.context.userMessages ?? []), clean].slice(-MAX_USER_MESSAGES) : (d.context.userMessages ?? []);
-    const context: DispatchContextData = { ...d.context, userMessages };
+    const promptIds = promptId ? [...(d.context.promptIds ?? []), promptId].slice(-MAX_PROMPT_IDS) : d.context.promptIds;
+    const context: DispatchContextData = { ...d.context, userMessages, ...(promptIds ? { promptIds } : {}) };
     if (FINISHED_DISPATCH_STATUSES.includes(d.status)) {
       const next = rt.store.transition(d.id, d.status, 'queued', rt.now(), {
         attempt: d.attempt,
@@ -185,7 +205,7 @@ export class Pipeline {
           context: d.status === 'done' ? { ...context, lastGaps: [] } : context,
         },
       });
-      if (!next) return this.onPrompt(agentSessionId, text);
+      if (!next) return this.onPrompt(agentSessionId, text, promptId);
       await rt.record(next, 'reopened', { from: d.status });
       void rt.tell(next, { type: 'thought', body: `Picking ${d.identifier} up again with your message (a new round of up to ${rt.pc.maxAttempts} attempts).` });
       this.#pump();
@@ -215,16 +235,19 @@ export class Pipeline {
    * A stop signal from Linear: the dispatch of that agent session is marked `stopped` (stop flag set), its running
    * worker or auditor is killed, and one response says so. A later prompt reopens it.
    */
-  async onStop(agentSessionId: string): Promise<StopResult> {
+  async onStop(agentSessionId: string, stopKey: string): Promise<StopResult> {
     const rt = this.#rt;
     const d = rt.store.latestForAgentSession(agentSessionId);
     if (!d) return { outcome: 'unknown' };
+    // One answer per stop signal, whichever of these it is: a stop run again after a crash finds the dispatch stopped
+    // and would say "nothing is running" — under the same key, so it is not said twice.
+    const answer = `${stopKey}/response`;
     if (!ACTIVE_DISPATCH_STATUSES.includes(d.status)) {
-      await rt.tell(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` });
+      await rt.tellOnce(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` }, answer);
       return { outcome: 'idle', dispatch: d };
     }
     const next = rt.store.transition(d.id, d.status, 'stopped', rt.now(), { patch: { stopRequested: true } });
-    if (!next) return this.onStop(agentSessionId);
+    if (!next) return this.onStop(agentSessionId, stopKey);
     const row = rt.store.currentSession(d.id);
     let during: string = d.status;
     if (row && rt.deps.sessions.live(row.sessionId)?.isActive) {
@@ -239,10 +262,11 @@ export class Pipeline {
     }
     rt.waitingForSlot.delete(d.id);
     await rt.record(next, 'stopped', { during, sessionId: row?.sessionId ?? null });
-    await rt.tell(next, {
-      type: 'response',
-      body: `Stopped work on ${d.identifier} (during ${during}). Nothing more runs until you send a message in this session.`,
-    });
+    await rt.tellOnce(
+      next,
+      { type: 'response', body: `Stopped work on ${d.identifier} (during ${during}). Nothing more runs until you send a message in this session.` },
+      answer,
+    );
     await rt.release(d.id);
     this.#pump();
     return { outcome: 'stopped', dispatch: rt.store.get(d.id) ?? next };
@@ -259,6 +283,20 @@ export class Pipeline {
   /** Dispatches, oldest first, optionally by status. */
   list(statuses?: readonly DispatchStatus[]): DispatchRecord[] {
     return this.#rt.store.list(statuses);
+  }
+
+  /**
+   * Tells the dispatch's agent session that it was picked up — once: a handler run again after a crash (the dispatch
+   * exists, the thought may not have gone out) calls it again, and the effect ledger sends it only if it is not known
+   * to be in Linear (under the same client id, so never twice).
+   */
+  async announce(d: DispatchRecord): Promise<void> {
+    if (d.context.pickedUp) await this.#rt.tellOnce(d, { type: 'thought', body: d.context.pickedUp }, `dispatch:${d.id}/picked-up`);
+  }
+
+  /** The newest dispatch linked to a Linear agent session (any status), if any. */
+  forAgentSession(agentSessionId: string): DispatchRecord | null {
+    return this.#rt.store.latestForAgentSession(agentSessionId);
   }
 
   /** A dispatch by id, or the newest dispatch of an issue (id or identifier). */
@@ -300,17 +338,27 @@ export class Pipeline {
 
   async #duplicate(existing: DispatchRecord, ctx: DispatchContext): Promise<DispatchResult> {
     const rt = this.#rt;
-    if (ctx.agentSessionId && ctx.agentSessionId !== existing.agentSessionId) {
+    // The same request again (a re-run after a crash): what it should have said first, if that was lost.
+    if (!ctx.agentSessionId || ctx.agentSessionId === existing.agentSessionId) await this.announce(existing);
+    const agentSessionId = ctx.agentSessionId;
+    if (agentSessionId && agentSessionId !== existing.agentSessionId) {
+      const body = `${existing.identifier} is already being worked on (${existing.status}, attempt ${existing.attempt}) in another agent session; no second run was started.`;
       try {
-        await rt.deps.linear.createAgentActivity(ctx.agentSessionId, {
-          type: 'response',
-          body: `${existing.identifier} is already being worked on (${existing.status}, attempt ${existing.attempt}) in another agent session; no second run was started.`,
-        });
+        await this.#once(ctx, 'duplicate', (id) => rt.deps.linear.createAgentActivity(agentSessionId, { type: 'response', body }, id ? { id } : {}));
       } catch (error) {
         rt.deps.logger.warn({ err: errorMessage(error) }, 'could not answer a duplicate dispatch');
       }
     }
     return { outcome: 'duplicate', dispatch: existing };
+  }
+
+  /** Sends an answer about the event that asked for a dispatch: once under its effect key when it has one. */
+  async #once(ctx: DispatchContext, what: string, send: (id: string | undefined) => Promise<unknown>): Promise<void> {
+    if (!ctx.effectKey) {
+      await send(undefined);
+      return;
+    }
+    await this.#rt.effects.run(`${ctx.effectKey}/${what}`, 'keyed', (id) => send(id));
   }
 
   #repoFor(issue: LinearIssue): string {

@@ -12,9 +12,11 @@ import { readTextIfExists } from '../../store/artifact-files.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import type { LogRecord } from '../../store/jsonl-log.ts';
 import { DispatchStore } from '../../store/linear-dispatches.ts';
+import { LinearEffectStore } from '../../store/linear-effects.ts';
 import type { DispatchPhase, DispatchRecord } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
 import type { ActivityContent, LinearApi } from '../api/types.ts';
+import { LinearEffects } from '../effects.ts';
 import { ActivityStream } from './activity-stream.ts';
 import { ARTIFACT_DIR, DispatchArtifacts } from './artifacts.ts';
 import { DEFAULT_PROMPTS, mergePrompts, parsePromptsFile } from './prompts.ts';
@@ -75,6 +77,8 @@ interface Watched {
 export class PipelineRuntime {
   readonly deps: PipelineDeps;
   readonly store: DispatchStore;
+  /** The durable ledger of what was told to Linear (keyed effects are sent once). */
+  readonly effects: LinearEffects;
   /** Dispatches whose next phase waits for a free coding-session slot (maxSessions). */
   readonly waitingForSlot = new Set<string>();
   /** Called when a dispatch gives its slot back (the Pipeline sets it to take the next queued one). */
@@ -89,6 +93,7 @@ export class PipelineRuntime {
   constructor(deps: PipelineDeps) {
     this.deps = deps;
     this.store = new DispatchStore(deps.db);
+    this.effects = new LinearEffects(new LinearEffectStore(deps.db), deps.clock, deps.logger);
   }
 
   get pc(): LinearPipelineConfig {
@@ -178,6 +183,32 @@ export class PipelineRuntime {
       await this.deps.linear.createComment(d.issueId, content.body);
     } catch (error) {
       this.deps.logger.error({ err: errorMessage(error), dispatch: d.id }, 'could not post a Linear comment');
+    }
+  }
+
+  /**
+   * `tell`, once for the effect `key` across crashes and redeliveries: after whatever the dispatch's stream has
+   * buffered, the activity is created with the key's client id (exactly once, see effects.ts). A response, error or
+   * elicitation Linear refuses becomes one comment on the issue (keyed too). Failures are logged.
+   */
+  async tellOnce(d: DispatchRecord, content: ActivityContent, key: string): Promise<void> {
+    const { linear, logger } = this.deps;
+    const stream = this.stream(d);
+    const agentSessionId = d.agentSessionId;
+    if (stream && agentSessionId && stream.alive) {
+      await stream.flush();
+      try {
+        await this.effects.run(key, 'keyed', (id) => linear.createAgentActivity(agentSessionId, content, { id }));
+        return;
+      } catch (error) {
+        logger.warn({ err: errorMessage(error), dispatch: d.id, effect: key }, 'could not post a Linear agent activity');
+      }
+    }
+    if (content.type === 'thought' || content.type === 'action') return;
+    try {
+      await this.effects.run(`${key}/comment`, 'keyed', (id) => linear.createComment(d.issueId, content.body, { id }));
+    } catch (error) {
+      logger.error({ err: errorMessage(error), dispatch: d.id, effect: key }, 'could not post a Linear comment');
     }
   }
 

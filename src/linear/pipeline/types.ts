@@ -26,6 +26,13 @@ export interface DispatchContext {
   promptContext?: string;
   /** Bodies of Linear's guidance rules. */
   guidance?: string[];
+  /**
+   * The key of the event asking for this dispatch (`created:<agent session>`, `prompt:<activity>`): what the pipeline
+   * tells Linear about that event (a refusal, a duplicate) is sent once under it, however often the event comes.
+   */
+  effectKey?: string;
+  /** The Linear prompt activity that starts it: a later redelivery of that prompt is recognised and not noted again. */
+  promptId?: string;
 }
 
 /**
@@ -62,6 +69,8 @@ export type PromptResult =
   | { outcome: 'forwarded'; dispatch: DispatchRecord }
   /** Kept for the next worker attempt and the audit (queued, setting up or auditing). */
   | { outcome: 'noted'; dispatch: DispatchRecord }
+  /** This prompt (by its activity id) was already taken in: nothing was done again. */
+  | { outcome: 'duplicate'; dispatch: DispatchRecord }
   | { outcome: 'unknown' };
 
 /** The answer to `onStop`. */

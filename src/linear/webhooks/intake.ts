@@ -5,7 +5,7 @@ import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LinearDeliveryStore, NewDelivery } from '../../store/linear-deliveries.ts';
-import { deliveryKey, orderKey, verifyDelivery } from './verify.ts';
+import { bodyDigest, deliveryKey, orderKey, verifyDelivery } from './verify.ts';
 
 /** The headers of a delivery the intake reads. */
 export interface DeliveryHeaders {
@@ -45,28 +45,39 @@ export class WebhookIntake {
   }
 
   /**
-   * Verifies the raw body, then stores it under its delivery id and resolves once it is committed. A known id is a
-   * redelivery: acknowledged (200) and not queued again. A store failure answers 503 so that Linear delivers again.
-   * Every delivery verified in the same turn of the event loop joins one transaction.
+   * Verifies the raw body, then stores it under its delivery id and resolves once it is committed. A known id, or the
+   * same signed bytes under another id (the `linear-delivery` header is not signed), is a redelivery: acknowledged
+   * (200) and not queued again — the group commit's insert tells (no read before it: one statement less on the path
+   * of every new delivery). A store failure answers 503 so that Linear delivers again. Every delivery verified in the
+   * same turn of the event loop (all that arrived while the previous commit was syncing) joins one transaction.
    */
   receive(rawBody: Buffer, headers: DeliveryHeaders): Promise<IntakeResult> {
-    const { store, clock, logger } = this.#o;
+    try {
+      return this.#receive(rawBody, headers);
+    } catch (error) {
+      // Nothing below is expected to throw; if it does, Linear hears 503 and delivers again (never a 500).
+      return Promise.resolve(this.#unavailable(headers.deliveryId ?? '(none)', error));
+    }
+  }
+
+  /** True while verified deliveries wait for their group commit. */
+  get pending(): boolean {
+    return this.#group.length > 0;
+  }
+
+  #receive(rawBody: Buffer, headers: DeliveryHeaders): Promise<IntakeResult> {
+    const { clock, logger } = this.#o;
     const verified = verifyDelivery(this.#client, rawBody, headers.signature);
     if (!verified.ok) {
       logger.warn({ status: verified.status, reason: verified.error, delivery: headers.deliveryId }, 'linear webhook refused');
       return Promise.resolve({ status: verified.status, error: verified.error });
     }
     const payload = verified.payload;
-    const deliveryId = deliveryKey(headers.deliveryId, payload);
+    const deliveryId = deliveryKey(headers.deliveryId, payload, rawBody);
+    const digest = bodyDigest(rawBody);
     const eventType = typeof payload.type === 'string' ? payload.type : 'unknown';
     const action = typeof payload.action === 'string' ? payload.action : null;
-    try {
-      // Fast path for redeliveries: a read, no write transaction.
-      if (store.has(deliveryId)) return Promise.resolve(this.#duplicate(deliveryId, eventType, action));
-    } catch (error) {
-      return Promise.resolve(this.#unavailable(deliveryId, error));
-    }
-    const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: rawBody.toString('utf8'), receivedAt: clock.now() };
+    const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: rawBody.toString('utf8'), bodyDigest: digest, receivedAt: clock.now() };
     return new Promise((resolve) => {
       if (this.#group.length === 0) setImmediate(() => this.#commit());
       this.#group.push({ delivery, resolve });

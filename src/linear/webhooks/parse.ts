@@ -163,9 +163,12 @@ function agentSession(payload: unknown, ctx: ParseContext): ParsedDelivery {
   if (author?.id === p.appUserId || activity.content.type !== 'prompt') {
     return { kind: 'ignored', reason: `echo of the app's own ${activity.content.type} activity` };
   }
+  // A prompt without text asks for nothing (and must not start or reopen a dispatch).
+  const body = activity.content.body ?? '';
+  if (!body.trim()) return { kind: 'ignored', reason: 'prompt without a body' };
   return {
     kind: 'event',
-    event: { ...common, type: 'agentSession.prompted', activityId: activity.id, body: activity.content.body ?? '', author, sourceCommentId: activity.sourceCommentId ?? null },
+    event: { ...common, type: 'agentSession.prompted', activityId: activity.id, body, author, sourceCommentId: activity.sourceCommentId ?? null },
   };
 }
 

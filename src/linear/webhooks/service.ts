@@ -30,8 +30,17 @@ export interface LinearWebhooksDeps {
 /** Builds the intake and the worker over one delivery store; the intake wakes the worker. Call `worker.start()` after. */
 export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
   const deliveries = new LinearDeliveryStore(deps.db);
-  const worker = new WebhookWorker({ store: deliveries, handler: deps.handler, appUserId: deps.appUserId, clock: deps.clock, logger: deps.logger, webhooks: deps.config.webhooks });
-  const intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify() });
+  let intake: WebhookIntake | undefined;
+  const worker = new WebhookWorker({
+    store: deliveries,
+    handler: deps.handler,
+    appUserId: deps.appUserId,
+    clock: deps.clock,
+    logger: deps.logger,
+    webhooks: deps.config.webhooks,
+    intakePending: () => intake?.pending ?? false,
+  });
+  intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify() });
   return { intake, worker, deliveries };
 }
 

@@ -29,18 +29,25 @@ export function verifyDelivery(client: LinearWebhookClient, rawBody: Buffer, sig
 }
 
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
+/** The signed timestamp member as it appears in the raw body (object keys cannot contain an unescaped quote). */
+const TIMESTAMP_MEMBER = /"webhookTimestamp"\s*:\s*-?[0-9.eE+-]+/g;
 
 /**
  * The dedup key of a delivery: the `linear-delivery` header (one UUID per delivery, kept on redelivery). Without it,
- * the payload's `webhookId` — which names the webhook, not the delivery — plus a hash of the body without its
- * `webhookTimestamp` (a redelivery is re-signed with a new timestamp but carries the same event).
+ * the payload's `webhookId` — which names the webhook, not the delivery — plus a hash of the RAW body with its
+ * `webhookTimestamp` member blanked (a redelivery is re-signed with a new timestamp but carries the same event). The
+ * hash is over bytes, never over the parsed value, so no nesting depth can make it fail.
  */
-export function deliveryKey(header: string | undefined, payload: Record<string, unknown>): string {
+export function deliveryKey(header: string | undefined, payload: Record<string, unknown>, rawBody: Buffer): string {
   if (header && DELIVERY_ID.test(header)) return header;
-  const { webhookTimestamp: _ts, ...rest } = payload;
-  const digest = createHash('sha256').update(JSON.stringify(rest)).digest('hex').slice(0, 32);
+  const digest = createHash('sha256').update(rawBody.toString('utf8').replace(TIMESTAMP_MEMBER, '"webhookTimestamp":0')).digest('hex').slice(0, 32);
   const webhookId = typeof payload.webhookId === 'string' ? payload.webhookId : 'unknown';
   return `webhook:${webhookId}:${digest}`;
+}
+
+/** The digest of the exact signed bytes: the same body sent again (whatever its headers say) is the same delivery. */
+export function bodyDigest(rawBody: Buffer): string {
+  return createHash('sha256').update(rawBody).digest('hex');
 }
 
 function idAt(value: unknown, ...path: string[]): string | undefined {

@@ -19,10 +19,10 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
-function setup(options: { handler: LinearEventHandler; maxAttempts?: number; concurrency?: number; logger?: Logger }) {
+function setup(options: { handler: LinearEventHandler; maxAttempts?: number; concurrency?: number; logger?: Logger; batchMs?: number }) {
   const clock = new ManualClock();
   const store = new LinearDeliveryStore(openDatabase(':memory:'));
-  const webhooks = linearWebhooksSchema.parse({ maxAttempts: options.maxAttempts ?? 3, retryInitialMs: 1_000, retryMaxMs: 10_000, concurrency: options.concurrency ?? 4 });
+  const webhooks = linearWebhooksSchema.parse({ maxAttempts: options.maxAttempts ?? 3, retryInitialMs: 1_000, retryMaxMs: 10_000, concurrency: options.concurrency ?? 4, batchMs: options.batchMs ?? 0 });
   const worker = new WebhookWorker({ store, handler: options.handler, appUserId: async () => FAKE_IDS.appUser, clock, logger: options.logger ?? silentLogger(), webhooks });
   let n = 0;
   const enqueue = (name: LinearFixtureName, patch: (p: Record<string, unknown>) => void = () => {}) => {
@@ -30,7 +30,7 @@ function setup(options: { handler: LinearEventHandler; maxAttempts?: number; con
     patch(payload);
     n += 1;
     const deliveryId = `delivery-${n}`;
-    store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), receivedAt: clock.now() });
+    store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), bodyDigest: deliveryId, receivedAt: clock.now() });
     return deliveryId;
   };
   return { clock, store, worker, enqueue };
@@ -66,6 +66,29 @@ describe('WebhookWorker', () => {
     assert.equal(done?.status, 'done');
     assert.equal(done?.attempts, 3);
     assert.equal(done?.outcome, 'handled: issue.assigned');
+    await worker.stop();
+  });
+
+  it('gathers what is queued within batchMs into one turn (one claim for all), off the intake\'s path', async () => {
+    const seen: string[] = [];
+    const { clock, store, worker, enqueue } = setup({ handler: { handle: async (event) => void seen.push(event.deliveryId) }, batchMs: 10 });
+    worker.start();
+    await settle();
+    const a = enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-a'));
+    worker.notify();
+    const b = enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-b'));
+    worker.notify();
+    await settle();
+    assert.deepEqual(seen, [], 'nothing before the window ends');
+    assert.equal(store.get(a)?.status, 'pending');
+    clock.advance(10);
+    await settle();
+    assert.deepEqual(seen.sort(), [a, b].sort(), 'both in one turn');
+    assert.equal(store.get(a)?.attempts, 1);
+    clock.advance(10);
+    await settle();
+    assert.equal(store.get(a)?.status, 'done');
+    assert.equal(store.get(b)?.status, 'done');
     await worker.stop();
   });
 
@@ -161,7 +184,7 @@ describe('WebhookWorker', () => {
     clock.advance(10_000);
     await stopped;
     assert.equal(store.get(id)?.status, 'processing');
-    const next = new WebhookWorker({ store, handler: { handle: async () => void (calls += 1) }, appUserId: async () => FAKE_IDS.appUser, clock, logger: silentLogger(), webhooks: linearWebhooksSchema.parse({}) });
+    const next = new WebhookWorker({ store, handler: { handle: async () => void (calls += 1) }, appUserId: async () => FAKE_IDS.appUser, clock, logger: silentLogger(), webhooks: linearWebhooksSchema.parse({ batchMs: 0 }) });
     next.start();
     await next.idle();
     assert.equal(store.get(id)?.status, 'done');

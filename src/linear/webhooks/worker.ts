@@ -4,6 +4,7 @@
 import type { Clock, Timer } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import { errorMessage } from '../../core/errors.ts';
+import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
 import type { LinearEventHandler } from './events.ts';
@@ -17,6 +18,11 @@ export interface WebhookWorkerOptions {
   clock: Clock;
   logger: Logger;
   webhooks: LinearConfig['webhooks'];
+  /**
+   * True while deliveries wait to be committed by the intake: a turn then lets that commit (which Linear's 200 waits
+   * for) go first, once — it runs right after, so it never starves.
+   */
+  intakePending?: () => boolean;
 }
 
 /** The queue consumer. `start` once; `notify` whenever a delivery was queued; `stop` on shutdown. */
@@ -26,6 +32,10 @@ export class WebhookWorker {
   #inFlight = 0;
   #finished: DeliveryOutcome[] = [];
   #turnScheduled = false;
+  #batchTimer: Timer | undefined;
+  #deferredOnce = false;
+  /** Set when the earliest retry time may have changed (start, a retry outcome, the retry timer): read it again. */
+  #retriesChanged = true;
   #retryTimer: Timer | undefined;
   #retryAt = Infinity;
   #pruneTimer: Timer | undefined;
@@ -41,6 +51,7 @@ export class WebhookWorker {
     if (this.#running) return;
     const { store, clock, logger, webhooks } = this.#o;
     this.#running = true;
+    this.#retriesChanged = true;
     const recovered = store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
     this.#prune();
@@ -60,6 +71,11 @@ export class WebhookWorker {
   async stop(): Promise<void> {
     const { clock, logger, webhooks } = this.#o;
     this.#running = false;
+    if (this.#batchTimer) {
+      this.#batchTimer.cancel();
+      this.#batchTimer = undefined;
+      this.#turnScheduled = false;
+    }
     this.#retryTimer?.cancel();
     this.#retryTimer = undefined;
     this.#retryAt = Infinity;
@@ -95,18 +111,33 @@ export class WebhookWorker {
     }
   }
 
+  /** A turn soon: after `batchMs` on the clock (so what arrives meanwhile joins it), or on the next tick when 0. */
   #scheduleTurn(): void {
     if (this.#turnScheduled) return;
     this.#turnScheduled = true;
-    setImmediate(() => {
+    const run = () => {
+      this.#batchTimer = undefined;
       this.#turnScheduled = false;
       this.#turn();
-    });
+    };
+    const batchMs = this.#o.webhooks.batchMs;
+    if (batchMs > 0 && this.#running) this.#batchTimer = this.#o.clock.after(batchMs, run);
+    else setImmediate(run);
   }
 
   /** Records finished attempts and claims as many deliveries as there are free slots, in one transaction. */
   #turn(): void {
     const { store, clock, logger, webhooks } = this.#o;
+    if (this.#running && !this.#deferredOnce && this.#o.intakePending?.()) {
+      this.#deferredOnce = true;
+      this.#turnScheduled = true;
+      setImmediate(() => {
+        this.#turnScheduled = false;
+        this.#turn();
+      });
+      return;
+    }
+    this.#deferredOnce = false;
     const outcomes = this.#finished;
     this.#finished = [];
     const free = this.#running ? webhooks.concurrency - this.#inFlight : 0;
@@ -128,17 +159,21 @@ export class WebhookWorker {
         this.#scheduleTurn();
       });
     }
+    // Retry times only appear with a retry outcome (or were left by the last process: checked at start).
+    if (outcomes.some((o) => o.kind === 'retry')) this.#retriesChanged = true;
     this.#scheduleRetry();
-    if (this.#isIdle()) this.#settleIdle();
+    if (this.#idleWaiters.length > 0 && this.#isIdle()) this.#settleIdle();
   }
 
   #scheduleRetry(): void {
-    if (!this.#running) return;
+    if (!this.#running || !this.#retriesChanged) return;
+    this.#retriesChanged = false;
     const now = this.#o.clock.now();
     let due: number | undefined;
     try {
       due = this.#o.store.nextDueAfter(now);
     } catch (error) {
+      this.#retriesChanged = true;
       this.#o.logger.error({ err: errorMessage(error) }, 'linear webhooks: cannot read the queue');
       return;
     }
@@ -149,6 +184,7 @@ export class WebhookWorker {
     this.#retryTimer = this.#o.clock.after(due - now, () => {
       this.#retryTimer = undefined;
       this.#retryAt = Infinity;
+      this.#retriesChanged = true;
       this.#turn();
     });
   }
@@ -164,6 +200,8 @@ export class WebhookWorker {
         return { seq: item.seq, kind: 'done', outcome: `ignored: ${parsed.reason}` };
       }
       await handler.handle(parsed.event);
+      // Crash tests: the handler's effects are done, the delivery is not yet marked done (it runs again after a restart).
+      faultPoint('linear.worker.after-handle');
       return { seq: item.seq, kind: 'done', outcome: `handled: ${parsed.event.type}` };
     } catch (error) {
       const message = errorMessage(error);
