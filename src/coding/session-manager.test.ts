@@ -1,5 +1,5 @@
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { AppError } from '../core/errors.ts';
@@ -322,6 +322,30 @@ describe('SessionManager', () => {
     assert.equal(session.status, 'interrupted');
     assert.deepEqual(signals.map((s) => s.type).slice(-1), ['interrupted']);
     assert.ok(!signals.some((s) => s.type === 'ended'));
+  });
+
+  it('stop waits for every agent still running to exit, so nothing is written to a log once it resolves', async () => {
+    const active = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const activeRun = f.harness.last;
+    await activeRun.emit({ type: 'started', backendSessionId: 'b-1' });
+    const single = f.manager.launch({ prompt: 'q', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    const singleRun = f.harness.last;
+    await singleRun.emit({ type: 'started', backendSessionId: 'b-2' }, ok);
+    assert.equal(single.status, 'completed');
+    assert.ok(singleRun.ended && single.attached, 'the single turn is over but its agent has not exited yet');
+    for (const run of [activeRun, singleRun]) {
+      const kill = run.kill.bind(run);
+      run.kill = () => void setTimeout(kill, 30); // a real agent takes a while to die after SIGTERM
+    }
+    await f.manager.stop();
+    assert.ok(activeRun.killed && singleRun.killed, 'no agent outlives the stop');
+    for (const session of [active, single]) {
+      assert.equal(session.attached, false, `${session.name}: its exit was handled before stop resolved`);
+      const records = readFileSync(join(f.home, 'logs', `${session.id}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string });
+      assert.equal(records.at(-1)?.type, 'exited', `${session.name}: the exit is the last record, written before stop resolved`);
+    }
+    assert.equal(active.status, 'interrupted');
+    assert.equal(single.status, 'completed', 'an ended session keeps its status');
   });
 
   it('logs and signals a channel view change; markSeen only moves the seen mark', async () => {

@@ -358,17 +358,25 @@ export class SessionManager {
     return { released, evicted: evict.length };
   }
 
-  /** Daemon shutdown: stops timers, marks running sessions interrupted, closes their runs and logs. */
+  /**
+   * Daemon shutdown: stops timers, marks running sessions interrupted, stops every agent still running and waits for
+   * its exit to be logged, then closes the logs. Once it resolves nothing writes to a session log (an agent's exit
+   * handled later would reopen the log, after the owner may have removed the folder).
+   */
   async stop(): Promise<void> {
     this.#cleanupTimer?.cancel();
     this.#cleanupTimer = null;
     const now = this.#deps.clock.now();
+    const runsDone: Promise<void>[] = [];
     for (const session of this.#live.values()) {
-      if (!session.isActive) continue;
+      const active = session.isActive;
       session.shutdown();
-      this.#endRun(session, now);
+      if (active) this.#endRun(session, now);
+      runsDone.push(session.runDone);
     }
+    const failed = (await Promise.allSettled(runsDone)).find((r) => r.status === 'rejected');
     await this.#deps.logs.closeAll();
+    if (failed) throw failed.reason;
   }
 
   #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined): Session {

@@ -71,6 +71,8 @@ export class Session {
   #record: StoredSession;
   #deps: SessionDeps;
   #run: Run | null = null;
+  /** Settles once the current (or last) run's events are all handled: its exit is in the log. */
+  #runDone: Promise<void> = Promise.resolve();
   readonly output = new OutputBuffer();
   #openTools = new Set<string>();
   #pendingPermission: PendingPermission | null = null;
@@ -135,6 +137,13 @@ export class Session {
   get runStartedAt(): number {
     return this.#runStartedAt;
   }
+  /**
+   * Resolves once the agent run has reported its exit and everything it sent is handled (at once when there is no
+   * run): from then on the session writes nothing more to its log until it is started again.
+   */
+  get runDone(): Promise<void> {
+    return this.#runDone;
+  }
   /** True while the agent run has not reported its exit (its log may still grow). */
   get attached(): boolean {
     return this.#run !== null;
@@ -170,7 +179,7 @@ export class Session {
     this.#run = run;
     this.#deps.onSignal({ type: 'launched', session: this, kind, ...(options.via ? { via: options.via } : {}) });
     this.#armSafetyNet();
-    void this.#consume(run);
+    this.#runDone = this.#consume(run);
   }
 
   /**
@@ -208,9 +217,16 @@ export class Session {
     return true;
   }
 
-  /** Daemon shutdown: stops the agent and marks the session interrupted; signals `interrupted`, not `ended`. */
+  /**
+   * Daemon shutdown: stops the agent and marks the session interrupted; signals `interrupted`, not `ended`. A session
+   * that has already ended but whose agent has not yet exited (a single turn's agent told there is no more input) has
+   * that agent killed, its status kept. Await `runDone` for the agent's exit to be handled.
+   */
   shutdown(): void {
-    if (!this.isActive) return;
+    if (!this.isActive) {
+      this.#run?.kill();
+      return;
+    }
     this.#killRequested = true;
     const run = this.#run;
     this.#finish('interrupted', { endReason: 'daemon stopped' }, { announce: false });
