@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { closeSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { tempDir } from '../../test/support/temp-dir.ts';
+import { describe, it } from 'node:test';
+import { tempDirPerTest } from '../../test/support/temp-dir.ts';
 import { enforceMode, ensurePrivateDir, makePrivateDirs, openPrivate, openPrivateAsync, touchPrivateFile, writePrivateFile } from './private-files.ts';
 
 function mode(path: string): string {
@@ -10,16 +10,7 @@ function mode(path: string): string {
 }
 
 describe('private files', () => {
-  let dir: ReturnType<typeof tempDir>;
-  let umask: number;
-  beforeEach(() => {
-    dir = tempDir();
-    umask = process.umask(0o022);
-  });
-  afterEach(() => {
-    process.umask(umask);
-    dir.remove();
-  });
+  const dir = tempDirPerTest({ umask: 0o022 });
 
   it('creates folders 0700 and files 0600 under umask 022', async () => {
     ensurePrivateDir(join(dir.path, 'a', 'b'));

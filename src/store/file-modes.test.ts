@@ -3,9 +3,9 @@
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, symlinkSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { modesUnder, notOwnerOnly } from '../../test/support/file-modes.ts';
-import { tempDir } from '../../test/support/temp-dir.ts';
+import { tempDirPerTest } from '../../test/support/temp-dir.ts';
 import { ArtifactDir, ensureLines, writeFileAtomic } from './artifact-files.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './daemon-lock.ts';
 import { openDatabase } from './database.ts';
@@ -15,16 +15,7 @@ import { SessionLogs } from './session-logs.ts';
 import { ensureToken } from './tokens.ts';
 
 describe('file modes of the stores', () => {
-  let dir: ReturnType<typeof tempDir>;
-  let umask: number;
-  beforeEach(() => {
-    dir = tempDir();
-    umask = process.umask(0o022);
-  });
-  afterEach(() => {
-    process.umask(umask);
-    dir.remove();
-  });
+  const dir = tempDirPerTest({ umask: 0o022 });
 
   it('creates every file 0600 and every folder 0700 under umask 022', async () => {
     const home = join(dir.path, 'home');
