@@ -1,16 +1,9 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { describe, it } from 'node:test';
+import { managerPerTest } from '../../test/support/manager-fixture.ts';
 
 describe('a session that fails for want of credentials', () => {
-  let f: ManagerFixture;
-  beforeEach(() => {
-    f = managerFixture();
-  });
-  afterEach(async () => {
-    await f.close();
-  });
+  const { f } = managerPerTest();
 
   it('says "Not logged in" and where the credentials go (harnesses.claude.env, or a Claude Code login)', async () => {
     const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });

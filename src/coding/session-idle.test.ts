@@ -1,24 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import type { SessionSignal } from './session.ts';
+import { describe, it } from 'node:test';
+import { managerPerTest } from '../../test/support/manager-fixture.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 const IDLE_MS = 30 * 60_000;
 
 describe('Session idle end', () => {
-  let f: ManagerFixture;
-  let signals: SessionSignal[];
-
-  beforeEach(() => {
-    f = managerFixture();
-    signals = [];
-    f.manager.on((s) => signals.push(s));
-  });
-  afterEach(async () => {
-    await f.close();
-  });
+  const { f, signals } = managerPerTest();
 
   const waits = (): string[] => signals.flatMap((s) => (s.type === 'waiting' ? [s.reason] : []));
 

@@ -1,11 +1,9 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
+import { describe, it } from 'node:test';
 import { AppError } from '../core/errors.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import type { SessionSignal } from './session.ts';
+import { managerFixture, managerPerTest } from '../../test/support/manager-fixture.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
@@ -19,17 +17,7 @@ function expectAppError(fn: () => unknown, kind: string, pattern: RegExp): void 
 }
 
 describe('SessionManager', () => {
-  let f: ManagerFixture;
-  let signals: SessionSignal[];
-
-  beforeEach(() => {
-    f = managerFixture();
-    signals = [];
-    f.manager.on((s) => signals.push(s));
-  });
-  afterEach(async () => {
-    await f.close();
-  });
+  const { f, signals } = managerPerTest();
 
   it('launches, names the session from the prompt and becomes running on the backend id', async () => {
     const session = f.manager.launch({ prompt: 'add a test for parse()', workdir: f.workdir, originChannel: 'cli' });

@@ -1,20 +1,12 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { describe, it } from 'node:test';
+import { managerPerTest } from '../../test/support/manager-fixture.ts';
 import { summarize } from '../operations/session-summary.ts';
 
 const turn = (costUsd: number) => ({ type: 'turnEnd', outcome: { ok: true }, costUsd }) as const;
 
 describe('Session stats', () => {
-  let f: ManagerFixture;
-
-  beforeEach(() => {
-    f = managerFixture();
-  });
-  afterEach(async () => {
-    await f.close();
-  });
+  const { f } = managerPerTest();
 
   it('count what running sessions have spent so far, not only finished ones', async () => {
     const session = f.manager.launch({ prompt: 'still going', workdir: f.workdir, originChannel: 'cli' });

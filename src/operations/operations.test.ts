@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { beforeEach, describe, it } from 'node:test';
+import { managerPerTest } from '../../test/support/manager-fixture.ts';
 import { configSchema } from '../core/config.ts';
 import { agentRequest } from './agent-orchestration.ts';
 import { parseCommandArgs, runCommand, tokenize } from './commands.ts';
@@ -182,14 +181,10 @@ describe('operations table', () => {
 });
 
 describe('operations over a session manager', () => {
-  let f: ManagerFixture;
+  const { f } = managerPerTest();
   let services: OperationServices;
   beforeEach(() => {
-    f = managerFixture();
     services = { config: f.config, sessions: f.manager };
-  });
-  afterEach(async () => {
-    await f.close();
   });
 
   it('launches from a chat command with the caller channel as origin', async () => {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { beforeEach, describe, it } from 'node:test';
+import { managerPerTest } from '../../test/support/manager-fixture.ts';
 import type { Caller, OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
@@ -10,14 +9,10 @@ import { runTool } from './tools.ts';
 const rpc: Caller = { kind: 'rpc' };
 
 describe('output, show and sessions: tool calls and a pending permission request', () => {
-  let f: ManagerFixture;
+  const { f } = managerPerTest();
   let services: OperationServices;
   beforeEach(() => {
-    f = managerFixture();
     services = { config: f.config, sessions: f.manager };
-  });
-  afterEach(async () => {
-    await f.close();
   });
 
   async function sessionAwaitingApproval(): Promise<string> {

@@ -1,7 +1,6 @@
 import assert from 'node:assert/strict';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { beforeEach, describe, it } from 'node:test';
+import { managerPerTest } from '../../test/support/manager-fixture.ts';
 import { Idempotency, IDEMPOTENCY_KEY_RETENTION_MS } from './idempotency.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import type { OperationServices } from './operation.ts';
@@ -9,16 +8,12 @@ import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 
 describe('RPC idempotency keys (sessions.launch)', () => {
-  let f: ManagerFixture;
+  const { f } = managerPerTest();
   let services: OperationServices;
   const launch = () => rpcMethods(OPERATIONS).get('sessions.launch');
 
   beforeEach(() => {
-    f = managerFixture();
     services = { config: f.config, sessions: f.manager, idempotency: new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock) };
-  });
-  afterEach(async () => {
-    await f.close();
   });
 
   it('a repeat with the same parameters answers the first answer and launches nothing', async () => {

@@ -1,10 +1,12 @@
 import { sessionManagerIn } from './session-manager-in.ts';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
+import { afterEach, beforeEach } from 'node:test';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
+import type { SessionSignal } from '../../src/coding/session.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
@@ -56,4 +58,31 @@ export function managerFixture(overrides: Record<string, unknown> = {}, existing
     },
   };
   return fixture;
+}
+
+/**
+ * For each test of the enclosing describe: a fresh managerFixture (with `overrides`), closed after the test, and every
+ * signal its manager sends. `f` stands for the current test's fixture (it throws outside a test); `signals` is emptied
+ * before each test.
+ */
+export function managerPerTest(overrides: Record<string, unknown> = {}): { f: ManagerFixture; signals: SessionSignal[] } {
+  let current: ManagerFixture | undefined;
+  const signals: SessionSignal[] = [];
+  beforeEach(() => {
+    current = managerFixture(overrides);
+    signals.length = 0;
+    current.manager.on((s) => signals.push(s));
+  });
+  afterEach(async () => {
+    const fixture = current;
+    current = undefined;
+    await fixture?.close();
+  });
+  const f = new Proxy({} as ManagerFixture, {
+    get(_target, key) {
+      if (!current) throw new Error('managerPerTest: the fixture exists only while a test runs');
+      return Reflect.get(current, key) as unknown;
+    },
+  });
+  return { f, signals };
 }
