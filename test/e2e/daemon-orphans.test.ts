@@ -6,7 +6,7 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startDaemonProcess, waitFor } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess, waitFor } from '../support/daemon-process.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
@@ -62,10 +62,7 @@ for (const stubborn of [false, true]) {
           // already gone
         }
       }
-      if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-        daemon.child.kill('SIGKILL');
-        await daemon.exited();
-      }
+      await killDaemonProcess(daemon);
       dir.remove();
     });
 

@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startDaemonProcess, waitFor } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess, waitFor } from '../support/daemon-process.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
@@ -41,10 +41,7 @@ describe('SIGKILL of the daemon mid-session, then a restart', () => {
   });
 
   after(async () => {
-    if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-      daemon.child.kill('SIGKILL');
-      await daemon.exited();
-    }
+    await killDaemonProcess(daemon);
     dir.remove();
   });
 

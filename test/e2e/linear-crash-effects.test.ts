@@ -9,7 +9,7 @@ import { FAULT_ENV } from '../../src/core/fault.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { LinearDeliveryStore } from '../../src/store/linear-deliveries.ts';
-import { startDaemonProcess, waitFor } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess, waitFor } from '../support/daemon-process.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
 import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
@@ -35,12 +35,7 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     team = addTeam(fake.workspace, 'OK');
   });
   afterEach(async () => {
-    for (const d of daemons.splice(0)) {
-      if (d.child.exitCode === null && d.child.signalCode === null) {
-        d.child.kill('SIGKILL');
-        await d.exited();
-      }
-    }
+    for (const d of daemons.splice(0)) await killDaemonProcess(d);
   });
   after(async () => {
     await fake.close();

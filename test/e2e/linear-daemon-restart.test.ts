@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startDaemonProcess, waitFor } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess, waitFor } from '../support/daemon-process.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
 import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
@@ -46,10 +46,7 @@ describe('SIGKILL of the daemon mid-pipeline, then a restart', { timeout: 180_00
   });
 
   after(async () => {
-    if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-      daemon.child.kill('SIGKILL');
-      await daemon.exited();
-    }
+    await killDaemonProcess(daemon);
     await fake.close();
     dir.remove();
   });

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { logLines } from '../support/e2e-daemon.ts';
-import { startDaemonProcess, waitFor } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess, waitFor } from '../support/daemon-process.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { modesUnder, notOwnerOnly } from '../support/file-modes.ts';
 import { tempDir } from '../support/temp-dir.ts';
@@ -32,10 +32,7 @@ describe('the daemon keeps its state directory owner-only', () => {
   });
 
   after(async () => {
-    if (daemon && daemon.child.exitCode === null && daemon.child.signalCode === null) {
-      daemon.child.kill('SIGKILL');
-      await daemon.exited();
-    }
+    await killDaemonProcess(daemon);
     process.umask(umask);
     dir.remove();
   });

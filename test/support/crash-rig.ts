@@ -3,7 +3,7 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { startDaemonProcess } from './daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess } from './daemon-process.ts';
 import type { DaemonProcess } from './daemon-process.ts';
 import { chatInference, diagnostics, logLines, telegramSection, unexpectedErrors } from './e2e-daemon.ts';
 import type { DaemonLogLine } from './e2e-daemon.ts';
@@ -66,7 +66,6 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
   write();
   let current: DaemonProcess | null = null;
   const runs: DaemonProcess[] = [];
-  const alive = (d: DaemonProcess | null): d is DaemonProcess => d !== null && d.child.exitCode === null && d.child.signalCode === null;
   const rig: CrashRig = {
     root: dir.path,
     home,
@@ -131,10 +130,7 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
       return (await response.json()) as { outbox: { pending: number }; engineSessions: number };
     },
     async close() {
-      if (alive(current)) {
-        current.child.kill('SIGKILL');
-        await current.exited();
-      }
+      await killDaemonProcess(current);
       await telegram.close();
       await model.close();
       dir.remove();

@@ -80,6 +80,13 @@ export async function startDaemonProcess(home: string, env: NodeJS.ProcessEnv = 
   };
 }
 
+/** SIGKILLs a daemon process that has not exited yet and waits for its exit; nothing for none or one already gone. */
+export async function killDaemonProcess(daemon: DaemonProcess | null | undefined): Promise<void> {
+  if (!daemon || daemon.child.exitCode !== null || daemon.child.signalCode !== null) return;
+  daemon.child.kill('SIGKILL');
+  await daemon.exited();
+}
+
 /** Polls `check` every 50 ms until it returns a value other than undefined/false, or throws after `timeoutMs`. */
 export async function waitFor<T>(what: string, check: () => Promise<T | undefined | false> | T | undefined | false, timeoutMs = 15_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
