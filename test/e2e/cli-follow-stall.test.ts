@@ -4,14 +4,14 @@
 // with the fake Claude CLI as its agent.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cliDaemon, runCli } from '../support/cli.ts';
+import { cliDaemon, switchboard } from '../support/cli.ts';
 
 describe('switchboard --follow through a stalled turn', () => {
   const rig = cliDaemon('sb-follow-', { 'timings.safetyNetMs': 300 });
   const { workdir, env } = rig;
 
   it('launch --follow keeps following past "stalled" to the turn end, saying the agent is silent, not waiting', async () => {
-    const launched = await runCli(['launch', 'think', 'long', '[[sleep:1500]]', '--name', 'thinker', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
+    const launched = await switchboard(['launch', 'think', 'long', '[[sleep:1500]]', '--name', 'thinker', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
     assert.equal(launched.code, 0, launched.stderr);
     assert.match(launched.stdout, /⏳ thinker has been silent for a while \(no output, no tool running\); still following/);
     assert.match(launched.stdout, /FAKE CLAUDE REPLY to: think long/, 'the reply after the stall is shown');
@@ -20,13 +20,13 @@ describe('switchboard --follow through a stalled turn', () => {
   });
 
   it('output --follow on a stalled session follows it to the turn end', async () => {
-    await runCli(['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'], env);
+    await switchboard(['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'], env);
     const deadline = Date.now() + 10_000;
     while (rig.daemon.services.sessions.live('ponder')?.waitingFor !== 'stalled') {
       assert.ok(Date.now() < deadline, 'the session stalls');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const followed = await runCli(['output', 'ponder', '--follow'], env);
+    const followed = await switchboard(['output', 'ponder', '--follow'], env);
     assert.equal(followed.code, 0, followed.stderr);
     assert.match(followed.stdout, /FAKE CLAUDE REPLY to: ponder/);
     assert.match(followed.stdout, /💬 ponder is waiting for input \(turn-end\)/);

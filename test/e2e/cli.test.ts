@@ -5,14 +5,14 @@ import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { cliDaemon, runCli } from '../support/cli.ts';
+import { cliDaemon, switchboard } from '../support/cli.ts';
 
 describe('switchboard CLI', () => {
   const rig = cliDaemon('sb-cli-');
   const { dir, workdir, env } = rig;
 
   it('launch --follow streams what the agent says until it waits, then send, output and sessions --json', async () => {
-    const launched = await runCli(['launch', 'add', 'a', 'test', 'for', 'parse()', '[[tool]]', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
+    const launched = await switchboard(['launch', 'add', 'a', 'test', 'for', 'parse()', '[[tool]]', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
     assert.equal(launched.code, 0, launched.stderr);
     assert.match(launched.stdout, /Launched \(claude\)/);
     assert.match(launched.stdout, /🔧 Bash — echo hello-from-tool/);
@@ -21,49 +21,49 @@ describe('switchboard CLI', () => {
     const name = /Name: (\S+)/.exec(launched.stdout)?.[1];
     assert.equal(name, 'add-test-parse');
 
-    const sent = await runCli(['send', 'add-test-parse', 'also', 'cover', 'empty', 'input'], env);
+    const sent = await switchboard(['send', 'add-test-parse', 'also', 'cover', 'empty', 'input'], env);
     assert.equal(sent.code, 0, sent.stderr);
     assert.match(sent.stdout, /Responded:\nalso cover empty input/);
 
-    const followed = await runCli(['output', 'add-test-parse', '--follow'], env);
+    const followed = await switchboard(['output', 'add-test-parse', '--follow'], env);
     assert.equal(followed.code, 0, followed.stderr);
 
-    const listed = await runCli(['sessions', '--json'], env);
+    const listed = await switchboard(['sessions', '--json'], env);
     assert.equal(listed.code, 0, listed.stderr);
     const json = JSON.parse(listed.stdout) as { sessions: { name: string; status: string }[] };
     assert.equal(json.sessions[0]?.name, 'add-test-parse');
 
-    const output = await runCli(['output', 'add-test-parse', '--json'], env);
+    const output = await switchboard(['output', 'add-test-parse', '--json'], env);
     const lines = (JSON.parse(output.stdout) as { lines: string[] }).lines;
     assert.ok(lines.some((l) => l.includes('also cover empty input')), 'the second turn answered');
 
-    const killed = await runCli(['kill', 'add-test-parse'], env);
+    const killed = await switchboard(['kill', 'add-test-parse'], env);
     assert.equal(killed.code, 0, killed.stderr);
-    const again = await runCli(['kill', 'add-test-parse'], env);
+    const again = await switchboard(['kill', 'add-test-parse'], env);
     assert.equal(again.code, 2, 'killing a finished session is bad input');
     assert.match(again.stderr, /already killed/);
   });
 
   it('exits 2 naming the problem on bad input, before touching the daemon', async () => {
     const noDaemon = { SWITCHBOARD_HOME: join(dir, 'nowhere'), SWITCHBOARD_URL: 'http://127.0.0.1:9' };
-    const missing = await runCli(['output'], noDaemon);
+    const missing = await switchboard(['output'], noDaemon);
     assert.equal(missing.code, 2);
     assert.match(missing.stderr, /missing required argument 'session'/);
-    const unknownOption = await runCli(['sessions', '--bogus'], noDaemon);
+    const unknownOption = await switchboard(['sessions', '--bogus'], noDaemon);
     assert.equal(unknownOption.code, 2);
-    const badValue = await runCli(['sessions', '--status', 'sleeping'], noDaemon);
+    const badValue = await switchboard(['sessions', '--status', 'sleeping'], noDaemon);
     assert.equal(badValue.code, 2);
     assert.match(badValue.stderr, /status: /);
-    const badNumber = await runCli(['output', 'x', '--lines', 'many'], noDaemon);
+    const badNumber = await switchboard(['output', 'x', '--lines', 'many'], noDaemon);
     assert.equal(badNumber.code, 2);
     assert.match(badNumber.stderr, /lines: /);
-    const unknown = await runCli(['output', 'no-such-session'], env);
+    const unknown = await switchboard(['output', 'no-such-session'], env);
     assert.equal(unknown.code, 2);
     assert.match(unknown.stderr, /no session "no-such-session"/);
   });
 
   it('an invalid --url is bad input (exit 2), not a daemon that is not running', async () => {
-    const result = await runCli(['sessions', '--url', 'localhost:18789'], { SWITCHBOARD_HOME: join(dir, 'nowhere') });
+    const result = await switchboard(['sessions', '--url', 'localhost:18789'], { SWITCHBOARD_HOME: join(dir, 'nowhere') });
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /--url "localhost:18789"/);
     assert.doesNotMatch(result.stderr, /not running/);
@@ -71,14 +71,14 @@ describe('switchboard CLI', () => {
 
   it('a relative --workdir is relative to where the command was typed', async () => {
     mkdirSync(join(workdir, 'nested'), { recursive: true });
-    const launched = await runCli(['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'], env, workdir);
+    const launched = await switchboard(['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'], env, workdir);
     assert.equal(launched.code, 0, launched.stderr);
     assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, join(workdir, 'nested'));
-    await runCli(['kill', 'rel-wd'], env);
+    await switchboard(['kill', 'rel-wd'], env);
   });
 
   it('start on a port a switchboard daemon holds says so and names gateway.port and --port', async () => {
-    const result = await runCli(['start', '--port', String(rig.daemon.port)], { SWITCHBOARD_HOME: join(dir, 'second-home') });
+    const result = await switchboard(['start', '--port', String(rig.daemon.port)], { SWITCHBOARD_HOME: join(dir, 'second-home') });
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`port ${rig.daemon.port} on 127\\.0\\.0\\.1`));
     assert.match(result.stderr, /another switchboard daemon/);
@@ -88,7 +88,7 @@ describe('switchboard CLI', () => {
 
   it('start refuses an invalid gateway.host before anything starts, naming the key', async () => {
     const elsewhere = join(dir, 'bad-host-home');
-    const result = await runCli(['start', '--port', '0', '--host', 'localhost:8080'], { SWITCHBOARD_HOME: elsewhere });
+    const result = await switchboard(['start', '--port', '0', '--host', 'localhost:8080'], { SWITCHBOARD_HOME: elsewhere });
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /gateway\.host "localhost:8080"/);
     assert.match(result.stderr, /without a port/);
@@ -96,7 +96,7 @@ describe('switchboard CLI', () => {
   });
 
   it('exits 1 and says how to start the daemon when it is not running', async () => {
-    const result = await runCli(['sessions'], { SWITCHBOARD_HOME: join(dir, 'nowhere'), SWITCHBOARD_URL: 'http://127.0.0.1:9' });
+    const result = await switchboard(['sessions'], { SWITCHBOARD_HOME: join(dir, 'nowhere'), SWITCHBOARD_URL: 'http://127.0.0.1:9' });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /daemon is not running/);
     assert.match(result.stderr, /npm start/);

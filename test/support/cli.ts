@@ -19,7 +19,7 @@ export interface CliResult {
 }
 
 /** Runs `switchboard <args>` with `env` over this process's environment (in `cwd` when given); never rejects. */
-export function runCli(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
+export function switchboard(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
   return new Promise((resolve) => {
     execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
       const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
