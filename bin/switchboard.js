@@ -7,11 +7,6 @@ if (major < 22 || (major === 22 && minor < 13)) {
   const { handOver } = await import('./hand-over.js');
   handOver(process.argv.slice(2));
 } else {
-  const { runCli } = await import('../src/cli/main.ts');
-  const result = await runCli(process.argv.slice(2), {
-    out: (text) => process.stdout.write(`${text}\n`),
-    err: (text) => process.stderr.write(`${text}\n`),
-    env: process.env,
-  });
-  if (!result.keepAlive) process.exitCode = result.exitCode;
+  const { runMain } = await import('../src/cli/main.ts');
+  await runMain();
 }

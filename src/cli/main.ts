@@ -89,7 +89,8 @@ export async function runCli(argv: string[], io: CliIo): Promise<{ exitCode: num
   }
 }
 
-if (import.meta.main) {
+/** Runs the CLI on this process's arguments, stdout, stderr and environment, and sets its exit code (unless a daemon keeps it alive). */
+export async function runMain(): Promise<void> {
   const result = await runCli(process.argv.slice(2), {
     out: (text) => process.stdout.write(`${text}\n`),
     err: (text) => process.stderr.write(`${text}\n`),
@@ -97,3 +98,5 @@ if (import.meta.main) {
   });
   if (!result.keepAlive) process.exitCode = result.exitCode;
 }
+
+if (import.meta.main) await runMain();
