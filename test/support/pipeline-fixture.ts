@@ -187,13 +187,9 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
       return pipelineFixture(options, state);
     },
     async close() {
-      for (const close of state.closers.reverse()) {
-        try {
-          await close();
-        } catch {
-          // already closed by a crash() sibling
-        }
-      }
+      // Newest first: a crash() fixture's pipeline and manager before those of the fixture it replaced, each awaited
+      // (nothing writes into the folder once its closer resolves) before the folder is removed.
+      for (const close of state.closers.reverse()) await close();
       state.closers.length = 0;
       dir.remove();
     },
