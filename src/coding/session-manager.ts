@@ -244,8 +244,15 @@ export class SessionManager {
 
   /** The live Session for a ref (id, name or backend id), if it is in memory. */
   live(ref: string): Session | undefined {
+    const byId = this.#live.get(ref);
+    if (byId) return byId;
     const record = this.#deps.store.resolve(ref);
     return record ? this.#live.get(record.id) : undefined;
+  }
+
+  /** The live Session with this internal id, if it is in memory (no store lookup). */
+  liveById(id: string): Session | undefined {
+    return this.#live.get(id);
   }
 
   /** The stored record for a ref (id, name or backend id); throws not_found. */
@@ -256,6 +263,11 @@ export class SessionManager {
   /** All stored sessions, newest first, optionally filtered by status. */
   list(statuses?: readonly SessionStatus[]): StoredSession[] {
     return this.#deps.store.list(statuses);
+  }
+
+  /** One page of stored sessions, newest first (see CodingSessionStore.page). */
+  page(options: Parameters<CodingSessionStore['page']>[0]): ReturnType<CodingSessionStore['page']> {
+    return this.#deps.store.page(options);
   }
 
   /** Sessions currently in memory. */
@@ -404,11 +416,12 @@ export class SessionManager {
   }
 
   #requireStored(ref: string): StoredSession {
-    const live = this.live(ref);
-    if (live) return { ...live.record };
+    const byId = this.#live.get(ref);
+    if (byId) return { ...byId.record };
     const record = this.#deps.store.resolve(ref);
     if (!record) throw notFound(`no session "${ref}" (give a session id, name, or the agent's own session id)`);
-    return record;
+    const live = this.#live.get(record.id);
+    return live ? { ...live.record } : record;
   }
 
   #requireLive(ref: string): Session {

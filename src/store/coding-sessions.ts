@@ -1,5 +1,6 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
+import type { CursorKey } from '../core/cursor.ts';
 import { transaction } from './database.ts';
 
 /** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
@@ -164,19 +165,35 @@ function fromRow(row: Row): StoredSession {
   };
 }
 
+/** One page of stored sessions, newest first, and the sort key to continue after (null on the last page). */
+export interface StoredSessionPage {
+  sessions: StoredSession[];
+  next: CursorKey | null;
+}
+
 /** SQLite persistence of coding sessions, their three lookup keys (id, name, backend id) and their runs. */
 export class CodingSessionStore {
   #db: DatabaseSync;
+  /** Statements prepared once per SQL text (the UPDATE's text varies with the patched columns; a handful of shapes). */
+  #statements = new Map<string, StatementSync>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
 
+  #sql(text: string): StatementSync {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
   insert(session: StoredSession): void {
     transaction(this.#db, () => {
-      this.#db
-        .prepare(
+      this.#sql(
           `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
             origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
             foreground, auto_responds, resumed_from, forked, pid)
@@ -220,7 +237,7 @@ export class CodingSessionStore {
     transaction(this.#db, () => {
       const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
       const values = keys.map((k) => toColumnValue(k, patch[k]));
-      this.#db.prepare(`UPDATE coding_sessions SET ${sets} WHERE id = ?`).run(...values, id);
+      this.#sql(`UPDATE coding_sessions SET ${sets} WHERE id = ?`).run(...values, id);
       if (patch.backendSessionId) this.#setKey(patch.backendSessionId, id, 'backend');
     });
   }
@@ -228,8 +245,7 @@ export class CodingSessionStore {
   #setKey(key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): void {
     // A key an older session holds (a name reused after eviction, a backend id resumed by a new session) moves to the newer one;
     // an id key is never taken from its own session.
-    this.#db
-      .prepare(
+    this.#sql(
         `INSERT INTO session_keys (key, session_id, kind) VALUES (?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id, kind = excluded.kind WHERE session_keys.kind != 'id'`,
       )
@@ -238,43 +254,68 @@ export class CodingSessionStore {
 
   /** Returns the session with this internal id, or null. */
   get(id: string): StoredSession | null {
-    const row = this.#db.prepare('SELECT * FROM coding_sessions WHERE id = ?').get(id) as Row | undefined;
+    const row = this.#sql('SELECT * FROM coding_sessions WHERE id = ?').get(id) as Row | undefined;
     return row ? fromRow(row) : null;
   }
 
   /** Finds a session by internal id, name or backend session id. */
   resolve(ref: string): StoredSession | null {
-    const key = this.#db.prepare('SELECT session_id FROM session_keys WHERE key = ?').get(ref) as
-      | { session_id: string }
+    const row = this.#sql('SELECT s.* FROM session_keys k JOIN coding_sessions s ON s.id = k.session_id WHERE k.key = ?').get(ref) as
+      | Row
       | undefined;
-    return key ? this.get(key.session_id) : null;
+    return row ? fromRow(row) : null;
   }
 
   /** True when a stored session already uses `name`. */
   nameTaken(name: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM coding_sessions WHERE name = ?').get(name) !== undefined;
+    return this.#sql('SELECT 1 FROM coding_sessions WHERE name = ?').get(name) !== undefined;
   }
 
   /** Lists sessions, newest first, optionally only those with the given statuses. */
   list(statuses?: readonly SessionStatus[]): StoredSession[] {
     const rows =
       statuses && statuses.length > 0
-        ? (this.#db
-            .prepare(`SELECT * FROM coding_sessions WHERE status IN (${statuses.map(() => '?').join(',')}) ORDER BY started_at DESC, rowid DESC`)
+        ? (this.#sql(`SELECT * FROM coding_sessions WHERE status IN (${statuses.map(() => '?').join(',')}) ORDER BY started_at DESC, rowid DESC`)
             .all(...statuses) as unknown as Row[])
-        : (this.#db.prepare('SELECT * FROM coding_sessions ORDER BY started_at DESC, rowid DESC').all() as unknown as Row[]);
+        : (this.#sql('SELECT * FROM coding_sessions ORDER BY started_at DESC, rowid DESC').all() as unknown as Row[]);
     return rows.map(fromRow);
+  }
+
+  /**
+   * One page of sessions, newest first (by start time, then insertion order), optionally only those with the given
+   * statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time indexes,
+   * so a page costs the same whatever the number of stored sessions.
+   */
+  page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): StoredSessionPage {
+    const { statuses, limit, after } = options;
+    const where: string[] = [];
+    const params: (string | number)[] = [];
+    if (statuses && statuses.length > 0) {
+      where.push(`status IN (${statuses.map(() => '?').join(',')})`);
+      params.push(...statuses);
+    }
+    if (after) {
+      where.push('(started_at, rowid) < (?, ?)');
+      params.push(after[0], Number(after[1]));
+    }
+    const rows = this.#sql(
+      `SELECT rowid AS row_id, * FROM coding_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
+       ORDER BY started_at DESC, rowid DESC LIMIT ?`,
+    ).all(...params, limit + 1) as unknown as (Row & { row_id: number })[];
+    const more = rows.length > limit;
+    const kept = more ? rows.slice(0, limit) : rows;
+    const last = kept.at(-1);
+    return { sessions: kept.map(fromRow), next: more && last ? [last.started_at, last.row_id] : null };
   }
 
   /** Deletes a session and its lookup keys. */
   delete(id: string): void {
-    this.#db.prepare('DELETE FROM coding_sessions WHERE id = ?').run(id);
+    this.#sql('DELETE FROM coding_sessions WHERE id = ?').run(id);
   }
 
   /** Returns ids of the oldest non-active sessions beyond the newest `keep`; the caller deletes them and their logs. */
   evictionCandidates(keep: number): string[] {
-    const rows = this.#db
-      .prepare(
+    const rows = this.#sql(
         `SELECT id FROM coding_sessions WHERE status NOT IN ('starting', 'running')
          ORDER BY COALESCE(completed_at, updated_at) DESC, rowid DESC LIMIT -1 OFFSET ?`,
       )
@@ -284,8 +325,7 @@ export class CodingSessionStore {
 
   /** Records the start of a run (a launch or a resume); returns the run id. */
   startRun(session: StoredSession, kind: 'launch' | 'resume', at: number): number {
-    const result = this.#db
-      .prepare(
+    const result = this.#sql(
         `INSERT INTO session_runs (session_id, name, prompt, harness, kind, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)`,
       )
       .run(session.id, session.name, session.prompt, session.harness, kind, at);
@@ -294,8 +334,7 @@ export class CodingSessionStore {
 
   /** Records how a run ended: once per run, with the cost it added. */
   endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): void {
-    this.#db
-      .prepare(
+    this.#sql(
         `UPDATE session_runs SET status = ?, cost_usd = ?, ended_at = ?, duration_ms = ? - started_at WHERE id = ? AND ended_at IS NULL`,
       )
       .run(status, costUsd, endedAt, endedAt, runId);
@@ -303,33 +342,29 @@ export class CodingSessionStore {
 
   /** Runs left open by a crash are closed as interrupted at `at`. Returns how many. */
   closeOpenRuns(at: number): number {
-    const result = this.#db
-      .prepare(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
+    const result = this.#sql(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
       .run(at, at);
     return Number(result.changes);
   }
 
   /** Aggregates cost, status counts, duration and the most expensive session over all runs. */
   metrics(): SessionMetrics {
-    const totals = this.#db
-      .prepare(
+    const totals = this.#sql(
         `SELECT COALESCE(SUM(cost_usd), 0) AS cost, COALESCE(AVG(duration_ms), 0) AS avg,
                 (SELECT COUNT(*) FROM session_runs WHERE kind = 'launch') AS launched
          FROM session_runs WHERE ended_at IS NOT NULL`,
       )
       .get() as { cost: number; avg: number; launched: number };
-    const perDay = this.#db
-      .prepare(
+    const perDay = this.#sql(
         `SELECT strftime('%Y-%m-%d', ended_at / 1000, 'unixepoch') AS day, SUM(cost_usd) AS cost
          FROM session_runs WHERE ended_at IS NOT NULL GROUP BY day ORDER BY day`,
       )
       .all() as { day: string; cost: number }[];
-    const byStatus = this.#db.prepare('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
+    const byStatus = this.#sql('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
       status: string;
       n: number;
     }[];
-    const top = this.#db
-      .prepare(
+    const top = this.#sql(
         `SELECT session_id, name, prompt, SUM(cost_usd) AS cost FROM session_runs GROUP BY session_id
          HAVING cost > 0 ORDER BY cost DESC LIMIT 1`,
       )
