@@ -6,7 +6,7 @@ import { AppError } from '../core/errors.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
 import { runCommand } from './commands.ts';
 import type { OperationServices } from './operation.ts';
-import { pageOf } from './paging.ts';
+import { pageOf } from '../core/page.ts';
 import { rpcMethods } from './rpc-methods.ts';
 import type { SessionListResult } from './list.ts';
 import { OPERATIONS } from './table.ts';
