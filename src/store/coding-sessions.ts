@@ -165,10 +165,80 @@ function fromRow(row: Row): StoredSession {
   };
 }
 
-/** One page of stored sessions, newest first, and the sort key to continue after (null on the last page). */
-export interface StoredSessionPage {
-  sessions: StoredSession[];
+/**
+ * What a session list shows of a stored session: the row without what only a run needs (the launch spec is reduced to
+ * `multiTurn`, read in SQL so the spec is neither copied nor parsed).
+ */
+export type SessionListing = Omit<StoredSession, 'spec' | 'originSessionId' | 'updatedAt' | 'autoResponds' | 'pid'> & {
+  spec: Pick<LaunchSpec, 'multiTurn'>;
+};
+
+/** One page of listed sessions, newest first, and the sort key to continue after (null on the last page). */
+export interface SessionListingPage {
+  sessions: SessionListing[];
   next: CursorKey | null;
+}
+
+// A listing row comes back as an array (the statement returns arrays: reading named properties of SQLite's row objects
+// costs more than the query itself); these are its columns, in order.
+const LISTING_COLUMNS = `rowid, id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel, cost_usd,
+  started_at, completed_at, error, end_reason, budget_exhausted, foreground, resumed_from, forked,
+  json_extract(spec, '$.multiTurn')`;
+
+type ListingRow = [
+  rowid: number,
+  id: string,
+  name: string,
+  harness: string,
+  status: string,
+  prompt: string,
+  workdir: string,
+  model: string | null,
+  backendSessionId: string | null,
+  originChannel: string,
+  costUsd: number,
+  startedAt: number,
+  completedAt: number | null,
+  error: string | null,
+  endReason: string | null,
+  budgetExhausted: number,
+  foreground: string,
+  resumedFrom: string | null,
+  forked: number,
+  multiTurn: number | null,
+];
+
+function listingFromRow(row: ListingRow): SessionListing {
+  const foreground = row[16];
+  return {
+    id: row[1],
+    name: row[2],
+    harness: row[3] as HarnessName,
+    status: row[4] as SessionStatus,
+    prompt: row[5],
+    workdir: row[6],
+    model: row[7],
+    backendSessionId: row[8],
+    originChannel: row[9],
+    spec: { multiTurn: row[19] === 1 },
+    costUsd: row[10],
+    startedAt: row[11],
+    completedAt: row[12],
+    error: row[13],
+    endReason: row[14],
+    budgetExhausted: row[15] === 1,
+    foreground: foreground === '{}' ? {} : (JSON.parse(foreground) as Record<string, ChannelView>),
+    resumedFrom: row[17],
+    forked: row[18] === 1,
+  };
+}
+
+/** The SELECT of one page of the session list; run it with setReturnArrays(true) (exported for the benchmark). */
+export function listingPageSql(statusCount: number, afterCursor: boolean): string {
+  const where: string[] = [];
+  if (statusCount > 0) where.push(`status IN (${Array.from({ length: statusCount }, () => '?').join(',')})`);
+  if (afterCursor) where.push('(started_at, rowid) < (?, ?)');
+  return `SELECT ${LISTING_COLUMNS} FROM coding_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, rowid DESC LIMIT ?`;
 }
 
 /** SQLite persistence of coding sessions, their three lookup keys (id, name, backend id) and their runs. */
@@ -282,30 +352,25 @@ export class CodingSessionStore {
   }
 
   /**
-   * One page of sessions, newest first (by start time, then insertion order), optionally only those with the given
-   * statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time indexes,
-   * so a page costs the same whatever the number of stored sessions.
+   * One page of the session list, newest first (by start time, then insertion order), optionally only those with the
+   * given statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time
+   * indexes, so a page costs the same whatever the number of stored sessions.
    */
-  page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): StoredSessionPage {
-    const { statuses, limit, after } = options;
-    const where: string[] = [];
-    const params: (string | number)[] = [];
-    if (statuses && statuses.length > 0) {
-      where.push(`status IN (${statuses.map(() => '?').join(',')})`);
-      params.push(...statuses);
+  page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): SessionListingPage {
+    const { statuses = [], limit, after } = options;
+    const params: (string | number)[] = [...statuses];
+    if (after) params.push(after[0], Number(after[1]));
+    const sql = listingPageSql(statuses.length, after !== undefined);
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#sql(sql);
+      statement.setReturnArrays(true);
     }
-    if (after) {
-      where.push('(started_at, rowid) < (?, ?)');
-      params.push(after[0], Number(after[1]));
-    }
-    const rows = this.#sql(
-      `SELECT rowid AS row_id, * FROM coding_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''}
-       ORDER BY started_at DESC, rowid DESC LIMIT ?`,
-    ).all(...params, limit + 1) as unknown as (Row & { row_id: number })[];
+    const rows = statement.all(...params, limit + 1) as unknown as ListingRow[];
     const more = rows.length > limit;
-    const kept = more ? rows.slice(0, limit) : rows;
-    const last = kept.at(-1);
-    return { sessions: kept.map(fromRow), next: more && last ? [last.started_at, last.row_id] : null };
+    if (more) rows.length = limit;
+    const last = rows.at(-1);
+    return { sessions: rows.map(listingFromRow), next: more && last ? [last[11], last[0]] : null };
   }
 
   /** Deletes a session and its lookup keys. */
