@@ -111,6 +111,19 @@ describe('sessions.list paging', () => {
     assert.ok(legacy.nextCursor);
   });
 
+  it('a page asked again after a write shows the write (launch, update, delete)', async () => {
+    const before = await list({ limit: 2 });
+    assert.deepEqual(before.sessions.map((s) => [s.name, s.status]), [['s-119', 'completed'], ['s-118', 'completed']]);
+    f.store.update('id-119', { status: 'killed' });
+    f.store.delete('id-118');
+    assert.deepEqual((await list({ limit: 2 })).sessions.map((s) => [s.name, s.status]), [['s-119', 'killed'], ['s-117', 'completed']]);
+    f.clock.advance(1_000_000);
+    const launched = f.manager.launch({ prompt: 'new work', workdir: f.workdir, originChannel: 'cli', name: 'newest' });
+    const after = await list({ limit: 2 });
+    assert.deepEqual(after.sessions.map((s) => s.name), ['newest', 's-119']);
+    assert.equal(after.sessions[0]?.id, launched.id);
+  });
+
   it('refuses a bad limit or cursor naming the field, and the chat reply says how to get more', async () => {
     await assert.rejects(list({ limit: 0 }), (e: unknown) => e instanceof AppError && e.field === 'limit');
     await assert.rejects(list({ cursor: 'bogus' }), (e: unknown) => e instanceof AppError && e.field === 'cursor');

@@ -173,11 +173,17 @@ export type SessionListing = Omit<StoredSession, 'spec' | 'originSessionId' | 'u
   spec: Pick<LaunchSpec, 'multiTurn'>;
 };
 
-/** One page of listed sessions, newest first, and the sort key to continue after (null on the last page). */
+/**
+ * One page of listed sessions, newest first, and the sort key to continue after (null on the last page). Pages are
+ * shared between callers until the next write (see CodingSessionStore.page): read them, never change them.
+ */
 export interface SessionListingPage {
-  sessions: SessionListing[];
-  next: CursorKey | null;
+  readonly sessions: readonly Readonly<SessionListing>[];
+  readonly next: CursorKey | null;
 }
+
+/** Pages kept between writes; more distinct pages than this between two writes start the cache over. */
+const PAGE_CACHE_SIZE = 64;
 
 // A listing row comes back as an array (the statement returns arrays: reading named properties of SQLite's row objects
 // costs more than the query itself); these are its columns, in order.
@@ -246,6 +252,8 @@ export class CodingSessionStore {
   #db: DatabaseSync;
   /** Statements prepared once per SQL text (the UPDATE's text varies with the patched columns; a handful of shapes). */
   #statements = new Map<string, StatementSync>();
+  /** Session list pages read since the last write to coding_sessions, by query and parameters. */
+  #pages = new Map<string, SessionListingPage>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
@@ -262,6 +270,7 @@ export class CodingSessionStore {
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
   insert(session: StoredSession): void {
+    this.#pages.clear();
     transaction(this.#db, () => {
       this.#sql(
           `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
@@ -304,6 +313,7 @@ export class CodingSessionStore {
   update(id: string, patch: SessionPatch): void {
     const keys = (Object.keys(patch) as (keyof SessionPatch)[]).filter((k) => patch[k] !== undefined);
     if (keys.length === 0) return;
+    this.#pages.clear();
     transaction(this.#db, () => {
       const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
       const values = keys.map((k) => toColumnValue(k, patch[k]));
@@ -354,13 +364,18 @@ export class CodingSessionStore {
   /**
    * One page of the session list, newest first (by start time, then insertion order), optionally only those with the
    * given statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time
-   * indexes, so a page costs the same whatever the number of stored sessions.
+   * indexes, so a page costs the same whatever the number of stored sessions. Every write here drops the pages read
+   * so far; until then, asking again for a page answers the page already read (a list polled by the web page, the CLI
+   * or a script reads SQLite once per change, not once per call).
    */
   page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): SessionListingPage {
     const { statuses = [], limit, after } = options;
     const params: (string | number)[] = [...statuses];
     if (after) params.push(after[0], Number(after[1]));
     const sql = listingPageSql(statuses.length, after !== undefined);
+    const cacheKey = `${sql}\n${params.join('\n')}\n${limit}`;
+    const cached = this.#pages.get(cacheKey);
+    if (cached) return cached;
     let statement = this.#statements.get(sql);
     if (!statement) {
       statement = this.#sql(sql);
@@ -370,11 +385,15 @@ export class CodingSessionStore {
     const more = rows.length > limit;
     if (more) rows.length = limit;
     const last = rows.at(-1);
-    return { sessions: rows.map(listingFromRow), next: more && last ? [last[11], last[0]] : null };
+    const page: SessionListingPage = { sessions: rows.map(listingFromRow), next: more && last ? [last[11], last[0]] : null };
+    if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
+    this.#pages.set(cacheKey, page);
+    return page;
   }
 
   /** Deletes a session and its lookup keys. */
   delete(id: string): void {
+    this.#pages.clear();
     this.#sql('DELETE FROM coding_sessions WHERE id = ?').run(id);
   }
 
