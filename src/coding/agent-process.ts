@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
-import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import type { AgentChild, AgentSpawnRequest } from './agent-child.ts';
+import { SpawnBroker } from './spawn-broker.ts';
 
 /** Environment variable set on every agent process so a restarted daemon can find orphans of its sessions. */
 export const SESSION_ENV_TAG = 'SWITCHBOARD_SESSION_ID';
@@ -15,6 +16,8 @@ export interface AgentProcessOptions {
   sessionId: string;
   /** Called with every stdout line, in order. */
   onLine: (line: string) => void;
+  /** How the process is started (default: defaultSpawner()). */
+  spawner?: AgentSpawner;
 }
 
 export interface ExitInfo {
@@ -26,23 +29,44 @@ export interface ExitInfo {
 
 const STDERR_TAIL_BYTES = 4_096;
 
+/** Starts an agent process. */
+export type AgentSpawner = (request: AgentSpawnRequest) => AgentChild;
+
+/** Spawns here, with node:child_process (blocks the event loop for a fork of this whole process). */
+export const directSpawner: AgentSpawner = (request) =>
+  spawn(request.command, request.args, { cwd: request.cwd, env: request.env, stdio: [request.stdin, 'pipe', 'pipe'] });
+
+let sharedBroker: SpawnBroker | null = null;
+
+/** Spawns through the process-wide spawn broker (spawn-broker.ts), started on first use. */
+export const brokerSpawner: AgentSpawner = (request) => {
+  sharedBroker ??= new SpawnBroker();
+  return sharedBroker.spawn(request);
+};
+
+/** The spawner agent processes use: the broker, unless SWITCHBOARD_SPAWN_BROKER=0 asks for spawning in the daemon. */
+export function defaultSpawner(env: NodeJS.ProcessEnv = process.env): AgentSpawner {
+  return env.SWITCHBOARD_SPAWN_BROKER === '0' ? directSpawner : brokerSpawner;
+}
+
 /**
  * An agent CLI child process spawned with an argument array (never a shell), its stdout split into lines,
  * the tail of its stderr kept for error messages, and a stop that escalates SIGTERM → SIGKILL.
  */
 export class AgentProcess {
-  readonly child: ChildProcess;
+  readonly child: AgentChild;
   /** Resolves once the process has exited and its stdout is fully read. */
   readonly exited: Promise<ExitInfo>;
   #stderr = '';
   #killTimer: NodeJS.Timeout | null = null;
 
   constructor(options: AgentProcessOptions) {
-    const stdio: StdioOptions = [options.stdin, 'pipe', 'pipe'];
-    this.child = spawn(options.command, options.args, {
+    this.child = (options.spawner ?? defaultSpawner())({
+      command: options.command,
+      args: options.args,
       cwd: options.cwd,
       env: { ...options.env, [SESSION_ENV_TAG]: options.sessionId },
-      stdio,
+      stdin: options.stdin,
     });
     this.child.stderr?.setEncoding('utf8');
     this.child.stderr?.on('data', (chunk: string) => {

@@ -2,6 +2,7 @@ import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
+import { TurnGate } from '../core/turn-gate.ts';
 import type { Logger } from '../core/logger.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
@@ -56,6 +57,8 @@ export class SessionManager {
   #runs = new Map<string, number>();
   #listeners = new Set<(signal: SessionSignal) => void>();
   #cleanupTimer: Timer | null = null;
+  /** Launches and resumes asked for at once go one per event-loop turn (see launchSoon). */
+  #starts = new TurnGate();
 
   constructor(deps: SessionManagerDeps) {
     this.#deps = deps;
@@ -150,6 +153,19 @@ export class SessionManager {
     store.insert(record);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
     return this.#startSession(record, 'launch', request.via);
+  }
+
+  /**
+   * `launch`, in its turn: a burst of launches (each an fsync'd insert, a new log and a process spawn) runs one per
+   * event-loop turn, so health checks, other requests and agent output are served between them.
+   */
+  launchSoon(request: LaunchRequest): Promise<Session> {
+    return this.#starts.run(() => this.launch(request));
+  }
+
+  /** `resume`, in its turn among launches and resumes (see launchSoon). */
+  resumeSoon(ref: string, options: Parameters<SessionManager['resume']>[1] = {}): Promise<Session> {
+    return this.#starts.run(() => this.resume(ref, options));
   }
 
   /**

@@ -37,7 +37,7 @@ export const launchOperation = defineOperation({
   async run(ctx, args): Promise<SessionSummary> {
     const { sessions, config } = ctx.services;
     const workdir = args.workdir ?? config.defaultWorkdir;
-    const session = sessions.launch({
+    const session = await sessions.launchSoon({
       prompt: args.prompt,
       ...(args.harness ? { harness: args.harness } : {}),
       ...(args.name ? { name: args.name } : {}),

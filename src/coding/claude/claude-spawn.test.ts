@@ -44,8 +44,9 @@ describe('ClaudeSpawner', () => {
       env: { ...process.env, PATH: '' },
       signal: new AbortController().signal,
     });
-    assert.ok(spawner.pid && spawner.pid > 0);
     const [out, [code, signal]] = await Promise.all([readAll(proc), exitOf(proc)]);
+    // The spawn broker starts the process: its pid is known once it has started.
+    assert.ok(spawner.pid && spawner.pid > 0);
     assert.equal(out, `${INIT}\n${RESULT}\n${JSON.stringify({ type: 'probe', tag: 'sb-42' })}\n`);
     assert.deepEqual(
       malformed.map(([line]) => line),
