@@ -3,7 +3,7 @@
 // spawning the same fake N times with piped stdio and reading its lines until all have exited. Meanwhile a worker
 // thread asks GET /healthz every 5 ms (a bare one served by this process, then the daemon's), so the figures show how
 // long the event loop was kept from answering. On a small machine the burst's own CPU (N Node processes starting)
-// weighs on every figure; agents run niced (see spawn-broker-main.mjs), the bare relay's children do not.
+// weighs on every figure. SWITCHBOARD_SPAWN_BROKER=1 measures the daemon spawning through its spawn broker.
 // Run: npm run bench:burst   (or: node bench/launch-burst.ts [sessions])
 import { spawn } from 'node:child_process';
 import { createServer } from 'node:http';

@@ -44,9 +44,14 @@ export const brokerSpawner: AgentSpawner = (request) => {
   return sharedBroker.spawn(request);
 };
 
-/** The spawner agent processes use: the broker, unless SWITCHBOARD_SPAWN_BROKER=0 asks for spawning in the daemon. */
+/**
+ * The spawner agent processes use: in the daemon, unless SWITCHBOARD_SPAWN_BROKER=1 asks for the broker. Measured with
+ * bench/launch-burst.ts on a 2-core machine, the broker kept the fork off the event loop but relaying every agent's
+ * output over one IPC channel batched the work it causes, and /healthz waited longer (max 210–490 ms against 46–91 ms
+ * spawning here, with launches one per loop turn); so it stays opt-in.
+ */
 export function defaultSpawner(env: NodeJS.ProcessEnv = process.env): AgentSpawner {
-  return env.SWITCHBOARD_SPAWN_BROKER === '0' ? directSpawner : brokerSpawner;
+  return env.SWITCHBOARD_SPAWN_BROKER === '1' ? brokerSpawner : directSpawner;
 }
 
 /**
