@@ -150,9 +150,9 @@ export class SessionManager {
       forked: spec.forkSession,
       pid: null,
     };
-    store.insert(record);
+    const runId = store.insertLaunched(record, now);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
-    return this.#startSession(record, 'launch', request.via);
+    return this.#startSession(record, 'launch', request.via, runId);
   }
 
   /**
@@ -369,7 +369,7 @@ export class SessionManager {
     await this.#deps.logs.closeAll();
   }
 
-  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined): Session {
+  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId?: number): Session {
     const { store, logs, clock, logger, config, harnesses } = this.#deps;
     const session = new Session(record, {
       harness: harnesses[record.harness],
@@ -387,7 +387,7 @@ export class SessionManager {
       for (const block of this.outputBlocks(record)) session.output.push(block.seq, block.text);
     }
     this.#live.set(record.id, session);
-    this.#runs.set(record.id, store.startRun(record, kind, clock.now()));
+    this.#runs.set(record.id, runId ?? store.startRun(record, kind, clock.now()));
     session.start(kind, via ? { via } : {});
     return session;
   }

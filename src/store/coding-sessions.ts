@@ -270,42 +270,52 @@ export class CodingSessionStore {
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
   insert(session: StoredSession): void {
+    transaction(this.#db, () => this.#insertRow(session));
+  }
+
+  #insertRow(session: StoredSession): void {
     this.#pages.clear();
-    transaction(this.#db, () => {
-      this.#sql(
-          `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
-            origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
-            foreground, auto_responds, resumed_from, forked, pid)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          session.id,
-          session.name,
-          session.harness,
-          session.status,
-          session.prompt,
-          session.workdir,
-          session.model,
-          session.backendSessionId,
-          session.originChannel,
-          session.originSessionId,
-          JSON.stringify(session.spec),
-          session.costUsd,
-          session.startedAt,
-          session.completedAt,
-          session.updatedAt,
-          session.error,
-          session.endReason,
-          session.budgetExhausted ? 1 : 0,
-          JSON.stringify(session.foreground),
-          session.autoResponds,
-          session.resumedFrom,
-          session.forked ? 1 : 0,
-          session.pid,
-        );
-      this.#setKey(session.id, session.id, 'id');
-      this.#setKey(session.name, session.id, 'name');
-      if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+    this.#sql(
+      `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
+        origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
+        foreground, auto_responds, resumed_from, forked, pid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      session.id,
+      session.name,
+      session.harness,
+      session.status,
+      session.prompt,
+      session.workdir,
+      session.model,
+      session.backendSessionId,
+      session.originChannel,
+      session.originSessionId,
+      JSON.stringify(session.spec),
+      session.costUsd,
+      session.startedAt,
+      session.completedAt,
+      session.updatedAt,
+      session.error,
+      session.endReason,
+      session.budgetExhausted ? 1 : 0,
+      JSON.stringify(session.foreground),
+      session.autoResponds,
+      session.resumedFrom,
+      session.forked ? 1 : 0,
+      session.pid,
+    );
+    this.#setKey(session.id, session.id, 'id');
+    this.#setKey(session.name, session.id, 'name');
+    if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+  }
+
+  /** Inserts a new session and the start of its first run in one transaction (one fsync); returns the run id. */
+  insertLaunched(session: StoredSession, at: number): number {
+    return transaction(this.#db, () => {
+      this.#insertRow(session);
+      return this.startRun(session, 'launch', at);
     });
   }
 
