@@ -1,5 +1,7 @@
 // JSON-RPC `sessions.list` round trip through the real daemon (Fastify, bearer auth, zod, SQLite) beside a bare
-// Node HTTP server answering a JSON POST, measured in the same run with the same client (fetch, keep-alive).
+// Node HTTP server answering a JSON POST, measured in the same run with the same client (fetch, keep-alive). The bare
+// server answers twice: an empty list (the platform's floor), and the very bytes the daemon answered (the same
+// response, serialized once before the run), so that the second ratio is the daemon's own cost for the same transfer.
 // Run: npm run bench:rpc   (or: npx node bench/rpc-roundtrip.ts [requests] [sessions])
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -25,13 +27,15 @@ async function measure(url: string, headers: Record<string, string>): Promise<nu
   return latencies;
 }
 
+/** The result the bare server sends: an empty list until the daemon's own answer is known. */
+let bareResult: unknown = { sessions: [], count: 0 };
 const bare = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number };
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: { sessions: [], count: 0 } }));
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: bareResult }));
   });
 });
 await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
@@ -50,15 +54,24 @@ try {
     const s = daemon.services.sessions.launch({ prompt: `bench session ${i}`, workdir, originChannel: 'cli' });
     if (i % 2 === 0) daemon.services.sessions.kill(s.id);
   }
-  const bareLatencies = await measure(`http://127.0.0.1:${(bare.address() as AddressInfo).port}/rpc`, {});
+  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/rpc`;
+  const bareLatencies = await measure(bareUrl, {});
   const sbLatencies = await measure(`${daemon.url}/rpc`, { authorization: `Bearer ${daemon.token}` });
+  const answered = (await (await fetch(`${daemon.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.token}` }, body })).json()) as { result: unknown };
+  bareResult = answered.result;
+  const sameBytes = Buffer.byteLength(JSON.stringify(answered));
+  const bareSameLatencies = await measure(bareUrl, {});
   const row = (label: string, l: number[]): (string | number)[] => {
     const total = l.reduce((a, b) => a + b, 0);
     return [label, (l.length / total) * 1000, percentile(l, 50), percentile(l, 99)];
   };
   console.log(`${requests} sequential round trips on loopback; switchboard lists ${sessionCount} stored sessions`);
-  printTable(['server', 'req/s', 'p50 ms', 'p99 ms'], [row('bare node:http JSON echo', bareLatencies), row('switchboard sessions.list', sbLatencies)]);
-  console.log(`switchboard p50 = ${(percentile(sbLatencies, 50) / percentile(bareLatencies, 50)).toFixed(2)}x bare`);
+  printTable(['server', 'req/s', 'p50 ms', 'p99 ms'], [
+    row('bare node:http JSON, empty list', bareLatencies),
+    row(`bare node:http JSON, same ${sameBytes}-byte answer`, bareSameLatencies),
+    row('switchboard sessions.list', sbLatencies),
+  ]);
+  console.log(`switchboard p50 = ${(percentile(sbLatencies, 50) / percentile(bareLatencies, 50)).toFixed(2)}x bare (empty list), ${(percentile(sbLatencies, 50) / percentile(bareSameLatencies, 50)).toFixed(2)}x bare (same answer); p99 ${percentile(sbLatencies, 99).toFixed(2)} ms`);
 } finally {
   await daemon.stop();
   bare.close();

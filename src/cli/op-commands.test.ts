@@ -7,11 +7,12 @@ import { Command, CommanderError } from 'commander';
 import { AppError } from '../core/errors.ts';
 import { cronAddOperation } from '../operations/cron.ts';
 import { launchOperation } from '../operations/launch.ts';
+import { listOperation } from '../operations/list.ts';
 import type { Operation } from '../operations/operation.ts';
 import { addOperationCommands } from './op-commands.ts';
 
 /** A stand-in daemon: answers every JSON-RPC call with a cron task and keeps the calls' params. */
-async function startRpcRecorder(): Promise<{ server: Server; url: string; calls: { method: string; params: Record<string, unknown> }[] }> {
+async function startRpcRecorder(answer?: (method: string) => unknown): Promise<{ server: Server; url: string; calls: { method: string; params: Record<string, unknown> }[] }> {
   const calls: { method: string; params: Record<string, unknown> }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
@@ -20,7 +21,8 @@ async function startRpcRecorder(): Promise<{ server: Server; url: string; calls:
       const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string; params: Record<string, unknown> };
       calls.push({ method: body.method, params: body.params });
       const task = { id: 't1', name: 'nightly', schedule: '0 9 * * *', timezone: null, prompt: 'p', enabled: false, nextRunAt: null, lastRunAt: null };
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result: task }));
+      const result = answer ? answer(body.method) : task;
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -84,5 +86,26 @@ describe('operation subcommands', () => {
       rpc.calls.map((c) => c.params.workdir),
       ['/home/someone/projects/repo/sub', '/home/someone/other', '/srv/abs'],
     );
+  });
+});
+
+describe('paged list subcommands', () => {
+  it('sessions takes --limit and --cursor, and prints the command for the next page', async () => {
+    const rpc = await startRpcRecorder(() => ({ status: 'failed', sessions: [], count: 0, nextCursor: 'WzEsMl0' }));
+    const out: string[] = [];
+    try {
+      const program = new Command('switchboard').exitOverride();
+      addOperationCommands(program, [listOperation as unknown as Operation], {
+        write: (t) => out.push(t),
+        env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
+        setExitCode: () => undefined,
+      });
+      await program.parseAsync(['sessions', '--status', 'failed', '--limit', '2', '--cursor', 'WzMsNF0'], { from: 'user' });
+      assert.deepEqual(rpc.calls, [{ method: 'sessions.list', params: { status: 'failed', limit: 2, cursor: 'WzMsNF0' } }]);
+      assert.equal(out.at(-1), 'next page: switchboard sessions --status failed --limit 2 --cursor WzEsMl0');
+    } finally {
+      rpc.server.closeAllConnections();
+      await new Promise<void>((resolve) => rpc.server.close(() => resolve()));
+    }
   });
 });

@@ -9,6 +9,7 @@ import type { SessionSummary } from '../operations/session-summary.ts';
 import { CliError } from './cli-error.ts';
 import { resolveConnection, rpcCall } from './client.ts';
 import { followSession } from './follow.ts';
+import { nextPageHint } from './next-page.ts';
 
 /** What the generated commands need from their surroundings. */
 export interface CliIo {
@@ -98,6 +99,14 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       const conn = resolveConnection({ env: io.env, ...(globals.home ? { home: globals.home } : {}), ...(globals.url ? { url: globals.url } : {}) });
       const result = await rpcCall(conn, method, params);
       io.write(opts.json ? JSON.stringify(result, null, 2) : op.format(result));
+      if (!opts.json) {
+        const words = [
+          ...positional.flatMap(({ key }) => (params[key] === undefined ? [] : [String(params[key])])),
+          ...optionKeys.filter((k) => k !== 'cursor' && opts[k] !== undefined).flatMap((k) => (opts[k] === true ? [`--${kebab(k)}`] : [`--${kebab(k)}`, String(opts[k])])),
+        ];
+        const hint = nextPageHint(spec.name, words, result);
+        if (hint) io.write(hint);
+      }
       if (!opts.follow) return;
       const target = followTarget(op, result);
       if (!target) throw new CliError('nothing to follow', 2);

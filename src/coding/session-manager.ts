@@ -3,6 +3,7 @@ import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import { faultPoint } from '../core/fault.ts';
+import { TurnGate } from '../core/turn-gate.ts';
 import type { Logger } from '../core/logger.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
@@ -62,6 +63,8 @@ export class SessionManager {
   #runs = new Map<string, number>();
   #listeners = new Set<(signal: SessionSignal) => void>();
   #cleanupTimer: Timer | null = null;
+  /** Launches and resumes asked for at once go one per event-loop turn (see launchSoon). */
+  #starts = new TurnGate();
 
   constructor(deps: SessionManagerDeps) {
     this.#deps = deps;
@@ -172,9 +175,22 @@ export class SessionManager {
       pid: null,
     };
     const onStored = extra.onStored;
-    store.insert(record, onStored ? () => onStored(record) : undefined);
+    const runId = store.insertLaunched(record, now, onStored ? () => onStored(record) : undefined);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
-    return this.#startSession(record, 'launch', request.via);
+    return this.#startSession(record, 'launch', request.via, runId);
+  }
+
+  /**
+   * `launch`, in its turn: a burst of launches (each an fsync'd insert, a new log and a process spawn) runs one per
+   * event-loop turn, so health checks, other requests and agent output are served between them.
+   */
+  launchSoon(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}): Promise<Session> {
+    return this.#starts.run(() => this.launch(request, extra));
+  }
+
+  /** `resume`, in its turn among launches and resumes (see launchSoon). */
+  resumeSoon(ref: string, options: Parameters<SessionManager['resume']>[1] = {}): Promise<Session> {
+    return this.#starts.run(() => this.resume(ref, options));
   }
 
   /**
@@ -269,8 +285,15 @@ export class SessionManager {
 
   /** The live Session for a ref (id, name or backend id), if it is in memory. */
   live(ref: string): Session | undefined {
+    const byId = this.#live.get(ref);
+    if (byId) return byId;
     const record = this.#deps.store.resolve(ref);
     return record ? this.#live.get(record.id) : undefined;
+  }
+
+  /** The live Session with this internal id, if it is in memory (no store lookup). */
+  liveById(id: string): Session | undefined {
+    return this.#live.get(id);
   }
 
   /** The stored record for a ref (id, name or backend id); throws not_found. */
@@ -281,6 +304,11 @@ export class SessionManager {
   /** All stored sessions, newest first, optionally filtered by status. */
   list(statuses?: readonly SessionStatus[]): StoredSession[] {
     return this.#deps.store.list(statuses);
+  }
+
+  /** One page of stored sessions, newest first (see CodingSessionStore.page). */
+  page(options: Parameters<CodingSessionStore['page']>[0]): ReturnType<CodingSessionStore['page']> {
+    return this.#deps.store.page(options);
   }
 
   /** Sessions currently in memory. */
@@ -379,7 +407,7 @@ export class SessionManager {
     if (failed) throw failed.reason;
   }
 
-  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined): Session {
+  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId?: number): Session {
     const { store, logs, clock, logger, config, harnesses } = this.#deps;
     const session = new Session(record, {
       harness: harnesses[record.harness],
@@ -400,7 +428,7 @@ export class SessionManager {
       for (const block of this.outputBlocks(record)) session.output.push(block.seq, block.text);
     }
     this.#live.set(record.id, session);
-    this.#runs.set(record.id, store.startRun(record, kind, clock.now()));
+    this.#runs.set(record.id, runId ?? store.startRun(record, kind, clock.now()));
     session.start(kind, via ? { via } : {});
     return session;
   }
@@ -451,11 +479,12 @@ export class SessionManager {
   }
 
   #requireStored(ref: string): StoredSession {
-    const live = this.live(ref);
-    if (live) return { ...live.record };
+    const byId = this.#live.get(ref);
+    if (byId) return { ...byId.record };
     const record = this.#deps.store.resolve(ref);
     if (!record) throw notFound(`no session "${ref}" (give a session id, name, or the agent's own session id)`);
-    return record;
+    const live = this.#live.get(record.id);
+    return live ? { ...live.record } : record;
   }
 
   #requireLive(ref: string): Session {

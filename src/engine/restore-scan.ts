@@ -41,6 +41,9 @@ export interface RestoreState {
 
 type Phase = 'find-turn' | 'find-incoming' | 'done';
 
+/** Every `incoming` record's line holds these bytes (its type). */
+const INCOMING = Buffer.from('incoming');
+
 /** Visits records newest-first (see HistoryCollector for the same protocol): `visit` until false, then `state`. */
 export class RestoreScanner {
   #indexedSeq: number;
@@ -91,6 +94,16 @@ export class RestoreScanner {
       }
     }
     return !(this.#phase === 'done' && record.seq <= this.#indexedSeq + 1);
+  }
+
+  /**
+   * What a line must hold to matter, asked before it is parsed (see jsonl-scan's LineNeedle). Once the turn state is
+   * known and the whole log is being indexed (no index yet), only `incoming` records matter: lines without the word
+   * "incoming" are passed over unparsed. With an index the scan stops near the indexed seq, which it learns from every
+   * record, so every line is wanted.
+   */
+  needle(): Buffer | null {
+    return this.#phase === 'done' && this.#indexedSeq === 0 ? INCOMING : null;
   }
 
   /**

@@ -25,7 +25,11 @@ export interface LoadReport {
 
 function scan(logs: EngineLogs, id: string, indexedSeq: number): { state: RestoreState; records: number; malformed: number } {
   const scanner = new RestoreScanner(indexedSeq);
-  const report = logs.scanBackward(id, (raw) => scanner.visitRaw(raw));
+  const report = logs.scanBackward(
+    id,
+    (raw) => scanner.visitRaw(raw),
+    () => scanner.needle(),
+  );
   return { state: scanner.state, records: report.visited, malformed: report.malformed };
 }
 

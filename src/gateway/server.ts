@@ -64,6 +64,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     loggerInstance: logger as FastifyBaseLogger,
     // Requests are not logged one by one (the daemon logs what it does with them); errors still are.
     logController: new LogController({ disableRequestLogging: true }),
+    // No per-request child logger (it rebuilt the redacting serializers for every request): requests are not logged.
+    childLoggerFactory: (parent) => parent,
     bodyLimit: 1_048_576,
     ...connectionTimeoutOptions(config.gateway),
   });
@@ -88,7 +90,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
 
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    // JSON by name as well as '*': Fastify caches the parser it found for a named type, and parses the header again
+    // for every request that only the catch-all matches.
+    scope.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
     // Before the body is read: a caller without the token never gets to send (or half-send) one.
     scope.addHook('onRequest', async (request, reply) => {
       if (authorize(request)) return undefined;

@@ -2,20 +2,26 @@ import { z } from 'zod';
 import type { EngineSessionSummary } from '../engine/api.ts';
 import { describeDescriptor } from '../engine/descriptor.ts';
 import { formatDuration } from '../coding/format.ts';
+import { pageOf } from '../core/page.ts';
 import { requireEngine, visibleTo } from './engine-common.ts';
 import { defineOperation } from './operation.ts';
+import { moreLine, pageFields } from './paging.ts';
 
 const TYPES = ['all', 'user', 'cron', 'heartbeat', 'subagent'] as const;
 
 const input = z.strictObject({
   type: z.enum(TYPES).default('all').describe('filter by session type: user, cron, heartbeat or subagent (default all)'),
+  ...pageFields,
 });
 
 interface AgentsResult {
   type: (typeof TYPES)[number];
   now: number;
   sessions: EngineSessionSummary[];
+  /** Sessions on this page. */
   count: number;
+  /** Pass back as `cursor` for the next page; null on the last page. */
+  nextCursor: string | null;
 }
 
 const OUTCOME_ICON: Record<NonNullable<EngineSessionSummary['lastOutcome']>, string> = { ok: '✅', error: '❌', limit: '⚠️', internal_error: '💥' };
@@ -27,24 +33,25 @@ function line(s: EngineSessionSummary, now: number): string {
   return `${state} ${describeDescriptor(s.descriptor)} [${s.id}] — active ${formatDuration(now - s.updatedAt)} ago${queued}${last}`;
 }
 
-/** Lists the agent engine's sessions, most recently active first. */
+/** Lists the agent engine's sessions, newest first, one page at a time. */
 export const agentsOperation = defineOperation({
   name: 'agents',
-  summary: 'List agent engine sessions: chat conversations, background agents, cron and heartbeat sessions',
+  summary: 'List agent engine sessions: chat conversations, background agents, cron and heartbeat sessions (newest first, paged: limit, cursor)',
   input,
   expose: {
     tool: 'list_agents',
-    command: { name: 'agents', positional: ['type'], usage: '/agents [user|cron|heartbeat|subagent]' },
+    command: { name: 'agents', positional: ['type'], usage: '/agents [--limit <n>] [--cursor <c>] [user|cron|heartbeat|subagent]' },
     rpc: 'engine.sessions',
     cli: { name: 'agents', args: [] },
   },
   async run(ctx, args): Promise<AgentsResult> {
     const all = visibleTo(ctx.caller, requireEngine(ctx).listSessions());
-    const sessions = args.type === 'all' ? all : all.filter((s) => s.descriptor.type === args.type);
-    return { type: args.type, now: Date.now(), sessions, count: sessions.length };
+    const matching = args.type === 'all' ? all : all.filter((s) => s.descriptor.type === args.type);
+    const page = pageOf(matching, args, (s) => [s.createdAt, s.id]);
+    return { type: args.type, now: Date.now(), sessions: page.items, count: page.items.length, nextCursor: page.nextCursor };
   },
   format(r) {
     if (r.sessions.length === 0) return r.type === 'all' ? 'No agent sessions.' : `No ${r.type} agent sessions.`;
-    return r.sessions.map((s) => line(s, r.now)).join('\n');
+    return r.sessions.map((s) => line(s, r.now)).join('\n') + moreLine(r.nextCursor);
   },
 });

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { StoredSession } from '../store/coding-sessions.ts';
+import type { SessionListing } from '../store/coding-sessions.ts';
 import type { OperationContext } from './operation.ts';
 import { summarize } from './session-summary.ts';
 import type { SessionSummary } from './session-summary.ts';
@@ -8,6 +8,6 @@ import type { SessionSummary } from './session-summary.ts';
 export const sessionRef = z.string().trim().min(1, 'give a session id, name, or agent session id');
 
 /** The summary of a stored session as seen now. */
-export function summaryOf(ctx: OperationContext, record: StoredSession): SessionSummary {
-  return summarize(record, ctx.services.sessions.live(record.id), Date.now());
+export function summaryOf(ctx: OperationContext, record: SessionListing): SessionSummary {
+  return summarize(record, ctx.services.sessions.liveById(record.id), Date.now());
 }

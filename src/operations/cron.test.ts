@@ -51,6 +51,13 @@ describe('cron and heartbeat operations', () => {
       listed.tasks.map((t) => t.name),
       ['daily'],
     );
+    f.clock.advance(1);
+    await runTool(OPERATIONS, 'cron_add', { name: 'weekly', schedule: '@weekly', prompt: 'p' }, agent, services);
+    const newest = (await methods.get('cron.list')?.call({ limit: 1 }, { kind: 'rpc' }, services)) as { tasks: { name: string }[]; nextCursor: string | null };
+    const older = (await methods.get('cron.list')?.call({ limit: 1, cursor: newest.nextCursor }, { kind: 'rpc' }, services)) as { tasks: { name: string }[]; nextCursor: string | null };
+    assert.deepEqual([newest.tasks.map((t) => t.name), older.tasks.map((t) => t.name), older.nextCursor], [['weekly'], ['daily'], null]);
+    assert.match((await runCommand(OPERATIONS, '/cron_list --limit 1', chat, services)) ?? '', /weekly[\s\S]*… more: ask again with cursor \S+$/);
+    await runTool(OPERATIONS, 'cron_remove', { task: 'weekly' }, agent, services);
     const off = await runTool(OPERATIONS, 'cron_disable', { task: 'daily' }, agent, services);
     assert.match(off.text, /⏸️ daily .*disabled\n[\s\S]*next: off/);
     f.clock.advance(10 * 3_600_000);

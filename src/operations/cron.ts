@@ -6,6 +6,7 @@ import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { CronTask } from '../store/cron-tasks.ts';
 import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';
+import { moreLine, pageFields } from './paging.ts';
 import type { OperationContext } from './operation.ts';
 
 /** The scheduler, or an `unavailable` error saying it is not running. */
@@ -78,21 +79,21 @@ export const cronAddOperation = defineOperation({
 /** Lists cron tasks. */
 export const cronListOperation = defineOperation({
   name: 'cron-list',
-  summary: 'List cron tasks with their schedule, next run and last run',
-  input: z.strictObject({}),
+  summary: 'List cron tasks with their schedule, next run and last run (newest first, paged: limit, cursor)',
+  input: z.strictObject({ ...pageFields }),
   expose: {
     tool: 'cron_list',
-    command: { name: 'cron_list', positional: [], usage: '/cron_list' },
+    command: { name: 'cron_list', positional: [], usage: '/cron_list [--limit <n>] [--cursor <c>]' },
     rpc: 'cron.list',
     cli: { name: 'cron-list', args: [] },
   },
-  async run(ctx): Promise<{ tasks: CronTaskInfo[]; missedRuns: string }> {
-    const scheduler = requireScheduler(ctx);
-    return { tasks: scheduler.cron.list(), missedRuns: ctx.services.config.scheduler.missedRuns };
+  async run(ctx, args): Promise<{ tasks: CronTaskInfo[]; missedRuns: string; nextCursor: string | null }> {
+    const page = requireScheduler(ctx).cron.page(args);
+    return { tasks: page.items, missedRuns: ctx.services.config.scheduler.missedRuns, nextCursor: page.nextCursor };
   },
   format(r) {
     if (r.tasks.length === 0) return 'No cron tasks. Add one with cron_add.';
-    return `${r.tasks.map(formatTask).join('\n\n')}\n\nMissed runs after downtime: ${r.missedRuns}`;
+    return `${r.tasks.map(formatTask).join('\n\n')}\n\nMissed runs after downtime: ${r.missedRuns}${moreLine(r.nextCursor)}`;
   },
 });
 

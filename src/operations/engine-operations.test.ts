@@ -76,8 +76,14 @@ describe('engine operations', { timeout: 30_000 }, () => {
     await fx.engine.acceptUserMessage(chat('2', 'hello', '99'));
     await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run', 'cron:nightly');
     await fx.engine.settled();
-    const listed = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number };
-    assert.equal(listed.count, 3);
+    const listed = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number; nextCursor: string | null };
+    assert.deepEqual([listed.count, listed.nextCursor], [3, null]);
+    // Paged newest first: two pages of two and one, each session once.
+    const page1 = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({ limit: 2 }, { kind: 'rpc' }, services)) as { sessions: { id: string; createdAt: number }[]; nextCursor: string | null };
+    const page2 = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({ limit: 2, cursor: page1.nextCursor }, { kind: 'rpc' }, services)) as { sessions: { id: string; createdAt: number }[]; nextCursor: string | null };
+    const paged = [...page1.sessions, ...page2.sessions];
+    assert.deepEqual([page1.sessions.length, page2.sessions.length, new Set(paged.map((s) => s.id)).size, page2.nextCursor], [2, 1, 3, null]);
+    assert.ok(paged.every((s, i) => i === 0 || (paged[i - 1] as { createdAt: number }).createdAt >= s.createdAt));
     const mine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services);
     assert.match(mine ?? '', /user telegram\|42 \(42\)/);
     assert.match(mine ?? '', /cron nightly/);

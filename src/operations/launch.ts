@@ -42,7 +42,7 @@ export const launchOperation = defineOperation({
     const workdir = args.workdir ?? config.defaultWorkdir;
     const keyed = ctx.idempotency;
     const stored = keyed ? { onStored: (record: StoredSession) => keyed.commit(summaryOf(ctx, record)) } : {};
-    const session = sessions.launch({
+    const session = await sessions.launchSoon({
       prompt: args.prompt,
       ...(args.harness ? { harness: args.harness } : {}),
       ...(args.name ? { name: args.name } : {}),

@@ -43,8 +43,8 @@ export const LEGACY_METHODS: readonly LegacyMethod[] = [
     name: 'claude-code.sessions',
     op: listOperation as unknown as Operation,
     shape: (r) => {
-      const { sessions } = r as { sessions: SessionSummary[] };
-      return { sessions: sessions.map(legacySession), count: sessions.length };
+      const { sessions, nextCursor } = r as { sessions: SessionSummary[]; nextCursor: string | null };
+      return { sessions: sessions.map(legacySession), count: sessions.length, nextCursor };
     },
   },
   {

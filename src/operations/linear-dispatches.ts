@@ -3,16 +3,19 @@
 import { z } from 'zod';
 import { AppError } from '../core/errors.ts';
 import { formatDuration } from '../coding/format.ts';
+import { pageOf } from '../core/page.ts';
 import { ACTIVE_DISPATCH_STATUSES, DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import type { DispatchRecord, DispatchStatus } from '../store/linear-dispatches.ts';
 import { ACTIVE_PLANNING_STATUSES } from '../store/linear-planning.ts';
 import { defineOperation } from './operation.ts';
+import { moreLine, pageFields } from './paging.ts';
 
 const FILTERS = ['active', 'finished', 'all', ...DISPATCH_STATUSES] as const;
 
 const input = z.strictObject({
   status: z.enum(FILTERS).default('all').describe('active, finished, all, or one status (queued, working, auditing, done, stuck, …)'),
   issue: z.string().trim().min(1).optional().describe('only this issue (identifier such as ENG-12, or id)'),
+  ...pageFields,
 });
 
 /** One dispatch as listings show it. */
@@ -33,6 +36,8 @@ export interface DispatchView {
 export interface DispatchesResult {
   now: number;
   dispatches: DispatchView[];
+  /** Pass back as `cursor` for the next page of dispatches; null on the last page. */
+  nextCursor: string | null;
   planning: { project: string; issue: string; status: string; turns: number }[];
 }
 
@@ -54,14 +59,14 @@ function view(d: DispatchRecord): DispatchView {
   };
 }
 
-/** Lists the pipeline's dispatches (oldest first) and the projects being planned. */
+/** Lists the pipeline's dispatches (newest first, paged) and the projects being planned. */
 export const linearDispatchesOperation = defineOperation({
   name: 'linear-dispatches',
-  summary: 'List the Linear pipeline: dispatches (queued, working, auditing, done, stuck, stopped) and projects in planning mode',
+  summary: 'List the Linear pipeline: dispatches (queued, working, auditing, done, stuck, stopped) and projects in planning mode (newest first, paged: limit, cursor)',
   input,
   expose: {
     tool: 'linear_dispatches',
-    command: { name: 'dispatches', positional: ['status'], usage: '/dispatches [active|finished|all|<status>]' },
+    command: { name: 'dispatches', positional: ['status'], usage: '/dispatches [--limit <n>] [--cursor <c>] [active|finished|all|<status>]' },
     rpc: 'linear.dispatches',
     cli: { name: 'dispatches', args: ['[status]'] },
   },
@@ -79,7 +84,8 @@ export const linearDispatchesOperation = defineOperation({
       .list()
       .filter((s) => ACTIVE_PLANNING_STATUSES.includes(s.status))
       .map((s) => ({ project: s.projectName, issue: s.issueIdentifier, status: s.status, turns: s.turnCount }));
-    return { now: Date.now(), dispatches: list.map(view), planning };
+    const page = pageOf(list, args, (d) => [d.createdAt, d.id]);
+    return { now: Date.now(), dispatches: page.items.map(view), nextCursor: page.nextCursor, planning };
   },
   format(r) {
     const lines = r.dispatches.map((d) => {
@@ -89,6 +95,6 @@ export const linearDispatchesOperation = defineOperation({
     });
     if (lines.length === 0) lines.push('No Linear dispatches.');
     for (const p of r.planning) lines.push(`📝 Planning ${p.project} on ${p.issue} — ${p.status}, ${p.turns} turn${p.turns === 1 ? '' : 's'}`);
-    return lines.join('\n');
+    return lines.join('\n') + moreLine(r.nextCursor);
   },
 });

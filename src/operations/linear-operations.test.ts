@@ -115,7 +115,12 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
     planning.create({ id: 'p1', projectId: 'proj', projectName: 'Launch', issueId: 'i9', issueIdentifier: 'ENG-9', teamId: 't', agentSessionId: null, createdBy: null }, 1);
     services.linear = { pipeline: { list: (s) => store.list(s), get: (ref) => store.get(ref) }, planner: { store: planning } };
     const all = await runTool(OPERATIONS, 'linear_dispatches', {}, { kind: 'rpc' }, services);
-    assert.match(all.text, /^⏳ ENG-1 Title 1 — queued, attempt 1, medior \(claude sonnet\), updated .* ago\n🛑 ENG-2 Title 2 — stuck, attempt 1, medior \(claude sonnet\), updated .* ago — audit failed 3 times\n📝 Planning Launch on ENG-9 — interviewing, 0 turns$/);
+    // Newest first (same creation time: the later id first).
+    assert.match(all.text, /^🛑 ENG-2 Title 2 — stuck, attempt 1, medior \(claude sonnet\), updated .* ago — audit failed 3 times\n⏳ ENG-1 Title 1 — queued, attempt 1, medior \(claude sonnet\), updated .* ago\n📝 Planning Launch on ENG-9 — interviewing, 0 turns$/);
+    const first = (await rpcMethods(OPERATIONS).get('linear.dispatches')?.call({ limit: 1 }, { kind: 'rpc' }, services)) as { dispatches: { issue: string }[]; nextCursor: string | null };
+    assert.deepEqual(first.dispatches.map((d) => d.issue), ['ENG-2']);
+    const second = (await rpcMethods(OPERATIONS).get('linear.dispatches')?.call({ limit: 1, cursor: first.nextCursor }, { kind: 'rpc' }, services)) as { dispatches: { issue: string }[]; nextCursor: string | null };
+    assert.deepEqual([second.dispatches.map((d) => d.issue), second.nextCursor], [['ENG-1'], null]);
     assert.match((await runCommand(OPERATIONS, '/dispatches active', { kind: 'chat', channel: 'telegram|1', userId: '1' }, services)) ?? '', /^⏳ ENG-1[^\n]*\n📝/);
     const rpc = (await rpcMethods(OPERATIONS).get('linear.dispatches')?.call({ status: 'stuck' }, { kind: 'rpc' }, services)) as { dispatches: { issue: string }[] };
     assert.deepEqual(rpc.dispatches.map((d) => d.issue), ['ENG-2']);

@@ -37,7 +37,7 @@ export const resumeOperation = defineOperation({
     }
     if (!args.session) throw invalidInput('session: give the session to resume (or --list)', 'session');
     const channel = callerChannel(ctx.caller);
-    const session = sessions.resume(args.session, {
+    const session = await sessions.resumeSoon(args.session, {
       ...(args.prompt ? { prompt: args.prompt } : {}),
       ...(args.fork ? { fork: true } : {}),
       ...(channel ? { originChannel: channel } : {}),

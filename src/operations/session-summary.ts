@@ -2,7 +2,7 @@ import type { HarnessName } from '../core/config.ts';
 import { roundUsd } from '../core/usd.ts';
 import type { Session } from '../coding/session.ts';
 import type { WaitingReason } from '../coding/session-log.ts';
-import type { SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+import type { SessionListing, SessionStatus } from '../store/coding-sessions.ts';
 
 /** The public view of a coding session that every surface returns. */
 export interface SessionSummary {
@@ -35,7 +35,7 @@ export interface SessionSummary {
 }
 
 /** Builds the summary of a stored session, with live details when its Session is in memory. */
-export function summarize(record: StoredSession, live: Session | undefined, now: number): SessionSummary {
+export function summarize(record: SessionListing, live: Session | undefined, now: number): SessionSummary {
   return {
     id: record.id,
     name: record.name,

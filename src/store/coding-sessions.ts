@@ -1,5 +1,6 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
+import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
 import { transaction } from './database.ts';
 
@@ -165,56 +166,162 @@ function fromRow(row: Row): StoredSession {
   };
 }
 
+/**
+ * What a session list shows of a stored session: the row without what only a run needs (the launch spec is reduced to
+ * `multiTurn`, read in SQL so the spec is neither copied nor parsed).
+ */
+export type SessionListing = Omit<StoredSession, 'spec' | 'originSessionId' | 'updatedAt' | 'autoResponds' | 'pid'> & {
+  spec: Pick<LaunchSpec, 'multiTurn'>;
+};
+
+/**
+ * One page of listed sessions, newest first, and the sort key to continue after (null on the last page). Pages are
+ * shared between callers until the next write (see CodingSessionStore.page): read them, never change them.
+ */
+export interface SessionListingPage {
+  readonly sessions: readonly Readonly<SessionListing>[];
+  readonly next: CursorKey | null;
+}
+
+/** Pages kept between writes; more distinct pages than this between two writes start the cache over. */
+const PAGE_CACHE_SIZE = 64;
+
+// A listing row comes back as an array (the statement returns arrays: reading named properties of SQLite's row objects
+// costs more than the query itself); these are its columns, in order.
+const LISTING_COLUMNS = `rowid, id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel, cost_usd,
+  started_at, completed_at, error, end_reason, budget_exhausted, foreground, resumed_from, forked,
+  json_extract(spec, '$.multiTurn')`;
+
+type ListingRow = [
+  rowid: number,
+  id: string,
+  name: string,
+  harness: string,
+  status: string,
+  prompt: string,
+  workdir: string,
+  model: string | null,
+  backendSessionId: string | null,
+  originChannel: string,
+  costUsd: number,
+  startedAt: number,
+  completedAt: number | null,
+  error: string | null,
+  endReason: string | null,
+  budgetExhausted: number,
+  foreground: string,
+  resumedFrom: string | null,
+  forked: number,
+  multiTurn: number | null,
+];
+
+function listingFromRow(row: ListingRow): SessionListing {
+  const foreground = row[16];
+  return {
+    id: row[1],
+    name: row[2],
+    harness: row[3] as HarnessName,
+    status: row[4] as SessionStatus,
+    prompt: row[5],
+    workdir: row[6],
+    model: row[7],
+    backendSessionId: row[8],
+    originChannel: row[9],
+    spec: { multiTurn: row[19] === 1 },
+    costUsd: row[10],
+    startedAt: row[11],
+    completedAt: row[12],
+    error: row[13],
+    endReason: row[14],
+    budgetExhausted: row[15] === 1,
+    foreground: foreground === '{}' ? {} : (JSON.parse(foreground) as Record<string, ChannelView>),
+    resumedFrom: row[17],
+    forked: row[18] === 1,
+  };
+}
+
+/** The SELECT of one page of the session list; run it with setReturnArrays(true) (exported for the benchmark). */
+export function listingPageSql(statusCount: number, afterCursor: boolean): string {
+  const where: string[] = [];
+  if (statusCount > 0) where.push(`status IN (${Array.from({ length: statusCount }, () => '?').join(',')})`);
+  if (afterCursor) where.push('(started_at, rowid) < (?, ?)');
+  return `SELECT ${LISTING_COLUMNS} FROM coding_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, rowid DESC LIMIT ?`;
+}
+
 /** SQLite persistence of coding sessions, their three lookup keys (id, name, backend id) and their runs. */
 export class CodingSessionStore {
   #db: DatabaseSync;
+  /** Statements prepared once per SQL text (the UPDATE's text varies with the patched columns; a handful of shapes). */
+  #statements = new Map<string, StatementSync>();
+  /** Session list pages read since the last write to coding_sessions, by query and parameters. */
+  #pages = new Map<string, SessionListingPage>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
 
+  #sql(text: string): StatementSync {
+    let statement = this.#statements.get(text);
+    if (!statement) {
+      statement = this.#db.prepare(text);
+      this.#statements.set(text, statement);
+    }
+    return statement;
+  }
+
+  /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
+  insert(session: StoredSession): void {
+    transaction(this.#db, () => this.#insertRow(session));
+  }
+
+  #insertRow(session: StoredSession): void {
+    this.#pages.clear();
+    this.#sql(
+      `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
+        origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
+        foreground, auto_responds, resumed_from, forked, pid)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .run(
+      session.id,
+      session.name,
+      session.harness,
+      session.status,
+      session.prompt,
+      session.workdir,
+      session.model,
+      session.backendSessionId,
+      session.originChannel,
+      session.originSessionId,
+      JSON.stringify(session.spec),
+      session.costUsd,
+      session.startedAt,
+      session.completedAt,
+      session.updatedAt,
+      session.error,
+      session.endReason,
+      session.budgetExhausted ? 1 : 0,
+      JSON.stringify(session.foreground),
+      session.autoResponds,
+      session.resumedFrom,
+      session.forked ? 1 : 0,
+      session.pid,
+    );
+    this.#setKey(session.id, session.id, 'id');
+    this.#setKey(session.name, session.id, 'name');
+    if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+  }
+
   /**
-   * Inserts a new session and registers its id and name (and backend id, if known) as lookup keys; `also` runs inside
-   * the same transaction.
+   * Inserts a new session and the start of its first run in one transaction (one fsync); `also` runs inside the same
+   * transaction (an idempotency key's answer). Returns the run id.
    */
-  insert(session: StoredSession, also?: () => void): void {
-    transaction(this.#db, () => {
-      this.#db
-        .prepare(
-          `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
-            origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
-            foreground, auto_responds, resumed_from, forked, pid)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          session.id,
-          session.name,
-          session.harness,
-          session.status,
-          session.prompt,
-          session.workdir,
-          session.model,
-          session.backendSessionId,
-          session.originChannel,
-          session.originSessionId,
-          JSON.stringify(session.spec),
-          session.costUsd,
-          session.startedAt,
-          session.completedAt,
-          session.updatedAt,
-          session.error,
-          session.endReason,
-          session.budgetExhausted ? 1 : 0,
-          JSON.stringify(session.foreground),
-          session.autoResponds,
-          session.resumedFrom,
-          session.forked ? 1 : 0,
-          session.pid,
-        );
-      this.#setKey(session.id, session.id, 'id');
-      this.#setKey(session.name, session.id, 'name');
-      if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+  insertLaunched(session: StoredSession, at: number, also?: () => void): number {
+    return transaction(this.#db, () => {
+      this.#insertRow(session);
+      const runId = this.startRun(session, 'launch', at);
       also?.();
+      return runId;
     });
   }
 
@@ -222,10 +329,11 @@ export class CodingSessionStore {
   update(id: string, patch: SessionPatch): void {
     const keys = (Object.keys(patch) as (keyof SessionPatch)[]).filter((k) => patch[k] !== undefined);
     if (keys.length === 0) return;
+    this.#pages.clear();
     transaction(this.#db, () => {
       const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
       const values = keys.map((k) => toColumnValue(k, patch[k]));
-      this.#db.prepare(`UPDATE coding_sessions SET ${sets} WHERE id = ?`).run(...values, id);
+      this.#sql(`UPDATE coding_sessions SET ${sets} WHERE id = ?`).run(...values, id);
       if (patch.backendSessionId) this.#setKey(patch.backendSessionId, id, 'backend');
     });
   }
@@ -233,8 +341,7 @@ export class CodingSessionStore {
   #setKey(key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): void {
     // A key an older session holds (a name reused after eviction, a backend id resumed by a new session) moves to the newer one;
     // an id key is never taken from its own session.
-    this.#db
-      .prepare(
+    this.#sql(
         `INSERT INTO session_keys (key, session_id, kind) VALUES (?, ?, ?)
          ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id, kind = excluded.kind WHERE session_keys.kind != 'id'`,
       )
@@ -243,43 +350,72 @@ export class CodingSessionStore {
 
   /** Returns the session with this internal id, or null. */
   get(id: string): StoredSession | null {
-    const row = this.#db.prepare('SELECT * FROM coding_sessions WHERE id = ?').get(id) as Row | undefined;
+    const row = this.#sql('SELECT * FROM coding_sessions WHERE id = ?').get(id) as Row | undefined;
     return row ? fromRow(row) : null;
   }
 
   /** Finds a session by internal id, name or backend session id. */
   resolve(ref: string): StoredSession | null {
-    const key = this.#db.prepare('SELECT session_id FROM session_keys WHERE key = ?').get(ref) as
-      | { session_id: string }
+    const row = this.#sql('SELECT s.* FROM session_keys k JOIN coding_sessions s ON s.id = k.session_id WHERE k.key = ?').get(ref) as
+      | Row
       | undefined;
-    return key ? this.get(key.session_id) : null;
+    return row ? fromRow(row) : null;
   }
 
   /** True when a stored session already uses `name`. */
   nameTaken(name: string): boolean {
-    return this.#db.prepare('SELECT 1 FROM coding_sessions WHERE name = ?').get(name) !== undefined;
+    return this.#sql('SELECT 1 FROM coding_sessions WHERE name = ?').get(name) !== undefined;
   }
 
   /** Lists sessions, newest first, optionally only those with the given statuses. */
   list(statuses?: readonly SessionStatus[]): StoredSession[] {
     const rows =
       statuses && statuses.length > 0
-        ? (this.#db
-            .prepare(`SELECT * FROM coding_sessions WHERE status IN (${statuses.map(() => '?').join(',')}) ORDER BY started_at DESC, rowid DESC`)
+        ? (this.#sql(`SELECT * FROM coding_sessions WHERE status IN (${statuses.map(() => '?').join(',')}) ORDER BY started_at DESC, rowid DESC`)
             .all(...statuses) as unknown as Row[])
-        : (this.#db.prepare('SELECT * FROM coding_sessions ORDER BY started_at DESC, rowid DESC').all() as unknown as Row[]);
+        : (this.#sql('SELECT * FROM coding_sessions ORDER BY started_at DESC, rowid DESC').all() as unknown as Row[]);
     return rows.map(fromRow);
+  }
+
+  /**
+   * One page of the session list, newest first (by start time, then insertion order), optionally only those with the
+   * given statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time
+   * indexes, so a page costs the same whatever the number of stored sessions. Every write here drops the pages read
+   * so far; until then, asking again for a page answers the page already read (a list polled by the web page, the CLI
+   * or a script reads SQLite once per change, not once per call).
+   */
+  page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): SessionListingPage {
+    const { statuses = [], limit, after } = options;
+    const params: (string | number)[] = [...statuses];
+    if (after) params.push(after[0], Number(after[1]));
+    const sql = listingPageSql(statuses.length, after !== undefined);
+    const cacheKey = `${sql}\n${params.join('\n')}\n${limit}`;
+    const cached = this.#pages.get(cacheKey);
+    if (cached) return cached;
+    let statement = this.#statements.get(sql);
+    if (!statement) {
+      statement = this.#sql(sql);
+      statement.setReturnArrays(true);
+    }
+    const rows = statement.all(...params, limit + 1) as unknown as ListingRow[];
+    const more = rows.length > limit;
+    if (more) rows.length = limit;
+    const last = rows.at(-1);
+    const page: SessionListingPage = { sessions: rows.map(listingFromRow), next: more && last ? [last[11], last[0]] : null };
+    if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
+    this.#pages.set(cacheKey, page);
+    return page;
   }
 
   /** Deletes a session and its lookup keys. */
   delete(id: string): void {
-    this.#db.prepare('DELETE FROM coding_sessions WHERE id = ?').run(id);
+    this.#pages.clear();
+    this.#sql('DELETE FROM coding_sessions WHERE id = ?').run(id);
   }
 
   /** Returns ids of the oldest non-active sessions beyond the newest `keep`; the caller deletes them and their logs. */
   evictionCandidates(keep: number): string[] {
-    const rows = this.#db
-      .prepare(
+    const rows = this.#sql(
         `SELECT id FROM coding_sessions WHERE status NOT IN ('starting', 'running')
          ORDER BY COALESCE(completed_at, updated_at) DESC, rowid DESC LIMIT -1 OFFSET ?`,
       )
@@ -289,8 +425,7 @@ export class CodingSessionStore {
 
   /** Records the start of a run (a launch or a resume); returns the run id. */
   startRun(session: StoredSession, kind: 'launch' | 'resume', at: number): number {
-    const result = this.#db
-      .prepare(
+    const result = this.#sql(
         `INSERT INTO session_runs (session_id, name, prompt, harness, kind, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)`,
       )
       .run(session.id, session.name, session.prompt, session.harness, kind, at);
@@ -299,8 +434,7 @@ export class CodingSessionStore {
 
   /** Records how a run ended: once per run, with the cost it added. */
   endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): void {
-    this.#db
-      .prepare(
+    this.#sql(
         `UPDATE session_runs SET status = ?, cost_usd = ?, ended_at = ?, duration_ms = ? - started_at WHERE id = ? AND ended_at IS NULL`,
       )
       .run(status, costUsd, endedAt, endedAt, runId);
@@ -308,13 +442,12 @@ export class CodingSessionStore {
 
   /** Records what an open run has cost so far (after each turn), so stats count running sessions and crash-cut runs. */
   setRunCost(runId: number, costUsd: number): void {
-    this.#db.prepare('UPDATE session_runs SET cost_usd = ? WHERE id = ? AND ended_at IS NULL').run(costUsd, runId);
+    this.#sql('UPDATE session_runs SET cost_usd = ? WHERE id = ? AND ended_at IS NULL').run(costUsd, runId);
   }
 
   /** Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far). Returns how many. */
   closeOpenRuns(at: number): number {
-    const result = this.#db
-      .prepare(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
+    const result = this.#sql(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
       .run(at, at);
     return Number(result.changes);
   }
@@ -325,26 +458,23 @@ export class CodingSessionStore {
    * rounded to 1e-6.
    */
   metrics(): SessionMetrics {
-    const totals = this.#db
-      .prepare(
+    const totals = this.#sql(
         `SELECT COALESCE(SUM(cost_usd), 0) AS cost,
                 (SELECT COALESCE(AVG(duration_ms), 0) FROM session_runs WHERE ended_at IS NOT NULL) AS avg,
                 (SELECT COUNT(*) FROM session_runs WHERE kind = 'launch') AS launched
          FROM session_runs`,
       )
       .get() as { cost: number; avg: number; launched: number };
-    const perDay = this.#db
-      .prepare(
+    const perDay = this.#sql(
         `SELECT strftime('%Y-%m-%d', COALESCE(ended_at, started_at) / 1000, 'unixepoch') AS day, SUM(cost_usd) AS cost
          FROM session_runs GROUP BY day HAVING cost > 0 OR MAX(ended_at) IS NOT NULL ORDER BY day`,
       )
       .all() as { day: string; cost: number }[];
-    const byStatus = this.#db.prepare('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
+    const byStatus = this.#sql('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
       status: string;
       n: number;
     }[];
-    const top = this.#db
-      .prepare(
+    const top = this.#sql(
         `SELECT session_id, name, prompt, SUM(cost_usd) AS cost FROM session_runs GROUP BY session_id
          HAVING cost > 0 ORDER BY cost DESC LIMIT 1`,
       )

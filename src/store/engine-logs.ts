@@ -7,7 +7,7 @@ import { ensurePrivateDir } from '../core/private-files.ts';
 import { JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
 import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
-import type { ScanReport } from './jsonl-scan.ts';
+import type { LineNeedle, ScanReport } from './jsonl-scan.ts';
 
 export interface EngineLogsOptions {
   /** Appends within this window share one fdatasync (group commit). */
@@ -97,9 +97,9 @@ export class EngineLogs {
     return readFirstRecord(this.path(sessionId));
   }
 
-  /** Visits a session's records from the last to the first until `visit` returns false. */
-  scanBackward(sessionId: string, visit: (record: LogRecord) => boolean): ScanReport {
-    return scanBackward(this.path(sessionId), visit);
+  /** Visits a session's records from the last to the first until `visit` returns false (see jsonl-scan for `needle`). */
+  scanBackward(sessionId: string, visit: (record: LogRecord) => boolean, needle?: LineNeedle): ScanReport {
+    return scanBackward(this.path(sessionId), visit, undefined, needle);
   }
 
   /** Syncs and closes every open log; later writes throw. */

@@ -3,7 +3,7 @@ import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
-import { JsonlLog } from './jsonl-log.ts';
+import { fsyncDirectoryAsync, JsonlLog } from './jsonl-log.ts';
 
 describe('JsonlLog', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -13,6 +13,16 @@ describe('JsonlLog', () => {
     path = join(dir.path, 'a.jsonl');
   });
   afterEach(() => dir.remove());
+
+  it("a new log's directory entry is synced off the event loop, and its first sync waits for it", async () => {
+    const log = JsonlLog.open(path, { now: () => 1 });
+    log.write({ type: 'a' });
+    await log.sync();
+    // Nothing new to make durable: resolves at once, without a directory fsync.
+    await log.sync();
+    await log.close();
+    await assert.rejects(fsyncDirectoryAsync(join(dir.path, 'missing')), /ENOENT/);
+  });
 
   it('writes one line per record with v, seq and ts, and reads from a seq', async () => {
     const log = JsonlLog.open(path, { now: () => 42 });

@@ -1,4 +1,5 @@
 import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import { open as openFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { openPrivate } from '../core/private-files.ts';
 
@@ -40,6 +41,16 @@ export function fsyncDirectory(dir: string): void {
     fsyncSync(fd);
   } finally {
     closeSync(fd);
+  }
+}
+
+/** fsyncs a directory off the event loop (in the thread pool); resolves once the entry is on disk. */
+export async function fsyncDirectoryAsync(dir: string): Promise<void> {
+  const handle = await openFile(dir, 'r');
+  try {
+    await handle.sync();
+  } finally {
+    await handle.close();
   }
 }
 
@@ -85,6 +96,8 @@ export class JsonlLog {
   #now: () => number;
   #closed = false;
   #malformed = 0;
+  /** The fsync of the directory entry of a log this open created; every sync() waits for it too. */
+  #dirSync: Promise<void> | null = null;
 
   private constructor(path: string, fd: number, lastSeq: number, repair: RepairReport | null, options: JsonlLogOptions) {
     this.path = path;
@@ -99,7 +112,6 @@ export class JsonlLog {
   static open(path: string, options: JsonlLogOptions = {}): JsonlLog {
     const existed = existsSync(path);
     const fd = openPrivate(path, 'a+');
-    if (!existed) fsyncDirectory(dirname(path));
     const data = readAll(fd);
     let goodEnd = data.lastIndexOf(0x0a) + 1;
     let droppedLines = goodEnd < data.length ? 1 : 0;
@@ -120,7 +132,20 @@ export class JsonlLog {
       fsyncSync(fd);
       repair = { truncatedBytes: data.length - goodEnd, droppedLines };
     }
-    return new JsonlLog(path, fd, lastSeq, repair, options);
+    const log = new JsonlLog(path, fd, lastSeq, repair, options);
+    // A new file's directory entry is made durable off the event loop (a burst of new logs does not stall it); the
+    // first sync() of the log waits for it, so nothing is reported durable before its file is.
+    if (!existed) log.#syncDirectory(dirname(path));
+    return log;
+  }
+
+  #syncDirectory(dir: string): void {
+    const pending = fsyncDirectoryAsync(dir).then(() => {
+      if (this.#dirSync === pending) this.#dirSync = null;
+    });
+    this.#dirSync = pending;
+    // A failure is reported by sync(), which awaits `pending`; this only keeps a log nobody syncs from crashing the process.
+    pending.catch(() => undefined);
   }
 
   /** Sequence number of the last record written (0 when empty). */
@@ -154,11 +179,15 @@ export class JsonlLog {
 
   /** Resolves when every record written so far has been fdatasync'd. */
   sync(): Promise<void> {
-    if (this.#synced >= this.#written) return Promise.resolve();
-    return new Promise<void>((resolve, reject) => {
-      this.#waiters.push({ upTo: this.#written, resolve, reject });
-      this.#schedule();
-    });
+    const dir = this.#dirSync;
+    const data =
+      this.#synced >= this.#written
+        ? Promise.resolve()
+        : new Promise<void>((resolve, reject) => {
+            this.#waiters.push({ upTo: this.#written, resolve, reject });
+            this.#schedule();
+          });
+    return dir ? Promise.all([dir, data]).then(() => undefined) : data;
   }
 
   #schedule(): void {

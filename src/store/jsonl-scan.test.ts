@@ -33,6 +33,24 @@ describe('jsonl scan', () => {
     }
   });
 
+  it('with a needle, visits only the lines that hold it, across chunk boundaries, and can switch it on mid-scan', () => {
+    let text = '';
+    for (let i = 1; i <= 60; i += 1) text += line(i, { kind: i % 4 === 0 ? 'incoming' : 'other', pad: 'x'.repeat((i * 13) % 40) });
+    writeFileSync(path, text);
+    const needle = Buffer.from('incoming');
+    const wanted = Array.from({ length: 60 }, (_, i) => 60 - i).filter((seq) => seq % 4 === 0);
+    for (const chunk of [1, 5, 33, 100, 1 << 20]) {
+      const seqs: number[] = [];
+      const report = scanBackward(path, (r) => (seqs.push(r.seq), true), chunk, () => needle);
+      assert.deepEqual(seqs, wanted, `chunk ${chunk}`);
+      assert.deepEqual(report, { visited: wanted.length, malformed: 0, reachedStart: true });
+      // Every line until seq 50 has been seen, then only the needle's.
+      const mixed: number[] = [];
+      scanBackward(path, (r) => (mixed.push(r.seq), true), chunk, () => (mixed.length > 0 && (mixed.at(-1) as number) <= 50 ? needle : null));
+      assert.deepEqual(mixed, [...Array.from({ length: 11 }, (_, i) => 60 - i), ...wanted.filter((seq) => seq < 50)], `chunk ${chunk}`);
+    }
+  });
+
   it('stops when the visitor says so, reading no further', () => {
     writeFileSync(path, [1, 2, 3, 4, 5].map((i) => line(i)).join(''));
     const { seqs, report } = seqsBackward(8, 4);

@@ -49,11 +49,20 @@ export function readFirstRecord(path: string, maxBytes = 1 << 20): LogRecord | n
 }
 
 /**
+ * Asked before each line: bytes that the records still wanted must contain (say, their type), or null for every
+ * record. Lines without them are passed over unparsed and unseen (neither visited nor counted as malformed): the scan
+ * jumps from one line holding them to the previous one, so a visitor that only needs some records does not pay for
+ * reading the others line by line.
+ */
+export type LineNeedle = () => Buffer | null;
+
+/**
  * Hands the records of the log at `path` to `visit` from the last to the first, reading the file backwards in
  * growing chunks; stops as soon as `visit` returns false. A last line without its newline (torn by a crash) and
- * lines that do not parse are skipped and counted. Returns what the scan went through.
+ * lines that do not parse are skipped and counted. With `needle`, lines without its bytes are passed over unparsed.
+ * Returns what the scan went through.
  */
-export function scanBackward(path: string, visit: (record: LogRecord) => boolean, chunkBytes = 16_384): ScanReport {
+export function scanBackward(path: string, visit: (record: LogRecord) => boolean, chunkBytes = 16_384, needle?: LineNeedle): ScanReport {
   const report: ScanReport = { visited: 0, malformed: 0, reachedStart: false };
   const fd = openSync(path, 'r');
   try {
@@ -81,6 +90,17 @@ export function scanBackward(path: string, visit: (record: LogRecord) => boolean
       // Visit every line whose start is known: after a newline inside `pending`, or at the start of the file.
       let lineEnd = pending.length - 1;
       while (lineEnd >= 0) {
+        const wanted = needle?.();
+        if (wanted) {
+          // The needle holds no newline, so a match before lineEnd lies inside one line, which ends at the next newline.
+          const at = lineEnd > 0 ? pending.lastIndexOf(wanted, lineEnd - 1) : -1;
+          if (at === -1) {
+            // No whole line left here holds it: keep only the first line, whose start comes with the next chunk.
+            lineEnd = position > 0 ? pending.indexOf(NEWLINE) : -1;
+            break;
+          }
+          lineEnd = pending.indexOf(NEWLINE, at);
+        }
         const previous = lineEnd === 0 ? -1 : pending.lastIndexOf(NEWLINE, lineEnd - 1);
         if (previous === -1 && position > 0) break;
         const line = pending.subarray(previous + 1, lineEnd);

@@ -69,6 +69,15 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_runs_ended ON session_runs(ended_at);
     `,
   },
+  {
+    // Session lists are paged newest first: these let a page read only its own rows, with or without a status filter.
+    version: 20,
+    name: 'coding session paging indexes',
+    sql: `
+      CREATE INDEX coding_sessions_started ON coding_sessions(started_at);
+      CREATE INDEX coding_sessions_status_started ON coding_sessions(status, started_at);
+    `,
+  },
 ];
 
 /** Every domain's steps. */

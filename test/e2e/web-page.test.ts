@@ -112,6 +112,24 @@ describe('web page in headless Chromium', { skip }, () => {
     assert.deepEqual(outputs, ['Reading parse.ts first.', 'Writing the new test now.', 'Which file should hold the test?']);
   });
 
+  it('shows the newest 50 sessions and the older ones a page at a time', async () => {
+    const { store } = g.manager;
+    const template = store.get(session.id);
+    assert.ok(template);
+    for (let i = 0; i < 60; i += 1) {
+      store.insert({ ...template, id: `old-${i}`, name: `old-${String(i).padStart(2, '0')}`, status: 'completed', startedAt: template.startedAt - 1_000 + i, backendSessionId: null });
+    }
+    await page.click('#session-back');
+    await page.locator('.session-list .more button', { hasText: 'Show older sessions' }).waitFor();
+    assert.equal(await page.locator('.session-row').count(), 50);
+    await page.click('.session-list .more button');
+    await page.locator('.session-row', { hasText: 'old-00' }).waitFor();
+    assert.equal(await page.locator('.session-row').count(), 61);
+    assert.equal(await page.locator('.session-list .more').count(), 0);
+    await page.locator('.session-row', { hasText: session.name }).click();
+    await page.locator('#detail-name', { hasText: session.name }).waitFor();
+  });
+
   it('sends a message to the selected session', async () => {
     await page.fill('#session-input', 'put it in test/parse.test.ts');
     await page.click('#session-form button[type=submit]');

@@ -44,8 +44,9 @@ describe('ClaudeSpawner', () => {
       env: { ...process.env, PATH: '' },
       signal: new AbortController().signal,
     });
-    assert.ok(spawner.pid && spawner.pid > 0);
     const [out, [code, signal]] = await Promise.all([readAll(proc), exitOf(proc)]);
+    // The pid is known once the process has started.
+    assert.ok(spawner.pid && spawner.pid > 0);
     assert.equal(out, `${INIT}\n${RESULT}\n${JSON.stringify({ type: 'probe', tag: 'sb-42' })}\n`);
     assert.deepEqual(
       malformed.map(([line]) => line),

@@ -2,6 +2,8 @@
 // and recorded as accepted after, so a crash in between is found on the next start and re-posted once with the same
 // message id (the engine acknowledges a repeat as a duplicate); a due time is claimed when its intent is written, so it
 // never fires twice. Runs missed while the daemon was down follow `scheduler.missedRuns`.
+import { pageOf } from '../../core/page.ts';
+import type { Page, PageRequest } from '../../core/page.ts';
 import type { Config } from '../../core/config.ts';
 import { AppError, conflict, errorMessage, invalidInput, notFound } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
@@ -98,6 +100,12 @@ export class CronScheduler {
     this.#deps.logger.info({ task: task.id, name, schedule: task.schedule, timezone: task.timezone, nextRunAt: task.nextRunAt }, 'cron task added');
     this.#arm();
     return task;
+  }
+
+  /** One page of tasks, newest first, each with its newest run (read for the page's tasks only). */
+  page(request: PageRequest): Page<CronTaskInfo> {
+    const page = pageOf(this.#deps.store.list(), request, (task) => [task.createdAt, task.id]);
+    return { items: page.items.map((task) => ({ ...task, lastRun: this.#deps.store.runs(task.id, 1)[0] ?? null })), nextCursor: page.nextCursor };
   }
 
   /** Every task with its newest run, oldest task first. */

@@ -1,4 +1,5 @@
-// The coding sessions: the list (sessions.list over /rpc, refreshed), and for the selected session its log streamed
+// The coding sessions: the list (sessions.list over /rpc, newest first, a page at a time: the first page is refreshed,
+// "Show older sessions" asks for the next page), and for the selected session its log streamed
 // live from GET /sessions/:id/events, with a box to send it a message (sessions.send).
 import { ApiError, rpc } from './api.js';
 import { append, atBottom, byId, clear, cost, duration, el, toBottom } from './dom.js';
@@ -6,6 +7,7 @@ import { RECORD_TYPES, renderRecord } from './session-log.js';
 
 const MAX_LOG_LINES = 3000;
 const TERMINAL = new Set(['completed', 'failed', 'killed', 'interrupted']);
+const PAGE_SIZE = 50;
 
 /**
  * Starts the sessions view.
@@ -28,6 +30,10 @@ export function startSessions({ info, isVisible, onSelect }) {
   /** What the selected session's event stream says now; `waitingFor` is undefined until the stream tells. */
   let live = { status: '', costUsd: 0, waitingFor: undefined };
   let refreshing = false;
+  /** The cursor of the page after the last one shown (null: every session is shown). */
+  let olderCursor = null;
+  /** True once the person asked for older pages: a refresh then keeps them below the first page. */
+  let showsOlder = false;
 
   /** The status pill; a running session that waits for input says so (and why), since that is when it needs you. */
   function badge(node, status, waitingFor) {
@@ -70,6 +76,24 @@ export function startSessions({ info, isVisible, onSelect }) {
       );
       append(list, item);
     }
+    if (olderCursor) {
+      const more = el('button', { type: 'button', class: 'link', text: 'Show older sessions', on: { click: () => void loadOlder() } });
+      append(list, el('li', { class: 'more' }, more));
+    }
+  }
+
+  async function loadOlder() {
+    if (!olderCursor) return;
+    try {
+      const result = await rpc('sessions.list', { status: 'all', limit: PAGE_SIZE, cursor: olderCursor });
+      for (const s of result.sessions) if (!summaries.has(s.id)) summaries.set(s.id, s);
+      olderCursor = result.nextCursor;
+      showsOlder = true;
+      note.textContent = '';
+      renderList();
+    } catch (e) {
+      note.textContent = e instanceof ApiError ? e.message : String(e);
+    }
   }
 
   function renderHeader() {
@@ -87,8 +111,15 @@ export function startSessions({ info, isVisible, onSelect }) {
     if (refreshing) return;
     refreshing = true;
     try {
-      const result = await rpc('sessions.list', { status: 'all' });
-      summaries = new Map(result.sessions.map((s) => [s.id, s]));
+      const result = await rpc('sessions.list', { status: 'all', limit: PAGE_SIZE });
+      const first = new Map(result.sessions.map((s) => [s.id, s]));
+      // Older pages already shown stay below the refreshed first page.
+      if (showsOlder) {
+        for (const [id, s] of summaries) if (!first.has(id)) first.set(id, s);
+      } else {
+        olderCursor = result.nextCursor;
+      }
+      summaries = first;
       note.textContent = '';
       renderList();
       if (selected) renderHeader();

@@ -1,0 +1,145 @@
+// A launch burst: N sessions launched at once over JSON-RPC (`sessions.launch`, the fake Claude Code CLI through the
+// real harness, store and logs) until every one has ended, beside a bare relay in the same run: the same process
+// spawning the same fake N times with piped stdio and reading its lines until all have exited. Meanwhile a worker
+// thread asks GET /healthz every 5 ms (a bare one served by this process, then the daemon's), so the figures show how
+// long the event loop was kept from answering. On a small machine the burst's own CPU (N Node processes starting)
+// weighs on every figure.
+// Run: npm run bench:burst   (or: node bench/launch-burst.ts [sessions])
+import { spawn } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Worker } from 'node:worker_threads';
+import { startDaemon } from '../src/main.ts';
+import { tempDir } from '../test/support/temp-dir.ts';
+import { percentile, printTable } from './stats.ts';
+
+const count = Number(process.argv[2] ?? 200);
+const fakeClaude = fileURLToPath(new URL('../test/support/fake-claude.mjs', import.meta.url));
+
+/**
+ * Polls `url` from a worker thread every 5 ms until stopped; `ready` resolves after 20 warm-up answers (not counted),
+ * `stop` with each later answer's latency (ms).
+ */
+function pollHealth(url: string): { ready: Promise<void>; stop: () => Promise<number[]> } {
+  const worker = new Worker(
+    `const { parentPort, workerData } = require('node:worker_threads');
+     const latencies = [];
+     let running = true;
+     parentPort.on('message', () => { running = false; });
+     (async () => {
+       for (let i = 0; running; i += 1) {
+         const start = performance.now();
+         try { const r = await fetch(workerData.url, { signal: AbortSignal.timeout(60000) }); await r.arrayBuffer(); } catch {}
+         if (i >= 20) latencies.push(performance.now() - start);
+         if (i === 20) parentPort.postMessage('ready');
+         await new Promise((r) => setTimeout(r, 5));
+       }
+       parentPort.postMessage(latencies);
+     })();`,
+    { eval: true, workerData: { url } },
+  );
+  const ready = new Promise<void>((resolve) => worker.once('message', () => resolve()));
+  return {
+    ready,
+    stop: () =>
+      new Promise((resolve) => {
+        worker.once('message', (latencies: number[]) => void worker.terminate().then(() => resolve(latencies)));
+        worker.postMessage('stop');
+      }),
+  };
+}
+
+/** The bare relay: spawn the fake N times at once, read every stdout line, wait for every exit. */
+async function bareRelay(cwd: string): Promise<number> {
+  const start = performance.now();
+  let lines = 0;
+  await Promise.all(
+    Array.from(
+      { length: count },
+      () =>
+        new Promise<void>((resolve, reject) => {
+          const child = spawn(process.execPath, [fakeClaude, '-p', 'hello', '--output-format', 'stream-json', '--verbose'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+          child.stderr.resume();
+          createInterface({ input: child.stdout }).on('line', () => (lines += 1));
+          child.once('error', reject);
+          child.once('close', () => resolve());
+        }),
+    ),
+  );
+  if (lines === 0) throw new Error('the fakes printed nothing');
+  return performance.now() - start;
+}
+
+const dir = tempDir('sb-bench-burst-');
+const workdir = join(dir.path, 'work');
+mkdirSync(workdir);
+const bare = createServer((_req, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}'));
+await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
+const daemon = await startDaemon({
+  home: join(dir.path, 'home'),
+  env: {},
+  overrides: {
+    'gateway.port': 0,
+    workspaces: [dir.path],
+    'log.level': 'silent',
+    maxSessions: count + 1,
+    maxPersistedSessions: count * 4,
+    'harnesses.claude.executable': fakeClaude,
+  },
+});
+try {
+  const rpc = (method: string, params: Record<string, unknown>) =>
+    fetch(`${daemon.url}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.token}` },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    }).then(async (r) => (await r.json()) as { result?: { id: string }; error?: { message: string } });
+
+  async function burst(): Promise<number> {
+    const ended = new Set<string>();
+    let all!: () => void;
+    const done = new Promise<void>((resolve) => (all = resolve));
+    const ids = new Set<string>();
+    const off = daemon.services.sessions.on((signal) => {
+      if (signal.type !== 'ended') return;
+      ended.add(signal.session.id);
+      if (ids.size === count && [...ids].every((id) => ended.has(id))) all();
+    });
+    const start = performance.now();
+    const answers = await Promise.all(Array.from({ length: count }, (_, i) => rpc('sessions.launch', { prompt: `burst ${i}`, workdir, multiTurnDisabled: true, originChannel: 'bench' })));
+    for (const a of answers) {
+      if (!a.result) throw new Error(`launch failed: ${a.error?.message}`);
+      ids.add(a.result.id);
+    }
+    if ([...ids].every((id) => ended.has(id))) all();
+    await done;
+    off();
+    return performance.now() - start;
+  }
+
+  // Warm both paths once (module caches, the page cache for the fake), then measure.
+  await bareRelay(workdir);
+  const rows: (string | number)[][] = [];
+  const bareHealth = pollHealth(`http://127.0.0.1:${(bare.address() as AddressInfo).port}/healthz`);
+  await bareHealth.ready;
+  const bareMs = await bareRelay(workdir);
+  const bareLat = await bareHealth.stop();
+  const sbHealth = pollHealth(`${daemon.url}/healthz`);
+  await sbHealth.ready;
+  const sbMs = await burst();
+  const sbLat = await sbHealth.stop();
+  if (process.env.BURST_DEBUG) console.log('slowest healthz (index, ms):', sbLat.map((l, i) => [i, Math.round(l)]).sort((a, b) => (b[1] as number) - (a[1] as number)).slice(0, 8), 'of', sbLat.length);
+  rows.push([`bare relay: spawn ${count} fakes, read their lines`, bareMs, percentile(bareLat, 50), percentile(bareLat, 99), Math.max(...bareLat)]);
+  rows.push([`switchboard: ${count} sessions.launch over RPC, until ended`, sbMs, percentile(sbLat, 50), percentile(sbLat, 99), Math.max(...sbLat)]);
+  console.log(`launch burst: ${count} fake Claude Code sessions at once; /healthz asked every 5 ms from a worker thread`);
+  printTable(['path', 'total ms', 'healthz p50 ms', 'healthz p99 ms', 'healthz max ms'], rows);
+  console.log(`switchboard burst = ${(sbMs / bareMs).toFixed(2)}x the bare relay; /healthz max ${Math.max(...sbLat).toFixed(1)} ms (bare ${Math.max(...bareLat).toFixed(1)} ms)`);
+} finally {
+  await daemon.stop();
+  bare.close();
+  dir.remove();
+}

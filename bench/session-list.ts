@@ -1,0 +1,121 @@
+// One page of `sessions.list` (the operation: input validation, the paged query, summaries) beside the same SELECT
+// run bare on the same database (the same statement, prepared once, returning arrays as the store's does; rows left as
+// SQLite returns them), at 100 and at 10,000 stored sessions,
+// for the first page and for a page deep in the list (after a cursor), in the same run.
+// Run: npm run bench:list   (or: node bench/session-list.ts [iterations] [pageSize])
+import { join } from 'node:path';
+import { systemClock } from '../src/core/clock.ts';
+import { loadConfig } from '../src/core/config-load.ts';
+import { rpcMethods } from '../src/operations/rpc-methods.ts';
+import type { SessionListResult } from '../src/operations/list.ts';
+import type { OperationServices } from '../src/operations/operation.ts';
+import { OPERATIONS } from '../src/operations/table.ts';
+import { listingPageSql } from '../src/store/coding-sessions.ts';
+import type { StoredSession } from '../src/store/coding-sessions.ts';
+import { ScriptedHarness } from '../test/support/scripted-harness.ts';
+import { sessionManagerIn } from '../test/support/session-manager-in.ts';
+import { tempDir } from '../test/support/temp-dir.ts';
+import { percentile, printTable } from './stats.ts';
+
+const iterations = Number(process.argv[2] ?? 2_000);
+const pageSize = Number(process.argv[3] ?? 50);
+const list = rpcMethods(OPERATIONS).get('sessions.list');
+if (!list) throw new Error('sessions.list is not an RPC method');
+
+function stored(i: number): StoredSession {
+  const prompt = `fix the flaky test number ${i} in the parser and open a pull request when the suite is green`;
+  return {
+    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+    name: `fix-flaky-test-${i}`,
+    harness: 'claude',
+    status: i % 7 === 0 ? 'failed' : 'completed',
+    prompt,
+    workdir: '/home/dev/src/parser',
+    model: 'sonnet',
+    backendSessionId: `b-${i}`,
+    originChannel: 'telegram|42',
+    originSessionId: null,
+    spec: { harness: 'claude', prompt, workdir: '/home/dev/src/parser', model: 'sonnet', maxBudgetUsd: 5, permissionMode: 'bypassPermissions', multiTurn: true, forkSession: false },
+    costUsd: 0.1234,
+    startedAt: 1_767_225_600_000 + i * 1_000,
+    completedAt: 1_767_225_600_000 + i * 1_000 + 600,
+    updatedAt: 1_767_225_600_000 + i * 1_000 + 600,
+    error: null,
+    endReason: 'done',
+    budgetExhausted: false,
+    foreground: { 'telegram|42': { on: false, seenSeq: 12 } },
+    autoResponds: 0,
+    resumedFrom: null,
+    forked: false,
+    pid: null,
+  };
+}
+
+/** Times `fn`; `before` (not timed) runs ahead of each call. */
+async function time(fn: () => unknown, before?: (i: number) => void): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < iterations + 200; i += 1) {
+    before?.(i);
+    const start = performance.now();
+    await fn();
+    if (i >= 200) out.push(performance.now() - start); // the first 200 warm up
+  }
+  return out;
+}
+
+const rows: (string | number)[][] = [];
+const ratios: string[] = [];
+for (const count of [100, 10_000]) {
+  const dir = tempDir('sb-bench-list-');
+  const { config } = loadConfig({ home: dir.path, env: {}, overrides: { workspaces: [dir.path] } });
+  const harness = new ScriptedHarness('claude');
+  const { db, store, manager } = sessionManagerIn(dir.path, config, systemClock(), { claude: harness, codex: harness, gemini: harness });
+  try {
+    db.exec('PRAGMA synchronous = OFF'); // setup only: 10,000 inserts without an fsync each
+    for (let i = 0; i < count; i += 1) store.insert(stored(i));
+    db.exec('PRAGMA synchronous = FULL');
+    const services: OperationServices = { config, sessions: manager };
+    const first = (await list.call({ limit: pageSize }, { kind: 'rpc' }, services)) as SessionListResult;
+    // A cursor half way down the list.
+    let deep = first.nextCursor;
+    for (let skipped = pageSize; deep && skipped < count / 2; skipped += pageSize) {
+      deep = ((await list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)) as SessionListResult).nextCursor;
+    }
+    if (!deep) throw new Error('no cursor half way down the list');
+    const deepPage = (await list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)) as SessionListResult;
+    const bareFirst = db.prepare(listingPageSql(0, false));
+    const bareAfter = db.prepare(listingPageSql(0, true));
+    bareFirst.setReturnArrays(true);
+    bareAfter.setReturnArrays(true);
+    const lastOfDeep = deepPage.sessions[0];
+    if (!lastOfDeep) throw new Error('empty deep page');
+    const afterKey = db.prepare('SELECT started_at, rowid AS r FROM coding_sessions WHERE id = ?').get(lastOfDeep.id) as { started_at: number; r: number };
+    const variants: [string, () => unknown, () => unknown][] = [
+      ['first page', () => bareFirst.all(pageSize + 1), () => list.call({ limit: pageSize }, { kind: 'rpc' }, services)],
+      ['page after a cursor', () => bareAfter.all(afterKey.started_at, afterKey.r + 1, pageSize + 1), () => list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)],
+    ];
+    // The store answers a page again from memory until its next write: "after a write" times the first read after
+    // one (the write itself untimed), "unchanged" a page asked again with no write since.
+    const touched = (stored(0) as { id: string }).id;
+    const write = (i: number): void => store.update(touched, { updatedAt: i });
+    for (const [label, bare, ours] of variants) {
+      const b = await time(bare, write);
+      const o = await time(ours, write);
+      const bareAgain = await time(bare);
+      const again = await time(ours);
+      const ratio = percentile(o, 50) / percentile(b, 50);
+      rows.push([`${count} sessions, ${label}, after a write: bare SELECT`, percentile(b, 50) * 1000, percentile(b, 99) * 1000, '']);
+      rows.push([`${count} sessions, ${label}, after a write: sessions.list`, percentile(o, 50) * 1000, percentile(o, 99) * 1000, `${ratio.toFixed(2)}x`]);
+      rows.push([`${count} sessions, ${label}, unchanged: bare SELECT`, percentile(bareAgain, 50) * 1000, percentile(bareAgain, 99) * 1000, '']);
+      rows.push([`${count} sessions, ${label}, unchanged: sessions.list`, percentile(again, 50) * 1000, percentile(again, 99) * 1000, `${(percentile(again, 50) / percentile(bareAgain, 50)).toFixed(2)}x`]);
+      ratios.push(`${count} sessions, ${label}: ${ratio.toFixed(2)}x bare after a write`);
+    }
+  } finally {
+    await manager.stop();
+    db.close();
+    dir.remove();
+  }
+}
+console.log(`sessions.list pages of ${pageSize}, ${iterations} calls per variant, operation-level (no HTTP), µs`);
+printTable(['variant', 'p50 µs', 'p99 µs', 'p50 vs bare'], rows);
+for (const r of ratios) console.log(r);
