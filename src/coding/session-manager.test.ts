@@ -336,6 +336,16 @@ describe('SessionManager', () => {
     assert.equal(single.status, 'completed', 'an ended session keeps its status');
   });
 
+  it('refuses to launch or resume once stop has begun (an engine turn still running must not start an agent that outlives it)', async () => {
+    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-stop' });
+    const stopping = f.manager.stop();
+    assert.throws(() => f.manager.launch({ prompt: 'late', workdir: f.workdir, originChannel: 'cli' }), /the daemon is stopping/);
+    await stopping;
+    assert.throws(() => f.manager.resume(session.id, { prompt: 'again' }), /the daemon is stopping/);
+    assert.equal(f.store.list().length, 1, 'nothing was stored for the refused launch');
+  });
+
   it('logs and signals a channel view change; markSeen only moves the seen mark', async () => {
     const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'hello' });

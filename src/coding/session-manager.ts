@@ -63,6 +63,8 @@ export class SessionManager {
   #runs = new Map<string, number>();
   #listeners = new Set<(signal: SessionSignal) => void>();
   #cleanupTimer: Timer | null = null;
+  /** Set when stop() begins: from then on nothing launches or resumes a session (an engine turn still running would). */
+  #stopping = false;
   /** Launches and resumes asked for at once go one per event-loop turn (see launchSoon). */
   #starts = new TurnGate();
 
@@ -119,6 +121,7 @@ export class SessionManager {
    * inside the transaction that stores the session (an idempotency key's answer commits with the row).
    */
   launch(request: LaunchRequest, extra: { resumedFrom?: string; onStored?: (record: StoredSession) => void } = {}): Session {
+    this.#refuseWhenStopping();
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
     const harness = this.#deps.harnesses[harnessName];
@@ -198,6 +201,7 @@ export class SessionManager {
    * session that continues the conversation in a new backend session.
    */
   resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {}): Session {
+    this.#refuseWhenStopping();
     const record = this.#requireStored(ref);
     if (isActiveStatus(record.status)) throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
     if (!record.backendSessionId) {
@@ -392,6 +396,7 @@ export class SessionManager {
    * handled later would reopen the log, after the owner may have removed the folder).
    */
   async stop(): Promise<void> {
+    this.#stopping = true;
     this.#cleanupTimer?.cancel();
     this.#cleanupTimer = null;
     const now = this.#deps.clock.now();
@@ -405,6 +410,11 @@ export class SessionManager {
     const failed = (await Promise.allSettled(runsDone)).find((r) => r.status === 'rejected');
     await this.#deps.logs.closeAll();
     if (failed) throw failed.reason;
+  }
+
+  /** Throws once stop() has begun: a session started then would outlive the daemon's stop (and its closed logs). */
+  #refuseWhenStopping(): void {
+    if (this.#stopping) throw conflict('the daemon is stopping: no coding session can be launched or resumed now');
   }
 
   #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId?: number): Session {

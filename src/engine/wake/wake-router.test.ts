@@ -174,10 +174,12 @@ describe('wake router', () => {
     await router.idle();
     assert.match(engine.posts[0]?.text ?? '', new RegExp(`^⏸️ Coding session "stopped" \\[${stopped.id}\\] was interrupted when the daemon stopped \\(daemon stopped\\)`));
 
-    // A crash: a second manager over the same files finds the session still running and marks it interrupted.
-    const crashed = f.manager.resume('stopped', { prompt: 'continue' });
-    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-s' }, { type: 'text', text: 'x'.repeat(2_000) });
-    const g = f.reopen();
+    // A crash: the next daemon resumes it and dies; a third manager over the same files finds the session still
+    // running and marks it interrupted.
+    const next = f.reopen();
+    const crashed = next.manager.resume('stopped', { prompt: 'continue' });
+    await next.harness.last.emit({ type: 'started', backendSessionId: 'b-s' }, { type: 'text', text: 'x'.repeat(2_000) });
+    const g = next.reopen();
     const ids = g.manager.restore();
     assert.deepEqual(ids, [crashed.id]);
     const after = build(g);
@@ -193,6 +195,8 @@ describe('wake router', () => {
     await after.stop();
     await g.manager.stop();
     g.db.close();
+    await next.manager.stop();
+    next.db.close();
   });
 
   it('keeps an event the engine could not take and delivers it later, in order, also across a restart', async () => {
