@@ -2,7 +2,8 @@
 import { z } from 'zod';
 import { AppError, errorMessage, formatZodError } from '../core/errors.ts';
 import type { ToolCall, ToolSpec } from '../inference/types.ts';
-import type { AgentToolbox, EngineSessionInfo, ToolOutcome } from './toolbox.ts';
+import type { ToolOutcome } from './tool.ts';
+import type { AgentToolbox, EngineSessionInfo } from './toolbox.ts';
 
 /** What the engine's tools need from the engine. */
 export interface EngineToolHost {

@@ -3,6 +3,7 @@
 // operations table: claude_launch, …), merged into one.
 import type { ToolCall, ToolSpec } from '../inference/types.ts';
 import type { SessionDescriptor } from './api.ts';
+import type { ToolOutcome } from './tool.ts';
 
 /** The engine session a tool runs for. */
 export interface EngineSessionInfo {
@@ -13,12 +14,6 @@ export interface EngineSessionInfo {
    * subagent; absent for cron and heartbeat sessions (and subagents without a user ancestor).
    */
   channel?: string;
-}
-
-/** A tool's answer to the model. */
-export interface ToolOutcome {
-  text: string;
-  isError: boolean;
 }
 
 /** A set of tools. `run` validates the call's input itself and reports failures as error outcomes. */
