@@ -1,6 +1,6 @@
-// The tools an engine session's model may call. The engine knows tools only through this interface: its own
-// (start_background_agent, send_session_message) and whatever is injected (operations/toolbox.ts builds one from the
-// operations table: claude_launch, …), merged into one.
+// The tools an engine session's model may call. The engine knows tools only through this interface and has none of
+// its own: what is injected (operations/toolbox.ts builds it from the operations table: claude_launch, …,
+// spawn_agent, send_session_message) is all its sessions' models see.
 import type { ToolCall, ToolSpec } from '../inference/types.ts';
 import type { SessionDescriptor } from './api.ts';
 import type { ToolOutcome } from './tool.ts';
