@@ -72,11 +72,19 @@ export interface CliSpec {
   switches?: Record<string, CliSwitch>;
 }
 
-/** Where an operation is exposed; each surface is generated from this, never written by hand. */
-export interface Exposure {
+/** A seed-compatible RPC method (`claude-code.*`) for an operation: its name and how the operation's result `T` is reshaped. */
+export interface LegacyRpc<T> {
+  method: string;
+  shape(result: T): Record<string, unknown>;
+}
+
+/** Where an operation with result `T` is exposed; each surface is generated from this, never written by hand. */
+export interface Exposure<T = unknown> {
   tool?: string;
   command?: CommandSpec;
   rpc?: string;
+  /** Also answered under the seed's method name, in the seed's response shape (operations/legacy-rpc.ts). */
+  legacyRpc?: LegacyRpc<T>;
   cli?: CliSpec;
 }
 
@@ -87,7 +95,7 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   input: S;
   /** Alternative input key names accepted everywhere (e.g. `id` for `session`). */
   aliases?: Record<string, string>;
-  expose: Exposure;
+  expose: Exposure<T>;
   /**
    * Accepts an `idempotencyKey` over RPC (a repeat answers the first answer). Only for operations whose effect commits
    * its answer through `ctx.idempotency` in the effect's own transaction.

@@ -3,6 +3,7 @@ import { toolUseLine } from '../coding/tool-summary.ts';
 import type { TranscriptEntry, TranscriptView } from '../coding/transcript.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { formatDuration, statusIcon, truncate } from './format.ts';
+import { legacyOutput } from './legacy-rpc.ts';
 import { defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
@@ -42,6 +43,7 @@ export const outputOperation = defineOperation({
   expose: {
     tool: 'claude_output',
     rpc: 'sessions.output',
+    legacyRpc: legacyOutput,
     cli: { name: 'output', args: ['<session>'] },
   },
   async run(ctx, args): Promise<OutputResult> {
