@@ -66,6 +66,9 @@ export const launchOperation = defineOperation({
     }, stored);
     return summaryOf(ctx, session.record);
   },
+  follow(s) {
+    return { kind: 'session', session: s, from: s.runStartSeq ?? 1 };
+  },
   format(s) {
     return [
       `↩️ [${s.name}] Launched (${s.harness})`,

@@ -88,6 +88,15 @@ export interface Exposure<T = unknown> {
   cli?: CliSpec;
 }
 
+/**
+ * Where the CLI's `--follow` starts after an operation's result: a session's live log from record `from`, nothing to
+ * show (the session waits for input or has ended), or nothing to follow at all.
+ */
+export type FollowStart =
+  | { kind: 'session'; session: { id: string; name: string }; from: number }
+  | { kind: 'idle' }
+  | { kind: 'none' };
+
 /** One user-facing operation: defined once, exposed as tool, chat command, RPC method and CLI subcommand. */
 export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   name: string;
@@ -104,6 +113,8 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   run(ctx: OperationContext, input: z.output<S>): Promise<T>;
   /** Renders the result for people and models (chat replies, tool results, CLI output). */
   format(result: T): string;
+  /** Present for operations whose session can be followed: the CLI offers `--follow` and starts where this says. */
+  follow?(result: T): FollowStart;
 }
 
 /** Identity helper that keeps an operation's input and result types tied together. */

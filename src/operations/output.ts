@@ -66,6 +66,13 @@ export const outputOperation = defineOperation({
       result: record.status === 'completed' && last !== undefined ? last : null,
     };
   },
+  follow(r) {
+    // Following a session that waits for input or has ended would wait forever: there is nothing more to show.
+    // A stalled one (silent, e.g. a model thinking) is still working: follow it.
+    const waits = r.session.waitingFor !== null && r.session.waitingFor !== 'stalled';
+    const idle = waits || (r.session.status !== 'running' && r.session.status !== 'starting');
+    return idle ? { kind: 'idle' } : { kind: 'session', session: r.session, from: r.lastSeq + 1 };
+  },
   format(r) {
     const s = r.session;
     const head = `${statusIcon(s.status)} ${s.name} [${s.id}] ${s.status} (${formatDuration(s.durationMs)})${s.costUsd > 0 ? ` $${s.costUsd.toFixed(4)}` : ''}`;
