@@ -37,5 +37,5 @@ export function toolDefinitions(ops: readonly Operation[]): ToolSpec[] {
 
 /** Runs the operation behind tool `name` for `caller`; errors come back as an error outcome, never as a throw. */
 export async function runTool(ops: readonly Operation[], name: string, args: unknown, caller: Caller, services: OperationServices): Promise<ToolOutcome> {
-  return runToolCall(operationTools(ops), { caller, services }, { name, input: args });
+  return runToolCall(operationTools(ops.filter((op) => op.expose.tool === name)), { caller, services }, { name, input: args });
 }
