@@ -4,8 +4,6 @@ import type { ZodType } from 'zod';
 import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
 import { parseOperationInput } from '../operations/input.ts';
 import type { Operation } from '../operations/operation.ts';
-import type { OutputResult } from '../operations/output.ts';
-import type { SessionSummary } from '../operations/session-summary.ts';
 import { CliError } from './cli-error.ts';
 import { resolveConnection, rpcCall } from './client.ts';
 import { followSession } from './follow.ts';
@@ -20,7 +18,6 @@ export interface CliIo {
   cwd?: string;
 }
 
-const FOLLOWABLE = new Set(['launch', 'output', 'resume']);
 /** Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute. */
 const PATH_KEYS = new Set(['workdir']);
 
@@ -34,27 +31,6 @@ function absolutePaths(params: Record<string, unknown>, cwd: string): void {
 function argKey(arg: string): { key: string; variadic: boolean } {
   const inner = arg.replace(/^[<[]|[>\]]$/g, '');
   return { key: inner.replace(/\.\.\.$/, ''), variadic: inner.endsWith('...') };
-}
-
-/** Where to start following after an operation's result, or null when there is nothing to follow. */
-function followTarget(op: Operation, result: unknown): { session: { id: string; name: string }; from: number } | 'idle' | null {
-  if (op.name === 'launch') {
-    const s = result as SessionSummary;
-    return { session: s, from: s.runStartSeq ?? 1 };
-  }
-  if (op.name === 'resume') {
-    const r = result as { kind: string; session?: SessionSummary };
-    return r.kind === 'resumed' && r.session ? { session: r.session, from: r.session.runStartSeq ?? 1 } : null;
-  }
-  if (op.name === 'output') {
-    // Following a session that waits for input or has ended would wait forever: there is nothing more to show.
-    // A stalled one (silent, e.g. a model thinking) is still working: follow it.
-    const o = result as OutputResult;
-    const waits = o.session.waitingFor !== null && o.session.waitingFor !== 'stalled';
-    const idle = waits || (o.session.status !== 'running' && o.session.status !== 'starting');
-    return idle ? 'idle' : { session: o.session, from: o.lastSeq + 1 };
-  }
-  return null;
 }
 
 /** Adds one subcommand per operation exposed to the CLI; each calls the daemon's RPC method for it. */
@@ -77,7 +53,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     const switches = Object.entries(spec.switches ?? {});
     for (const [flag, { description }] of switches) cmd.option(`--${kebab(flag)}`, description);
     cmd.option('--json', 'print the result as JSON');
-    if (FOLLOWABLE.has(op.name)) cmd.option('-f, --follow', 'stream what the agent says and does until it waits for input or ends');
+    if (op.follow) cmd.option('-f, --follow', 'stream what the agent says and does until it waits for input or ends');
     cmd.action(async (...values: unknown[]) => {
       const opts = cmd.opts<Record<string, unknown>>();
       const globals = program.opts<{ home?: string; url?: string }>();
@@ -107,12 +83,16 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         const hint = nextPageHint(spec.name, words, result);
         if (hint) io.write(hint);
       }
-      if (!opts.follow) return;
-      const target = followTarget(op, result);
-      if (!target) throw new CliError('nothing to follow', 2);
-      if (target === 'idle') return;
-      const code = await followSession(conn, target.session, { from: target.from, json: Boolean(opts.json), write: io.write });
-      io.setExitCode(code);
+      if (!opts.follow || !op.follow) return;
+      const start = op.follow(result);
+      switch (start.kind) {
+        case 'none':
+          throw new CliError('nothing to follow', 2);
+        case 'idle':
+          return;
+        case 'session':
+          io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.write }));
+      }
     });
   }
 }

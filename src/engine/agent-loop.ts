@@ -4,7 +4,7 @@ import { errorMessage } from '../core/errors.ts';
 import { NoProviderError } from '../inference/types.ts';
 import type { ChatMessage, Inference, ToolCall, ToolSpec } from '../inference/types.ts';
 import type { TurnStep } from './history.ts';
-import type { ToolOutcome } from './toolbox.ts';
+import type { ToolOutcome } from './tool.ts';
 
 /** The texts the seed prescribes. */
 export const INFERENCE_FAILED = 'Inference failed.';

@@ -78,8 +78,14 @@ export interface EngineSessionSummary {
   lastOutcome: 'ok' | 'error' | 'limit' | 'internal_error' | null;
 }
 
-/** The engine as operations (agents listing, RPC, CLI) see it: the contract plus what listings need. */
+/** The engine as operations (agents listing, RPC, CLI, agent tools) see it: the contract plus listings and session-to-session messages. */
 export interface EngineControl extends EngineApi {
   /** Every engine session, most recently updated first. */
   listSessions(): EngineSessionSummary[];
+  /**
+   * Durably posts `text` from engine session `fromId` (origin: its own, e.g. `subagent:<name>`) to `targetId`, or when
+   * absent to its parent (subagents) or the most recent foreground session (others). Throws AppError (not_found,
+   * invalid_input) when there is no such session or it would message itself.
+   */
+  sendFromSession(fromId: string, text: string, targetId?: string): Promise<Accepted>;
 }

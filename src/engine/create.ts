@@ -23,7 +23,7 @@ export interface CreateEngineDeps {
   home: string;
   inference: Inference;
   outbox: Outbox;
-  /** Tools beyond the engine's own (operations/toolbox.ts createOperationsToolbox); default none. */
+  /** The sessions' tools (operations/toolbox.ts createOperationsToolbox); default none. */
   toolbox?: AgentToolbox;
 }
 

@@ -29,7 +29,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.equal(records[5]?.outcome, 'ok');
     const request = fx.inference.requests[0];
     assert.match(request?.system ?? '', /orchestrator/);
-    assert.ok(request?.tools.some((t) => t.name === 'start_background_agent'));
+    assert.ok(request?.tools.some((t) => t.name === 'spawn_agent'));
     assert.ok(request?.tools.some((t) => t.name === 'lookup'));
   });
 
@@ -171,7 +171,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
         toolCalls: [
           { id: 't1', name: 'explode', input: {} },
           { id: 't2', name: 'no_such_tool', input: {} },
-          { id: 't3', name: 'start_background_agent', input: { prompt: '' } },
+          { id: 't3', name: 'spawn_agent', input: { prompt: '' } },
           { id: 't4', name: 'lookup', input: 'not an object' },
         ],
       },

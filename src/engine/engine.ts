@@ -15,12 +15,10 @@ import type { EngineIndex } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import type { Accepted, EngineControl, EngineSessionSummary, MessageRoute, PostOptions } from './api.ts';
 import { originOf, userDescriptor } from './descriptor.ts';
-import { engineToolbox } from './engine-tools.ts';
 import { Inbox, systemEntry } from './inbox.ts';
 import { loadSessions } from './restore.ts';
 import { heartbeatSession, mostRecentForeground, resolveRoute } from './routing.ts';
 import type { EngineSession, ReplyWaiter } from './session.ts';
-import { mergeToolboxes } from './toolbox.ts';
 import type { AgentToolbox } from './toolbox.ts';
 import { TurnRunner } from './turns.ts';
 
@@ -33,7 +31,7 @@ export interface EngineDeps {
   index: EngineIndex;
   inference: Inference;
   outbox: Outbox;
-  /** Tools beyond the engine's own (operations/toolbox.ts); the engine's start_background_agent and send_session_message are merged in. */
+  /** Every tool the sessions' models may call (operations/toolbox.ts: the operations table); the engine has none of its own. */
   toolbox: AgentToolbox;
 }
 
@@ -78,10 +76,6 @@ export class Engine implements EngineControl {
   constructor(deps: EngineDeps) {
     this.#deps = deps;
     this.#inbox = new Inbox({ clock: deps.clock, logger: deps.logger, logs: deps.logs, index: deps.index, onQueued: (session) => this.#kick(session) });
-    const own = engineToolbox({
-      startBackgroundAgent: (input) => this.startBackgroundAgent(input),
-      sendFromSession: (fromId, text, targetId) => this.#sendFromSession(fromId, text, targetId),
-    });
     this.#turns = new TurnRunner({
       config: deps.config,
       logger: deps.logger,
@@ -89,7 +83,7 @@ export class Engine implements EngineControl {
       inbox: this.#inbox,
       inference: deps.inference,
       outbox: deps.outbox,
-      tools: mergeToolboxes(own, deps.toolbox),
+      tools: deps.toolbox,
       running: () => this.#state === 'running',
       closed: () => this.#state === 'stopped',
     });
@@ -292,7 +286,11 @@ export class Engine implements EngineControl {
     return { session, accepted };
   }
 
-  async #sendFromSession(fromId: string, text: string, targetId?: string): Promise<{ sessionId: string }> {
+  /**
+   * Posts `text` from session `fromId` to `targetId`, or (when absent) to its parent (subagents) or the most recent
+   * foreground session (others), with the sender's origin. Throws AppError when there is no such session.
+   */
+  async sendFromSession(fromId: string, text: string, targetId?: string): Promise<Accepted> {
     const from = this.#inbox.sessions.get(fromId);
     if (!from) throw notFound(`no engine session ${fromId}`);
     let target: EngineSession | null;
@@ -307,7 +305,6 @@ export class Engine implements EngineControl {
       if (!target) throw notFound('there is no other user session to send to; give session_id');
     }
     if (target === from) throw invalidInput('session_id: a session cannot message itself', 'session_id');
-    await this.#inbox.accept(target, systemEntry(text, originOf(from.descriptor, from.id)));
-    return { sessionId: target.id };
+    return this.#inbox.accept(target, systemEntry(text, originOf(from.descriptor, from.id)));
   }
 }

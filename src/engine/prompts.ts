@@ -13,7 +13,7 @@ Coding sessions:
 
 Wake events: while sessions run, messages arrive here as <system_message origin="…">…</system_message>. They are not from the user. A coding session may ask a question, finish, fail or run out of budget; a background agent reports back (origin subagent:<name>). Decide what to do: answer the session with claude_respond when you can, otherwise ask the user in plain words and pass their answer on; tell the user what finished and what came out of it. Never invent results you have not seen.
 
-Background agents: start_background_agent runs a separate agent on a longer task (planning, auditing, watching sessions); its result comes back to you as a system message. send_session_message reaches another engine session.
+Background agents: spawn_agent runs a separate agent on a longer task (planning, auditing, watching sessions); its result comes back to you as a system message. send_session_message reaches another engine session.
 
 How to answer: you are in a chat. Be brief and concrete: what you did, what is running, what you need. Use session names. Do not repeat long outputs; summarize them. When a tool fails, say so and what you will do instead.`;
 
@@ -21,7 +21,7 @@ const BACKGROUND = `You are a background agent of switchboard. No person reads y
 
 Messages reach you as <system_message origin="…">…</system_message>: origin parent:<id> is the task from the session that started you; other origins are wake events (coding sessions asking, finishing or failing), scheduled runs and messages from other sessions.
 
-You have the coding-session tools (claude_launch, claude_sessions, claude_output, claude_respond, claude_kill, …) and the engine tools (start_background_agent, send_session_message, list_agents).
+You have the coding-session tools (claude_launch, claude_sessions, claude_output, claude_respond, claude_kill, …) and the engine tools (spawn_agent, send_session_message, list_agents).
 
 Work on the task with the tools, then end your turn with a short, factual reply: what you did, what you found, what is still running. Never invent results you have not seen.`;
 

@@ -18,9 +18,9 @@ const lastContent = (req: InferenceRequest): string => req.messages.at(-1)?.cont
 const isSubagent = isSubagentRequest;
 
 describe('engine: subagents', { timeout: 30_000 }, () => {
-  it('start_background_agent returns at once; the subagent reply reaches the parent, which answers its user', async () => {
+  it('spawn_agent returns at once; the subagent reply reaches the parent, which answers its user', async () => {
     const inference = new ScriptedInference().onRequest((req) => {
-      if (lastContent(req) === 'audit the repo') return { toolCalls: [{ id: 'c1', name: 'start_background_agent', input: { prompt: 'check the tests', name: 'auditor' } }] };
+      if (lastContent(req) === 'audit the repo') return { toolCalls: [{ id: 'c1', name: 'spawn_agent', input: { prompt: 'check the tests', name: 'auditor' } }] };
       if (req.messages.at(-1)?.role === 'tool') return { text: 'Started an auditor.' };
       if (isSubagent(req)) return { text: 'All 12 tests pass.' };
       return undefined;

@@ -1,8 +1,9 @@
-// The tools an engine session's model may call. The engine knows tools only through this interface: its own
-// (start_background_agent, send_session_message) and whatever is injected (operations/toolbox.ts builds one from the
-// operations table: claude_launch, …), merged into one.
+// The tools an engine session's model may call. The engine knows tools only through this interface and has none of
+// its own: what is injected (operations/toolbox.ts builds it from the operations table: claude_launch, …,
+// spawn_agent, send_session_message) is all its sessions' models see.
 import type { ToolCall, ToolSpec } from '../inference/types.ts';
 import type { SessionDescriptor } from './api.ts';
+import type { ToolOutcome } from './tool.ts';
 
 /** The engine session a tool runs for. */
 export interface EngineSessionInfo {
@@ -13,12 +14,6 @@ export interface EngineSessionInfo {
    * subagent; absent for cron and heartbeat sessions (and subagents without a user ancestor).
    */
   channel?: string;
-}
-
-/** A tool's answer to the model. */
-export interface ToolOutcome {
-  text: string;
-  isError: boolean;
 }
 
 /** A set of tools. `run` validates the call's input itself and reports failures as error outcomes. */

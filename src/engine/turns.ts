@@ -33,7 +33,7 @@ export interface TurnDeps {
   inbox: Inbox;
   inference: Inference;
   outbox: Outbox;
-  /** The engine's own tools merged with the injected ones. */
+  /** The sessions' tools (the operations table's, injected). */
   tools: AgentToolbox;
   /** True while the engine starts new turns (false from the moment it begins to stop). */
   running(): boolean;

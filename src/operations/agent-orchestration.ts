@@ -8,7 +8,7 @@ import { defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
 
 const agent = z.string().trim().min(1).max(64).optional().describe('an agent profile of linear.profiles (default: a plain agent)');
-const message = z.string().trim().min(1, 'the message must not be empty').describe('the task or question for the agent');
+const message = z.string().trim().min(1, 'the prompt must not be empty').describe('the task or question for the agent');
 
 /** The subagent's name and first prompt for `agent` (a profile) and `message`. Throws invalid_input for an unknown profile. */
 export function agentRequest(config: Config, name: string | undefined, text: string): { name: string; prompt: string } {
@@ -26,11 +26,16 @@ function parentOf(ctx: OperationContext): { parentSessionId?: string } {
   return ctx.caller.kind === 'agent' ? { parentSessionId: ctx.caller.sessionId } : {};
 }
 
-/** Starts an agent on a task and returns at once; its replies go to the calling session. */
+/** Starts an agent (a subagent of the calling session, if an agent calls) on a task and returns at once; its replies go to its parent. */
 export const spawnAgentOperation = defineOperation({
   name: 'spawn-agent',
   summary: 'Start an agent (optionally a named profile) on a task in the background; returns at once, its reply comes back to you later',
-  input: z.strictObject({ agent, message }),
+  input: z.strictObject({
+    agent,
+    message,
+    name: z.string().trim().min(1, 'give the agent a name').max(64).optional().describe('a short name for the agent, used in its reports (default: the profile, or "agent")'),
+  }),
+  aliases: { prompt: 'message' },
   expose: {
     tool: 'spawn_agent',
     rpc: 'agents.spawn',
@@ -38,8 +43,9 @@ export const spawnAgentOperation = defineOperation({
   },
   async run(ctx, args): Promise<{ sessionId: string; agent: string }> {
     const request = agentRequest(ctx.services.config, args.agent, args.message);
-    const { sessionId } = await requireEngine(ctx).startBackgroundAgent({ prompt: request.prompt, name: request.name, ...parentOf(ctx) });
-    return { sessionId, agent: request.name };
+    const name = args.name ?? request.name;
+    const { sessionId } = await requireEngine(ctx).startBackgroundAgent({ prompt: request.prompt, name, ...parentOf(ctx) });
+    return { sessionId, agent: name };
   },
   format(r) {
     return `🤖 Started agent "${r.agent}" (session ${r.sessionId}); its reply comes back as a message.`;

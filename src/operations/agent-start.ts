@@ -9,8 +9,8 @@ const input = z.strictObject({
 });
 
 /**
- * Starts a background agent (an engine subagent session) from the command line or RPC. Agents use the engine's own
- * start_background_agent tool instead, which makes the calling session the parent.
+ * Starts a background agent (an engine subagent session) from the command line or RPC with an explicit parent. Agents
+ * use spawn_agent instead, which makes the calling session the parent.
  */
 export const agentStartOperation = defineOperation({
   name: 'agent-start',

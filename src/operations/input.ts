@@ -1,5 +1,5 @@
-import { z } from 'zod';
 import { invalidInput } from '../core/errors.ts';
+import { toolInputSchema } from '../engine/tool.ts';
 import type { Operation } from './operation.ts';
 
 /** `max_budget_usd` → `maxBudgetUsd`; camelCase stays as it is. */
@@ -56,7 +56,7 @@ export function parseOperationInput(op: Operation, raw: unknown): Record<string,
 
 /** The JSON Schema of an operation's input, with snake_case property names (the tools' naming). */
 export function inputJsonSchema(op: Operation): Record<string, unknown> {
-  const schema = z.toJSONSchema(op.input, { io: 'input' }) as Record<string, unknown>;
+  const schema = toolInputSchema(op.input);
   const properties = (schema.properties ?? {}) as Record<string, unknown>;
   const required = (schema.required ?? []) as string[];
   const out: Record<string, unknown> = {

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
+import { legacyKill } from './legacy-rpc.ts';
 import { commandChannel, defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
@@ -16,6 +17,7 @@ export const killOperation = defineOperation({
     tool: 'claude_kill',
     command: { name: 'claude_kill', positional: ['session'], usage: '/claude_kill <id-or-name>' },
     rpc: 'sessions.kill',
+    legacyRpc: legacyKill,
     cli: { name: 'kill', args: ['<session>'] },
   },
   async run(ctx, args): Promise<SessionSummary> {

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
+import { legacyLaunch } from './legacy-rpc.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
 import type { SessionSummary } from './session-summary.ts';
@@ -33,6 +34,7 @@ export const launchOperation = defineOperation({
     tool: 'claude_launch',
     command: { name: 'claude', positional: ['prompt'], usage: '/claude [--name <name>] [--harness claude|codex|gemini] [--workdir <dir>] <prompt>' },
     rpc: 'sessions.launch',
+    legacyRpc: legacyLaunch,
     cli: { name: 'launch', args: ['<prompt...>'], hide: ['channel'] },
   },
   // With an idempotency key, the launched session's summary is committed as the answer together with its row.
@@ -63,6 +65,9 @@ export const launchOperation = defineOperation({
       ...commandChannel(ctx.caller),
     }, stored);
     return summaryOf(ctx, session.record);
+  },
+  follow(s) {
+    return { kind: 'session', session: s, from: s.runStartSeq ?? 1 };
   },
   format(s) {
     return [

@@ -5,6 +5,7 @@ import { SESSION_STATUSES } from '../store/coding-sessions.ts';
 import type { SessionStatus } from '../store/coding-sessions.ts';
 import { summaryOf } from './common.ts';
 import { formatSessionList } from './format.ts';
+import { legacySessions } from './legacy-rpc.ts';
 import { defineOperation } from './operation.ts';
 import { moreLine, pageFields } from './paging.ts';
 import type { SessionSummary } from './session-summary.ts';
@@ -31,6 +32,7 @@ export const listOperation = defineOperation({
     tool: 'claude_sessions',
     command: { name: 'claude_sessions', positional: ['status'], usage: '/claude_sessions [--limit <n>] [--cursor <c>] [status]' },
     rpc: 'sessions.list',
+    legacyRpc: legacySessions,
     cli: { name: 'sessions', args: [] },
   },
   async run(ctx, args): Promise<SessionListResult> {

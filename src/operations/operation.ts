@@ -72,13 +72,30 @@ export interface CliSpec {
   switches?: Record<string, CliSwitch>;
 }
 
-/** Where an operation is exposed; each surface is generated from this, never written by hand. */
-export interface Exposure {
+/** A seed-compatible RPC method (`claude-code.*`) for an operation: its name and how the operation's result `T` is reshaped. */
+export interface LegacyRpc<T> {
+  method: string;
+  shape(result: T): Record<string, unknown>;
+}
+
+/** Where an operation with result `T` is exposed; each surface is generated from this, never written by hand. */
+export interface Exposure<T = unknown> {
   tool?: string;
   command?: CommandSpec;
   rpc?: string;
+  /** Also answered under the seed's method name, in the seed's response shape (operations/legacy-rpc.ts). */
+  legacyRpc?: LegacyRpc<T>;
   cli?: CliSpec;
 }
+
+/**
+ * Where the CLI's `--follow` starts after an operation's result: a session's live log from record `from`, nothing to
+ * show (the session waits for input or has ended), or nothing to follow at all.
+ */
+export type FollowStart =
+  | { kind: 'session'; session: { id: string; name: string }; from: number }
+  | { kind: 'idle' }
+  | { kind: 'none' };
 
 /** One user-facing operation: defined once, exposed as tool, chat command, RPC method and CLI subcommand. */
 export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
@@ -87,7 +104,7 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   input: S;
   /** Alternative input key names accepted everywhere (e.g. `id` for `session`). */
   aliases?: Record<string, string>;
-  expose: Exposure;
+  expose: Exposure<T>;
   /**
    * Accepts an `idempotencyKey` over RPC (a repeat answers the first answer). Only for operations whose effect commits
    * its answer through `ctx.idempotency` in the effect's own transaction.
@@ -96,6 +113,8 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   run(ctx: OperationContext, input: z.output<S>): Promise<T>;
   /** Renders the result for people and models (chat replies, tool results, CLI output). */
   format(result: T): string;
+  /** Present for operations whose session can be followed: the CLI offers `--follow` and starts where this says. */
+  follow?(result: T): FollowStart;
 }
 
 /** Identity helper that keeps an operation's input and result types tied together. */

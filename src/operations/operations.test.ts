@@ -32,6 +32,7 @@ describe('operations table', () => {
         'claude_stats',
         'claude_resume',
         'list_agents',
+        'send_session_message',
         'cron_add',
         'cron_list',
         'cron_remove',

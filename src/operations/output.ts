@@ -3,6 +3,7 @@ import { toolUseLine } from '../coding/tool-summary.ts';
 import type { TranscriptEntry, TranscriptView } from '../coding/transcript.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { formatDuration, statusIcon, truncate } from './format.ts';
+import { legacyOutput } from './legacy-rpc.ts';
 import { defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
@@ -42,6 +43,7 @@ export const outputOperation = defineOperation({
   expose: {
     tool: 'claude_output',
     rpc: 'sessions.output',
+    legacyRpc: legacyOutput,
     cli: { name: 'output', args: ['<session>'] },
   },
   async run(ctx, args): Promise<OutputResult> {
@@ -63,6 +65,13 @@ export const outputOperation = defineOperation({
       lastSeq,
       result: record.status === 'completed' && last !== undefined ? last : null,
     };
+  },
+  follow(r) {
+    // Following a session that waits for input or has ended would wait forever: there is nothing more to show.
+    // A stalled one (silent, e.g. a model thinking) is still working: follow it.
+    const waits = r.session.waitingFor !== null && r.session.waitingFor !== 'stalled';
+    const idle = waits || (r.session.status !== 'running' && r.session.status !== 'starting');
+    return idle ? { kind: 'idle' } : { kind: 'session', session: r.session, from: r.lastSeq + 1 };
   },
   format(r) {
     const s = r.session;

@@ -45,6 +45,14 @@ export const resumeOperation = defineOperation({
     });
     return { kind: 'resumed', session: summaryOf(ctx, session.record), prompt: session.record.spec.prompt };
   },
+  follow(r) {
+    switch (r.kind) {
+      case 'resumed':
+        return { kind: 'session', session: r.session, from: r.session.runStartSeq ?? 1 };
+      case 'list':
+        return { kind: 'none' };
+    }
+  },
   format(r) {
     if (r.kind === 'list') return r.sessions.length > 0 ? `Resumable sessions:\n\n${formatSessionList(r.sessions, 'resumable')}` : 'No resumable sessions.';
     const s = r.session;

@@ -1,6 +1,5 @@
 import { AppError, invalidInput } from '../core/errors.ts';
 import { idempotencyKeySchema } from './idempotency.ts';
-import { LEGACY_METHODS } from './legacy-rpc.ts';
 import { parseOperationInput } from './input.ts';
 import type { Caller, Operation, OperationServices } from './operation.ts';
 
@@ -33,7 +32,7 @@ async function keyedCall(op: Operation, method: string, params: unknown, caller:
   return answer.response;
 }
 
-/** Every RPC method: each operation's `sessions.*` name plus the seed's `claude-code.*` methods. */
+/** Every RPC method: each operation's `rpc` name, then the seed's `claude-code.*` names of those with a `legacyRpc` alias. */
 export function rpcMethods(ops: readonly Operation[]): Map<string, RpcMethod> {
   const methods = new Map<string, RpcMethod>();
   for (const op of ops) {
@@ -45,12 +44,13 @@ export function rpcMethods(ops: readonly Operation[]): Map<string, RpcMethod> {
       call: async (params, caller, services) => (op.idempotent ? keyedCall(op, name, params, caller, services) : op.run({ caller, services }, parseOperationInput(op, params))),
     });
   }
-  for (const legacy of LEGACY_METHODS) {
-    methods.set(legacy.name, {
-      name: legacy.name,
-      summary: `${legacy.op.summary} (seed-compatible)`,
-      call: async (params, caller, services) =>
-        legacy.shape(await legacy.op.run({ caller, services }, parseOperationInput(legacy.op, params))),
+  for (const op of ops) {
+    const legacy = op.expose.legacyRpc;
+    if (!legacy) continue;
+    methods.set(legacy.method, {
+      name: legacy.method,
+      summary: `${op.summary} (seed-compatible)`,
+      call: async (params, caller, services) => legacy.shape(await op.run({ caller, services }, parseOperationInput(op, params))),
     });
   }
   return methods;

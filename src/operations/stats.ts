@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { SessionMetrics } from '../store/coding-sessions.ts';
 import { formatStats } from './format.ts';
+import { legacyStats } from './legacy-rpc.ts';
 import { defineOperation } from './operation.ts';
 
 /** Usage metrics over every session run. */
@@ -12,6 +13,7 @@ export const statsOperation = defineOperation({
     tool: 'claude_stats',
     command: { name: 'claude_stats', positional: [], usage: '/claude_stats' },
     rpc: 'sessions.stats',
+    legacyRpc: legacyStats,
     cli: { name: 'stats', args: [] },
   },
   async run(ctx): Promise<SessionMetrics> {

@@ -53,4 +53,4 @@ export const OPERATIONS: readonly Operation[] = [
   spawnAgentOperation,
   askAgentOperation,
   linearDispatchesOperation,
-] as unknown as readonly Operation[];
+];

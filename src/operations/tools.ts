@@ -1,42 +1,41 @@
-import { AppError, errorMessage } from '../core/errors.ts';
-import type { Caller, Operation, OperationServices } from './operation.ts';
+// The table's operations as model tools: each operation exposed as a tool becomes one Tool (engine/tool.ts), with the
+// operation's summary as description, its snake_case input schema, and its formatted result as the answer.
+import { defineTool, runToolCall } from '../engine/tool.ts';
+import type { Tool, ToolOutcome } from '../engine/tool.ts';
+import type { ToolSpec } from '../inference/types.ts';
 import { inputJsonSchema, parseOperationInput } from './input.ts';
+import type { Caller, Operation, OperationServices } from './operation.ts';
 
-/** A tool as a model sees it. */
-export interface ToolDefinition {
-  name: string;
-  description: string;
-  inputSchema: Record<string, unknown>;
+/** What an operation run as a tool is called with: who calls (the engine session) and the daemon's services. */
+export interface ToolCallContext {
+  caller: Caller;
+  services: OperationServices;
 }
 
-/** What a tool call returns to the model: text, and whether it is an error. Never throws. */
-export interface ToolResult {
-  text: string;
-  isError: boolean;
+/** The tool of every operation exposed as one, in table order. */
+export function operationTools(ops: readonly Operation[]): Tool<ToolCallContext>[] {
+  return ops.flatMap((op) => {
+    const name = op.expose.tool;
+    if (!name) return [];
+    return [
+      defineTool({
+        name,
+        description: op.summary,
+        input: op.input,
+        inputSchema: inputJsonSchema(op),
+        parse: (raw) => parseOperationInput(op, raw),
+        run: async (ctx: ToolCallContext, input) => op.format(await op.run(ctx, input)),
+      }),
+    ];
+  });
 }
 
-/** The tool definitions of every operation exposed as a tool. */
-export function toolDefinitions(ops: readonly Operation[]): ToolDefinition[] {
-  return ops
-    .filter((op) => op.expose.tool)
-    .map((op) => ({ name: op.expose.tool as string, description: op.summary, inputSchema: inputJsonSchema(op) }));
+/** The tool specs of every operation exposed as a tool. */
+export function toolDefinitions(ops: readonly Operation[]): ToolSpec[] {
+  return operationTools(ops).map((t) => t.spec);
 }
 
-/** Runs the operation behind tool `name` for an agent; errors come back as an error result, never as a throw. */
-export async function runTool(
-  ops: readonly Operation[],
-  name: string,
-  args: unknown,
-  caller: Caller,
-  services: OperationServices,
-): Promise<ToolResult> {
-  const op = ops.find((o) => o.expose.tool === name);
-  if (!op) return { text: `Unknown tool ${name}.`, isError: true };
-  try {
-    const input = parseOperationInput(op, args);
-    const result = await op.run({ caller, services }, input);
-    return { text: op.format(result), isError: false };
-  } catch (error) {
-    return { text: error instanceof AppError ? error.message : `Error: ${errorMessage(error)}`, isError: true };
-  }
+/** Runs the operation behind tool `name` for `caller`; errors come back as an error outcome, never as a throw. */
+export async function runTool(ops: readonly Operation[], name: string, args: unknown, caller: Caller, services: OperationServices): Promise<ToolOutcome> {
+  return runToolCall(operationTools(ops.filter((op) => op.expose.tool === name)), { caller, services }, { name, input: args });
 }

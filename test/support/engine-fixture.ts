@@ -4,12 +4,21 @@ import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
 import type { Logger } from '../../src/core/logger.ts';
+import { createHarnesses } from '../../src/coding/harnesses.ts';
+import { SessionManager } from '../../src/coding/session-manager.ts';
 import { createEngine } from '../../src/engine/create.ts';
 import type { Engine } from '../../src/engine/engine.ts';
-import type { AgentToolbox, EngineSessionInfo, ToolOutcome } from '../../src/engine/toolbox.ts';
+import type { ToolOutcome } from '../../src/engine/tool.ts';
+import { mergeToolboxes } from '../../src/engine/toolbox.ts';
+import type { AgentToolbox, EngineSessionInfo } from '../../src/engine/toolbox.ts';
 import type { InboundMessage } from '../../src/channels/connector.ts';
 import type { InferenceRequest, ToolCall, ToolSpec } from '../../src/inference/types.ts';
+import type { OperationServices } from '../../src/operations/operation.ts';
+import { OPERATIONS } from '../../src/operations/table.ts';
+import { createOperationsToolbox } from '../../src/operations/toolbox.ts';
+import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { SessionLogs } from '../../src/store/session-logs.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { readFileSync } from 'node:fs';
 import { RecordingOutbox } from './recording-outbox.ts';
@@ -79,7 +88,10 @@ function captureLogger(lines: CapturedLog[]): Logger {
   return pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as CapturedLog) });
 }
 
-/** An engine over a real SQLite file and real logs in a temp dir, with scripted inference and a recording outbox. */
+/**
+ * An engine over a real SQLite file and real logs in a temp dir, with scripted inference, a recording outbox, and the
+ * test tools in front of the operations table's tools.
+ */
 export async function engineFixture(options: EngineFixtureOptions = {}, existing?: { path: string; remove: () => void }): Promise<EngineFixture> {
   const dir = existing ?? tempDir('sb-engine-');
   const { config } = loadConfig({ home: dir.path, env: {}, overrides: { ...options.overrides, engine: { stopGraceMs: 0, ...(options.overrides?.engine as object | undefined) } } });
@@ -89,7 +101,20 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
   const outbox = new RecordingOutbox();
   const toolbox = new FakeToolbox();
   const logs: CapturedLog[] = [];
-  const engine = createEngine({ config, clock, logger: captureLogger(logs), db, home: dir.path, inference, outbox, toolbox });
+  const logger = captureLogger(logs);
+  // The table's tools (spawn_agent, send_session_message, …) as in the daemon, behind the test tools.
+  const sessions = new SessionManager({
+    config,
+    clock,
+    logger,
+    store: new CodingSessionStore(db),
+    logs: new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() }),
+    harnesses: createHarnesses(config, logger),
+  });
+  const services: OperationServices = { config, sessions };
+  const tools = mergeToolboxes(toolbox, createOperationsToolbox({ ops: OPERATIONS, services }));
+  const engine = createEngine({ config, clock, logger, db, home: dir.path, inference, outbox, toolbox: tools });
+  services.engine = engine;
   if (!options.noStart) await engine.start();
   const fixture: EngineFixture = {
     home: dir.path,
@@ -115,6 +140,7 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
     reopen: (next = {}) => engineFixture({ ...options, noStart: false, ...(next.inference ? { inference: next.inference } : { inference: new ScriptedInference() }) }, dir),
     async close() {
       await engine.stop();
+      await sessions.stop();
       db.close();
       dir.remove();
     },

@@ -7,6 +7,7 @@ import { errorMessage } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Logger } from '../../core/logger.ts';
 import { runAgentLoop } from '../../engine/agent-loop.ts';
+import { runToolCall } from '../../engine/tool.ts';
 import type { ChatMessage, Inference } from '../../inference/types.ts';
 import { ACTIVE_PLANNING_STATUSES, PlanningStore } from '../../store/linear-planning.ts';
 import type { PlanningMessage, PlanningSession } from '../../store/linear-planning.ts';
@@ -17,7 +18,7 @@ import { postReply } from '../reply.ts';
 import type { ReplyTarget } from '../reply.ts';
 import { formatAudit } from './audit.ts';
 import { plannerText } from './prompts.ts';
-import { formatProjectTree, plannerToolSpecs, projectAudit, runPlannerTool } from './tools.ts';
+import { formatProjectTree, PLANNER_TOOLS, projectAudit } from './tools.ts';
 import type { PlannerToolContext } from './tools.ts';
 
 /** The answer dispatch gets for an issue of a project in planning mode (the seed's wording). */
@@ -219,11 +220,11 @@ export class Planner {
         sessionId: `planner:${session.id}`,
         system,
         messages: [...history, { role: 'user', content: userText }],
-        tools: plannerToolSpecs(),
+        tools: PLANNER_TOOLS.map((t) => t.spec),
         maxIterations: config.maxToolIterations,
         signal: controller.signal,
         inference,
-        runTool: (call) => runPlannerTool(ctx, call),
+        runTool: (call) => runToolCall(PLANNER_TOOLS, ctx, call),
         record: (step) => {
           if (step.type === 'tool_result') logger.debug({ planning: session.id, tool: step.name, isError: step.isError }, 'planner tool');
         },

@@ -1,9 +1,10 @@
 // The five planner tools the model uses during an interview turn: create an issue or epic, link two issues, read the
-// project as a tree, update an issue, and run the deterministic audit. Each call gets its context (the Linear API and
-// the planning session) explicitly; nothing is kept in module state.
+// project as a tree, update an issue, and run the deterministic audit. They are private to the planner, built on the
+// same primitive as every other tool (engine/tool.ts). Each call gets its context (the Linear API and the planning
+// session) explicitly; nothing is kept in module state.
 import { z } from 'zod';
-import { errorMessage, formatZodError } from '../../core/errors.ts';
-import type { ToolCall, ToolSpec } from '../../inference/types.ts';
+import { defineTool } from '../../engine/tool.ts';
+import type { Tool } from '../../engine/tool.ts';
 import type { PlanningSession } from '../../store/linear-planning.ts';
 import type { LinearApi, LinearIssue, LinearLabel, LinearProject } from '../api/types.ts';
 import { auditPlan, epicIds, formatAudit } from './audit.ts';
@@ -20,64 +21,10 @@ export interface PlannerToolContext {
   onCreated(issue: { id: string; identifier: string }): void;
 }
 
-/** A tool's answer to the model. */
-export interface PlannerToolOutcome {
-  text: string;
-  isError: boolean;
-}
-
 const issueRef = z.string().trim().min(1).describe('an issue identifier such as ENG-12 (or its id)');
 const priority = z.number().int().min(0).max(4).describe('0 none, 1 urgent, 2 high, 3 medium, 4 low');
 const estimate = z.number().min(0).describe('story points');
 const labels = z.array(z.string().trim().min(1)).describe('label names of the team');
-
-export const PLAN_TOOL_INPUTS = {
-  plan_create_issue: z.strictObject({
-    title: z.string().trim().min(1).max(255),
-    description: z.string().describe('what is to be done and how to tell it is done (Markdown)'),
-    parent: issueRef.optional().describe('the epic or issue this becomes a sub-issue of'),
-    isEpic: z.boolean().optional().describe('an epic groups sub-issues; it is labelled "Epic" and needs no estimate'),
-    estimate: estimate.optional(),
-    priority: priority.optional(),
-    labels: labels.optional(),
-  }),
-  plan_link_issues: z.strictObject({
-    from: issueRef,
-    to: issueRef,
-    type: z.enum(['blocks', 'blocked_by', 'related']).describe('"from blocks to", "from is blocked by to", or related'),
-  }),
-  plan_get_project: z.strictObject({}),
-  plan_update_issue: z.strictObject({
-    issue: issueRef,
-    title: z.string().trim().min(1).max(255).optional(),
-    description: z.string().optional(),
-    estimate: estimate.nullable().optional(),
-    priority: priority.optional(),
-    labels: labels.optional().describe('replaces the labels of the issue'),
-  }),
-  plan_audit: z.strictObject({}),
-} as const;
-
-export type PlanToolName = keyof typeof PLAN_TOOL_INPUTS;
-
-const DESCRIPTIONS: Record<PlanToolName, string> = {
-  plan_create_issue:
-    'Create an issue (or an epic, isEpic) in the project being planned. With `parent` it becomes a sub-issue. Give every work item a description, an estimate and a priority.',
-  plan_link_issues: 'Create a relation between two issues of the project: blocks, blocked_by or related.',
-  plan_get_project: 'The project as a tree: every issue with estimate, priority, labels, description size and its relations.',
-  plan_update_issue: 'Update an issue of the project: title, description, estimate, priority or labels.',
-  plan_audit:
-    'Run the completeness audit: descriptions of at least the minimum length, estimates and priorities on every non-epic issue, no cycles in blocking relations, no orphans.',
-};
-
-/** The tool specs given to the model. */
-export function plannerToolSpecs(): ToolSpec[] {
-  return (Object.keys(PLAN_TOOL_INPUTS) as PlanToolName[]).map((name) => {
-    const schema = z.toJSONSchema(PLAN_TOOL_INPUTS[name], { io: 'input' }) as Record<string, unknown>;
-    delete schema.$schema;
-    return { name, description: DESCRIPTIONS[name], inputSchema: schema };
-  });
-}
 
 /** Reads the project with all its issues and the audit of it. */
 export async function projectAudit(ctx: Pick<PlannerToolContext, 'api' | 'session' | 'minDescriptionChars'>): Promise<{ project: LinearProject; audit: AuditResult }> {
@@ -153,68 +100,99 @@ async function inProject(ctx: PlannerToolContext, ref: string): Promise<LinearIs
   return issue;
 }
 
-type Handlers = { [K in PlanToolName]: (ctx: PlannerToolContext, input: z.output<(typeof PLAN_TOOL_INPUTS)[K]>) => Promise<string> };
-
-const HANDLERS: Handlers = {
-  async plan_create_issue(ctx, input) {
-    if (ctx.remainingIssues() <= 0) throw new Error('this planning session reached its limit of new issues (linear.planner.maxIssues)');
-    const parent = input.parent ? await inProject(ctx, input.parent) : null;
-    const labelIds = await resolveLabels(ctx, input.labels ?? [], input.isEpic === true);
-    const created = await ctx.api.createIssue({
-      teamId: ctx.session.teamId,
-      projectId: ctx.session.projectId,
-      title: input.title,
-      description: input.description,
-      ...(parent ? { parentId: parent.id } : {}),
-      ...(input.estimate !== undefined ? { estimate: input.estimate } : {}),
-      ...(input.priority !== undefined ? { priority: input.priority } : {}),
-      ...(labelIds.length > 0 ? { labelIds } : {}),
-    });
-    ctx.onCreated(created);
-    return `Created ${created.identifier} "${input.title}"${input.isEpic ? ' (epic)' : ''}${parent ? ` under ${parent.identifier}` : ''}.`;
-  },
-  async plan_link_issues(ctx, input) {
-    const from = await inProject(ctx, input.from);
-    const to = await inProject(ctx, input.to);
-    if (from.id === to.id) throw new Error('an issue cannot be linked to itself');
-    if (input.type === 'blocked_by') await ctx.api.createRelation(to.id, from.id, 'blocks');
-    else await ctx.api.createRelation(from.id, to.id, input.type);
-    const verb = input.type === 'blocked_by' ? 'is blocked by' : input.type === 'blocks' ? 'blocks' : 'is related to';
-    return `${from.identifier} ${verb} ${to.identifier}.`;
-  },
-  async plan_get_project(ctx) {
-    return formatProjectTree(await ctx.api.getProject(ctx.session.projectId));
-  },
-  async plan_update_issue(ctx, input) {
-    const issue = await inProject(ctx, input.issue);
-    const labelIds = input.labels ? await resolveLabels(ctx, input.labels, false) : undefined;
-    const patch = {
-      ...(input.title !== undefined ? { title: input.title } : {}),
-      ...(input.description !== undefined ? { description: input.description } : {}),
-      ...(input.estimate !== undefined ? { estimate: input.estimate } : {}),
-      ...(input.priority !== undefined ? { priority: input.priority } : {}),
-      ...(labelIds ? { labelIds } : {}),
-    };
-    if (Object.keys(patch).length === 0) throw new Error('nothing to update: give title, description, estimate, priority or labels');
-    await ctx.api.updateIssue(issue.id, patch);
-    return `Updated ${issue.identifier}: ${Object.keys(patch).join(', ')}.`;
-  },
-  async plan_audit(ctx) {
-    const { audit } = await projectAudit(ctx);
-    return formatAudit(audit);
-  },
-};
-
-/** Runs one planner tool call; failures come back as error outcomes (never thrown) so the model can correct itself. */
-export async function runPlannerTool(ctx: PlannerToolContext, call: ToolCall): Promise<PlannerToolOutcome> {
-  if (!(call.name in PLAN_TOOL_INPUTS)) return { text: `Unknown tool ${call.name}.`, isError: true };
-  const name = call.name as PlanToolName;
-  const parsed = PLAN_TOOL_INPUTS[name].safeParse(call.input ?? {});
-  if (!parsed.success) return { text: `${name}: ${formatZodError(parsed.error)}`, isError: true };
-  try {
-    const handler = HANDLERS[name] as (ctx: PlannerToolContext, input: unknown) => Promise<string>;
-    return { text: await handler(ctx, parsed.data), isError: false };
-  } catch (error) {
-    return { text: `${name} failed: ${errorMessage(error)}`, isError: true };
-  }
-}
+/** The planner's tools, in the order the model is shown them. */
+export const PLANNER_TOOLS: readonly Tool<PlannerToolContext>[] = [
+  defineTool({
+    name: 'plan_create_issue',
+    description:
+      'Create an issue (or an epic, isEpic) in the project being planned. With `parent` it becomes a sub-issue. Give every work item a description, an estimate and a priority.',
+    input: z.strictObject({
+      title: z.string().trim().min(1).max(255),
+      description: z.string().describe('what is to be done and how to tell it is done (Markdown)'),
+      parent: issueRef.optional().describe('the epic or issue this becomes a sub-issue of'),
+      isEpic: z.boolean().optional().describe('an epic groups sub-issues; it is labelled "Epic" and needs no estimate'),
+      estimate: estimate.optional(),
+      priority: priority.optional(),
+      labels: labels.optional(),
+    }),
+    async run(ctx: PlannerToolContext, input) {
+      if (ctx.remainingIssues() <= 0) throw new Error('this planning session reached its limit of new issues (linear.planner.maxIssues)');
+      const parent = input.parent ? await inProject(ctx, input.parent) : null;
+      const labelIds = await resolveLabels(ctx, input.labels ?? [], input.isEpic === true);
+      const created = await ctx.api.createIssue({
+        teamId: ctx.session.teamId,
+        projectId: ctx.session.projectId,
+        title: input.title,
+        description: input.description,
+        ...(parent ? { parentId: parent.id } : {}),
+        ...(input.estimate !== undefined ? { estimate: input.estimate } : {}),
+        ...(input.priority !== undefined ? { priority: input.priority } : {}),
+        ...(labelIds.length > 0 ? { labelIds } : {}),
+      });
+      ctx.onCreated(created);
+      return `Created ${created.identifier} "${input.title}"${input.isEpic ? ' (epic)' : ''}${parent ? ` under ${parent.identifier}` : ''}.`;
+    },
+  }),
+  defineTool({
+    name: 'plan_link_issues',
+    description: 'Create a relation between two issues of the project: blocks, blocked_by or related.',
+    input: z.strictObject({
+      from: issueRef,
+      to: issueRef,
+      type: z.enum(['blocks', 'blocked_by', 'related']).describe('"from blocks to", "from is blocked by to", or related'),
+    }),
+    async run(ctx: PlannerToolContext, input) {
+      const from = await inProject(ctx, input.from);
+      const to = await inProject(ctx, input.to);
+      if (from.id === to.id) throw new Error('an issue cannot be linked to itself');
+      if (input.type === 'blocked_by') await ctx.api.createRelation(to.id, from.id, 'blocks');
+      else await ctx.api.createRelation(from.id, to.id, input.type);
+      const verb = input.type === 'blocked_by' ? 'is blocked by' : input.type === 'blocks' ? 'blocks' : 'is related to';
+      return `${from.identifier} ${verb} ${to.identifier}.`;
+    },
+  }),
+  defineTool({
+    name: 'plan_get_project',
+    description: 'The project as a tree: every issue with estimate, priority, labels, description size and its relations.',
+    input: z.strictObject({}),
+    async run(ctx: PlannerToolContext) {
+      return formatProjectTree(await ctx.api.getProject(ctx.session.projectId));
+    },
+  }),
+  defineTool({
+    name: 'plan_update_issue',
+    description: 'Update an issue of the project: title, description, estimate, priority or labels.',
+    input: z.strictObject({
+      issue: issueRef,
+      title: z.string().trim().min(1).max(255).optional(),
+      description: z.string().optional(),
+      estimate: estimate.nullable().optional(),
+      priority: priority.optional(),
+      labels: labels.optional().describe('replaces the labels of the issue'),
+    }),
+    async run(ctx: PlannerToolContext, input) {
+      const issue = await inProject(ctx, input.issue);
+      const labelIds = input.labels ? await resolveLabels(ctx, input.labels, false) : undefined;
+      const patch = {
+        ...(input.title !== undefined ? { title: input.title } : {}),
+        ...(input.description !== undefined ? { description: input.description } : {}),
+        ...(input.estimate !== undefined ? { estimate: input.estimate } : {}),
+        ...(input.priority !== undefined ? { priority: input.priority } : {}),
+        ...(labelIds ? { labelIds } : {}),
+      };
+      if (Object.keys(patch).length === 0) throw new Error('nothing to update: give title, description, estimate, priority or labels');
+      await ctx.api.updateIssue(issue.id, patch);
+      return `Updated ${issue.identifier}: ${Object.keys(patch).join(', ')}.`;
+    },
+  }),
+  defineTool({
+    name: 'plan_audit',
+    description:
+      'Run the completeness audit: descriptions of at least the minimum length, estimates and priorities on every non-epic issue, no cycles in blocking relations, no orphans.',
+    input: z.strictObject({}),
+    async run(ctx: PlannerToolContext) {
+      const { audit } = await projectAudit(ctx);
+      return formatAudit(audit);
+    },
+  }),
+];
