@@ -13,7 +13,7 @@ import { auditPrompt, bullets, doneSummary, planText, promptVars, roundAttempt, 
 import type { PipelineRuntime } from './runtime.ts';
 import { parseVerdict } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
-import { describeTrip } from './watchdog.ts';
+import { describeTrip } from '../../coding/session-watchdog.ts';
 import { ensureWorktree } from './worktree.ts';
 
 /** The auditor's answer to any permission request: it is read-only. */

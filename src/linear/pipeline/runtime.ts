@@ -22,8 +22,8 @@ import { ARTIFACT_DIR, DispatchArtifacts } from './artifacts.ts';
 import { DEFAULT_PROMPTS, mergePrompts, parsePromptsFile } from './prompts.ts';
 import type { PromptSet } from './prompts.ts';
 import type { DispatchGuard, PipelineNotifier } from './types.ts';
-import { describeTrip, resolveWatchdogLimits, SessionWatchdog } from './watchdog.ts';
-import type { WatchdogEvent, WatchdogTrip } from './watchdog.ts';
+import { describeTrip, resolveWatchdogLimits, SessionWatchdog, watchdogEventOf } from '../../coding/session-watchdog.ts';
+import type { WatchdogTrip } from '../../coding/session-watchdog.ts';
 
 /** What the pipeline is built from (main.ts hands these in). */
 export interface PipelineDeps {
@@ -45,26 +45,6 @@ export interface PipelineDeps {
 /** Activity records of a session log are touched into the dispatch at most this often. */
 const TOUCH_EVERY_MS = 30_000;
 const PROMPTS_FILE = join(ARTIFACT_DIR, 'prompts.yaml');
-
-/** Maps a session log record to what the watchdog counts; null for records that are not the agent's doing. */
-export function watchdogEventOf(record: LogRecord): WatchdogEvent | null {
-  switch (record.type) {
-    case 'tool':
-      return { kind: 'toolStart', id: String(record.id), name: String(record.name) };
-    case 'toolResult':
-      return { kind: 'toolEnd', id: String(record.id) };
-    case 'turn':
-      return { kind: 'turnEnd' };
-    case 'output':
-    case 'question':
-    case 'permission':
-    case 'backend':
-    case 'warning':
-      return { kind: 'activity' };
-    default:
-      return null;
-  }
-}
 
 interface Watched {
   dispatchId: string;
