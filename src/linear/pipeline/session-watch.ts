@@ -4,14 +4,14 @@ import type { Clock } from '../../core/clock.ts';
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { SessionManager } from '../../coding/session-manager.ts';
+import type { Session } from '../../coding/session.ts';
 import { describeTrip, resolveWatchdogLimits, SessionWatchdog, watchdogEventOf } from '../../coding/session-watchdog.ts';
 import type { WatchdogTrip } from '../../coding/session-watchdog.ts';
 import { summarizeToolInput } from '../../coding/tool-summary.ts';
 import type { LogRecord } from '../../store/jsonl-log.ts';
 import type { DispatchPhase, DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
-import type { DispatchReporter } from './dispatch-reporter.ts';
+import type { ActivityStream } from './activity-stream.ts';
 
 /** Activity records of a session log are touched into the dispatch at most this often. */
 const TOUCH_EVERY_MS = 30_000;
@@ -22,10 +22,10 @@ export interface SessionWatchDeps {
   logger: Logger;
   /** The SessionLogs instance the SessionManager writes through. */
   logs: Pick<SessionLogs, 'subscribe'>;
-  sessions: Pick<SessionManager, 'live' | 'kill'>;
+  sessions: { live(sessionId: string): Pick<Session, 'isActive'> | undefined; kill(sessionId: string, reason: string): unknown };
   store: Pick<DispatchStore, 'touch' | 'setEndCause'>;
   /** Where the worker's text and the sessions' tool calls are streamed. */
-  reporter: Pick<DispatchReporter, 'stream'>;
+  reporter: { stream(d: DispatchRecord): Pick<ActivityStream, 'thought' | 'action'> | null };
   /** The profiles' and the pipeline's watchdog limits. */
   pc: Pick<LinearPipelineConfig, 'profiles' | 'watchdog'>;
 }
