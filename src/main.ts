@@ -21,7 +21,7 @@ import { buildGateway } from './gateway/server.ts';
 import { createInference } from './inference/inference.ts';
 import type { Inference } from './inference/types.ts';
 import { createLinearIntegration } from './linear/integration.ts';
-import { CodeRunner } from './linear/tools/code-runner.ts';
+import { CodeRunner } from './coding/code-runner.ts';
 import { createNotificationRouter } from './notify/notification-router.ts';
 import { commandList } from './operations/commands.ts';
 import { createInboundHandler } from './operations/inbound.ts';

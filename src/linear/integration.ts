@@ -27,7 +27,7 @@ import type { Pipeline } from './pipeline/pipeline.ts';
 import type { PipelineNotifier } from './pipeline/types.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
-import { CodeRunner } from './tools/code-runner.ts';
+import { CodeRunner } from '../coding/code-runner.ts';
 import { Triage } from './triage.ts';
 import type { LinearEventHandler } from './webhooks/events.ts';
 import type { WebhookIntake } from './webhooks/intake.ts';

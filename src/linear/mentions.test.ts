@@ -15,7 +15,7 @@ import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
 import { CodingSessionStore } from '../store/coding-sessions.ts';
 import { SessionLogs } from '../store/session-logs.ts';
 import { MentionResponder, profileAliases, profileForMentions } from './mentions.ts';
-import { CodeRunner } from './tools/code-runner.ts';
+import { CodeRunner } from '../coding/code-runner.ts';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('../../test/support/fake-claude.mjs', import.meta.url));
 

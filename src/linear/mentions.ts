@@ -13,7 +13,7 @@ import { sanitizePromptInput } from './pipeline/prompts.ts';
 import { capReply } from './reply.ts';
 import { UNLEDGERED } from './effects.ts';
 import type { EffectScope } from './effects.ts';
-import type { CodeRunner } from './tools/code-runner.ts';
+import type { CodeRunner } from '../coding/code-runner.ts';
 
 /** The mention handles of a profile: its `mentionAliases`, else its name. */
 export function profileAliases(name: string, profile: Pick<AgentProfileConfig, 'mentionAliases'>): string[] {

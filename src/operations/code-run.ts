@@ -4,7 +4,7 @@
 import { z } from 'zod';
 import { HARNESS_NAMES } from '../core/config.ts';
 import { AppError } from '../core/errors.ts';
-import type { CodeRunResult } from '../linear/tools/code-runner.ts';
+import type { CodeRunResult } from '../coding/code-runner.ts';
 import { callerChannel, defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';

@@ -6,7 +6,7 @@ import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
 import { ScriptedInference } from '../../test/support/scripted-inference.ts';
 import { loadConfig } from '../core/config-load.ts';
-import type { CodeRunRequest, CodeRunResult } from '../linear/tools/code-runner.ts';
+import type { CodeRunRequest, CodeRunResult } from '../coding/code-runner.ts';
 import { DispatchStore } from '../store/linear-dispatches.ts';
 import type { DispatchStatus } from '../store/linear-dispatches.ts';
 import { PlanningStore } from '../store/linear-planning.ts';

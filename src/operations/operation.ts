@@ -5,7 +5,7 @@ import type { EngineControl } from '../engine/api.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
 import type { LinearServices } from '../linear/integration.ts';
-import type { CodeRunner } from '../linear/tools/code-runner.ts';
+import type { CodeRunner } from '../coding/code-runner.ts';
 import type { Idempotency, KeyCommit } from './idempotency.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */

@@ -14,7 +14,7 @@ import { loadConfig } from '../../src/core/config-load.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { createPipeline } from '../../src/linear/pipeline/pipeline.ts';
 import type { Pipeline } from '../../src/linear/pipeline/pipeline.ts';
-import type { PipelineDeps } from '../../src/linear/pipeline/runtime.ts';
+import type { PipelineDeps } from '../../src/linear/pipeline/types.ts';
 import type { PipelineNotifier } from '../../src/linear/pipeline/types.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { StoredSession } from '../../src/store/coding-sessions.ts';

@@ -12,7 +12,7 @@ export const MAX_THOUGHT_CHARS = 1_000;
 export const MAX_PARAMETER_CHARS = 200;
 
 export interface ActivityStreamOptions {
-  linear: LinearApi;
+  linear: Pick<LinearApi, 'createAgentActivity'>;
   agentSessionId: string;
   clock: Clock;
   logger: Logger;

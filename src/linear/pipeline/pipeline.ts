@@ -2,22 +2,29 @@
 // stops, and keep everything running (signals of the coding sessions, the monitor, recovery after a restart).
 import { resolve } from 'node:path';
 import type { Timer } from '../../core/clock.ts';
+import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import { expandHome } from '../../core/config-load.ts';
 import { errorMessage, invalidInput } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
 import type { SessionSignal } from '../../coding/session.ts';
-import { ACTIVE_DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
+import { ACTIVE_DISPATCH_STATUSES, DispatchStore, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import { LinearEffectStore } from '../../store/linear-effects.ts';
 import type { LinearIssue } from '../api/types.ts';
+import { LinearEffects } from '../effects.ts';
+import { DispatchJournal } from './dispatch-journal.ts';
+import { DispatchLanes } from './dispatch-lanes.ts';
+import { DispatchReporter } from './dispatch-reporter.ts';
 import { AUDITOR_DENIAL, handleSessionEnd, setupDispatch } from './phases.ts';
 import { sanitizePromptInput } from './prompts.ts';
 import { monitorPass, reconcile } from './recovery.ts';
-import { PipelineRuntime } from './runtime.ts';
-import type { PipelineDeps } from './runtime.ts';
+import type { RecoveryDeps } from './recovery.ts';
+import { SessionWatch } from './session-watch.ts';
+import { PipelineSlots } from './slots.ts';
 import { assessTier, chooseRunners } from './tier.ts';
 import { DispatchBlockedError } from './types.ts';
-import type { DispatchContext, DispatchResult, MonitorReport, PromptResult, StopResult } from './types.ts';
+import type { DispatchContext, DispatchResult, MonitorReport, PipelineDeps, PromptResult, StopResult } from './types.ts';
 
 /** Follow-up messages kept per dispatch (the newest). */
 const MAX_USER_MESSAGES = 10;
@@ -30,14 +37,42 @@ const MAX_PROMPT_IDS = 50;
  * shutdown (sessions themselves are stopped by the SessionManager; the next start resumes them).
  */
 export class Pipeline {
-  #rt: PipelineRuntime;
+  #deps: PipelineDeps;
+  #pc: LinearPipelineConfig;
+  #store: DispatchStore;
+  /** The durable ledger of what was told to Linear (keyed effects are sent once). */
+  #effects: LinearEffects;
+  #lanes: DispatchLanes;
+  #journal: DispatchJournal;
+  #reporter: DispatchReporter;
+  #watch: SessionWatch;
+  #slots: PipelineSlots;
+  /** What the phases and recovery are handed. */
+  #phases: RecoveryDeps;
   #started = false;
   #unsubscribe: (() => void) | null = null;
   #monitor: Timer | null = null;
 
   constructor(deps: PipelineDeps) {
-    this.#rt = new PipelineRuntime(deps);
-    this.#rt.slotFreed = () => this.#pump();
+    const { config, clock, logger, db, sessions, logs, linear, notifier } = deps;
+    const pc = config.linear.pipeline;
+    const store = new DispatchStore(db);
+    const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
+    const lanes = new DispatchLanes({ logger, onFailure: (id, message) => void store.update(id, { lastError: message }, clock.now()) });
+    const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
+    const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });
+    const watch = new SessionWatch({ clock, logger, logs, sessions, store, reporter, pc });
+    const slots = new PipelineSlots({ onDispatchSlotFreed: () => this.#pump() });
+    this.#deps = deps;
+    this.#pc = pc;
+    this.#store = store;
+    this.#effects = effects;
+    this.#lanes = lanes;
+    this.#journal = journal;
+    this.#reporter = reporter;
+    this.#watch = watch;
+    this.#slots = slots;
+    this.#phases = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots };
   }
 
   /**
@@ -47,11 +82,10 @@ export class Pipeline {
   start(): void {
     if (this.#started) return;
     this.#started = true;
-    const rt = this.#rt;
-    this.#unsubscribe = rt.deps.sessions.on((signal) => this.#onSignal(signal));
-    for (const d of rt.store.list(SLOT_STATUSES)) void rt.serial(d.id, 'restart', async () => void (await reconcile(rt, d.id)));
+    this.#unsubscribe = this.#deps.sessions.on((signal) => this.#onSignal(signal));
+    for (const d of this.#store.list(SLOT_STATUSES)) void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
     this.#pump();
-    this.#monitor = rt.deps.clock.every(rt.pc.monitorIntervalSec * 1000, () => void this.monitor());
+    this.#monitor = this.#deps.clock.every(this.#pc.monitorIntervalSec * 1000, () => void this.monitor());
   }
 
   /** Stops the monitor, the watchdogs and the listeners, and waits for steps in progress. Running sessions are left to the SessionManager. */
@@ -61,7 +95,9 @@ export class Pipeline {
     this.#monitor = null;
     this.#unsubscribe?.();
     this.#unsubscribe = null;
-    await this.#rt.shutdown();
+    this.#watch.stopAll();
+    await this.#lanes.settle();
+    await Promise.all([this.#reporter.closeAll(), this.#journal.closeAll()]);
   }
 
   /**
@@ -75,7 +111,7 @@ export class Pipeline {
     try {
       return await this.#dispatch(issueRef, ctx);
     } catch (error) {
-      const { linear, logger } = this.#rt.deps;
+      const { linear, logger } = this.#deps;
       if (error instanceof DispatchBlockedError) {
         const agentSessionId = ctx.agentSessionId;
         const said = agentSessionId
@@ -97,34 +133,33 @@ export class Pipeline {
   }
 
   async #dispatch(issueRef: string, ctx: DispatchContext): Promise<DispatchResult> {
-    const rt = this.#rt;
-    const { pc } = rt;
+    const pc = this.#pc;
     if (ctx.profile !== undefined && !pc.profiles[ctx.profile]) {
       throw invalidInput(`profile: no agent profile "${ctx.profile}" in linear.pipeline.profiles`, 'profile');
     }
-    const issue = await rt.deps.linear.getIssue(issueRef);
-    const active = rt.store.activeForIssue(issue.id);
+    const issue = await this.#deps.linear.getIssue(issueRef);
+    const active = this.#store.activeForIssue(issue.id);
     if (active) return this.#duplicate(active, ctx);
-    const blocked = await rt.deps.guard?.isBlocked(issue);
+    const blocked = await this.#deps.guard?.isBlocked(issue);
     if (blocked) {
-      rt.deps.logger.info({ issue: issue.identifier, reason: blocked }, 'pipeline: dispatch refused by the guard');
+      this.#deps.logger.info({ issue: issue.identifier, reason: blocked }, 'pipeline: dispatch refused by the guard');
       throw new DispatchBlockedError(blocked, issue.id);
     }
     const repoPath = this.#repoFor(issue);
     const tier = assessTier(issue, pc.tierRules);
     const profile = ctx.profile ? pc.profiles[ctx.profile] : undefined;
-    const runners = chooseRunners({ tier: tier.tier, labels: issue.labels, profile, pipeline: pc, defaultHarness: rt.deps.config.defaultHarness });
+    const runners = chooseRunners({ tier: tier.tier, labels: issue.labels, profile, pipeline: pc, defaultHarness: this.#deps.config.defaultHarness });
     let agentSessionId = ctx.agentSessionId ?? null;
     if (!agentSessionId) {
       try {
         // Linear takes no client id for a new agent session: at most one per event (a crash between creating it and
         // recording the dispatch leaves it unconfirmed; the run after the restart then reports with comments).
-        const create = () => rt.deps.linear.createAgentSessionOnIssue(issue.id);
-        const made = ctx.effectKey ? await rt.effects.run(`${ctx.effectKey}/agent-session`, 'at-most-once', create) : { kind: 'sent' as const, value: await create() };
+        const create = () => this.#deps.linear.createAgentSessionOnIssue(issue.id);
+        const made = ctx.effectKey ? await this.#effects.run(`${ctx.effectKey}/agent-session`, 'at-most-once', create) : { kind: 'sent' as const, value: await create() };
         if (made.kind === 'sent') agentSessionId = made.value.id;
-        else rt.deps.logger.warn({ issue: issue.identifier }, 'an agent session may have been created for this issue before a restart; reporting with comments');
+        else this.#deps.logger.warn({ issue: issue.identifier }, 'an agent session may have been created for this issue before a restart; reporting with comments');
       } catch (error) {
-        rt.deps.logger.warn({ err: errorMessage(error), issue: issue.identifier }, 'could not create a Linear agent session; reporting with comments');
+        this.#deps.logger.warn({ err: errorMessage(error), issue: issue.identifier }, 'could not create a Linear agent session; reporting with comments');
       }
     }
     const clean = (text: string): string => sanitizePromptInput(text, pc.promptInputMaxChars);
@@ -138,7 +173,7 @@ export class Pipeline {
       ...(ctx.promptId ? { promptIds: [ctx.promptId] } : {}),
       pickedUp: `Picked up ${issue.identifier}: tier ${tier.tier} (${tier.reason}) → ${runners.worker.harness}${runners.worker.model ? ` ${runners.worker.model}` : ''} (harness from ${runners.harnessSource}).`,
     };
-    const { record, created } = rt.store.insert({
+    const { record, created } = this.#store.insert({
       id: newId(12),
       issueId: issue.id,
       identifier: issue.identifier,
@@ -154,19 +189,19 @@ export class Pipeline {
       repoPath,
       branch: issue.branchName.trim() || issue.identifier.toLowerCase(),
       context,
-      createdAt: rt.now(),
+      createdAt: this.#deps.clock.now(),
     });
     if (!created) return this.#duplicate(record, ctx);
     faultPoint('linear.pipeline.after-insert');
     // Awaited: once the event is handled, its first thought is in Linear (or claimed, see `announce`).
     await this.announce(record);
-    await rt.record(record, 'accepted', { tier: record.tier, harness: record.harness, model: record.model });
+    await this.#journal.record(record, 'accepted', { tier: record.tier, harness: record.harness, model: record.model });
     this.#pump();
-    const fresh = rt.store.get(record.id) ?? record;
-    const position = rt.store.queuePosition(record.id);
+    const fresh = this.#store.get(record.id) ?? record;
+    const position = this.#store.queuePosition(record.id);
     if (fresh.status === 'queued' && position !== null) {
       // Awaited like the first thought: the event is not marked handled before this is in Linear.
-      await rt.tellOnce(
+      await this.#reporter.tellOnce(
         fresh,
         {
           type: 'thought',
@@ -185,17 +220,16 @@ export class Pipeline {
    * interrupted and it continues with the message). Otherwise it is kept for the next worker and audit prompts.
    */
   async onPrompt(agentSessionId: string, text: string, promptId?: string): Promise<PromptResult> {
-    const rt = this.#rt;
-    const d = rt.store.latestForAgentSession(agentSessionId);
+    const d = this.#store.latestForAgentSession(agentSessionId);
     if (!d) return { outcome: 'unknown' };
     // The prompt's id is stored with the message, in the same write: a redelivery of it (after a crash) is recognised.
     if (promptId && d.context.promptIds?.includes(promptId)) return { outcome: 'duplicate', dispatch: d };
-    const clean = sanitizePromptInput(text, rt.pc.promptInputMaxChars).trim();
+    const clean = sanitizePromptInput(text, this.#pc.promptInputMaxChars).trim();
     const userMessages = clean ? [...(d.context.userMessages ?? []), clean].slice(-MAX_USER_MESSAGES) : (d.context.userMessages ?? []);
     const promptIds = promptId ? [...(d.context.promptIds ?? []), promptId].slice(-MAX_PROMPT_IDS) : d.context.promptIds;
     const context: DispatchContextData = { ...d.context, userMessages, ...(promptIds ? { promptIds } : {}) };
     if (FINISHED_DISPATCH_STATUSES.includes(d.status)) {
-      const next = rt.store.transition(d.id, d.status, 'queued', rt.now(), {
+      const next = this.#store.transition(d.id, d.status, 'queued', this.#deps.clock.now(), {
         attempt: d.attempt,
         patch: {
           stopRequested: false,
@@ -206,28 +240,28 @@ export class Pipeline {
         },
       });
       if (!next) return this.onPrompt(agentSessionId, text, promptId);
-      await rt.record(next, 'reopened', { from: d.status });
-      void rt.tell(next, { type: 'thought', body: `Picking ${d.identifier} up again with your message (a new round of up to ${rt.pc.maxAttempts} attempts).` });
+      await this.#journal.record(next, 'reopened', { from: d.status });
+      void this.#reporter.tell(next, { type: 'thought', body: `Picking ${d.identifier} up again with your message (a new round of up to ${this.#pc.maxAttempts} attempts).` });
       this.#pump();
-      return { outcome: 'reopened', dispatch: rt.store.get(d.id) ?? next };
+      return { outcome: 'reopened', dispatch: this.#store.get(d.id) ?? next };
     }
-    const updated = rt.store.update(d.id, { context }, rt.now()) ?? d;
+    const updated = this.#store.update(d.id, { context }, this.#deps.clock.now()) ?? d;
     if (d.status === 'working' && clean) {
-      const row = rt.store.currentSession(d.id);
-      if (row?.phase === 'worker' && rt.deps.sessions.live(row.sessionId)?.isActive) {
+      const row = this.#store.currentSession(d.id);
+      if (row?.phase === 'worker' && this.#deps.sessions.live(row.sessionId)?.isActive) {
         try {
-          await rt.deps.sessions.send(row.sessionId, clean, { source: 'user', interrupt: true });
-          rt.thought(updated, 'Passed your message to the worker.');
-          await rt.record(updated, 'prompt-forwarded', { sessionId: row.sessionId });
+          await this.#deps.sessions.send(row.sessionId, clean, { source: 'user', interrupt: true });
+          this.#reporter.thought(updated, 'Passed your message to the worker.');
+          await this.#journal.record(updated, 'prompt-forwarded', { sessionId: row.sessionId });
           return { outcome: 'forwarded', dispatch: updated };
         } catch (error) {
-          rt.deps.logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not pass a prompt to the worker');
+          this.#deps.logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not pass a prompt to the worker');
         }
       }
     }
     const when = d.status === 'auditing' ? 'the next attempt, if the audit asks for one' : 'the task when the worker starts';
-    rt.thought(updated, `Noted: your message will be part of ${when}.`);
-    await rt.record(updated, 'prompt-noted', {});
+    this.#reporter.thought(updated, `Noted: your message will be part of ${when}.`);
+    await this.#journal.record(updated, 'prompt-noted', {});
     return { outcome: 'noted', dispatch: updated };
   }
 
@@ -236,53 +270,53 @@ export class Pipeline {
    * worker or auditor is killed, and one response says so. A later prompt reopens it.
    */
   async onStop(agentSessionId: string, stopKey: string): Promise<StopResult> {
-    const rt = this.#rt;
-    const d = rt.store.latestForAgentSession(agentSessionId);
+    const d = this.#store.latestForAgentSession(agentSessionId);
     if (!d) return { outcome: 'unknown' };
     // One answer per stop signal, whichever of these it is: a stop run again after a crash finds the dispatch stopped
     // and would say "nothing is running" — under the same key, so it is not said twice.
     const answer = `${stopKey}/response`;
     if (!ACTIVE_DISPATCH_STATUSES.includes(d.status)) {
-      await rt.tellOnce(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` }, answer);
+      await this.#reporter.tellOnce(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` }, answer);
       return { outcome: 'idle', dispatch: d };
     }
-    const next = rt.store.transition(d.id, d.status, 'stopped', rt.now(), { patch: { stopRequested: true } });
+    const next = this.#store.transition(d.id, d.status, 'stopped', this.#deps.clock.now(), { patch: { stopRequested: true } });
     if (!next) return this.onStop(agentSessionId, stopKey);
-    const row = rt.store.currentSession(d.id);
+    const row = this.#store.currentSession(d.id);
     let during: string = d.status;
-    if (row && rt.deps.sessions.live(row.sessionId)?.isActive) {
+    if (row && this.#deps.sessions.live(row.sessionId)?.isActive) {
       during = row.phase === 'worker' ? 'the worker' : 'the audit';
-      rt.store.setEndCause(row.sessionId, 'stop');
-      rt.unwatch(row.sessionId);
+      this.#store.setEndCause(row.sessionId, 'stop');
+      this.#watch.unwatch(row.sessionId);
       try {
-        rt.deps.sessions.kill(row.sessionId, 'stopped from Linear');
+        this.#deps.sessions.kill(row.sessionId, 'stopped from Linear');
       } catch (error) {
-        rt.deps.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stopped dispatch session');
+        this.#deps.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stopped dispatch session');
       }
     }
-    rt.waitingForSlot.delete(d.id);
-    await rt.record(next, 'stopped', { during, sessionId: row?.sessionId ?? null });
-    await rt.tellOnce(
+    this.#slots.stopWaiting(d.id);
+    await this.#journal.record(next, 'stopped', { during, sessionId: row?.sessionId ?? null });
+    await this.#reporter.tellOnce(
       next,
       { type: 'response', body: `Stopped work on ${d.identifier} (during ${during}). Nothing more runs until you send a message in this session.` },
       answer,
     );
-    await rt.release(d.id);
+    await this.#reporter.close(d.id);
+    await this.#journal.close(d.id);
     this.#pump();
-    return { outcome: 'stopped', dispatch: rt.store.get(d.id) ?? next };
+    return { outcome: 'stopped', dispatch: this.#store.get(d.id) ?? next };
   }
 
   /** One monitor pass (also run every `monitorIntervalSec`); then queued dispatches take the freed slots. */
   async monitor(): Promise<MonitorReport> {
-    const report = await monitorPass(this.#rt);
+    const report = await monitorPass(this.#phases);
     this.#pump();
-    if (report.stale.length + report.reconciled.length + report.pruned > 0) this.#rt.deps.logger.info(report, 'pipeline monitor pass');
+    if (report.stale.length + report.reconciled.length + report.pruned > 0) this.#deps.logger.info(report, 'pipeline monitor pass');
     return report;
   }
 
   /** Dispatches, oldest first, optionally by status. */
   list(statuses?: readonly DispatchStatus[]): DispatchRecord[] {
-    return this.#rt.store.list(statuses);
+    return this.#store.list(statuses);
   }
 
   /**
@@ -291,62 +325,59 @@ export class Pipeline {
    * to be in Linear (under the same client id, so never twice).
    */
   async announce(d: DispatchRecord): Promise<void> {
-    if (d.context.pickedUp) await this.#rt.tellOnce(d, { type: 'thought', body: d.context.pickedUp }, `dispatch:${d.id}/picked-up`);
+    if (d.context.pickedUp) await this.#reporter.tellOnce(d, { type: 'thought', body: d.context.pickedUp }, `dispatch:${d.id}/picked-up`);
   }
 
   /** The newest dispatch linked to a Linear agent session (any status), if any. */
   forAgentSession(agentSessionId: string): DispatchRecord | null {
-    return this.#rt.store.latestForAgentSession(agentSessionId);
+    return this.#store.latestForAgentSession(agentSessionId);
   }
 
   /** A dispatch by id, or the newest dispatch of an issue (id or identifier). */
   get(ref: string): DispatchRecord | null {
-    return this.#rt.store.get(ref) ?? this.#rt.store.latestForIssue(ref);
+    return this.#store.get(ref) ?? this.#store.latestForIssue(ref);
   }
 
   /** Resolves once every step queued so far (for every dispatch) has run. */
   settle(): Promise<void> {
-    return this.#rt.settle();
+    return this.#lanes.settle();
   }
 
   #pump(): void {
     if (!this.#started) return;
-    const rt = this.#rt;
     for (;;) {
-      const d = rt.store.claimNextQueued(rt.pc.maxConcurrent, rt.now());
+      const d = this.#store.claimNextQueued(this.#pc.maxConcurrent, this.#deps.clock.now());
       if (!d) break;
-      void rt.serial(d.id, 'setup', () => setupDispatch(rt, d.id));
+      void this.#lanes.serial(d.id, 'setup', () => setupDispatch(this.#phases, d.id));
     }
   }
 
   #onSignal(signal: SessionSignal): void {
-    const rt = this.#rt;
     if (signal.type === 'ended') {
-      const row = rt.store.session(signal.session.id);
-      if (row) void rt.serial(row.dispatchId, 'session-end', () => handleSessionEnd(rt, signal.session.id, { claim: true }));
-      for (const id of [...rt.waitingForSlot]) void rt.serial(id, 'slot', async () => void (await reconcile(rt, id)));
+      const row = this.#store.session(signal.session.id);
+      if (row) void this.#lanes.serial(row.dispatchId, 'session-end', () => handleSessionEnd(this.#phases, signal.session.id, { claim: true }));
+      for (const id of this.#slots.waitingForSession()) void this.#lanes.serial(id, 'slot', async () => void (await reconcile(this.#phases, id)));
       return;
     }
     if (signal.type === 'waiting' && signal.reason === 'permission') {
-      const row = rt.store.session(signal.session.id);
+      const row = this.#store.session(signal.session.id);
       if (row?.phase !== 'audit') return;
-      rt.deps.sessions.send(signal.session.id, AUDITOR_DENIAL, { source: 'agent' }).catch((error: unknown) => {
-        rt.deps.logger.warn({ err: errorMessage(error), session: signal.session.id }, 'could not deny an auditor permission request');
+      this.#deps.sessions.send(signal.session.id, AUDITOR_DENIAL, { source: 'agent' }).catch((error: unknown) => {
+        this.#deps.logger.warn({ err: errorMessage(error), session: signal.session.id }, 'could not deny an auditor permission request');
       });
     }
   }
 
   async #duplicate(existing: DispatchRecord, ctx: DispatchContext): Promise<DispatchResult> {
-    const rt = this.#rt;
     // The same request again (a re-run after a crash): what it should have said first, if that was lost.
     if (!ctx.agentSessionId || ctx.agentSessionId === existing.agentSessionId) await this.announce(existing);
     const agentSessionId = ctx.agentSessionId;
     if (agentSessionId && agentSessionId !== existing.agentSessionId) {
       const body = `${existing.identifier} is already being worked on (${existing.status}, attempt ${existing.attempt}) in another agent session; no second run was started.`;
       try {
-        await this.#once(ctx, 'duplicate', (id) => rt.deps.linear.createAgentActivity(agentSessionId, { type: 'response', body }, id ? { id } : {}));
+        await this.#once(ctx, 'duplicate', (id) => this.#deps.linear.createAgentActivity(agentSessionId, { type: 'response', body }, id ? { id } : {}));
       } catch (error) {
-        rt.deps.logger.warn({ err: errorMessage(error) }, 'could not answer a duplicate dispatch');
+        this.#deps.logger.warn({ err: errorMessage(error) }, 'could not answer a duplicate dispatch');
       }
     }
     return { outcome: 'duplicate', dispatch: existing };
@@ -358,12 +389,12 @@ export class Pipeline {
       await send(undefined);
       return;
     }
-    await this.#rt.effects.run(`${ctx.effectKey}/${what}`, 'keyed', (id) => send(id));
+    await this.#effects.run(`${ctx.effectKey}/${what}`, 'keyed', (id) => send(id));
   }
 
   #repoFor(issue: LinearIssue): string {
-    const { pc } = this.#rt;
-    const repo = pc.teamRepos[issue.team.key] ?? pc.repo ?? this.#rt.deps.config.defaultWorkdir;
+    const pc = this.#pc;
+    const repo = pc.teamRepos[issue.team.key] ?? pc.repo ?? this.#deps.config.defaultWorkdir;
     if (!repo) {
       throw invalidInput(
         `linear.pipeline.repo: no repository is configured for team ${issue.team.key} (set linear.pipeline.repo or linear.pipeline.teamRepos.${issue.team.key})`,

@@ -1,9 +1,12 @@
 // Prompts of the pipeline: built-in defaults, overridable per repository by `<repo>/.switchboard/prompts.yaml`
 // (shallow merge per section), `{{var}}` templating, and sanitizing of user text put into them.
+import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { formatZodError, invalidInput } from '../../core/errors.ts';
 import type { PipelineTier } from '../../core/config-linear-pipeline.ts';
+import { readTextIfExists } from '../../store/artifact-files.ts';
+import { ARTIFACT_DIR } from './artifacts.ts';
 
 export interface PromptSet {
   worker: { system: string; task: string };
@@ -131,4 +134,13 @@ export function sanitizePromptInput(input: string, maxChars: number): string {
 export function withVerdictInstruction(task: string): string {
   const trimmed = task.trimEnd();
   return trimmed.endsWith(VERDICT_INSTRUCTION) ? trimmed : `${trimmed}\n\n${VERDICT_INSTRUCTION}`;
+}
+
+const PROMPTS_FILE = join(ARTIFACT_DIR, 'prompts.yaml');
+
+/** The prompts for a repository: defaults merged with `<repo>/.switchboard/prompts.yaml`; throws when that file is invalid. */
+export async function loadPrompts(repo: string): Promise<PromptSet> {
+  const path = join(repo, PROMPTS_FILE);
+  const text = await readTextIfExists(path);
+  return text === null ? DEFAULT_PROMPTS : mergePrompts(DEFAULT_PROMPTS, parsePromptsFile(text, path));
 }

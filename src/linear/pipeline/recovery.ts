@@ -8,108 +8,118 @@
 // the crash, with no audit started) is processed as if its end had just arrived. A phase that never got a session
 // (crash between the status change and the launch, or a full session pool) is launched. Every step is a CAS on the
 // dispatch status, so nothing runs twice and nothing accepted is lost.
-import { errorMessage } from '../../core/errors.ts';
-import { AppError } from '../../core/errors.ts';
+import { AppError, errorMessage } from '../../core/errors.ts';
+import type { SessionManager } from '../../coding/session-manager.ts';
 import { isActiveStatus } from '../../store/coding-sessions.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
 import { SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchRecord, DispatchSession } from '../../store/linear-dispatches.ts';
-import { handleSessionEnd, launchPhase, setupDispatch } from './phases.ts';
+import type { DispatchLanes } from './dispatch-lanes.ts';
+import type { DispatchReporter } from './dispatch-reporter.ts';
+import { handleSessionEnd, launchPhase, releaseDispatch, setupDispatch } from './phases.ts';
+import type { PhaseDeps } from './phases.ts';
 import { promptVars } from './prompt-vars.ts';
-import { renderTemplate } from './prompts.ts';
-import type { PipelineRuntime } from './runtime.ts';
+import { loadPrompts, renderTemplate } from './prompts.ts';
+import type { SessionWatch } from './session-watch.ts';
 import type { MonitorReport } from './types.ts';
+
+/** What recovery uses: what the phases use, and the few calls beyond them (resume, kill, busy lanes, watched sessions). */
+export interface RecoveryDeps extends PhaseDeps {
+  sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks' | 'live' | 'resume' | 'kill'>;
+  lanes: Pick<DispatchLanes, 'serial' | 'busy'>;
+  reporter: Pick<DispatchReporter, 'thought' | 'tell' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'>;
+  watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf' | 'isWatched'>;
+}
 
 /** What a reconcile pass did to one dispatch. */
 export type ReconcileAction = 'setup' | 'launched' | 'resumed' | 'rerun' | 'ended' | 'none';
 
 /** Brings one dispatch in `dispatched`, `working` or `auditing` back on track (rule above). Run it in the dispatch's chain. */
-export async function reconcile(rt: PipelineRuntime, dispatchId: string): Promise<ReconcileAction> {
-  const d = rt.store.get(dispatchId);
+export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<ReconcileAction> {
+  const d = p.store.get(dispatchId);
   if (!d) return 'none';
   if (d.status === 'dispatched') {
-    await setupDispatch(rt, d.id);
+    await setupDispatch(p, d.id);
     return 'setup';
   }
   if (d.status !== 'working' && d.status !== 'auditing') return 'none';
   const phase = d.status === 'working' ? 'worker' : 'audit';
-  const row = rt.store.currentSession(d.id);
+  const row = p.store.currentSession(d.id);
   if (!row || row.phase !== phase || row.attempt !== d.attempt) {
-    await launchPhase(rt, d.id, phase, 1);
+    await launchPhase(p, d.id, phase, 1);
     return 'launched';
   }
   let record: StoredSession | null = null;
   try {
-    record = rt.deps.sessions.get(row.sessionId);
+    record = p.sessions.get(row.sessionId);
   } catch {
     record = null;
   }
   if (!record) {
-    await launchPhase(rt, d.id, phase, row.try);
+    await launchPhase(p, d.id, phase, row.try);
     return 'launched';
   }
   if (isActiveStatus(record.status)) {
-    if (!rt.isWatched(row.sessionId) && rt.deps.sessions.live(row.sessionId)) rt.watch(d, row.sessionId, phase);
+    if (!p.watch.isWatched(row.sessionId) && p.sessions.live(row.sessionId)) p.watch.watch(d, row.sessionId, phase);
     return 'none';
   }
   if (record.status === 'interrupted' && row.endCause === null) {
-    if (phase === 'worker') return resumeWorker(rt, d, row);
-    await rt.record(d, 'audit-rerun', { interruptedSession: row.sessionId });
-    await launchPhase(rt, d.id, 'audit', row.try);
+    if (phase === 'worker') return resumeWorker(p, d, row);
+    await p.journal.record(d, 'audit-rerun', { interruptedSession: row.sessionId });
+    await launchPhase(p, d.id, 'audit', row.try);
     return 'rerun';
   }
-  await handleSessionEnd(rt, row.sessionId, { claim: false });
+  await handleSessionEnd(p, row.sessionId, { claim: false });
   return 'ended';
 }
 
-async function resumeWorker(rt: PipelineRuntime, d: DispatchRecord, row: DispatchSession): Promise<ReconcileAction> {
-  const issue = await rt.deps.linear.getIssue(d.issueId);
-  const prompts = await rt.prompts(d.repoPath);
-  const prompt = renderTemplate(prompts.resume.worker, promptVars(d, issue, prompts, rt.pc));
-  const fresh = rt.store.get(d.id);
+async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSession): Promise<ReconcileAction> {
+  const issue = await p.linear.getIssue(d.issueId);
+  const prompts = await loadPrompts(d.repoPath);
+  const prompt = renderTemplate(prompts.resume.worker, promptVars(d, issue, prompts, p.pc));
+  const fresh = p.store.get(d.id);
   if (!fresh || fresh.status !== 'working' || fresh.attempt !== d.attempt) return 'none';
   try {
-    rt.deps.sessions.resume(row.sessionId, { prompt });
+    p.sessions.resume(row.sessionId, { prompt });
   } catch (error) {
     if (error instanceof AppError && error.kind === 'limit') {
-      rt.waitingForSlot.add(d.id);
-      await rt.record(d, 'waiting-for-slot', { phase: 'worker', error: errorMessage(error) });
+      p.slots.waitForSession(d.id);
+      await p.journal.record(d, 'waiting-for-slot', { phase: 'worker', error: errorMessage(error) });
       return 'none';
     }
-    await rt.record(d, 'worker-resume-failed', { sessionId: row.sessionId, error: errorMessage(error) });
-    await launchPhase(rt, d.id, 'worker', row.try);
+    await p.journal.record(d, 'worker-resume-failed', { sessionId: row.sessionId, error: errorMessage(error) });
+    await launchPhase(p, d.id, 'worker', row.try);
     return 'launched';
   }
-  rt.waitingForSlot.delete(d.id);
-  rt.watch(d, row.sessionId, 'worker');
-  rt.touch(d.id, true);
-  await rt.record(d, 'worker-resumed', { sessionId: row.sessionId });
-  rt.thought(d, 'switchboard restarted while the worker was running; resuming it where it left off.');
+  p.slots.stopWaiting(d.id);
+  p.watch.watch(d, row.sessionId, 'worker');
+  p.watch.touch(d.id, true);
+  await p.journal.record(d, 'worker-resumed', { sessionId: row.sessionId });
+  p.reporter.thought(d, 'switchboard restarted while the worker was running; resuming it where it left off.');
   return 'resumed';
 }
 
 /** Marks a dispatch without activity for `staleAfterSec` as stuck, stopping its session. */
-async function markStale(rt: PipelineRuntime, dispatchId: string, staleMs: number): Promise<boolean> {
-  const d = rt.store.get(dispatchId);
-  if (!d || !SLOT_STATUSES.includes(d.status) || rt.now() - d.lastActivityAt <= staleMs) return false;
+async function markStale(p: RecoveryDeps, dispatchId: string, staleMs: number): Promise<boolean> {
+  const d = p.store.get(dispatchId);
+  if (!d || !SLOT_STATUSES.includes(d.status) || p.clock.now() - d.lastActivityAt <= staleMs) return false;
   const hours = Math.round(staleMs / 360_000) / 10;
-  const reason = `no activity for ${hours} h (staleAfterSec ${rt.pc.staleAfterSec})`;
-  const next = rt.store.transition(d.id, d.status, 'stuck', rt.now(), { attempt: d.attempt, patch: { lastError: `stale: ${reason}` } });
+  const reason = `no activity for ${hours} h (staleAfterSec ${p.pc.staleAfterSec})`;
+  const next = p.store.transition(d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: `stale: ${reason}` } });
   if (!next) return false;
-  const row = rt.store.currentSession(d.id);
-  if (row && rt.deps.sessions.live(row.sessionId)?.isActive) {
-    rt.store.setEndCause(row.sessionId, 'stale');
-    rt.unwatch(row.sessionId);
+  const row = p.store.currentSession(d.id);
+  if (row && p.sessions.live(row.sessionId)?.isActive) {
+    p.store.setEndCause(row.sessionId, 'stale');
+    p.watch.unwatch(row.sessionId);
     try {
-      rt.deps.sessions.kill(row.sessionId, 'stale Linear dispatch');
+      p.sessions.kill(row.sessionId, 'stale Linear dispatch');
     } catch (error) {
-      rt.deps.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stale dispatch session');
+      p.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stale dispatch session');
     }
   }
-  rt.waitingForSlot.delete(d.id);
-  await rt.tellStuck(next, reason);
-  await rt.release(d.id);
-  rt.slotFreed();
+  p.slots.stopWaiting(d.id);
+  await p.reporter.tellStuck(next, reason);
+  await releaseDispatch(p, d.id);
   return true;
 }
 
@@ -118,26 +128,26 @@ async function markStale(rt: PipelineRuntime, dispatchId: string, staleMs: numbe
  * holding a slot is reconciled (e.g. a worker that finished with no audit started → audit started); finished
  * dispatches older than `pruneAfterSec` are deleted. Dispatches with a step in progress are left alone.
  */
-export async function monitorPass(rt: PipelineRuntime): Promise<MonitorReport> {
+export async function monitorPass(p: RecoveryDeps): Promise<MonitorReport> {
   const report: MonitorReport = { stale: [], reconciled: [], pruned: 0 };
-  const staleMs = rt.pc.staleAfterSec * 1000;
-  const now = rt.now();
-  for (const d of rt.store.list(SLOT_STATUSES)) {
-    if (rt.busy(d.id)) continue;
+  const staleMs = p.pc.staleAfterSec * 1000;
+  const now = p.clock.now();
+  for (const d of p.store.list(SLOT_STATUSES)) {
+    if (p.lanes.busy(d.id)) continue;
     if (now - d.lastActivityAt > staleMs) {
       let stale = false;
-      await rt.serial(d.id, 'stale', async () => {
-        stale = await markStale(rt, d.id, staleMs);
+      await p.lanes.serial(d.id, 'stale', async () => {
+        stale = await markStale(p, d.id, staleMs);
       });
       if (stale) report.stale.push(d.identifier);
       continue;
     }
     let action: ReconcileAction = 'none';
-    await rt.serial(d.id, 'monitor', async () => {
-      action = await reconcile(rt, d.id);
+    await p.lanes.serial(d.id, 'monitor', async () => {
+      action = await reconcile(p, d.id);
     });
     if (action !== 'none') report.reconciled.push(d.identifier);
   }
-  report.pruned = rt.store.prune(now - rt.pc.pruneAfterSec * 1000);
+  report.pruned = p.store.prune(now - p.pc.pruneAfterSec * 1000);
   return report;
 }

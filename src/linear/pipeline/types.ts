@@ -1,7 +1,30 @@
 // Public types of the Linear dispatch pipeline: what the webhook router hands in and what it gets back.
+import type { Clock } from '../../core/clock.ts';
+import type { Config } from '../../core/config.ts';
 import { AppError } from '../../core/errors.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { SessionManager } from '../../coding/session-manager.ts';
+import type { DatabaseSync } from '../../store/database.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
-import type { LinearIssue } from '../api/types.ts';
+import type { SessionLogs } from '../../store/session-logs.ts';
+import type { LinearApi, LinearIssue } from '../api/types.ts';
+
+/** What the pipeline is built from (main.ts hands these in). */
+export interface PipelineDeps {
+  config: Config;
+  clock: Clock;
+  logger: Logger;
+  /** The daemon's SQLite database (migrations 420+ applied). */
+  db: DatabaseSync;
+  /** The coding sessions; `restore()` must have run before `Pipeline.start()`. */
+  sessions: SessionManager;
+  /** The SessionLogs instance the SessionManager writes through (the watchdogs subscribe to it). */
+  logs: SessionLogs;
+  linear: LinearApi;
+  notifier: PipelineNotifier;
+  /** Checked before a new dispatch is created (the planner's planning-mode guard); none: everything may be dispatched. */
+  guard?: DispatchGuard;
+}
 
 /** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */
 export interface PipelineNotifier {

@@ -1,21 +1,21 @@
-import { sessionManagerIn } from '../../../test/support/session-manager-in.ts';
+import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../../test/support/pipeline-fixture.ts';
-import { tempDir } from '../../../test/support/temp-dir.ts';
-import { ManualClock } from '../../core/clock.ts';
-import type { Config } from '../../core/config.ts';
-import { loadConfig } from '../../core/config-load.ts';
-import { silentLogger } from '../../core/logger.ts';
-import { SessionManager } from '../../coding/session-manager.ts';
-import type { DatabaseSync } from '../../store/database.ts';
+import { waitFor } from '../../test/support/pipeline-fixture.ts';
+import { tempDir } from '../../test/support/temp-dir.ts';
+import { ManualClock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import { loadConfig } from '../core/config-load.ts';
+import { silentLogger } from '../core/logger.ts';
+import { SessionManager } from './session-manager.ts';
+import type { DatabaseSync } from '../store/database.ts';
 import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
 import type { CodeRunResult } from './code-runner.ts';
 
-const fake = (name: string): string => fileURLToPath(new URL(`../../../test/support/${name}`, import.meta.url));
+const fake = (name: string): string => fileURLToPath(new URL(`../../test/support/${name}`, import.meta.url));
 
 describe('resolveCodeRunHarness', () => {
   const config = (harness?: 'codex') => ({ defaultHarness: 'claude' as const, linear: { codeRun: harness ? { harness } : {} } });

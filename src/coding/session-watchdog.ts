@@ -1,12 +1,14 @@
-// The watchdog of one pipeline coding session (worker or auditor): inactivity, total time and tool-call time limits.
+// The watchdog of one coding session (a pipeline worker or auditor, a code_run turn): inactivity, total time and tool-call
+// time limits.
 //
 // Activity is anything the session's agent does: text, a tool call, a tool result, a question, a turn end… (the
 // pipeline feeds every record of the session's log that comes from the agent). While a tool call runs, the silence
 // limit is the tool timeout instead of the inactivity limit (a test suite may print nothing for minutes), and a tool
 // call running past the tool timeout trips the watchdog even if other output arrives meanwhile. The total limit counts
 // from `start()`. One timer, rescheduled to the nearest deadline; time comes from the injected Clock.
-import type { Clock, Timer } from '../../core/clock.ts';
-import type { AgentProfile, LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
+import type { Clock, Timer } from '../core/clock.ts';
+import type { AgentProfile, LinearPipelineConfig } from '../core/config-linear-pipeline.ts';
+import type { LogRecord } from '../store/jsonl-log.ts';
 
 /** Limits in milliseconds. */
 export interface WatchdogLimits {
@@ -148,5 +150,25 @@ export class SessionWatchdog {
     this.#tripped = next.trip(now);
     this.stop();
     this.#options.onTrip(this.#tripped);
+  }
+}
+
+/** Maps a session log record to what the watchdog counts; null for records that are not the agent's doing. */
+export function watchdogEventOf(record: LogRecord): WatchdogEvent | null {
+  switch (record.type) {
+    case 'tool':
+      return { kind: 'toolStart', id: String(record.id), name: String(record.name) };
+    case 'toolResult':
+      return { kind: 'toolEnd', id: String(record.id) };
+    case 'turn':
+      return { kind: 'turnEnd' };
+    case 'output':
+    case 'question':
+    case 'permission':
+    case 'backend':
+    case 'warning':
+      return { kind: 'activity' };
+    default:
+      return null;
   }
 }

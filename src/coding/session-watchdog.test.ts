@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../core/clock.ts';
-import { describeTrip, resolveWatchdogLimits, SessionWatchdog } from './watchdog.ts';
-import type { WatchdogTrip } from './watchdog.ts';
+import { ManualClock } from '../core/clock.ts';
+import { describeTrip, resolveWatchdogLimits, SessionWatchdog } from './session-watchdog.ts';
+import type { WatchdogTrip } from './session-watchdog.ts';
 
 function watch(limits = { inactivityMs: 120_000, maxTotalMs: 7_200_000, toolTimeoutMs: 600_000 }) {
   const clock = new ManualClock();

@@ -1,17 +1,16 @@
-// The `code_run` backend: one coding-agent turn as a (durable, listed) coding session, watched by the pipeline's
+// The `code_run` backend: one coding-agent turn as a (durable, listed) coding session, watched by the session
 // watchdog (inactivity, wall clock, tool time), answered as { success, output, error? } with the seed's error kinds:
 // `timeout` (wall clock), `inactivity_timeout` (the watchdog saw no activity), `exit N` (the CLI exited with N).
-import type { Clock } from '../../core/clock.ts';
-import type { Config, HarnessName, PermissionMode } from '../../core/config.ts';
-import type { AgentProfileConfig } from '../../core/config-linear-agents.ts';
-import { errorMessage, invalidInput } from '../../core/errors.ts';
-import type { Logger } from '../../core/logger.ts';
-import type { SessionManager } from '../../coding/session-manager.ts';
-import type { StoredSession } from '../../store/coding-sessions.ts';
-import type { SessionLogs } from '../../store/session-logs.ts';
-import { watchdogEventOf } from '../pipeline/runtime.ts';
-import { describeTrip, SessionWatchdog } from '../pipeline/watchdog.ts';
-import type { WatchdogTrip } from '../pipeline/watchdog.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
+import type { AgentProfileConfig } from '../core/config-linear-agents.ts';
+import { errorMessage, invalidInput } from '../core/errors.ts';
+import type { Logger } from '../core/logger.ts';
+import type { SessionManager } from './session-manager.ts';
+import type { StoredSession } from '../store/coding-sessions.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
+import { describeTrip, SessionWatchdog, watchdogEventOf } from './session-watchdog.ts';
+import type { WatchdogTrip } from './session-watchdog.ts';
 
 /** One code_run call. Unset fields come from the agent profile, then `linear.codeRun`, then the top-level config. */
 export interface CodeRunRequest {
