@@ -140,11 +140,23 @@ export class LinearDeliveryStore {
          next_attempt_at, received_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
-    return transaction(this.#db, () =>
+    const insertAll = () =>
       deliveries.map(
         (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
-      ),
-    );
+      );
+    if (this.#db.isTransaction) return insertAll();
+    // A group of redeliveries only is rolled back, not committed: the table's AUTOINCREMENT rewrites sqlite_sequence
+    // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row. The
+    // rows that made them duplicates are durable already (committed by an earlier group).
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const fresh = insertAll();
+      this.#db.exec(fresh.includes(true) ? 'COMMIT' : 'ROLLBACK');
+      return fresh;
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Returns how many. */
