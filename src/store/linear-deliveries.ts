@@ -31,8 +31,8 @@ export interface StoredDelivery {
  * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, keep the
  * connection's setting (FULL), restored right after.
  */
-function withoutSync<T>(db: DatabaseSync, fn: () => T): T {
-  const previous = (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
+function withoutSync<T>(db: DatabaseSync, readSetting: StatementSync, fn: () => T): T {
+  const previous = (readSetting.get() as { synchronous: number }).synchronous;
   db.exec('PRAGMA synchronous = NORMAL');
   try {
     return fn();
@@ -192,22 +192,23 @@ export class LinearDeliveryStore {
    * whole turn of the worker. Returns the claimed deliveries, marked processing with the attempt counted.
    */
   settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
-    return withoutSync(this.#db, () => this.#settleAndClaim(outcomes, now, limit));
+    return withoutSync(this.#db, this.#sql('PRAGMA synchronous'), () => this.#settleAndClaim(outcomes, now, limit));
   }
 
   #settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
     return transaction(this.#db, () => {
       for (const o of outcomes) {
         if (o.kind === 'done') {
-          this.#db
-            .prepare("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?")
-            .run(o.outcome, now, o.seq);
+          this.#sql("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?").run(o.outcome, now, o.seq);
         } else if (o.kind === 'dead') {
           this.#sql("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
         } else {
-          this.#db
-            .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?")
-            .run(o.error, o.retryAt, now, o.seq);
+          this.#sql("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?").run(
+            o.error,
+            o.retryAt,
+            now,
+            o.seq,
+          );
         }
       }
       if (limit <= 0) return [];
@@ -231,9 +232,9 @@ export class LinearDeliveryStore {
    * deliveries due already are either runnable or wait behind an earlier delivery whose end wakes the worker.)
    */
   nextDueAfter(now: number): number | undefined {
-    const row = this.#db
-      .prepare("SELECT MIN(next_attempt_at) AS due FROM linear_webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?")
-      .get(now) as { due: number | null };
+    const row = this.#sql("SELECT MIN(next_attempt_at) AS due FROM linear_webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?").get(now) as {
+      due: number | null;
+    };
     return row.due ?? undefined;
   }
 
