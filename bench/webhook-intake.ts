@@ -137,6 +137,9 @@ async function main(): Promise<void> {
     req.resume();
     req.on('end', () => res.writeHead(200, { 'content-type': 'text/plain' }).end('ok'));
   });
+  // Idle keep-alive connections are kept as long as Fastify keeps them (72 s): with node:http's 5 s, a connection idle
+  // since the previous run (the worker's drain takes seconds) could be closed just as the next run reuses it (ECONNRESET).
+  bare.keepAliveTimeout = 72_000;
   await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
   const barePort = (bare.address() as AddressInfo).port;
 

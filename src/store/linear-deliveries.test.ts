@@ -1,5 +1,8 @@
 import assert from 'node:assert/strict';
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import { tempDir } from '../../test/support/temp-dir.ts';
 import { openDatabase } from './database.ts';
 import { LinearDeliveryStore, RUNNABLE } from './linear-deliveries.ts';
 import type { NewDelivery } from './linear-deliveries.ts';
@@ -34,5 +37,27 @@ describe('LinearDeliveryStore claims', () => {
     store.enqueueMany([delivery(1, 'a')]);
     store.settleAndClaim([], 10, 1);
     assert.equal((db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous, 2, 'FULL again');
+  });
+
+  it('writes nothing (no commit to sync) for a group of redeliveries only, and commits a group with one new delivery', () => {
+    const dir = tempDir('sb-deliveries-');
+    const db = openDatabase(join(dir.path, 'state.db'));
+    try {
+      const store = new LinearDeliveryStore(db);
+      assert.deepEqual(store.enqueueMany([delivery(1, 'a'), delivery(2, 'b')]), [true, true]);
+      const wal = () => statSync(join(dir.path, 'state.db-wal')).size;
+      const before = wal();
+      const sameDigest = { ...delivery(9, 'c'), bodyDigest: 'digest-2' };
+      assert.deepEqual(store.enqueueMany([delivery(1, 'a'), sameDigest]), [false, false]);
+      assert.equal(wal(), before, 'nothing appended to the WAL');
+      assert.equal(db.isTransaction, false);
+      assert.deepEqual(store.enqueueMany([delivery(2, 'b'), delivery(3, 'c')]), [false, true]);
+      assert.ok(wal() > before);
+      assert.equal(store.get('d-3')?.status, 'pending');
+      assert.equal(store.counts().pending, 3);
+    } finally {
+      db.close();
+      dir.remove();
+    }
   });
 });

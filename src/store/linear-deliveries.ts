@@ -31,8 +31,8 @@ export interface StoredDelivery {
  * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, keep the
  * connection's setting (FULL), restored right after.
  */
-function withoutSync<T>(db: DatabaseSync, fn: () => T): T {
-  const previous = (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
+function withoutSync<T>(db: DatabaseSync, readSetting: StatementSync, fn: () => T): T {
+  const previous = (readSetting.get() as { synchronous: number }).synchronous;
   db.exec('PRAGMA synchronous = NORMAL');
   try {
     return fn();
@@ -140,11 +140,23 @@ export class LinearDeliveryStore {
          next_attempt_at, received_at, updated_at)
        VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
     );
-    return transaction(this.#db, () =>
+    const insertAll = () =>
       deliveries.map(
         (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
-      ),
-    );
+      );
+    if (this.#db.isTransaction) return insertAll();
+    // A group of redeliveries only is rolled back, not committed: the table's AUTOINCREMENT rewrites sqlite_sequence
+    // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row. The
+    // rows that made them duplicates are durable already (committed by an earlier group).
+    this.#db.exec('BEGIN IMMEDIATE');
+    try {
+      const fresh = insertAll();
+      this.#db.exec(fresh.includes(true) ? 'COMMIT' : 'ROLLBACK');
+      return fresh;
+    } catch (error) {
+      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
+      throw error;
+    }
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Returns how many. */
@@ -180,22 +192,23 @@ export class LinearDeliveryStore {
    * whole turn of the worker. Returns the claimed deliveries, marked processing with the attempt counted.
    */
   settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
-    return withoutSync(this.#db, () => this.#settleAndClaim(outcomes, now, limit));
+    return withoutSync(this.#db, this.#sql('PRAGMA synchronous'), () => this.#settleAndClaim(outcomes, now, limit));
   }
 
   #settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
     return transaction(this.#db, () => {
       for (const o of outcomes) {
         if (o.kind === 'done') {
-          this.#db
-            .prepare("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?")
-            .run(o.outcome, now, o.seq);
+          this.#sql("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?").run(o.outcome, now, o.seq);
         } else if (o.kind === 'dead') {
           this.#sql("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
         } else {
-          this.#db
-            .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?")
-            .run(o.error, o.retryAt, now, o.seq);
+          this.#sql("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?").run(
+            o.error,
+            o.retryAt,
+            now,
+            o.seq,
+          );
         }
       }
       if (limit <= 0) return [];
@@ -219,9 +232,9 @@ export class LinearDeliveryStore {
    * deliveries due already are either runnable or wait behind an earlier delivery whose end wakes the worker.)
    */
   nextDueAfter(now: number): number | undefined {
-    const row = this.#db
-      .prepare("SELECT MIN(next_attempt_at) AS due FROM linear_webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?")
-      .get(now) as { due: number | null };
+    const row = this.#sql("SELECT MIN(next_attempt_at) AS due FROM linear_webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?").get(now) as {
+      due: number | null;
+    };
     return row.due ?? undefined;
   }
 

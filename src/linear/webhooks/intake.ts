@@ -1,11 +1,10 @@
 // Webhook intake: verify, deduplicate by delivery id and write to the durable queue, all before the 200 is sent.
 // Deliveries that arrive together are committed together (one sync per group, not per delivery).
-import { LinearWebhookClient } from '@linear/sdk/webhooks';
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LinearDeliveryStore, NewDelivery } from '../../store/linear-deliveries.ts';
-import { bodyDigest, deliveryKey, orderKey, verifyDelivery } from './verify.ts';
+import { bodyDigest, deliveryKey, OneParseWebhookClient, orderKey, verifyDelivery } from './verify.ts';
 
 /** The headers of a delivery the intake reads. */
 export interface DeliveryHeaders {
@@ -36,12 +35,12 @@ interface Waiting {
 /** Takes in raw deliveries. Never rejects: every outcome is an IntakeResult. */
 export class WebhookIntake {
   #o: WebhookIntakeOptions;
-  #client: LinearWebhookClient;
+  #client: OneParseWebhookClient;
   #group: Waiting[] = [];
 
   constructor(options: WebhookIntakeOptions) {
     this.#o = options;
-    this.#client = new LinearWebhookClient(options.secret);
+    this.#client = new OneParseWebhookClient(options.secret);
   }
 
   /**
@@ -77,7 +76,7 @@ export class WebhookIntake {
     const digest = bodyDigest(rawBody);
     const eventType = typeof payload.type === 'string' ? payload.type : 'unknown';
     const action = typeof payload.action === 'string' ? payload.action : null;
-    const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: rawBody.toString('utf8'), bodyDigest: digest, receivedAt: clock.now() };
+    const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: verified.text, bodyDigest: digest, receivedAt: clock.now() };
     return new Promise((resolve) => {
       if (this.#group.length === 0) setImmediate(() => this.#commit());
       this.#group.push({ delivery, resolve });

@@ -3,21 +3,63 @@
 import { createHash } from 'node:crypto';
 import { LinearWebhookClient } from '@linear/sdk/webhooks';
 
-/** Result of checking a raw delivery. */
+/** Result of checking a raw delivery (`text`: the body decoded as UTF-8, as parsed). */
 export type VerifyResult =
-  | { ok: true; payload: Record<string, unknown> }
+  | { ok: true; payload: Record<string, unknown>; text: string }
   | { ok: false; status: 400 | 401; error: string };
+
+/**
+ * @linear/sdk's LinearWebhookClient, with `parseData` decoding and parsing a body once: the SDK's `verify` parses the
+ * body to read the signed timestamp (after the HMAC over the raw bytes matched) and `parseData` parses it again for its
+ * result. This client's body parser (the SDK's private `parseBodyAsWebhookPayload`, replaced on the instance) keeps the
+ * parse of the body being checked for the second call on the same Buffer (both happen in one synchronous call), so
+ * what is checked and what is returned are still the same bytes, and the SDK still does every check.
+ */
+export class OneParseWebhookClient {
+  readonly sdk: LinearWebhookClient;
+  #body: Buffer | undefined;
+  #text = '';
+  #parsed: unknown;
+
+  constructor(secret: string) {
+    this.sdk = new LinearWebhookClient(secret);
+    (this.sdk as unknown as { parseBodyAsWebhookPayload: (rawBody: Buffer) => unknown }).parseBodyAsWebhookPayload = (rawBody) => {
+      if (rawBody !== this.#body) {
+        const text = rawBody.toString();
+        this.#parsed = JSON.parse(text) as unknown;
+        this.#text = text;
+        this.#body = rawBody;
+      }
+      return this.#parsed;
+    };
+  }
+
+  /** `parseData` of the SDK (signature over the raw bytes, signed timestamp); also returns the body decoded as UTF-8. */
+  parseData(rawBody: Buffer, signature: string): { payload: unknown; text: string } {
+    this.#body = undefined;
+    try {
+      const payload = this.sdk.parseData(rawBody, signature) as unknown;
+      return { payload, text: this.#body === rawBody ? this.#text : rawBody.toString() };
+    } finally {
+      this.#body = undefined;
+      this.#text = '';
+      this.#parsed = undefined;
+    }
+  }
+}
 
 /**
  * Verifies HMAC-SHA256 of the RAW body against `linear-signature` and that `webhookTimestamp` (in the signed body) is
  * within Linear's 60 s, using LinearWebhookClient. 401 for a missing or wrong signature; 400 for a body that is not a
  * JSON object or a stale / missing timestamp.
  */
-export function verifyDelivery(client: LinearWebhookClient, rawBody: Buffer, signature: string | undefined): VerifyResult {
+export function verifyDelivery(client: LinearWebhookClient | OneParseWebhookClient, rawBody: Buffer, signature: string | undefined): VerifyResult {
   if (!signature) return { ok: false, status: 401, error: 'missing linear-signature header' };
   let payload: unknown;
+  let text: string | undefined;
   try {
-    payload = client.parseData(rawBody, signature);
+    if (client instanceof OneParseWebhookClient) ({ payload, text } = client.parseData(rawBody, signature));
+    else payload = client.parseData(rawBody, signature);
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     if (error instanceof SyntaxError) return { ok: false, status: 400, error: 'body is not JSON' };
@@ -25,7 +67,7 @@ export function verifyDelivery(client: LinearWebhookClient, rawBody: Buffer, sig
     return { ok: false, status: 400, error: `webhookTimestamp rejected: ${message} (must be within 60 s of now)` };
   }
   if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return { ok: false, status: 400, error: 'body is not a JSON object' };
-  return { ok: true, payload: payload as Record<string, unknown> };
+  return { ok: true, payload: payload as Record<string, unknown>, text: text ?? rawBody.toString('utf8') };
 }
 
 const DELIVERY_ID = /^[A-Za-z0-9._:-]{1,200}$/;
