@@ -2,7 +2,7 @@ import type { DatabaseSync, StatementSync } from 'node:sqlite';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
-import { transaction } from './database.ts';
+import { statementCache, transaction } from './database.ts';
 
 /** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
 export const SESSION_STATUSES = ['starting', 'running', 'completed', 'failed', 'killed', 'interrupted'] as const;
@@ -252,22 +252,16 @@ export function listingPageSql(statusCount: number, afterCursor: boolean): strin
 export class CodingSessionStore {
   #db: DatabaseSync;
   /** Statements prepared once per SQL text (the UPDATE's text varies with the patched columns; a handful of shapes). */
-  #statements = new Map<string, StatementSync>();
+  /** Each SQL text prepared once per store (the hot paths run for every call). */
+  readonly #sql: (sql: string) => StatementSync;
   /** Session list pages read since the last write to coding_sessions, by query and parameters. */
   #pages = new Map<string, SessionListingPage>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
+    this.#sql = statementCache(db);
   }
 
-  #sql(text: string): StatementSync {
-    let statement = this.#statements.get(text);
-    if (!statement) {
-      statement = this.#db.prepare(text);
-      this.#statements.set(text, statement);
-    }
-    return statement;
-  }
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
   insert(session: StoredSession): void {
@@ -392,11 +386,8 @@ export class CodingSessionStore {
     const cacheKey = `${sql}\n${params.join('\n')}\n${limit}`;
     const cached = this.#pages.get(cacheKey);
     if (cached) return cached;
-    let statement = this.#statements.get(sql);
-    if (!statement) {
-      statement = this.#sql(sql);
-      statement.setReturnArrays(true);
-    }
+    const statement = this.#sql(sql);
+    statement.setReturnArrays(true);
     const rows = statement.all(...params, limit + 1) as unknown as ListingRow[];
     const more = rows.length > limit;
     if (more) rows.length = limit;

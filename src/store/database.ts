@@ -1,4 +1,5 @@
 import { DatabaseSync } from 'node:sqlite';
+import type { StatementSync } from 'node:sqlite';
 import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
 import { MIGRATIONS } from './migrations.ts';
 
@@ -71,4 +72,17 @@ export function transaction<T>(db: DatabaseSync, fn: () => T): T {
     db.exec('ROLLBACK');
     throw error;
   }
+}
+
+/** A statement cache over one connection, for a store's hot paths: each SQL text is prepared once, then reused. */
+export function statementCache(db: DatabaseSync): (sql: string) => StatementSync {
+  const statements = new Map<string, StatementSync>();
+  return (sql) => {
+    let statement = statements.get(sql);
+    if (!statement) {
+      statement = db.prepare(sql);
+      statements.set(sql, statement);
+    }
+    return statement;
+  };
 }

@@ -1,5 +1,5 @@
 import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import { statementCache, transaction } from './database.ts';
 
 /** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
 export type DeliveryStatus = 'pending' | 'processing' | 'done' | 'dead';
@@ -109,21 +109,14 @@ function fromRow(row: Row): StoredDelivery {
  */
 export class LinearDeliveryStore {
   #db: DatabaseSync;
-  /** Prepared once per store: the intake and the worker run these for every delivery. */
-  #statements = new Map<string, StatementSync>();
+  /** Each SQL text prepared once per store: the intake and the worker run these for every delivery. */
+  readonly #sql: (sql: string) => StatementSync;
 
   constructor(db: DatabaseSync) {
     this.#db = db;
+    this.#sql = statementCache(db);
   }
 
-  #sql(text: string): StatementSync {
-    let statement = this.#statements.get(text);
-    if (!statement) {
-      statement = this.#db.prepare(text);
-      this.#statements.set(text, statement);
-    }
-    return statement;
-  }
 
   /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when its id or digest is known. */
   enqueue(delivery: NewDelivery): boolean {
