@@ -76,7 +76,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const env = options.env ?? process.env;
   // Session prompts and output, tokens and the database live here: owner-only, even in a home the user made first.
   const tightened = secureHome(home);
-  const startedAt = Date.now();
+  const clock = options.clock ?? systemClock();
+  const startedAt = clock.now();
   acquireDaemonLock(home, { pid: process.pid, startedAt, version: VERSION });
   const logger = createLogger({ level: config.log.level, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   if (tightened.length > 0) {
@@ -96,9 +97,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
   };
   try {
-    const clock = options.clock ?? systemClock();
     const dbPath = join(home, 'state.db');
-    const db = openDatabase(dbPath);
+    const db = openDatabase(dbPath, { clock });
     stops.push(() => db.close());
 
     const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });
@@ -190,7 +190,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       outbox,
       logger: logger.child({ component: 'inbound' }),
       commands: new InboundCommandStore(db),
-      now: () => clock.now(),
     });
     for (const connector of connectors) {
       stops.push(() => connector.stop());
