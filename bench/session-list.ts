@@ -69,12 +69,13 @@ for (const count of [100, 10_000]) {
   const dir = tempDir('sb-bench-list-');
   const { config } = loadConfig({ home: dir.path, env: {}, overrides: { workspaces: [dir.path] } });
   const harness = new ScriptedHarness('claude');
-  const { db, store, manager } = sessionManagerIn(dir.path, config, systemClock(), { claude: harness, codex: harness, gemini: harness });
+  const clock = systemClock();
+  const { db, store, manager } = sessionManagerIn(dir.path, config, clock, { claude: harness, codex: harness, gemini: harness });
   try {
     db.exec('PRAGMA synchronous = OFF'); // setup only: 10,000 inserts without an fsync each
     for (let i = 0; i < count; i += 1) store.insert(stored(i));
     db.exec('PRAGMA synchronous = FULL');
-    const services: OperationServices = { config, sessions: manager };
+    const services: OperationServices = { config, sessions: manager, clock };
     const first = (await list.call({ limit: pageSize }, { kind: 'rpc' }, services)) as SessionListResult;
     // A cursor half way down the list.
     let deep = first.nextCursor;

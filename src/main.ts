@@ -14,6 +14,7 @@ import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
 import { SessionManager } from './coding/session-manager.ts';
 import { createEngine } from './engine/create.ts';
+import { lateToolbox } from './engine/late-toolbox.ts';
 import { createScheduler } from './engine/scheduler/scheduler.ts';
 import { createWakeRouter } from './engine/wake/wake-router.ts';
 import { registerLinearRoutes } from './gateway/linear-routes.ts';
@@ -75,7 +76,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const env = options.env ?? process.env;
   // Session prompts and output, tokens and the database live here: owner-only, even in a home the user made first.
   const tightened = secureHome(home);
-  const startedAt = Date.now();
+  const clock = options.clock ?? systemClock();
+  const startedAt = clock.now();
   acquireDaemonLock(home, { pid: process.pid, startedAt, version: VERSION });
   const logger = createLogger({ level: config.log.level, ...(options.logDestination ? { destination: options.logDestination } : {}) });
   if (tightened.length > 0) {
@@ -95,9 +97,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
   };
   try {
-    const clock = options.clock ?? systemClock();
     const dbPath = join(home, 'state.db');
-    const db = openDatabase(dbPath);
+    const db = openDatabase(dbPath, { clock });
     stops.push(() => db.close());
 
     const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });
@@ -129,42 +130,43 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
     const idempotency = new Idempotency(new IdempotencyKeyStore(db, `daemon-${process.pid}-${newId(12)}`), clock);
-    const services: OperationServices = { config, sessions, idempotency };
     const inference = options.inference ?? createInference(config.inference, logger, { env });
-    const engine = createEngine({
-      config,
-      clock,
-      logger,
-      db,
-      home,
-      inference,
-      outbox,
-      toolbox: createOperationsToolbox({ ops: OPERATIONS, services }),
-    });
-    services.engine = engine;
+    // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
+    const tools = lateToolbox();
+    const engine = createEngine({ config, clock, logger, db, home, inference, outbox, toolbox: tools });
     stops.push(() => engine.stop());
     const scheduler = createScheduler({ db, engine, clock, logger, config });
-    services.scheduler = scheduler;
     const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });
     stops.push(() => notifications.stop());
     stops.push(() => scheduler.stop());
     const wake = createWakeRouter({ db, sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
-    services.wake = wake;
     stops.push(() => wake.stop());
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
     // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
     const codeRunner = new CodeRunner({ config, sessions, logs, clock, logger: logger.child({ component: 'code-run' }) });
-    services.codeRunner = codeRunner;
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
     const linear = config.linear.enabled
       ? createLinearIntegration({ config, env, db, clock, logger, sessions, logs, engine, inference, outbox, codeRunner })
       : null;
     if (linear) {
-      services.linear = linear.services;
       // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
       stops.push(() => linear.stop());
     }
+
+    // Every service the operations act on, built whole; only Linear is absent by configuration.
+    const services: OperationServices = {
+      config,
+      sessions,
+      clock,
+      engine,
+      scheduler,
+      wake,
+      codeRunner,
+      idempotency,
+      ...(linear ? { linear: linear.services } : {}),
+    };
+    tools.bind(createOperationsToolbox({ ops: OPERATIONS, services }));
 
     const interrupted = sessions.restore();
     notifications.start();
@@ -188,7 +190,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       outbox,
       logger: logger.child({ component: 'inbound' }),
       commands: new InboundCommandStore(db),
-      now: () => clock.now(),
     });
     for (const connector of connectors) {
       stops.push(() => connector.stop());

@@ -1,3 +1,4 @@
+import type { Clock } from '../core/clock.ts';
 import type { Connection } from './client.ts';
 import { daemonFetch } from './client.ts';
 import { CliError } from './cli-error.ts';
@@ -5,11 +6,14 @@ import { followStep, renderRecord } from './render.ts';
 import type { WireRecord } from './render.ts';
 import { parseSse } from './sse.ts';
 
+/** How a session is followed: from which record, in which form, to where, and the clock of its reconnect pauses. */
 export interface FollowOptions {
   /** First log seq to show. */
   from: number;
   json: boolean;
   write: (line: string) => void;
+  /** Times the pause before a reconnect (its timers must hold the process open). */
+  clock: Clock;
   /** How many times to reconnect after the stream drops (default 5). */
   retries?: number;
 }
@@ -46,6 +50,6 @@ export async function followSession(conn: Connection, session: { id: string; nam
     }
     if (retries <= 0) throw new CliError(`lost the event stream of ${session.name}`, 1);
     retries -= 1;
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await new Promise<void>((resolve) => options.clock.after(500, resolve));
   }
 }

@@ -7,6 +7,7 @@ import { Command } from 'commander';
 import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../test/support/fake-linear.ts';
 import type { FakeLinear } from '../../test/support/fake-linear.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { systemClock } from '../core/clock.ts';
 import { addLinearCommands } from './linear-commands.ts';
 
 describe('switchboard linear (CLI)', () => {
@@ -35,7 +36,7 @@ describe('switchboard linear (CLI)', () => {
 
   async function run(args: string[], env: NodeJS.ProcessEnv, out: string[]): Promise<void> {
     const program = new Command('switchboard').option('--home <dir>').exitOverride();
-    addLinearCommands(program, { out: (t) => out.push(t), env: { ...env, SWITCHBOARD_HOME: home.path } });
+    addLinearCommands(program, { out: (t) => out.push(t), env: { ...env, SWITCHBOARD_HOME: home.path }, clock: systemClock() });
     await program.parseAsync(['--home', home.path, ...args], { from: 'user' });
   }
 

@@ -1,4 +1,5 @@
 // `switchboard linear connect` and `switchboard linear status`: they work on the store directly (the daemon shares it),
+import type { Clock } from '../core/clock.ts';
 // so they run whether or not the daemon is up.
 import { join } from 'node:path';
 import type { Command } from 'commander';
@@ -16,9 +17,12 @@ import { openDatabase } from '../store/database.ts';
 import type { DatabaseSync } from '../store/database.ts';
 import { LinearDeliveryStore } from '../store/linear-deliveries.ts';
 
+/** What the `linear` commands need from their surroundings. */
 export interface LinearCommandsIo {
   out: (text: string) => void;
   env: NodeJS.ProcessEnv;
+  /** Time for token expiry and the status's ages. */
+  clock: Clock;
 }
 
 interface Context {
@@ -32,9 +36,9 @@ function open(program: Command, io: LinearCommandsIo): Context {
   const home = program.opts<{ home?: string }>().home;
   const loaded = loadConfig({ env: io.env, ...(home ? { home } : {}) });
   makePrivateDirs(loaded.home);
-  const db = openDatabase(join(loaded.home, 'state.db'));
+  const db = openDatabase(join(loaded.home, 'state.db'), { clock: io.clock });
   const { config } = loaded;
-  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env: io.env, db, clock: systemClock(), logger: silentLogger() });
+  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env: io.env, db, clock: io.clock, logger: silentLogger() });
   return { access, db, config, redirectUri: defaultRedirectUri(config.linear.oauth, config.gateway) };
 }
 
@@ -79,7 +83,7 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
           { config: ctx.config.linear, env: io.env, tokens: ctx.access.tokens, oauth: ctx.access.oauth, deliveries: new LinearDeliveryStore(ctx.db), api: ctx.access.api },
           { check: opts.check === true },
         );
-        io.out(opts.json ? JSON.stringify(status, null, 2) : formatLinearStatus(status, Date.now()));
+        io.out(opts.json ? JSON.stringify(status, null, 2) : formatLinearStatus(status, io.clock.now()));
       } finally {
         ctx.db.close();
       }

@@ -1,4 +1,6 @@
 import { Command, CommanderError } from 'commander';
+import { systemClock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
 import { OPERATIONS } from '../operations/table.ts';
 import { VERSION } from '../version.ts';
@@ -15,10 +17,13 @@ export interface CliIo {
   env: NodeJS.ProcessEnv;
   /** Where the command was typed (relative paths resolve against it); default `process.cwd()`. */
   cwd?: string;
+  /** The CLI's clock; default the system clock with timers that hold the process open. */
+  clock?: Clock;
 }
 
 /** Builds the commander program: `start`, `doctor`, `service`, `linear`, and one subcommand per operation exposed to the CLI. */
 export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: boolean }): Command {
+  const clock = io.clock ?? systemClock({ holdProcess: true });
   const program = new Command('switchboard')
     .description('Run coding agents (Claude Code, Codex, Gemini CLI) as durable background sessions')
     .version(VERSION)
@@ -57,9 +62,10 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
     write: io.out,
     env: io.env,
     setExitCode: (code) => (state.exitCode = code),
+    clock,
     ...(io.cwd !== undefined ? { cwd: io.cwd } : {}),
   });
-  addLinearCommands(program, io);
+  addLinearCommands(program, { out: io.out, env: io.env, clock });
   addServiceCommands(program, { ...io, setExitCode: (code) => (state.exitCode = code) });
   return program;
 }

@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Command, CommanderError } from 'commander';
 import { AppError } from '../core/errors.ts';
+import { systemClock } from '../core/clock.ts';
 import { cronAddOperation } from '../operations/cron.ts';
 import { launchOperation } from '../operations/launch.ts';
 import { listOperation } from '../operations/list.ts';
@@ -48,6 +49,7 @@ describe('operation subcommands', () => {
       write: (t) => out.push(t),
       env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
       setExitCode: () => undefined,
+      clock: systemClock({ holdProcess: true }),
       ...(options.cwd !== undefined ? { cwd: options.cwd } : {}),
     });
     for (const cmd of program.commands) cmd.exitOverride();
@@ -99,6 +101,7 @@ describe('paged list subcommands', () => {
         write: (t) => out.push(t),
         env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
         setExitCode: () => undefined,
+        clock: systemClock({ holdProcess: true }),
       });
       await program.parseAsync(['sessions', '--status', 'failed', '--limit', '2', '--cursor', 'WzMsNF0'], { from: 'user' });
       assert.deepEqual(rpc.calls, [{ method: 'sessions.list', params: { status: 'failed', limit: 2, cursor: 'WzMsNF0' } }]);

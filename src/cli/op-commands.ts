@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ZodType } from 'zod';
+import type { Clock } from '../core/clock.ts';
 import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
 import { parseOperationInput } from '../operations/input.ts';
 import type { Operation } from '../operations/operation.ts';
@@ -16,6 +17,8 @@ export interface CliIo {
   setExitCode: (code: number) => void;
   /** Where the command was typed: relative paths are resolved against it. Default: `process.cwd()`. */
   cwd?: string;
+  /** The CLI's clock (`--follow` waits with it before reconnecting); its timers hold the process open. */
+  clock: Clock;
 }
 
 /** Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute. */
@@ -91,7 +94,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         case 'idle':
           return;
         case 'session':
-          io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.write }));
+          io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.write, clock: io.clock }));
       }
     });
   }

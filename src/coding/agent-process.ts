@@ -1,6 +1,8 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { systemClock } from '../core/clock.ts';
+import type { Clock, Timer } from '../core/clock.ts';
 import { GUARD_SUPPORTED, orphanGuard } from './orphan-guard.ts';
 
 /** Environment variable set on every agent process so a restarted daemon can find orphans of its sessions. */
@@ -16,6 +18,8 @@ export interface AgentProcessOptions {
   sessionId: string;
   /** Called with every stdout line, in order. */
   onLine: (line: string) => void;
+  /** Times the SIGKILL after a `stop` grace; default the system clock (unref'd: it never holds the daemon open). */
+  clock?: Clock;
 }
 
 export interface ExitInfo {
@@ -38,9 +42,11 @@ export class AgentProcess {
   /** Resolves once the process has exited and its stdout is fully read. */
   readonly exited: Promise<ExitInfo>;
   #stderr = '';
-  #killTimer: NodeJS.Timeout | null = null;
+  #killTimer: Timer | null = null;
+  #clock: Clock;
 
   constructor(options: AgentProcessOptions) {
+    this.#clock = options.clock ?? systemClock();
     const stdio: StdioOptions = [options.stdin, 'pipe', 'pipe'];
     this.child = spawn(options.command, options.args, {
       cwd: options.cwd,
@@ -71,7 +77,7 @@ export class AgentProcess {
         void stdoutDone.then(() => resolve({ code, signal }));
       });
     }).finally(() => {
-      if (this.#killTimer) clearTimeout(this.#killTimer);
+      this.#killTimer?.cancel();
       if (pid !== undefined) orphanGuard().unwatch(pid);
     });
   }
@@ -90,10 +96,9 @@ export class AgentProcess {
     if (this.child.exitCode !== null || this.child.signalCode !== null) return;
     this.#signal('SIGTERM');
     if (this.#killTimer) return;
-    this.#killTimer = setTimeout(() => {
+    this.#killTimer = this.#clock.after(graceMs, () => {
       if (this.child.exitCode === null && this.child.signalCode === null) this.#signal('SIGKILL');
-    }, graceMs);
-    this.#killTimer.unref();
+    });
   }
 
   /** Signals the agent's process group (the agent and its tools), else the agent alone. */

@@ -12,18 +12,28 @@ export interface Clock {
   every(ms: number, fn: () => void): Timer;
 }
 
-/** Returns the wall clock backed by Node timers (unref'd so they never hold the process open). */
-export function systemClock(): Clock {
+/** How the system clock's timers treat the process. */
+export interface SystemClockOptions {
+  /**
+   * True: a pending timer keeps the process alive (a one-shot CLI waiting before it retries). Default false: timers
+   * are unref'd so they never hold a daemon open.
+   */
+  holdProcess?: boolean;
+}
+
+/** Returns the wall clock backed by Node timers (unref'd unless `holdProcess`). */
+export function systemClock(options: SystemClockOptions = {}): Clock {
+  const hold = options.holdProcess === true;
   return {
     now: () => Date.now(),
     after(ms, fn) {
       const handle = setTimeout(fn, ms);
-      handle.unref();
+      if (!hold) handle.unref();
       return { cancel: () => clearTimeout(handle) };
     },
     every(ms, fn) {
       const handle = setInterval(fn, ms);
-      handle.unref();
+      if (!hold) handle.unref();
       return { cancel: () => clearInterval(handle) };
     },
   };

@@ -6,7 +6,6 @@ import type { Logger } from '../core/logger.ts';
 import type { Caller, Operation, OperationServices } from '../operations/operation.ts';
 import { rpcMethods } from '../operations/rpc-methods.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
-import { systemClock } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import { connectionTimeoutOptions, registerBodyTimeout } from './connection-limits.ts';
 import { registerErrorReplies } from './error-replies.ts';
@@ -36,7 +35,7 @@ export interface GatewayDeps {
   hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat' | 'idempotency'>;
   /** Extra figures for /healthz (delivery and wake counters); shown only to callers with the gateway token. */
   health?: () => Record<string, unknown>;
-  /** The daemon's clock (for /healthz uptime); default the system clock. */
+  /** The daemon's clock (for /healthz uptime and SSE keep-alives); default the services' clock. */
   clock?: Clock;
 }
 
@@ -79,11 +78,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   const authorize = (request: FastifyRequest): boolean =>
     bearerMatches(request.headers.authorization, token) || (webAuth?.authorize(requestFacts(request)).ok ?? false);
 
+  const clock = deps.clock ?? deps.services.clock;
   registerHealthz(app, {
     token,
     version: deps.version,
     startedAt: deps.startedAt,
-    clock: deps.clock ?? systemClock(),
+    clock,
     activeSessions: () => deps.services.sessions.liveSessions().filter((s) => s.isActive).length,
     ...(deps.health ? { extra: deps.health } : {}),
   });
@@ -111,7 +111,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     });
   });
 
-  registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize });
+  registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize, clock });
   if (webAuth && deps.web) registerWebRoutes(app, { ...deps.web, auth: webAuth, config: config.channels.web, gatewayToken: token, ops: deps.ops, logger, version: deps.version });
   if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
   return app;

@@ -1,14 +1,18 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 
+/** What the SSE route reads from: the sessions, their logs, the caller check and the clock of its keep-alive. */
 export interface SessionEventsDeps {
   sessions: SessionManager;
   logs: SessionLogs;
   /** True when the request may read session events (bearer token, or the web page's cookie). */
   authorize: (request: FastifyRequest) => boolean;
+  /** Times the keep-alive comments. */
+  clock: Clock;
   keepAliveMs?: number;
 }
 
@@ -75,10 +79,9 @@ export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsD
     for (const record of backlog) write(record);
     backlog = null;
     raw.write(`: streaming session ${sessionId} from seq ${sent + 1}\n\n`);
-    const keepAlive = setInterval(() => raw.write(': keep-alive\n\n'), deps.keepAliveMs ?? 15_000);
-    keepAlive.unref();
+    const keepAlive = deps.clock.every(deps.keepAliveMs ?? 15_000, () => raw.write(': keep-alive\n\n'));
     const end = (): void => {
-      clearInterval(keepAlive);
+      keepAlive.cancel();
       unsubscribe();
       open.delete(end);
       raw.end();

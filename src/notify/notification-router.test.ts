@@ -284,7 +284,7 @@ describe('NotificationRouter', () => {
 
   it('keeps claude_fg catch-up exact: text pending at claude_bg is caught up later, never shown twice', async () => {
     const { session, run } = await launch('catch');
-    const ctx = { caller: { kind: 'chat', channel: WEB, userId: 'u' } as const, services: { config: f.config, sessions: f.manager } };
+    const ctx = { caller: { kind: 'chat', channel: WEB, userId: 'u' } as const, services: { config: f.config, sessions: f.manager, clock: f.clock } };
     const fg = () => foregroundOperation.run(ctx, { session: session.id, lines: 30 });
     await fg();
     await run.emit({ type: 'text', text: 'one' });

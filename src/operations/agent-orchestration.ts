@@ -3,7 +3,6 @@
 import { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
-import { requireEngine } from './engine-common.ts';
 import { defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
 
@@ -30,6 +29,7 @@ function parentOf(ctx: OperationContext): { parentSessionId?: string } {
 export const spawnAgentOperation = defineOperation({
   name: 'spawn-agent',
   summary: 'Start an agent (optionally a named profile) on a task in the background; returns at once, its reply comes back to you later',
+  needs: ['engine'],
   input: z.strictObject({
     agent,
     message,
@@ -44,7 +44,7 @@ export const spawnAgentOperation = defineOperation({
   async run(ctx, args): Promise<{ sessionId: string; agent: string }> {
     const request = agentRequest(ctx.services.config, args.agent, args.message);
     const name = args.name ?? request.name;
-    const { sessionId } = await requireEngine(ctx).startBackgroundAgent({ prompt: request.prompt, name, ...parentOf(ctx) });
+    const { sessionId } = await ctx.services.engine.startBackgroundAgent({ prompt: request.prompt, name, ...parentOf(ctx) });
     return { sessionId, agent: name };
   },
   format(r) {
@@ -56,6 +56,7 @@ export const spawnAgentOperation = defineOperation({
 export const askAgentOperation = defineOperation({
   name: 'ask-agent',
   summary: 'Ask an agent (optionally a named profile) and wait for its reply',
+  needs: ['engine'],
   input: z.strictObject({
     agent,
     message,
@@ -68,7 +69,7 @@ export const askAgentOperation = defineOperation({
   },
   async run(ctx, args): Promise<{ sessionId: string; agent: string; text: string }> {
     const request = agentRequest(ctx.services.config, args.agent, args.message);
-    const reply = await requireEngine(ctx).askAgent({
+    const reply = await ctx.services.engine.askAgent({
       prompt: request.prompt,
       name: request.name,
       ...parentOf(ctx),

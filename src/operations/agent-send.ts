@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { invalidInput, notFound } from '../core/errors.ts';
 import type { Accepted } from '../engine/api.ts';
-import { callerOrigin, requireEngine } from './engine-common.ts';
+import { callerOrigin } from './engine-common.ts';
 import { defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
 
@@ -16,8 +16,8 @@ const input = z.strictObject({
 });
 
 /** Posts the message: from the calling engine session (its origin, its default target) or from RPC, CLI or a chat. */
-async function send(ctx: OperationContext, session: string | undefined, text: string): Promise<Accepted> {
-  const engine = requireEngine(ctx);
+async function send(ctx: OperationContext<'engine'>, session: string | undefined, text: string): Promise<Accepted> {
+  const { engine } = ctx.services;
   const caller = ctx.caller;
   switch (caller.kind) {
     case 'agent':
@@ -41,6 +41,7 @@ async function send(ctx: OperationContext, session: string | undefined, text: st
 export const agentSendOperation = defineOperation({
   name: 'agent-send',
   summary: 'Send a message to another agent engine session; it arrives there as a system message and runs a turn. Without a session an agent reaches its parent (subagents) or the most recent user session',
+  needs: ['engine'],
   input,
   aliases: { sessionId: 'session' },
   expose: {

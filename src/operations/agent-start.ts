@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { requireEngine } from './engine-common.ts';
 import { defineOperation } from './operation.ts';
 
 const input = z.strictObject({
@@ -15,13 +14,14 @@ const input = z.strictObject({
 export const agentStartOperation = defineOperation({
   name: 'agent-start',
   summary: 'Start a background agent on a task; its replies go to its parent engine session',
+  needs: ['engine'],
   input,
   expose: {
     rpc: 'engine.start',
     cli: { name: 'agent-start', args: ['<name>', '<prompt...>'] },
   },
   async run(ctx, args): Promise<{ sessionId: string; name: string }> {
-    const { sessionId } = await requireEngine(ctx).startBackgroundAgent({
+    const { sessionId } = await ctx.services.engine.startBackgroundAgent({
       prompt: args.prompt,
       name: args.name,
       ...(args.parent ? { parentSessionId: args.parent } : {}),

@@ -3,7 +3,7 @@ import type { EngineSessionSummary } from '../engine/api.ts';
 import { describeDescriptor } from '../engine/descriptor.ts';
 import { formatDuration } from '../coding/format.ts';
 import { pageOf } from '../core/page.ts';
-import { requireEngine, visibleTo } from './engine-common.ts';
+import { visibleTo } from './engine-common.ts';
 import { defineOperation } from './operation.ts';
 import { moreLine, pageFields } from './paging.ts';
 
@@ -38,6 +38,7 @@ export const agentsOperation = defineOperation({
   name: 'agents',
   summary: 'List agent engine sessions: chat conversations, background agents, cron and heartbeat sessions (newest first, paged: limit, cursor)',
   input,
+  needs: ['engine'],
   expose: {
     tool: 'list_agents',
     command: { name: 'agents', positional: ['type'], usage: '/agents [--limit <n>] [--cursor <c>] [user|cron|heartbeat|subagent]' },
@@ -45,10 +46,10 @@ export const agentsOperation = defineOperation({
     cli: { name: 'agents', args: [] },
   },
   async run(ctx, args): Promise<AgentsResult> {
-    const all = visibleTo(ctx.caller, requireEngine(ctx).listSessions());
+    const all = visibleTo(ctx.caller, ctx.services.engine.listSessions());
     const matching = args.type === 'all' ? all : all.filter((s) => s.descriptor.type === args.type);
     const page = pageOf(matching, args, (s) => [s.createdAt, s.id]);
-    return { type: args.type, now: Date.now(), sessions: page.items, count: page.items.length, nextCursor: page.nextCursor };
+    return { type: args.type, now: ctx.services.clock.now(), sessions: page.items, count: page.items.length, nextCursor: page.nextCursor };
   },
   format(r) {
     if (r.sessions.length === 0) return r.type === 'all' ? 'No agent sessions.' : `No ${r.type} agent sessions.`;

@@ -3,7 +3,6 @@
 // linear.codeRun.harness > defaultHarness.
 import { z } from 'zod';
 import { HARNESS_NAMES } from '../core/config.ts';
-import { AppError } from '../core/errors.ts';
 import type { CodeRunResult } from '../coding/code-runner.ts';
 import { callerChannel, defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
@@ -31,15 +30,14 @@ export const codeRunOperation = defineOperation({
   name: 'code-run',
   summary: 'Run one coding-agent turn (Claude Code, Codex or Gemini) and wait for it; returns {success, output, error?}',
   input,
+  needs: ['codeRunner'],
   expose: {
     tool: 'code_run',
     rpc: 'code.run',
     cli: { name: 'code-run', args: ['<prompt...>'] },
   },
   async run(ctx, args): Promise<CodeRunResult> {
-    const runner = ctx.services.codeRunner;
-    if (!runner) throw new AppError('unavailable', 'code_run is not available in this daemon');
-    const { config } = ctx.services;
+    const { config, codeRunner: runner } = ctx.services;
     const workdir = args.workdir ?? config.linear.codeRun.workdir ?? config.defaultWorkdir;
     const profile = callerProfile(ctx);
     const channel = callerChannel(ctx.caller);

@@ -9,5 +9,5 @@ export const sessionRef = z.string().trim().min(1, 'give a session id, name, or 
 
 /** The summary of a stored session as seen now. */
 export function summaryOf(ctx: OperationContext, record: SessionListing): SessionSummary {
-  return summarize(record, ctx.services.sessions.liveById(record.id), Date.now());
+  return summarize(record, ctx.services.sessions.liveById(record.id), ctx.services.clock.now());
 }

@@ -28,7 +28,7 @@ describe('cron and heartbeat operations', () => {
     scheduler = createScheduler({ db: f.db, engine, clock: f.clock, logger: silentLogger(), config: f.config });
     await scheduler.start();
     const wake = createWakeRouter({ db: f.db, sessions: f.manager, engine, clock: f.clock, logger: silentLogger(), config: f.config });
-    services = { config: f.config, sessions: f.manager, scheduler, wake };
+    services = { config: f.config, sessions: f.manager, clock: f.clock, scheduler, wake };
   });
   afterEach(async () => {
     await scheduler.stop();
@@ -83,7 +83,7 @@ describe('cron and heartbeat operations', () => {
   });
 
   it('answers unavailable when the daemon runs without a scheduler', async () => {
-    const bare: OperationServices = { config: f.config, sessions: f.manager };
+    const bare: OperationServices = { config: f.config, sessions: f.manager, clock: f.clock };
     const result = await runTool(OPERATIONS, 'cron_list', {}, agent, bare);
     assert.equal(result.isError, true);
     assert.match(result.text, /scheduler is not running/);

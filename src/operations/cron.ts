@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from '../core/errors.ts';
 import { iso } from '../engine/scheduler/cron-run-text.ts';
 import type { CronTaskInfo } from '../engine/scheduler/cron-scheduler.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
@@ -7,14 +6,6 @@ import type { CronTask } from '../store/cron-tasks.ts';
 import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';
 import { moreLine, pageFields } from './paging.ts';
-import type { OperationContext } from './operation.ts';
-
-/** The scheduler, or an `unavailable` error saying it is not running. */
-export function requireScheduler(ctx: OperationContext): Scheduler {
-  const scheduler = ctx.services.scheduler;
-  if (!scheduler) throw new AppError('unavailable', 'the scheduler is not running in this daemon (cron tasks and the heartbeat are unavailable)');
-  return scheduler;
-}
 
 const taskRef = z.string().trim().min(1, 'give a cron task id or name');
 
@@ -44,6 +35,7 @@ function formatTask(t: CronTaskInfo | CronTask): string {
 export const cronAddOperation = defineOperation({
   name: 'cron-add',
   summary: 'Add a cron task: a prompt sent to its own cron session on a schedule',
+  needs: ['scheduler'],
   input: z.strictObject({
     name: z.string().trim().min(1, 'give the task a name').describe('unique name (letters, digits, ".", "_", "-")'),
     schedule: z.string().trim().min(1, 'give a cron expression').describe('5-field cron expression ("0 9 * * 1-5") or @hourly/@daily/@weekly/@monthly/@yearly'),
@@ -63,7 +55,7 @@ export const cronAddOperation = defineOperation({
     },
   },
   async run(ctx, args): Promise<CronTask> {
-    return requireScheduler(ctx).cron.add({
+    return ctx.services.scheduler.cron.add({
       name: args.name,
       schedule: args.schedule,
       prompt: args.prompt,
@@ -80,6 +72,7 @@ export const cronAddOperation = defineOperation({
 export const cronListOperation = defineOperation({
   name: 'cron-list',
   summary: 'List cron tasks with their schedule, next run and last run (newest first, paged: limit, cursor)',
+  needs: ['scheduler'],
   input: z.strictObject({ ...pageFields }),
   expose: {
     tool: 'cron_list',
@@ -88,7 +81,7 @@ export const cronListOperation = defineOperation({
     cli: { name: 'cron-list', args: [] },
   },
   async run(ctx, args): Promise<{ tasks: CronTaskInfo[]; missedRuns: string; nextCursor: string | null }> {
-    const page = requireScheduler(ctx).cron.page(args);
+    const page = ctx.services.scheduler.cron.page(args);
     return { tasks: page.items, missedRuns: ctx.services.config.scheduler.missedRuns, nextCursor: page.nextCursor };
   },
   format(r) {
@@ -105,6 +98,7 @@ function cronTaskOperation<T>(verb: string, summary: string, run: (cron: Schedul
   return defineOperation({
     name: `cron-${verb}`,
     summary,
+    needs: ['scheduler'],
     input: z.strictObject({ task: taskRef }),
     aliases: { id: 'task', name: 'task' },
     expose: {
@@ -114,7 +108,7 @@ function cronTaskOperation<T>(verb: string, summary: string, run: (cron: Schedul
       cli: { name: `cron-${verb}`, args: ['<task>'] },
     },
     async run(ctx, args): Promise<T> {
-      return run(requireScheduler(ctx).cron, args.task);
+      return run(ctx.services.scheduler.cron, args.task);
     },
     format,
   });

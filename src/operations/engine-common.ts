@@ -1,14 +1,6 @@
 // Shared pieces of the engine operations (agents, agent-start, agent-send).
-import { AppError } from '../core/errors.ts';
-import type { EngineControl, EngineSessionSummary } from '../engine/api.ts';
-import type { Caller, OperationContext } from './operation.ts';
-
-/** The engine, or an `unavailable` error naming what is missing. */
-export function requireEngine(ctx: OperationContext): EngineControl {
-  const engine = ctx.services.engine;
-  if (!engine) throw new AppError('unavailable', 'the agent engine is not running');
-  return engine;
-}
+import type { EngineSessionSummary } from '../engine/api.ts';
+import type { Caller } from './operation.ts';
 
 /** The origin a system message from this caller carries: `rpc`, `cli`, `chat:<channel>` or `session:<id>`. */
 export function callerOrigin(caller: Caller): string {

@@ -24,7 +24,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
   beforeEach(async () => {
     m = managerFixture();
     fx = await engineFixture();
-    services = { config: m.config, sessions: m.manager, engine: fx.engine };
+    services = { config: m.config, sessions: m.manager, clock: m.clock, engine: fx.engine };
   });
   afterEach(async () => {
     await fx.close();
@@ -90,7 +90,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
     assert.doesNotMatch(mine ?? '', /telegram\|99/);
     assert.match((await runCommand(OPERATIONS, '/agents cron', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services)) ?? '', /^⚪ idle cron nightly/);
     assert.match((await runCommand(OPERATIONS, '/agents robots', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services)) ?? '', /type: Invalid option/);
-    const withoutEngine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, { config: m.config, sessions: m.manager });
+    const withoutEngine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, { config: m.config, sessions: m.manager, clock: m.clock });
     assert.match(withoutEngine ?? '', /the agent engine is not running/);
   });
 

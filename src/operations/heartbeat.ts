@@ -4,7 +4,7 @@ import type { SchedulerStatus } from '../engine/scheduler/scheduler.ts';
 import type { WakeStats } from '../engine/wake/wake-router.ts';
 import type { HeartbeatTask } from '../store/heartbeat-store.ts';
 import { iso } from '../engine/scheduler/cron-run-text.ts';
-import { requireScheduler, when } from './cron.ts';
+import { when } from './cron.ts';
 import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';
 
@@ -18,6 +18,7 @@ function formatHeartbeat(s: HeartbeatStatus): string {
 export const heartbeatAddOperation = defineOperation({
   name: 'heartbeat-add',
   summary: 'Add a task to the heartbeat batch (sent to the heartbeat session on every heartbeat run)',
+  needs: ['scheduler'],
   input: z.strictObject({
     title: z.string().trim().min(1, 'give the task a title').max(120).describe('short unique title'),
     prompt: z.string().trim().min(1, 'the prompt must not be empty').describe('what to check on each heartbeat'),
@@ -29,7 +30,7 @@ export const heartbeatAddOperation = defineOperation({
     cli: { name: 'heartbeat-add', args: ['<title>', '<prompt...>'] },
   },
   async run(ctx, args): Promise<HeartbeatTask> {
-    return requireScheduler(ctx).heartbeat.addTask(args);
+    return ctx.services.scheduler.heartbeat.addTask(args);
   },
   format(t) {
     return `✅ Heartbeat task added: ${t.title} [${t.id}]\n   📝 "${truncate(t.prompt, 80)}"`;
@@ -40,6 +41,7 @@ export const heartbeatAddOperation = defineOperation({
 export const heartbeatListOperation = defineOperation({
   name: 'heartbeat-list',
   summary: 'List the heartbeat tasks, the last and next heartbeat run and the queued events',
+  needs: ['scheduler'],
   input: z.strictObject({}),
   expose: {
     tool: 'heartbeat_list',
@@ -48,7 +50,7 @@ export const heartbeatListOperation = defineOperation({
     cli: { name: 'heartbeat-list', args: [] },
   },
   async run(ctx): Promise<{ tasks: HeartbeatTask[]; status: HeartbeatStatus }> {
-    const { heartbeat } = requireScheduler(ctx);
+    const { heartbeat } = ctx.services.scheduler;
     return { tasks: heartbeat.listTasks(), status: heartbeat.status() };
   },
   format(r) {
@@ -61,6 +63,7 @@ export const heartbeatListOperation = defineOperation({
 export const heartbeatRemoveOperation = defineOperation({
   name: 'heartbeat-remove',
   summary: 'Remove a heartbeat task',
+  needs: ['scheduler'],
   input: z.strictObject({ task: z.string().trim().min(1, 'give a heartbeat task id or title') }),
   aliases: { id: 'task', title: 'task' },
   expose: {
@@ -70,7 +73,7 @@ export const heartbeatRemoveOperation = defineOperation({
     cli: { name: 'heartbeat-remove', args: ['<task>'] },
   },
   async run(ctx, args): Promise<HeartbeatTask> {
-    return requireScheduler(ctx).heartbeat.removeTask(args.task);
+    return ctx.services.scheduler.heartbeat.removeTask(args.task);
   },
   format(t) {
     return `🗑️ Heartbeat task ${t.title} [${t.id}] removed`;
@@ -81,6 +84,7 @@ export const heartbeatRemoveOperation = defineOperation({
 export const heartbeatRunOperation = defineOperation({
   name: 'heartbeat-run',
   summary: 'Run the heartbeat now (even with no tasks), optionally with a note for it',
+  needs: ['scheduler'],
   input: z.strictObject({ text: z.string().trim().min(1).optional().describe('a note included in this run as an event') }),
   expose: {
     command: { name: 'heartbeat_run', positional: ['text'], usage: '/heartbeat_run [note]' },
@@ -89,7 +93,7 @@ export const heartbeatRunOperation = defineOperation({
   },
   async run(ctx, args): Promise<HeartbeatRunResult> {
     const extra = args.text ? [{ text: args.text, source: 'manual' }] : [];
-    return requireScheduler(ctx).heartbeat.runNow('manual', extra);
+    return ctx.services.scheduler.heartbeat.runNow('manual', extra);
   },
   format(r) {
     return `💓 Heartbeat run posted to session ${r.sessionId}: ${r.tasks} task${r.tasks === 1 ? '' : 's'}, ${r.events} queued event${r.events === 1 ? '' : 's'}`;
@@ -100,6 +104,7 @@ export const heartbeatRunOperation = defineOperation({
 export const schedulerStatusOperation = defineOperation({
   name: 'scheduler-status',
   summary: 'Show the scheduler: cron tasks, the heartbeat, and wake deliveries (undelivered wakes included)',
+  needs: ['scheduler'],
   input: z.strictObject({}),
   expose: {
     tool: 'scheduler_status',
@@ -108,7 +113,7 @@ export const schedulerStatusOperation = defineOperation({
     cli: { name: 'scheduler-status', args: [] },
   },
   async run(ctx): Promise<SchedulerStatus & { wake: WakeStats | null }> {
-    return { ...requireScheduler(ctx).status(), wake: ctx.services.wake?.stats() ?? null };
+    return { ...ctx.services.scheduler.status(), wake: ctx.services.wake?.stats() ?? null };
   },
   format(s) {
     const lines = [

@@ -18,7 +18,7 @@ export interface InboundDeps {
   logger: Logger;
   /** Remembers the commands run, so one redelivered after a crash is not run twice; without it commands run per delivery. */
   commands?: InboundCommandStore;
-  /** Time source for the command records (default Date.now). */
+  /** Time source for the command records (default the services' clock). */
   now?: () => number;
 }
 
@@ -35,7 +35,7 @@ export function interruptedCommandText(text: string): string {
  */
 export function createInboundHandler(deps: InboundDeps): InboundHandler {
   const { ops, services, engine, outbox, logger, commands } = deps;
-  const now = deps.now ?? Date.now;
+  const now = deps.now ?? (() => services.clock.now());
   return async (message) => {
     const channel = formatTarget(message.target);
     if (commandOperation(ops, message.text)) {

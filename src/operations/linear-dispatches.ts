@@ -64,6 +64,7 @@ export const linearDispatchesOperation = defineOperation({
   name: 'linear-dispatches',
   summary: 'List the Linear pipeline: dispatches (queued, working, auditing, done, stuck, stopped) and projects in planning mode (newest first, paged: limit, cursor)',
   input,
+  needs: ['linear'],
   expose: {
     tool: 'linear_dispatches',
     command: { name: 'dispatches', positional: ['status'], usage: '/dispatches [--limit <n>] [--cursor <c>] [active|finished|all|<status>]' },
@@ -71,8 +72,7 @@ export const linearDispatchesOperation = defineOperation({
     cli: { name: 'dispatches', args: ['[status]'] },
   },
   async run(ctx, args): Promise<DispatchesResult> {
-    const linear = ctx.services.linear;
-    if (!linear) throw new AppError('unavailable', 'the Linear integration is not running (linear.enabled is false)');
+    const { linear } = ctx.services;
     const statuses: readonly DispatchStatus[] | undefined =
       args.status === 'all' ? undefined : args.status === 'active' ? ACTIVE_DISPATCH_STATUSES : args.status === 'finished' ? FINISHED_DISPATCH_STATUSES : [args.status];
     let list = linear.pipeline.list(statuses);
@@ -85,7 +85,7 @@ export const linearDispatchesOperation = defineOperation({
       .filter((s) => ACTIVE_PLANNING_STATUSES.includes(s.status))
       .map((s) => ({ project: s.projectName, issue: s.issueIdentifier, status: s.status, turns: s.turnCount }));
     const page = pageOf(list, args, (d) => [d.createdAt, d.id]);
-    return { now: Date.now(), dispatches: page.items.map(view), nextCursor: page.nextCursor, planning };
+    return { now: ctx.services.clock.now(), dispatches: page.items.map(view), nextCursor: page.nextCursor, planning };
   },
   format(r) {
     const lines = r.dispatches.map((d) => {

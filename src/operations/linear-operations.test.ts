@@ -41,7 +41,7 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
           : { success: true, output: 'done it', sessionId: 's2', harness: request.harness ?? 'claude', harnessSource: 'explicit' };
       },
     };
-    services = { config, sessions: m.manager, engine: fx.engine, codeRunner };
+    services = { config, sessions: m.manager, clock: m.clock, engine: fx.engine, codeRunner };
   });
   afterEach(async () => {
     await fx.close();
@@ -61,7 +61,7 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
     await runTool(OPERATIONS, 'code_run', { prompt: 'test it' }, { kind: 'agent', sessionId }, services);
     assert.equal(runs[2]?.profile, 'qa');
     assert.equal(runs[2]?.originSessionId, sessionId);
-    const none = await runTool(OPERATIONS, 'code_run', { prompt: 'x' }, { kind: 'rpc' }, { config: services.config, sessions: m.manager });
+    const none = await runTool(OPERATIONS, 'code_run', { prompt: 'x' }, { kind: 'rpc' }, { config: services.config, sessions: m.manager, clock: m.clock });
     assert.deepEqual(none, { text: 'code_run is not available in this daemon', isError: true });
     assert.match((await runTool(OPERATIONS, 'code_run', { prompt: '' }, { kind: 'rpc' }, services)).text, /prompt: the prompt must not be empty/);
   });

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineControl } from '../engine/api.ts';
@@ -7,6 +8,7 @@ import type { WakeRouter } from '../engine/wake/wake-router.ts';
 import type { LinearServices } from '../linear/integration.ts';
 import type { CodeRunner } from '../coding/code-runner.ts';
 import type { Idempotency, KeyCommit } from './idempotency.ts';
+import { servicesFor } from './needs.ts';
 
 /** Who is calling an operation; origin channels and user-vs-agent rules resolve from this the same way everywhere. */
 export type Caller =
@@ -17,27 +19,46 @@ export type Caller =
   | { kind: 'rpc' }
   | { kind: 'cli' };
 
-/** The services operations act on; built in main.ts. */
-export interface OperationServices {
+/** The services every daemon has: an operation may use these without declaring them. */
+export interface CoreServices {
   config: Config;
   sessions: SessionManager;
-  /** The agent engine; the engine operations (agents, agent-send, agent-start) answer "not running" without it. */
-  engine?: EngineControl;
-  /** Cron tasks and the heartbeat (cron_*, heartbeat_*, scheduler_status); absent: those operations answer unavailable. */
-  scheduler?: Scheduler;
-  /** Wake counters for scheduler_status. */
-  wake?: Pick<WakeRouter, 'stats'>;
-  /** The Linear integration (linear_dispatches); absent when `linear.enabled` is false. */
-  linear?: LinearServices;
-  /** The backend of code_run (one coding turn with a watchdog); absent: code_run answers unavailable. */
-  codeRunner?: Pick<CodeRunner, 'run'>;
-  /** Durable idempotency keys for RPC methods of operations marked `idempotent`; absent: such keys are refused. */
-  idempotency?: Idempotency;
+  /** Where operations read "now" (listings' ages); the daemon's one clock. */
+  clock: Clock;
 }
 
-export interface OperationContext {
+/**
+ * The services a daemon may run without (by configuration, or in a test): an operation that uses one declares it in
+ * `needs`, and the surfaces check it once (operations/needs.ts) before the operation runs.
+ */
+export interface OptionalServices {
+  /** The agent engine (agents, agent-send, agent-start, spawn_agent, ask_agent). */
+  engine: EngineControl;
+  /** Cron tasks and the heartbeat (cron_*, heartbeat_*, scheduler_status). */
+  scheduler: Scheduler;
+  /** Wake counters for scheduler_status (shown as absent without it, never required). */
+  wake: Pick<WakeRouter, 'stats'>;
+  /** The Linear integration (linear_dispatches); absent when `linear.enabled` is false. */
+  linear: LinearServices;
+  /** The backend of code_run (one coding turn with a watchdog). */
+  codeRunner: Pick<CodeRunner, 'run'>;
+  /** Durable idempotency keys for RPC methods of operations marked `idempotent`; absent: such keys are refused. */
+  idempotency: Idempotency;
+}
+
+/** The name of a service a daemon may run without. */
+export type ServiceName = keyof OptionalServices;
+
+/** The services operations act on; built whole, once, in src/main.ts. */
+export type OperationServices = CoreServices & Partial<OptionalServices>;
+
+/** The services as an operation that declared `needs: N` sees them: those it needs are present. */
+export type ServicesWith<N extends ServiceName> = OperationServices & Pick<OptionalServices, N>;
+
+/** What an operation runs with; `N` are the services it declared in `needs`. */
+export interface OperationContext<N extends ServiceName = never> {
   caller: Caller;
-  services: OperationServices;
+  services: ServicesWith<N>;
   /**
    * Present when the request carries an idempotency key: an `idempotent` operation commits its answer with this
    * inside the transaction of its effect, so a crash between the two cannot run it twice.
@@ -106,10 +127,16 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   aliases?: Record<string, string>;
   expose: Exposure<T>;
   /**
+   * The optional services it cannot run without. Each surface checks them once (operations/needs.ts): RPC, chat and
+   * CLI answer an `unavailable` error naming what is missing, and the engine's toolbox does not offer the tool.
+   */
+  needs?: readonly ServiceName[];
+  /**
    * Accepts an `idempotencyKey` over RPC (a repeat answers the first answer). Only for operations whose effect commits
    * its answer through `ctx.idempotency` in the effect's own transaction.
    */
   idempotent?: boolean;
+  /** Runs it; answers an `unavailable` error naming the first service in `needs` that is missing (see defineOperation). */
   run(ctx: OperationContext, input: z.output<S>): Promise<T>;
   /** Renders the result for people and models (chat replies, tool results, CLI output). */
   format(result: T): string;
@@ -117,9 +144,18 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   follow?(result: T): FollowStart;
 }
 
-/** Identity helper that keeps an operation's input and result types tied together. */
-export function defineOperation<S extends z.ZodObject, T>(operation: Operation<S, T>): Operation<S, T> {
-  return operation;
+/** An operation as written: its `run` sees the services it declared in `needs` as present. */
+export interface OperationDefinition<S extends z.ZodObject, T, N extends ServiceName> extends Omit<Operation<S, T>, 'needs' | 'run'> {
+  needs?: readonly N[];
+  run(ctx: OperationContext<N>, input: z.output<S>): Promise<T>;
+}
+
+/**
+ * Builds an operation from its definition, keeping its input and result types tied together. The `run` it gives
+ * checks the declared `needs` once, for every surface, before the definition's `run` (operations/needs.ts).
+ */
+export function defineOperation<S extends z.ZodObject, T, N extends ServiceName = never>(definition: OperationDefinition<S, T, N>): Operation<S, T> {
+  return { ...definition, run: (ctx, input) => definition.run({ ...ctx, services: servicesFor(definition.needs ?? [], ctx.services) }, input) };
 }
 
 /**

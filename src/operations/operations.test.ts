@@ -185,7 +185,7 @@ describe('operations over a session manager', () => {
   const { f } = managerPerTest();
   let services: OperationServices;
   beforeEach(() => {
-    services = { config: f.config, sessions: f.manager };
+    services = { config: f.config, sessions: f.manager, clock: f.clock };
   });
 
   it('launches from a chat command with the caller channel as origin', async () => {

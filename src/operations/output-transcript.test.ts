@@ -12,7 +12,7 @@ describe('output, show and sessions: tool calls and a pending permission request
   const { f } = managerPerTest();
   let services: OperationServices;
   beforeEach(() => {
-    services = { config: f.config, sessions: f.manager };
+    services = { config: f.config, sessions: f.manager, clock: f.clock };
   });
 
   async function sessionAwaitingApproval(): Promise<string> {

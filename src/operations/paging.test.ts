@@ -74,7 +74,7 @@ describe('sessions.list paging', () => {
   let services: OperationServices;
   beforeEach(() => {
     f = managerFixture();
-    services = { config: f.config, sessions: f.manager };
+    services = { config: f.config, sessions: f.manager, clock: f.clock };
     // Three sessions share a start time: the insertion order breaks the tie.
     for (let i = 0; i < 120; i += 1) f.store.insert(stored(i, 1_000 + Math.floor(i / 3), i % 4 === 0 ? 'failed' : 'completed'));
   });

@@ -13,7 +13,7 @@ describe('RPC idempotency keys (sessions.launch)', () => {
   const launch = () => rpcMethods(OPERATIONS).get('sessions.launch');
 
   beforeEach(() => {
-    services = { config: f.config, sessions: f.manager, idempotency: new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock) };
+    services = { config: f.config, sessions: f.manager, clock: f.clock, idempotency: new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock) };
   });
 
   it('a repeat with the same parameters answers the first answer and launches nothing', async () => {

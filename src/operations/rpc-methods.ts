@@ -1,6 +1,7 @@
-import { AppError, invalidInput } from '../core/errors.ts';
+import { invalidInput } from '../core/errors.ts';
 import { idempotencyKeySchema } from './idempotency.ts';
 import { parseOperationInput } from './input.ts';
+import { servicesFor } from './needs.ts';
 import type { Caller, Operation, OperationServices } from './operation.ts';
 
 /** One JSON-RPC method: validates named params and returns the result object. Throws AppError on bad input. */
@@ -23,8 +24,8 @@ async function keyedCall(op: Operation, method: string, params: unknown, caller:
   const key = idempotencyKeySchema.safeParse(raw);
   if (!key.success) throw invalidInput(`idempotencyKey: ${key.error.issues[0]?.message ?? 'invalid'}`, 'idempotencyKey');
   const input = parseOperationInput(op, rest);
-  const keys = services.idempotency;
-  if (!keys) throw new AppError('unavailable', 'idempotency keys are not available in this daemon');
+  // A key needs the idempotency store; a request without one does not.
+  const { idempotency: keys } = servicesFor(['idempotency'], services);
   const answer = await keys.run({ scope: `${caller.kind}:${method}`, key: key.data, body: input }, async (commit) => ({
     kind: 'answer',
     response: await op.run({ caller, services, idempotency: commit }, input),

@@ -1,5 +1,7 @@
 import { DatabaseSync } from 'node:sqlite';
 import type { StatementSync } from 'node:sqlite';
+import { systemClock } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
 import { MIGRATIONS } from './migrations.ts';
 
@@ -15,12 +17,19 @@ export interface Migration {
 /** The files SQLite keeps next to a database in WAL mode (and the rollback journal of older runs). */
 const COMPANION_SUFFIXES = ['-wal', '-shm', '-journal'];
 
+/** What a database is opened with: its migrations (default all of them) and the clock that dates them. */
+export interface OpenDatabaseOptions {
+  migrations?: readonly Migration[];
+  /** Dates each applied migration (`applied_at`); default the system clock. */
+  clock?: Clock;
+}
+
 /**
  * Opens the SQLite database at `path` (":memory:" for tests) in WAL mode and applies pending migrations. A database file
  * is created (or kept) 0600 before SQLite opens it, so the -wal and -shm files SQLite makes take that mode too; ones left
  * by an older run are made 0600 as well. The database holds OAuth tokens and chat transcripts.
  */
-export function openDatabase(path: string, migrations: readonly Migration[] = MIGRATIONS): DatabaseSync {
+export function openDatabase(path: string, options: OpenDatabaseOptions = {}): DatabaseSync {
   const onDisk = path !== ':memory:' && path !== '';
   if (onDisk) touchPrivateFile(path);
   const db = new DatabaseSync(path);
@@ -29,7 +38,7 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
   db.exec('PRAGMA synchronous = FULL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
-  migrate(db, migrations);
+  migrate(db, options.migrations ?? MIGRATIONS, options.clock ?? systemClock());
   return db;
 }
 
@@ -37,7 +46,7 @@ export function openDatabase(path: string, migrations: readonly Migration[] = MI
  * Applies every migration not applied yet, in version order. Versions are tracked one by one (not as a high-water mark),
  * so each domain can number its steps in its own range (see migrations.ts). Returns the versions applied.
  */
-export function migrate(db: DatabaseSync, migrations: readonly Migration[]): number[] {
+export function migrate(db: DatabaseSync, migrations: readonly Migration[], clock: Clock): number[] {
   db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
   const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
   const applied: number[] = [];
@@ -49,7 +58,7 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[]): num
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
         migration.version,
         migration.name,
-        Date.now(),
+        clock.now(),
       );
     });
     applied.push(migration.version);

@@ -1,6 +1,8 @@
 import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
+import { systemClock } from '../core/clock.ts';
+import type { Clock, Timer } from '../core/clock.ts';
 import { openPrivate } from '../core/private-files.ts';
 
 /** One line of a log: every record carries a format version, a per-file sequence number and a timestamp. */
@@ -18,8 +20,13 @@ export type LogEntry = { type: string } & Record<string, unknown>;
 export interface JsonlLogOptions {
   /** Appends within this window share one fdatasync (group commit); 0 syncs on the next tick. */
   fsyncBatchMs?: number;
-  /** Source of `ts`; default Date.now. */
+  /** Source of `ts`; default the system clock. */
   now?: () => number;
+  /**
+   * Times the group commit. Default a system clock whose timers hold the process open (an append awaits its sync); a
+   * manual test clock would hold every append until advanced.
+   */
+  timers?: Pick<Clock, 'after'>;
 }
 
 /** What `open` had to cut from the end of a damaged file. */
@@ -90,10 +97,11 @@ export class JsonlLog {
   #written = 0;
   #synced = 0;
   #syncing = false;
-  #timer: NodeJS.Timeout | null = null;
+  #timer: Timer | null = null;
   #waiters: SyncWaiter[] = [];
   #batchMs: number;
   #now: () => number;
+  #timers: Pick<Clock, 'after'>;
   #closed = false;
   #malformed = 0;
   /** The fsync of the directory entry of a log this open created; every sync() waits for it too. */
@@ -105,7 +113,9 @@ export class JsonlLog {
     this.#seq = lastSeq;
     this.repair = repair;
     this.#batchMs = options.fsyncBatchMs ?? 0;
-    this.#now = options.now ?? Date.now;
+    const fallback = systemClock({ holdProcess: true });
+    this.#now = options.now ?? (() => fallback.now());
+    this.#timers = options.timers ?? fallback;
   }
 
   /** Opens (creating if needed, 0600) the log at `path`, repairing a torn or unparseable tail. */
@@ -192,7 +202,7 @@ export class JsonlLog {
 
   #schedule(): void {
     if (this.#syncing || this.#timer) return;
-    this.#timer = setTimeout(() => this.#flush(), this.#batchMs);
+    this.#timer = this.#timers.after(this.#batchMs, () => this.#flush());
   }
 
   #flush(): void {
@@ -235,7 +245,7 @@ export class JsonlLog {
   /** Closes the file at once without syncing (for a log about to be deleted); pending sync waiters resolve. */
   discard(): void {
     if (this.#closed) return;
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#closed = true;
     for (const waiter of this.#waiters) waiter.resolve();
     this.#waiters = [];
@@ -246,7 +256,7 @@ export class JsonlLog {
   async close(): Promise<void> {
     if (this.#closed) return;
     await this.sync();
-    if (this.#timer) clearTimeout(this.#timer);
+    this.#timer?.cancel();
     this.#closed = true;
     closeSync(this.#fd);
   }

@@ -9,6 +9,7 @@ import { SessionManager } from '../../src/coding/session-manager.ts';
 import { createEngine } from '../../src/engine/create.ts';
 import type { Engine } from '../../src/engine/engine.ts';
 import type { ToolOutcome } from '../../src/engine/tool.ts';
+import { lateToolbox } from '../../src/engine/late-toolbox.ts';
 import { mergeToolboxes } from '../../src/engine/toolbox.ts';
 import type { AgentToolbox, EngineSessionInfo } from '../../src/engine/toolbox.ts';
 import type { InboundMessage } from '../../src/channels/connector.ts';
@@ -111,10 +112,10 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
     logs: new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() }),
     harnesses: createHarnesses(config, logger),
   });
-  const services: OperationServices = { config, sessions };
-  const tools = mergeToolboxes(toolbox, createOperationsToolbox({ ops: OPERATIONS, services }));
+  const tools = lateToolbox();
   const engine = createEngine({ config, clock, logger, db, home: dir.path, inference, outbox, toolbox: tools });
-  services.engine = engine;
+  const services: OperationServices = { config, sessions, clock, engine };
+  tools.bind(mergeToolboxes(toolbox, createOperationsToolbox({ ops: OPERATIONS, services })));
   if (!options.noStart) await engine.start();
   const fixture: EngineFixture = {
     home: dir.path,

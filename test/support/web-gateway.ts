@@ -46,7 +46,7 @@ export async function webGateway(options: { handler?: (connector: WebConnector) 
   const { config, db, home } = manager;
   const logger = silentLogger();
   const clock = systemClock();
-  const services: OperationServices = { config, sessions: manager.manager };
+  const services: OperationServices = { config, sessions: manager.manager, clock };
   const connector = new WebConnector({ db, config: config.channels.web, clock, logger });
   const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger });
   outbox.register(connector);

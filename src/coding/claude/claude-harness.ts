@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { query } from '@anthropic-ai/claude-agent-sdk';
 import type { Options, PermissionResult, Query, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
+import { systemClock } from '../../core/clock.ts';
+import type { Clock, Timer } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -17,6 +19,8 @@ export interface ClaudeHarnessOptions {
   config: Config['harnesses']['claude'];
   killGraceMs: number;
   logger?: Logger;
+  /** Times the wait for an interrupt's acknowledgement; default a system clock whose timer holds the process open. */
+  clock?: Clock;
 }
 
 /** How long `interrupt()` waits for the CLI to acknowledge before giving up (the turn then ends on its own). */
@@ -57,8 +61,10 @@ class ClaudeRun implements Run {
   #killed = false;
   #failed = false;
   #finished = false;
+  #clock: Clock;
 
   constructor(spec: RunSpec, options: ClaudeHarnessOptions) {
+    this.#clock = options.clock ?? systemClock({ holdProcess: true });
     this.#logger = options.logger?.child({ session: spec.sessionId });
     this.#backendId = spec.resumeBackendId && !spec.forkSession ? spec.resumeBackendId : undefined;
     this.#spawner = new ClaudeSpawner({
@@ -112,9 +118,9 @@ class ClaudeRun implements Run {
     const q = this.#query;
     if (!q || this.#finished || this.#killed || this.#outstanding.length === 0) return;
     this.#mapper.noteInterrupt();
-    let timer: NodeJS.Timeout | undefined;
+    let timer: Timer | undefined;
     const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), INTERRUPT_TIMEOUT_MS);
+      timer = this.#clock.after(INTERRUPT_TIMEOUT_MS, () => resolve('timeout'));
     });
     try {
       const answer = await Promise.race([q.interrupt(), timeout]);
@@ -122,7 +128,7 @@ class ClaudeRun implements Run {
     } catch (error) {
       this.#emit({ type: 'warning', message: `interrupt failed: ${errorMessage(error)}` });
     } finally {
-      clearTimeout(timer);
+      timer?.cancel();
     }
   }
 

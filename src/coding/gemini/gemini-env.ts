@@ -6,6 +6,7 @@
 // base URL is still taken from the environment. `ensureGatewayAuthSettings` writes that key — and only that key — into the
 // user's settings when a run sets GOOGLE_GEMINI_BASE_URL and the settings select no auth type. It never overwrites an auth
 // type the user chose and never rewrites a file it cannot parse (settings may hold comments).
+import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync, renameSync, statSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -93,7 +94,7 @@ export function ensureGatewayAuthSettings(env: Record<string, string | undefined
   if (next === undefined) return { action: 'kept', path, authType: selectedAuthType(JSON.parse(current ?? '{}') as Json) ?? '' };
   const mode = current !== undefined ? statSync(path).mode & 0o777 : 0o600;
   makePrivateDirs(dirname(path));
-  const temp = `${path}.${process.pid}.${Date.now()}.tmp`;
+  const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;
   writePrivateFile(temp, next, mode);
   renameSync(temp, path);
   return { action: 'written', path };
