@@ -15,7 +15,7 @@ import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { OutboxRecord } from '../store/outbox-store.ts';
-import { backoffDelay } from './backoff.ts';
+import { backoffDelay } from '../core/backoff.ts';
 import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
 import { formatTarget } from './connector.ts';
 import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
