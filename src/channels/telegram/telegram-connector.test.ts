@@ -273,7 +273,7 @@ describe('Telegram delivery through the Outbox', () => {
   it('splits a long answer into messages within 4096 characters, in order', async () => {
     const paragraphs = Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: ${'lorem ipsum dolor sit amet. '.repeat(12)}`.trim());
     outbox.send(owner, { text: paragraphs.join('\n\n') });
-    await outbox.settle();
+    await outbox.idle();
     assert.ok(fake.sent.length >= 3, `${fake.sent.length} messages`);
     for (const message of fake.sent) assert.ok([...message.text].length <= 4096);
     assert.equal(fake.sent.map((m) => m.text).join('\n\n'), paragraphs.join('\n\n'));
@@ -282,7 +282,7 @@ describe('Telegram delivery through the Outbox', () => {
   it('sends MarkdownV2 that the fake accepts, keeping code and bold', async () => {
     const text = '**Done.** Changed `src/a.ts` (+3/-1):\n```ts\nconst x = a?.b ?? `c`;\n```\n_not italic_ 100% [ok]!';
     outbox.send(owner, { text });
-    await outbox.settle();
+    await outbox.idle();
     const [sent] = fake.sent;
     assert.equal(sent?.parseMode, 'MarkdownV2');
     assert.equal(sent?.text, 'Done. Changed src/a.ts (+3/-1):\nconst x = a?.b ?? `c`;\n_not italic_ 100% [ok]!');
@@ -292,7 +292,7 @@ describe('Telegram delivery through the Outbox', () => {
   it('falls back to plain text when Telegram cannot parse the entities', async () => {
     fake.fail('sendMessage', { status: 400, description: "Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 3" });
     outbox.send(owner, { text: 'a **b** c' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent.length, 1);
     assert.equal(fake.sent[0]?.parseMode, undefined);
     assert.equal(fake.sent[0]?.text, 'a **b** c');
@@ -302,27 +302,27 @@ describe('Telegram delivery through the Outbox', () => {
   it("honours Telegram's retry_after (429) through the outbox", async () => {
     fake.fail('sendMessage', { status: 429, retryAfter: 3 });
     outbox.send(owner, { text: 'rate limited' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent.length, 0);
     assert.equal(outbox.metrics().retried, 1);
     clock.advance(2_999);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent.length, 0, 'not before retry_after');
     clock.advance(1);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent[0]?.text, 'rate limited');
   });
 
   it('retries a 500 with backoff and dead-letters a chat Telegram does not know', async () => {
     fake.fail('sendMessage', { status: 500 });
     outbox.send(owner, { text: 'flaky' });
-    await outbox.settle();
+    await outbox.idle();
     clock.advance(500);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent[0]?.text, 'flaky');
     fake.fail('sendMessage', { status: 400, description: 'Bad Request: chat not found' });
     outbox.send({ channel: 'telegram', chat: '-1009' }, { text: 'lost' });
-    await outbox.settle();
+    await outbox.idle();
     assert.match(outbox.deadLetters()[0]?.error ?? '', /chat not found/);
   });
 });
