@@ -20,7 +20,7 @@ async function finishedSession() {
   const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, '@switchboard please do this');
   assert.equal(await r.post(payload, 'delivery-first'), 200);
   await waitFor(() => r.linear.pipeline.get(issue.id)?.status === 'done', 'the dispatch to be done', 90_000);
-  await r.linear.pipeline.settle();
+  await r.linear.pipeline.idle();
   return { r, issue, payload, agentSessionId, before: r.activities(agentSessionId).length };
 }
 
@@ -41,7 +41,7 @@ describe('Linear: one agent session, one piece of work', { timeout: 120_000 }, (
     // Linear retries the same event much later: re-signed (new timestamp), new linear-delivery id.
     assert.equal(await r.post(payload, 'delivery-retry-much-later'), 200);
     await r.linear.webhooks.worker.idle();
-    await r.linear.pipeline.settle();
+    await r.linear.pipeline.idle();
     assertUntouched(r, agentSessionId, before);
   });
 
@@ -49,7 +49,7 @@ describe('Linear: one agent session, one piece of work', { timeout: 120_000 }, (
     const { r, issue, agentSessionId, before } = await finishedSession();
     assert.equal(await r.post(agentSessionPrompted(r.ws, issue, agentSessionId, '   ')), 200);
     await r.linear.webhooks.worker.idle();
-    await r.linear.pipeline.settle();
+    await r.linear.pipeline.idle();
     assertUntouched(r, agentSessionId, before);
   });
 });

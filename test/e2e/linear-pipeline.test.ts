@@ -27,7 +27,7 @@ afterEach(async () => {
 
 async function until(r: LinearE2E, issueId: string, status: DispatchStatus): Promise<DispatchRecord> {
   await waitFor(() => r.linear.pipeline.get(issueId)?.status === status, `dispatch of ${issueId} to be ${status} (is ${r.linear.pipeline.get(issueId)?.status})`, 90_000);
-  await r.linear.pipeline.settle();
+  await r.linear.pipeline.idle();
   return r.linear.pipeline.get(issueId) as DispatchRecord;
 }
 

@@ -32,7 +32,7 @@ afterEach(async () => {
 /** Waits for the n-th run (1-based) of a scripted harness and returns it. */
 async function nthRun(f: PipelineFixture, n: number, harness: 'claude' | 'codex' | 'gemini' = 'claude'): Promise<ScriptedRun> {
   await waitFor(() => f.scripted(harness).runs.length >= n, `${harness} run ${n}`);
-  await f.pipeline.settle();
+  await f.pipeline.idle();
   return f.scripted(harness).runs[n - 1] as ScriptedRun;
 }
 
@@ -155,7 +155,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.dispatch('S-1', { agentSessionId: 'as-s1' });
     const w1 = await nthRun(f, 1);
     await f.pipeline.dispatch('S-2', { agentSessionId: 'as-s2' });
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     assert.equal(f.scripted('claude').runs.length, 1);
     f.clock.advance(3_000); // the coalescing window of the activity stream
     const thoughts = () => ofType(f.linear.activitiesOf('as-s2'), 'thought').map((t) => t.body).join('\n');
@@ -193,7 +193,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.stop();
     await finish(m2, 'finished unseen');
     f.pipeline.start();
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     const audit = await nthRun(f, 3);
     assert.equal(audit.spec.permissionMode, 'plan', 'restart found the finished worker and started its audit');
     await audit.emit({ type: 'started', backendSessionId: 'b-audit' });
@@ -205,7 +205,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
       f.clock.advance(300_000);
       await audit.emit({ type: 'text', text: `still checking ${i}` });
     }
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     const report = await f.pipeline.monitor();
     assert.deepEqual(report.stale, ['M-1']);
     assert.equal(f.pipeline.get('M-1')?.status, 'stuck');
@@ -275,7 +275,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     f.linear.addIssue({ identifier: 'P-1' });
     await f.pipeline.dispatch('P-1', { agentSessionId: 'as-p1' });
     await waitFor(() => f.pipeline.get('P-1')?.status === 'stuck', 'stuck');
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     assert.match(f.pipeline.get('P-1')?.lastError ?? '', /invalid prompts: .*prompts\.yaml: worker\.task/);
     assert.equal(f.scripted('claude').runs.length, 0);
   });
@@ -306,7 +306,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await finish(await nthRun(f, 1), 'did it');
     await finish(await nthRun(f, 2), FAIL.replace('false', 'true'));
     await waitFor(() => f.pipeline.get('C-1')?.status === 'done', 'done');
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     assert.equal(f.linear.comments.length, 1);
     assert.match(f.linear.comments[0]?.body ?? '', /C-1 is done/);
     assert.equal(f.linear.activities.length, 0);

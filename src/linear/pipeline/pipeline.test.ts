@@ -26,7 +26,7 @@ afterEach(async () => {
 
 async function until(f: PipelineFixture, issue: string, status: DispatchStatus): Promise<DispatchRecord> {
   await waitFor(() => f.pipeline.get(issue)?.status === status, `${issue} to be ${status} (is ${f.pipeline.get(issue)?.status})`);
-  await f.pipeline.settle();
+  await f.pipeline.idle();
   return f.pipeline.get(issue) as DispatchRecord;
 }
 
@@ -168,7 +168,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     for (const n of [1, 2]) {
       await waitFor(() => workers().length === n && workers()[n - 1]?.status === 'running', `worker try ${n} running`);
       f.clock.advance(59_000);
-      await f.pipeline.settle();
+      await f.pipeline.idle();
       assert.equal(workers()[n - 1]?.status, 'running', 'not killed before the limit');
       f.clock.advance(1_000);
       await waitFor(() => workers()[n - 1]?.status === 'killed', `worker try ${n} killed`);
@@ -210,7 +210,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal(d1.status, 'stopped');
     assert.equal(d1.stopRequested, true);
     assert.equal(f.sessionsOf(d0.id)[0]?.status, 'killed');
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     assert.equal(f.sessionsOf(d0.id).length, 1, 'no audit after a stop');
     const responses = () => ofType(f.linear.activitiesOf('as-stop'), 'response');
     assert.equal(responses().length, 1);
