@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FAKE_BOT_TOKEN, startFakeTelegram } from '../../../test/support/fake-telegram.ts';
 import type { FakeTelegram } from '../../../test/support/fake-telegram.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import { ManualClock, systemClock } from '../../core/clock.ts';
 import { outboxSchema, telegramChannelSchema } from '../../core/config-channels.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
@@ -43,14 +44,6 @@ function recorder(): { messages: InboundMessage[]; handler: (m: InboundMessage) 
       while (messages.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
     },
   };
-}
-
-/** Polls `check` every few milliseconds; rejects after 10 s of real time so a broken test fails instead of hanging. */
-async function waitUntil(check: () => boolean): Promise<void> {
-  for (let waited = 0; !check(); waited += 5) {
-    if (waited > 10_000) throw new Error('timed out waiting for a condition');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 describe('Telegram connector against the fake Bot API', () => {
@@ -227,7 +220,7 @@ describe('Telegram connector against the fake Bot API', () => {
     await dead.close();
     const bot = connector({ apiRoot: deadUrl }, logger);
     await bot.start(async () => {});
-    await waitUntil(() => lines.filter((l) => l.includes('Telegram request failed')).length >= 2);
+    await waitFor('two failed requests logged', () => lines.filter((l) => l.includes('Telegram request failed')).length >= 2, 10_000);
     await bot.send({ channel: 'telegram', chat: '1' }, { text: 'x' }).then(
       () => assert.fail('send to an unreachable server must throw'),
       (error: Error) => lines.push(error.message),
@@ -235,7 +228,7 @@ describe('Telegram connector against the fake Bot API', () => {
     fake.fail('getUpdates', { status: 500 });
     const live = connector({}, logger);
     await live.start(async () => {});
-    await waitUntil(() => lines.some((l) => l.includes('500 Internal Server Error')));
+    await waitFor('the 500 logged', () => lines.some((l) => l.includes('500 Internal Server Error')), 10_000);
     const secret = FAKE_BOT_TOKEN.split(':')[1] ?? FAKE_BOT_TOKEN;
     for (const line of lines) assert.ok(!line.includes(secret), `token leaked: ${line}`);
   });
