@@ -98,7 +98,7 @@ describe('DurableOutbox', () => {
     outbox.send(chat('1'), { text: 'hello', replyTo: '1:7' });
     assert.equal(outbox.metrics().pending, 1, 'stored synchronously');
     assert.equal(connector.delivered.length, 0, 'send does not wait for delivery');
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => [d.target, d.message]), [[chat('1'), { text: 'hello', replyTo: '1:7' }]]);
     assert.deepEqual({ ...outbox.metrics(), byChannel: undefined }, {
       sent: 1, retried: 0, failed: 0, noConnector: 0, pending: 0, deadLetters: 0, byChannel: undefined,
@@ -117,7 +117,7 @@ describe('DurableOutbox', () => {
     outbox.register(small);
     outbox.start();
     outbox.send({ channel: 'small', chat: 'x' }, { text: 'one two three four five six seven eight nine ten', replyTo: '9' });
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(small.delivered.map((d) => d.message.text), ['one two three four', 'five six seven eight', 'nine ten']);
     assert.deepEqual(small.delivered.map((d) => d.message.replyTo), ['9', undefined, undefined]);
     assert.equal(outbox.metrics().sent, 1);
@@ -129,12 +129,12 @@ describe('DurableOutbox', () => {
     outbox.start();
     const t0 = clock.now();
     outbox.send(chat('1'), { text: 'persistent' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.attempts.length, 1);
     // random() = 0 → the lower edge of each jittered step: 500, 1000, 2000 ms.
     for (const [wait, attempts] of [[499, 1], [1, 2], [999, 2], [1, 3], [1999, 3], [1, 4]] as const) {
       clock.advance(wait);
-      await outbox.settle();
+      await outbox.idle();
       assert.equal(connector.attempts.length, attempts, `after +${wait} ms`);
     }
     assert.deepEqual(connector.attempts.map((a) => a.at - t0), [0, 500, 1500, 3500]);
@@ -149,12 +149,12 @@ describe('DurableOutbox', () => {
     connector.script.push(new DeliveryError('429 Too Many Requests', { kind: 'rate_limited', retryAfterMs: 7000, status: 429 }));
     outbox.start();
     outbox.send(chat('1'), { text: 'later' });
-    await outbox.settle();
+    await outbox.idle();
     clock.advance(6999);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.attempts.length, 1, 'not before the retry-after');
     clock.advance(1);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.delivered.length, 1);
   });
 
@@ -165,13 +165,13 @@ describe('DurableOutbox', () => {
     outbox.send(chat('A'), { text: 'second' });
     outbox.send(chat('B'), { text: 'other chat' });
     outbox.send(chat('A'), { text: 'third' });
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['other chat'], 'chat B is not held up by chat A');
     assert.ok(!connector.attempts.some((a) => a.text === 'second'), 'second waits behind first');
     clock.advance(10_000);
-    await outbox.settle();
+    await outbox.idle();
     clock.advance(10_000);
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(
       connector.delivered.filter((d) => d.target.chat === 'A').map((d) => d.message.text),
       ['first', 'second', 'third'],
@@ -188,11 +188,11 @@ describe('DurableOutbox', () => {
     await connector.waitDelivered(1);
     assert.equal(connector.delivered[0]?.message.text, 'free');
     clock.advance(30_000); // sendTimeoutMs
-    await outbox.settle();
+    await outbox.idle();
     clock.advance(500);
     await slow.waitDelivered(1);
     assert.equal(slow.attempts.length, 2);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(outbox.metrics().retried, 1);
   });
 
@@ -207,10 +207,10 @@ describe('DurableOutbox', () => {
     outbox.send(chat('1'), { text: 'doomed' });
     outbox.send(chat('1'), { text: 'next' });
     for (let i = 0; i < 5; i += 1) {
-      await outbox.settle();
+      await outbox.idle();
       clock.advance(60_000);
     }
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.attempts.filter((a) => a.text === 'doomed').length, 3);
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['next']);
     const dead = outbox.deadLetters();
@@ -225,12 +225,12 @@ describe('DurableOutbox', () => {
     connector.script.push(new DeliveryError('Bad Request: chat not found', { kind: 'permanent', status: 400 }));
     outbox.start();
     outbox.send(chat('1'), { text: 'nowhere' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.attempts.length, 1);
     const [dead] = outbox.deadLetters();
     assert.equal(dead?.error, 'Bad Request: chat not found');
     assert.equal(outbox.retry(dead?.id ?? -1), true);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.delivered[0]?.message.text, 'nowhere');
     assert.equal(outbox.retry(dead?.id ?? -1), false, 'nothing left to retry');
   });
@@ -239,7 +239,7 @@ describe('DurableOutbox', () => {
     outbox.start();
     outbox.send({ channel: 'discord', chat: '42' }, { text: 'hello?' });
     outbox.send(chat('1'), { text: 'fine' });
-    await outbox.settle();
+    await outbox.idle();
     const metrics = outbox.metrics();
     assert.deepEqual([metrics.noConnector, metrics.failed, metrics.sent, metrics.deadLetters], [1, 1, 1, 1]);
     assert.match(outbox.deadLetters()[0]?.error ?? '', /no connector for channel "discord"/);
@@ -253,7 +253,7 @@ describe('DurableOutbox', () => {
     outbox.start();
     outbox.send(chat('1'), { text: 'queued one' });
     outbox.send({ channel: 'small', chat: 'z' }, { text: 'aaaa bbbb cccc' });
-    await outbox.settle();
+    await outbox.idle();
     // The first part went out, the second failed: the store remembers how far it got.
     assert.deepEqual(small.delivered.map((d) => d.message.text), ['aaaa bbbb']);
     assert.equal(connector.delivered.length, 0);
@@ -269,9 +269,9 @@ describe('DurableOutbox', () => {
     outbox.register(again);
     outbox.register(smallAgain);
     outbox.start();
-    await outbox.settle();
+    await outbox.idle();
     clock.advance(10_000);
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(again.delivered.map((d) => d.message.text), ['queued one', 'queued two']);
     assert.deepEqual(smallAgain.delivered.map((d) => d.message.text), ['cccc'], 'only the undelivered part is sent');
     assert.equal(outbox.metrics().pending, 0);
@@ -280,10 +280,10 @@ describe('DurableOutbox', () => {
   it('delivers nothing before start and everything in order after it', async () => {
     outbox.send(chat('1'), { text: 'a' });
     outbox.send(chat('1'), { text: 'b' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.attempts.length, 0);
     outbox.start();
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['a', 'b']);
   });
 
@@ -291,9 +291,9 @@ describe('DurableOutbox', () => {
     outbox.start();
     outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
     outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
-    await outbox.settle();
+    await outbox.idle();
     outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['reply']);
     assert.equal(outbox.metrics().pending, 0, 'a delivered keyed row does not count as pending');
     await outbox.stop();
@@ -302,7 +302,7 @@ describe('DurableOutbox', () => {
     outbox.register(connector);
     outbox.start();
     outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(connector.delivered.length, 2, 'after the retention the key is forgotten');
   });
 
@@ -323,7 +323,7 @@ describe('DurableOutbox', () => {
     outbox = build();
     outbox.register(again);
     outbox.start();
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(again.delivered.map((d) => d.message.text), ['once only']);
     assert.deepEqual(again.keys, [connector.keys[0]], 'the same delivery key as the interrupted send');
     assert.equal(outbox.metrics().retried, 0, 'not counted as a failed attempt');
@@ -335,7 +335,7 @@ describe('DurableOutbox', () => {
     outbox = build({ maxAttempts: 2 });
     outbox.register(again);
     outbox.start();
-    await outbox.settle();
+    await outbox.idle();
     assert.deepEqual(again.delivered.map((d) => d.message.text), ['maybe twice'], 'at least once');
 
     // A message whose sends keep being interrupted ends as a dead letter.
@@ -355,7 +355,7 @@ describe('DurableOutbox', () => {
     outbox = build({ maxAttempts: 2 });
     outbox.register(new ScriptedConnector('chat', clock));
     outbox.start();
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(outbox.metrics().deadLetters, 1);
     assert.equal(outbox.deadLetters()[0]?.error, INTERRUPTED_SEND);
   });

@@ -11,11 +11,13 @@ import { z } from 'zod';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
+import { backoffDelay } from '../core/backoff.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
+import { WorkLoop } from '../core/work-loop.ts';
+import type { StepResult } from '../core/work-loop.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { OutboxRecord } from '../store/outbox-store.ts';
-import { backoffDelay } from './backoff.ts';
 import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
 import { formatTarget } from './connector.ts';
 import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
@@ -77,18 +79,13 @@ export const SENT_KEY_RETENTION_MS = 30 * 24 * 3_600_000;
 /** The error recorded on a message a crash interrupted mid-send on a connector without idempotency keys. */
 export const INTERRUPTED_SEND = 'interrupted by a daemon crash while being sent; sent again, so it may arrive twice';
 
-interface Lane {
-  running: boolean;
-  timer: Timer | null;
-}
-
 /** The durable Outbox. Register connectors, then `start()`; messages sent before `start()` wait in the store. */
 export class DurableOutbox implements Outbox {
   #deps: OutboxDeps;
   #store: OutboxStore;
   #connectors = new Map<string, Connector>();
-  #lanes = new Map<string, Lane>();
-  #inFlight = new Set<Promise<void>>();
+  /** One loop per conversation with work pending or scheduled; a lane that ends quiet is dropped. */
+  #lanes = new Map<string, WorkLoop>();
   #started = false;
   #stop = new StopSignal();
   #counters = { sent: 0, retried: 0, failed: 0, noConnector: 0 };
@@ -150,14 +147,18 @@ export class DurableOutbox implements Outbox {
     if (!this.#started) return;
     this.#started = false;
     this.#stop.stop();
-    for (const lane of this.#lanes.values()) lane.timer?.cancel();
+    const lanes = [...this.#lanes.values()];
     this.#lanes.clear();
-    await Promise.allSettled([...this.#inFlight]);
+    await Promise.all(lanes.map((lane) => lane.stop()));
   }
 
   /** Resolves once no lane is sending (scheduled retries do not count). For tests and orderly shutdown. */
-  async settle(): Promise<void> {
-    while (this.#inFlight.size > 0) await Promise.allSettled([...this.#inFlight]);
+  async idle(): Promise<void> {
+    for (;;) {
+      const running = [...this.#lanes.values()].filter((lane) => lane.running);
+      if (running.length === 0) return;
+      await Promise.all(running.map((lane) => lane.idle()));
+    }
   }
 
   /** Delivery counters and backlog, for /healthz. */
@@ -196,45 +197,32 @@ export class DurableOutbox implements Outbox {
     if (!this.#started) return;
     let lane = this.#lanes.get(key);
     if (!lane) {
-      lane = { running: false, timer: null };
+      const loop: WorkLoop = new WorkLoop({
+        clock: this.#deps.clock,
+        step: () => this.#laneStep(key),
+        // Only the store can throw here (connector failures are handled per message); try the lane again later.
+        retryDelay: () => this.#deps.config.baseDelayMs,
+        onError: (error) => this.#deps.logger.error({ target: key, err: errorMessage(error) }, 'outbound delivery lane failed; retrying'),
+        onQuiet: () => {
+          if (this.#lanes.get(key) === loop) this.#lanes.delete(key);
+        },
+      });
+      lane = loop;
       this.#lanes.set(key, lane);
     }
-    if (lane.running) return;
-    lane.timer?.cancel();
-    lane.timer = null;
-    lane.running = true;
-    // Deferred to a microtask so no connector code runs inside the caller's `send`.
-    const run = Promise.resolve().then(() => this.#drain(key, lane));
-    this.#inFlight.add(run);
-    void run.finally(() => this.#inFlight.delete(run));
+    // The loop starts on a microtask, so no connector code runs inside the caller's `send`.
+    lane.kick();
   }
 
-  /** Delivers a conversation's messages one at a time, oldest first, until none is due. */
-  async #drain(key: string, lane: Lane): Promise<void> {
-    const { clock, logger } = this.#deps;
-    try {
-      while (this.#started) {
-        const head = this.#store.head(key);
-        if (!head) break;
-        const wait = head.nextAttemptAt - clock.now();
-        if (wait > 0) {
-          lane.timer = clock.after(wait, () => {
-            lane.timer = null;
-            this.#kick(key);
-          });
-          break;
-        }
-        await this.#deliver(head);
-      }
-    } catch (error) {
-      // Only the store can throw here (connector failures are handled per message); try the lane again later.
-      logger.error({ target: key, err: errorMessage(error) }, 'outbound delivery lane failed; retrying');
-      if (this.#started) lane.timer = clock.after(this.#deps.config.baseDelayMs, () => this.#kick(key));
-    } finally {
-      // Synchronously with the last store read, so a message queued right now finds the lane idle and restarts it.
-      lane.running = false;
-      if (!lane.timer && this.#lanes.get(key) === lane) this.#lanes.delete(key);
-    }
+  /** Delivers a conversation's oldest message when it is due; the lane sleeps until then otherwise. */
+  async #laneStep(key: string): Promise<StepResult> {
+    if (!this.#started) return 'quiet';
+    const head = this.#store.head(key);
+    if (!head) return 'quiet';
+    const wait = head.nextAttemptAt - this.#deps.clock.now();
+    if (wait > 0) return { wakeInMs: wait };
+    await this.#deliver(head);
+    return 'more';
   }
 
   async #deliver(record: OutboxRecord): Promise<void> {

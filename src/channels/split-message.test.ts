@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { backoffDelay } from './backoff.ts';
+import { backoffDelay } from '../core/backoff.ts';
 import { splitMessage } from './split-message.ts';
 
 /** True when `text` ends inside a fenced code block (CommonMark: a closing fence has no info string). */

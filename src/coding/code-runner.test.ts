@@ -4,7 +4,7 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../test/support/pipeline-fixture.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
@@ -70,7 +70,7 @@ describe('CodeRunner over the fake agents', () => {
 
   /** Waits until the newest run's agent process has reported its session (so the watchdog watches a live agent). */
   async function started(run: Promise<CodeRunResult>): Promise<{ run: Promise<CodeRunResult> }> {
-    await waitFor(() => manager.list().some((s) => s.backendSessionId !== null && s.status === 'running'), 'the agent to start');
+    await waitFor('the agent to start', () => manager.list().some((s) => s.backendSessionId !== null && s.status === 'running'));
     return { run };
   }
 

@@ -20,7 +20,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     fx = await engineFixture();
     const accepted = await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     assert.equal(accepted.duplicate, false);
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.deliveries, [{ target: { channel: 'telegram', chat: '42' }, to: 'telegram|42', text: 'echo: hello', replyTo: 'm1' }]);
     const records = fx.records(accepted.sessionId);
     assert.deepEqual(records.map((r) => r.type), ['session_created', 'incoming', 'turn_start', 'assistant', 'outgoing', 'turn_end']);
@@ -37,7 +37,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     fx = await engineFixture({ overrides: { engine: { systemPrompt: 'Always answer in French.' } } });
     await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     await fx.engine.postScheduled({ type: 'heartbeat' }, 'checks', 'heartbeat');
-    await fx.engine.settled();
+    await fx.engine.idle();
     const [user, heartbeat] = [fx.inference.requests.find((r) => r.system.includes('orchestrator')), fx.inference.requests.find((r) => r.system.includes('This is the heartbeat session'))];
     assert.ok(user?.system.endsWith('Always answer in French.'));
     assert.ok(heartbeat?.system.startsWith('You are a background agent'));
@@ -53,7 +53,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.equal(a.sessionId, b.sessionId);
     assert.notEqual(a.sessionId, c.sessionId);
     assert.notEqual(a.sessionId, d.sessionId);
-    await fx.engine.settled();
+    await fx.engine.idle();
   });
 
   it('runs one session strictly in order, one message per turn, while other sessions run concurrently', async () => {
@@ -70,7 +70,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: b1']);
     assert.equal(fx.inference.requests.filter((r) => r.messages.at(-1)?.content === 'a2').length, 0);
     first.release({ text: 'reply a1' });
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.to('telegram|1'), ['reply a1', 'echo: a2']);
     // The second turn sees the first one as history.
     const a2 = fx.inference.requests.find((r) => r.messages.at(-1)?.content === 'a2');
@@ -86,7 +86,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     const first = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', { messageId: 'cron-nightly-1' });
     assert.equal(first.duplicate, false);
     assert.equal(first.messageId, 'cron-nightly-1');
-    await fx.engine.settled();
+    await fx.engine.idle();
     fx = await fx.reopen();
     const again = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', { messageId: 'cron-nightly-1' });
     assert.equal(again.duplicate, true);
@@ -104,7 +104,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.equal(one.duplicate, false);
     assert.equal(two.duplicate, true);
     assert.equal(two.sessionId, one.sessionId);
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal((await fx.engine.acceptUserMessage(chat('m1', 'hi'))).duplicate, true);
     // A crash before the index flush: the ids come back from the log's tail.
     fx = await fx.reopen();
@@ -115,7 +115,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     assert.equal((await fx.engine.acceptUserMessage(chat('m1', 'hi'))).duplicate, true);
     const fresh = await fx.engine.acceptUserMessage(chat('m2', 'again'));
     assert.equal(fresh.duplicate, false);
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: again']);
     assert.equal(fx.records(one.sessionId).filter((r) => r.type === 'incoming').length, 2);
   });
@@ -131,7 +131,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
   it('says "Inference failed." when every provider failed, and records it', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script(new InferenceError('all failed', ['a: 500'])) });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Inference failed.']);
     const end = fx.records(sessionId).at(-1);
     assert.equal(end?.type, 'turn_end');
@@ -142,14 +142,14 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
   it('says "No inference provider available." when none is configured', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script(new NoProviderError()) });
     await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['No inference provider available.']);
   });
 
   it('says "Inference failed." when the model finishes with an error', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script({ text: '', finishReason: 'error' }) });
     await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Inference failed.']);
   });
 
@@ -157,7 +157,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest(() => ({ toolCalls: [{ id: `c${Math.random()}`, name: 'lookup', input: { word: 'x' } }] }));
     fx = await engineFixture({ inference, overrides: { engine: { maxToolIterations: 3 } } });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'loop'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.inference.requests.length, 3);
     assert.equal(fx.toolbox.calls.length, 3);
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Tool execution limit reached.']);
@@ -179,7 +179,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
     );
     fx = await engineFixture({ inference });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'go'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const second = fx.inference.requests[1];
     const results = second?.messages.filter((m) => m.role === 'tool') ?? [];
     assert.deepEqual(
@@ -204,7 +204,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
   it('records a background session failure without sending anything', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script(new InferenceError('down', [])) });
     const { sessionId } = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the nightly checks', 'cron:nightly');
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.outbox.sent.length, 0);
     const end = fx.records(sessionId).at(-1);
     assert.equal(end?.outcome, 'error');

@@ -7,9 +7,12 @@ import type { InboundMessage, Outbox } from '../channels/connector.ts';
 import { formatTarget, parseTarget } from '../channels/connector.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import { AppError, fromZodError, invalidInput, limitReached, notFound } from '../core/errors.ts';
+import { backoffDelay } from '../core/backoff.ts';
+import { AppError, errorMessage, fromZodError, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
+import { WorkLoop } from '../core/work-loop.ts';
+import type { StepResult } from '../core/work-loop.ts';
 import type { Inference } from '../inference/types.ts';
 import type { EngineIndex } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
@@ -68,10 +71,10 @@ export class Engine implements EngineControl {
   #deps: EngineDeps;
   #inbox: Inbox;
   #turns: TurnRunner;
-  #loops = new Map<string, Promise<void>>();
+  /** One loop per engine session, made at its first kick. */
+  #loops = new Map<string, WorkLoop>();
   #state: EngineState = 'new';
   #flushTimer: Timer | null = null;
-  #idleWaiters: (() => void)[] = [];
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
@@ -129,7 +132,7 @@ export class Engine implements EngineControl {
     this.#state = 'stopping';
     this.#flushTimer?.cancel();
     if (wasRunning) {
-      const loops = Promise.all(this.#loops.values());
+      const loops = Promise.all([...this.#loops.values()].map((loop) => loop.idle()));
       const grace = this.#deps.config.engine.stopGraceMs;
       if (grace > 0) {
         let timer: Timer | null = null;
@@ -146,9 +149,12 @@ export class Engine implements EngineControl {
   }
 
   /** Resolves once no session has a queued message or a running turn (tests and benchmarks). */
-  settled(): Promise<void> {
-    if (this.#idle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  async idle(): Promise<void> {
+    for (;;) {
+      const running = [...this.#loops.values()].filter((loop) => loop.running);
+      if (running.length === 0) return;
+      await Promise.all(running.map((loop) => loop.idle()));
+    }
   }
 
   // ---- EngineApi --------------------------------------------------------------------------------------------------
@@ -237,35 +243,35 @@ export class Engine implements EngineControl {
   }
 
   #kick(session: EngineSession): void {
-    if (this.#state !== 'running' || session.looping) return;
-    session.looping = true;
-    const loop = this.#drain(session).finally(() => {
-      session.looping = false;
-      this.#loops.delete(session.id);
-      if (this.#idle()) for (const resolve of this.#idleWaiters.splice(0)) resolve();
-    });
-    this.#loops.set(session.id, loop);
-  }
-
-  #idle(): boolean {
-    for (const s of this.#inbox.sessions.values()) if (s.looping || (this.#state === 'running' && s.queue.length > 0)) return false;
-    return true;
-  }
-
-  /** One session's loop: its messages strictly in order, one per turn, until its inbox is empty or the engine stops. */
-  async #drain(session: EngineSession): Promise<void> {
-    while (this.#state === 'running') {
-      const message = session.queue.shift();
-      if (!message) return;
-      session.current = message;
-      try {
-        await this.#turns.run(session, message);
-      } catch (error) {
-        await this.#turns.fail(session, message, error);
-      } finally {
-        session.current = null;
-      }
+    if (this.#state !== 'running') return;
+    let loop = this.#loops.get(session.id);
+    if (!loop) {
+      // A failed turn is recorded by `fail`; only a failure to record it reaches the loop, which logs it and backs off.
+      loop = new WorkLoop({
+        clock: this.#deps.clock,
+        step: () => this.#turn(session),
+        retryDelay: (failures) => backoffDelay(failures, 1_000, 60_000),
+        onError: (error, failures, retryInMs) => this.#deps.logger.error({ session: session.id, failures, retryInMs, err: errorMessage(error) }, 'engine session loop failed; retrying'),
+      });
+      this.#loops.set(session.id, loop);
     }
+    loop.kick();
+  }
+
+  /** One turn of a session's loop: its oldest message, strictly in order, until its inbox is empty or the engine stops. */
+  async #turn(session: EngineSession): Promise<StepResult> {
+    if (this.#state !== 'running') return 'quiet';
+    const message = session.queue.shift();
+    if (!message) return 'quiet';
+    session.current = message;
+    try {
+      await this.#turns.run(session, message);
+    } catch (error) {
+      await this.#turns.fail(session, message, error);
+    } finally {
+      session.current = null;
+    }
+    return 'more';
   }
 
   // ---- subagents and messages between sessions --------------------------------------------------------------------

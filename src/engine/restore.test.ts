@@ -26,7 +26,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     await fx.inference.waitForRequests(1);
     // Crash: the engine is abandoned mid-turn with two messages queued behind it.
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(
       fx.outbox.deliveries.map((m) => [m.to, m.text, m.replyTo]),
       [
@@ -46,7 +46,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     assert.deepEqual(fx.inference.requests[0]?.messages.map((m) => m.content), ['m1', 'Internal error.', 'm2']);
     // A second restart finds nothing to do.
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.outbox.sent.length, 0);
     assert.equal(fx.inference.requests.length, 0);
   });
@@ -61,7 +61,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     await fx.inference.waitForRequests(1);
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Internal error.']);
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.deliveries.map((m) => [m.text, m.replyTo]), [['Internal error.', 'id2']]);
     assert.equal(fx.inference.requests.length, 0);
   });
@@ -72,7 +72,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     const hb = await fx.engine.postScheduled({ type: 'heartbeat' }, 'checks', 'heartbeat');
     await fx.inference.waitForRequests(2);
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.outbox.sent.length, 0);
     assert.equal(fx.inference.requests.length, 0);
     for (const id of [cron.sessionId, hb.sessionId]) {
@@ -81,17 +81,17 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     }
     // The same task maps to the same session after the restart.
     assert.equal((await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run 2', 'cron:nightly')).sessionId, cron.sessionId);
-    await fx.engine.settled();
+    await fx.engine.idle();
   });
 
   it('tells the parent that a subagent cut off by a crash failed while offline', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().onRequest((req) => (isSubagent(req) ? 'hang' : undefined)) });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('id1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const { sessionId: subId } = await fx.engine.startBackgroundAgent({ prompt: 'long job', name: 'digger', parentSessionId: parentId });
     await fx.inference.waitForRequests(2);
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     const told = fx.records(parentId).filter((r) => r.type === 'incoming').at(-1);
     assert.equal(told?.origin, 'subagent:digger');
     assert.match(String(told?.text), new RegExp(`"digger" \\(session ${subId}\\) failed while offline`));
@@ -101,7 +101,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     assert.equal(fx.records(subId).at(-1)?.outcome, 'internal_error');
     // Restarting again does not tell the parent twice.
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.records(parentId).filter((r) => r.type === 'incoming' && String(r.text).includes('offline')).length, 1);
   });
 
@@ -120,14 +120,14 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     const texts = () => fx?.records(cron.sessionId).filter((r) => r.type === 'incoming').map((r) => r.text);
     assert.deepEqual(texts(), ['run', 'the result']);
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(texts(), ['run', 'the result']);
   });
 
   it('keeps every record before a torn or malformed line', async () => {
     fx = await engineFixture();
     const { sessionId } = await fx.engine.acceptUserMessage(chat('id1', 'remember the word kiwi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     fx = await fx.reopen({ inference: hangOn('m2') });
     await fx.engine.acceptUserMessage(chat('id2', 'm2'));
     await fx.engine.acceptUserMessage(chat('id3', 'm3'));
@@ -138,7 +138,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     lines.splice(3, 0, '{"this is": not json');
     writeFileSync(path, `${lines.join('\n')}{"type":"incoming","messageId":"id4","kin`);
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.deliveries.map((m) => [m.text, m.replyTo]), [
       ['Internal error.', 'id2'],
       ['echo: m3', 'id3'],
@@ -152,7 +152,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   it('restores the descriptor from the first record and skips a log without one, saying so', async () => {
     fx = await engineFixture();
     const { sessionId } = await fx.engine.acceptUserMessage(chat('id1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     writeFileSync(join(fx.home, 'engine', 'broken.jsonl'), `${JSON.stringify({ type: 'incoming', messageId: 'x', kind: 'user', origin: 'telegram|9', text: 'orphan', v: 1, seq: 1, ts: 1 })}\n`);
     writeFileSync(
       join(fx.home, 'engine', 'baddesc.jsonl'),
@@ -164,7 +164,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     assert.deepEqual(listed[0]?.descriptor, { type: 'user', connector: 'telegram', userId: '42', channelId: 'telegram|42' });
     assert.deepEqual(fx.logs.filter((l) => /engine log skipped/.test(l.msg)).map((l) => l.session).sort(), ['baddesc', 'broken']);
     assert.equal((await fx.engine.acceptUserMessage(chat('id2', 'again'))).sessionId, sessionId);
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: again']);
   });
 
@@ -179,14 +179,14 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     fx.clock.advance(1_000);
     // Later activity in session two that is not from its user.
     await fx.engine.postSystemMessage({ sessionId: two }, 'wake for two', 'wake');
-    await fx.engine.settled();
+    await fx.engine.idle();
     fx = await fx.reopen();
     assert.equal((await fx.engine.postSystemMessage({ strategies: ['most-recent-foreground'] }, 'x', 'wake'))?.sessionId, one);
     fx.clock.advance(fx.config.engine.indexFlushMs);
-    await fx.engine.settled();
+    await fx.engine.idle();
     fx = await fx.reopen();
     assert.equal((await fx.engine.postSystemMessage({ strategies: ['most-recent-foreground'] }, 'y', 'wake'))?.sessionId, one);
-    await fx.engine.settled();
+    await fx.engine.idle();
   });
 
   it('a stop lets a running turn finish within engine.stopGraceMs', async () => {
@@ -201,7 +201,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['finished in time']);
     assert.equal(fx.records(sessionId).at(-1)?.outcome, 'ok');
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: m2'], 'no Internal error.: the turn had ended');
   });
 
@@ -213,7 +213,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
     await fx.engine.stop();
     await assert.rejects(fx.engine.acceptUserMessage(chat('id3', 'm3')), /stopped/);
     fx = await fx.reopen();
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Internal error.', 'echo: m2']);
   });
 });

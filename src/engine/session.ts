@@ -27,8 +27,6 @@ export class EngineSession {
   readonly queue: QueuedMessage[] = [];
   /** The message whose turn runs now. */
   current: QueuedMessage | null = null;
-  /** True while the session's loop runs. */
-  looping = false;
   /** Aborts the running turn's model call (on stop). */
   abort: AbortController | null = null;
   updatedAt: number;

@@ -27,7 +27,7 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     });
     fx = await engineFixture({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'audit the repo'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const sub = fx.engine.listSessions().find((s) => s.descriptor.type === 'subagent');
     assert.deepEqual(sub?.descriptor, { type: 'subagent', id: sub?.id, parentSessionId: parentId, name: 'auditor' });
     const toolResult = fx.inference.requests[1]?.messages.at(-1);
@@ -49,9 +49,9 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest((req) => (isSubagent(req) ? new InferenceError('down', []) : { text: 'noted' }));
     fx = await engineFixture({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     await fx.engine.startBackgroundAgent({ prompt: 'do it', name: 'worker', parentSessionId: parentId });
-    await fx.engine.settled();
+    await fx.engine.idle();
     const delivered = fx.records(parentId).filter((r) => r.type === 'incoming').at(-1);
     assert.equal(delivered?.origin, 'subagent:worker');
     assert.match(String(delivered?.text), /Background agent "worker" \(session \w+\) failed: Inference failed\./);
@@ -61,10 +61,10 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest((req) => (isSubagent(req) ? { text: 'the answer is 42' } : undefined));
     fx = await engineFixture({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const answer = await fx.engine.askAgent({ prompt: 'what is it?', name: 'oracle', parentSessionId: parentId });
     assert.equal(answer.text, 'the answer is 42');
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.records(parentId).filter((r) => r.type === 'incoming').length, 1);
     assert.ok(fx.records(answer.sessionId).some((r) => r.type === 'outgoing' && r.target === 'ask'));
   });
@@ -74,13 +74,13 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest((req) => (isSubagent(req) ? gate : undefined));
     fx = await engineFixture({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const asked = fx.engine.askAgent({ prompt: 'slow question', name: 'slow', parentSessionId: parentId, timeoutMs: 5_000 });
     await gate.reached();
     fx.clock.advance(5_000);
     await assert.rejects(asked, /no reply from agent "slow"/);
     gate.release({ text: 'late answer' });
-    await fx.engine.settled();
+    await fx.engine.idle();
     const delivered = fx.records(parentId).filter((r) => r.type === 'incoming').at(-1);
     assert.equal(delivered?.text, 'late answer');
   });
@@ -88,11 +88,11 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
   it('a subagent without a given parent belongs to the most recent user session', async () => {
     fx = await engineFixture();
     const { sessionId: userId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const { sessionId } = await fx.engine.startBackgroundAgent({ prompt: 'x', name: 'orphan' });
     const sub = fx.engine.listSessions().find((s) => s.id === sessionId);
     assert.equal(sub?.descriptor.type === 'subagent' && sub.descriptor.parentSessionId, userId);
-    await fx.engine.settled();
+    await fx.engine.idle();
     await assert.rejects(fx.engine.startBackgroundAgent({ prompt: 'x', name: 'y', parentSessionId: 'nope' }), /parentSessionId: no engine session nope/);
   });
 });
@@ -110,13 +110,13 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
     const { sessionId: older } = await fx.engine.acceptUserMessage(chat('m1', 'first user', '1'));
     fx.clock.advance(1_000);
     const { sessionId: newer } = await fx.engine.acceptUserMessage(chat('m2', 'second user', '2'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const { sessionId: subId } = await fx.engine.startBackgroundAgent({ prompt: 'report up', name: 'reporter', parentSessionId: older });
-    await fx.engine.settled();
+    await fx.engine.idle();
     const olderIncoming = fx.records(older).filter((r) => r.type === 'incoming');
     assert.ok(olderIncoming.some((r) => r.origin === 'subagent:reporter' && r.text === 'progress: half done'));
     await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'tell the user', 'cron:nightly');
-    await fx.engine.settled();
+    await fx.engine.idle();
     const newerIncoming = fx.records(newer).filter((r) => r.type === 'incoming');
     assert.ok(newerIncoming.some((r) => r.origin === 'cron:nightly' && r.text === 'nightly run finished'));
     assert.ok(subId);
@@ -127,7 +127,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
     fx = await engineFixture({ inference });
     const { sessionId: a } = await fx.engine.acceptUserMessage(chat('m1', 'a', '1'));
     const { sessionId: b } = await fx.engine.acceptUserMessage(chat('m2', 'b', '2'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     inference.script(
       {
         toolCalls: [
@@ -139,7 +139,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
       { text: 'done' },
     );
     await fx.engine.acceptUserMessage(chat('m3', 'send things', '1'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const results = fx.inference.requests.find((r) => r.messages.at(-1)?.role === 'tool' && r.messages.some((m) => m.content === 'send things'));
     const tool = results?.messages.filter((m) => m.role === 'tool').map((m) => m.content) ?? [];
     assert.match(tool[0] ?? '', new RegExp(`delivered to session ${b}`));
@@ -167,7 +167,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
     fx.clock.advance(1_000);
     await fx.engine.acceptUserMessage(chat('m3', 'c', '1'));
     assert.equal((await fx.engine.postSystemMessage({ strategies: ['most-recent-foreground'] }, 'again', 'wake'))?.sessionId, one);
-    await fx.engine.settled();
+    await fx.engine.idle();
     // The user session woken by a system message answers its user's channel.
     assert.ok(fx.outbox.to('telegram|1').some((t) => t.includes('a wake for one')));
     assert.equal(fx.outbox.to('').length, 0);
@@ -184,7 +184,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
     assert.notEqual(a.sessionId, c.sessionId);
     assert.equal(h1.sessionId, h2.sessionId);
     await assert.rejects(fx.engine.postScheduled({ type: 'cron', id: ' ' }, 'x', 'cron'), /id: id must not be empty/);
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.outbox.sent.length, 0);
   });
 });

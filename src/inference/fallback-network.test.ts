@@ -6,7 +6,8 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { ManualClock } from '../core/clock.ts';
-import { REQUEST, buildInference, closedPort, rejection, startModelMocks, waitFor } from '../../test/support/inference-fixture.ts';
+import { REQUEST, buildInference, closedPort, rejection, startModelMocks } from '../../test/support/inference-fixture.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import type { ModelMocks } from '../../test/support/inference-fixture.ts';
 import { textReply } from '../../test/support/mock-anthropic.ts';
 import { geminiText } from '../../test/support/mock-gemini.ts';
@@ -27,7 +28,7 @@ describe('inference fallback on time-outs and broken connections', () => {
     m.chat.enqueue(chatText('too late', { delayMs: 60_000 }));
     m.anthropic.enqueue(textReply('answered by anthropic'));
     const pending = inference.complete(REQUEST);
-    await waitFor(() => m.chat.completionRequests().length === 1, 'the first provider to be called');
+    await waitFor('the first provider to be called', () => m.chat.completionRequests().length === 1);
     clock.advance(4_999);
     assert.equal(m.anthropic.messageRequests().length, 0, 'no fallback before the time limit');
     clock.advance(1);
@@ -46,7 +47,7 @@ describe('inference fallback on time-outs and broken connections', () => {
     m.anthropic.enqueue(textReply('a slow answer that never ends', { chunkDelayMs: 60_000 }));
     m.chat.enqueue(chatText('answered by openai'));
     const pending = inference.complete(REQUEST);
-    await waitFor(() => m.anthropic.messageRequests().length === 1, 'the first provider to be called');
+    await waitFor('the first provider to be called', () => m.anthropic.messageRequests().length === 1);
     clock.advance(1_000);
     const result = await pending;
     assert.equal(result.text, 'answered by openai');
@@ -133,7 +134,7 @@ describe('inference fallback on time-outs and broken connections', () => {
     m.chat.enqueue(chatText('slow', { delayMs: 60_000 }));
     const controller = new AbortController();
     const pending = rejection(inference.complete({ ...REQUEST, signal: controller.signal }));
-    await waitFor(() => m.chat.completionRequests().length === 1, 'the first provider to be called');
+    await waitFor('the first provider to be called', () => m.chat.completionRequests().length === 1);
     controller.abort();
     const error = await pending;
     assert.ok(error instanceof InferenceError);

@@ -20,13 +20,6 @@ function runner(db: DatabaseSync, clock: ManualClock, kinds: Record<string, JobK
   return new JobRunner({ store: new LinearJobStore(db), kinds, clock, logger: silentLogger(), config });
 }
 
-async function idle(r: JobRunner): Promise<void> {
-  for (let i = 0; i < 3; i += 1) {
-    await new Promise((resolve) => setImmediate(resolve));
-    await r.idle();
-  }
-}
-
 describe('JobRunner', () => {
   it('runs jobs of one serial key one at a time and in order, other keys alongside; a key is queued once', async () => {
     const clock = new ManualClock();
@@ -50,7 +43,7 @@ describe('JobRunner', () => {
     for (const key of ['a1', 'a2', 'a3']) r.enqueue({ key, kind: 'work', serialKey: 'a', payload: {} });
     r.enqueue({ key: 'b1', kind: 'work', serialKey: 'b', payload: {} });
     assert.equal(r.enqueue({ key: 'a1', kind: 'work', serialKey: 'a', payload: {} }).created, false);
-    await idle(r);
+    await r.idle();
     assert.deepEqual(
       order.filter((k) => k.startsWith('a')),
       ['a1', 'a2', 'a3'],
@@ -83,17 +76,17 @@ describe('JobRunner', () => {
     r.start();
     r.enqueue({ key: 'f', kind: 'flaky', serialKey: 'f', payload: {} });
     r.enqueue({ key: 'x', kind: 'broken', serialKey: 'x', payload: {} });
-    await idle(r);
+    await r.idle();
     assert.deepEqual(attempts, [1]);
     assert.deepEqual(gaveUp, [{ key: 'x', error: 'the agent engine is not running' }]);
     clock.advance(9_999);
-    await idle(r);
+    await r.idle();
     assert.deepEqual(attempts, [1], 'not before the backoff');
     clock.advance(1);
-    await idle(r);
+    await r.idle();
     assert.deepEqual(attempts, [1, 2]);
     clock.advance(20_000);
-    await idle(r);
+    await r.idle();
     assert.deepEqual(attempts, [1, 2, 3]);
     assert.deepEqual(gaveUp.map((g) => g.key), ['x', 'f']);
     assert.equal(new LinearJobStore(db).get('f')?.status, 'failed');
@@ -128,7 +121,7 @@ describe('JobRunner', () => {
     assert.deepEqual(seen.map((j) => [j.key, j.attempts, j.payload]), [['cut', 2, { n: 1 }]]);
     const cancelled = r.cancelForSession('as-1');
     assert.deepEqual(cancelled.map((j) => j.key), ['cut']);
-    await idle(r);
+    await r.idle();
     assert.equal(new LinearJobStore(db2).get('cut')?.status, 'cancelled');
     release();
     await r.stop();

@@ -5,6 +5,8 @@ import type { Clock, Timer } from '../core/clock.ts';
 import type { LinearRouterConfig } from '../core/config-linear-agents.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { WorkLoop } from '../core/work-loop.ts';
+import type { StepResult } from '../core/work-loop.ts';
 import type { LinearJob, LinearJobStore, NewJob } from '../store/linear-jobs.ts';
 import { LinearApiError } from './api/types.ts';
 
@@ -36,19 +38,23 @@ export class JobRunner {
   #d: JobRunnerDeps;
   #running = false;
   #active = new Map<number, { controller: AbortController; done: Promise<void> }>();
-  #turnScheduled = false;
-  #timer: Timer | undefined;
-  #timerAt = Infinity;
-  #idleWaiters: (() => void)[] = [];
+  /** Each pass claims what is due into the free slots and sleeps until the next due time; a finished job kicks it. */
+  #loop: WorkLoop;
 
   constructor(deps: JobRunnerDeps) {
     this.#d = deps;
+    this.#loop = this.#newLoop();
+  }
+
+  #newLoop(): WorkLoop {
+    return new WorkLoop({ clock: this.#d.clock, step: () => this.#turn(), retryDelay: () => this.#d.config.retryInitialSec * 1000 });
   }
 
   /** Queues jobs interrupted by the last process again and starts working. */
   start(): void {
     if (this.#running) return;
     this.#running = true;
+    this.#loop = this.#newLoop();
     const { store, clock, logger, config } = this.#d;
     const recovered = store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear jobs: running again what a restart cut off');
@@ -80,9 +86,7 @@ export class JobRunner {
   async stop(): Promise<void> {
     const { clock, logger, config } = this.#d;
     this.#running = false;
-    this.#timer?.cancel();
-    this.#timer = undefined;
-    this.#timerAt = Infinity;
+    await this.#loop.stop();
     const active = [...this.#active.values()];
     for (const a of active) a.controller.abort();
     if (active.length > 0) {
@@ -94,31 +98,29 @@ export class JobRunner {
       grace?.cancel();
       if (timedOut) logger.warn({ running: this.#active.size }, 'linear jobs still running at shutdown; they run again at the next start');
     }
-    this.#settleIdle();
   }
 
   /** Resolves once nothing runs and nothing is due now (tests, shutdown). */
-  idle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
-  }
-
-  #isIdle(): boolean {
-    if (this.#active.size > 0 || this.#turnScheduled) return false;
-    return !this.#running || !this.#d.store.hasDue(this.#d.clock.now());
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.#loop.idle();
+      const active = [...this.#active.values()];
+      if (active.length > 0) {
+        await Promise.all(active.map((a) => a.done));
+        continue;
+      }
+      if (this.#loop.running) continue;
+      return;
+    }
   }
 
   #schedule(): void {
-    if (!this.#running || this.#turnScheduled) return;
-    this.#turnScheduled = true;
-    setImmediate(() => {
-      this.#turnScheduled = false;
-      this.#turn();
-    });
+    if (this.#running) this.#loop.kick();
   }
 
-  #turn(): void {
-    if (!this.#running) return;
+  /** Claims the due jobs that fit the free slots and starts them; then sleeps until the next due time. */
+  #turn(): StepResult {
+    if (!this.#running) return 'quiet';
     const { store, clock, logger, config } = this.#d;
     let claimed: LinearJob[] = [];
     try {
@@ -131,25 +133,12 @@ export class JobRunner {
       const done = this.#process(job, controller.signal).finally(() => {
         this.#active.delete(job.seq);
         this.#schedule();
-        if (this.#isIdle()) this.#settleIdle();
       });
       this.#active.set(job.seq, { controller, done });
     }
-    this.#armTimer();
-    if (this.#isIdle()) this.#settleIdle();
-  }
-
-  #armTimer(): void {
-    const now = this.#d.clock.now();
-    const due = this.#d.store.nextDueAfter(now);
-    if (due === undefined || (this.#timer && this.#timerAt <= due)) return;
-    this.#timer?.cancel();
-    this.#timerAt = due;
-    this.#timer = this.#d.clock.after(due - now, () => {
-      this.#timer = undefined;
-      this.#timerAt = Infinity;
-      this.#schedule();
-    });
+    const now = clock.now();
+    const due = store.nextDueAfter(now);
+    return due === undefined ? 'quiet' : { wakeInMs: due - now };
   }
 
   /** Runs one job and records its outcome; never rejects. */
@@ -187,11 +176,5 @@ export class JobRunner {
         logger.error({ ...meta, err: errorMessage(giveUpError) }, 'linear job: could not report its failure in Linear');
       }
     }
-  }
-
-  #settleIdle(): void {
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const resolve of waiters) resolve();
   }
 }

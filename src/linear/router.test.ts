@@ -40,7 +40,7 @@ interface Setup {
   /** Parses a fixture (optionally changed) as the webhook worker would and hands it to the router. */
   send(name: LinearFixtureName, options?: { deliveryId?: string; change?: (payload: Record<string, unknown>) => void }): Promise<LinearEvent>;
   /** Lets the router's job queue run (after moving the clock by `ms`). */
-  settle(ms?: number): Promise<void>;
+  idle(ms?: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -68,12 +68,9 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   const claims = new LinearClaimStore(fx.db);
   const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(fx.db), effects: new LinearEffects(new LinearEffectStore(fx.db), clock, logger), clock, logger });
   router.start();
-  const settle = async (ms = 0): Promise<void> => {
+  const idle = async (ms = 0): Promise<void> => {
     if (ms > 0) clock.advance(ms);
-    for (let i = 0; i < 3; i += 1) {
-      await new Promise((resolve) => setImmediate(resolve));
-      await router.jobs.idle();
-    }
+    await router.jobs.idle();
   };
   return {
     fx,
@@ -94,7 +91,7 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
       await router.handle(parsed.event);
       return parsed.event;
     },
-    settle,
+    idle,
     async close() {
       await router.stop();
       await ef?.close();
@@ -123,7 +120,7 @@ describe('LinearRouter', () => {
     s.engineInference.onRequest(() => ({ text: 'An answer.' }));
     s.fx.inference.onRequest(() => ({ text: '{"estimate": 2, "labelIds": [], "priority": 3, "assessment": "Fine."}' }));
     for (const name of LINEAR_FIXTURES) await s.send(name);
-    await s.settle(60_000);
+    await s.idle(60_000);
     assert.ok(s.pipeline.dispatches.length >= 2);
   });
 
@@ -177,7 +174,7 @@ describe('LinearRouter', () => {
         n.comment = { id: COMMENT_QA, body: '@qa please review the test plan before we merge', userId: FAKE_IDS.human };
       },
     });
-    await s.settle();
+    await s.idle();
     let replies = s.fx.appComments(FAKE_IDS.issue1);
     assert.equal(replies.length, 1);
     assert.equal(replies[0]?.body, '**qa**: The test plan misses the Safari case.');
@@ -185,7 +182,7 @@ describe('LinearRouter', () => {
     const prompt = s.engineInference.requests[0]?.messages.find((m) => m.role === 'user');
     assert.ok(prompt && prompt.role === 'user');
     assert.match(prompt.content, /You are the QA lead\. Review test plans\.[\s\S]*ENG-1 "Fix login redirect loop"[\s\S]*Seen on Safari only\.[\s\S]*by Ada Lovelace\)\n@qa please review the test plan/);
-    await s.settle(10_000);
+    await s.idle(10_000);
     replies = s.fx.appComments(FAKE_IDS.issue1);
     assert.equal(replies.length, 1, 'the notification path stood down');
     assert.equal(s.engineInference.requests.length, 1);
@@ -195,9 +192,9 @@ describe('LinearRouter', () => {
     s = await setup();
     s.engineInference.script({ text: 'Nothing blocks it; it waits for review.' });
     await s.send('app-user-notification-mention');
-    await s.settle();
+    await s.idle();
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 0, 'not before the delay');
-    await s.settle(10_000);
+    await s.idle(10_000);
     const replies = s.fx.appComments(FAKE_IDS.issue1);
     assert.deepEqual(
       replies.map((r) => [r.body, r.parentId]),
@@ -214,7 +211,7 @@ describe('LinearRouter', () => {
         n.comment = { id: COMMENT_SESSION, body: '@switchboard can you take this one?', userId: FAKE_IDS.human };
       },
     });
-    await s.settle(10_000);
+    await s.idle(10_000);
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 0);
     assert.equal(s.engineInference.requests.length, 0);
   });
@@ -245,7 +242,7 @@ describe('LinearRouter', () => {
     s.fx.inference.script({ text: `{"estimate": 2, "labelIds": ["${feature}"], "priority": 2, "assessment": "A click handler problem on Android."}` });
     await s.send('issue-create', { deliveryId: 'triage-1' });
     await s.send('issue-create', { deliveryId: 'triage-1' });
-    await s.settle();
+    await s.idle();
     assert.equal(mutationCount(s.fx, 'issueUpdate'), 1);
     assert.deepEqual(
       s.fx.appComments(ISSUE3).map((c) => c.body),
@@ -254,7 +251,7 @@ describe('LinearRouter', () => {
     await s.close();
     s = await setup({ linear: { 'triage.enabled': false } });
     await s.send('issue-create');
-    await s.settle();
+    await s.idle();
     assert.equal(s.fx.inference.requests.length, 0);
     assert.equal(s.fx.appComments(ISSUE3).length, 0);
   });
@@ -264,7 +261,7 @@ describe('LinearRouter', () => {
     const answer = '{"estimate": 2, "labelIds": [], "priority": 2, "assessment": "A click handler problem on Android."}';
     s.fx.inference.script({ text: answer });
     await s.send('issue-create');
-    await s.settle();
+    await s.idle();
     assert.equal(mutationCount(s.fx, 'issueUpdate'), 1);
     assert.equal(s.fx.appComments(ISSUE3).length, 1);
     // The process died after the job's effects and before the job was marked done: the restart runs it again.
@@ -272,7 +269,7 @@ describe('LinearRouter', () => {
     s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`triage:${ISSUE3}`);
     s.fx.inference.script({ text: answer });
     s.router.start();
-    await s.settle();
+    await s.idle();
     assert.equal(s.fx.inference.requests.length, 2, 'the job did run again');
     assert.equal(mutationCount(s.fx, 'issueUpdate'), 1, 'one triage update');
     assert.equal(s.fx.appComments(ISSUE3).length, 1, 'one triage comment');
@@ -289,7 +286,7 @@ describe('LinearRouter', () => {
     s.fx.inference.script({ text: 'Noted: auth and payments. Which comes first?' });
     await s.send('comment-create-mention', { change: comment('c-plan', '@switchboard plan this project') });
     await s.send('comment-create-mention', { change: comment('c-turn', 'Auth and payments.') });
-    await s.settle();
+    await s.idle();
     const planning = s.planner.activeForIssue(FAKE_IDS.issue1);
     assert.ok(planning, 'planning mode is on');
     assert.match(s.fx.appComments(FAKE_IDS.issue1).at(-2)?.body ?? '', /Planning mode is on for the project \*\*Launch\*\*/);
@@ -301,7 +298,7 @@ describe('LinearRouter', () => {
         n.comment = { id: 'c-turn', body: 'Auth and payments.', userId: FAKE_IDS.human };
       },
     });
-    await s.settle(10_000);
+    await s.idle(10_000);
     assert.equal(s.fx.inference.requests.length, 1, 'one interview turn');
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).at(-1)?.body, 'Noted: auth and payments. Which comes first?');
     assert.equal(s.planner.store.get(planning.id)?.turnCount, 1);
@@ -319,7 +316,7 @@ describe('LinearRouter', () => {
     assert.match(thoughts(s.fx, FAKE_IDS.agentSession).at(-1) ?? '', /Working on the plan/);
     await s.send('agent-session-stop');
     gate.release({ text: 'too late' });
-    await s.settle();
+    await s.idle();
     const last = s.fx.activities(FAKE_IDS.agentSession).at(-1);
     assert.deepEqual(last, { type: 'response', body: 'Stopped the planning turn. Planning mode stays on until you say "abandon planning".' });
     assert.equal(s.planner.store.get(started.session?.id ?? '')?.turnCount, 0);
@@ -333,7 +330,7 @@ describe('LinearRouter', () => {
     s.fx.inference.script({ text: 'Noted.' });
     await s.send('agent-session-prompted', { deliveryId: 'prompt-1' });
     await s.send('agent-session-prompted', { deliveryId: 'prompt-1' });
-    await s.settle();
+    await s.idle();
     assert.deepEqual(thoughts(s.fx, FAKE_IDS.agentSession).slice(before), ['Working on the plan…']);
     assert.equal(s.fx.inference.requests.length, 1, 'one planning turn');
   });
@@ -341,7 +338,7 @@ describe('LinearRouter', () => {
   it('says so in the thread when nobody can answer a mention (no engine), and does not retry what cannot pass', async () => {
     s = await setup({ engine: false });
     await s.send('comment-create-mention');
-    await s.settle();
+    await s.idle();
     const replies = s.fx.appComments(FAKE_IDS.issue1);
     assert.equal(replies.length, 1);
     assert.match(replies[0]?.body ?? '', /^\*\*qa\*\* could not answer: the agent engine is not running/);
@@ -351,12 +348,12 @@ describe('LinearRouter', () => {
   it('a job that gave up, run again after a crash before its failure was recorded, says its last word once', async () => {
     s = await setup({ engine: false });
     await s.send('comment-create-mention');
-    await s.settle();
+    await s.idle();
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1);
     await s.router.stop();
     s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`mention:${COMMENT_QA}`);
     s.router.start();
-    await s.settle();
+    await s.idle();
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1, 'one "could not answer"');
   });
 

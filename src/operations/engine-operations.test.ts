@@ -47,11 +47,11 @@ describe('engine operations', { timeout: 30_000 }, () => {
     assert.equal(fx.engine.listSessions().length, 0, 'commands create no engine session');
     await handle(chat('3', 'how is it going?'));
     await handle(chat('3', 'how is it going?'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.outbox.to('telegram|42')[2], 'No inference provider available.');
     assert.equal(fx.outbox.sent.length, 3, 'the redelivered message ran once');
     await handle(chat('4', '/unknown_command is just text'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.equal(fx.outbox.sent.length, 4);
   });
 
@@ -75,7 +75,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
     await fx.engine.acceptUserMessage(chat('1', 'hello', '42'));
     await fx.engine.acceptUserMessage(chat('2', 'hello', '99'));
     await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run', 'cron:nightly');
-    await fx.engine.settled();
+    await fx.engine.idle();
     const listed = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number; nextCursor: string | null };
     assert.deepEqual([listed.count, listed.nextCursor], [3, null]);
     // Paged newest first: two pages of two and one, each session once.
@@ -96,14 +96,14 @@ describe('engine operations', { timeout: 30_000 }, () => {
 
   it('starts a background agent and sends a session a message over RPC', async () => {
     const { sessionId: user } = await fx.engine.acceptUserMessage(chat('1', 'hello'));
-    await fx.engine.settled();
+    await fx.engine.idle();
     const methods = rpcMethods(OPERATIONS);
     const started = (await methods.get('engine.start')?.call({ name: 'scout', prompt: 'look around', parent: user }, { kind: 'rpc' }, services)) as { sessionId: string };
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.ok(fx.records(user).some((r) => r.type === 'incoming' && r.origin === 'subagent:scout'));
     const sent = (await methods.get('engine.send')?.call({ session: started.sessionId, text: 'and report back' }, { kind: 'rpc' }, services)) as { sessionId: string };
     assert.equal(sent.sessionId, started.sessionId);
-    await fx.engine.settled();
+    await fx.engine.idle();
     assert.ok(fx.records(started.sessionId).some((r) => r.type === 'incoming' && r.origin === 'rpc' && r.text === 'and report back'));
     await assert.rejects(methods.get('engine.send')?.call({ session: 'nope', text: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(), /no engine session nope/);
     await assert.rejects(methods.get('engine.start')?.call({ name: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(), /prompt/);

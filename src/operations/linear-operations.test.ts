@@ -69,7 +69,7 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
   it('spawn_agent starts a profile’s agent with its instructions; ask_agent waits for the reply', async () => {
     const spawned = await runTool(OPERATIONS, 'spawn_agent', { agent: 'qa', message: 'Review PR 12' }, { kind: 'rpc' }, services);
     assert.match(spawned.text, /Started agent "qa" \(session \w+\)/);
-    await fx.engine.settled();
+    await fx.engine.idle();
     const first = inference.requests[0]?.messages.find((mm) => mm.role === 'user');
     assert.ok(first && first.role === 'user');
     assert.match(first.content, /You are the QA lead\.\n\nReview PR 12/);

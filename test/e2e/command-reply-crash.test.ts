@@ -4,7 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { textsTo } from '../support/e2e-daemon.ts';
 import { chatText } from '../support/mock-openai-chat.ts';
 

@@ -6,7 +6,8 @@ import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { killDaemonProcess, startDaemonProcess, waitFor } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { tempDir } from '../support/temp-dir.ts';
 

@@ -7,7 +7,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { assertNoErrorLines, RIG_USER, withCrashRig } from '../support/crash-rig.ts';
 import type { CrashRig, CronTaskInfo } from '../support/crash-rig.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { isCronTurn, logLines, textsTo } from '../support/e2e-daemon.ts';
 import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';

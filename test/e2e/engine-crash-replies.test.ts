@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
 import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { systemText, textsTo } from '../support/e2e-daemon.ts';
 import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody, ChatReply } from '../support/mock-openai-chat.ts';

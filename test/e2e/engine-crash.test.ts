@@ -12,7 +12,7 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { assertNoErrorLines, RIG_USER, withCrashRig } from '../support/crash-rig.ts';
 import type { CronTaskInfo } from '../support/crash-rig.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { isCronTurn, logLines, systemText, textsTo } from '../support/e2e-daemon.ts';
 import { chatText, chatToolCall, lastUserText, messageText, pendingToolResults } from '../support/mock-openai-chat.ts';
 import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { agentSessionCreated, agentSessionPrompted, linearE2E } from '../support/linear-e2e.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
-import { waitFor } from '../support/pipeline-fixture.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 let rigs: LinearE2E[] = [];
 afterEach(async () => {
@@ -19,8 +19,8 @@ async function finishedSession() {
   const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Add a greeting', description: 'Add a greeting to the README.', estimate: 1 });
   const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, '@switchboard please do this');
   assert.equal(await r.post(payload, 'delivery-first'), 200);
-  await waitFor(() => r.linear.pipeline.get(issue.id)?.status === 'done', 'the dispatch to be done', 90_000);
-  await r.linear.pipeline.settle();
+  await waitFor('the dispatch to be done', () => r.linear.pipeline.get(issue.id)?.status === 'done', 90_000);
+  await r.linear.pipeline.idle();
   return { r, issue, payload, agentSessionId, before: r.activities(agentSessionId).length };
 }
 
@@ -41,7 +41,7 @@ describe('Linear: one agent session, one piece of work', { timeout: 120_000 }, (
     // Linear retries the same event much later: re-signed (new timestamp), new linear-delivery id.
     assert.equal(await r.post(payload, 'delivery-retry-much-later'), 200);
     await r.linear.webhooks.worker.idle();
-    await r.linear.pipeline.settle();
+    await r.linear.pipeline.idle();
     assertUntouched(r, agentSessionId, before);
   });
 
@@ -49,7 +49,7 @@ describe('Linear: one agent session, one piece of work', { timeout: 120_000 }, (
     const { r, issue, agentSessionId, before } = await finishedSession();
     assert.equal(await r.post(agentSessionPrompted(r.ws, issue, agentSessionId, '   ')), 200);
     await r.linear.webhooks.worker.idle();
-    await r.linear.pipeline.settle();
+    await r.linear.pipeline.idle();
     assertUntouched(r, agentSessionId, before);
   });
 });

@@ -8,7 +8,7 @@ import { FAKE_IDS } from '../support/fake-linear.ts';
 import { agentSessionCreated, agentSessionStop, CHAT, delegated, linearE2E } from '../support/linear-e2e.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
 import { linearFixture } from '../support/linear-webhook-fixtures.ts';
-import { waitFor } from '../support/pipeline-fixture.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
 
@@ -26,8 +26,8 @@ afterEach(async () => {
 });
 
 async function until(r: LinearE2E, issueId: string, status: DispatchStatus): Promise<DispatchRecord> {
-  await waitFor(() => r.linear.pipeline.get(issueId)?.status === status, `dispatch of ${issueId} to be ${status} (is ${r.linear.pipeline.get(issueId)?.status})`, 90_000);
-  await r.linear.pipeline.settle();
+  await waitFor(`dispatch of ${issueId} to be ${status} (is ${r.linear.pipeline.get(issueId)?.status})`, () => r.linear.pipeline.get(issueId)?.status === status, 90_000);
+  await r.linear.pipeline.idle();
   return r.linear.pipeline.get(issueId) as DispatchRecord;
 }
 
@@ -95,12 +95,12 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Hangs', description: 'Do it. [[hang]]' });
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
-    await waitFor(() => r.linear.pipeline.get(issue.id) !== null, 'the dispatch');
+    await waitFor('the dispatch', () => r.linear.pipeline.get(issue.id) !== null);
     const id = (r.linear.pipeline.get(issue.id) as DispatchRecord).id;
     for (const n of [1, 2]) {
-      await waitFor(() => workers(r, id).length === n && workers(r, id)[n - 1]?.status === 'running', `worker try ${n} running`, 60_000);
+      await waitFor(`worker try ${n} running`, () => workers(r, id).length === n && workers(r, id)[n - 1]?.status === 'running', 60_000);
       r.clock.advance(60_000);
-      await waitFor(() => workers(r, id)[n - 1]?.status === 'killed', `worker try ${n} killed`);
+      await waitFor(`worker try ${n} killed`, () => workers(r, id)[n - 1]?.status === 'killed');
     }
     await until(r, issue.id, 'stuck');
     assert.deepEqual(
@@ -119,9 +119,9 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Greeting', description: 'Add a greeting. [[hang]]' });
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
-    await waitFor(() => r.linear.pipeline.get(issue.id) !== null, 'the dispatch');
+    await waitFor('the dispatch', () => r.linear.pipeline.get(issue.id) !== null);
     const id = (r.linear.pipeline.get(issue.id) as DispatchRecord).id;
-    await waitFor(() => workers(r, id)[0]?.status === 'running', 'the worker running', 60_000);
+    await waitFor('the worker running', () => workers(r, id)[0]?.status === 'running', 60_000);
     assert.equal(await r.post(agentSessionStop(r.ws, issue, agentSessionId)), 200);
     const d = await until(r, issue.id, 'stopped');
     assert.equal(d.stopRequested, true);
@@ -158,13 +158,13 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     data.id = r.ws.newId();
     data.body = '@switchboard plan this project';
     assert.equal(await r.post(comment), 200);
-    await waitFor(() => r.linear.planner.activeForIssue(FAKE_IDS.issue1) !== null, 'planning mode');
+    await waitFor('planning mode', () => r.linear.planner.activeForIssue(FAKE_IDS.issue1) !== null);
     await r.linear.router.jobs.idle();
     const issue2 = r.ws.findIssue('ENG-2');
     assert.ok(issue2);
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue2, '@switchboard implement this');
     assert.equal(await r.post(payload), 200);
-    await waitFor(() => r.activities(agentSessionId).some((a) => a.type === 'response'), 'the refusal');
+    await waitFor('the refusal', () => r.activities(agentSessionId).some((a) => a.type === 'response'));
     assert.deepEqual(ofType(r.activities(agentSessionId), 'response'), ['This project is in planning mode. Finalize the plan before dispatching implementation.']);
     assert.equal(r.linear.pipeline.get(issue2.id), null, 'nothing dispatched');
     const abandon = linearFixture('comment-create-mention');
@@ -172,7 +172,7 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     abandonData.id = r.ws.newId();
     abandonData.body = 'abandon planning';
     assert.equal(await r.post(abandon), 200);
-    await waitFor(() => r.linear.planner.activeForIssue(FAKE_IDS.issue1) === null, 'planning mode off');
+    await waitFor('planning mode off', () => r.linear.planner.activeForIssue(FAKE_IDS.issue1) === null);
     assert.equal(r.linear.planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null);
   });
 

@@ -9,7 +9,7 @@ import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { textsTo } from '../support/e2e-daemon.ts';
 import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 

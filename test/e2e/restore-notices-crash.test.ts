@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { systemText, textsTo } from '../support/e2e-daemon.ts';
 import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';

@@ -12,7 +12,7 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { startDaemon } from '../../src/main.ts';
 import type { Daemon } from '../../src/main.ts';
-import { waitFor } from '../support/daemon-process.ts';
+import { waitFor } from '../support/wait-for.ts';
 import { chatInference, diagnostics, systemText, telegramSection, textsTo, unexpectedErrors } from '../support/e2e-daemon.ts';
 import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';

@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import type { HarnessEvent, Run } from '../../src/coding/harness.ts';
+import { waitFor as waitUntil } from './wait-for.ts';
 
 /** The harness event of one type. */
 export type EventOf<T extends HarnessEvent['type']> = Extract<HarnessEvent, { type: T }>;
@@ -30,13 +31,13 @@ export function collect(run: Run, timeoutMs = 10_000): CollectedRun {
     for await (const event of run) events.push(event);
   })();
   async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1): Promise<HarnessEvent> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const matches = events.filter(predicate);
-      if (matches.length >= count) return matches[count - 1] as HarnessEvent;
-      if (events.at(-1)?.type === 'exited' || Date.now() > deadline) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    const found = await waitUntil('an event', () => {
+      const match = events.filter(predicate)[count - 1];
+      if (match) return match;
+      return events.at(-1)?.type === 'exited' ? null : undefined;
+    }, timeoutMs).catch(() => null);
+    if (!found) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
+    return found;
   }
   return { events, done, waitFor };
 }

@@ -80,15 +80,6 @@ export function buildInference(providers: Entry[], options: InferenceOptions & {
 /** A port nothing listens on (bound, then closed). */
 export const closedPort = freePort;
 
-/** Polls until `predicate` holds (e.g. a mock saw a request); fails the test if it never does. */
-export async function waitFor(predicate: () => boolean, what: string): Promise<void> {
-  for (let i = 0; i < 500; i += 1) {
-    if (predicate()) return;
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-  assert.fail(`timed out waiting for ${what}`);
-}
-
 /** The error a promise rejects with; fails the test if it resolves. */
 export async function rejection(promise: Promise<unknown>): Promise<unknown> {
   try {

@@ -1,6 +1,6 @@
 // A Linear pipeline over real parts: SQLite and session logs in a temp dir, a real git repository, a SessionManager
 // whose harnesses run the fake agent executables (or scripted harnesses for fine control), the in-memory LinearApi and
-// a recording notifier. Time is a ManualClock; tests wait for real processes with `waitFor` (no timed assertions).
+// a recording notifier. Time is a ManualClock; tests wait for real processes with `waitFor` (wait-for.ts) (no timed assertions).
 import { sessionManagerIn } from './session-manager-in.ts';
 import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -84,15 +84,6 @@ export interface PipelineFixture {
    */
   crash(): Promise<PipelineFixture>;
   close(): Promise<void>;
-}
-
-/** Polls `condition` every 20 ms until it holds; throws naming `what` after `timeoutMs` (real time). */
-export async function waitFor(condition: () => boolean, what: string, timeoutMs = 30_000): Promise<void> {
-  const start = Date.now();
-  while (!condition()) {
-    if (Date.now() - start > timeoutMs) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
 }
 
 interface Shared {

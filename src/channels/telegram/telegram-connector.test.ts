@@ -5,6 +5,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FAKE_BOT_TOKEN, startFakeTelegram } from '../../../test/support/fake-telegram.ts';
 import type { FakeTelegram } from '../../../test/support/fake-telegram.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import { ManualClock, systemClock } from '../../core/clock.ts';
 import { outboxSchema, telegramChannelSchema } from '../../core/config-channels.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
@@ -43,14 +44,6 @@ function recorder(): { messages: InboundMessage[]; handler: (m: InboundMessage) 
       while (messages.length < n) await new Promise<void>((resolve) => waiters.push(resolve));
     },
   };
-}
-
-/** Polls `check` every few milliseconds; rejects after 10 s of real time so a broken test fails instead of hanging. */
-async function waitUntil(check: () => boolean): Promise<void> {
-  for (let waited = 0; !check(); waited += 5) {
-    if (waited > 10_000) throw new Error('timed out waiting for a condition');
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
 }
 
 describe('Telegram connector against the fake Bot API', () => {
@@ -227,7 +220,7 @@ describe('Telegram connector against the fake Bot API', () => {
     await dead.close();
     const bot = connector({ apiRoot: deadUrl }, logger);
     await bot.start(async () => {});
-    await waitUntil(() => lines.filter((l) => l.includes('Telegram request failed')).length >= 2);
+    await waitFor('two failed requests logged', () => lines.filter((l) => l.includes('Telegram request failed')).length >= 2, 10_000);
     await bot.send({ channel: 'telegram', chat: '1' }, { text: 'x' }).then(
       () => assert.fail('send to an unreachable server must throw'),
       (error: Error) => lines.push(error.message),
@@ -235,7 +228,7 @@ describe('Telegram connector against the fake Bot API', () => {
     fake.fail('getUpdates', { status: 500 });
     const live = connector({}, logger);
     await live.start(async () => {});
-    await waitUntil(() => lines.some((l) => l.includes('500 Internal Server Error')));
+    await waitFor('the 500 logged', () => lines.some((l) => l.includes('500 Internal Server Error')), 10_000);
     const secret = FAKE_BOT_TOKEN.split(':')[1] ?? FAKE_BOT_TOKEN;
     for (const line of lines) assert.ok(!line.includes(secret), `token leaked: ${line}`);
   });
@@ -273,7 +266,7 @@ describe('Telegram delivery through the Outbox', () => {
   it('splits a long answer into messages within 4096 characters, in order', async () => {
     const paragraphs = Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: ${'lorem ipsum dolor sit amet. '.repeat(12)}`.trim());
     outbox.send(owner, { text: paragraphs.join('\n\n') });
-    await outbox.settle();
+    await outbox.idle();
     assert.ok(fake.sent.length >= 3, `${fake.sent.length} messages`);
     for (const message of fake.sent) assert.ok([...message.text].length <= 4096);
     assert.equal(fake.sent.map((m) => m.text).join('\n\n'), paragraphs.join('\n\n'));
@@ -282,7 +275,7 @@ describe('Telegram delivery through the Outbox', () => {
   it('sends MarkdownV2 that the fake accepts, keeping code and bold', async () => {
     const text = '**Done.** Changed `src/a.ts` (+3/-1):\n```ts\nconst x = a?.b ?? `c`;\n```\n_not italic_ 100% [ok]!';
     outbox.send(owner, { text });
-    await outbox.settle();
+    await outbox.idle();
     const [sent] = fake.sent;
     assert.equal(sent?.parseMode, 'MarkdownV2');
     assert.equal(sent?.text, 'Done. Changed src/a.ts (+3/-1):\nconst x = a?.b ?? `c`;\n_not italic_ 100% [ok]!');
@@ -292,7 +285,7 @@ describe('Telegram delivery through the Outbox', () => {
   it('falls back to plain text when Telegram cannot parse the entities', async () => {
     fake.fail('sendMessage', { status: 400, description: "Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 3" });
     outbox.send(owner, { text: 'a **b** c' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent.length, 1);
     assert.equal(fake.sent[0]?.parseMode, undefined);
     assert.equal(fake.sent[0]?.text, 'a **b** c');
@@ -302,27 +295,27 @@ describe('Telegram delivery through the Outbox', () => {
   it("honours Telegram's retry_after (429) through the outbox", async () => {
     fake.fail('sendMessage', { status: 429, retryAfter: 3 });
     outbox.send(owner, { text: 'rate limited' });
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent.length, 0);
     assert.equal(outbox.metrics().retried, 1);
     clock.advance(2_999);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent.length, 0, 'not before retry_after');
     clock.advance(1);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent[0]?.text, 'rate limited');
   });
 
   it('retries a 500 with backoff and dead-letters a chat Telegram does not know', async () => {
     fake.fail('sendMessage', { status: 500 });
     outbox.send(owner, { text: 'flaky' });
-    await outbox.settle();
+    await outbox.idle();
     clock.advance(500);
-    await outbox.settle();
+    await outbox.idle();
     assert.equal(fake.sent[0]?.text, 'flaky');
     fake.fail('sendMessage', { status: 400, description: 'Bad Request: chat not found' });
     outbox.send({ channel: 'telegram', chat: '-1009' }, { text: 'lost' });
-    await outbox.settle();
+    await outbox.idle();
     assert.match(outbox.deadLetters()[0]?.error ?? '', /chat not found/);
   });
 });

@@ -7,7 +7,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import { backoffDelay } from '../backoff.ts';
+import { backoffDelay } from '../../core/backoff.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { StopSignal } from '../stop-signal.ts';

@@ -21,7 +21,7 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
 
   afterEach(async () => {
     await scheduler.stop();
-    await fx.engine.settled();
+    await fx.engine.idle();
     await fx.close();
     await f.close();
   });

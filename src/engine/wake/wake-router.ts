@@ -2,11 +2,13 @@
 // turn end, stalled), or a session that completed, failed, was killed or was interrupted by a daemon stop or crash.
 // Each event is stored in the wake outbox first, then delivered in order (see route-wake.ts for where to); a failed
 // delivery is retried, an event no session can take is logged at warn and counted, never dropped silently.
-import type { Clock, Timer } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Logger } from '../../core/logger.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
+import type { StepResult } from '../../core/work-loop.ts';
 import type { SessionSignal } from '../../coding/session.ts';
 import type { SessionManager } from '../../coding/session-manager.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
@@ -81,10 +83,6 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
   const counters = { delivered: 0, undelivered: 0, debounced: 0, failedAttempts: 0 };
   let unsubscribe: (() => void) | null = null;
   let started = false;
-  let stopped = false;
-  let busy = false;
-  let current: Promise<void> = Promise.resolve();
-  let retryTimer: Timer | null = null;
 
   function record(session: Pick<StoredSession, 'id' | 'originSessionId'>, kind: WakeEventKind, text: string): void {
     const event = store.insert({ messageId: `wake-${newId(16)}`, codingSessionId: session.id, kind, originSessionId: session.originSessionId, text, now: clock.now() });
@@ -121,51 +119,40 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     }
   }
 
-  function kick(): void {
-    if (!started || stopped || busy || retryTimer) return;
-    busy = true;
-    current = drain();
+  /** Delivers the oldest pending event; a failure stays queued and the loop retries after `wake.retryMs`. */
+  async function deliverOldest(): Promise<StepResult> {
+    const event = store.oldestPending();
+    if (!event) return 'quiet';
+    try {
+      const delivery = await routeWake(deps, { text: event.text, origin: 'wake', originSessionId: event.originSessionId, messageId: event.messageId, at: event.createdAt });
+      if (delivery) {
+        store.markDelivered(event.id, delivery.sessionId, delivery.via, clock.now());
+        counters.delivered += 1;
+        logger.info({ event: event.id, session: event.codingSessionId, kind: event.kind, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate }, 'wake delivered');
+      } else {
+        const reason = `no session to wake: ${event.originSessionId ? `origin session ${event.originSessionId} no longer exists, ` : 'no origin session, '}no foreground user session, no heartbeat session${deps.heartbeat ? '' : ', no heartbeat to run'}`;
+        store.markUndelivered(event.id, reason, clock.now());
+        counters.undelivered += 1;
+        logger.warn({ event: event.id, session: event.codingSessionId, kind: event.kind, undelivered: counters.undelivered }, `wake undelivered: ${reason}`);
+      }
+      store.trim(config.wake.keepEvents);
+      return 'more';
+    } catch (error) {
+      counters.failedAttempts += 1;
+      try {
+        store.recordFailure(event.id, errorMessage(error));
+      } catch (storeError) {
+        logger.error({ err: errorMessage(storeError) }, 'could not record a failed wake delivery');
+      }
+      logger.error({ event: event.id, session: event.codingSessionId, err: errorMessage(error), retryInMs: config.wake.retryMs }, 'wake delivery failed; it stays queued and is retried');
+      throw error;
+    }
   }
 
-  /** Delivers pending events oldest first; stops at the first engine failure and retries after `wake.retryMs`. */
-  async function drain(): Promise<void> {
-    for (;;) {
-      const event = store.oldestPending();
-      if (!event || stopped) {
-        busy = false;
-        return;
-      }
-      try {
-        const delivery = await routeWake(deps, { text: event.text, origin: 'wake', originSessionId: event.originSessionId, messageId: event.messageId, at: event.createdAt });
-        if (delivery) {
-          store.markDelivered(event.id, delivery.sessionId, delivery.via, clock.now());
-          counters.delivered += 1;
-          logger.info({ event: event.id, session: event.codingSessionId, kind: event.kind, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate }, 'wake delivered');
-        } else {
-          const reason = `no session to wake: ${event.originSessionId ? `origin session ${event.originSessionId} no longer exists, ` : 'no origin session, '}no foreground user session, no heartbeat session${deps.heartbeat ? '' : ', no heartbeat to run'}`;
-          store.markUndelivered(event.id, reason, clock.now());
-          counters.undelivered += 1;
-          logger.warn({ event: event.id, session: event.codingSessionId, kind: event.kind, undelivered: counters.undelivered }, `wake undelivered: ${reason}`);
-        }
-        store.trim(config.wake.keepEvents);
-      } catch (error) {
-        counters.failedAttempts += 1;
-        try {
-          store.recordFailure(event.id, errorMessage(error));
-        } catch (storeError) {
-          logger.error({ err: errorMessage(storeError) }, 'could not record a failed wake delivery');
-        }
-        logger.error({ event: event.id, session: event.codingSessionId, err: errorMessage(error), retryInMs: config.wake.retryMs }, 'wake delivery failed; it stays queued and is retried');
-        busy = false;
-        if (!stopped) {
-          retryTimer = clock.after(config.wake.retryMs, () => {
-            retryTimer = null;
-            kick();
-          });
-        }
-        return;
-      }
-    }
+  const loop = new WorkLoop({ clock, step: deliverOldest, retryDelay: () => config.wake.retryMs });
+
+  function kick(): void {
+    if (started) loop.kick();
   }
 
   return {
@@ -174,15 +161,12 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       started = true;
       unsubscribe = deps.sessions.on(onSignal);
       kick();
-      await current;
+      await loop.idle();
     },
     async stop() {
-      stopped = true;
       unsubscribe?.();
       unsubscribe = null;
-      retryTimer?.cancel();
-      retryTimer = null;
-      await current;
+      await loop.stop();
     },
     announceInterrupted(sessionIds) {
       for (const id of sessionIds) {
@@ -212,8 +196,8 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
         recentUndelivered: store.recent('undelivered', 5).map((e) => ({ id: e.id, codingSessionId: e.codingSessionId, kind: e.kind, createdAt: e.createdAt, error: e.error })),
       };
     },
-    async idle() {
-      while (busy) await current;
+    idle() {
+      return loop.idle();
     },
   };
 }

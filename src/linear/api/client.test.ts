@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FAKE_IDS, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import type { FakeLinear } from '../../../test/support/fake-linear.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { Clock } from '../../core/clock.ts';
 import { linearSchema } from '../../core/config-linear.ts';
@@ -11,12 +12,6 @@ import { openDatabase } from '../../store/database.ts';
 import { buildLinearAccess } from './access.ts';
 import type { LinearAccess } from './access.ts';
 import { LinearApiError } from './types.ts';
-
-/** Waits (in real time, briefly) until the manual clock has a timer pending: a call is waiting on it. */
-async function untilWaiting(clock: ManualClock): Promise<void> {
-  for (let i = 0; i < 500 && clock.pending === 0; i += 1) await new Promise((resolve) => setTimeout(resolve, 2));
-  assert.ok(clock.pending > 0, 'expected a call to wait on the clock');
-}
 
 function isLinearError(kind: LinearApiError['kind']): (error: unknown) => boolean {
   return (error: unknown) => error instanceof LinearApiError && error.kind === kind;
@@ -160,7 +155,7 @@ describe('LinearSdkApi against the fake Linear', () => {
     const { api } = access({}, clock);
     fake.script({ match: 'issue', reply: { kind: 'rateLimit', resetAt: clock.now() + 30_000 } });
     const pending = api.getIssue('ENG-1');
-    await untilWaiting(clock);
+    await waitFor('a call to wait on the clock', () => clock.pending > 0, 1_000, 2);
     assert.equal(fake.requestsFor('issue').length, 1);
     clock.advance(29_999);
     await new Promise((resolve) => setTimeout(resolve, 20));
@@ -191,7 +186,7 @@ describe('LinearSdkApi against the fake Linear', () => {
     clock.advance(10 * 60_000);
     await patient.api.teamStates(FAKE_IDS.team);
     const third = patient.api.teamStates(FAKE_IDS.team);
-    await untilWaiting(clock);
+    await waitFor('a call to wait on the clock', () => clock.pending > 0, 1_000, 2);
     assert.equal(fake.requests.length, 5);
     clock.advance(50 * 60_000);
     await third;

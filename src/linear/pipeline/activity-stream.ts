@@ -1,8 +1,11 @@
 // What one dispatch tells its Linear agent session: the agent's text as thoughts and its tool calls as actions,
-// coalesced so Linear is not spammed, plus lifecycle messages posted at once. Posts go out one at a time, in order.
-import type { Clock, Timer } from '../../core/clock.ts';
+// coalesced so Linear is not spammed, plus lifecycle messages posted at once. Posts go out one at a time, in order, from
+// one WorkLoop that also waits out the coalescing window on the clock.
+import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
+import type { StepResult } from '../../core/work-loop.ts';
 import type { ActivityContent, LinearApi } from '../api/types.ts';
 import { LinearApiError } from '../api/types.ts';
 
@@ -29,6 +32,11 @@ function tail(text: string, max: number): string {
   return text.length > max ? `…${text.slice(-(max - 1))}` : text;
 }
 
+interface Outgoing {
+  content: ActivityContent;
+  sent: (ok: boolean) => void;
+}
+
 /**
  * The stream of one Linear agent session. `thought`/`action` are buffered and coalesced: the first in a quiet window
  * goes out at once, the rest are merged (all text into one thought, the tool calls into one action naming the last
@@ -41,13 +49,17 @@ export class ActivityStream {
   #texts: string[] = [];
   #tools: { action: string; parameter: string }[] = [];
   #firstPending: 'thought' | 'action' | null = null;
-  #timer: Timer | null = null;
+  /** Set by `close`: buffered items wait for the next item instead of the window's end. */
+  #windowClosed = false;
   #lastPostAt = Number.NEGATIVE_INFINITY;
-  #chain: Promise<void> = Promise.resolve();
+  #outgoing: Outgoing[] = [];
+  #loop: WorkLoop;
   #dead = false;
 
   constructor(options: ActivityStreamOptions) {
     this.#options = options;
+    // Posting never throws (failures are logged in `#postOne`), so the loop's backoff is only a guard.
+    this.#loop = new WorkLoop({ clock: options.clock, step: () => this.#step(), retryDelay: () => options.throttleMs });
   }
 
   get agentSessionId(): string {
@@ -84,33 +96,45 @@ export class ActivityStream {
   /** Sends what is buffered now; resolves when every post so far is done. */
   async flush(): Promise<void> {
     this.#drain();
-    await this.#chain;
+    this.#loop.kick();
+    await this.#loop.idle();
   }
 
-  /** Cancels the window timer (buffered items are sent first). */
+  /** Ends the coalescing window (buffered items are sent first). */
   async close(): Promise<void> {
     await this.flush();
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#windowClosed = true;
+    this.#loop.kick();
   }
 
+  /** The first item of a quiet window goes out at once; later ones wait for the window's end (the loop's wake-up). */
   #arm(): void {
-    if (this.#timer) return;
-    const wait = this.#lastPostAt + this.#options.throttleMs - this.#options.clock.now();
-    if (wait <= 0) {
-      this.#drain();
-      return;
+    this.#windowClosed = false;
+    if (this.#windowWait() <= 0) this.#drain();
+    this.#loop.kick();
+  }
+
+  #windowWait(): number {
+    return this.#lastPostAt + this.#options.throttleMs - this.#options.clock.now();
+  }
+
+  /** Posts the next outgoing item, or moves the buffer out when its window has ended, or sleeps until then. */
+  async #step(): Promise<StepResult> {
+    const next = this.#outgoing.shift();
+    if (next) {
+      next.sent(await this.#postOne(next.content));
+      return 'more';
     }
-    this.#timer = this.#options.clock.after(wait, () => {
-      this.#timer = null;
-      this.#drain();
-    });
+    if (this.#texts.length === 0 && this.#tools.length === 0) return 'quiet';
+    if (this.#windowClosed) return 'quiet';
+    const wait = this.#windowWait();
+    if (wait > 0) return { wakeInMs: wait };
+    this.#drain();
+    return 'more';
   }
 
   /** Turns the buffer into at most one thought and one action, in the order they first appeared. */
   #drain(): void {
-    this.#timer?.cancel();
-    this.#timer = null;
     const items: ActivityContent[] = [];
     if (this.#texts.length > 0) items.push({ type: 'thought', body: tail(this.#texts.join('\n\n'), MAX_THOUGHT_CHARS) });
     if (this.#tools.length > 0) {
@@ -129,20 +153,22 @@ export class ActivityStream {
   }
 
   #send(content: ActivityContent): Promise<boolean> {
+    const sent = new Promise<boolean>((resolve) => this.#outgoing.push({ content, sent: resolve }));
+    this.#loop.kick();
+    return sent;
+  }
+
+  async #postOne(content: ActivityContent): Promise<boolean> {
     const { linear, agentSessionId, logger } = this.#options;
-    const result = this.#chain.then(async () => {
-      if (this.#dead) return false;
-      try {
-        await linear.createAgentActivity(agentSessionId, content);
-        return true;
-      } catch (error) {
-        const final = error instanceof LinearApiError && !error.retryable;
-        if (final) this.#dead = true;
-        logger.warn({ err: errorMessage(error), agentSessionId, activity: content.type, final }, 'could not post a Linear agent activity');
-        return false;
-      }
-    });
-    this.#chain = result.then(() => undefined);
-    return result;
+    if (this.#dead) return false;
+    try {
+      await linear.createAgentActivity(agentSessionId, content);
+      return true;
+    } catch (error) {
+      const final = error instanceof LinearApiError && !error.retryable;
+      if (final) this.#dead = true;
+      logger.warn({ err: errorMessage(error), agentSessionId, activity: content.type, final }, 'could not post a Linear agent activity');
+      return false;
+    }
   }
 }

@@ -1,11 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { ManualClock } from '../../core/clock.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { DispatchLanes } from './dispatch-lanes.ts';
 
 describe('DispatchLanes', () => {
   it('runs the steps of one dispatch one at a time, in order; other dispatches run beside them', async () => {
-    const lanes = new DispatchLanes({ logger: silentLogger(), onFailure: () => undefined });
+    const lanes = new DispatchLanes({ clock: new ManualClock(), logger: silentLogger(), onFailure: () => undefined });
     const seen: string[] = [];
     let release = (): void => undefined;
     const gate = new Promise<void>((resolve) => {
@@ -22,14 +23,14 @@ describe('DispatchLanes', () => {
     assert.ok(lanes.busy('a'));
     assert.equal(lanes.busy('b'), false);
     release();
-    await lanes.settle();
+    await lanes.idle();
     assert.deepEqual(seen, ['a1 start', 'b1', 'a1 end', 'a2']);
     assert.equal(lanes.busy('a'), false);
   });
 
   it('a step that throws is reported with its label and does not stop the lane', async () => {
     const failures: string[] = [];
-    const lanes = new DispatchLanes({ logger: silentLogger(), onFailure: (id, message) => void failures.push(`${id} ${message}`) });
+    const lanes = new DispatchLanes({ clock: new ManualClock(), logger: silentLogger(), onFailure: (id, message) => void failures.push(`${id} ${message}`) });
     await lanes.serial('a', 'setup', async () => {
       throw new Error('no worktree');
     });

@@ -1,19 +1,36 @@
 // One lane per dispatch: the steps of a dispatch run one after another and never interleave; lanes of different
-// dispatches run side by side.
+// dispatches run side by side. Each lane is a WorkLoop that runs its queued steps in order.
+import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
+import type { StepResult } from '../../core/work-loop.ts';
 
 /** What the lanes are built from. */
 export interface DispatchLanesDeps {
+  clock: Clock;
   logger: Logger;
   /** Told when a step threw (the pipeline records it as the dispatch's last error). */
   onFailure: (dispatchId: string, message: string) => void;
 }
 
+interface Task {
+  label: string;
+  fn: () => Promise<void>;
+  done: () => void;
+}
+
+interface Lane {
+  tasks: Task[];
+  /** True while a step runs (false before its caller is resumed, so it sees the lane free). */
+  active: boolean;
+  loop: WorkLoop;
+}
+
 /** Serializes the steps of each dispatch. */
 export class DispatchLanes {
   #deps: DispatchLanesDeps;
-  #chains = new Map<string, { tail: Promise<void>; pending: number }>();
+  #lanes = new Map<string, Lane>();
 
   constructor(deps: DispatchLanesDeps) {
     this.#deps = deps;
@@ -25,27 +42,54 @@ export class DispatchLanes {
    * again); never rejects.
    */
   serial(dispatchId: string, label: string, fn: () => Promise<void>): Promise<void> {
-    const chain = this.#chains.get(dispatchId) ?? { tail: Promise.resolve(), pending: 0 };
-    chain.pending += 1;
-    const next = chain.tail.then(fn).catch((error: unknown) => {
-      this.#deps.logger.error({ err: error, dispatch: dispatchId, step: label }, 'pipeline step failed');
-      this.#deps.onFailure(dispatchId, `${label}: ${errorMessage(error)}`);
-    });
-    chain.tail = next.finally(() => {
-      chain.pending -= 1;
-      if (chain.pending === 0 && this.#chains.get(dispatchId) === chain) this.#chains.delete(dispatchId);
-    });
-    this.#chains.set(dispatchId, chain);
-    return next;
+    const lane = this.#lanes.get(dispatchId) ?? this.#newLane(dispatchId);
+    const finished = new Promise<void>((resolve) => lane.tasks.push({ label, fn, done: resolve }));
+    lane.loop.kick();
+    return finished;
   }
 
   /** True while a step of the dispatch is queued or running. */
   busy(dispatchId: string): boolean {
-    return (this.#chains.get(dispatchId)?.pending ?? 0) > 0;
+    const lane = this.#lanes.get(dispatchId);
+    return lane !== undefined && (lane.tasks.length > 0 || lane.active);
   }
 
   /** Resolves when every queued step of every dispatch has run. */
-  async settle(): Promise<void> {
-    while (this.#chains.size > 0) await Promise.all([...this.#chains.values()].map((c) => c.tail));
+  async idle(): Promise<void> {
+    while (this.#lanes.size > 0) await Promise.all([...this.#lanes.values()].map((lane) => lane.loop.idle()));
+  }
+
+  #newLane(dispatchId: string): Lane {
+    const tasks: Task[] = [];
+    const lane: Lane = {
+      tasks,
+      active: false,
+      loop: new WorkLoop({
+        clock: this.#deps.clock,
+        step: () => this.#next(dispatchId, lane),
+        // Steps never throw out of `#next` (failures go to onFailure; the monitor retries the dispatch).
+        retryDelay: () => 0,
+        onQuiet: () => {
+          if (this.#lanes.get(dispatchId) === lane && tasks.length === 0) this.#lanes.delete(dispatchId);
+        },
+      }),
+    };
+    this.#lanes.set(dispatchId, lane);
+    return lane;
+  }
+
+  async #next(dispatchId: string, lane: Lane): Promise<StepResult> {
+    const task = lane.tasks.shift();
+    if (!task) return 'quiet';
+    lane.active = true;
+    try {
+      await task.fn();
+    } catch (error) {
+      this.#deps.logger.error({ err: error, dispatch: dispatchId, step: task.label }, 'pipeline step failed');
+      this.#deps.onFailure(dispatchId, `${task.label}: ${errorMessage(error)}`);
+    }
+    lane.active = false;
+    task.done();
+    return 'more';
   }
 }

@@ -8,7 +8,8 @@ import type { HarnessEvent } from '../../coding/harness.ts';
 import { AppError } from '../../core/errors.ts';
 import type { ActivityContent } from '../api/types.ts';
 import type { ScriptedRun } from '../../../test/support/scripted-harness.ts';
-import { pipelineFixture, waitFor } from '../../../test/support/pipeline-fixture.ts';
+import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import { AUDITOR_DENIAL } from './phases.ts';
@@ -31,8 +32,8 @@ afterEach(async () => {
 
 /** Waits for the n-th run (1-based) of a scripted harness and returns it. */
 async function nthRun(f: PipelineFixture, n: number, harness: 'claude' | 'codex' | 'gemini' = 'claude'): Promise<ScriptedRun> {
-  await waitFor(() => f.scripted(harness).runs.length >= n, `${harness} run ${n}`);
-  await f.pipeline.settle();
+  await waitFor(`${harness} run ${n}`, () => f.scripted(harness).runs.length >= n);
+  await f.pipeline.idle();
   return f.scripted(harness).runs[n - 1] as ScriptedRun;
 }
 
@@ -59,10 +60,10 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.match(audit.spec.systemPrompt ?? '', /Never edit, create or delete files/);
     // The auditor asks to edit: denied, never allowed.
     await audit.emit({ type: 'started', backendSessionId: 'b-audit' }, { type: 'permission', requestId: 'r1', tool: 'Edit', input: { file_path: 'a.ts' } });
-    await waitFor(() => audit.answers.length === 1, 'the permission answer');
+    await waitFor('the permission answer', () => audit.answers.length === 1);
     assert.deepEqual(audit.answers[0], { requestId: 'r1', decision: { allow: false, message: AUDITOR_DENIAL } });
     await audit.emit({ type: 'text', text: PASS }, ok);
-    await waitFor(() => f.pipeline.get('ENG-1')?.status === 'done', 'done');
+    await waitFor('done', () => f.pipeline.get('ENG-1')?.status === 'done');
   });
 
   it('kills a tool call that runs past the tool timeout (a silent tool is not inactivity)', async () => {
@@ -155,11 +156,11 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.dispatch('S-1', { agentSessionId: 'as-s1' });
     const w1 = await nthRun(f, 1);
     await f.pipeline.dispatch('S-2', { agentSessionId: 'as-s2' });
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     assert.equal(f.scripted('claude').runs.length, 1);
     f.clock.advance(3_000); // the coalescing window of the activity stream
     const thoughts = () => ofType(f.linear.activitiesOf('as-s2'), 'thought').map((t) => t.body).join('\n');
-    await waitFor(() => /Waiting for a free coding-session slot to start the worker/.test(thoughts()), 'the waiting thought');
+    await waitFor('the waiting thought', () => /Waiting for a free coding-session slot to start the worker/.test(thoughts()));
     await finish(w1, 'done');
     // S-1's auditor and S-2's worker compete for the one slot; both eventually run.
     const second = await nthRun(f, 2);
@@ -168,7 +169,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await finish(third, third.spec.permissionMode === 'plan' ? PASS : 'done');
     const fourth = await nthRun(f, 4);
     await finish(fourth, fourth.spec.permissionMode === 'plan' ? PASS : 'done');
-    await waitFor(() => f.pipeline.list().every((d) => d.status === 'done'), 'both done');
+    await waitFor('both done', () => f.pipeline.list().every((d) => d.status === 'done'));
   });
 
   it('monitor: stale dispatches become stuck (told), lost phases are recovered, old finished ones pruned', async () => {
@@ -193,7 +194,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.stop();
     await finish(m2, 'finished unseen');
     f.pipeline.start();
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     const audit = await nthRun(f, 3);
     assert.equal(audit.spec.permissionMode, 'plan', 'restart found the finished worker and started its audit');
     await audit.emit({ type: 'started', backendSessionId: 'b-audit' });
@@ -205,7 +206,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
       f.clock.advance(300_000);
       await audit.emit({ type: 'text', text: `still checking ${i}` });
     }
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     const report = await f.pipeline.monitor();
     assert.deepEqual(report.stale, ['M-1']);
     assert.equal(f.pipeline.get('M-1')?.status, 'stuck');
@@ -262,7 +263,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.equal(rerun.spec.resumeBackendId, undefined);
     assert.match(rerun.spec.prompt, /work done/);
     await finish(rerun, PASS);
-    await waitFor(() => g.pipeline.get('A-1')?.status === 'done', 'done');
+    await waitFor('done', () => g.pipeline.get('A-1')?.status === 'done');
     assert.equal(g.manager.get(interrupted).status, 'interrupted');
     assert.deepEqual(
       g.sessionsOf(d.id).map((s) => s.phase),
@@ -274,8 +275,8 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const f = setup({ prompts: 'worker:\n  task: [not, a, string]\n' });
     f.linear.addIssue({ identifier: 'P-1' });
     await f.pipeline.dispatch('P-1', { agentSessionId: 'as-p1' });
-    await waitFor(() => f.pipeline.get('P-1')?.status === 'stuck', 'stuck');
-    await f.pipeline.settle();
+    await waitFor('stuck', () => f.pipeline.get('P-1')?.status === 'stuck');
+    await f.pipeline.idle();
     assert.match(f.pipeline.get('P-1')?.lastError ?? '', /invalid prompts: .*prompts\.yaml: worker\.task/);
     assert.equal(f.scripted('claude').runs.length, 0);
   });
@@ -305,8 +306,8 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.dispatch('C-1');
     await finish(await nthRun(f, 1), 'did it');
     await finish(await nthRun(f, 2), FAIL.replace('false', 'true'));
-    await waitFor(() => f.pipeline.get('C-1')?.status === 'done', 'done');
-    await f.pipeline.settle();
+    await waitFor('done', () => f.pipeline.get('C-1')?.status === 'done');
+    await f.pipeline.idle();
     assert.equal(f.linear.comments.length, 1);
     assert.match(f.linear.comments[0]?.body ?? '', /C-1 is done/);
     assert.equal(f.linear.activities.length, 0);

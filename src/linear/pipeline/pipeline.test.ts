@@ -7,7 +7,8 @@ import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
 import type { ActivityContent } from '../api/types.ts';
 import { gitSync } from '../../../test/support/git-repo.ts';
-import { pipelineFixture, waitFor } from '../../../test/support/pipeline-fixture.ts';
+import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import type { DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
 
@@ -25,8 +26,8 @@ afterEach(async () => {
 });
 
 async function until(f: PipelineFixture, issue: string, status: DispatchStatus): Promise<DispatchRecord> {
-  await waitFor(() => f.pipeline.get(issue)?.status === status, `${issue} to be ${status} (is ${f.pipeline.get(issue)?.status})`);
-  await f.pipeline.settle();
+  await waitFor(`${issue} to be ${status} (is ${f.pipeline.get(issue)?.status})`, () => f.pipeline.get(issue)?.status === status);
+  await f.pipeline.idle();
   return f.pipeline.get(issue) as DispatchRecord;
 }
 
@@ -166,12 +167,12 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     await f.pipeline.dispatch('OK-2', { agentSessionId: 'as-hang' });
     const workers = () => f.sessionsOf(f.pipeline.get('OK-2')?.id ?? '').filter((s) => s.phase === 'worker');
     for (const n of [1, 2]) {
-      await waitFor(() => workers().length === n && workers()[n - 1]?.status === 'running', `worker try ${n} running`);
+      await waitFor(`worker try ${n} running`, () => workers().length === n && workers()[n - 1]?.status === 'running');
       f.clock.advance(59_000);
-      await f.pipeline.settle();
+      await f.pipeline.idle();
       assert.equal(workers()[n - 1]?.status, 'running', 'not killed before the limit');
       f.clock.advance(1_000);
-      await waitFor(() => workers()[n - 1]?.status === 'killed', `worker try ${n} killed`);
+      await waitFor(`worker try ${n} killed`, () => workers()[n - 1]?.status === 'killed');
     }
     const d = await until(f, 'OK-2', 'stuck');
     assert.deepEqual(
@@ -203,14 +204,14 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     f.linear.addIssue({ identifier: 'OK-3', title: 'Greeting', description: 'Add a greeting. [[hang]]' });
     await f.pipeline.dispatch('OK-3', { agentSessionId: 'as-stop' });
     const d0 = f.pipeline.get('OK-3') as DispatchRecord;
-    await waitFor(() => f.sessionsOf(d0.id)[0]?.status === 'running', 'worker running');
+    await waitFor('worker running', () => f.sessionsOf(d0.id)[0]?.status === 'running');
     const stopped = await f.pipeline.onStop('as-stop', 'stop:t1');
     assert.equal(stopped.outcome, 'stopped');
     const d1 = f.pipeline.get('OK-3') as DispatchRecord;
     assert.equal(d1.status, 'stopped');
     assert.equal(d1.stopRequested, true);
     assert.equal(f.sessionsOf(d0.id)[0]?.status, 'killed');
-    await f.pipeline.settle();
+    await f.pipeline.idle();
     assert.equal(f.sessionsOf(d0.id).length, 1, 'no audit after a stop');
     const responses = () => ofType(f.linear.activitiesOf('as-stop'), 'response');
     assert.equal(responses().length, 1);
@@ -266,7 +267,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     const queued = await f.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' });
     assert.deepEqual([queued.outcome, queued.outcome === 'queued' ? queued.position : 0], ['queued', 1]);
     const first = f.pipeline.get('OK-5') as DispatchRecord;
-    await waitFor(() => f.sessionsOf(first.id)[0]?.status === 'running', 'OK-5 worker running');
+    await waitFor('OK-5 worker running', () => f.sessionsOf(first.id)[0]?.status === 'running');
     const workerId = f.sessionsOf(first.id)[0]?.id as string;
 
     const g = await f.crash();

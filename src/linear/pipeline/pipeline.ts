@@ -58,7 +58,7 @@ export class Pipeline {
     const pc = config.linear.pipeline;
     const store = new DispatchStore(db);
     const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
-    const lanes = new DispatchLanes({ logger, onFailure: (id, message) => void store.update(id, { lastError: message }, clock.now()) });
+    const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => void store.update(id, { lastError: message }, clock.now()) });
     const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
     const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });
     const watch = new SessionWatch({ clock, logger, logs, sessions, store, reporter, pc });
@@ -96,7 +96,7 @@ export class Pipeline {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     this.#watch.stopAll();
-    await this.#lanes.settle();
+    await this.#lanes.idle();
     await Promise.all([this.#reporter.closeAll(), this.#journal.closeAll()]);
   }
 
@@ -339,8 +339,8 @@ export class Pipeline {
   }
 
   /** Resolves once every step queued so far (for every dispatch) has run. */
-  settle(): Promise<void> {
-    return this.#lanes.settle();
+  idle(): Promise<void> {
+    return this.#lanes.idle();
   }
 
   #pump(): void {

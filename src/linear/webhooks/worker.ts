@@ -1,11 +1,14 @@
 // Drains the durable delivery queue into the LinearEventHandler: at least once, attempts counted, exponential retry,
 // dead letter after `maxAttempts`, deliveries of one agent session / issue one at a time, resumed after a restart.
 // The results of a turn and the next claims are written in one transaction (one sync per turn, not two per delivery).
+// Turns run on a WorkLoop: kicks coalesce, and the loop wakes itself on the clock when the earliest retry falls due.
 import type { Clock, Timer } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
+import type { StepResult } from '../../core/work-loop.ts';
 import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
 import type { LinearEventHandler } from './events.ts';
 import { InvalidPayloadError, parseLinearEvent } from './parse.ts';
@@ -36,14 +39,21 @@ export class WebhookWorker {
   #deferredOnce = false;
   /** Set when the earliest retry time may have changed (start, a retry outcome, the retry timer): read it again. */
   #retriesChanged = true;
-  #retryTimer: Timer | undefined;
+  /** The earliest retry time known; the loop's wake-up (a kick re-arms it from here without reading the queue). */
   #retryAt = Infinity;
   #pruneTimer: Timer | undefined;
-  #idleWaiters: (() => void)[] = [];
+  #turnWaiters: (() => void)[] = [];
   #drainWaiters: (() => void)[] = [];
+  #loop: WorkLoop;
 
   constructor(options: WebhookWorkerOptions) {
     this.#o = options;
+    this.#loop = this.#newLoop();
+  }
+
+  #newLoop(): WorkLoop {
+    // A turn never throws (queue errors are logged inside it), so the backoff is only a guard.
+    return new WorkLoop({ clock: this.#o.clock, step: () => this.#turn(), retryDelay: () => this.#o.webhooks.retryInitialMs });
   }
 
   /** Puts deliveries interrupted by a previous process back in the queue, prunes old ones, and starts working. */
@@ -51,12 +61,13 @@ export class WebhookWorker {
     if (this.#running) return;
     const { store, clock, logger, webhooks } = this.#o;
     this.#running = true;
+    this.#loop = this.#newLoop();
     this.#retriesChanged = true;
     const recovered = store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
     this.#prune();
     this.#pruneTimer = clock.every(webhooks.pruneIntervalMs, () => this.#prune());
-    this.#turn();
+    this.#loop.kick();
   }
 
   /** Wakes the worker (a delivery was queued). */
@@ -76,8 +87,7 @@ export class WebhookWorker {
       this.#batchTimer = undefined;
       this.#turnScheduled = false;
     }
-    this.#retryTimer?.cancel();
-    this.#retryTimer = undefined;
+    await this.#loop.stop();
     this.#retryAt = Infinity;
     this.#pruneTimer?.cancel();
     if (this.#inFlight > 0) {
@@ -92,13 +102,15 @@ export class WebhookWorker {
       grace?.cancel();
     }
     this.#turn();
-    this.#settleIdle();
   }
 
   /** Resolves once nothing is being handled, every result is recorded, and nothing queued can run now (tests, shutdown). */
-  idle(): Promise<void> {
-    if (this.#isIdle()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+  async idle(): Promise<void> {
+    for (;;) {
+      await this.#loop.idle();
+      if (this.#isIdle()) return;
+      await new Promise<void>((resolve) => this.#turnWaiters.push(resolve));
+    }
   }
 
   #isIdle(): boolean {
@@ -111,31 +123,43 @@ export class WebhookWorker {
     }
   }
 
-  /** A turn soon: after `batchMs` on the clock (so what arrives meanwhile joins it), or on the next tick when 0. */
+  /**
+   * A turn soon (a kick of the loop): after `batchMs` on the clock (so what arrives meanwhile joins it), or on the next
+   * tick when 0. After a stop the turn runs outside the loop, so late results are still recorded.
+   */
   #scheduleTurn(): void {
     if (this.#turnScheduled) return;
     this.#turnScheduled = true;
     const run = () => {
       this.#batchTimer = undefined;
       this.#turnScheduled = false;
-      this.#turn();
+      if (this.#running) this.#loop.kick();
+      else this.#turn();
     };
     const batchMs = this.#o.webhooks.batchMs;
     if (batchMs > 0 && this.#running) this.#batchTimer = this.#o.clock.after(batchMs, run);
     else setImmediate(run);
   }
 
-  /** Records finished attempts and claims as many deliveries as there are free slots, in one transaction. */
-  #turn(): void {
+  /**
+   * Records finished attempts and claims as many deliveries as there are free slots, in one transaction; then sleeps
+   * until the earliest retry.
+   */
+  #turn(): StepResult {
     const { store, clock, logger, webhooks } = this.#o;
+    if (this.#running && this.#retryAt <= clock.now()) {
+      this.#retryAt = Infinity;
+      this.#retriesChanged = true;
+    }
     if (this.#running && !this.#deferredOnce && this.#o.intakePending?.()) {
       this.#deferredOnce = true;
       this.#turnScheduled = true;
       setImmediate(() => {
         this.#turnScheduled = false;
-        this.#turn();
+        if (this.#running) this.#loop.kick();
+        else this.#turn();
       });
-      return;
+      return this.#nextWake();
     }
     this.#deferredOnce = false;
     const outcomes = this.#finished;
@@ -162,9 +186,15 @@ export class WebhookWorker {
     // Retry times only appear with a retry outcome (or were left by the last process: checked at start).
     if (outcomes.some((o) => o.kind === 'retry')) this.#retriesChanged = true;
     this.#scheduleRetry();
-    if (this.#idleWaiters.length > 0 && this.#isIdle()) this.#settleIdle();
+    this.#settleTurn();
+    return this.#nextWake();
   }
 
+  #nextWake(): StepResult {
+    return this.#running && this.#retryAt !== Infinity ? { wakeInMs: Math.max(0, this.#retryAt - this.#o.clock.now()) } : 'quiet';
+  }
+
+  /** Reads the earliest retry time again when it may have changed; the loop wakes then. */
   #scheduleRetry(): void {
     if (!this.#running || !this.#retriesChanged) return;
     this.#retriesChanged = false;
@@ -177,16 +207,7 @@ export class WebhookWorker {
       this.#o.logger.error({ err: errorMessage(error) }, 'linear webhooks: cannot read the queue');
       return;
     }
-    if (due === undefined) return;
-    if (this.#retryTimer && this.#retryAt <= due) return;
-    this.#retryTimer?.cancel();
-    this.#retryAt = due;
-    this.#retryTimer = this.#o.clock.after(due - now, () => {
-      this.#retryTimer = undefined;
-      this.#retryAt = Infinity;
-      this.#retriesChanged = true;
-      this.#turn();
-    });
+    if (due !== undefined && due < this.#retryAt) this.#retryAt = due;
   }
 
   /** Handles one claimed delivery; resolves with its outcome (never rejects). */
@@ -225,9 +246,10 @@ export class WebhookWorker {
     }
   }
 
-  #settleIdle(): void {
-    const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
+  /** Wakes `idle()` callers after each turn to look again. */
+  #settleTurn(): void {
+    const waiters = this.#turnWaiters;
+    this.#turnWaiters = [];
     for (const resolve of waiters) resolve();
   }
 
