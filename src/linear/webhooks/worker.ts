@@ -87,20 +87,23 @@ export class WebhookWorker {
       this.#batchTimer = undefined;
       this.#turnScheduled = false;
     }
-    await this.#loop.stop();
     this.#retryAt = Infinity;
     this.#pruneTimer?.cancel();
-    if (this.#inFlight > 0) {
-      let grace: Timer | undefined;
-      await new Promise<void>((resolve) => {
-        this.#drainWaiters.push(resolve);
-        grace = clock.after(webhooks.stopGraceMs, () => {
-          logger.warn({ running: this.#inFlight }, 'linear webhooks: handlers still running at shutdown; their deliveries run again at the next start');
-          resolve();
-        });
-      });
-      grace?.cancel();
-    }
+    // The grace period starts now (before anything is awaited), so stop() is bounded from the moment it is called.
+    let grace: Timer | undefined;
+    const drained =
+      this.#inFlight > 0
+        ? new Promise<void>((resolve) => {
+            this.#drainWaiters.push(resolve);
+            grace = clock.after(webhooks.stopGraceMs, () => {
+              logger.warn({ running: this.#inFlight }, 'linear webhooks: handlers still running at shutdown; their deliveries run again at the next start');
+              resolve();
+            });
+          })
+        : Promise.resolve();
+    await this.#loop.stop();
+    await drained;
+    grace?.cancel();
     this.#turn();
   }
 
