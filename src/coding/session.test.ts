@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
+import { storedSession as storedSessionRecord } from '../../test/support/stored-session.ts';
 import type { ScriptedRun } from '../../test/support/scripted-harness.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
@@ -18,32 +19,7 @@ const IDLE_MS = 30 * 60_000;
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
 function storedSession(spec: Partial<LaunchSpec> = {}): StoredSession {
-  const full: LaunchSpec = { harness: 'claude', prompt: 'do it', workdir: '/w', maxBudgetUsd: 5, permissionMode: 'default', multiTurn: true, forkSession: false, ...spec };
-  return {
-    id: 's1',
-    name: 'one',
-    harness: 'claude',
-    status: 'starting',
-    prompt: full.prompt,
-    workdir: full.workdir,
-    model: null,
-    backendSessionId: null,
-    originChannel: 'cli',
-    originSessionId: null,
-    spec: full,
-    costUsd: 0,
-    startedAt: 0,
-    completedAt: null,
-    updatedAt: 0,
-    error: null,
-    endReason: null,
-    budgetExhausted: false,
-    foreground: {},
-    autoResponds: 0,
-    resumedFrom: null,
-    forked: false,
-    pid: null,
-  };
+  return storedSessionRecord({}, spec);
 }
 
 /** A Session over a scripted harness, with its log, row patches and signals recorded in order. */

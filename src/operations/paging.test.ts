@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { storedSession } from '../../test/support/stored-session.ts';
 import { AppError } from '../core/errors.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
 import { runCommand } from './commands.ts';
@@ -12,31 +13,10 @@ import type { SessionListResult } from './list.ts';
 import { OPERATIONS } from './table.ts';
 
 function stored(i: number, startedAt: number, status: StoredSession['status'] = 'completed'): StoredSession {
-  return {
-    id: `id-${i}`,
-    name: `s-${i}`,
-    harness: 'claude',
-    status,
-    prompt: `prompt ${i}`,
-    workdir: '/w',
-    model: null,
-    backendSessionId: null,
-    originChannel: 'cli',
-    originSessionId: null,
-    spec: { harness: 'claude', prompt: `prompt ${i}`, workdir: '/w', maxBudgetUsd: 1, permissionMode: 'bypassPermissions', multiTurn: true, forkSession: false },
-    costUsd: 0,
-    startedAt,
-    completedAt: startedAt + 1,
-    updatedAt: startedAt + 1,
-    error: null,
-    endReason: null,
-    budgetExhausted: false,
-    foreground: {},
-    autoResponds: 0,
-    resumedFrom: null,
-    forked: false,
-    pid: null,
-  };
+  return storedSession(
+    { id: `id-${i}`, name: `s-${i}`, status, prompt: `prompt ${i}`, startedAt, completedAt: startedAt + 1, updatedAt: startedAt + 1 },
+    { maxBudgetUsd: 1, permissionMode: 'bypassPermissions' },
+  );
 }
 
 describe('pageOf (lists held in memory)', () => {
