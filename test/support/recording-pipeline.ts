@@ -5,36 +5,23 @@ import type { LinearApi } from '../../src/linear/api/types.ts';
 import type { RouterPipeline } from '../../src/linear/router.ts';
 import type { DispatchContext, DispatchResult, PromptResult, StopResult } from '../../src/linear/pipeline/types.ts';
 import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
+import { dispatchRecord } from './dispatch-record.ts';
 
 function record(issueId: string, identifier: string, agentSessionId: string | null, n: number): DispatchRecord {
-  return {
+  return dispatchRecord({
     id: `d-${n}`,
     issueId,
     identifier,
     title: identifier,
     agentSessionId,
-    status: 'working',
-    attempt: 1,
-    roundStart: 1,
     tier: 'junior',
     tierReason: 'test',
-    harness: 'claude',
-    model: null,
-    auditHarness: 'claude',
-    auditModel: null,
-    profile: null,
-    repoPath: '/repo',
     branch: 'b',
     worktreePath: null,
-    context: {},
-    stopRequested: false,
-    queueSeq: null,
-    lastError: null,
     createdAt: n,
     updatedAt: n,
     lastActivityAt: n,
-    completedAt: null,
-  };
+  });
 }
 
 export class RecordingPipeline implements RouterPipeline {

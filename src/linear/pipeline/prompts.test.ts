@@ -3,6 +3,7 @@ import { describe, it } from 'node:test';
 import { AppError } from '../../core/errors.ts';
 import { linearPipelineSchema } from '../../core/config-linear-pipeline.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { makeIssue } from '../../../test/support/fake-linear-api.ts';
 import { auditPrompt, promptVars, workerPrompt } from './prompt-vars.ts';
 import { DEFAULT_PROMPTS, VERDICT_INSTRUCTION, mergePrompts, parsePromptsFile, renderTemplate, sanitizePromptInput } from './prompts.ts';
@@ -10,12 +11,10 @@ import { DEFAULT_PROMPTS, VERDICT_INSTRUCTION, mergePrompts, parsePromptsFile, r
 const pc = linearPipelineSchema.parse({ maxAttempts: 3, promptInputMaxChars: 200 });
 
 function dispatch(fields: Partial<DispatchRecord> = {}): DispatchRecord {
-  return {
-    id: 'd1', issueId: 'issue-eng-1', identifier: 'ENG-1', title: 'Add greeting', agentSessionId: 'as-1', status: 'working',
-    attempt: 1, roundStart: 1, tier: 'junior', tierReason: 'estimate 1', harness: 'claude', model: 'haiku', auditHarness: 'claude',
-    auditModel: 'haiku', profile: null, repoPath: '/repo', branch: 'agent/eng-1', worktreePath: '/repo/wt', context: {},
-    stopRequested: false, queueSeq: 1, lastError: null, createdAt: 0, updatedAt: 0, lastActivityAt: 0, completedAt: null, ...fields,
-  };
+  return dispatchRecord({
+    issueId: 'issue-eng-1', title: 'Add greeting', agentSessionId: 'as-1', tier: 'junior', tierReason: 'estimate 1', model: 'haiku',
+    auditModel: 'haiku', branch: 'agent/eng-1', queueSeq: 1, ...fields,
+  });
 }
 
 describe('prompts', () => {

@@ -3,7 +3,7 @@ import { describe, it } from 'node:test';
 import { ManualClock } from '../../core/clock.ts';
 import { silentLogger } from '../../core/logger.ts';
 import type { LogRecord } from '../../store/jsonl-log.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { SessionWatch } from './session-watch.ts';
 
 /** A SessionWatch over recording fakes: one session log the test writes to, live sessions, store and stream calls. */
@@ -47,41 +47,11 @@ function rig() {
   return { clock, watch, listeners, killed, touched, endCauses, streamed, write };
 }
 
-function record(): DispatchRecord {
-  return {
-    id: 'd1',
-    issueId: 'i1',
-    identifier: 'ENG-1',
-    title: 'Fix it',
-    agentSessionId: 'as1',
-    status: 'working',
-    attempt: 1,
-    roundStart: 1,
-    tier: 'medior',
-    tierReason: 'default',
-    harness: 'claude',
-    model: null,
-    auditHarness: 'claude',
-    auditModel: null,
-    profile: null,
-    repoPath: '/repo',
-    branch: 'eng-1',
-    worktreePath: '/repo/wt',
-    context: {},
-    stopRequested: false,
-    queueSeq: null,
-    lastError: null,
-    createdAt: 0,
-    updatedAt: 0,
-    lastActivityAt: 0,
-    completedAt: null,
-  };
-}
 
 describe('SessionWatch', () => {
   it('follows the session log: streams the worker’s text and tool calls, and touches the dispatch at most every 30 s', () => {
     const r = rig();
-    r.watch.watch(record(), 's1', 'worker');
+    r.watch.watch(dispatchRecord(), 's1', 'worker');
     assert.ok(r.watch.isWatched('s1'));
     r.write('s1', 'output', { text: 'reading the code' });
     r.write('s1', 'tool', { id: 't', name: 'Bash', input: { command: 'ls' } });
@@ -96,7 +66,7 @@ describe('SessionWatch', () => {
 
   it('a watchdog trip records the end cause, kills the session and remembers the trip', () => {
     const r = rig();
-    r.watch.watch(record(), 's1', 'audit');
+    r.watch.watch(dispatchRecord(), 's1', 'audit');
     r.clock.advance(120_000);
     assert.deepEqual(r.endCauses, ['s1:watchdog']);
     assert.equal(r.killed.length, 1);
@@ -106,7 +76,7 @@ describe('SessionWatch', () => {
 
   it('unwatch stops the watchdog and the log subscription', () => {
     const r = rig();
-    r.watch.watch(record(), 's1', 'worker');
+    r.watch.watch(dispatchRecord(), 's1', 'worker');
     r.watch.unwatch('s1');
     assert.equal(r.watch.isWatched('s1'), false);
     assert.equal(r.listeners.size, 0);
