@@ -14,6 +14,7 @@ import { listingPageSql } from '../src/store/coding-sessions.ts';
 import type { StoredSession } from '../src/store/coding-sessions.ts';
 import { ScriptedHarness } from '../test/support/scripted-harness.ts';
 import { sessionManagerIn } from '../test/support/session-manager-in.ts';
+import { storedSession } from '../test/support/stored-session.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { percentile, printTable } from './stats.ts';
 
@@ -24,31 +25,26 @@ if (!list) throw new Error('sessions.list is not an RPC method');
 
 function stored(i: number): StoredSession {
   const prompt = `fix the flaky test number ${i} in the parser and open a pull request when the suite is green`;
-  return {
-    id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
-    name: `fix-flaky-test-${i}`,
-    harness: 'claude',
-    status: i % 7 === 0 ? 'failed' : 'completed',
-    prompt,
-    workdir: '/home/dev/src/parser',
-    model: 'sonnet',
-    backendSessionId: `b-${i}`,
-    originChannel: 'telegram|42',
-    originSessionId: null,
-    spec: { harness: 'claude', prompt, workdir: '/home/dev/src/parser', model: 'sonnet', maxBudgetUsd: 5, permissionMode: 'bypassPermissions', multiTurn: true, forkSession: false },
-    costUsd: 0.1234,
-    startedAt: 1_767_225_600_000 + i * 1_000,
-    completedAt: 1_767_225_600_000 + i * 1_000 + 600,
-    updatedAt: 1_767_225_600_000 + i * 1_000 + 600,
-    error: null,
-    endReason: 'done',
-    budgetExhausted: false,
-    foreground: { 'telegram|42': { on: false, seenSeq: 12 } },
-    autoResponds: 0,
-    resumedFrom: null,
-    forked: false,
-    pid: null,
-  };
+  const startedAt = 1_767_225_600_000 + i * 1_000;
+  return storedSession(
+    {
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      name: `fix-flaky-test-${i}`,
+      status: i % 7 === 0 ? 'failed' : 'completed',
+      prompt,
+      workdir: '/home/dev/src/parser',
+      model: 'sonnet',
+      backendSessionId: `b-${i}`,
+      originChannel: 'telegram|42',
+      costUsd: 0.1234,
+      startedAt,
+      completedAt: startedAt + 600,
+      updatedAt: startedAt + 600,
+      endReason: 'done',
+      foreground: { 'telegram|42': { on: false, seenSeq: 12 } },
+    },
+    { model: 'sonnet', permissionMode: 'bypassPermissions' },
+  );
 }
 
 /** Times `fn`; `before` (not timed) runs ahead of each call. */
