@@ -77,6 +77,7 @@ export async function preflightGateway(input: PreflightInput): Promise<void> {
         `gateway.port ${port} (from ${keyOrigin('gateway.port', loaded, overrides, env)}) needs privileges this user lacks (ports below 1024); set gateway.port in ${loaded.configPath} or pass --port <n>`,
         1,
       );
+    case undefined:
     default:
       throw new CliError(`cannot listen on ${host}:${port}: ${errorMessage(failure)}`, 1);
   }

@@ -25,6 +25,7 @@ export interface ServiceHost {
 
 /** The init system and file for this platform; other platforms have none (exit 1, saying what to do instead). */
 export function serviceTarget(host: ServiceHost): ServiceTarget {
+  // eslint-disable-next-line @typescript-eslint/switch-exhaustiveness-check -- every other platform has no service manager
   switch (host.platform) {
     case 'linux':
       return { kind: 'systemd', file: join(host.xdgConfigHome || join(host.homeDir, '.config'), 'systemd', 'user', SYSTEMD_UNIT), unit: SYSTEMD_UNIT };

@@ -140,8 +140,13 @@ export function originEndedText(record: SessionRecord, preview: string): string 
       return [`❌ [${name}] Failed`, workdirLine(record), promptLine(record), `   ⚠️ ${record.error ?? record.endReason ?? 'unknown error'}`].join('\n');
     case 'killed':
       return [`⛔ [${name}] Killed`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join('\n');
-    default:
+    case 'starting':
+    case 'running':
+    case 'interrupted':
       return `${name}: ${record.status}`;
+    default:
+      record.status satisfies never;
+      return `${name}: ${String(record.status)}`;
   }
 }
 
@@ -156,8 +161,13 @@ export function foregroundEndedText(record: SessionRecord, runMs: number): strin
       return [`❌ ${label} failed (${dur})`, workdirLine(record), promptLine(record), `   ⚠️ ${record.error ?? record.endReason ?? 'unknown error'}`].join('\n');
     case 'killed':
       return [`⛔ ${label} killed (${dur})`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join('\n');
-    default:
+    case 'starting':
+    case 'running':
+    case 'interrupted':
       return `${label} ${record.status} (${dur})`;
+    default:
+      record.status satisfies never;
+      return `${label} ${String(record.status)} (${dur})`;
   }
 }
 

@@ -158,7 +158,10 @@ class SessionNotifier implements NotificationRouter {
       case 'view':
         this.#onView(session, signal.channel, signal.on);
         return;
+      case 'running':
+        return;
       default:
+        signal satisfies never;
         return;
     }
   }

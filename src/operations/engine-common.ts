@@ -9,8 +9,13 @@ export function callerOrigin(caller: Caller): string {
       return `session:${caller.sessionId}`;
     case 'chat':
       return `chat:${caller.channel}`;
-    default:
+    case 'rpc':
+    case 'cli':
       return caller.kind;
+    default: {
+      const never: never = caller;
+      throw new Error(`unknown caller ${JSON.stringify(never)}`);
+    }
   }
 }
 

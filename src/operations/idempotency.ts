@@ -107,8 +107,10 @@ export class Idempotency {
       case 'new':
       case 'taken-over':
         break;
-      default:
-        throw new Error(`unknown idempotency claim ${(claim as { kind: string }).kind}`);
+      default: {
+        const never: never = claim;
+        throw new Error(`unknown idempotency claim ${JSON.stringify(never)}`);
+      }
     }
     let committed = false;
     const commit: KeyCommit = {

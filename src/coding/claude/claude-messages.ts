@@ -218,7 +218,13 @@ export class ClaudeEventMapper {
         return this.#user(message.value);
       case 'result':
         return this.#result(message.value);
+      case 'stream_event':
+      case 'control_request':
+      case 'control_response':
+      case 'other':
+        return [{ type: 'activity' }];
       default:
+        message satisfies never;
         return [{ type: 'activity' }];
     }
   }

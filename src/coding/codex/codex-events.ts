@@ -220,7 +220,11 @@ export class CodexTurnParser implements TurnParser {
         return [{ type: 'warning', message: `Codex error: ${event.message}` }];
       case 'item':
         return this.#item(event.phase, event.item);
+      case 'turn.started':
+      case 'unknown':
+        return [{ type: 'activity' }];
       default:
+        event satisfies never;
         return [{ type: 'activity' }];
     }
   }
@@ -258,7 +262,12 @@ export class CodexTurnParser implements TurnParser {
         this.#asked.add(item.id);
         return [{ type: 'question', text }];
       }
+      case 'reasoning':
+      case 'plan':
+      case 'todo_list':
+        return [{ type: 'activity' }];
       default:
+        item satisfies never;
         return [{ type: 'activity' }];
     }
   }

@@ -114,7 +114,18 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
         lastWaiting.delete(session.id);
         record(session.record, 'interrupted', endedEventText(session.record, session.preview()));
         return;
+      case 'launched':
+      case 'running':
+      case 'output':
+      case 'tool':
+      case 'question':
+      case 'permission':
+      case 'message':
+      case 'budgetExhausted':
+      case 'view':
+        return;
       default:
+        signal satisfies never;
         return;
     }
   }
