@@ -50,11 +50,11 @@ function writeLogs(dir: string): number {
 
 function bareRead(dir: string, parse: boolean): number {
   const start = performance.now();
-  let count = 0;
+  let _records = 0; // counted so that the parse is not dead code; the figure itself is not reported
   for (const name of readdirSync(dir)) {
     const text = readFileSync(join(dir, name), 'utf8');
     if (!parse) continue;
-    for (const line of text.split('\n')) if (line) count += (JSON.parse(line) as { seq: number }).seq > 0 ? 1 : 0;
+    for (const line of text.split('\n')) if (line) _records += (JSON.parse(line) as { seq: number }).seq > 0 ? 1 : 0;
   }
   return performance.now() - start;
 }

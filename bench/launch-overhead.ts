@@ -11,7 +11,6 @@ import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/core/clock.ts';
 import type { HarnessName } from '../src/core/config.ts';
 import { loadConfig } from '../src/core/config-load.ts';
-import { SessionManager } from '../src/coding/session-manager.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { percentile, printTable } from './stats.ts';
 

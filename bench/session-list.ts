@@ -3,7 +3,6 @@
 // SQLite returns them), at 100 and at 10,000 stored sessions,
 // for the first page and for a page deep in the list (after a cursor), in the same run.
 // Run: npm run bench:list   (or: node bench/session-list.ts [iterations] [pageSize])
-import { join } from 'node:path';
 import { systemClock } from '../src/core/clock.ts';
 import { loadConfig } from '../src/core/config-load.ts';
 import { rpcMethods } from '../src/operations/rpc-methods.ts';

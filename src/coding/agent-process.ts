@@ -118,5 +118,7 @@ export class AgentProcess {
 
 /** Merges extra variables over the daemon's environment (the agent SDKs replace the environment instead). */
 export function mergeEnv(...layers: (Record<string, string | undefined> | undefined)[]): Record<string, string | undefined> {
-  return Object.assign({}, process.env, ...layers.filter(Boolean));
+  const env: Record<string, string | undefined> = { ...process.env };
+  for (const layer of layers) Object.assign(env, layer);
+  return env;
 }

@@ -10,7 +10,7 @@ import { ManualClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
-import { SessionManager } from './session-manager.ts';
+import type { SessionManager } from './session-manager.ts';
 import type { DatabaseSync } from '../store/database.ts';
 import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
 import type { CodeRunResult } from './code-runner.ts';

@@ -131,7 +131,7 @@ export class PerTurnRun implements Run {
       for (const event of parser.exit(info)) onEvent(event);
       const interrupted = this.#interrupted;
       this.#interrupted = false;
-      const ended = turnEnd as (HarnessEvent & { type: 'turnEnd' }) | null;
+      const ended = turnEnd;
       if (this.#killed) {
         this.#finish({ type: 'exited', code: info.code, error: 'killed' });
         return;

@@ -23,7 +23,7 @@ export function isInside(root: string, child: string): boolean {
  */
 export function checkWorkdir(requested: string, workspaces: readonly string[], field = 'workdir'): string {
   const real = realOrResolved(resolve(expandHome(requested)));
-  let isDir = false;
+  let isDir: boolean;
   try {
     isDir = statSync(real).isDirectory();
   } catch {

@@ -25,7 +25,7 @@ export function decodeCursor(cursor: string): CursorKey {
     Number.isFinite(value[0]) &&
     (typeof value[1] === 'string' || (typeof value[1] === 'number' && Number.isFinite(value[1])))
   ) {
-    return [value[0], value[1] as number | string];
+    return [value[0], value[1]];
   }
   throw invalidInput('cursor: not a cursor this list returned (pass back the nextCursor of the previous page)', 'cursor');
 }

@@ -80,7 +80,7 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
     }
     if (toolCalls.length === 0) return { outcome: 'ok', lastText };
     for (const call of toolCalls) {
-      const outcome = await callTool(call, offered, input.runTool);
+      const outcome = await callTool(call, offered, (c) => input.runTool(c));
       input.record({ type: 'tool_result', toolCallId: call.id, name: call.name, content: outcome.text, isError: outcome.isError });
       messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: outcome.text, isError: outcome.isError });
     }

@@ -59,8 +59,10 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       'gateway.host',
     );
   }
+  // Typed as Fastify's logger, so that the instance is FastifyInstance (a pino Logger would make it FastifyInstance<…, Logger>).
+  const loggerInstance: FastifyBaseLogger = logger;
   const app = Fastify({
-    loggerInstance: logger as FastifyBaseLogger,
+    loggerInstance,
     // Requests are not logged one by one (the daemon logs what it does with them); errors still are.
     logController: new LogController({ disableRequestLogging: true }),
     // No per-request child logger (it rebuilt the redacting serializers for every request): requests are not logged.

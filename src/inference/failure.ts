@@ -49,7 +49,7 @@ type ErrorLike = {
 };
 
 function asErrorLike(value: unknown): ErrorLike | undefined {
-  return value !== null && typeof value === 'object' ? (value as ErrorLike) : undefined;
+  return value !== null && typeof value === 'object' ? value : undefined;
 }
 
 /** Whether a status code is worth another provider: 408 request timeout, 429 rate limit, any 5xx (529 overloaded). */

@@ -69,7 +69,7 @@ function anthropicSeen(body: MessagesBody): Seen {
 function unwrapError(content: string): { content: string; isError: boolean } {
   try {
     const parsed = JSON.parse(content) as unknown;
-    if (parsed && typeof parsed === 'object' && 'error' in parsed) return { content: String((parsed as { error: unknown }).error), isError: true };
+    if (parsed && typeof parsed === 'object' && 'error' in parsed) return { content: String(parsed.error), isError: true };
   } catch {
     // plain text
   }

@@ -28,7 +28,7 @@ export type TriageAnswer = z.infer<typeof triageAnswerSchema>;
 /** The JSON objects in a text: fenced code blocks first, then every balanced {…} (strings respected), in order. */
 export function jsonCandidates(text: string): string[] {
   const out: string[] = [];
-  for (const match of text.matchAll(/```(?:json)?\s*([\s\S]*?)```/g)) if (match[1]?.trim().startsWith('{')) out.push((match[1] as string).trim());
+  for (const match of text.matchAll(/```(?:json)?\s*([\s\S]*?)```/g)) if (match[1]?.trim().startsWith('{')) out.push(match[1].trim());
   for (let i = 0; i < text.length; i += 1) {
     if (text[i] !== '{') continue;
     let depth = 0;

@@ -38,7 +38,7 @@ export function parseOperationInput(op: Operation, raw: unknown): Record<string,
     written.set(name, key);
   }
   const result = op.input.safeParse(Object.fromEntries(normalized));
-  if (result.success) return result.data as Record<string, unknown>;
+  if (result.success) return result.data;
   const issues = result.error.issues.map((issue) => {
     const [head, ...rest] = issue.path.map(String);
     const field = head === undefined ? '' : [written.get(head) ?? head, ...rest].join('.');

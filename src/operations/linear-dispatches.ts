@@ -1,7 +1,6 @@
 // linear_dispatches: the Linear pipeline as a person sees it — every dispatch with its state, attempt and runner, and
 // the projects in planning mode.
 import { z } from 'zod';
-import { AppError } from '../core/errors.ts';
 import { formatDuration } from '../coding/format.ts';
 import { pageOf } from '../core/page.ts';
 import { ACTIVE_DISPATCH_STATUSES, DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';

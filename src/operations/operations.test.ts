@@ -121,18 +121,18 @@ describe('operations table', () => {
       maxBudgetUsd: 2,
       channel: 'slack|c',
     });
-    assert.throws(() => parseOperationInput(launchOperation as never, { prompt: 'x', max_budget_usd: 'two' }), /max_budget_usd: .*number/);
-    assert.throws(() => parseOperationInput(launchOperation as never, { prompt: '' }), /prompt: the prompt must not be empty/);
-    assert.throws(() => parseOperationInput(launchOperation as never, { prompt: 'x', budget: 1 }), /unknown parameter budget/);
-    assert.throws(() => parseOperationInput(launchOperation as never, ['x']), /parameters must be an object/);
-    assert.throws(() => parseOperationInput(respondOperation as never, { id: 'a', session: 'b', message: 'm' }), /given twice/);
+    assert.throws(() => parseOperationInput(launchOperation, { prompt: 'x', max_budget_usd: 'two' }), /max_budget_usd: .*number/);
+    assert.throws(() => parseOperationInput(launchOperation, { prompt: '' }), /prompt: the prompt must not be empty/);
+    assert.throws(() => parseOperationInput(launchOperation, { prompt: 'x', budget: 1 }), /unknown parameter budget/);
+    assert.throws(() => parseOperationInput(launchOperation, ['x']), /parameters must be an object/);
+    assert.throws(() => parseOperationInput(respondOperation, { id: 'a', session: 'b', message: 'm' }), /given twice/);
   });
 
   it('treats constructor, toString and __proto__ as unknown parameters, never as inherited aliases', () => {
     for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
       const raw = JSON.parse(`{"prompt": "x", "${name}": 1}`) as Record<string, unknown>;
       assert.throws(
-        () => parseOperationInput(launchOperation as never, raw),
+        () => parseOperationInput(launchOperation, raw),
         (error: Error & { field?: string }) => {
           assert.match(error.message, new RegExp(`^launch: unknown parameter ${name} \\(accepted: prompt,`));
           assert.equal(error.field, name);
@@ -166,9 +166,9 @@ describe('operations table', () => {
     });
     assert.deepEqual(parseCommandArgs(resumeOperation as never, '--fork my-task try again'), { fork: true, session: 'my-task', prompt: 'try again' });
     assert.deepEqual(parseCommandArgs(resumeOperation as never, '--list'), { list: true });
-    assert.throws(() => parseCommandArgs(launchOperation as never, '--nope x'), /unknown option --nope/);
+    assert.throws(() => parseCommandArgs(launchOperation, '--nope x'), /unknown option --nope/);
     assert.deepEqual(parseCommandArgs(respondOperation as never, '--no-interrupt my-task go'), { interrupt: false, session: 'my-task', message: 'go' });
-    assert.throws(() => parseCommandArgs(launchOperation as never, '--no-name x'), /only a yes\/no option can be negated/);
+    assert.throws(() => parseCommandArgs(launchOperation, '--no-name x'), /only a yes\/no option can be negated/);
   });
 
   it('resolves origin channels in the seed order', () => {

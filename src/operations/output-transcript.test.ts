@@ -83,6 +83,6 @@ describe('output, show and sessions: tool calls and a pending permission request
     assert.deepEqual(listed.sessions[0]?.pendingPermission, { tool: 'Bash', input: { command: 'rm -rf build' } });
     const show = await runTool(OPERATIONS, 'claude_sessions', {}, rpc, services);
     assert.match(show.text, /running, waiting for approval of Bash,/);
-    assert.match(show.text, /\n   🔐 🔧 Bash — rm -rf build — reply yes to allow, anything else to deny/);
+    assert.match(show.text, /\n {3}🔐 🔧 Bash — rm -rf build — reply yes to allow, anything else to deny/);
   });
 });

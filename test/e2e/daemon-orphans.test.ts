@@ -77,9 +77,10 @@ for (const stubborn of [false, true]) {
         harnesses: { claude: { executable: FAKE_CLAUDE, env }, codex: { executable: FAKE_CODEX, env } },
       };
       writeFileSync(join(home, 'config.json5'), JSON.stringify(config));
-      daemon = await startDaemonProcess(home);
+      const running = await startDaemonProcess(home);
+      daemon = running;
       const sessions = await Promise.all(
-        (['claude', 'codex'] as const).map((harness) => daemon?.rpc<Summary>('sessions.launch', { prompt: 'think forever [[hang]]', workdir, harness, name: `stuck-${harness}` })),
+        (['claude', 'codex'] as const).map((harness) => running.rpc<Summary>('sessions.launch', { prompt: 'think forever [[hang]]', workdir, harness, name: `stuck-${harness}` })),
       );
       const pids = new Map<string, number[]>();
       for (const s of sessions) {

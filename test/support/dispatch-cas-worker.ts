@@ -19,7 +19,7 @@ const counter = new Int32Array(job.barrier);
 Atomics.add(counter, 0, 1);
 Atomics.notify(counter, 0);
 while (Atomics.load(counter, 0) < job.workers) Atomics.wait(counter, 0, Atomics.load(counter, 0), 50);
-let won: string | null = null;
+let won: string | null;
 if (job.op === 'transition') {
   won = store.transition(job.dispatchId, 'working', 'auditing', Date.now(), { attempt: 1 })?.id ?? null;
 } else {

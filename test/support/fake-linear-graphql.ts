@@ -159,7 +159,7 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
         estimate: typeof data.estimate === 'number' ? data.estimate : null,
         priority: typeof data.priority === 'number' ? data.priority : 0,
         labelIds: Array.isArray(data.labelIds) ? (data.labelIds as string[]) : [],
-        ...(str(data.stateId) ? { stateId: str(data.stateId) as string } : {}),
+        ...(str(data.stateId) ? { stateId: str(data.stateId) } : {}),
       });
       return { __typename: 'IssuePayload', success: true, lastSyncId: 2, issue: { id: issue.id, identifier: issue.identifier } };
     }

@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGraphQLError, parseOperation, resolveRootField } from './fake-linear-graphql.ts';
-import { FAKE_IDS, FakeWorkspace } from './fake-linear-workspace.ts';
+import { FakeWorkspace } from './fake-linear-workspace.ts';
 
 export { FAKE_IDS, FakeWorkspace } from './fake-linear-workspace.ts';
 

@@ -143,7 +143,7 @@ export function exitedOf(events: HarnessEvent[]): EventOf<'exited'> {
   const last = events.at(-1);
   assert.equal(last?.type, 'exited', `last event is exited: ${JSON.stringify(events.slice(-3))}`);
   assert.equal(ofType(events, 'exited').length, 1);
-  return last as EventOf<'exited'>;
+  return last;
 }
 
 /** Asserts the run's first turn failed as an API error with this HTTP status and a message matching `message`. */

@@ -5,11 +5,11 @@ import { afterEach, beforeEach } from 'node:test';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
-import { SessionManager } from '../../src/coding/session-manager.ts';
+import type { SessionManager } from '../../src/coding/session-manager.ts';
 import type { SessionSignal } from '../../src/coding/session.ts';
-import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
+import type { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
-import { SessionLogs } from '../../src/store/session-logs.ts';
+import type { SessionLogs } from '../../src/store/session-logs.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
 import { tempDir } from './temp-dir.ts';
 

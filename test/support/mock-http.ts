@@ -154,7 +154,7 @@ export interface MockHttpOptions {
   /** Answers a request whose `handle` threw before any header went out (a 500 in the API's error shape); after that the socket is destroyed. */
   fail(res: ServerResponse, error: unknown): void;
   /** Handles a protocol upgrade (WebSocket) request. */
-  upgrade?(req: IncomingMessage, socket: Duplex): void;
+  upgrade?: (req: IncomingMessage, socket: Duplex) => void;
 }
 
 /** Starts a mock server on 127.0.0.1 (a free port). */

@@ -42,13 +42,17 @@ export class RecordingEngine implements EngineApi {
   #seq = 0;
 
   /** Adds a user (foreground) session whose person last spoke at `lastUserAt`. */
-  addUserSession(id: string, lastUserAt: number): void {
-    this.#sessions.set(id, { id, descriptor: { type: 'user', connector: 'web', userId: id, channelId: `web|${id}` }, lastUserAt, accepted: new Set() });
+  addUserSession(id: string, lastUserAt: number): FakeSession {
+    const session: FakeSession = { id, descriptor: { type: 'user', connector: 'web', userId: id, channelId: `web|${id}` }, lastUserAt, accepted: new Set() };
+    this.#sessions.set(id, session);
+    return session;
   }
 
   /** Adds a session of any descriptor (e.g. an existing heartbeat or subagent session). */
-  addSession(id: string, descriptor: SessionDescriptor): void {
-    this.#sessions.set(id, { id, descriptor, lastUserAt: 0, accepted: new Set() });
+  addSession(id: string, descriptor: SessionDescriptor): FakeSession {
+    const session: FakeSession = { id, descriptor, lastUserAt: 0, accepted: new Set() };
+    this.#sessions.set(id, session);
+    return session;
   }
 
   removeSession(id: string): void {
@@ -64,8 +68,7 @@ export class RecordingEngine implements EngineApi {
     const id = `user-${message.target.channel}-${message.target.chat}`;
     let session = this.#sessions.get(id);
     if (!session) {
-      this.addUserSession(id, 0);
-      session = this.#sessions.get(id) as FakeSession;
+      session = this.addUserSession(id, 0);
     }
     session.lastUserAt = message.receivedAt;
     return this.#accept(session, 'user', message.text, `${message.target.channel}|${message.target.chat}`, message.id);
@@ -85,16 +88,15 @@ export class RecordingEngine implements EngineApi {
     const id = descriptor.type === 'cron' ? `cron-${descriptor.id}` : 'heartbeat';
     let session = this.#sessions.get(id);
     if (!session) {
-      this.addSession(id, descriptor);
-      session = this.#sessions.get(id) as FakeSession;
+      session = this.addSession(id, descriptor);
     }
     return this.#accept(session, 'scheduled', text, origin, options?.messageId);
   }
 
   async startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }> {
     const id = `sub-${++this.#seq}`;
-    this.addSession(id, { type: 'subagent', id, parentSessionId: input.parentSessionId ?? 'none', name: input.name });
-    await this.#accept(this.#sessions.get(id) as FakeSession, 'system', input.prompt, 'start', undefined);
+    const session = this.addSession(id, { type: 'subagent', id, parentSessionId: input.parentSessionId ?? 'none', name: input.name });
+    await this.#accept(session, 'system', input.prompt, 'start', undefined);
     return { sessionId: id };
   }
 

@@ -4,7 +4,7 @@
 import type { LinearApi } from '../../src/linear/api/types.ts';
 import type { RouterPipeline } from '../../src/linear/router.ts';
 import type { DispatchContext, DispatchResult, PromptResult, StopResult } from '../../src/linear/pipeline/types.ts';
-import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../src/store/linear-dispatches.ts';
 import { dispatchRecord } from './dispatch-record.ts';
 
 function record(issueId: string, identifier: string, agentSessionId: string | null, n: number): DispatchRecord {
@@ -63,7 +63,7 @@ export class RecordingPipeline implements RouterPipeline {
     this.stops.push(agentSessionId);
     const d = this.#records.find((r) => r.agentSessionId === agentSessionId);
     if (!d) return { outcome: 'unknown' };
-    d.status = 'stopped' as DispatchStatus;
+    d.status = 'stopped';
     return { outcome: 'stopped', dispatch: d };
   }
 

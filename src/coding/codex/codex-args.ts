@@ -43,6 +43,7 @@ export function codexSandboxArgs(permissionMode: PermissionMode, sandbox: CodexS
 
 /** A TOML basic string: quoted, with backslash, quote and control characters escaped. */
 export function tomlString(value: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what TOML requires escaped
   const escaped = value.replace(/[\\"\u0000-\u001f\u007f]/g, (ch) => {
     switch (ch) {
       case '\\':

@@ -69,7 +69,7 @@ export class Heartbeat {
       }
       store.retryRun(run.id);
       logger.warn({ run: run.id, reason: run.reason }, 'heartbeat run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)');
-      this.#enqueue(() => this.#post(run).catch(() => undefined));
+      void this.#enqueue(() => this.#post(run).catch(() => undefined));
     }
     this.#arm();
     await this.idle();

@@ -99,7 +99,7 @@ describe('Linear OAuth', () => {
     assert.match(unknown.html, /was not issued by this daemon/);
 
     const { state } = linear.oauth.authorize();
-    const code = new URL((await fetch(`${fake.authorizeUrl}?${new URLSearchParams({ client_id: FAKE_OAUTH_CLIENT.clientId, redirect_uri: `${base}/linear/oauth/callback`, state })}`, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code');
+    const code = new URL((await fetch(`${fake.authorizeUrl}?${new URLSearchParams({ client_id: FAKE_OAUTH_CLIENT.clientId, redirect_uri: `${base}/linear/oauth/callback`, state }).toString()}`, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code');
     assert.ok(code);
     const first = await browse(`${base}/linear/oauth/callback?code=${code}&state=${state}`);
     assert.equal(first.status, 200);

@@ -90,8 +90,8 @@ export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<v
   let d = p.store.get(dispatchId);
   if (!d || d.status !== 'dispatched') return;
   const { pc } = p;
-  let created = false;
-  let base: string | null = null;
+  let created: boolean;
+  let base: string | null;
   try {
     const worktree = await ensureWorktree({
       repo: d.repoPath,

@@ -49,7 +49,7 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
     await launchPhase(p, d.id, phase, 1);
     return 'launched';
   }
-  let record: StoredSession | null = null;
+  let record: StoredSession | null;
   try {
     record = p.sessions.get(row.sessionId);
   } catch {

@@ -4,20 +4,19 @@ import { FAKE_IDS } from '../../../test/support/fake-linear-workspace.ts';
 import { LINEAR_FIXTURES, linearFixture } from '../../../test/support/linear-webhook-fixtures.ts';
 import type { LinearEvent } from './events.ts';
 import { extractMentions, InvalidPayloadError, parseLinearEvent } from './parse.ts';
-import type { ParsedDelivery } from './parse.ts';
 
 const ctx = { deliveryId: 'd-1', appUserId: async () => FAKE_IDS.appUser };
 
 async function eventOf(payload: unknown): Promise<LinearEvent> {
   const parsed = await parseLinearEvent(payload, ctx);
   assert.equal(parsed.kind, 'event', parsed.kind === 'ignored' ? parsed.reason : '');
-  return (parsed as Extract<ParsedDelivery, { kind: 'event' }>).event;
+  return parsed.event;
 }
 
 async function ignoredReason(payload: unknown): Promise<string> {
   const parsed = await parseLinearEvent(payload, ctx);
   assert.equal(parsed.kind, 'ignored');
-  return (parsed as Extract<ParsedDelivery, { kind: 'ignored' }>).reason;
+  return parsed.reason;
 }
 
 describe('parseLinearEvent', () => {

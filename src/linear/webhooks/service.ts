@@ -30,7 +30,6 @@ export interface LinearWebhooksDeps {
 /** Builds the intake and the worker over one delivery store; the intake wakes the worker. Call `worker.start()` after. */
 export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
   const deliveries = new LinearDeliveryStore(deps.db);
-  let intake: WebhookIntake | undefined;
   const worker = new WebhookWorker({
     store: deliveries,
     handler: deps.handler,
@@ -38,9 +37,10 @@ export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
     clock: deps.clock,
     logger: deps.logger,
     webhooks: deps.config.webhooks,
-    intakePending: () => intake?.pending ?? false,
+    // Only asked while the worker runs (after start()), so `intake` below is set by then.
+    intakePending: () => intake.pending,
   });
-  intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify() });
+  const intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify() });
   return { intake, worker, deliveries };
 }
 
