@@ -1,25 +1,15 @@
 import { Command, CommanderError } from 'commander';
 import { systemClock } from '../core/clock.ts';
-import type { Clock } from '../core/clock.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
 import { OPERATIONS } from '../operations/table.ts';
 import { VERSION } from '../version.ts';
 import { CliError } from './cli-error.ts';
+import type { CliIo } from './cli-io.ts';
 import { formatChecks, runDoctor } from './doctor.ts';
 import { addLinearCommands } from './linear-commands.ts';
 import { addOperationCommands } from './op-commands.ts';
 import { addServiceCommands } from './service-commands.ts';
 import { runStart } from './start.ts';
-
-export interface CliIo {
-  out: (text: string) => void;
-  err: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-  /** Where the command was typed (relative paths resolve against it); default `process.cwd()`. */
-  cwd?: string;
-  /** The CLI's clock; default the system clock with timers that hold the process open. */
-  clock?: Clock;
-}
 
 /** Builds the commander program: `start`, `doctor`, `service`, `linear`, and one subcommand per operation exposed to the CLI. */
 export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: boolean }): Command {
@@ -59,7 +49,7 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
     });
 
   addOperationCommands(program, OPERATIONS, {
-    write: io.out,
+    out: io.out,
     env: io.env,
     setExitCode: (code) => (state.exitCode = code),
     clock,

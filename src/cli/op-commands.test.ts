@@ -45,8 +45,8 @@ describe('operation subcommands', () => {
 
   async function run(args: string[], options: { ops?: Operation[]; cwd?: string } = {}): Promise<void> {
     const program = new Command('switchboard').exitOverride().configureOutput({ writeOut: (s) => out.push(s), writeErr: (s) => out.push(s) });
-    addOperationCommands(program, options.ops ?? [cronAddOperation as unknown as Operation], {
-      write: (t) => out.push(t),
+    addOperationCommands(program, options.ops ?? [cronAddOperation], {
+      out: (t) => out.push(t),
       env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
       setExitCode: () => undefined,
       clock: systemClock({ holdProcess: true }),
@@ -97,8 +97,8 @@ describe('paged list subcommands', () => {
     const out: string[] = [];
     try {
       const program = new Command('switchboard').exitOverride();
-      addOperationCommands(program, [listOperation as unknown as Operation], {
-        write: (t) => out.push(t),
+      addOperationCommands(program, [listOperation], {
+        out: (t) => out.push(t),
         env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
         setExitCode: () => undefined,
         clock: systemClock({ holdProcess: true }),

@@ -6,20 +6,16 @@ import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
 import { parseOperationInput } from '../operations/input.ts';
 import type { Operation } from '../operations/operation.ts';
 import { CliError } from './cli-error.ts';
+import type { CliIo } from './cli-io.ts';
 import { resolveConnection, rpcCall } from './client.ts';
 import { followSession } from './follow.ts';
 import { nextPageHint } from './next-page.ts';
 
-/** What the generated commands need from their surroundings. */
-export interface CliIo {
-  write: (text: string) => void;
-  env: NodeJS.ProcessEnv;
-  setExitCode: (code: number) => void;
-  /** Where the command was typed: relative paths are resolved against it. Default: `process.cwd()`. */
-  cwd?: string;
-  /** The CLI's clock (`--follow` waits with it before reconnecting); its timers hold the process open. */
-  clock: Clock;
-}
+/**
+ * What the generated commands need: the CLI's output, environment and working directory, its clock (`--follow` waits
+ * with it before reconnecting; its timers hold the process open), and a way to set the exit code.
+ */
+export type OperationCommandsIo = Pick<CliIo, 'out' | 'env' | 'cwd'> & { clock: Clock; setExitCode: (code: number) => void };
 
 /** Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute. */
 const PATH_KEYS = new Set(['workdir']);
@@ -37,7 +33,7 @@ function argKey(arg: string): { key: string; variadic: boolean } {
 }
 
 /** Adds one subcommand per operation exposed to the CLI; each calls the daemon's RPC method for it. */
-export function addOperationCommands(program: Command, ops: readonly Operation[], io: CliIo): void {
+export function addOperationCommands(program: Command, ops: readonly Operation[], io: OperationCommandsIo): void {
   for (const op of ops) {
     const spec = op.expose.cli;
     const method = op.expose.rpc;
@@ -77,14 +73,14 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       parseOperationInput(op, params);
       const conn = resolveConnection({ env: io.env, ...(globals.home ? { home: globals.home } : {}), ...(globals.url ? { url: globals.url } : {}) });
       const result = await rpcCall(conn, method, params);
-      io.write(opts.json ? JSON.stringify(result, null, 2) : op.format(result));
+      io.out(opts.json ? JSON.stringify(result, null, 2) : op.format(result));
       if (!opts.json) {
         const words = [
           ...positional.flatMap(({ key }) => (params[key] === undefined ? [] : [String(params[key])])),
           ...optionKeys.filter((k) => k !== 'cursor' && opts[k] !== undefined).flatMap((k) => (opts[k] === true ? [`--${kebab(k)}`] : [`--${kebab(k)}`, String(opts[k])])),
         ];
         const hint = nextPageHint(spec.name, words, result);
-        if (hint) io.write(hint);
+        if (hint) io.out(hint);
       }
       if (!opts.follow || !op.follow) return;
       const start = op.follow(result);
@@ -94,7 +90,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         case 'idle':
           return;
         case 'session':
-          io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.write, clock: io.clock }));
+          io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.out, clock: io.clock }));
       }
     });
   }

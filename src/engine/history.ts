@@ -2,7 +2,7 @@
 // messages fit in `maxChars` (the newest turn always stays). Turns are kept whole, so every tool call keeps its
 // result; a call without a recorded result (a cut-off turn) gets an error result so pairs stay intact.
 import type { ChatMessage, ToolCall } from '../inference/types.ts';
-import type { EngineLogRecord, IncomingEntry, TurnOutcome } from './log-records.ts';
+import type { EngineLogRecord, IncomingEntry, EngineTurnOutcome } from './log-records.ts';
 import { renderSystemMessage } from './prompts.ts';
 
 /** What one turn recorded between its start and end. */
@@ -16,7 +16,7 @@ export interface TurnLog {
   messageId: string;
   incoming: IncomingEntry | null;
   steps: TurnStep[];
-  outcome: TurnOutcome | null;
+  outcome: EngineTurnOutcome | null;
 }
 
 export interface HistoryLimits {

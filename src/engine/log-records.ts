@@ -5,8 +5,11 @@ import type { LogRecord } from '../store/jsonl-log.ts';
 import type { ToolCall } from '../inference/types.ts';
 import type { SessionDescriptor } from './api.ts';
 
-/** How a turn ended: `limit` = tool iterations exhausted; `internal_error` = cut off (crash) or an engine fault. */
-export type TurnOutcome = 'ok' | 'error' | 'limit' | 'internal_error';
+/**
+ * How an engine turn ended: `limit` = tool iterations exhausted; `internal_error` = cut off (crash) or an engine fault.
+ * (A coding agent's turn ends with a TurnOutcome, coding/harness.ts.)
+ */
+export type EngineTurnOutcome = 'ok' | 'error' | 'limit' | 'internal_error';
 
 /** Who a queued message comes from: a person on a connector, or the daemon/another session. */
 export type IncomingKind = 'user' | 'system';
@@ -33,7 +36,7 @@ export type EngineLogEntry =
   | { type: 'assistant'; text: string; toolCalls: ToolCall[] }
   | { type: 'tool_result'; toolCallId: string; name: string; content: string; isError: boolean }
   | { type: 'outgoing'; text: string; target: string }
-  | { type: 'turn_end'; messageId: string; outcome: TurnOutcome; error?: string };
+  | { type: 'turn_end'; messageId: string; outcome: EngineTurnOutcome; error?: string };
 
 export type EngineLogType = EngineLogEntry['type'];
 

@@ -3,7 +3,7 @@
 // the last user activity, and the accepted message ids the SQLite index has not seen yet.
 import type { LogRecord } from '../store/jsonl-log.ts';
 import { asEngineRecord } from './log-records.ts';
-import type { EngineLogRecord, IncomingEntry, TurnOutcome } from './log-records.ts';
+import type { EngineLogRecord, IncomingEntry, EngineTurnOutcome } from './log-records.ts';
 import type { TurnStep } from './history.ts';
 
 /** A queued message as restore found it. */
@@ -32,7 +32,7 @@ export interface RestoreState {
   /** Messages accepted and never started, oldest first. */
   pending: FoundIncoming[];
   /** Outcome of the last closed turn. */
-  lastOutcome: TurnOutcome | null;
+  lastOutcome: EngineTurnOutcome | null;
   /** Time of the last message from a person, if the scan saw one. */
   lastUserAt: number | null;
   /** Accepted message ids with seq above the index's `indexedSeq`, oldest first. */
