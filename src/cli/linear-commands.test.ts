@@ -34,9 +34,13 @@ describe('switchboard linear (CLI)', () => {
     home.remove();
   });
 
-  async function run(args: string[], env: NodeJS.ProcessEnv, out: string[]): Promise<void> {
+  async function run(args: string[], env: NodeJS.ProcessEnv, out: string[], onLine: (line: string) => void = () => {}): Promise<void> {
     const program = new Command('switchboard').option('--home <dir>').exitOverride();
-    addLinearCommands(program, { out: (t) => out.push(t), env: { ...env, SWITCHBOARD_HOME: home.path }, clock: systemClock() });
+    const print = (line: string): void => {
+      out.push(line);
+      onLine(line);
+    };
+    addLinearCommands(program, { out: print, env: { ...env, SWITCHBOARD_HOME: home.path }, clock: systemClock() });
     await program.parseAsync(['--home', home.path, ...args], { from: 'user' });
   }
 
@@ -57,11 +61,10 @@ describe('switchboard linear (CLI)', () => {
   it('connect prints the authorize URL, takes the callback on a one-shot listener, and status then shows OAuth', async () => {
     const out: string[] = [];
     const env = { TEST_LINEAR_CLIENT_SECRET: FAKE_OAUTH_CLIENT.clientSecret };
-    const browser = (async () => {
-      for (let i = 0; i < 500 && !out.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
-      return (await fetch(out.find((l) => l.startsWith('http')) ?? '', { redirect: 'follow' })).status;
-    })();
-    await run(['linear', 'connect', '--timeout', '20'], env, out);
+    // Acts as the browser once the authorize URL is printed.
+    const { promise: authorizeUrl, resolve: printedUrl } = Promise.withResolvers<string>();
+    const browser = (async () => (await fetch(await authorizeUrl, { redirect: 'follow' })).status)();
+    await run(['linear', 'connect', '--timeout', '20'], env, out, (line) => line.startsWith('http') && printedUrl(line));
     assert.equal(await browser, 200);
     assert.match(out.join('\n'), /Linear connected to Acme as switchboard \(callback received by the command line\)/);
     assert.match(new URL(out.find((l) => l.startsWith('http')) ?? '').searchParams.get('redirect_uri') ?? '', new RegExp(`127\\.0\\.0\\.1:${port}/linear/oauth/callback$`));

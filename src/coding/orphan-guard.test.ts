@@ -3,15 +3,17 @@ import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
 import { after, describe, it } from 'node:test';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { GUARD_SUPPORTED, OrphanGuard } from './orphan-guard.ts';
 
-/** A stand-in agent: leads its own process group, as AgentProcess spawns them; `stubborn` ignores SIGTERM. */
+/**
+ * A stand-in agent: leads its own process group, as AgentProcess spawns them; `stubborn` ignores SIGTERM. Resolves
+ * once it prints `ready`, after its SIGTERM handler is installed, so nothing signals it before.
+ */
 async function agent(stubborn = false): Promise<ChildProcess & { pid: number }> {
-  const code = `${stubborn ? "process.on('SIGTERM', () => {});" : ''} setInterval(() => {}, 1 << 30);`;
-  const child = spawn(process.execPath, ['-e', code], { stdio: 'ignore', detached: true });
-  await once(child, 'spawn');
-  // Give a stubborn one time to install its handler before anything signals it.
-  if (stubborn) await new Promise((resolve) => setTimeout(resolve, 200));
+  const code = `${stubborn ? "process.on('SIGTERM', () => {});" : ''} process.stdout.write('ready\\n'); setInterval(() => {}, 1 << 30);`;
+  const child = spawn(process.execPath, ['-e', code], { stdio: ['ignore', 'pipe', 'ignore'], detached: true });
+  await once(child.stdout, 'data');
   return child as ChildProcess & { pid: number };
 }
 
@@ -54,11 +56,8 @@ describe('OrphanGuard', { skip: !GUARD_SUPPORTED && 'POSIX process groups only' 
     const first = guard.pid;
     assert.ok(first);
     process.kill(first, 'SIGKILL');
-    const deadline = Date.now() + 5_000;
-    while (guard.pid === first || guard.pid === undefined) {
-      assert.ok(Date.now() < deadline, 'a new guard starts');
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
+    // The guard's exit is not observable from here (it is the OrphanGuard's own child): poll for its successor.
+    await waitFor('a new guard to start', () => guard.pid !== first && guard.pid !== undefined, 5_000);
     const ended = exitSignal(a);
     await guard.close();
     assert.equal(await ended, 'SIGTERM');

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 import { postHead, rawExchange } from '../../test/support/raw-http.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { webGateway } from '../../test/support/web-gateway.ts';
 import type { WebGatewayFixture } from '../../test/support/web-gateway.ts';
 
@@ -24,6 +25,8 @@ describe('slow and half-sent requests', () => {
 
   const openConnections = (): Promise<number> =>
     new Promise((resolve, reject) => g.app.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+  // The client sees a connection closed before the server has let go of its side: wait for the server's count.
+  const serverReleasedAll = (): Promise<boolean> => waitFor('the server to release its connections', async () => (await openConnections()) === 0, 5_000);
 
   it('refuses a half-sent body without credentials at once (401) and closes the connection, on every header-authenticated route', async (t) => {
     // Long timeouts here: the connection must be closed by the refusal, not by a timeout.
@@ -48,7 +51,7 @@ describe('slow and half-sent requests', () => {
     const outcome = await rawExchange(g.port, request, BODY_MS + SLACK_MS * 3);
     assert.ok(outcome.closedAfterMs !== null, 'the connection was closed');
     assert.ok(outcome.closedAfterMs >= BODY_MS * 0.8 && outcome.closedAfterMs <= BODY_MS + SLACK_MS, `closed after ${outcome.closedAfterMs} ms`);
-    await sleep(50);
+    await serverReleasedAll();
     assert.equal(await openConnections(), 0, 'the server holds no connection for it any more');
   });
 
@@ -67,7 +70,7 @@ describe('slow and half-sent requests', () => {
     const held = heap() - before;
     const outcomes = await Promise.all(sent);
     assert.ok(outcomes.every((o) => o.closedAfterMs !== null), 'every one was closed');
-    await sleep(50);
+    await serverReleasedAll();
     const after = heap() - before;
     assert.ok(held > 10_000_000, `the 20 partial bodies (16 MB) were held while open: ${held} bytes`);
     assert.ok(after < held / 4, `and released once closed: ${after} bytes left of ${held}`);
@@ -96,7 +99,7 @@ describe('slow and half-sent requests', () => {
     assert.equal(health.status, 200);
     const outcomes = await Promise.all(pending);
     assert.ok(outcomes.every((o) => o.closedAfterMs !== null), 'every one was closed');
-    await sleep(50);
+    await serverReleasedAll();
     assert.equal(await openConnections(), 0);
   });
 

@@ -21,18 +21,23 @@ function runner(db: DatabaseSync, clock: ManualClock, kinds: Record<string, JobK
 }
 
 describe('JobRunner', () => {
-  it('runs jobs of one serial key one at a time and in order, other keys alongside; a key is queued once', async () => {
+  // Times out (rather than failing `most`) if the two keys never run at once: a1 and b1 wait for each other.
+  it('runs jobs of one serial key one at a time and in order, other keys alongside; a key is queued once', { timeout: 10_000 }, async () => {
     const clock = new ManualClock();
     const db = openDatabase(':memory:');
     const order: string[] = [];
     let running = 0;
     let most = 0;
+    const startedKeys = new Set<string>();
+    const { promise: bothKeysRunning, resolve: bothKeysStarted } = Promise.withResolvers<void>();
     const r = runner(db, clock, {
       work: {
         run: async (job) => {
           running += 1;
           most = Math.max(most, running);
-          await new Promise((resolve) => setTimeout(resolve, 5));
+          startedKeys.add(job.serialKey);
+          if (startedKeys.size === 2) bothKeysStarted();
+          await bothKeysRunning;
           order.push(job.key);
           running -= 1;
         },

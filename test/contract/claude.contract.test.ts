@@ -11,6 +11,7 @@ import { drive, exitedOf, ofType } from '../support/harness-run.ts';
 import { startMockAnthropic, textReply, toolUseReply } from '../support/mock-anthropic.ts';
 import type { MockAnthropic } from '../support/mock-anthropic.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const BINARY = bundledClaudeExecutable();
 const MARKER = 'SWITCHBOARD-APPEND-MARKER-7f3a';
@@ -121,7 +122,7 @@ describe('Claude Code contract (real binary, mock Messages API)', { timeout: 60_
     for await (const event of run) {
       events.push(event);
       if (event.type === 'started' && ofType(events, 'started').length === 1) {
-        await new Promise((resolve) => setTimeout(resolve, 300));
+        await waitFor('the model to be asked', () => mock.messageRequests().length > 0, 10_000);
         await run.interrupt();
         run.send('and now quickly');
       }

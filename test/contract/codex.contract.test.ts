@@ -140,15 +140,18 @@ test('API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits
 
 test('interrupt while the model is answering: turnEnd interrupted, then the next send resumes', { skip, timeout: TIMEOUT }, async () => {
   const { harness, workdir } = setup();
-  mock.setHandler((body) => (lastUserText(body).includes('SLOW') ? responsesText('late', { delayMs: 20_000 }) : responsesText('MOCK CODEX REPLY')));
+  // Resolves once the slow answer is being given: the turn to interrupt is under way.
+  const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
+  mock.setHandler((body) => {
+    if (!lastUserText(body).includes('SLOW')) return responsesText('MOCK CODEX REPLY');
+    answer();
+    return responsesText('late', { delayMs: 20_000 });
+  });
   try {
     const run = harness.start(spec('SLOW answer', workdir));
     const c = collect(run);
     await c.waitFor((e) => e.type === 'started');
-    const asked = Date.now() + 10_000;
-    while (!mock.responseRequests().some((r) => lastUserText(r.body as ResponsesBody).includes('SLOW')) && Date.now() < asked) {
-      await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    await answering;
     await interruptTurn(run, c);
     await resumeAfterInterrupt(run, c, 'fast now');
   } finally {

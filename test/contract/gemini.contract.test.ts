@@ -128,12 +128,18 @@ test('API_ERROR: the turn fails with api_error 400 and the run exits', { skip, t
 
 test('interrupt while the model is answering: turnEnd interrupted, then the next send resumes', { skip, timeout: TIMEOUT }, async () => {
   const { harness, workdir } = setup();
-  mock.setHandler((body) => (allTexts(body).some((t) => t.includes('SLOW')) && !allTexts(body).some((t) => t.includes('fast now')) ? geminiText('late', { delayMs: 20_000 }) : geminiText('MOCK GEMINI REPLY')));
+  // Resolves once the slow answer is being given: the turn to interrupt is under way.
+  const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
+  mock.setHandler((body) => {
+    if (!allTexts(body).some((t) => t.includes('SLOW')) || allTexts(body).some((t) => t.includes('fast now'))) return geminiText('MOCK GEMINI REPLY');
+    answer();
+    return geminiText('late', { delayMs: 20_000 });
+  });
   try {
     const run = harness.start(spec('SLOW answer', workdir));
     const c = collect(run);
     await c.waitFor((e) => e.type === 'started');
-    await new Promise((resolve) => setTimeout(resolve, 500));
+    await answering;
     await interruptTurn(run, c);
     await resumeAfterInterrupt(run, c, 'fast now');
   } finally {

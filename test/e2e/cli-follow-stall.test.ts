@@ -19,13 +19,16 @@ describe('switchboard --follow through a stalled turn', () => {
     assert.doesNotMatch(launched.stdout.split('FAKE CLAUDE REPLY')[0] ?? '', /waiting for input/, 'the stall is not called a wait for input');
   });
 
-  it('output --follow on a stalled session follows it to the turn end', async () => {
+  it('output --follow on a stalled session follows it to the turn end', { timeout: 30_000 }, async () => {
+    const sessions = rig.daemon.services.sessions;
+    const { promise: stalled, resolve: stall } = Promise.withResolvers<void>();
+    const unsubscribe = sessions.on((signal) => {
+      if (signal.type === 'waiting' && signal.reason === 'stalled' && signal.session.name === 'ponder') stall();
+    });
     await switchboard(['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'], env);
-    const deadline = Date.now() + 10_000;
-    while (rig.daemon.services.sessions.live('ponder')?.waitingFor !== 'stalled') {
-      assert.ok(Date.now() < deadline, 'the session stalls');
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
+    await stalled;
+    unsubscribe();
+    assert.equal(sessions.live('ponder')?.waitingFor, 'stalled', 'the session stalls');
     const followed = await switchboard(['output', 'ponder', '--follow'], env);
     assert.equal(followed.code, 0, followed.stderr);
     assert.match(followed.stdout, /FAKE CLAUDE REPLY to: ponder/);

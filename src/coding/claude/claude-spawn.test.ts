@@ -90,8 +90,10 @@ process.stdout.write(out + ${JSON.stringify(RESULT)} + '\\n'); process.exitCode 
       env: process.env,
       signal: new AbortController().signal,
     });
+    // The child prints INIT once its SIGTERM handler is installed.
+    const printed = once(proc.stdout, 'data');
     const stdout = readAll(proc);
-    await new Promise((resolve) => setTimeout(resolve, 200));
+    await printed;
     const started = Date.now();
     assert.equal(proc.kill('SIGTERM'), true);
     const [code, signal] = await exitOf(proc);

@@ -157,8 +157,10 @@ describe('LinearSdkApi against the fake Linear', () => {
     const pending = api.getIssue('ENG-1');
     await waitFor('a call to wait on the clock', () => clock.pending > 0, 1_000, 2);
     assert.equal(fake.requestsFor('issue').length, 1);
+    const waits = clock.pending;
     clock.advance(29_999);
-    await new Promise((resolve) => setTimeout(resolve, 20));
+    // The retry is sent from the clock's timer: while that timer has not fired, nothing can have been sent.
+    assert.equal(clock.pending, waits, 'the wait for the reset has not ended');
     assert.equal(fake.requestsFor('issue').length, 1, 'nothing is sent before the reset');
     clock.advance(1);
     assert.equal((await pending).identifier, 'ENG-1');

@@ -23,16 +23,15 @@ import { defaultRedirectUri } from './oauth.ts';
 import { formatLinearStatus, linearStatus } from './status.ts';
 
 /** Acts as the browser once the authorize URL is printed. */
-function browserOn(lines: string[], query: Record<string, string> = {}): Promise<number> {
+function browserOn(authorizeUrl: Promise<string>, query: Record<string, string> = {}): Promise<number> {
   return (async () => {
-    for (let i = 0; i < 500 && !lines.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
-    const url = new URL(lines.find((l) => l.startsWith('http')) ?? '');
+    const url = new URL(await authorizeUrl);
     for (const [k, v] of Object.entries(query)) url.searchParams.set(k, v);
     return (await fetch(url, { redirect: 'follow' })).status;
   })();
 }
 
-describe('switchboard linear connect / status', () => {
+describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   let fake: FakeLinear;
   let dir: ReturnType<typeof tempDir>;
   let port: number;
@@ -56,14 +55,20 @@ describe('switchboard linear connect / status', () => {
   function cli(clock: Clock = systemClock()) {
     const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: openDatabase(join(dir.path, 'state.db')), clock, logger: silentLogger() });
     const lines: string[] = [];
+    // The authorize URL, once printed.
+    const { promise: authorizeUrl, resolve: printedUrl } = Promise.withResolvers<string>();
+    const print = (line: string): void => {
+      lines.push(line);
+      if (line.startsWith('http')) printedUrl(line);
+    };
     const run = (timeoutMs = 30_000) =>
-      linearConnect({ oauth: access.oauth, oauthStore: access.oauthStore, redirectUri: defaultRedirectUri(config.oauth, { host: '127.0.0.1', port }), clock, logger: silentLogger(), print: (l) => lines.push(l), timeoutMs, pollIntervalMs: 10 });
-    return { access, lines, run };
+      linearConnect({ oauth: access.oauth, oauthStore: access.oauthStore, redirectUri: defaultRedirectUri(config.oauth, { host: '127.0.0.1', port }), clock, logger: silentLogger(), print, timeoutMs, pollIntervalMs: 10 });
+    return { access, lines, authorizeUrl, run };
   }
 
   it('waits on a one-shot listener when no daemon serves the redirect URI, and stores the tokens', async () => {
-    const { access, lines, run } = cli();
-    const [result, status] = await Promise.all([run(), browserOn(lines)]);
+    const { access, authorizeUrl, run } = cli();
+    const [result, status] = await Promise.all([run(), browserOn(authorizeUrl)]);
     assert.equal(status, 200);
     assert.equal(result.via, 'listener');
     assert.equal(result.tokens.organizationName, 'Acme');
@@ -84,8 +89,8 @@ describe('switchboard linear connect / status', () => {
     await registerLinearRoutes(app, { intake, oauth: daemon.oauth, maxBodyBytes: 1_048_576, logger: silentLogger() });
     await app.listen({ host: '127.0.0.1', port });
     try {
-      const { lines, run } = cli();
-      const [result, status] = await Promise.all([run(), browserOn(lines)]);
+      const { lines, authorizeUrl, run } = cli();
+      const [result, status] = await Promise.all([run(), browserOn(authorizeUrl)]);
       assert.equal(status, 200);
       assert.equal(result.via, 'daemon');
       assert.equal(result.tokens.appUserName, 'switchboard');
@@ -97,10 +102,9 @@ describe('switchboard linear connect / status', () => {
   });
 
   it('reports a denied authorization', async () => {
-    const { lines, run } = cli();
+    const { authorizeUrl, run } = cli();
     const [outcome] = await Promise.allSettled([run(), (async () => {
-      for (let i = 0; i < 500 && !lines.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
-      const state = new URL(lines.find((l) => l.startsWith('http')) ?? '').searchParams.get('state') ?? '';
+      const state = new URL(await authorizeUrl).searchParams.get('state') ?? '';
       return (await fetch(`http://127.0.0.1:${port}/linear/oauth/callback?error=access_denied&state=${state}`)).status;
     })()]);
     assert.equal(outcome.status, 'rejected');
@@ -109,9 +113,9 @@ describe('switchboard linear connect / status', () => {
 
   it('gives up after connectTimeoutMs', async () => {
     const clock = new ManualClock(Date.now());
-    const { lines, run } = cli(clock);
+    const { authorizeUrl, run } = cli(clock);
     const pending = run(60_000);
-    for (let i = 0; i < 500 && !lines.some((l) => l.startsWith('http')); i += 1) await new Promise((r) => setTimeout(r, 2));
+    await authorizeUrl;
     clock.advance(60_000);
     await assert.rejects(pending, (e: unknown) => e instanceof AppError && /no OAuth callback within 60 s/.test(e.message));
   });
