@@ -32,10 +32,10 @@ export function postgresBinDir(): string | null {
 
 /**
  * `false` when the PostgreSQL tests can run, else why not (for node:test's `skip`). CI installs Debian's postgresql in
- * `.ci/run` and sets SWITCHBOARD_REQUIRE_POSTGRES=1, so there a missing server fails the test instead of skipping it.
+ * `.ci/run` and sets TEST_REQUIRE_POSTGRES=1, so there a missing server fails the test instead of skipping it.
  */
 export function postgresSkip(): false | string {
-  if (postgresBinDir() || process.env.SWITCHBOARD_REQUIRE_POSTGRES === '1') return false;
+  if (postgresBinDir() || process.env.TEST_REQUIRE_POSTGRES === '1') return false;
   return `PostgreSQL is not installed (apt-get install -y postgresql): ${SEARCH_ROOT}/<version>/bin/initdb not found`;
 }
 
