@@ -1,4 +1,4 @@
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /** Schema steps of the chat channels (range 200–299): the durable outbox of outbound messages.
  * Statuses: pending → sending (claimed for one send, committed before the connector is called) → sent (kept only when
@@ -7,32 +7,35 @@ export const CHANNEL_MIGRATIONS: readonly Migration[] = [
   {
     version: 200,
     name: 'channels: outbox of outbound messages',
-    sql: `
-      CREATE TABLE outbox_messages (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        target_key TEXT NOT NULL,
-        target TEXT NOT NULL,
-        channel TEXT NOT NULL,
-        text TEXT NOT NULL,
-        reply_to TEXT,
-        status TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        parts_sent INTEGER NOT NULL DEFAULT 0,
-        next_attempt_at INTEGER NOT NULL,
-        last_error TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE INDEX outbox_messages_queue ON outbox_messages(status, target_key, id);
-      CREATE INDEX outbox_messages_failed ON outbox_messages(status, updated_at);
-    `,
+    up: ({ db, int, serial }) => [
+      db.schema
+        .createTable('outbox_messages')
+        .addColumn('id', int, serial)
+        .addColumn('target_key', 'text', (c) => c.notNull())
+        .addColumn('target', 'text', (c) => c.notNull())
+        .addColumn('channel', 'text', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('reply_to', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('parts_sent', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('next_attempt_at', int, (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull()),
+      db.schema.createIndex('outbox_messages_queue').on('outbox_messages').columns(['status', 'target_key', 'id']),
+      db.schema.createIndex('outbox_messages_failed').on('outbox_messages').columns(['status', 'updated_at']),
+    ],
   },
   {
     version: 231,
     name: 'channels: outbox idempotency keys and claimed ("sending") and kept ("sent") rows',
-    sql: `
-      ALTER TABLE outbox_messages ADD COLUMN dedupe_key TEXT;
-      CREATE UNIQUE INDEX outbox_messages_dedupe ON outbox_messages(dedupe_key) WHERE dedupe_key IS NOT NULL;
-    `,
+    up: ({ db, partial }) => [
+      db.schema.alterTable('outbox_messages').addColumn('dedupe_key', 'text'),
+      partial(
+        db.schema.createIndex('outbox_messages_dedupe').unique().on('outbox_messages').column('dedupe_key'),
+        'dedupe_key IS NOT NULL',
+      ),
+    ],
   },
 ];

@@ -3,16 +3,14 @@ import type { StatementSync } from 'node:sqlite';
 import { systemClock } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
+import { sqliteKysely } from './kysely/connection.ts';
+import { runCompiled } from './kysely/node-sqlite-dialect.ts';
+import { schemaKit } from './kysely/schema-kit.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 import { MIGRATIONS } from './migrations.ts';
 
 export type { DatabaseSync } from 'node:sqlite';
-
-/** A numbered schema change; applied once, in order, inside a transaction. */
-export interface Migration {
-  version: number;
-  name: string;
-  sql: string;
-}
+export type { Migration } from './kysely/schema-kit.ts';
 
 /** The files SQLite keeps next to a database in WAL mode (and the rollback journal of older runs). */
 const COMPANION_SUFFIXES = ['-wal', '-shm', '-journal'];
@@ -43,7 +41,8 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
 }
 
 /**
- * Applies every migration not applied yet, in version order. Versions are tracked one by one (not as a high-water mark),
+ * Applies every migration not applied yet, in version order, on the SQLite connection `db`: each step's Kysely builders
+ * are compiled for SQLite and run synchronously, before anything else uses the file. Versions are tracked one by one (not as a high-water mark),
  * so each domain can number its steps in its own range (see migrations.ts). Returns the versions applied.
  */
 export function migrate(db: DatabaseSync, migrations: readonly Migration[], clock: Clock): number[] {
@@ -51,10 +50,11 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[], cloc
   const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
   const applied: number[] = [];
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
+  const kit = schemaKit(sqliteKysely(db), 'sqlite');
   for (const migration of sorted) {
     if (done.has(migration.version)) continue;
     transaction(db, () => {
-      db.exec(migration.sql);
+      for (const step of migration.up(kit)) runCompiled(db, step.compile());
       db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)').run(
         migration.version,
         migration.name,

@@ -1,4 +1,4 @@
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /**
  * Schema step of the gateway's idempotency keys (gateway range 500–599): one row per (scope, key), claimed before a
@@ -8,19 +8,19 @@ export const IDEMPOTENCY_MIGRATIONS: readonly Migration[] = [
   {
     version: 510,
     name: 'gateway: idempotency keys of hooks and RPC requests',
-    sql: `
-      CREATE TABLE idempotency_keys (
-        scope TEXT NOT NULL,
-        key TEXT NOT NULL,
-        request_hash TEXT NOT NULL,
-        state TEXT NOT NULL,
-        owner TEXT NOT NULL,
-        response TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        PRIMARY KEY (scope, key)
-      );
-      CREATE INDEX idempotency_keys_created ON idempotency_keys(created_at);
-    `,
+    up: ({ db, int }) => [
+      db.schema
+        .createTable('idempotency_keys')
+        .addColumn('scope', 'text', (c) => c.notNull())
+        .addColumn('key', 'text', (c) => c.notNull())
+        .addColumn('request_hash', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('response', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull())
+        .addPrimaryKeyConstraint('idempotency_keys_pk', ['scope', 'key']),
+      db.schema.createIndex('idempotency_keys_created').on('idempotency_keys').column('created_at'),
+    ],
   },
 ];

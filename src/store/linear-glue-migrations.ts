@@ -1,4 +1,4 @@
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /**
  * Schema of the Linear event router, its work queue and the project planner (versions 460–499 of the Linear range):
@@ -10,59 +10,62 @@ export const LINEAR_GLUE_MIGRATIONS: readonly Migration[] = [
   {
     version: 460,
     name: 'linear router claims, assignments, jobs, planning sessions',
-    sql: `
-      CREATE TABLE linear_claims (
-        key TEXT PRIMARY KEY,
-        owner TEXT NOT NULL,
-        created_at INTEGER NOT NULL
-      );
-      CREATE INDEX linear_claims_created ON linear_claims(created_at);
-      CREATE TABLE linear_assignments (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        issue_id TEXT NOT NULL,
-        source TEXT NOT NULL,
-        delivery_id TEXT NOT NULL UNIQUE,
-        paired_with INTEGER,
-        agent_session_id TEXT,
-        created_at INTEGER NOT NULL
-      );
-      CREATE INDEX linear_assignments_issue ON linear_assignments(issue_id, created_at);
-      CREATE TABLE linear_jobs (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        key TEXT NOT NULL UNIQUE,
-        kind TEXT NOT NULL,
-        serial_key TEXT NOT NULL,
-        agent_session_id TEXT,
-        payload TEXT NOT NULL,
-        status TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        next_at INTEGER NOT NULL,
-        last_error TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE INDEX linear_jobs_status ON linear_jobs(status, next_at);
-      CREATE INDEX linear_jobs_session ON linear_jobs(agent_session_id);
-      CREATE INDEX linear_jobs_updated ON linear_jobs(updated_at);
-      CREATE TABLE linear_planning (
-        id TEXT PRIMARY KEY,
-        project_id TEXT NOT NULL,
-        project_name TEXT NOT NULL,
-        issue_id TEXT NOT NULL,
-        issue_identifier TEXT NOT NULL,
-        team_id TEXT NOT NULL,
-        status TEXT NOT NULL,
-        agent_session_id TEXT,
-        turn_count INTEGER NOT NULL DEFAULT 0,
-        issues_created INTEGER NOT NULL DEFAULT 0,
-        history TEXT NOT NULL DEFAULT '[]',
-        last_audit TEXT,
-        created_by TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE UNIQUE INDEX linear_planning_active ON linear_planning(project_id) WHERE status IN ('interviewing', 'plan_review');
-      CREATE INDEX linear_planning_issue ON linear_planning(issue_id);
-    `,
+    up: ({ db, int, serial, partial }) => [
+      db.schema
+        .createTable('linear_claims')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('owner', 'text', (c) => c.notNull())
+        .addColumn('created_at', int, (c) => c.notNull()),
+      db.schema.createIndex('linear_claims_created').on('linear_claims').column('created_at'),
+      db.schema
+        .createTable('linear_assignments')
+        .addColumn('seq', int, serial)
+        .addColumn('issue_id', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('delivery_id', 'text', (c) => c.notNull().unique())
+        .addColumn('paired_with', int)
+        .addColumn('agent_session_id', 'text')
+        .addColumn('created_at', int, (c) => c.notNull()),
+      db.schema.createIndex('linear_assignments_issue').on('linear_assignments').columns(['issue_id', 'created_at']),
+      db.schema
+        .createTable('linear_jobs')
+        .addColumn('seq', int, serial)
+        .addColumn('key', 'text', (c) => c.notNull().unique())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('serial_key', 'text', (c) => c.notNull())
+        .addColumn('agent_session_id', 'text')
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('next_at', int, (c) => c.notNull())
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull()),
+      db.schema.createIndex('linear_jobs_status').on('linear_jobs').columns(['status', 'next_at']),
+      db.schema.createIndex('linear_jobs_session').on('linear_jobs').column('agent_session_id'),
+      db.schema.createIndex('linear_jobs_updated').on('linear_jobs').column('updated_at'),
+      db.schema
+        .createTable('linear_planning')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('project_id', 'text', (c) => c.notNull())
+        .addColumn('project_name', 'text', (c) => c.notNull())
+        .addColumn('issue_id', 'text', (c) => c.notNull())
+        .addColumn('issue_identifier', 'text', (c) => c.notNull())
+        .addColumn('team_id', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('agent_session_id', 'text')
+        .addColumn('turn_count', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('issues_created', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('history', 'text', (c) => c.notNull().defaultTo('[]'))
+        .addColumn('last_audit', 'text')
+        .addColumn('created_by', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull()),
+      partial(
+        db.schema.createIndex('linear_planning_active').unique().on('linear_planning').column('project_id'),
+        "status IN ('interviewing', 'plan_review')",
+      ),
+      db.schema.createIndex('linear_planning_issue').on('linear_planning').column('issue_id'),
+    ],
   },
 ];

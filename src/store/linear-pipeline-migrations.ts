@@ -1,4 +1,4 @@
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /**
  * Schema of the Linear dispatch pipeline (versions 420–459 of the Linear range): one row per dispatch with its
@@ -8,52 +8,60 @@ export const LINEAR_PIPELINE_MIGRATIONS: readonly Migration[] = [
   {
     version: 420,
     name: 'linear dispatches, dispatch sessions, dispatch queue',
-    sql: `
-      CREATE TABLE linear_dispatches (
-        id TEXT PRIMARY KEY,
-        issue_id TEXT NOT NULL,
-        identifier TEXT NOT NULL,
-        title TEXT NOT NULL,
-        agent_session_id TEXT,
-        status TEXT NOT NULL,
-        attempt INTEGER NOT NULL DEFAULT 1,
-        round_start INTEGER NOT NULL DEFAULT 1,
-        tier TEXT NOT NULL,
-        tier_reason TEXT NOT NULL,
-        harness TEXT NOT NULL,
-        model TEXT,
-        audit_harness TEXT NOT NULL,
-        audit_model TEXT,
-        profile TEXT,
-        repo_path TEXT NOT NULL,
-        branch TEXT NOT NULL,
-        worktree_path TEXT,
-        context TEXT NOT NULL DEFAULT '{}',
-        stop_requested INTEGER NOT NULL DEFAULT 0,
-        queue_seq INTEGER,
-        last_error TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        last_activity_at INTEGER NOT NULL,
-        completed_at INTEGER
-      );
-      CREATE UNIQUE INDEX linear_dispatches_one_active_per_issue ON linear_dispatches(issue_id)
-        WHERE status IN ('queued', 'dispatched', 'working', 'auditing');
-      CREATE INDEX linear_dispatches_status ON linear_dispatches(status);
-      CREATE INDEX linear_dispatches_agent_session ON linear_dispatches(agent_session_id);
-      CREATE INDEX linear_dispatches_queue ON linear_dispatches(queue_seq) WHERE status = 'queued';
-      CREATE TABLE linear_dispatch_sessions (
-        seq INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL UNIQUE,
-        dispatch_id TEXT NOT NULL REFERENCES linear_dispatches(id) ON DELETE CASCADE,
-        phase TEXT NOT NULL,
-        attempt INTEGER NOT NULL,
-        try INTEGER NOT NULL,
-        end_cause TEXT,
-        started_at INTEGER NOT NULL,
-        ended_at INTEGER
-      );
-      CREATE INDEX linear_dispatch_sessions_dispatch ON linear_dispatch_sessions(dispatch_id, seq);
-    `,
+    up: ({ db, int, serial, partial }) => [
+      db.schema
+        .createTable('linear_dispatches')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('issue_id', 'text', (c) => c.notNull())
+        .addColumn('identifier', 'text', (c) => c.notNull())
+        .addColumn('title', 'text', (c) => c.notNull())
+        .addColumn('agent_session_id', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempt', int, (c) => c.notNull().defaultTo(1))
+        .addColumn('round_start', int, (c) => c.notNull().defaultTo(1))
+        .addColumn('tier', 'text', (c) => c.notNull())
+        .addColumn('tier_reason', 'text', (c) => c.notNull())
+        .addColumn('harness', 'text', (c) => c.notNull())
+        .addColumn('model', 'text')
+        .addColumn('audit_harness', 'text', (c) => c.notNull())
+        .addColumn('audit_model', 'text')
+        .addColumn('profile', 'text')
+        .addColumn('repo_path', 'text', (c) => c.notNull())
+        .addColumn('branch', 'text', (c) => c.notNull())
+        .addColumn('worktree_path', 'text')
+        .addColumn('context', 'text', (c) => c.notNull().defaultTo('{}'))
+        .addColumn('stop_requested', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('queue_seq', int)
+        .addColumn('last_error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull())
+        .addColumn('last_activity_at', int, (c) => c.notNull())
+        .addColumn('completed_at', int),
+      partial(
+        db.schema.createIndex('linear_dispatches_one_active_per_issue').unique().on('linear_dispatches').column('issue_id'),
+        "status IN ('queued', 'dispatched', 'working', 'auditing')",
+      ),
+      db.schema.createIndex('linear_dispatches_status').on('linear_dispatches').column('status'),
+      db.schema.createIndex('linear_dispatches_agent_session').on('linear_dispatches').column('agent_session_id'),
+      partial(
+        db.schema.createIndex('linear_dispatches_queue').on('linear_dispatches').column('queue_seq'),
+        "status = 'queued'",
+      ),
+      db.schema
+        .createTable('linear_dispatch_sessions')
+        .addColumn('seq', int, serial)
+        .addColumn('session_id', 'text', (c) => c.notNull().unique())
+        .addColumn('dispatch_id', 'text', (c) => c.notNull().references('linear_dispatches.id').onDelete('cascade'))
+        .addColumn('phase', 'text', (c) => c.notNull())
+        .addColumn('attempt', int, (c) => c.notNull())
+        .addColumn('try', int, (c) => c.notNull())
+        .addColumn('end_cause', 'text')
+        .addColumn('started_at', int, (c) => c.notNull())
+        .addColumn('ended_at', int),
+      db.schema
+        .createIndex('linear_dispatch_sessions_dispatch')
+        .on('linear_dispatch_sessions')
+        .columns(['dispatch_id', 'seq']),
+    ],
   },
 ];

@@ -1,5 +1,5 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { LINEAR_GLUE_MIGRATIONS } from './linear-glue-migrations.ts';
 import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
@@ -18,65 +18,65 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
   {
     version: 1,
     name: 'coding sessions, lookup keys, runs',
-    sql: `
-      CREATE TABLE coding_sessions (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        harness TEXT NOT NULL,
-        status TEXT NOT NULL,
-        prompt TEXT NOT NULL,
-        workdir TEXT NOT NULL,
-        model TEXT,
-        backend_session_id TEXT,
-        origin_channel TEXT NOT NULL,
-        origin_session_id TEXT,
-        spec TEXT NOT NULL,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        started_at INTEGER NOT NULL,
-        completed_at INTEGER,
-        updated_at INTEGER NOT NULL,
-        error TEXT,
-        end_reason TEXT,
-        budget_exhausted INTEGER NOT NULL DEFAULT 0,
-        foreground TEXT NOT NULL DEFAULT '{}',
-        auto_responds INTEGER NOT NULL DEFAULT 0,
-        resumed_from TEXT,
-        forked INTEGER NOT NULL DEFAULT 0,
-        pid INTEGER
-      );
-      CREATE INDEX coding_sessions_status ON coding_sessions(status);
-      CREATE INDEX coding_sessions_completed ON coding_sessions(completed_at);
-      CREATE TABLE session_keys (
-        key TEXT PRIMARY KEY,
-        session_id TEXT NOT NULL REFERENCES coding_sessions(id) ON DELETE CASCADE,
-        kind TEXT NOT NULL
-      );
-      CREATE INDEX session_keys_session ON session_keys(session_id);
-      CREATE TABLE session_runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        session_id TEXT NOT NULL,
-        name TEXT NOT NULL,
-        prompt TEXT NOT NULL,
-        harness TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        status TEXT NOT NULL,
-        cost_usd REAL NOT NULL DEFAULT 0,
-        started_at INTEGER NOT NULL,
-        ended_at INTEGER,
-        duration_ms INTEGER
-      );
-      CREATE INDEX session_runs_session ON session_runs(session_id);
-      CREATE INDEX session_runs_ended ON session_runs(ended_at);
-    `,
+    up: ({ db, int, real, serial }) => [
+      db.schema
+        .createTable('coding_sessions')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull().unique())
+        .addColumn('harness', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('workdir', 'text', (c) => c.notNull())
+        .addColumn('model', 'text')
+        .addColumn('backend_session_id', 'text')
+        .addColumn('origin_channel', 'text', (c) => c.notNull())
+        .addColumn('origin_session_id', 'text')
+        .addColumn('spec', 'text', (c) => c.notNull())
+        .addColumn('cost_usd', real, (c) => c.notNull().defaultTo(0))
+        .addColumn('started_at', int, (c) => c.notNull())
+        .addColumn('completed_at', int)
+        .addColumn('updated_at', int, (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('end_reason', 'text')
+        .addColumn('budget_exhausted', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('foreground', 'text', (c) => c.notNull().defaultTo('{}'))
+        .addColumn('auto_responds', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('resumed_from', 'text')
+        .addColumn('forked', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('pid', int),
+      db.schema.createIndex('coding_sessions_status').on('coding_sessions').column('status'),
+      db.schema.createIndex('coding_sessions_completed').on('coding_sessions').column('completed_at'),
+      db.schema
+        .createTable('session_keys')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('session_id', 'text', (c) => c.notNull().references('coding_sessions.id').onDelete('cascade'))
+        .addColumn('kind', 'text', (c) => c.notNull()),
+      db.schema.createIndex('session_keys_session').on('session_keys').column('session_id'),
+      db.schema
+        .createTable('session_runs')
+        .addColumn('id', int, serial)
+        .addColumn('session_id', 'text', (c) => c.notNull())
+        .addColumn('name', 'text', (c) => c.notNull())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('harness', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('cost_usd', real, (c) => c.notNull().defaultTo(0))
+        .addColumn('started_at', int, (c) => c.notNull())
+        .addColumn('ended_at', int)
+        .addColumn('duration_ms', int),
+      db.schema.createIndex('session_runs_session').on('session_runs').column('session_id'),
+      db.schema.createIndex('session_runs_ended').on('session_runs').column('ended_at'),
+    ],
   },
   {
     // Session lists are paged newest first: these let a page read only its own rows, with or without a status filter.
     version: 20,
     name: 'coding session paging indexes',
-    sql: `
-      CREATE INDEX coding_sessions_started ON coding_sessions(started_at);
-      CREATE INDEX coding_sessions_status_started ON coding_sessions(status, started_at);
-    `,
+    up: ({ db }) => [
+      db.schema.createIndex('coding_sessions_started').on('coding_sessions').column('started_at'),
+      db.schema.createIndex('coding_sessions_status_started').on('coding_sessions').columns(['status', 'started_at']),
+    ],
   },
 ];
 

@@ -1,4 +1,4 @@
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /**
  * Schema step of the coding sessions' restart notices (coding range 1–99): a session a crash cut off is marked
@@ -8,11 +8,11 @@ export const RESTART_NOTICE_MIGRATIONS: readonly Migration[] = [
   {
     version: 41,
     name: 'coding sessions: restart notices owed (interrupted, not yet announced)',
-    sql: `
-      CREATE TABLE restart_notices (
-        session_id TEXT PRIMARY KEY,
-        interrupted_at INTEGER NOT NULL
-      );
-    `,
+    up: ({ db, int }) => [
+      db.schema
+        .createTable('restart_notices')
+        .addColumn('session_id', 'text', (c) => c.primaryKey())
+        .addColumn('interrupted_at', int, (c) => c.notNull()),
+    ],
   },
 ];

@@ -1,4 +1,5 @@
-import type { Migration } from './database.ts';
+import type { Migration } from './kysely/schema-kit.ts';
+import { sql } from 'kysely';
 
 /**
  * Scheduler steps (range 300–399): cron tasks and their runs, the heartbeat (tasks, cadence, queued events, runs) and
@@ -9,92 +10,92 @@ export const SCHEDULER_MIGRATIONS: readonly Migration[] = [
   {
     version: 300,
     name: 'cron tasks and runs, heartbeat tasks/state/events/runs, wake events',
-    sql: `
-      CREATE TABLE cron_tasks (
-        id TEXT PRIMARY KEY,
-        name TEXT NOT NULL UNIQUE,
-        schedule TEXT NOT NULL,
-        timezone TEXT,
-        prompt TEXT NOT NULL,
-        enabled INTEGER NOT NULL DEFAULT 1,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL,
-        last_run_at INTEGER,
-        last_due_at INTEGER,
-        next_run_at INTEGER
-      );
-      CREATE TABLE cron_runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        task_id TEXT NOT NULL REFERENCES cron_tasks(id) ON DELETE CASCADE,
-        due_at INTEGER NOT NULL,
-        kind TEXT NOT NULL,
-        status TEXT NOT NULL,
-        missed INTEGER NOT NULL DEFAULT 0,
-        first_missed_at INTEGER,
-        prompt TEXT NOT NULL,
-        message_id TEXT NOT NULL UNIQUE,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        session_id TEXT,
-        duplicate INTEGER NOT NULL DEFAULT 0,
-        error TEXT,
-        created_at INTEGER NOT NULL,
-        finished_at INTEGER,
-        UNIQUE (task_id, due_at)
-      );
-      CREATE INDEX cron_runs_status ON cron_runs(status);
-      CREATE TABLE heartbeat_tasks (
-        id TEXT PRIMARY KEY,
-        title TEXT NOT NULL UNIQUE,
-        prompt TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE TABLE heartbeat_state (
-        id INTEGER PRIMARY KEY CHECK (id = 1),
-        anchor_at INTEGER NOT NULL,
-        last_run_at INTEGER,
-        last_reason TEXT
-      );
-      CREATE TABLE heartbeat_runs (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        message_id TEXT NOT NULL,
-        reason TEXT NOT NULL,
-        prompt TEXT NOT NULL,
-        status TEXT NOT NULL,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        tasks INTEGER NOT NULL DEFAULT 0,
-        events INTEGER NOT NULL DEFAULT 0,
-        session_id TEXT,
-        duplicate INTEGER NOT NULL DEFAULT 0,
-        error TEXT,
-        created_at INTEGER NOT NULL,
-        finished_at INTEGER
-      );
-      CREATE INDEX heartbeat_runs_status ON heartbeat_runs(status);
-      CREATE TABLE heartbeat_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        text TEXT NOT NULL,
-        source TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        run_id INTEGER REFERENCES heartbeat_runs(id) ON DELETE CASCADE
-      );
-      CREATE INDEX heartbeat_events_run ON heartbeat_events(run_id);
-      CREATE TABLE wake_events (
-        id INTEGER PRIMARY KEY AUTOINCREMENT,
-        message_id TEXT NOT NULL UNIQUE,
-        coding_session_id TEXT NOT NULL,
-        kind TEXT NOT NULL,
-        status TEXT NOT NULL,
-        origin_session_id TEXT,
-        text TEXT NOT NULL,
-        target_session_id TEXT,
-        via TEXT,
-        attempts INTEGER NOT NULL DEFAULT 0,
-        error TEXT,
-        created_at INTEGER NOT NULL,
-        settled_at INTEGER
-      );
-      CREATE INDEX wake_events_status ON wake_events(status);
-    `,
+    up: ({ db, int, serial }) => [
+      db.schema
+        .createTable('cron_tasks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('name', 'text', (c) => c.notNull().unique())
+        .addColumn('schedule', 'text', (c) => c.notNull())
+        .addColumn('timezone', 'text')
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('enabled', int, (c) => c.notNull().defaultTo(1))
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull())
+        .addColumn('last_run_at', int)
+        .addColumn('last_due_at', int)
+        .addColumn('next_run_at', int),
+      db.schema
+        .createTable('cron_runs')
+        .addColumn('id', int, serial)
+        .addColumn('task_id', 'text', (c) => c.notNull().references('cron_tasks.id').onDelete('cascade'))
+        .addColumn('due_at', int, (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('missed', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('first_missed_at', int)
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('message_id', 'text', (c) => c.notNull().unique())
+        .addColumn('attempts', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('session_id', 'text')
+        .addColumn('duplicate', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('finished_at', int)
+        .addUniqueConstraint('cron_runs_task_due', ['task_id', 'due_at']),
+      db.schema.createIndex('cron_runs_status').on('cron_runs').column('status'),
+      db.schema
+        .createTable('heartbeat_tasks')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('title', 'text', (c) => c.notNull().unique())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull()),
+      db.schema
+        .createTable('heartbeat_state')
+        .addColumn('id', int, (c) => c.primaryKey().check(sql`id = 1`))
+        .addColumn('anchor_at', int, (c) => c.notNull())
+        .addColumn('last_run_at', int)
+        .addColumn('last_reason', 'text'),
+      db.schema
+        .createTable('heartbeat_runs')
+        .addColumn('id', int, serial)
+        .addColumn('message_id', 'text', (c) => c.notNull())
+        .addColumn('reason', 'text', (c) => c.notNull())
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('attempts', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('tasks', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('events', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('session_id', 'text')
+        .addColumn('duplicate', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('finished_at', int),
+      db.schema.createIndex('heartbeat_runs_status').on('heartbeat_runs').column('status'),
+      db.schema
+        .createTable('heartbeat_events')
+        .addColumn('id', int, serial)
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('source', 'text', (c) => c.notNull())
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('run_id', int, (c) => c.references('heartbeat_runs.id').onDelete('cascade')),
+      db.schema.createIndex('heartbeat_events_run').on('heartbeat_events').column('run_id'),
+      db.schema
+        .createTable('wake_events')
+        .addColumn('id', int, serial)
+        .addColumn('message_id', 'text', (c) => c.notNull().unique())
+        .addColumn('coding_session_id', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('origin_session_id', 'text')
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('target_session_id', 'text')
+        .addColumn('via', 'text')
+        .addColumn('attempts', int, (c) => c.notNull().defaultTo(0))
+        .addColumn('error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('settled_at', int),
+      db.schema.createIndex('wake_events_status').on('wake_events').column('status'),
+    ],
   },
 ];

@@ -1,4 +1,5 @@
-import type { Migration } from './database.ts';
+import { sql } from 'kysely';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /**
  * Schema steps of the web chat channel (versions 250–299 of the channels range): the per-chat transcript. Every change
@@ -8,33 +9,42 @@ export const WEB_MIGRATIONS: readonly Migration[] = [
   {
     version: 250,
     name: 'web chat: transcript with a change counter',
-    sql: `
-      CREATE TABLE web_messages (
-        pos INTEGER PRIMARY KEY AUTOINCREMENT,
-        version INTEGER NOT NULL UNIQUE,
-        chat_id TEXT NOT NULL,
-        role TEXT NOT NULL,
-        text TEXT NOT NULL,
-        client_id TEXT,
-        status TEXT NOT NULL,
-        error TEXT,
-        reply_to TEXT,
-        created_at INTEGER NOT NULL,
-        updated_at INTEGER NOT NULL
-      );
-      CREATE UNIQUE INDEX web_messages_client ON web_messages(chat_id, client_id) WHERE client_id IS NOT NULL;
-      CREATE INDEX web_messages_chat_version ON web_messages(chat_id, version);
-      CREATE INDEX web_messages_chat_pos ON web_messages(chat_id, pos);
-      CREATE TABLE web_counter (id INTEGER PRIMARY KEY CHECK (id = 1), version INTEGER NOT NULL);
-      INSERT INTO web_counter (id, version) VALUES (1, 0);
-    `,
+    up: ({ db, int, serial, partial }) => [
+      db.schema
+        .createTable('web_messages')
+        .addColumn('pos', int, serial)
+        .addColumn('version', int, (c) => c.notNull().unique())
+        .addColumn('chat_id', 'text', (c) => c.notNull())
+        .addColumn('role', 'text', (c) => c.notNull())
+        .addColumn('text', 'text', (c) => c.notNull())
+        .addColumn('client_id', 'text')
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('error', 'text')
+        .addColumn('reply_to', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull()),
+      partial(
+        db.schema.createIndex('web_messages_client').unique().on('web_messages').columns(['chat_id', 'client_id']),
+        'client_id IS NOT NULL',
+      ),
+      db.schema.createIndex('web_messages_chat_version').on('web_messages').columns(['chat_id', 'version']),
+      db.schema.createIndex('web_messages_chat_pos').on('web_messages').columns(['chat_id', 'pos']),
+      db.schema
+        .createTable('web_counter')
+        .addColumn('id', int, (c) => c.primaryKey().check(sql`id = 1`))
+        .addColumn('version', int, (c) => c.notNull()),
+      db.insertInto('web_counter').values({ id: 1, version: 0 }),
+    ],
   },
   {
     version: 271,
     name: 'web chat: delivery keys of daemon messages (the outbox sends each part once)',
-    sql: `
-      ALTER TABLE web_messages ADD COLUMN delivery_key TEXT;
-      CREATE UNIQUE INDEX web_messages_delivery ON web_messages(delivery_key) WHERE delivery_key IS NOT NULL;
-    `,
+    up: ({ db, partial }) => [
+      db.schema.alterTable('web_messages').addColumn('delivery_key', 'text'),
+      partial(
+        db.schema.createIndex('web_messages_delivery').unique().on('web_messages').column('delivery_key'),
+        'delivery_key IS NOT NULL',
+      ),
+    ],
   },
 ];

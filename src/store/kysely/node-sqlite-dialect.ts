@@ -1,0 +1,132 @@
+import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
+import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import type {
+  DatabaseConnection,
+  DatabaseIntrospector,
+  Dialect,
+  DialectAdapter,
+  Driver,
+  Kysely,
+  QueryCompiler,
+  QueryResult,
+} from 'kysely';
+
+/** How many prepared statements one connection keeps (the store's query shapes; far fewer in practice). */
+const STATEMENT_CACHE_SIZE = 500;
+
+/**
+ * Kysely's SQLite dialect over Node's own synchronous `node:sqlite` connection (Kysely ships one for better-sqlite3
+ * only). The connection is the daemon's one `DatabaseSync`, opened and migrated by `openDatabase`; the dialect never
+ * closes it (its owner does). Statements are prepared once per SQL text, transactions begin IMMEDIATE (the write lock is
+ * taken at BEGIN, as `transaction()` does), and booleans bind as 1/0 (SQLite has no boolean type).
+ */
+export class NodeSqliteDialect implements Dialect {
+  readonly #db: DatabaseSync;
+
+  /** `db` stays owned by the caller: destroying the Kysely instance does not close it. */
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  createDriver(): Driver {
+    return new NodeSqliteDriver(this.#db);
+  }
+
+  createQueryCompiler(): QueryCompiler {
+    return new SqliteQueryCompiler();
+  }
+
+  createAdapter(): DialectAdapter {
+    return new SqliteAdapter();
+  }
+
+  createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
+    return new SqliteIntrospector(db);
+  }
+}
+
+class NodeSqliteDriver implements Driver {
+  readonly #connection: NodeSqliteConnection;
+
+  constructor(db: DatabaseSync) {
+    this.#connection = new NodeSqliteConnection(db);
+  }
+
+  async init(): Promise<void> {}
+
+  async acquireConnection(): Promise<DatabaseConnection> {
+    return this.#connection;
+  }
+
+  async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('BEGIN IMMEDIATE'));
+  }
+
+  async commitTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('COMMIT'));
+  }
+
+  async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('ROLLBACK'));
+  }
+
+  async releaseConnection(): Promise<void> {}
+
+  async destroy(): Promise<void> {}
+}
+
+class NodeSqliteConnection implements DatabaseConnection {
+  readonly #db: DatabaseSync;
+  readonly #statements = new Map<string, StatementSync>();
+
+  constructor(db: DatabaseSync) {
+    this.#db = db;
+  }
+
+  async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
+    return runCompiled<R>(this.#db, compiled, this.#statement(compiled.sql));
+  }
+
+  /** Not offered: every store reads bounded pages. */
+  streamQuery<R>(): AsyncIterableIterator<QueryResult<R>> {
+    throw new Error('node:sqlite dialect: streaming queries are not supported; read a bounded page instead');
+  }
+
+  #statement(sql: string): StatementSync {
+    let statement = this.#statements.get(sql);
+    if (statement) return statement;
+    statement = this.#db.prepare(sql);
+    if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
+      const oldest = this.#statements.keys().next();
+      if (!oldest.done) this.#statements.delete(oldest.value);
+    }
+    this.#statements.set(sql, statement);
+    return statement;
+  }
+}
+
+/**
+ * Runs one compiled query on `statement` (prepared from `compiled.sql` on `db`): rows for a statement that returns
+ * columns (a SELECT, or a write with RETURNING), the change count and last row id otherwise. Synchronous, so the
+ * migration runner uses it to apply Kysely-built DDL before the daemon starts.
+ */
+export function runCompiled<R>(db: DatabaseSync, compiled: CompiledQuery, statement?: StatementSync): QueryResult<R> {
+  const prepared = statement ?? db.prepare(compiled.sql);
+  const parameters = compiled.parameters.map(bindable);
+  if (returnsRows(prepared, compiled)) return { rows: prepared.all(...parameters) as R[] };
+  const { changes, lastInsertRowid } = prepared.run(...parameters);
+  return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+}
+
+function returnsRows(statement: StatementSync, compiled: CompiledQuery): boolean {
+  if (typeof statement.columns === 'function') return statement.columns().length > 0;
+  return SelectQueryNode.is(compiled.query) || /\breturning\b/i.test(compiled.sql);
+}
+
+function bindable(value: unknown): SQLInputValue {
+  if (typeof value === 'boolean') return value ? 1 : 0;
+  if (value === undefined) return null;
+  if (value === null || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string') return value;
+  if (value instanceof Uint8Array) return value;
+  throw new TypeError(`node:sqlite dialect: cannot bind a ${typeof value} parameter`);
+}

@@ -1,0 +1,57 @@
+import type { Generated } from 'kysely';
+
+/**
+ * Coding-session tables (migrations 1–99). Times are epoch milliseconds (BIGINT on PostgreSQL), flags are 0/1 integers
+ * on both databases, JSON columns are TEXT the store parses.
+ */
+export interface CodingTables {
+  coding_sessions: {
+    id: string;
+    name: string;
+    harness: string;
+    status: string;
+    prompt: string;
+    workdir: string;
+    model: string | null;
+    backend_session_id: string | null;
+    origin_channel: string;
+    origin_session_id: string | null;
+    /** JSON of the LaunchSpec. */
+    spec: string;
+    cost_usd: Generated<number>;
+    started_at: number;
+    completed_at: number | null;
+    updated_at: number;
+    error: string | null;
+    end_reason: string | null;
+    budget_exhausted: Generated<number>;
+    /** JSON map of channel → { on, seenSeq }. */
+    foreground: Generated<string>;
+    auto_responds: Generated<number>;
+    resumed_from: string | null;
+    forked: Generated<number>;
+    pid: number | null;
+  };
+  session_keys: {
+    key: string;
+    session_id: string;
+    kind: string;
+  };
+  session_runs: {
+    id: Generated<number>;
+    session_id: string;
+    name: string;
+    prompt: string;
+    harness: string;
+    kind: string;
+    status: string;
+    cost_usd: Generated<number>;
+    started_at: number;
+    ended_at: number | null;
+    duration_ms: number | null;
+  };
+  restart_notices: {
+    session_id: string;
+    interrupted_at: number;
+  };
+}

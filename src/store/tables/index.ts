@@ -1,0 +1,15 @@
+import type { ChannelTables } from './channels.ts';
+import type { CodingTables } from './coding.ts';
+import type { EngineTables } from './engine.ts';
+import type { GatewayTables } from './gateway.ts';
+import type { LinearTables } from './linear.ts';
+import type { SchedulerTables } from './scheduler.ts';
+
+/**
+ * Every table of the daemon's database, each defined once (in its domain's file beside this one): the type Kysely
+ * checks every query against, on SQLite and PostgreSQL alike. The migrations build the same shape on both.
+ */
+export interface Database
+  extends CodingTables, EngineTables, ChannelTables, SchedulerTables, LinearTables, GatewayTables {}
+
+export type { ChannelTables, CodingTables, EngineTables, GatewayTables, LinearTables, SchedulerTables };
