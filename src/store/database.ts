@@ -46,8 +46,12 @@ export function openDatabase(path: string, options: OpenDatabaseOptions = {}): D
  * so each domain can number its steps in its own range (see migrations.ts). Returns the versions applied.
  */
 export function migrate(db: DatabaseSync, migrations: readonly Migration[], clock: Clock): number[] {
-  db.exec('CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)');
-  const done = new Set((db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version));
+  db.exec(
+    'CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL)',
+  );
+  const done = new Set(
+    (db.prepare('SELECT version FROM schema_migrations').all() as { version: number }[]).map((r) => r.version),
+  );
   const applied: number[] = [];
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
   const kit = schemaKit(sqliteKysely(db), 'sqlite');

@@ -52,7 +52,10 @@ export const LINEAR_MIGRATIONS: readonly Migration[] = [
         .on('linear_webhook_deliveries')
         .columns(['status', 'next_attempt_at']),
       partial(
-        db.schema.createIndex('linear_webhook_deliveries_open').on('linear_webhook_deliveries').columns(['order_key', 'seq']),
+        db.schema
+          .createIndex('linear_webhook_deliveries_open')
+          .on('linear_webhook_deliveries')
+          .columns(['order_key', 'seq']),
         "status IN ('pending', 'processing')",
       ),
       db.schema.createIndex('linear_webhook_deliveries_updated').on('linear_webhook_deliveries').column('updated_at'),

@@ -38,7 +38,11 @@ export const LINEAR_PIPELINE_MIGRATIONS: readonly Migration[] = [
         .addColumn('last_activity_at', int, (c) => c.notNull())
         .addColumn('completed_at', int),
       partial(
-        db.schema.createIndex('linear_dispatches_one_active_per_issue').unique().on('linear_dispatches').column('issue_id'),
+        db.schema
+          .createIndex('linear_dispatches_one_active_per_issue')
+          .unique()
+          .on('linear_dispatches')
+          .column('issue_id'),
         "status IN ('queued', 'dispatched', 'working', 'auditing')",
       ),
       db.schema.createIndex('linear_dispatches_status').on('linear_dispatches').column('status'),

@@ -1,13 +1,13 @@
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
-import type { Migration } from './kysely/schema-kit.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
+import { IDEMPOTENCY_MIGRATIONS } from './idempotency-migrations.ts';
+import type { Migration } from './kysely/schema-kit.ts';
 import { LINEAR_GLUE_MIGRATIONS } from './linear-glue-migrations.ts';
 import { LINEAR_MIGRATIONS } from './linear-migrations.ts';
 import { LINEAR_PIPELINE_MIGRATIONS } from './linear-pipeline-migrations.ts';
-import { IDEMPOTENCY_MIGRATIONS } from './idempotency-migrations.ts';
 import { RESTART_NOTICE_MIGRATIONS } from './restart-notice-migrations.ts';
-import { WEB_MIGRATIONS } from './web-migrations.ts';
 import { SCHEDULER_MIGRATIONS } from './scheduler-migrations.ts';
+import { WEB_MIGRATIONS } from './web-migrations.ts';
 
 /**
  * The schema, one numbered step at a time. Never edit a released step: add a new one. Each domain numbers its steps in

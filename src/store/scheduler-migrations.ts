@@ -1,5 +1,5 @@
-import type { Migration } from './kysely/schema-kit.ts';
 import { sql } from 'kysely';
+import type { Migration } from './kysely/schema-kit.ts';
 
 /**
  * Scheduler steps (range 300–399): cron tasks and their runs, the heartbeat (tasks, cadence, queued events, runs) and

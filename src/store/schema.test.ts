@@ -4,12 +4,12 @@
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { after, before, describe, test } from 'node:test';
-import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
-import { ManualClock } from '../core/clock.ts';
-import { postgresSkip, startPostgres } from '../../test/support/postgres.ts';
+import { sql } from 'kysely';
 import type { TestPostgres } from '../../test/support/postgres.ts';
+import { postgresSkip, startPostgres } from '../../test/support/postgres.ts';
 import { sqliteIndexSql, sqliteSchema } from '../../test/support/sqlite-schema.ts';
+import { ManualClock } from '../core/clock.ts';
 import { openDatabase } from './database.ts';
 import { sqliteKysely } from './kysely/connection.ts';
 import { migratePostgres, openPostgres } from './kysely/postgres.ts';
@@ -32,11 +32,27 @@ describe('SQLite schema', () => {
     const at = 2 ** 41 + 7;
     await kysely
       .insertInto('cron_tasks')
-      .values({ id: 't1', name: 'nightly', schedule: '0 3 * * *', prompt: 'p', enabled: Number(false), created_at: at, updated_at: at })
+      .values({
+        id: 't1',
+        name: 'nightly',
+        schedule: '0 3 * * *',
+        prompt: 'p',
+        enabled: Number(false),
+        created_at: at,
+        updated_at: at,
+      })
       .execute();
-    const row = await kysely.selectFrom('cron_tasks').select(['enabled', 'created_at']).where('id', '=', 't1').executeTakeFirstOrThrow();
+    const row = await kysely
+      .selectFrom('cron_tasks')
+      .select(['enabled', 'created_at'])
+      .where('id', '=', 't1')
+      .executeTakeFirstOrThrow();
     assert.deepEqual({ ...row }, { enabled: 0, created_at: at });
-    const updated = await kysely.updateTable('cron_tasks').set({ updated_at: at + 1 }).where('id', '=', 't1').executeTakeFirst();
+    const updated = await kysely
+      .updateTable('cron_tasks')
+      .set({ updated_at: at + 1 })
+      .where('id', '=', 't1')
+      .executeTakeFirst();
     assert.equal(updated.numUpdatedRows, 1n);
   });
 });
@@ -57,9 +73,15 @@ describe('PostgreSQL schema', { skip: postgresSkip() }, () => {
     const clock = new ManualClock(1_700_000_000_000);
     const other = openPostgres({ url: server.url });
     try {
-      const [first, second] = await Promise.all([migratePostgres(pg, MIGRATIONS, clock), migratePostgres(other, MIGRATIONS, clock)]);
+      const [first, second] = await Promise.all([
+        migratePostgres(pg, MIGRATIONS, clock),
+        migratePostgres(other, MIGRATIONS, clock),
+      ]);
       const versions = MIGRATIONS.map((m) => m.version).sort((a, b) => a - b);
-      assert.deepEqual([...first, ...second].sort((a, b) => a - b), versions);
+      assert.deepEqual(
+        [...first, ...second].sort((a, b) => a - b),
+        versions,
+      );
       assert.deepEqual(await migratePostgres(pg, MIGRATIONS, clock), []);
     } finally {
       await other.destroy();
@@ -80,25 +102,54 @@ describe('PostgreSQL schema', { skip: postgresSkip() }, () => {
       expected[table] = Object.fromEntries(shape.cols.map((c) => [c.name, c.notnull === 1 || c.pk > 0]));
     }
     assert.deepEqual(byTable, expected);
-    const indexes = await sql<{ indexname: string }>`SELECT indexname FROM pg_indexes WHERE schemaname = 'public'`.execute(pg);
+    const indexes = await sql<{
+      indexname: string;
+    }>`SELECT indexname FROM pg_indexes WHERE schemaname = 'public'`.execute(pg);
     const pgIndexes = new Set(indexes.rows.map((r) => r.indexname));
-    for (const name of Object.keys(sqliteIndexSql(sqlite))) assert.ok(pgIndexes.has(name), `index ${name} on PostgreSQL`);
+    for (const name of Object.keys(sqliteIndexSql(sqlite)))
+      assert.ok(pgIndexes.has(name), `index ${name} on PostgreSQL`);
   });
 
   test('typed queries round-trip times past 2^31 as numbers, and partial unique indexes hold', async () => {
     const at = 2 ** 41 + 7;
     await pg
       .insertInto('outbox_messages')
-      .values({ target_key: 'k', target: 't', channel: 'c', text: 'x', status: 'pending', next_attempt_at: at, created_at: at, updated_at: at, dedupe_key: 'once' })
+      .values({
+        target_key: 'k',
+        target: 't',
+        channel: 'c',
+        text: 'x',
+        status: 'pending',
+        next_attempt_at: at,
+        created_at: at,
+        updated_at: at,
+        dedupe_key: 'once',
+      })
       .execute();
-    const row = await pg.selectFrom('outbox_messages').select(['id', 'created_at', 'attempts']).executeTakeFirstOrThrow();
+    const row = await pg
+      .selectFrom('outbox_messages')
+      .select(['id', 'created_at', 'attempts'])
+      .executeTakeFirstOrThrow();
     assert.deepEqual({ ...row }, { id: 1, created_at: at, attempts: 0 });
-    const count = await pg.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).executeTakeFirstOrThrow();
+    const count = await pg
+      .selectFrom('outbox_messages')
+      .select((eb) => eb.fn.countAll<number>().as('n'))
+      .executeTakeFirstOrThrow();
     assert.equal(count.n, 1);
     await assert.rejects(
       pg
         .insertInto('outbox_messages')
-        .values({ target_key: 'k', target: 't', channel: 'c', text: 'y', status: 'pending', next_attempt_at: at, created_at: at, updated_at: at, dedupe_key: 'once' })
+        .values({
+          target_key: 'k',
+          target: 't',
+          channel: 'c',
+          text: 'y',
+          status: 'pending',
+          next_attempt_at: at,
+          created_at: at,
+          updated_at: at,
+          dedupe_key: 'once',
+        })
         .execute(),
       /outbox_messages_dedupe/,
     );

@@ -1,6 +1,6 @@
 import { after, before, describe } from 'node:test';
-import { sql } from 'kysely';
 import type { Kysely } from 'kysely';
+import { sql } from 'kysely';
 import { ManualClock } from '../../src/core/clock.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
@@ -8,8 +8,8 @@ import { migratePostgres, openPostgres } from '../../src/store/kysely/postgres.t
 import type { DialectName } from '../../src/store/kysely/schema-kit.ts';
 import { MIGRATIONS } from '../../src/store/migrations.ts';
 import type { Database } from '../../src/store/tables/index.ts';
-import { postgresSkip, startPostgres } from './postgres.ts';
 import type { TestPostgres } from './postgres.ts';
+import { postgresSkip, startPostgres } from './postgres.ts';
 
 /** A fresh, fully migrated database of one dialect, for one test. */
 export interface FreshDatabase {

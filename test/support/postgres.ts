@@ -74,7 +74,11 @@ export async function startPostgres(): Promise<TestPostgres> {
   };
   // -w: pg_ctl returns once the server accepts connections (it polls the server's own status file).
   pgCtl(['-l', join(dir, 'server.log'), '-o', options, '-w', 'start']);
-  const createdb = asServerUser(join(bin, 'createdb'), ['-h', '127.0.0.1', '-p', String(port), '-U', 'switchboard', 'switchboard'], user);
+  const createdb = asServerUser(
+    join(bin, 'createdb'),
+    ['-h', '127.0.0.1', '-p', String(port), '-U', 'switchboard', 'switchboard'],
+    user,
+  );
   execFileSync(createdb[0], createdb[1], { stdio: 'pipe' });
   return {
     url: `postgres://switchboard@127.0.0.1:${port}/switchboard`,

@@ -29,7 +29,9 @@ interface IndexInfo {
  */
 export function sqliteSchema(db: DatabaseSync): Record<string, TableShape> {
   const tables = (
-    db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all() as {
+    db
+      .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name")
+      .all() as {
       name: string;
     }[]
   ).map((row) => row.name);
@@ -58,7 +60,13 @@ export function sqliteSchema(db: DatabaseSync): Record<string, TableShape> {
       on_delete: f.on_delete,
     }));
     const { sql } = db.prepare('SELECT sql FROM sqlite_master WHERE name = ?').get(table) as { sql: string };
-    shape[table] = { cols, idx, fks, withoutRowid: /without rowid/i.test(sql), autoincrement: /autoincrement/i.test(sql) };
+    shape[table] = {
+      cols,
+      idx,
+      fks,
+      withoutRowid: /without rowid/i.test(sql),
+      autoincrement: /autoincrement/i.test(sql),
+    };
   }
   return shape;
 }

@@ -1,5 +1,4 @@
 import type { DatabaseSync, SQLInputValue, StatementSync } from 'node:sqlite';
-import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type {
   DatabaseConnection,
   DatabaseIntrospector,
@@ -10,6 +9,7 @@ import type {
   QueryCompiler,
   QueryResult,
 } from 'kysely';
+import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 
 /** How many prepared statements one connection keeps (the store's query shapes; far fewer in practice). */
 const STATEMENT_CACHE_SIZE = 500;
@@ -126,7 +126,8 @@ function returnsRows(statement: StatementSync, compiled: CompiledQuery): boolean
 function bindable(value: unknown): SQLInputValue {
   if (typeof value === 'boolean') return value ? 1 : 0;
   if (value === undefined) return null;
-  if (value === null || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string') return value;
+  if (value === null || typeof value === 'number' || typeof value === 'bigint' || typeof value === 'string')
+    return value;
   if (value instanceof Uint8Array) return value;
   throw new TypeError(`node:sqlite dialect: cannot bind a ${typeof value} parameter`);
 }

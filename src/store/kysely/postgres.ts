@@ -2,8 +2,8 @@ import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Clock } from '../../core/clock.ts';
 import type { Database } from '../tables/index.ts';
-import { schemaKit } from './schema-kit.ts';
 import type { Migration } from './schema-kit.ts';
+import { schemaKit } from './schema-kit.ts';
 
 /** PostgreSQL type ids whose text form is parsed to a JS number: int8 (times, counts) and numeric (sums). */
 const INT8_OID = 20;
@@ -20,6 +20,12 @@ export interface PostgresOptions {
   maxConnections?: number;
 }
 
+/** How a column's text form becomes a JS value: int8 and numeric as numbers, everything else as `pg` parses it. */
+function textParser(oid: number): (value: string) => unknown {
+  if (oid === INT8_OID || oid === NUMERIC_OID) return Number;
+  return pg.types.getTypeParser(oid, 'text') as (value: string) => unknown;
+}
+
 /**
  * The typed query builder over a PostgreSQL pool at `options.url`. BIGINT and NUMERIC come back as JS numbers (every
  * integer the store keeps is an epoch-millisecond time or a count, far inside 2^53). Close it with `destroy()`.
@@ -28,12 +34,7 @@ export function openPostgres(options: PostgresOptions): Kysely<Database> {
   const pool = new pg.Pool({
     connectionString: options.url,
     max: options.maxConnections ?? 10,
-    types: {
-      getTypeParser: ((oid: number, format?: 'text' | 'binary') =>
-        oid === INT8_OID || oid === NUMERIC_OID
-          ? (value: string) => Number(value)
-          : pg.types.getTypeParser(oid, format ?? 'text')) as typeof pg.types.getTypeParser,
-    },
+    types: { getTypeParser: textParser as typeof pg.types.getTypeParser },
   });
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
@@ -42,21 +43,31 @@ export function openPostgres(options: PostgresOptions): Kysely<Database> {
  * Applies every migration `db` (PostgreSQL) has not applied yet, in version order, each in its own transaction under a
  * transaction-scoped advisory lock, so daemons starting together apply each step once. Returns the versions applied.
  */
-export async function migratePostgres(db: Kysely<Database>, migrations: readonly Migration[], clock: Clock): Promise<number[]> {
+export async function migratePostgres(
+  db: Kysely<Database>,
+  migrations: readonly Migration[],
+  clock: Clock,
+): Promise<number[]> {
   await db.transaction().execute(async (trx) => {
     // Concurrent CREATE TABLE IF NOT EXISTS can still collide in PostgreSQL's catalog: take the lock first.
     await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(trx);
-    await sql`CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`.execute(trx);
+    await sql`CREATE TABLE IF NOT EXISTS schema_migrations (version BIGINT PRIMARY KEY, name TEXT NOT NULL, applied_at BIGINT NOT NULL)`.execute(
+      trx,
+    );
   });
   const applied: number[] = [];
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
   for (const migration of sorted) {
     const ran = await db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${MIGRATION_LOCK_KEY})`.execute(trx);
-      const done = await sql<{ version: number }>`SELECT version FROM schema_migrations WHERE version = ${migration.version}`.execute(trx);
+      const done = await sql<{
+        version: number;
+      }>`SELECT version FROM schema_migrations WHERE version = ${migration.version}`.execute(trx);
       if (done.rows.length > 0) return false;
       for (const step of migration.up(schemaKit(trx, 'postgres'))) await trx.executeQuery(step.compile());
-      await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${migration.version}, ${migration.name}, ${clock.now()})`.execute(trx);
+      await sql`INSERT INTO schema_migrations (version, name, applied_at) VALUES (${migration.version}, ${migration.name}, ${clock.now()})`.execute(
+        trx,
+      );
       return true;
     });
     if (ran) applied.push(migration.version);

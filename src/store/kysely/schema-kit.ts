@@ -1,5 +1,12 @@
+import type {
+  ColumnDefinitionBuilder,
+  Compilable,
+  CreateIndexBuilder,
+  CreateTableBuilder,
+  Kysely,
+  SqlBool,
+} from 'kysely';
 import { sql } from 'kysely';
-import type { ColumnDefinitionBuilder, Compilable, CreateIndexBuilder, CreateTableBuilder, Kysely, SqlBool } from 'kysely';
 import type { Database } from '../tables/index.ts';
 
 /** The two databases the store speaks: SQLite (embedded default) and PostgreSQL. */
@@ -40,7 +47,8 @@ export function schemaKit(db: Kysely<Database>, dialect: DialectName): SchemaKit
     dialect,
     int: sqlite ? 'integer' : 'bigint',
     real: sqlite ? 'real' : 'double precision',
-    serial: (column) => (sqlite ? column.primaryKey().autoIncrement() : column.primaryKey().generatedByDefaultAsIdentity()),
+    serial: (column) =>
+      sqlite ? column.primaryKey().autoIncrement() : column.primaryKey().generatedByDefaultAsIdentity(),
     withoutRowid: (table) => (sqlite ? table.modifyEnd(sql`without rowid`) : table),
     partial: (index, condition) => index.where(() => sql<SqlBool>`${sql.raw(condition)}`),
   };
