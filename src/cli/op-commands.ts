@@ -10,6 +10,7 @@ import type { CliIo } from './cli-io.ts';
 import { resolveConnection, rpcCall } from './client.ts';
 import { followSession } from './follow.ts';
 import { nextPageHint } from './next-page.ts';
+import { renderRecord } from './render.ts';
 
 /**
  * What the generated commands need: the CLI's output, environment and working directory, its clock (`--follow` waits
@@ -88,6 +89,10 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         case 'none':
           throw new CliError('nothing to follow', 2);
         case 'idle':
+          // The session already waits for input: say so, as following it to that point would have.
+          if (start.waitingFor !== null) {
+            for (const line of renderRecord({ seq: 0, type: 'waiting', reason: start.waitingFor }, start.session.name)) io.out(line);
+          }
           return;
         case 'session':
           io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.out, clock: io.clock }));

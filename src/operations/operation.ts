@@ -1,12 +1,12 @@
 import type { z } from 'zod';
+import type { CodeRunner } from '../coding/code-runner.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineControl } from '../engine/api.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
 import type { LinearServices } from '../linear/integration.ts';
-import type { CodeRunner } from '../coding/code-runner.ts';
 import type { Idempotency, KeyCommit } from './idempotency.ts';
 import { servicesFor } from './needs.ts';
 
@@ -111,11 +111,11 @@ export interface Exposure<T = unknown> {
 
 /**
  * Where the CLI's `--follow` starts after an operation's result: a session's live log from record `from`, nothing to
- * show (the session waits for input or has ended), or nothing to follow at all.
+ * show (the session ended, or waits for input: `waitingFor` names what it waits on), or nothing to follow at all.
  */
 export type FollowStart =
   | { kind: 'session'; session: { id: string; name: string }; from: number }
-  | { kind: 'idle' }
+  | { kind: 'idle'; session: { id: string; name: string }; waitingFor: string | null }
   | { kind: 'none' };
 
 /** One user-facing operation: defined once, exposed as tool, chat command, RPC method and CLI subcommand. */

@@ -71,7 +71,8 @@ export const outputOperation = defineOperation({
     // A stalled one (silent, e.g. a model thinking) is still working: follow it.
     const waits = r.session.waitingFor !== null && r.session.waitingFor !== 'stalled';
     const idle = waits || (r.session.status !== 'running' && r.session.status !== 'starting');
-    return idle ? { kind: 'idle' } : { kind: 'session', session: r.session, from: r.lastSeq + 1 };
+    if (!idle) return { kind: 'session', session: r.session, from: r.lastSeq + 1 };
+    return { kind: 'idle', session: r.session, waitingFor: waits ? r.session.waitingFor : null };
   },
   format(r) {
     const s = r.session;

@@ -34,4 +34,18 @@ describe('switchboard --follow through a stalled turn', () => {
     assert.match(followed.stdout, /FAKE CLAUDE REPLY to: ponder/);
     assert.match(followed.stdout, /💬 ponder is waiting for input \(turn-end\)/);
   });
+  it('output --follow on a session that already waits for input says what it waits on, and stops', { timeout: 30_000 }, async () => {
+    const sessions = rig.daemon.services.sessions;
+    const { promise: waiting, resolve: waited } = Promise.withResolvers<void>();
+    const unsubscribe = sessions.on((signal) => {
+      if (signal.type === 'waiting' && signal.reason === 'turn-end' && signal.session.name === 'quick') waited();
+    });
+    await switchboard(['launch', 'hello', '--name', 'quick', '--workdir', workdir, '--harness', 'claude'], env);
+    await waiting;
+    unsubscribe();
+    const followed = await switchboard(['output', 'quick', '--follow'], env);
+    assert.equal(followed.code, 0, followed.stderr);
+    assert.match(followed.stdout, /FAKE CLAUDE REPLY to: hello/);
+    assert.match(followed.stdout, /💬 quick is waiting for input \(turn-end\)/);
+  });
 });
