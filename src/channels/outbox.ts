@@ -1,5 +1,5 @@
-// Durable outbound delivery: `send` records the message in the store and resolves; one delivery lane per conversation hands
-// the oldest pending message to its channel's connector (split to the connector's limit), retries with backoff, and
+// Durable outbound delivery: `send` records the message in the store and resolves; one delivery lane per conversation
+// hands the oldest pending message to its channel's connector (split to the connector's limit), retries with backoff, and
 // dead-letters it after the last attempt. Lanes are independent, so a slow or failing connector delays only its own chats.
 // Each part is claimed (`sending`, committed) before the connector is called and settled right after, so a crash inside
 // a send is detected on the next start: an idempotent connector (web) gets it again under the same delivery key (exactly
