@@ -81,7 +81,11 @@ export async function streamChat(request: FastifyRequest, reply: FastifyReply, c
   request.raw.on('close', end);
   try {
     // The watcher is subscribed at the call, before the history is read, so no change falls in between.
-    feed = await deps.connector.follow(chatId, version, { onMessage: (m) => (backlog ? backlog.push(m) : write(m)), onClose: end });
+    const onMessage = (m: WebMessage): void => {
+      if (backlog) backlog.push(m);
+      else write(m);
+    };
+    feed = await deps.connector.follow(chatId, version, { onMessage, onClose: end });
   } catch (error) {
     end();
     throw error;

@@ -128,6 +128,17 @@ describe('WebConnector', () => {
     resumed.close();
   });
 
+  it('loses nothing between the history and the live feed when a message lands while the history is read', async () => {
+    await connector.send({ channel: 'web', chat: CHAT }, { text: 'before' });
+    const live: WebMessage[] = [];
+    const sending = connector.send({ channel: 'web', chat: CHAT }, { text: 'during' });
+    const feed = await connector.follow(CHAT, 0, { onMessage: (m) => live.push(m), onClose: () => {} });
+    await sending;
+    const versions = new Map([...feed.history, ...live].map((m) => [m.version, m.text]));
+    assert.deepEqual([...versions.values()].sort(), ['before', 'during']);
+    feed.close();
+  });
+
   it('keeps transcripts per chat, survives a reopen of the database, and keeps only the newest messages', async () => {
     const small = build({ transcriptMaxMessages: 3, historyLimit: 2 });
     for (const text of ['a', 'b', 'c', 'd']) await small.send({ channel: 'web', chat: CHAT }, { text });
