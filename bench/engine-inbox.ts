@@ -55,7 +55,7 @@ async function engine(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true });
   const { config } = loadConfig({ home: dir, env: {}, overrides: { timings: { fsyncBatchMs: batchMs }, engine: { stopGraceMs: 0 } } });
   const db = openDatabase(join(dir, 'state.db'));
-  const eng = createEngine({ config, clock: systemClock(), logger: silentLogger(), db, home: dir, inference: idleModel, outbox: { send: () => undefined } });
+  const eng = createEngine({ config, clock: systemClock(), logger: silentLogger(), db, home: dir, inference: idleModel, outbox: { send: async () => undefined } });
   await eng.start();
   const ms = await runWriters((i) =>
     eng.acceptUserMessage({ id: `m${i}`, target: { channel: 'telegram', chat: `${i % sessions}` }, userId: `${i % sessions}`, text, receivedAt: Date.now() }),

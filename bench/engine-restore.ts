@@ -62,7 +62,7 @@ function bareRead(dir: string, parse: boolean): number {
 async function engineStart(home: string): Promise<number> {
   const { config } = loadConfig({ home, env: {}, overrides: { engine: { stopGraceMs: 0 } } });
   const db = openDatabase(join(home, 'state.db'));
-  const engine = createEngine({ config, clock: new ManualClock(), logger: silentLogger(), db, home, inference: model, outbox: { send: () => undefined } });
+  const engine = createEngine({ config, clock: new ManualClock(), logger: silentLogger(), db, home, inference: model, outbox: { send: async () => undefined } });
   const start = performance.now();
   await engine.start();
   const ms = performance.now() - start;

@@ -32,6 +32,7 @@ import { createOperationsToolbox } from './operations/toolbox.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
+import { sqliteKysely } from './store/kysely/connection.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { faultPoint } from './core/fault.ts';
@@ -101,11 +102,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const db = openDatabase(dbPath, { clock });
     stops.push(() => db.close());
 
-    const outbox = createOutbox({ db, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });
+    const kysely = sqliteKysely(db);
+    const outbox = createOutbox({ db: kysely, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });
     stops.push(() => outbox.stop());
     const connectors: Connector[] = [];
     const web = config.channels.web.enabled
-      ? new WebConnector({ db, config: config.channels.web, clock, logger: logger.child({ component: 'web' }) })
+      ? new WebConnector({ db: kysely, config: config.channels.web, clock, logger: logger.child({ component: 'web' }) })
       : null;
     if (web) connectors.push(web);
     if (config.channels.telegram.enabled) {
@@ -171,13 +173,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const interrupted = sessions.restore();
     notifications.start();
     // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
-    notifications.announceInterrupted(interrupted);
+    await notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');
     wake.announceInterrupted(interrupted);
     faultPoint('sessions.restore.before-clear');
     sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
-    outbox.start();
+    await outbox.start();
     await engine.start();
     await scheduler.start();
     await wake.start();
@@ -209,7 +211,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       clock,
       ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
       ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } } : {}),
-      health: () => ({ outbox: outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),
+      health: async () => ({ outbox: await outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),
     });
     if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });
     await app.listen({ host: config.gateway.host, port: config.gateway.port });

@@ -108,10 +108,11 @@ export function sameTarget(a: ChannelTarget, b: ChannelTarget): boolean {
  */
 export interface Outbox {
   /**
-   * Records the message for delivery. With `options.key`, a second send under the same key is a no-op (the message is
-   * recorded once, even across restarts): callers that may repeat a send after a crash give one.
+   * Records the message for delivery; resolves once it is durable (acknowledge after awaiting it). Messages are
+   * recorded in call order. With `options.key`, a second send under the same key is a no-op (the message is recorded
+   * once, even across restarts): callers that may repeat a send after a crash give one.
    */
-  send(target: ChannelTarget, message: OutboundMessage, options?: SendOptions): void;
+  send(target: ChannelTarget, message: OutboundMessage, options?: SendOptions): Promise<void>;
 }
 
 /** Options of `Outbox.send`. */

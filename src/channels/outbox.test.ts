@@ -9,6 +9,7 @@ import type { OutboxConfig } from '../core/config-channels.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
 import type { Logger } from '../core/logger.ts';
 import { openDatabase } from '../store/database.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { DatabaseSync } from '../store/database.ts';
 import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from './connector.ts';
 import { DeliveryError } from './delivery-error.ts';
@@ -75,7 +76,7 @@ describe('DurableOutbox', () => {
   let connector: ScriptedConnector;
 
   function build(config: Partial<OutboxConfig> = {}, logger: Logger = silentLogger(), random = () => 0): DurableOutbox {
-    return createOutbox({ db, clock, logger, config: outboxSchema.parse(config), random });
+    return createOutbox({ db: sqliteKysely(db), clock, logger, config: outboxSchema.parse(config), random });
   }
 
   beforeEach(() => {
@@ -94,41 +95,41 @@ describe('DurableOutbox', () => {
   });
 
   it('records the message before returning and delivers it in the background', async () => {
-    outbox.start();
-    outbox.send(chat('1'), { text: 'hello', replyTo: '1:7' });
-    assert.equal(outbox.metrics().pending, 1, 'stored synchronously');
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'hello', replyTo: '1:7' });
+    assert.equal((await outbox.metrics()).pending, 1, 'stored synchronously');
     assert.equal(connector.delivered.length, 0, 'send does not wait for delivery');
     await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => [d.target, d.message]), [[chat('1'), { text: 'hello', replyTo: '1:7' }]]);
-    assert.deepEqual({ ...outbox.metrics(), byChannel: undefined }, {
+    assert.deepEqual({ ...(await outbox.metrics()), byChannel: undefined }, {
       sent: 1, retried: 0, failed: 0, noConnector: 0, pending: 0, deadLetters: 0, byChannel: undefined,
     });
   });
 
-  it('refuses malformed targets and empty texts, naming the field', () => {
-    assert.throws(() => outbox.send({ channel: 'chat', chat: '' }, { text: 'x' }), /target\.chat/);
-    assert.throws(() => outbox.send({ channel: 'a|b', chat: '1' }, { text: 'x' }), /target\.channel/);
-    assert.throws(() => outbox.send(chat('1'), { text: '  ' }), /text/);
-    assert.equal(outbox.metrics().pending, 0);
+  it('refuses malformed targets and empty texts, naming the field', async () => {
+    await assert.rejects(outbox.send({ channel: 'chat', chat: '' }, { text: 'x' }), /target\.chat/);
+    await assert.rejects(outbox.send({ channel: 'a|b', chat: '1' }, { text: 'x' }), /target\.channel/);
+    await assert.rejects(outbox.send(chat('1'), { text: '  ' }), /text/);
+    assert.equal((await outbox.metrics()).pending, 0);
   });
 
   it('splits a long text to the connector limit and sends the parts in order, replying with the first only', async () => {
     const small = new ScriptedConnector('small', clock, 20);
     outbox.register(small);
-    outbox.start();
-    outbox.send({ channel: 'small', chat: 'x' }, { text: 'one two three four five six seven eight nine ten', replyTo: '9' });
+    await outbox.start();
+    await outbox.send({ channel: 'small', chat: 'x' }, { text: 'one two three four five six seven eight nine ten', replyTo: '9' });
     await outbox.idle();
     assert.deepEqual(small.delivered.map((d) => d.message.text), ['one two three four', 'five six seven eight', 'nine ten']);
     assert.deepEqual(small.delivered.map((d) => d.message.replyTo), ['9', undefined, undefined]);
-    assert.equal(outbox.metrics().sent, 1);
+    assert.equal((await outbox.metrics()).sent, 1);
   });
 
   it('retries with exponential backoff on the injected clock, then delivers', async () => {
     const boom = new Error('connection reset');
     connector.script.push(boom, boom, boom);
-    outbox.start();
+    await outbox.start();
     const t0 = clock.now();
-    outbox.send(chat('1'), { text: 'persistent' });
+    await outbox.send(chat('1'), { text: 'persistent' });
     await outbox.idle();
     assert.equal(connector.attempts.length, 1);
     // random() = 0 → the lower edge of each jittered step: 500, 1000, 2000 ms.
@@ -139,7 +140,7 @@ describe('DurableOutbox', () => {
     }
     assert.deepEqual(connector.attempts.map((a) => a.at - t0), [0, 500, 1500, 3500]);
     assert.equal(connector.delivered.length, 1);
-    const metrics = outbox.metrics();
+    const metrics = await outbox.metrics();
     assert.equal(metrics.retried, 3);
     assert.equal(metrics.sent, 1);
     assert.deepEqual(metrics.byChannel.chat, { sent: 1, retried: 3, failed: 0 });
@@ -147,8 +148,8 @@ describe('DurableOutbox', () => {
 
   it("honours a server's retry-after instead of the backoff", async () => {
     connector.script.push(new DeliveryError('429 Too Many Requests', { kind: 'rate_limited', retryAfterMs: 7000, status: 429 }));
-    outbox.start();
-    outbox.send(chat('1'), { text: 'later' });
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'later' });
     await outbox.idle();
     clock.advance(6999);
     await outbox.idle();
@@ -160,11 +161,11 @@ describe('DurableOutbox', () => {
 
   it('never lets a later message overtake an earlier one to the same chat, while other chats go on', async () => {
     connector.failWhen = (m) => (m.text === 'first' && connector.attempts.filter((a) => a.text === 'first').length <= 2 ? new Error('flaky') : undefined);
-    outbox.start();
-    outbox.send(chat('A'), { text: 'first' });
-    outbox.send(chat('A'), { text: 'second' });
-    outbox.send(chat('B'), { text: 'other chat' });
-    outbox.send(chat('A'), { text: 'third' });
+    await outbox.start();
+    await outbox.send(chat('A'), { text: 'first' });
+    await outbox.send(chat('A'), { text: 'second' });
+    await outbox.send(chat('B'), { text: 'other chat' });
+    await outbox.send(chat('A'), { text: 'third' });
     await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['other chat'], 'chat B is not held up by chat A');
     assert.ok(!connector.attempts.some((a) => a.text === 'second'), 'second waits behind first');
@@ -182,9 +183,9 @@ describe('DurableOutbox', () => {
     const slow = new ScriptedConnector('slow', clock);
     slow.script.push('hang');
     outbox.register(slow);
-    outbox.start();
-    outbox.send({ channel: 'slow', chat: '1' }, { text: 'stuck' });
-    outbox.send(chat('1'), { text: 'free' });
+    await outbox.start();
+    await outbox.send({ channel: 'slow', chat: '1' }, { text: 'stuck' });
+    await outbox.send(chat('1'), { text: 'free' });
     await connector.waitDelivered(1);
     assert.equal(connector.delivered[0]?.message.text, 'free');
     clock.advance(30_000); // sendTimeoutMs
@@ -193,7 +194,7 @@ describe('DurableOutbox', () => {
     await slow.waitDelivered(1);
     assert.equal(slow.attempts.length, 2);
     await outbox.idle();
-    assert.equal(outbox.metrics().retried, 1);
+    assert.equal((await outbox.metrics()).retried, 1);
   });
 
   it('dead-letters a message after the last attempt, logs it, and moves on to the next one', async () => {
@@ -203,9 +204,9 @@ describe('DurableOutbox', () => {
     outbox = build({ maxAttempts: 3 }, createLogger({ level: 'info', destination: lines }));
     outbox.register(connector);
     connector.failWhen = (m) => (m.text === 'doomed' ? new Error('server down') : undefined);
-    outbox.start();
-    outbox.send(chat('1'), { text: 'doomed' });
-    outbox.send(chat('1'), { text: 'next' });
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'doomed' });
+    await outbox.send(chat('1'), { text: 'next' });
     for (let i = 0; i < 5; i += 1) {
       await outbox.idle();
       clock.advance(60_000);
@@ -213,36 +214,36 @@ describe('DurableOutbox', () => {
     await outbox.idle();
     assert.equal(connector.attempts.filter((a) => a.text === 'doomed').length, 3);
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['next']);
-    const dead = outbox.deadLetters();
+    const dead = await outbox.deadLetters();
     assert.equal(dead.length, 1);
     assert.deepEqual([dead[0]?.text, dead[0]?.attempts, dead[0]?.error, dead[0]?.target], ['doomed', 3, 'server down', chat('1')]);
-    const metrics = outbox.metrics();
+    const metrics = await outbox.metrics();
     assert.deepEqual([metrics.failed, metrics.retried, metrics.sent, metrics.deadLetters, metrics.pending], [1, 2, 1, 1, 0]);
     assert.ok(logged.some((l) => l.includes('dead letter') && l.includes('"level":50')), logged.join('\n'));
   });
 
   it('dead-letters at once a message the service refuses for good, and can retry it on request', async () => {
     connector.script.push(new DeliveryError('Bad Request: chat not found', { kind: 'permanent', status: 400 }));
-    outbox.start();
-    outbox.send(chat('1'), { text: 'nowhere' });
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'nowhere' });
     await outbox.idle();
     assert.equal(connector.attempts.length, 1);
-    const [dead] = outbox.deadLetters();
+    const [dead] = await outbox.deadLetters();
     assert.equal(dead?.error, 'Bad Request: chat not found');
-    assert.equal(outbox.retry(dead?.id ?? -1), true);
+    assert.equal(await outbox.retry(dead?.id ?? -1), true);
     await outbox.idle();
     assert.equal(connector.delivered[0]?.message.text, 'nowhere');
-    assert.equal(outbox.retry(dead?.id ?? -1), false, 'nothing left to retry');
+    assert.equal(await outbox.retry(dead?.id ?? -1), false, 'nothing left to retry');
   });
 
   it('keeps a message for a channel without a connector as failed, counted and listed', async () => {
-    outbox.start();
-    outbox.send({ channel: 'discord', chat: '42' }, { text: 'hello?' });
-    outbox.send(chat('1'), { text: 'fine' });
+    await outbox.start();
+    await outbox.send({ channel: 'discord', chat: '42' }, { text: 'hello?' });
+    await outbox.send(chat('1'), { text: 'fine' });
     await outbox.idle();
-    const metrics = outbox.metrics();
+    const metrics = await outbox.metrics();
     assert.deepEqual([metrics.noConnector, metrics.failed, metrics.sent, metrics.deadLetters], [1, 1, 1, 1]);
-    assert.match(outbox.deadLetters()[0]?.error ?? '', /no connector for channel "discord"/);
+    assert.match((await outbox.deadLetters())[0]?.error ?? '', /no connector for channel "discord"/);
   });
 
   it('survives a restart: pending messages (and the rest of a half-sent one) are delivered by a new outbox', async () => {
@@ -250,9 +251,9 @@ describe('DurableOutbox', () => {
     const small = new ScriptedConnector('small', clock, 10);
     small.failWhen = (m) => (m.text === 'cccc' ? new Error('down') : undefined);
     outbox.register(small);
-    outbox.start();
-    outbox.send(chat('1'), { text: 'queued one' });
-    outbox.send({ channel: 'small', chat: 'z' }, { text: 'aaaa bbbb cccc' });
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'queued one' });
+    await outbox.send({ channel: 'small', chat: 'z' }, { text: 'aaaa bbbb cccc' });
     await outbox.idle();
     // The first part went out, the second failed: the store remembers how far it got.
     assert.deepEqual(small.delivered.map((d) => d.message.text), ['aaaa bbbb']);
@@ -264,44 +265,44 @@ describe('DurableOutbox', () => {
     const again = new ScriptedConnector('chat', clock);
     const smallAgain = new ScriptedConnector('small', clock, 10);
     outbox = build();
-    outbox.send(chat('1'), { text: 'queued two' });
-    assert.equal(outbox.metrics().pending, 3);
+    await outbox.send(chat('1'), { text: 'queued two' });
+    assert.equal((await outbox.metrics()).pending, 3);
     outbox.register(again);
     outbox.register(smallAgain);
-    outbox.start();
+    await outbox.start();
     await outbox.idle();
     clock.advance(10_000);
     await outbox.idle();
     assert.deepEqual(again.delivered.map((d) => d.message.text), ['queued one', 'queued two']);
     assert.deepEqual(smallAgain.delivered.map((d) => d.message.text), ['cccc'], 'only the undelivered part is sent');
-    assert.equal(outbox.metrics().pending, 0);
+    assert.equal((await outbox.metrics()).pending, 0);
   });
 
   it('delivers nothing before start and everything in order after it', async () => {
-    outbox.send(chat('1'), { text: 'a' });
-    outbox.send(chat('1'), { text: 'b' });
+    await outbox.send(chat('1'), { text: 'a' });
+    await outbox.send(chat('1'), { text: 'b' });
     await outbox.idle();
     assert.equal(connector.attempts.length, 0);
-    outbox.start();
+    await outbox.start();
     await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['a', 'b']);
   });
 
   it('records a message once per idempotency key, also after it was delivered, until the key is pruned', async () => {
-    outbox.start();
-    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
-    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
     await outbox.idle();
-    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
     await outbox.idle();
     assert.deepEqual(connector.delivered.map((d) => d.message.text), ['reply']);
-    assert.equal(outbox.metrics().pending, 0, 'a delivered keyed row does not count as pending');
+    assert.equal((await outbox.metrics()).pending, 0, 'a delivered keyed row does not count as pending');
     await outbox.stop();
     clock.advance(SENT_KEY_RETENTION_MS + 1);
     outbox = build();
     outbox.register(connector);
-    outbox.start();
-    outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
+    await outbox.start();
+    await outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
     await outbox.idle();
     assert.equal(connector.delivered.length, 2, 'after the retention the key is forgotten');
   });
@@ -309,8 +310,8 @@ describe('DurableOutbox', () => {
   /** Leaves a message claimed, as a crash inside its send would: the send hangs and the outbox is stopped. */
   async function interruptedSend(text: string): Promise<void> {
     connector.script.push('hang');
-    outbox.start();
-    outbox.send(chat('1'), { text });
+    await outbox.start();
+    await outbox.send(chat('1'), { text });
     await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(connector.attempts.length, 1);
     await outbox.stop();
@@ -322,11 +323,11 @@ describe('DurableOutbox', () => {
     again.idempotent = true;
     outbox = build();
     outbox.register(again);
-    outbox.start();
+    await outbox.start();
     await outbox.idle();
     assert.deepEqual(again.delivered.map((d) => d.message.text), ['once only']);
     assert.deepEqual(again.keys, [connector.keys[0]], 'the same delivery key as the interrupted send');
-    assert.equal(outbox.metrics().retried, 0, 'not counted as a failed attempt');
+    assert.equal((await outbox.metrics()).retried, 0, 'not counted as a failed attempt');
   });
 
   it('after a crash mid-send, a connector without idempotency gets it again as a failed attempt, and a dead letter at maxAttempts', async () => {
@@ -334,29 +335,29 @@ describe('DurableOutbox', () => {
     const again = new ScriptedConnector('chat', clock);
     outbox = build({ maxAttempts: 2 });
     outbox.register(again);
-    outbox.start();
+    await outbox.start();
     await outbox.idle();
     assert.deepEqual(again.delivered.map((d) => d.message.text), ['maybe twice'], 'at least once');
 
     // A message whose sends keep being interrupted ends as a dead letter.
     again.script.push('hang');
-    outbox.send(chat('1'), { text: 'crashes every time' });
+    await outbox.send(chat('1'), { text: 'crashes every time' });
     await new Promise<void>((resolve) => setImmediate(resolve));
     await outbox.stop();
     const hanging = new ScriptedConnector('chat', clock);
     hanging.script.push('hang');
     outbox = build({ maxAttempts: 2 });
     outbox.register(hanging);
-    outbox.start();
+    await outbox.start();
     await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(hanging.attempts.length, 1, 'sent again after the first interruption');
     assert.equal(db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts, 1, 'counted as a failed attempt');
     await outbox.stop();
     outbox = build({ maxAttempts: 2 });
     outbox.register(new ScriptedConnector('chat', clock));
-    outbox.start();
+    await outbox.start();
     await outbox.idle();
-    assert.equal(outbox.metrics().deadLetters, 1);
-    assert.equal(outbox.deadLetters()[0]?.error, INTERRUPTED_SEND);
+    assert.equal((await outbox.metrics()).deadLetters, 1);
+    assert.equal((await outbox.deadLetters())[0]?.error, INTERRUPTED_SEND);
   });
 });

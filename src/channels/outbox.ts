@@ -1,12 +1,12 @@
-// Durable outbound delivery: `send` writes the message to SQLite and returns; one delivery lane per conversation hands
-// the oldest pending message to its channel's connector (split to the connector's limit), retries with backoff, and
+// Durable outbound delivery: `send` records the message in the store and resolves; one delivery lane per conversation
+// hands the oldest pending message to its channel's connector (split to the connector's limit), retries with backoff, and
 // dead-letters it after the last attempt. Lanes are independent, so a slow or failing connector delays only its own chats.
 // Each part is claimed (`sending`, committed) before the connector is called and settled right after, so a crash inside
 // a send is detected on the next start: an idempotent connector (web) gets it again under the same delivery key (exactly
 // once); any other (Telegram, no idempotency key) gets it again too (at least once: a reply nobody sees is worse than one
 // seen twice, and the claim narrows the duplicate window to the API call itself), counted as a failed attempt so a
 // message that keeps crashing the daemon ends as a dead letter after `maxAttempts`.
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
@@ -18,6 +18,7 @@ import { WorkLoop } from '../core/work-loop.ts';
 import type { StepResult } from '../core/work-loop.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { OutboxRecord } from '../store/outbox-store.ts';
+import type { Database } from '../store/tables/index.ts';
 import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
 import { formatTarget } from './connector.ts';
 import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
@@ -25,8 +26,8 @@ import { splitMessage } from './split-message.ts';
 import { StopSignal } from './stop-signal.ts';
 
 export interface OutboxDeps {
-  /** The daemon's database (migrations 200+ applied). */
-  db: DatabaseSync;
+  /** The daemon's database (migrations 200+ applied): `sqliteKysely(db)`, or PostgreSQL. */
+  db: Kysely<Database>;
   /** `config.channels.outbox`. */
   config: OutboxConfig;
   clock: Clock;
@@ -87,6 +88,10 @@ export class DurableOutbox implements Outbox {
   /** One loop per conversation with work pending or scheduled; a lane that ends quiet is dropped. */
   #lanes = new Map<string, WorkLoop>();
   #started = false;
+  /** The `start()` in progress, if any. */
+  #starting: Promise<void> | null = null;
+  /** The last recording `send` started: each waits for the one before, so messages are stored in call order. */
+  #recording: Promise<unknown> = Promise.resolve();
   #stop = new StopSignal();
   #counters = { sent: 0, retried: 0, failed: 0, noConnector: 0 };
   #byChannel = new Map<string, { sent: number; retried: number; failed: number }>();
@@ -102,20 +107,22 @@ export class DurableOutbox implements Outbox {
   }
 
   /**
-   * Records the message durably (synchronously) and returns; delivery happens in the background. Throws invalid_input
-   * for a malformed target or an empty text (nothing is recorded then). A message whose `options.key` is already
-   * recorded (pending, sent within SENT_KEY_RETENTION_MS, or dead) is not recorded again.
+   * Records the message durably and resolves once it is committed; delivery happens in the background. Messages are
+   * recorded in the order of the calls, awaited or not. Rejects with invalid_input for a malformed target or an empty
+   * text (nothing is recorded then). A message whose `options.key` is already recorded (pending, sent within
+   * SENT_KEY_RETENTION_MS, or dead) is not recorded again.
    */
-  send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): void {
+  async send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): Promise<void> {
     const parsed = targetSchema.safeParse(target);
     if (!parsed.success) throw fromZodError(parsed.error, 'target');
     if (typeof message.text !== 'string' || message.text.trim() === '') throw invalidInput('text: must not be empty', 'text');
     const clean: ChannelTarget = parsed.data;
     const key = formatTarget(clean);
-    const id = this.#store.enqueue(
-      { targetKey: key, target: JSON.stringify(clean), channel: clean.channel, text: message.text, replyTo: message.replyTo, dedupeKey: options.key },
-      this.#deps.clock.now(),
-    );
+    const entry = { targetKey: key, target: JSON.stringify(clean), channel: clean.channel, text: message.text, replyTo: message.replyTo, dedupeKey: options.key };
+    const now = this.#deps.clock.now();
+    const recorded = this.#recording.then(() => this.#store.enqueue(entry, now));
+    this.#recording = recorded.catch(() => undefined);
+    const id = await recorded;
     if (id === null) {
       this.#deps.logger.debug({ target: key, key: options.key }, 'outbound message already recorded under its key; not queued again');
       return;
@@ -126,24 +133,36 @@ export class DurableOutbox implements Outbox {
 
   /**
    * Starts delivering: every conversation with pending messages (also those left by an earlier run) gets a lane. A
-   * message left claimed by a crash is sent again (see the top). Register the connectors first.
+   * message left claimed by a crash is sent again (see the top). Register the connectors first. Resolves once the
+   * lanes are started.
    */
-  start(): void {
+  async start(): Promise<void> {
     if (this.#started) return;
-    this.#started = true;
+    this.#starting ??= this.#begin().finally(() => {
+      this.#starting = null;
+    });
+    await this.#starting;
+  }
+
+  async #begin(): Promise<void> {
     this.#stop = new StopSignal();
-    this.#prune();
-    this.#recoverClaimed();
-    const targets = this.#store.pendingTargets();
+    await this.#prune();
+    // Claimed messages are settled before any lane runs, so none overtakes an older message of its conversation.
+    await this.#recoverClaimed();
+    // Started before the pending conversations are read: a `send` that lands after the read kicks its own lane.
+    this.#started = true;
+    const targets = await this.#store.pendingTargets();
     if (targets.length > 0) this.#deps.logger.info({ conversations: targets.length }, 'resuming outbound delivery');
     for (const key of targets) this.#kick(key);
   }
 
   /**
-   * Stops delivering; pending messages stay in the store. A send still in flight is abandoned and stays claimed: the
-   * next start treats it as a send a crash interrupted.
+   * Stops delivering; pending messages stay in the store, and every `send` called before resolves has been recorded. A
+   * send still in flight is abandoned and stays claimed: the next start treats it as a send a crash interrupted.
    */
   async stop(): Promise<void> {
+    await this.#recording;
+    await this.#starting;
     if (!this.#started) return;
     this.#started = false;
     this.#stop.stop();
@@ -162,8 +181,8 @@ export class DurableOutbox implements Outbox {
   }
 
   /** Delivery counters and backlog, for /healthz. */
-  metrics(): OutboxMetrics {
-    const counts = this.#store.counts();
+  async metrics(): Promise<OutboxMetrics> {
+    const counts = await this.#store.counts();
     return {
       ...this.#counters,
       pending: counts.pending,
@@ -173,8 +192,8 @@ export class DurableOutbox implements Outbox {
   }
 
   /** Dead letters, newest first. */
-  deadLetters(limit = 100): DeadLetter[] {
-    return this.#store.listFailed(limit).map((r) => ({
+  async deadLetters(limit = 100): Promise<DeadLetter[]> {
+    return (await this.#store.listFailed(limit)).map((r) => ({
       id: r.id,
       target: JSON.parse(r.target) as ChannelTarget,
       text: r.text,
@@ -186,9 +205,9 @@ export class DurableOutbox implements Outbox {
   }
 
   /** Puts a dead letter back in its conversation's queue; false when there is no dead letter with this id. */
-  retry(id: number): boolean {
-    const record = this.#store.get(id);
-    if (!record || !this.#store.requeue(id, this.#deps.clock.now())) return false;
+  async retry(id: number): Promise<boolean> {
+    const record = await this.#store.get(id);
+    if (!record || !(await this.#store.requeue(id, this.#deps.clock.now()))) return false;
     this.#kick(record.targetKey);
     return true;
   }
@@ -217,7 +236,7 @@ export class DurableOutbox implements Outbox {
   /** Delivers a conversation's oldest message when it is due; the lane sleeps until then otherwise. */
   async #laneStep(key: string): Promise<StepResult> {
     if (!this.#started) return 'quiet';
-    const head = this.#store.head(key);
+    const head = await this.#store.head(key);
     if (!head) return 'quiet';
     const wait = head.nextAttemptAt - this.#deps.clock.now();
     if (wait > 0) return { wakeInMs: wait };
@@ -229,7 +248,7 @@ export class DurableOutbox implements Outbox {
     const { clock, logger } = this.#deps;
     const connector = this.#connectors.get(record.channel);
     if (!connector) {
-      this.#deadLetter(record, record.attempts, `no connector for channel "${record.channel}"`);
+      await this.#deadLetter(record, record.attempts, `no connector for channel "${record.channel}"`);
       this.#counters.noConnector += 1;
       return;
     }
@@ -239,24 +258,24 @@ export class DurableOutbox implements Outbox {
     for (let index = record.partsSent; index < parts.length; index += 1) {
       const text = parts[index] ?? '';
       const message: OutboundMessage = index === 0 && record.replyTo ? { text, replyTo: record.replyTo } : { text };
-      this.#store.claim(record.id, clock.now());
+      await this.#store.claim(record.id, clock.now());
       faultPoint('outbox.after-claim');
       try {
         await this.#sendOnce(connector, target, message, { key: `outbox-${record.id}-${index}` });
       } catch (error) {
         if (!this.#started) return;
-        this.#failure(record, attempts + 1, error);
+        await this.#failure(record, attempts + 1, error);
         return;
       }
       faultPoint('outbox.after-send');
       // Settled even when the outbox is stopping: the part went out, so it must not count as interrupted.
       if (index + 1 < parts.length) {
-        this.#store.recordProgress(record.id, index + 1, clock.now());
+        await this.#store.recordProgress(record.id, index + 1, clock.now());
         attempts = 0;
         if (!this.#started) return;
       }
     }
-    this.#store.markSent(record.id, clock.now());
+    await this.#store.markSent(record.id, clock.now());
     this.#count(record.channel, 'sent');
     logger.debug({ outboxId: record.id, target: record.targetKey, parts: parts.length }, 'outbound message delivered');
   }
@@ -278,16 +297,16 @@ export class DurableOutbox implements Outbox {
     }
   }
 
-  #failure(record: OutboxRecord, attempts: number, error: unknown): void {
+  async #failure(record: OutboxRecord, attempts: number, error: unknown): Promise<void> {
     const { clock, config, logger } = this.#deps;
     const failure = classifyDeliveryFailure(error);
     if (!failure.retryable || attempts >= config.maxAttempts) {
-      this.#deadLetter(record, attempts, failure.message);
+      await this.#deadLetter(record, attempts, failure.message);
       return;
     }
     const delay = failure.retryAfterMs ?? backoffDelay(attempts, config.baseDelayMs, config.maxDelayMs, this.#deps.random);
     const now = clock.now();
-    this.#store.recordFailure(record.id, attempts, now + delay, failure.message, now);
+    await this.#store.recordFailure(record.id, attempts, now + delay, failure.message, now);
     this.#count(record.channel, 'retried');
     logger.warn(
       { outboxId: record.id, target: record.targetKey, attempts, retryInMs: delay, err: failure.message },
@@ -295,8 +314,8 @@ export class DurableOutbox implements Outbox {
     );
   }
 
-  #deadLetter(record: OutboxRecord, attempts: number, reason: string): void {
-    this.#store.markFailed(record.id, attempts, reason, this.#deps.clock.now());
+  async #deadLetter(record: OutboxRecord, attempts: number, reason: string): Promise<void> {
+    await this.#store.markFailed(record.id, attempts, reason, this.#deps.clock.now());
     this.#count(record.channel, 'failed');
     this.#deps.logger.error(
       { outboxId: record.id, target: record.targetKey, attempts, err: reason, length: record.text.length },
@@ -314,32 +333,32 @@ export class DurableOutbox implements Outbox {
     perChannel[what] += 1;
   }
 
-  #prune(): void {
+  async #prune(): Promise<void> {
     const now = this.#deps.clock.now();
-    const removed = this.#store.pruneFailed(now - this.#deps.config.deadLetterRetentionMs);
+    const removed = await this.#store.pruneFailed(now - this.#deps.config.deadLetterRetentionMs);
     if (removed > 0) this.#deps.logger.info({ removed }, 'old dead letters removed from the outbox');
-    this.#store.pruneSent(now - SENT_KEY_RETENTION_MS);
+    await this.#store.pruneSent(now - SENT_KEY_RETENTION_MS);
   }
 
   /**
    * Settles the messages a crash left claimed: an idempotent connector gets them again under the same delivery key
    * (exactly once); any other gets them again as a failed attempt (at least once; a dead letter after maxAttempts).
    */
-  #recoverClaimed(): void {
+  async #recoverClaimed(): Promise<void> {
     const now = this.#deps.clock.now();
-    for (const record of this.#store.claimed()) {
+    for (const record of await this.#store.claimed()) {
       const connector = this.#connectors.get(record.channel);
       if (connector?.idempotent) {
-        this.#store.unclaim(record.id, now);
+        await this.#store.unclaim(record.id, now);
         this.#deps.logger.info({ outboxId: record.id, target: record.targetKey }, 'outbound message interrupted mid-send; sending it again under the same delivery key');
         continue;
       }
       const attempts = record.attempts + 1;
       if (attempts >= this.#deps.config.maxAttempts) {
-        this.#deadLetter(record, attempts, INTERRUPTED_SEND);
+        await this.#deadLetter(record, attempts, INTERRUPTED_SEND);
         continue;
       }
-      this.#store.recordFailure(record.id, attempts, now, INTERRUPTED_SEND, now);
+      await this.#store.recordFailure(record.id, attempts, now, INTERRUPTED_SEND, now);
       this.#deps.logger.warn(
         { outboxId: record.id, target: record.targetKey, partsSent: record.partsSent, attempts },
         'outbound message interrupted mid-send by a crash; sending it again (it may arrive twice: the channel has no idempotency key)',

@@ -111,7 +111,7 @@ export class TurnRunner {
     }
     if (result.outcome === 'abandoned' || this.#deps.closed()) return;
     if (result.failure) logger.warn({ session: session.id, type: session.descriptor.type, error: result.error }, `engine turn ended: ${result.failure}`);
-    if (isUser && result.failure) this.#reply(session, message, turn, result.failure);
+    if (isUser && result.failure) await this.#reply(session, message, turn, result.failure);
     if (session.descriptor.type === 'subagent') await this.#report(session, message, turn, result);
     const error = result.error ? (result.failure ? `${result.failure} ${result.error}` : result.error) : undefined;
     faultPoint('engine.turn.before-end');
@@ -130,17 +130,18 @@ export class TurnRunner {
 
   /**
    * A user session's reply: recorded, then handed to the Outbox for the session's channel under a key made of the
-   * record's seq, so restore can hand a recorded reply over again without it being queued twice.
+   * record's seq, so restore can hand a recorded reply over again without it being queued twice. Resolves once the
+   * Outbox has recorded it.
    */
-  #reply(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, turn: TurnLog | null, text: string): void {
+  async #reply(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, turn: TurnLog | null, text: string): Promise<void> {
     if (session.descriptor.type !== 'user') return;
     const seq = this.#step(session, turn, { type: 'outgoing', text, target: session.descriptor.channelId });
     faultPoint('engine.reply.after-record');
-    this.#send(session, message, text, seq);
+    await this.#send(session, message, text, seq);
   }
 
   /** Hands a recorded reply (its `outgoing` record has `seq`) to the Outbox; a repeat with the same seq is a no-op. */
-  #send(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, text: string, seq: number): void {
+  async #send(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, text: string, seq: number): Promise<void> {
     if (session.descriptor.type !== 'user') return;
     const channelId = session.descriptor.channelId;
     const target = parseTarget(channelId);
@@ -149,7 +150,7 @@ export class TurnRunner {
       return;
     }
     const replyTo = message.kind === 'user' && message.replyTo ? { replyTo: message.replyTo } : {};
-    this.#deps.outbox.send(target, { text, ...replyTo }, { key: `engine-${session.id}-${seq}` });
+    await this.#deps.outbox.send(target, { text, ...replyTo }, { key: `engine-${session.id}-${seq}` });
   }
 
   /**
@@ -199,7 +200,7 @@ export class TurnRunner {
     logger.error({ session: session.id, message: message.messageId, err: errorMessage(error) }, 'engine turn failed');
     if (this.#deps.closed()) return;
     try {
-      if (session.descriptor.type === 'user') this.#reply(session, message, null, INTERNAL_ERROR);
+      if (session.descriptor.type === 'user') await this.#reply(session, message, null, INTERNAL_ERROR);
       if (session.descriptor.type === 'subagent') {
         const text = `Background agent "${session.descriptor.name}" (session ${session.id}) failed: ${INTERNAL_ERROR}`;
         session.waiter?.reject(new AppError('internal', text));
@@ -231,7 +232,7 @@ export class TurnRunner {
     logger.warn({ session: session.id, type: d.type, message: open.messageId }, 'engine turn cut off by a restart; closing it');
     if (d.type === 'user') {
       const message = open.incoming ?? { kind: 'system' as const };
-      for (const sent of open.sent) if (sent.target === d.channelId) this.#send(session, message, sent.text, sent.seq);
+      for (const sent of open.sent) if (sent.target === d.channelId) await this.#send(session, message, sent.text, sent.seq);
       const answer = cutOffAnswer(open.steps);
       switch (answer.kind) {
         case 'answered':
@@ -239,10 +240,10 @@ export class TurnRunner {
           break;
         case 'unsent':
           logger.info({ session: session.id, message: open.messageId }, 'cut-off turn had recorded its answer; delivering it');
-          this.#reply(session, message, null, answer.text);
+          await this.#reply(session, message, null, answer.text);
           break;
         case 'none':
-          this.#reply(session, message, null, INTERNAL_ERROR);
+          await this.#reply(session, message, null, INTERNAL_ERROR);
           break;
         default:
           answer satisfies never;

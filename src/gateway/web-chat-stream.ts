@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
-import type { WebConnector } from '../channels/web/web-connector.ts';
-import type { Clock } from '../core/clock.ts';
+import type { ChatFeed, WebConnector } from '../channels/web/web-connector.ts';
+import type { Clock, Timer } from '../core/clock.ts';
 import type { WebMessage } from '../store/web-transcript.ts';
 
 /** What a page is sent for one transcript message (the chat id is the stream's own). */
@@ -44,9 +44,10 @@ export interface ChatStreamDeps {
 
 /**
  * Streams chat `chatId` to the requesting page: the history it is missing (after `version`, or the recent messages),
- * then every change live, with a keep-alive comment every `keepAliveMs`. Takes over the reply (hijack).
+ * then every change live, with a keep-alive comment every `keepAliveMs`. Takes over the reply (hijack). Resolves once
+ * the history is written; rejects (after ending the stream, which the page then reopens) when it cannot be read.
  */
-export function streamChat(request: FastifyRequest, reply: FastifyReply, chatId: string, version: number | null, deps: ChatStreamDeps): void {
+export async function streamChat(request: FastifyRequest, reply: FastifyReply, chatId: string, version: number | null, deps: ChatStreamDeps): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -59,6 +60,10 @@ export function streamChat(request: FastifyRequest, reply: FastifyReply, chatId:
   raw.write('retry: 2000\n\n');
   let sent = version ?? 0;
   let ended = false;
+  /** Changes that arrive while the history is read; null once it is written. */
+  let backlog: WebMessage[] | null = [];
+  let feed: ChatFeed | null = null;
+  let keepAlive: Timer | null = null;
   const write = (m: WebMessage): void => {
     if (ended || m.version <= sent) return;
     sent = m.version;
@@ -67,17 +72,33 @@ export function streamChat(request: FastifyRequest, reply: FastifyReply, chatId:
   const end = (): void => {
     if (ended) return;
     ended = true;
-    keepAlive.cancel();
-    feed.close();
+    keepAlive?.cancel();
+    feed?.close();
     untrack();
     raw.end();
   };
-  const feed = deps.connector.follow(chatId, version, { onMessage: write, onClose: end });
-  // History is in version order; the feed was subscribed first (synchronously), so no change falls in between.
-  for (const m of feed.history) write(m);
-  const keepAlive = deps.clock.every(deps.keepAliveMs, () => {
-    if (!ended) raw.write(': keep-alive\n\n');
-  });
   const untrack = deps.track(end);
   request.raw.on('close', end);
+  try {
+    // The watcher is subscribed at the call, before the history is read, so no change falls in between.
+    const onMessage = (m: WebMessage): void => {
+      if (backlog) backlog.push(m);
+      else write(m);
+    };
+    feed = await deps.connector.follow(chatId, version, { onMessage, onClose: end });
+  } catch (error) {
+    end();
+    throw error;
+  }
+  if (ended) {
+    feed.close();
+    return;
+  }
+  // History and backlog in version order; a change in both is written once (write skips versions already sent).
+  const missed = [...feed.history, ...backlog].sort((a, b) => a.version - b.version);
+  backlog = null;
+  for (const m of missed) write(m);
+  keepAlive = deps.clock.every(deps.keepAliveMs, () => {
+    if (!ended) raw.write(': keep-alive\n\n');
+  });
 }

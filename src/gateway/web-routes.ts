@@ -169,13 +169,13 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     }
   });
 
-  app.get<{ Params: { chat: string }; Querystring: { after?: string } }>('/web/api/chats/:chat/events', { onRequest: apiAuth }, (request, reply) => {
+  app.get<{ Params: { chat: string }; Querystring: { after?: string } }>('/web/api/chats/:chat/events', { onRequest: apiAuth }, async (request, reply) => {
     const chatId = chatParam(request, reply);
     if (chatId === null) return reply;
     const header = request.headers['last-event-id'];
     const resume = resumeVersion(Array.isArray(header) ? header[0] : header, request.query.after);
     if (!resume.ok) return refuse(reply, 400, 'after / Last-Event-ID: must be a whole number (a transcript version)');
-    streamChat(request, reply, chatId, resume.version, {
+    await streamChat(request, reply, chatId, resume.version, {
       connector,
       clock: deps.clock,
       keepAliveMs: config.keepAliveMs,

@@ -16,29 +16,29 @@ function captured(): { logger: Logger; lines: { level: number; msg: string; [k: 
 }
 
 describe('OutboxNotifier', () => {
-  it('sends stuck and done notices to linear.pipeline.originChannel when it names a chat', () => {
+  it('sends stuck and done notices to linear.pipeline.originChannel when it names a chat', async () => {
     const outbox = new RecordingOutbox();
     const notifier = new OutboxNotifier({ config: config({ 'linear.pipeline.originChannel': 'telegram|42' }), outbox, logger: captured().logger });
-    notifier.notify('Linear ENG-1 is stuck');
-    notifier.done('Linear ENG-2 is done');
+    await notifier.notify('Linear ENG-1 is stuck');
+    await notifier.done('Linear ENG-2 is done');
     assert.deepEqual(outbox.sent, [
       { to: 'telegram|42', text: 'Linear ENG-1 is stuck' },
       { to: 'telegram|42', text: 'Linear ENG-2 is done' },
     ]);
   });
 
-  it('falls back to fallbackChannel when originChannel is not a chat', () => {
+  it('falls back to fallbackChannel when originChannel is not a chat', async () => {
     assert.deepEqual(pipelineNotifyTarget(config({ fallbackChannel: 'web|main' })), { channel: 'web', chat: 'main' });
     const outbox = new RecordingOutbox();
-    new OutboxNotifier({ config: config({ fallbackChannel: 'telegram|7' }), outbox, logger: captured().logger }).notify('stuck');
+    await new OutboxNotifier({ config: config({ fallbackChannel: 'telegram|7' }), outbox, logger: captured().logger }).notify('stuck');
     assert.deepEqual(outbox.to('telegram|7'), ['stuck']);
   });
 
-  it('without any chat channel logs each notice clearly and does not fail', () => {
+  it('without any chat channel logs each notice clearly and does not fail', async () => {
     const log = captured();
     const notifier = new OutboxNotifier({ config: config({}), outbox: new RecordingOutbox(), logger: log.logger });
     assert.equal(notifier.target, null);
-    notifier.notify('Linear ENG-1 is stuck');
+    await notifier.notify('Linear ENG-1 is stuck');
     assert.match(log.lines[0]?.msg ?? '', /pipeline notifications have no chat channel/);
     assert.equal(log.lines[1]?.msg, 'linear pipeline notification not delivered to chat');
     assert.equal(log.lines[1]?.text, 'Linear ENG-1 is stuck');

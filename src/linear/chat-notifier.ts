@@ -30,20 +30,20 @@ export class OutboxNotifier implements PipelineNotifier {
     }
   }
 
-  notify(text: string): void {
-    this.#send(text, 'stuck');
+  async notify(text: string): Promise<void> {
+    await this.#send(text, 'stuck');
   }
 
-  done(text: string): void {
-    this.#send(text, 'done');
+  async done(text: string): Promise<void> {
+    await this.#send(text, 'done');
   }
 
-  #send(text: string, kind: 'stuck' | 'done'): void {
+  async #send(text: string, kind: 'stuck' | 'done'): Promise<void> {
     if (!this.target || !this.#outbox) {
       this.#logger.warn({ kind, text, reason: this.target ? 'no chat connectors are running' : 'no chat channel configured' }, 'linear pipeline notification not delivered to chat');
       return;
     }
-    this.#outbox.send(this.target, { text });
+    await this.#outbox.send(this.target, { text });
     this.#logger.info({ kind, to: formatTarget(this.target) }, 'linear pipeline notification sent to chat');
   }
 }

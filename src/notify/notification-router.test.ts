@@ -89,6 +89,8 @@ describe('NotificationRouter', () => {
     await a.run.emit({ type: 'text', text: 'a3' });
     f.clock.advance(500);
     assert.deepEqual(outbox.to(WEB).slice(2), ['a3']);
+    // The seen mark moves once the Outbox has recorded the batch.
+    await new Promise((resolve) => setImmediate(resolve));
     const a3 = f.manager.outputBlocks(f.manager.get(a.session.id)).at(-1);
     assert.equal(a3?.text, 'a3');
     assert.equal(f.manager.get(a.session.id).foreground[WEB]?.seenSeq, a3?.seq);
@@ -257,8 +259,8 @@ describe('NotificationRouter', () => {
     const second = routerFor(g, box);
     try {
       second.start();
-      second.announceInterrupted(g.manager.restore());
-      second.announceInterrupted(g.manager.restore());
+      await second.announceInterrupted(g.manager.restore());
+      await second.announceInterrupted(g.manager.restore());
       assert.deepEqual(box.sent, [
         { to: TG, text: `⏸️ [crashy] Interrupted by a daemon restart\n   📁 ${f.workdir}\n   📝 "do the crashy task"\n   ↩️ It can be resumed: claude_resume crashy` },
       ]);
@@ -303,6 +305,7 @@ describe('NotificationRouter', () => {
     await run.emit({ type: 'text', text: 'five' });
     f.clock.advance(500);
     assert.deepEqual(outbox.to(WEB), ['one', 'five']);
+    await new Promise((resolve) => setImmediate(resolve)); // the seen mark moves once the Outbox recorded "five"
     assert.deepEqual((await fg()).mode, 'recent', 'nothing missed');
   });
 

@@ -42,9 +42,10 @@ export interface NotificationRouter {
   stop(): void;
   /**
    * Tells the origin (and streaming channels) of each session that a daemon restart interrupted it and that it can
-   * be resumed. Call once at startup with what `SessionManager.restore()` returned; unknown ids are skipped.
+   * be resumed. Call once at startup with what `SessionManager.restore()` returned; unknown ids are skipped. Resolves
+   * once the messages are recorded in the Outbox (a failure is logged, not thrown).
    */
-  announceInterrupted(sessionIds: readonly string[]): void;
+  announceInterrupted(sessionIds: readonly string[]): Promise<void>;
 }
 
 /** Builds the NotificationRouter over its dependencies (see NotificationRouterDeps); call start() to begin. */
@@ -97,15 +98,17 @@ class SessionNotifier implements NotificationRouter {
     this.#stream.flushAll();
   }
 
-  announceInterrupted(sessionIds: readonly string[]): void {
+  async announceInterrupted(sessionIds: readonly string[]): Promise<void> {
     if (sessionIds.length === 0) return;
-    this.#guard('interrupted announcement', () => {
+    await this.#guard('interrupted announcement', async () => {
       const interrupted = new Map(this.#deps.sessions.list(['interrupted']).map((r) => [r.id, r]));
+      const sends: Promise<void>[] = [];
       for (const id of sessionIds) {
         const record = interrupted.get(id);
         // Keyed per interruption and recipient: announcing again after a crash queues nothing twice.
-        if (record) this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'restart' }), `restart-${id}-${record.completedAt ?? record.updatedAt}`);
+        if (record) sends.push(this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'restart' }), `restart-${id}-${record.completedAt ?? record.updatedAt}`));
       }
+      await Promise.all(sends);
     });
   }
 
@@ -206,14 +209,16 @@ class SessionNotifier implements NotificationRouter {
     if (dropped && !on) this.#deps.sessions.markSeen(session.id, channel, dropped.firstSeq - 1);
   }
 
-  #deliverText(batch: TextBatch): void {
+  /** Queues a batch of streamed text; the channel's seen mark moves only once the Outbox has recorded it. */
+  async #deliverText(batch: TextBatch): Promise<void> {
     const view = batch.session.record.foreground[batch.channel];
     if (!view?.on) {
       this.#deps.logger.warn({ session: batch.session.id, channel: batch.channel }, 'dropped streamed text for a channel that stopped streaming');
       return;
     }
-    this.#send(batch.target, batch.text);
-    this.#deps.sessions.markSeen(batch.session.id, batch.channel, Math.max(view.seenSeq, batch.lastSeq));
+    if (!(await this.#send(batch.target, batch.text))) return;
+    const current = batch.session.record.foreground[batch.channel];
+    this.#deps.sessions.markSeen(batch.session.id, batch.channel, Math.max(current?.seenSeq ?? view.seenSeq, batch.lastSeq));
   }
 
   #checkLongRuns(): void {
@@ -225,20 +230,26 @@ class SessionNotifier implements NotificationRouter {
 
   /**
    * Sends one message per recipient: channels streaming the session get `text.streaming`, the origin (when it does
-   * not stream the session) gets `text.origin`. A channel that is both gets one message, never two.
+   * not stream the session) gets `text.origin`. A channel that is both gets one message, never two. The messages are
+   * handed to the Outbox at the call (in order); resolves once they are recorded (failures are logged).
    */
-  #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }, key?: string): void {
+  async #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }, key?: string): Promise<void> {
+    const sends: Promise<boolean>[] = [];
     for (const recipient of recipients(record, audience)) {
       const body = typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin;
-      this.#send(recipient.target, body, key === undefined ? undefined : `${key}-${formatTarget(recipient.target)}`);
+      sends.push(this.#send(recipient.target, body, key === undefined ? undefined : `${key}-${formatTarget(recipient.target)}`));
     }
+    await Promise.all(sends);
   }
 
-  #send(target: ChannelTarget, text: string, key?: string): void {
+  /** Hands one message to the Outbox (at the call); resolves true once recorded, false (logged) when it could not be. */
+  async #send(target: ChannelTarget, text: string, key?: string): Promise<boolean> {
     try {
-      this.#deps.outbox.send(target, { text }, key === undefined ? {} : { key });
+      await this.#deps.outbox.send(target, { text }, key === undefined ? {} : { key });
+      return true;
     } catch (error) {
       this.#deps.logger.error({ err: error, target: formatTarget(target) }, 'could not queue a notification');
+      return false;
     }
   }
 
@@ -275,9 +286,10 @@ class SessionNotifier implements NotificationRouter {
   }
 
   /** Runs work started by a timer, so one failure is logged instead of escaping into the clock. */
-  #guard(what: string, work: () => void): void {
+  /** Runs `work` (sync or async) and logs its failure; resolves once it is done. */
+  async #guard(what: string, work: () => void | Promise<void>): Promise<void> {
     try {
-      work();
+      await work();
     } catch (error) {
       this.#deps.logger.error({ err: error }, `notification ${what} failed`);
     }

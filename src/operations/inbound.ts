@@ -49,10 +49,10 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
       const key = { key: `command-${channel}-${message.id}` };
       if (state === 'running') {
         logger.warn({ channel, messageId: message.id }, 'chat command delivered again after a crash cut it off; not run twice');
-        outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id }, key);
+        await outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id }, key);
       } else {
         const reply = await runCommand(ops, message.text, { kind: 'chat', channel, userId: message.userId }, services);
-        if (reply !== null) outbox.send(message.target, { text: reply, replyTo: message.id }, key);
+        if (reply !== null) await outbox.send(message.target, { text: reply, replyTo: message.id }, key);
       }
       faultPoint('inbound.command.before-finish');
       commands?.finish(channel, message.id, now());

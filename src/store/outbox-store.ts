@@ -1,13 +1,8 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely, Selectable } from 'kysely';
+import type { OutboxStatus } from './tables/channels.ts';
+import type { Database } from './tables/index.ts';
 
-/**
- * Delivery states of an outbox row: waiting (to be sent or retried), claimed for a send in flight (found after a crash:
- * the send may or may not have happened), delivered (kept only while its idempotency key must keep deduplicating;
- * unkeyed rows are deleted when sent), or given up on (dead letter).
- */
-export type OutboxStatus = 'pending' | 'sending' | 'sent' | 'failed';
-
-const STATUSES: readonly OutboxStatus[] = ['pending', 'sending', 'sent', 'failed'];
+export type { OutboxStatus };
 
 /** One outbound message as stored. */
 export interface OutboxRecord {
@@ -43,24 +38,7 @@ export interface OutboxEntry {
   dedupeKey?: string | undefined;
 }
 
-interface Row {
-  id: number;
-  target_key: string;
-  target: string;
-  channel: string;
-  text: string;
-  reply_to: string | null;
-  status: string;
-  dedupe_key: string | null;
-  attempts: number;
-  parts_sent: number;
-  next_attempt_at: number;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-}
-
-function fromRow(row: Row): OutboxRecord {
+function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
   return {
     id: row.id,
     targetKey: row.target_key,
@@ -68,7 +46,7 @@ function fromRow(row: Row): OutboxRecord {
     channel: row.channel,
     text: row.text,
     replyTo: row.reply_to,
-    status: STATUSES.find((st) => st === row.status) ?? 'pending',
+    status: row.status,
     dedupeKey: row.dedupe_key,
     attempts: row.attempts,
     partsSent: row.parts_sent,
@@ -79,135 +57,175 @@ function fromRow(row: Row): OutboxRecord {
   };
 }
 
-/** SQLite persistence of outbound messages: a queue per conversation, ordered by insertion, plus dead letters. */
+/**
+ * Persistence of outbound messages (SQLite or PostgreSQL): a queue per conversation, ordered by insertion (id), plus
+ * dead letters. Every method resolves once its statement committed.
+ */
 export class OutboxStore {
-  #db: DatabaseSync;
+  readonly #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
   /**
-   * Records a new pending message (durable when this returns); returns its id, or null when its idempotency key is
-   * already recorded (nothing is written then).
+   * Records a new pending message (committed when this resolves); resolves to its id, or null when its idempotency
+   * key is already recorded (nothing is written then).
    */
-  enqueue(entry: OutboxEntry, now: number): number | null {
-    const result = this.#db
-      .prepare(
-        `INSERT OR IGNORE INTO outbox_messages (target_key, target, channel, text, reply_to, status, dedupe_key, attempts,
-          parts_sent, next_attempt_at, created_at, updated_at) VALUES (?, ?, ?, ?, ?, 'pending', ?, 0, 0, ?, ?, ?)`,
-      )
-      .run(entry.targetKey, entry.target, entry.channel, entry.text, entry.replyTo ?? null, entry.dedupeKey ?? null, now, now, now);
-    return Number(result.changes) === 0 ? null : Number(result.lastInsertRowid);
+  async enqueue(entry: OutboxEntry, now: number): Promise<number | null> {
+    const row = await this.#db
+      .insertInto('outbox_messages')
+      .values({
+        target_key: entry.targetKey,
+        target: entry.target,
+        channel: entry.channel,
+        text: entry.text,
+        reply_to: entry.replyTo ?? null,
+        status: 'pending',
+        dedupe_key: entry.dedupeKey ?? null,
+        attempts: 0,
+        parts_sent: 0,
+        next_attempt_at: now,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('dedupe_key').where('dedupe_key', 'is not', null).doNothing())
+      .returning('id')
+      .executeTakeFirst();
+    return row ? row.id : null;
   }
 
   /** Claims a message for one send (status `sending`), committed before the connector is called. */
-  claim(id: number, now: number): void {
-    this.#db.prepare(`UPDATE outbox_messages SET status = 'sending', updated_at = ? WHERE id = ?`).run(now, id);
+  async claim(id: number, now: number): Promise<void> {
+    await this.#db.updateTable('outbox_messages').set({ status: 'sending', updated_at: now }).where('id', '=', id).execute();
   }
 
   /** Messages left claimed by a crash (their send may or may not have happened), oldest first. */
-  claimed(): OutboxRecord[] {
-    const rows = this.#db.prepare(`SELECT * FROM outbox_messages WHERE status = 'sending' ORDER BY id`).all() as unknown as Row[];
-    return rows.map(fromRow);
+  async claimed(): Promise<OutboxRecord[]> {
+    const rows = await this.#db.selectFrom('outbox_messages').selectAll().where('status', '=', 'sending').orderBy('id').execute();
+    return rows.map(toRecord);
   }
 
   /** Puts a claimed message back to pending (to be sent again under the same delivery keys). */
-  unclaim(id: number, now: number): void {
-    this.#db.prepare(`UPDATE outbox_messages SET status = 'pending', updated_at = ? WHERE id = ? AND status = 'sending'`).run(now, id);
+  async unclaim(id: number, now: number): Promise<void> {
+    await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'pending', updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'sending')
+      .execute();
   }
 
   /** Conversation keys that have pending messages. */
-  pendingTargets(): string[] {
-    const rows = this.#db.prepare(`SELECT DISTINCT target_key FROM outbox_messages WHERE status = 'pending'`).all() as {
-      target_key: string;
-    }[];
+  async pendingTargets(): Promise<string[]> {
+    const rows = await this.#db.selectFrom('outbox_messages').select('target_key').distinct().where('status', '=', 'pending').execute();
     return rows.map((r) => r.target_key);
   }
 
   /** The oldest pending message of a conversation (the only one that may be in flight), or null. */
-  head(targetKey: string): OutboxRecord | null {
-    const row = this.#db
-      .prepare(`SELECT * FROM outbox_messages WHERE status = 'pending' AND target_key = ? ORDER BY id LIMIT 1`)
-      .get(targetKey) as Row | undefined;
-    return row ? fromRow(row) : null;
+  async head(targetKey: string): Promise<OutboxRecord | null> {
+    const row = await this.#db
+      .selectFrom('outbox_messages')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .where('target_key', '=', targetKey)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? toRecord(row) : null;
   }
 
-  /** Returns the message with this id, or null. */
-  get(id: number): OutboxRecord | null {
-    const row = this.#db.prepare('SELECT * FROM outbox_messages WHERE id = ?').get(id) as Row | undefined;
-    return row ? fromRow(row) : null;
+  /** The message with this id, or null. */
+  async get(id: number): Promise<OutboxRecord | null> {
+    const row = await this.#db.selectFrom('outbox_messages').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? toRecord(row) : null;
   }
 
   /** Records that the first `partsSent` parts were delivered; resets the failure count. */
-  recordProgress(id: number, partsSent: number, now: number): void {
-    this.#db
-      .prepare(`UPDATE outbox_messages SET status = 'pending', parts_sent = ?, attempts = 0, last_error = NULL, updated_at = ? WHERE id = ?`)
-      .run(partsSent, now, id);
+  async recordProgress(id: number, partsSent: number, now: number): Promise<void> {
+    await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'pending', parts_sent: partsSent, attempts: 0, last_error: null, updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Records a failed attempt and when to try again. */
-  recordFailure(id: number, attempts: number, nextAttemptAt: number, error: string, now: number): void {
-    this.#db
-      .prepare(`UPDATE outbox_messages SET status = 'pending', attempts = ?, next_attempt_at = ?, last_error = ?, updated_at = ? WHERE id = ?`)
-      .run(attempts, nextAttemptAt, error, now, id);
+  async recordFailure(id: number, attempts: number, nextAttemptAt: number, error: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'pending', attempts, next_attempt_at: nextAttemptAt, last_error: error, updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Marks a message failed for good (dead letter); it stays in the store. */
-  markFailed(id: number, attempts: number, error: string, now: number): void {
-    this.#db
-      .prepare(`UPDATE outbox_messages SET status = 'failed', attempts = ?, last_error = ?, updated_at = ? WHERE id = ?`)
-      .run(attempts, error, now, id);
+  async markFailed(id: number, attempts: number, error: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'failed', attempts, last_error: error, updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
-  /** Settles a delivered message in one statement: deleted, or kept as `sent` while its idempotency key must dedupe. */
-  markSent(id: number, now: number): void {
-    this.#db.prepare('DELETE FROM outbox_messages WHERE id = ? AND dedupe_key IS NULL').run(id);
-    this.#db.prepare(`UPDATE outbox_messages SET status = 'sent', updated_at = ? WHERE id = ?`).run(now, id);
+  /**
+   * Settles a delivered message: deleted, or kept as `sent` while its idempotency key must dedupe. Either statement
+   * alone leaves a consistent row (a crash in between changes nothing: the delete only ever removes unkeyed rows).
+   */
+  async markSent(id: number, now: number): Promise<void> {
+    const deleted = await this.#db.deleteFrom('outbox_messages').where('id', '=', id).where('dedupe_key', 'is', null).executeTakeFirst();
+    if (deleted.numDeletedRows > 0n) return;
+    await this.#db.updateTable('outbox_messages').set({ status: 'sent', updated_at: now }).where('id', '=', id).execute();
   }
 
   /** Puts a dead letter back in its conversation's queue (at its original place); false if there is no such dead letter. */
-  requeue(id: number, now: number): boolean {
-    const result = this.#db
-      .prepare(
-        `UPDATE outbox_messages SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ?
-         WHERE id = ? AND status = 'failed'`,
-      )
-      .run(now, now, id);
-    return Number(result.changes) > 0;
+  async requeue(id: number, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'failed')
+      .executeTakeFirst();
+    return result.numUpdatedRows > 0n;
   }
 
   /** Dead letters, newest first. */
-  listFailed(limit = 100): OutboxRecord[] {
-    const rows = this.#db
-      .prepare(`SELECT * FROM outbox_messages WHERE status = 'failed' ORDER BY updated_at DESC, id DESC LIMIT ?`)
-      .all(limit) as unknown as Row[];
-    return rows.map(fromRow);
+  async listFailed(limit = 100): Promise<OutboxRecord[]> {
+    const rows = await this.#db
+      .selectFrom('outbox_messages')
+      .selectAll()
+      .where('status', '=', 'failed')
+      .orderBy('updated_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toRecord);
   }
 
-  /** Number of pending messages and of dead letters. */
-  counts(): { pending: number; failed: number } {
-    const rows = this.#db.prepare('SELECT status, COUNT(*) AS n FROM outbox_messages GROUP BY status').all() as {
-      status: string;
-      n: number;
-    }[];
+  /** Number of pending messages (claimed ones included) and of dead letters. */
+  async counts(): Promise<{ pending: number; failed: number }> {
+    const rows = await this.#db
+      .selectFrom('outbox_messages')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
     const counts = { pending: 0, failed: 0 };
     for (const { status, n } of rows) {
-      if (status === 'pending' || status === 'sending') counts.pending += n;
-      else if (status === 'failed') counts.failed = n;
+      if (status === 'pending' || status === 'sending') counts.pending += Number(n);
+      else if (status === 'failed') counts.failed = Number(n);
     }
     return counts;
   }
 
-  /** Deletes delivered (keyed) messages settled before `before`; their keys stop deduplicating. Returns how many. */
-  pruneSent(before: number): number {
-    const result = this.#db.prepare(`DELETE FROM outbox_messages WHERE status = 'sent' AND updated_at < ?`).run(before);
-    return Number(result.changes);
+  /** Deletes delivered (keyed) messages settled before `before`; their keys stop deduplicating. Resolves to how many. */
+  async pruneSent(before: number): Promise<number> {
+    const result = await this.#db.deleteFrom('outbox_messages').where('status', '=', 'sent').where('updated_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
-  /** Deletes dead letters last touched before `before`; returns how many. */
-  pruneFailed(before: number): number {
-    const result = this.#db.prepare(`DELETE FROM outbox_messages WHERE status = 'failed' AND updated_at < ?`).run(before);
-    return Number(result.changes);
+  /** Deletes dead letters last touched before `before`; resolves to how many. */
+  async pruneFailed(before: number): Promise<number> {
+    const result = await this.#db.deleteFrom('outbox_messages').where('status', '=', 'failed').where('updated_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

@@ -1,14 +1,8 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { WebMessageStatus, WebRole } from './tables/channels.ts';
+import type { Database } from './tables/index.ts';
 
-/** Who wrote a transcript message: the person at the page, or the daemon (orchestrator replies, notifications). */
-export type WebRole = 'user' | 'agent';
-
-/**
- * Delivery state of a message. A user message is `pending` while the inbound handler runs, then `accepted` (durably
- * handed over) or `failed` (the page offers a retry); a daemon message is `sent`.
- */
-export type WebMessageStatus = 'pending' | 'accepted' | 'failed' | 'sent';
+export type { WebMessageStatus, WebRole };
 
 /** One row of a chat transcript. `pos` orders the chat; `version` grows with every change (the stream's event id). */
 export interface WebMessage {
@@ -26,29 +20,25 @@ export interface WebMessage {
   updatedAt: number;
 }
 
-interface Row {
-  pos: number;
-  version: number;
-  chat_id: string;
-  role: string;
+/** What a new transcript row holds besides its chat and times. */
+interface NewMessage {
+  role: WebRole;
   text: string;
-  client_id: string | null;
-  status: string;
-  error: string | null;
-  reply_to: string | null;
-  created_at: number;
-  updated_at: number;
+  clientId: string | null;
+  status: WebMessageStatus;
+  replyTo: string | null;
+  deliveryKey: string | null;
 }
 
-function toMessage(row: Row): WebMessage {
+function toMessage(row: Selectable<Database['web_messages']>): WebMessage {
   return {
     pos: row.pos,
     version: row.version,
     chatId: row.chat_id,
-    role: row.role as WebRole,
+    role: row.role,
     text: row.text,
     clientId: row.client_id,
-    status: row.status as WebMessageStatus,
+    status: row.status,
     error: row.error,
     replyTo: row.reply_to,
     createdAt: row.created_at,
@@ -56,97 +46,138 @@ function toMessage(row: Row): WebMessage {
   };
 }
 
-/** The durable transcripts of the web chats (tables of web-migrations.ts). Every write commits before it returns. */
+/**
+ * The durable transcripts of the web chats (tables of web-migrations.ts), on SQLite or PostgreSQL. Every change takes
+ * a new version from `web_counter` in the same transaction as the change, and resolves once that transaction committed.
+ */
 export class WebTranscriptStore {
-  #db: DatabaseSync;
-  #maxPerChat: number;
+  readonly #db: Kysely<Database>;
+  readonly #maxPerChat: number;
 
   /** `maxPerChat`: messages kept per chat; older ones are deleted as new ones arrive. */
-  constructor(db: DatabaseSync, maxPerChat: number) {
+  constructor(db: Kysely<Database>, maxPerChat: number) {
     this.#db = db;
     this.#maxPerChat = maxPerChat;
   }
 
-  #nextVersion(): number {
-    const row = this.#db.prepare('UPDATE web_counter SET version = version + 1 WHERE id = 1 RETURNING version').get() as
-      | { version: number }
-      | undefined;
-    if (!row) throw new Error('web_counter row is missing (migration 250 not applied)');
-    return row.version;
-  }
-
-  #byPos(pos: number): WebMessage {
-    const row = this.#db.prepare('SELECT * FROM web_messages WHERE pos = ?').get(pos) as Row | undefined;
-    if (!row) throw new Error(`web message ${pos} vanished`);
-    return toMessage(row);
-  }
-
-  #insert(chatId: string, fields: { role: WebRole; text: string; clientId: string | null; status: WebMessageStatus; replyTo: string | null }, now: number): WebMessage {
-    return transaction(this.#db, () => {
-      const version = this.#nextVersion();
-      const result = this.#db
-        .prepare(
-          `INSERT INTO web_messages (version, chat_id, role, text, client_id, status, reply_to, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(version, chatId, fields.role, fields.text, fields.clientId, fields.status, fields.replyTo, now, now);
-      this.#db
-        .prepare(
-          `DELETE FROM web_messages WHERE chat_id = ? AND pos <= (
-             SELECT pos FROM web_messages WHERE chat_id = ? ORDER BY pos DESC LIMIT 1 OFFSET ?)`,
-        )
-        .run(chatId, chatId, this.#maxPerChat);
-      return this.#byPos(Number(result.lastInsertRowid));
-    });
-  }
-
   /** Appends a user message as `pending`. Expects a client id not yet used in this chat (see `byClientId`). */
-  addUserMessage(chatId: string, clientId: string, text: string, now: number): WebMessage {
-    return this.#insert(chatId, { role: 'user', text, clientId, status: 'pending', replyTo: null }, now);
+  async addUserMessage(chatId: string, clientId: string, text: string, now: number): Promise<WebMessage> {
+    return this.#db.transaction().execute(async (trx) => {
+      const version = await nextVersion(trx);
+      return this.#insert(trx, chatId, version, { role: 'user', text, clientId, status: 'pending', replyTo: null, deliveryKey: null }, now);
+    });
   }
 
   /**
    * Appends a daemon message (status `sent`). With a `deliveryKey` already in the transcript nothing is appended:
-   * returns the existing row and `duplicate: true` (the outbox repeating a send a crash interrupted).
+   * resolves to the existing row and `duplicate: true` (the outbox repeating a send a crash interrupted).
    */
-  addAgentMessage(chatId: string, text: string, replyTo: string | null, now: number, deliveryKey: string | null = null): { message: WebMessage; duplicate: boolean } {
-    return transaction(this.#db, () => {
+  async addAgentMessage(
+    chatId: string,
+    text: string,
+    replyTo: string | null,
+    now: number,
+    deliveryKey: string | null = null,
+  ): Promise<{ message: WebMessage; duplicate: boolean }> {
+    return this.#db.transaction().execute(async (trx) => {
+      // The counter first: its row lock orders concurrent writers, so the key check below sees an earlier one's row.
+      const version = await nextVersion(trx);
       if (deliveryKey !== null) {
-        const row = this.#db.prepare('SELECT * FROM web_messages WHERE delivery_key = ?').get(deliveryKey) as Row | undefined;
+        const row = await trx.selectFrom('web_messages').selectAll().where('delivery_key', '=', deliveryKey).executeTakeFirst();
         if (row) return { message: toMessage(row), duplicate: true };
       }
-      const message = this.#insert(chatId, { role: 'agent', text, clientId: null, status: 'sent', replyTo }, now);
-      if (deliveryKey !== null) this.#db.prepare('UPDATE web_messages SET delivery_key = ? WHERE pos = ?').run(deliveryKey, message.pos);
+      const message = await this.#insert(trx, chatId, version, { role: 'agent', text, clientId: null, status: 'sent', replyTo, deliveryKey }, now);
       return { message, duplicate: false };
     });
   }
 
-  /** Changes a message's status (and error), giving it a new version. Returns the updated row. */
-  setStatus(pos: number, status: WebMessageStatus, error: string | null, now: number): WebMessage {
-    return transaction(this.#db, () => {
-      const version = this.#nextVersion();
-      this.#db.prepare('UPDATE web_messages SET status = ?, error = ?, version = ?, updated_at = ? WHERE pos = ?').run(status, error, version, now, pos);
-      return this.#byPos(pos);
+  /** Changes a message's status (and error), giving it a new version. Resolves to the updated row. */
+  async setStatus(pos: number, status: WebMessageStatus, error: string | null, now: number): Promise<WebMessage> {
+    return this.#db.transaction().execute(async (trx) => {
+      const version = await nextVersion(trx);
+      const row = await trx
+        .updateTable('web_messages')
+        .set({ status, error, version, updated_at: now })
+        .where('pos', '=', pos)
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) throw new Error(`web message ${pos} vanished`);
+      return toMessage(row);
     });
   }
 
   /** The user message a page sent under `clientId` in this chat, if any. */
-  byClientId(chatId: string, clientId: string): WebMessage | undefined {
-    const row = this.#db.prepare('SELECT * FROM web_messages WHERE chat_id = ? AND client_id = ?').get(chatId, clientId) as Row | undefined;
+  async byClientId(chatId: string, clientId: string): Promise<WebMessage | undefined> {
+    const row = await this.#db
+      .selectFrom('web_messages')
+      .selectAll()
+      .where('chat_id', '=', chatId)
+      .where('client_id', '=', clientId)
+      .executeTakeFirst();
     return row ? toMessage(row) : undefined;
   }
 
   /** The last `limit` messages of a chat, in version order (what a newly opened page is sent). */
-  recent(chatId: string, limit: number): WebMessage[] {
-    const rows = this.#db
-      .prepare('SELECT * FROM (SELECT * FROM web_messages WHERE chat_id = ? ORDER BY pos DESC LIMIT ?) ORDER BY version')
-      .all(chatId, limit) as unknown as Row[];
-    return rows.map(toMessage);
+  async recent(chatId: string, limit: number): Promise<WebMessage[]> {
+    const rows = await this.#db
+      .selectFrom('web_messages')
+      .selectAll()
+      .where('chat_id', '=', chatId)
+      .orderBy('pos', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toMessage).sort((a, b) => a.version - b.version);
   }
 
   /** Every message of a chat changed after `version`, in version order (what a reconnecting page missed). */
-  changedAfter(chatId: string, version: number): WebMessage[] {
-    const rows = this.#db.prepare('SELECT * FROM web_messages WHERE chat_id = ? AND version > ? ORDER BY version').all(chatId, version) as unknown as Row[];
+  async changedAfter(chatId: string, version: number): Promise<WebMessage[]> {
+    const rows = await this.#db
+      .selectFrom('web_messages')
+      .selectAll()
+      .where('chat_id', '=', chatId)
+      .where('version', '>', version)
+      .orderBy('version')
+      .execute();
     return rows.map(toMessage);
   }
+
+  /** Inserts a row under `version`, then trims the chat to its newest `maxPerChat` messages. */
+  async #insert(trx: Transaction<Database>, chatId: string, version: number, fields: NewMessage, now: number): Promise<WebMessage> {
+    const row = await trx
+      .insertInto('web_messages')
+      .values({
+        version,
+        chat_id: chatId,
+        role: fields.role,
+        text: fields.text,
+        client_id: fields.clientId,
+        status: fields.status,
+        reply_to: fields.replyTo,
+        delivery_key: fields.deliveryKey,
+        created_at: now,
+        updated_at: now,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    await trx
+      .deleteFrom('web_messages')
+      .where('chat_id', '=', chatId)
+      .where('pos', '<=', (eb) =>
+        eb.selectFrom('web_messages').select('pos').where('chat_id', '=', chatId).orderBy('pos', 'desc').limit(1).offset(this.#maxPerChat),
+      )
+      .execute();
+    return toMessage(row);
+  }
+}
+
+/** Takes the next transcript version (the counter row is locked until the transaction ends). */
+async function nextVersion(trx: Transaction<Database>): Promise<number> {
+  const row = await trx
+    .updateTable('web_counter')
+    .set((eb) => ({ version: eb('version', '+', 1) }))
+    .where('id', '=', 1)
+    .returning('version')
+    .executeTakeFirst();
+  if (!row) throw new Error('web_counter row is missing (migration 250 not applied)');
+  return row.version;
 }

@@ -81,7 +81,7 @@ describe('web page in headless Chromium', { skip }, () => {
     const chatId = await page.evaluate('localStorage.getItem("switchboard.chatId")');
     assert.equal(typeof chatId, 'string');
     const target = { channel: 'web', chat: String(chatId) };
-    g.outbox.send(target, { text: `🔔 [${session.name}] asks: Which test runner? <img src=x onerror="document.title='pwned'">` });
+    await g.outbox.send(target, { text: `🔔 [${session.name}] asks: Which test runner? <img src=x onerror="document.title='pwned'">` });
     await page.locator('.msg-agent .text', { hasText: 'asks: Which test runner?' }).waitFor();
     assert.equal(await page.locator('#messages img').count(), 0, 'agent text is never parsed as HTML');
     await page.reload();

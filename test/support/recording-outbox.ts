@@ -22,7 +22,8 @@ export class RecordingOutbox implements Outbox {
   /** Idempotency keys seen so far: a second send under one key is dropped, as the durable outbox does. */
   readonly keys = new Set<string>();
 
-  send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): void {
+  /** Records the message at the call (before the first await), as the durable outbox stores messages in call order. */
+  async send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): Promise<void> {
     if (options.key !== undefined) {
       if (this.keys.has(options.key)) return;
       this.keys.add(options.key);

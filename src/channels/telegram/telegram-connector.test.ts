@@ -12,6 +12,7 @@ import type { TelegramChannelConfig } from '../../core/config-channels.ts';
 import { createLogger, silentLogger } from '../../core/logger.ts';
 import type { Logger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import { formatTarget } from '../connector.ts';
 import type { InboundMessage } from '../connector.ts';
@@ -250,9 +251,9 @@ describe('Telegram delivery through the Outbox', () => {
     clock = new ManualClock();
     const config = telegramChannelSchema.parse({ enabled: true, botToken: FAKE_BOT_TOKEN, apiRoot: fake.url, allowedUserIds: [OWNER] });
     bot = createTelegramConnector(config, { clock, logger: silentLogger(), env: {} });
-    outbox = createOutbox({ db, clock, logger: silentLogger(), config: outboxSchema.parse({}), random: () => 0 });
+    outbox = createOutbox({ db: sqliteKysely(db), clock, logger: silentLogger(), config: outboxSchema.parse({}), random: () => 0 });
     outbox.register(bot);
-    outbox.start();
+    await outbox.start();
   });
 
   afterEach(async () => {
@@ -265,7 +266,7 @@ describe('Telegram delivery through the Outbox', () => {
 
   it('splits a long answer into messages within 4096 characters, in order', async () => {
     const paragraphs = Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: ${'lorem ipsum dolor sit amet. '.repeat(12)}`.trim());
-    outbox.send(owner, { text: paragraphs.join('\n\n') });
+    await outbox.send(owner, { text: paragraphs.join('\n\n') });
     await outbox.idle();
     assert.ok(fake.sent.length >= 3, `${fake.sent.length} messages`);
     for (const message of fake.sent) assert.ok([...message.text].length <= 4096);
@@ -274,7 +275,7 @@ describe('Telegram delivery through the Outbox', () => {
 
   it('sends MarkdownV2 that the fake accepts, keeping code and bold', async () => {
     const text = '**Done.** Changed `src/a.ts` (+3/-1):\n```ts\nconst x = a?.b ?? `c`;\n```\n_not italic_ 100% [ok]!';
-    outbox.send(owner, { text });
+    await outbox.send(owner, { text });
     await outbox.idle();
     const [sent] = fake.sent;
     assert.equal(sent?.parseMode, 'MarkdownV2');
@@ -284,20 +285,20 @@ describe('Telegram delivery through the Outbox', () => {
 
   it('falls back to plain text when Telegram cannot parse the entities', async () => {
     fake.fail('sendMessage', { status: 400, description: "Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 3" });
-    outbox.send(owner, { text: 'a **b** c' });
+    await outbox.send(owner, { text: 'a **b** c' });
     await outbox.idle();
     assert.equal(fake.sent.length, 1);
     assert.equal(fake.sent[0]?.parseMode, undefined);
     assert.equal(fake.sent[0]?.text, 'a **b** c');
-    assert.equal(outbox.metrics().sent, 1);
+    assert.equal((await outbox.metrics()).sent, 1);
   });
 
   it("honours Telegram's retry_after (429) through the outbox", async () => {
     fake.fail('sendMessage', { status: 429, retryAfter: 3 });
-    outbox.send(owner, { text: 'rate limited' });
+    await outbox.send(owner, { text: 'rate limited' });
     await outbox.idle();
     assert.equal(fake.sent.length, 0);
-    assert.equal(outbox.metrics().retried, 1);
+    assert.equal((await outbox.metrics()).retried, 1);
     clock.advance(2_999);
     await outbox.idle();
     assert.equal(fake.sent.length, 0, 'not before retry_after');
@@ -308,14 +309,14 @@ describe('Telegram delivery through the Outbox', () => {
 
   it('retries a 500 with backoff and dead-letters a chat Telegram does not know', async () => {
     fake.fail('sendMessage', { status: 500 });
-    outbox.send(owner, { text: 'flaky' });
+    await outbox.send(owner, { text: 'flaky' });
     await outbox.idle();
     clock.advance(500);
     await outbox.idle();
     assert.equal(fake.sent[0]?.text, 'flaky');
     fake.fail('sendMessage', { status: 400, description: 'Bad Request: chat not found' });
-    outbox.send({ channel: 'telegram', chat: '-1009' }, { text: 'lost' });
+    await outbox.send({ channel: 'telegram', chat: '-1009' }, { text: 'lost' });
     await outbox.idle();
-    assert.match(outbox.deadLetters()[0]?.error ?? '', /chat not found/);
+    assert.match((await outbox.deadLetters())[0]?.error ?? '', /chat not found/);
   });
 });

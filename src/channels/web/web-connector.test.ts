@@ -6,6 +6,7 @@ import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
@@ -34,7 +35,7 @@ describe('WebConnector', () => {
 
   const build = (overrides: Record<string, unknown> = {}): WebConnector => {
     const { config } = loadConfig({ home: dir.path, env: {}, overrides: { channels: { web: overrides } } });
-    return new WebConnector({ db, config: config.channels.web, clock, logger: silentLogger() });
+    return new WebConnector({ db: sqliteKysely(db), config: config.channels.web, clock, logger: silentLogger() });
   };
 
   beforeEach(async () => {
@@ -78,7 +79,7 @@ describe('WebConnector', () => {
     const third = await connector.accept(CHAT, { id: 'msg-00000002', text: 'once' });
     assert.equal(third.duplicate, true);
     assert.equal(calls, 1);
-    assert.equal(connector.follow(CHAT, null, { onMessage: () => {}, onClose: () => {} }).history.length, 1);
+    assert.equal((await connector.follow(CHAT, null, { onMessage: () => {}, onClose: () => {} })).history.length, 1);
   });
 
   it('refuses a reused message id with another text', async () => {
@@ -94,7 +95,7 @@ describe('WebConnector', () => {
     });
     await assert.rejects(connector.accept(CHAT, { id: 'msg-00000004', text: 'retry me' }), /could not be accepted: inbox is full/);
     const seen: WebMessage[] = [];
-    const feed = connector.follow(CHAT, null, { onMessage: (m) => seen.push(m), onClose: () => {} });
+    const feed = await connector.follow(CHAT, null, { onMessage: (m) => seen.push(m), onClose: () => {} });
     assert.equal(feed.history[0]?.status, 'failed');
     assert.equal(feed.history[0]?.error, 'inbox is full');
     fail = false;
@@ -112,19 +113,30 @@ describe('WebConnector', () => {
 
   it('keeps sent messages in the transcript and feeds them live, then resumes after a version', async () => {
     const live: WebMessage[] = [];
-    const feed = connector.follow(CHAT, null, { onMessage: (m) => live.push(m), onClose: () => {} });
+    const feed = await connector.follow(CHAT, null, { onMessage: (m) => live.push(m), onClose: () => {} });
     assert.deepEqual(feed.history, []);
     await connector.send({ channel: 'web', chat: CHAT }, { text: 'first' });
     feed.close();
     await connector.send({ channel: 'web', chat: CHAT }, { text: 'second' });
     await connector.send({ channel: 'web', chat: CHAT }, { text: 'third' });
     assert.deepEqual(live.map((m) => m.text), ['first']);
-    const resumed = connector.follow(CHAT, live[0]?.version ?? 0, { onMessage: () => {}, onClose: () => {} });
+    const resumed = await connector.follow(CHAT, live[0]?.version ?? 0, { onMessage: () => {}, onClose: () => {} });
     assert.deepEqual(resumed.history.map((m) => [m.role, m.text, m.status]), [
       ['agent', 'second', 'sent'],
       ['agent', 'third', 'sent'],
     ]);
     resumed.close();
+  });
+
+  it('loses nothing between the history and the live feed when a message lands while the history is read', async () => {
+    await connector.send({ channel: 'web', chat: CHAT }, { text: 'before' });
+    const live: WebMessage[] = [];
+    const sending = connector.send({ channel: 'web', chat: CHAT }, { text: 'during' });
+    const feed = await connector.follow(CHAT, 0, { onMessage: (m) => live.push(m), onClose: () => {} });
+    await sending;
+    const versions = new Map([...feed.history, ...live].map((m) => [m.version, m.text]));
+    assert.deepEqual([...versions.values()].sort(), ['before', 'during']);
+    feed.close();
   });
 
   it('keeps transcripts per chat, survives a reopen of the database, and keeps only the newest messages', async () => {
@@ -135,9 +147,9 @@ describe('WebConnector', () => {
     db = openDatabase(join(dir.path, 'state.db'));
     const reopened = build({ transcriptMaxMessages: 3, historyLimit: 2 });
     const none = { onMessage: () => {}, onClose: () => {} };
-    assert.deepEqual(reopened.follow(CHAT, null, none).history.map((m) => m.text), ['c', 'd']);
-    assert.deepEqual(reopened.follow(CHAT, 0, none).history.map((m) => m.text), ['b', 'c', 'd']);
-    assert.deepEqual(reopened.follow('other-chat-1', 0, none).history.map((m) => m.text), ['elsewhere']);
+    assert.deepEqual((await reopened.follow(CHAT, null, none)).history.map((m) => m.text), ['c', 'd']);
+    assert.deepEqual((await reopened.follow(CHAT, 0, none)).history.map((m) => m.text), ['b', 'c', 'd']);
+    assert.deepEqual((await reopened.follow('other-chat-1', 0, none)).history.map((m) => m.text), ['elsewhere']);
     connector = reopened;
   });
 
@@ -151,8 +163,8 @@ describe('WebConnector', () => {
 
   it('closes every feed on stop', async () => {
     let closed = 0;
-    connector.follow(CHAT, null, { onMessage: () => {}, onClose: () => (closed += 1) });
-    connector.follow('other-chat-1', null, { onMessage: () => {}, onClose: () => (closed += 1) });
+    await connector.follow(CHAT, null, { onMessage: () => {}, onClose: () => (closed += 1) });
+    await connector.follow('other-chat-1', null, { onMessage: () => {}, onClose: () => (closed += 1) });
     await connector.stop();
     assert.equal(closed, 2);
   });

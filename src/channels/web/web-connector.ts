@@ -1,10 +1,11 @@
 // The web page as a chat connector: each browser keeps a chat id; what it sends goes to the inbound handler, what the
 // daemon sends to `web|<chatId>` lands in that chat's durable transcript and is pushed to every page open on it.
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { WebChannelConfig } from '../../core/config-channels.ts';
 import { AppError, conflict, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
+import type { Database } from '../../store/tables/index.ts';
 import { WebTranscriptStore } from '../../store/web-transcript.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from '../connector.ts';
@@ -12,8 +13,8 @@ import { DeliveryError } from '../delivery-error.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
 export interface WebConnectorDeps {
-  /** The daemon's database (migration 250 applied). */
-  db: DatabaseSync;
+  /** The daemon's database (migration 250 applied): `sqliteKysely(db)`, or PostgreSQL. */
+  db: Kysely<Database>;
   /** `config.channels.web`. */
   config: WebChannelConfig;
   clock: Clock;
@@ -86,7 +87,7 @@ export class WebConnector implements Connector {
     if (message.text.length > this.maxMessageLength) {
       throw refuse(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`);
     }
-    const added = this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now(), delivery?.key ?? null);
+    const added = await this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now(), delivery?.key ?? null);
     if (added.duplicate) {
       this.#deps.logger.info({ chat: chat.data, key: delivery?.key }, 'web message already in the transcript under its delivery key; not added again');
       return;
@@ -114,7 +115,18 @@ export class WebConnector implements Connector {
     const key = `${chatId}\n${input.id}`;
     const inFlight = this.#inFlight.get(key);
     if (inFlight) return { ...(await inFlight), duplicate: true };
-    const existing = this.#store.byClientId(chatId, input.id);
+    // In flight from here on (before the first await), so a retry arriving while the transcript is read waits too.
+    const acceptance = this.#accept(chatId, input);
+    this.#inFlight.set(key, acceptance);
+    try {
+      return await acceptance;
+    } finally {
+      this.#inFlight.delete(key);
+    }
+  }
+
+  async #accept(chatId: string, input: PageMessage): Promise<AcceptResult> {
+    const existing = await this.#store.byClientId(chatId, input.id);
     if (existing && existing.text !== input.text) throw conflict(`id: message ${input.id} was already sent with another text`);
     if (existing?.status === 'accepted') return { duplicate: true, message: existing };
     const handler = this.#handler;
@@ -122,42 +134,44 @@ export class WebConnector implements Connector {
     const now = this.#deps.clock.now();
     let row: WebMessage;
     if (!existing) {
-      row = this.#store.addUserMessage(chatId, input.id, input.text, now);
+      row = await this.#store.addUserMessage(chatId, input.id, input.text, now);
       this.#publish(row);
     } else {
       // A retry after a failure, or of a message left pending by a crash: the handler deduplicates by message id.
-      row = existing.status === 'pending' ? existing : this.#update(existing.pos, 'pending', null);
+      row = existing.status === 'pending' ? existing : await this.#update(existing.pos, 'pending', null);
     }
-    const delivery = this.#deliver(handler, row);
-    this.#inFlight.set(key, delivery);
-    try {
-      return await delivery;
-    } finally {
-      this.#inFlight.delete(key);
-    }
+    return this.#deliver(handler, row);
   }
 
   /**
-   * Follows a chat: returns the messages the page is missing — the last `historyLimit` ones when `afterVersion` is
+   * Follows a chat: resolves to the messages the page is missing — the last `historyLimit` ones when `afterVersion` is
    * null (a fresh page), else every change after that version (a reconnect) — and calls `watcher` for every later
-   * change, with nothing lost or repeated between the two. Call `close()` when the page goes away.
+   * change. The watcher is subscribed before the history is read (at the call), so nothing is lost in between; a
+   * change committed while the history is read may reach the watcher (even before this resolves) and be in `history`
+   * too: the caller skips versions it already has (see web-chat-stream.ts). Call `close()` when the page goes away.
    */
-  follow(chatId: string, afterVersion: number | null, watcher: ChatWatcher): ChatFeed {
+  async follow(chatId: string, afterVersion: number | null, watcher: ChatWatcher): Promise<ChatFeed> {
     let set = this.#watchers.get(chatId);
     if (!set) {
       set = new Set();
       this.#watchers.set(chatId, set);
     }
     set.add(watcher);
-    const history = afterVersion === null ? this.#store.recent(chatId, this.#deps.config.historyLimit) : this.#store.changedAfter(chatId, afterVersion);
-    return {
-      history,
-      close: () => {
-        const current = this.#watchers.get(chatId);
-        current?.delete(watcher);
-        if (current?.size === 0) this.#watchers.delete(chatId);
-      },
+    const close = (): void => {
+      const current = this.#watchers.get(chatId);
+      current?.delete(watcher);
+      if (current?.size === 0) this.#watchers.delete(chatId);
     };
+    try {
+      const history =
+        afterVersion === null
+          ? await this.#store.recent(chatId, this.#deps.config.historyLimit)
+          : await this.#store.changedAfter(chatId, afterVersion);
+      return { history, close };
+    } catch (error) {
+      close();
+      throw error;
+    }
   }
 
   async #deliver(handler: InboundHandler, row: WebMessage): Promise<AcceptResult> {
@@ -172,14 +186,14 @@ export class WebConnector implements Connector {
     } catch (error) {
       const reason = errorMessage(error);
       this.#deps.logger.warn({ err: error, chat: row.chatId, clientId: row.clientId }, 'web message not accepted');
-      this.#update(row.pos, 'failed', reason);
+      await this.#update(row.pos, 'failed', reason);
       throw new AppError('unavailable', `the message could not be accepted: ${reason}; send it again to retry`);
     }
-    return { duplicate: false, message: this.#update(row.pos, 'accepted', null) };
+    return { duplicate: false, message: await this.#update(row.pos, 'accepted', null) };
   }
 
-  #update(pos: number, status: WebMessage['status'], error: string | null): WebMessage {
-    const row = this.#store.setStatus(pos, status, error, this.#deps.clock.now());
+  async #update(pos: number, status: WebMessage['status'], error: string | null): Promise<WebMessage> {
+    const row = await this.#store.setStatus(pos, status, error, this.#deps.clock.now());
     this.#publish(row);
     return row;
   }

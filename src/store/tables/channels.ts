@@ -1,5 +1,21 @@
 import type { Generated } from 'kysely';
 
+/**
+ * Delivery states of an outbox row: waiting (to be sent or retried), claimed for a send in flight (found after a crash:
+ * the send may or may not have happened), delivered (kept only while its idempotency key must keep deduplicating;
+ * unkeyed rows are deleted when sent), or given up on (dead letter).
+ */
+export type OutboxStatus = 'pending' | 'sending' | 'sent' | 'failed';
+
+/** Who wrote a web transcript message: the person at the page, or the daemon (orchestrator replies, notifications). */
+export type WebRole = 'user' | 'agent';
+
+/**
+ * Delivery state of a web transcript message. A user message is `pending` while the inbound handler runs, then
+ * `accepted` (durably handed over) or `failed` (the page offers a retry); a daemon message is `sent`.
+ */
+export type WebMessageStatus = 'pending' | 'accepted' | 'failed' | 'sent';
+
 /** Chat-channel tables (migrations 200–299): the outbox of outbound messages and the web chat transcript. */
 export interface ChannelTables {
   outbox_messages: {
@@ -9,7 +25,7 @@ export interface ChannelTables {
     channel: string;
     text: string;
     reply_to: string | null;
-    status: string;
+    status: OutboxStatus;
     attempts: Generated<number>;
     parts_sent: Generated<number>;
     next_attempt_at: number;
@@ -22,10 +38,10 @@ export interface ChannelTables {
     pos: Generated<number>;
     version: number;
     chat_id: string;
-    role: string;
+    role: WebRole;
     text: string;
     client_id: string | null;
-    status: string;
+    status: WebMessageStatus;
     error: string | null;
     reply_to: string | null;
     created_at: number;
