@@ -14,7 +14,7 @@ export interface HealthzDeps {
   /** How many coding sessions are active. */
   activeSessions: () => number;
   /** Extra figures (delivery and wake counters). */
-  extra?: () => Record<string, unknown>;
+  extra?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
 }
 
 /** What anyone may see: the daemon is alive, and it is a switchboard daemon (so `start` can say who holds a port). */
@@ -30,7 +30,7 @@ export function registerHealthz(app: FastifyInstance, deps: HealthzDeps): void {
       version: deps.version,
       uptimeMs: deps.clock.now() - deps.startedAt,
       activeSessions: deps.activeSessions(),
-      ...deps.extra?.(),
+      ...(await deps.extra?.()),
     };
   });
 }

@@ -34,7 +34,7 @@ export interface GatewayDeps {
   /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
   hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat' | 'idempotency'>;
   /** Extra figures for /healthz (delivery and wake counters); shown only to callers with the gateway token. */
-  health?: () => Record<string, unknown>;
+  health?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The daemon's clock (for /healthz uptime and SSE keep-alives); default the services' clock. */
   clock?: Clock;
 }
