@@ -53,7 +53,7 @@ export interface WakeRouter {
   stop(): Promise<void>;
   /**
    * Stores an "interrupted" event for each coding session the last crash cut off (the ids SessionManager.restore()
-   * returns); they are delivered once started.
+   * returns); resolves once they are stored (before the caller forgets the interruptions). Delivered once started.
    */
   announceInterrupted(sessionIds: readonly string[]): Promise<void>;
   /**
@@ -160,6 +160,25 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     }
   }
 
+  /** Stores an "interrupted" event per session a crash cut off (keyed per interruption: once however often announced). */
+  async function storeInterrupted(sessionIds: readonly string[]): Promise<void> {
+    for (const id of sessionIds) {
+      let record: StoredSession;
+      try {
+        record = deps.sessions.get(id);
+      } catch (error) {
+        logger.error({ session: id, err: errorMessage(error) }, 'interrupted session not found; cannot announce it');
+        continue;
+      }
+      if (ownedBy(record)) continue;
+      const tail = outputTail(deps.sessions.outputBlocks(record).map((b) => b.text));
+      // One id per interruption: announcing the same ids twice stores one event.
+      const messageId = `wake-restored-${id}-${record.completedAt ?? record.updatedAt}`;
+      const event = await store.insert({ messageId, codingSessionId: id, kind: 'interrupted', originSessionId: record.originSessionId, text: endedEventText(record, tail), now: clock.now() });
+      if (event) logger.info({ session: id, name: record.name }, 'interrupted session will be announced to the orchestrator');
+    }
+  }
+
   const loop = new WorkLoop({ clock, step: deliverOldest, retryDelay: () => config.wake.retryMs });
 
   function kick(): void {
@@ -181,21 +200,10 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       await loop.stop();
     },
     async announceInterrupted(sessionIds) {
-      for (const id of sessionIds) {
-        let record: StoredSession;
-        try {
-          record = deps.sessions.get(id);
-        } catch (error) {
-          logger.error({ session: id, err: errorMessage(error) }, 'interrupted session not found; cannot announce it');
-          continue;
-        }
-        if (ownedBy(record)) continue;
-        const tail = outputTail(deps.sessions.outputBlocks(record).map((b) => b.text));
-        // One id per interruption: announcing the same ids twice stores one event.
-        const messageId = `wake-restored-${id}-${record.completedAt ?? record.updatedAt}`;
-        const event = await store.insert({ messageId, codingSessionId: id, kind: 'interrupted', originSessionId: record.originSessionId, text: endedEventText(record, tail), now: clock.now() });
-        if (event) logger.info({ session: id, name: record.name }, 'interrupted session will be announced to the orchestrator');
-      }
+      // In the outbox order too: after the events signalled before, before those signalled after.
+      const stored = writes.then(() => storeInterrupted(sessionIds));
+      writes = stored.catch(() => undefined);
+      await stored;
       kick();
     },
     deliver(text, origin, messageId) {
