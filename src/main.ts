@@ -141,7 +141,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });
     stops.push(() => notifications.stop());
     stops.push(() => scheduler.stop());
-    const wake = createWakeRouter({ db, sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
+    const wake = createWakeRouter({ db: sqliteKysely(db), sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
     stops.push(() => wake.stop());
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
@@ -175,7 +175,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     await notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');
-    wake.announceInterrupted(interrupted);
+    await wake.announceInterrupted(interrupted);
     faultPoint('sessions.restore.before-clear');
     sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
@@ -211,7 +211,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       clock,
       ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
       ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } } : {}),
-      health: async () => ({ outbox: await outbox.metrics(), wake: wake.stats(), engineSessions: engine.listSessions().length }),
+      health: async () => ({ outbox: await outbox.metrics(), wake: await wake.stats(), engineSessions: engine.listSessions().length }),
     });
     if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });
     await app.listen({ host: config.gateway.host, port: config.gateway.port });

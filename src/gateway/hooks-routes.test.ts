@@ -16,6 +16,7 @@ import { buildGateway } from './server.ts';
 import { registerHookRoutes } from './hooks-routes.ts';
 import { Idempotency } from '../operations/idempotency.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 
 describe('POST /hooks/wake', () => {
   let f: ManagerFixture;
@@ -29,7 +30,7 @@ describe('POST /hooks/wake', () => {
   /** Serves the real gateway; `lastResort` wires the heartbeat run as the wake's last resort. */
   async function serve(lastResort: boolean): Promise<void> {
     const wake = createWakeRouter({
-      db: f.db,
+      db: sqliteKysely(f.db),
       sessions: f.manager,
       engine,
       ...(lastResort ? { heartbeat: scheduler.heartbeat } : {}),

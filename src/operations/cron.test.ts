@@ -12,6 +12,7 @@ import type { Caller, OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 import { runTool } from './tools.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 
 const chat: Caller = { kind: 'chat', channel: 'telegram|42', userId: '42' };
 const agent: Caller = { kind: 'agent', sessionId: 'eng-1' };
@@ -27,7 +28,7 @@ describe('cron and heartbeat operations', () => {
     engine = new RecordingEngine();
     scheduler = createScheduler({ db: f.db, engine, clock: f.clock, logger: silentLogger(), config: f.config });
     await scheduler.start();
-    const wake = createWakeRouter({ db: f.db, sessions: f.manager, engine, clock: f.clock, logger: silentLogger(), config: f.config });
+    const wake = createWakeRouter({ db: sqliteKysely(f.db), sessions: f.manager, engine, clock: f.clock, logger: silentLogger(), config: f.config });
     services = { config: f.config, sessions: f.manager, clock: f.clock, scheduler, wake };
   });
   afterEach(async () => {

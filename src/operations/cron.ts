@@ -81,7 +81,7 @@ export const cronListOperation = defineOperation({
     cli: { name: 'cron-list', args: [] },
   },
   async run(ctx, args): Promise<{ tasks: CronTaskInfo[]; missedRuns: string; nextCursor: string | null }> {
-    const page = ctx.services.scheduler.cron.page(args);
+    const page = await ctx.services.scheduler.cron.page(args);
     return { tasks: page.items, missedRuns: ctx.services.config.scheduler.missedRuns, nextCursor: page.nextCursor };
   },
   format(r) {
@@ -94,7 +94,7 @@ export const cronListOperation = defineOperation({
  * An operation on one cron task named by id or name: `cron-<verb>` exposed as tool `cron_<verb>`, chat command
  * `/cron_<verb> <id-or-name>`, RPC method `cron.<verb>` and CLI subcommand `cron-<verb> <task>`.
  */
-function cronTaskOperation<T>(verb: string, summary: string, run: (cron: Scheduler['cron'], task: string) => T, format: (result: T) => string) {
+function cronTaskOperation<T>(verb: string, summary: string, run: (cron: Scheduler['cron'], task: string) => Promise<T>, format: (result: T) => string) {
   return defineOperation({
     name: `cron-${verb}`,
     summary,

@@ -113,7 +113,7 @@ export const schedulerStatusOperation = defineOperation({
     cli: { name: 'scheduler-status', args: [] },
   },
   async run(ctx): Promise<SchedulerStatus & { wake: WakeStats | null }> {
-    return { ...ctx.services.scheduler.status(), wake: ctx.services.wake?.stats() ?? null };
+    return { ...(await ctx.services.scheduler.status()), wake: (await ctx.services.wake?.stats()) ?? null };
   },
   format(s) {
     const lines = [

@@ -1,5 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /** A stored cron task. Times are epoch milliseconds. */
 export interface CronTask {
@@ -52,39 +52,7 @@ export interface CronRun {
   finishedAt: number | null;
 }
 
-interface TaskRow {
-  id: string;
-  name: string;
-  schedule: string;
-  timezone: string | null;
-  prompt: string;
-  enabled: number;
-  created_at: number;
-  updated_at: number;
-  last_run_at: number | null;
-  last_due_at: number | null;
-  next_run_at: number | null;
-}
-
-interface RunRow {
-  id: number;
-  task_id: string;
-  due_at: number;
-  kind: string;
-  status: string;
-  missed: number;
-  first_missed_at: number | null;
-  prompt: string;
-  message_id: string;
-  attempts: number;
-  session_id: string | null;
-  duplicate: number;
-  error: string | null;
-  created_at: number;
-  finished_at: number | null;
-}
-
-function taskFromRow(r: TaskRow): CronTask {
+function taskFromRow(r: Selectable<Database['cron_tasks']>): CronTask {
   return {
     id: r.id,
     name: r.name,
@@ -100,13 +68,13 @@ function taskFromRow(r: TaskRow): CronTask {
   };
 }
 
-function runFromRow(r: RunRow): CronRun {
+function runFromRow(r: Selectable<Database['cron_runs']>): CronRun {
   return {
     id: r.id,
     taskId: r.task_id,
     dueAt: r.due_at,
-    kind: r.kind as CronRunKind,
-    status: r.status as CronRunStatus,
+    kind: r.kind,
+    status: r.status,
     missed: r.missed,
     firstMissedAt: r.first_missed_at,
     prompt: r.prompt,
@@ -120,70 +88,73 @@ function runFromRow(r: RunRow): CronRun {
   };
 }
 
-/** SQLite persistence of cron tasks and their runs. Every method is one statement or one transaction. */
+/** Persistence of cron tasks and their runs. Every method is one statement or one transaction, resolved once committed. */
 export class CronTaskStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
   /** Inserts a new task. Throws on a duplicate id or name (the caller checks names first for a clear error). */
-  insert(task: CronTask): void {
-    this.#db
-      .prepare(
-        `INSERT INTO cron_tasks (id, name, schedule, timezone, prompt, enabled, created_at, updated_at, last_run_at, last_due_at, next_run_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        task.id,
-        task.name,
-        task.schedule,
-        task.timezone,
-        task.prompt,
-        task.enabled ? 1 : 0,
-        task.createdAt,
-        task.updatedAt,
-        task.lastRunAt,
-        task.lastDueAt,
-        task.nextRunAt,
-      );
+  async insert(task: CronTask): Promise<void> {
+    await this.#db
+      .insertInto('cron_tasks')
+      .values({
+        id: task.id,
+        name: task.name,
+        schedule: task.schedule,
+        timezone: task.timezone,
+        prompt: task.prompt,
+        enabled: task.enabled ? 1 : 0,
+        created_at: task.createdAt,
+        updated_at: task.updatedAt,
+        last_run_at: task.lastRunAt,
+        last_due_at: task.lastDueAt,
+        next_run_at: task.nextRunAt,
+      })
+      .execute();
   }
 
   /** The task with this id, or else this name; undefined when there is none. */
-  resolve(ref: string): CronTask | undefined {
-    const row = this.#db.prepare('SELECT * FROM cron_tasks WHERE id = ? OR name = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as
-      | TaskRow
-      | undefined;
+  async resolve(ref: string): Promise<CronTask | undefined> {
+    const rows = await this.#db
+      .selectFrom('cron_tasks')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', ref), eb('name', '=', ref)]))
+      .execute();
+    const row = rows.find((r) => r.id === ref) ?? rows[0];
     return row ? taskFromRow(row) : undefined;
   }
 
-  /** Every task, oldest first. */
-  list(): CronTask[] {
-    return (this.#db.prepare('SELECT * FROM cron_tasks ORDER BY created_at, rowid').all() as unknown as TaskRow[]).map(taskFromRow);
+  /** Every task, oldest first (tasks made in the same millisecond by id). */
+  async list(): Promise<CronTask[]> {
+    const rows = await this.#db.selectFrom('cron_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
+    return rows.map(taskFromRow);
   }
 
   /** Turns a task on (with its next due time) or off (next due time cleared). */
-  setEnabled(id: string, enabled: boolean, nextRunAt: number | null, now: number): void {
-    this.#db.prepare('UPDATE cron_tasks SET enabled = ?, next_run_at = ?, updated_at = ? WHERE id = ?').run(enabled ? 1 : 0, nextRunAt, now, id);
+  async setEnabled(id: string, enabled: boolean, nextRunAt: number | null, now: number): Promise<void> {
+    await this.#db.updateTable('cron_tasks').set({ enabled: enabled ? 1 : 0, next_run_at: nextRunAt, updated_at: now }).where('id', '=', id).execute();
   }
 
   /** Sets the next due time of a task. */
-  setNextRun(id: string, nextRunAt: number | null): void {
-    this.#db.prepare('UPDATE cron_tasks SET next_run_at = ? WHERE id = ?').run(nextRunAt, id);
+  async setNextRun(id: string, nextRunAt: number | null): Promise<void> {
+    await this.#db.updateTable('cron_tasks').set({ next_run_at: nextRunAt }).where('id', '=', id).execute();
   }
 
-  /** Deletes a task and its runs; returns false when there was none. */
-  delete(id: string): boolean {
-    return Number(this.#db.prepare('DELETE FROM cron_tasks WHERE id = ?').run(id).changes) > 0;
+  /** Deletes a task and its runs; resolves to false when there was none. */
+  async delete(id: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('cron_tasks').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
   /**
    * Writes the intent to post run `dueAt` of a task (status `posting`, attempts 1) and moves the task on (last due
-   * time, next due time), in one transaction. Returns the run, or null when a row for this due time already exists or
-   * the task has already passed it (it was fired, skipped or abandoned before: never fire it twice).
+   * time, next due time), in one transaction. Resolves to the run, or to null when a row for this due time already
+   * exists or the task has already passed it (it was fired, skipped or abandoned before: never fire it twice).
    */
-  beginRun(input: {
+  async beginRun(input: {
     taskId: string;
     dueAt: number;
     kind: 'scheduled' | 'catch-up';
@@ -193,88 +164,142 @@ export class CronTaskStore {
     messageId: string;
     now: number;
     nextRunAt: number | null;
-  }): CronRun | null {
-    return transaction(this.#db, () => {
-      const task = this.#db.prepare('SELECT last_due_at FROM cron_tasks WHERE id = ?').get(input.taskId) as { last_due_at: number | null } | undefined;
+  }): Promise<CronRun | null> {
+    return this.#db.transaction().execute(async (trx) => {
+      const task = await trx.selectFrom('cron_tasks').select('last_due_at').where('id', '=', input.taskId).executeTakeFirst();
       if (!task || (task.last_due_at !== null && task.last_due_at >= input.dueAt)) return null;
-      const result = this.#db
-        .prepare(
-          `INSERT OR IGNORE INTO cron_runs (task_id, due_at, kind, status, missed, first_missed_at, prompt, message_id, attempts, created_at)
-           VALUES (?, ?, ?, 'posting', ?, ?, ?, ?, 1, ?)`,
-        )
-        .run(input.taskId, input.dueAt, input.kind, input.missed, input.firstMissedAt, input.prompt, input.messageId, input.now);
-      if (Number(result.changes) === 0) return null;
-      this.#advance(input.taskId, input.dueAt, input.nextRunAt);
-      return this.run(Number(result.lastInsertRowid)) ?? null;
+      const row = await trx
+        .insertInto('cron_runs')
+        .values({
+          task_id: input.taskId,
+          due_at: input.dueAt,
+          kind: input.kind,
+          status: 'posting',
+          missed: input.missed,
+          first_missed_at: input.firstMissedAt,
+          prompt: input.prompt,
+          message_id: input.messageId,
+          attempts: 1,
+          created_at: input.now,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .returningAll()
+        .executeTakeFirst();
+      if (!row) return null;
+      await advance(trx, input.taskId, input.dueAt, input.nextRunAt);
+      return runFromRow(row);
     });
   }
 
   /** Counts one more attempt at posting a run found unfinished after a restart. */
-  retryRun(runId: number): void {
-    this.#db.prepare('UPDATE cron_runs SET attempts = attempts + 1 WHERE id = ?').run(runId);
+  async retryRun(runId: number): Promise<void> {
+    await this.#db
+      .updateTable('cron_runs')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', runId)
+      .execute();
   }
 
   /** Records a run as accepted by the engine (its session, whether it was a duplicate) and trims the task's history. */
-  finishRun(run: CronRun, outcome: { sessionId: string; duplicate: boolean; now: number }, keepRuns: number): void {
-    transaction(this.#db, () => {
-      this.#db
-        .prepare("UPDATE cron_runs SET status = 'posted', session_id = ?, duplicate = ?, finished_at = ?, error = NULL WHERE id = ?")
-        .run(outcome.sessionId, outcome.duplicate ? 1 : 0, outcome.now, run.id);
-      this.#db.prepare('UPDATE cron_tasks SET last_run_at = ? WHERE id = ?').run(outcome.now, run.taskId);
-      this.#trim(run.taskId, keepRuns);
+  async finishRun(run: CronRun, outcome: { sessionId: string; duplicate: boolean; now: number }, keepRuns: number): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('cron_runs')
+        .set({ status: 'posted', session_id: outcome.sessionId, duplicate: outcome.duplicate ? 1 : 0, finished_at: outcome.now, error: null })
+        .where('id', '=', run.id)
+        .execute();
+      await trx.updateTable('cron_tasks').set({ last_run_at: outcome.now }).where('id', '=', run.taskId).execute();
+      await trim(trx, run.taskId, keepRuns);
     });
   }
 
   /** Records a run the engine refused (`failed`) or a crashed post not tried again (`abandoned`). */
-  failRun(run: CronRun, status: 'failed' | 'abandoned', error: string, now: number, keepRuns: number): void {
-    transaction(this.#db, () => {
-      this.#db.prepare('UPDATE cron_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error, now, run.id);
-      this.#trim(run.taskId, keepRuns);
+  async failRun(run: CronRun, status: 'failed' | 'abandoned', error: string, now: number, keepRuns: number): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.updateTable('cron_runs').set({ status, error, finished_at: now }).where('id', '=', run.id).execute();
+      await trim(trx, run.taskId, keepRuns);
     });
   }
 
   /** Records runs missed while the daemon was down and skipped by policy (one row for all of them); the task moves on. */
-  recordMissed(input: { taskId: string; firstDueAt: number; lastDueAt: number; count: number; messageId: string; now: number; nextRunAt: number | null }, keepRuns: number): void {
-    transaction(this.#db, () => {
-      this.#db
-        .prepare(
-          `INSERT OR IGNORE INTO cron_runs (task_id, due_at, kind, status, missed, first_missed_at, prompt, message_id, attempts, created_at, finished_at)
-           VALUES (?, ?, 'missed', 'skipped', ?, ?, '', ?, 0, ?, ?)`,
-        )
-        .run(input.taskId, input.lastDueAt, input.count, input.firstDueAt, input.messageId, input.now, input.now);
-      this.#advance(input.taskId, input.lastDueAt, input.nextRunAt);
-      this.#trim(input.taskId, keepRuns);
+  async recordMissed(
+    input: { taskId: string; firstDueAt: number; lastDueAt: number; count: number; messageId: string; now: number; nextRunAt: number | null },
+    keepRuns: number,
+  ): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx
+        .insertInto('cron_runs')
+        .values({
+          task_id: input.taskId,
+          due_at: input.lastDueAt,
+          kind: 'missed',
+          status: 'skipped',
+          missed: input.count,
+          first_missed_at: input.firstDueAt,
+          prompt: '',
+          message_id: input.messageId,
+          attempts: 0,
+          created_at: input.now,
+          finished_at: input.now,
+        })
+        .onConflict((oc) => oc.doNothing())
+        .execute();
+      await advance(trx, input.taskId, input.lastDueAt, input.nextRunAt);
+      await trim(trx, input.taskId, keepRuns);
     });
   }
 
   /** One run by id. */
-  run(id: number): CronRun | undefined {
-    const row = this.#db.prepare('SELECT * FROM cron_runs WHERE id = ?').get(id) as RunRow | undefined;
+  async run(id: number): Promise<CronRun | undefined> {
+    const row = await this.#db.selectFrom('cron_runs').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? runFromRow(row) : undefined;
   }
 
   /** Runs whose post was started and never recorded (a crash in between), oldest first. */
-  unfinishedRuns(): CronRun[] {
-    return (this.#db.prepare("SELECT * FROM cron_runs WHERE status = 'posting' ORDER BY due_at, id").all() as unknown as RunRow[]).map(runFromRow);
+  async unfinishedRuns(): Promise<CronRun[]> {
+    const rows = await this.#db.selectFrom('cron_runs').selectAll().where('status', '=', 'posting').orderBy('due_at').orderBy('id').execute();
+    return rows.map(runFromRow);
   }
 
   /** The newest runs of a task (newest first). */
-  runs(taskId: string, limit = 20): CronRun[] {
-    return (this.#db.prepare('SELECT * FROM cron_runs WHERE task_id = ? ORDER BY due_at DESC, id DESC LIMIT ?').all(taskId, limit) as unknown as RunRow[]).map(
-      runFromRow,
-    );
+  async runs(taskId: string, limit = 20): Promise<CronRun[]> {
+    const rows = await this.#db
+      .selectFrom('cron_runs')
+      .selectAll()
+      .where('task_id', '=', taskId)
+      .orderBy('due_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(runFromRow);
   }
+}
 
-  #advance(taskId: string, dueAt: number, nextRunAt: number | null): void {
-    this.#db.prepare('UPDATE cron_tasks SET last_due_at = MAX(COALESCE(last_due_at, ?), ?), next_run_at = ? WHERE id = ?').run(dueAt, dueAt, nextRunAt, taskId);
-  }
+/** Moves a task past `dueAt` (its last due time never goes back) and sets its next due time. */
+async function advance(db: Kysely<Database>, taskId: string, dueAt: number, nextRunAt: number | null): Promise<void> {
+  await db
+    .updateTable('cron_tasks')
+    .set((eb) => ({
+      last_due_at: eb
+        .case()
+        .when(eb.or([eb('last_due_at', 'is', null), eb('last_due_at', '<', dueAt)]))
+        .then(dueAt)
+        .else(eb.ref('last_due_at'))
+        .end(),
+      next_run_at: nextRunAt,
+    }))
+    .where('id', '=', taskId)
+    .execute();
+}
 
-  #trim(taskId: string, keep: number): void {
-    this.#db
-      .prepare(
-        `DELETE FROM cron_runs WHERE task_id = ? AND status != 'posting' AND id NOT IN
-           (SELECT id FROM cron_runs WHERE task_id = ? ORDER BY due_at DESC, id DESC LIMIT ?)`,
-      )
-      .run(taskId, taskId, keep);
-  }
+/** Deletes a task's finished runs beyond its newest `keep`. */
+async function trim(db: Kysely<Database>, taskId: string, keep: number): Promise<void> {
+  await db
+    .deleteFrom('cron_runs')
+    .where('task_id', '=', taskId)
+    .where('status', '!=', 'posting')
+    .where('id', 'not in', (eb) =>
+      eb.selectFrom('cron_runs').select('id').where('task_id', '=', taskId).orderBy('due_at', 'desc').orderBy('id', 'desc').limit(keep),
+    )
+    .execute();
 }

@@ -1,4 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /** What happened to a coding session that the orchestrator is told about. */
 export type WakeEventKind = 'waiting' | 'ended' | 'interrupted';
@@ -27,33 +28,17 @@ export interface WakeEvent {
   settledAt: number | null;
 }
 
-interface Row {
-  id: number;
-  message_id: string;
-  coding_session_id: string;
-  kind: string;
-  status: string;
-  origin_session_id: string | null;
-  text: string;
-  target_session_id: string | null;
-  via: string | null;
-  attempts: number;
-  error: string | null;
-  created_at: number;
-  settled_at: number | null;
-}
-
-function fromRow(r: Row): WakeEvent {
+function fromRow(r: Selectable<Database['wake_events']>): WakeEvent {
   return {
     id: r.id,
     messageId: r.message_id,
     codingSessionId: r.coding_session_id,
-    kind: r.kind as WakeEventKind,
-    status: r.status as WakeEventStatus,
+    kind: r.kind,
+    status: r.status,
     originSessionId: r.origin_session_id,
     text: r.text,
     targetSessionId: r.target_session_id,
-    via: r.via as WakeVia | null,
+    via: r.via,
     attempts: r.attempts,
     error: r.error,
     createdAt: r.created_at,
@@ -61,67 +46,99 @@ function fromRow(r: Row): WakeEvent {
   };
 }
 
-/** The durable outbox of wake events: written when the session signals, settled when the engine accepted it. */
+/**
+ * The durable outbox of wake events: written when the session signals, settled when the engine accepted it. Every
+ * method resolves once its statement committed.
+ */
 export class WakeEventStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
-  /** Stores a new pending event; returns it, or null when an event with this message id is already stored. */
-  insert(input: { messageId: string; codingSessionId: string; kind: WakeEventKind; originSessionId: string | null; text: string; now: number }): WakeEvent | null {
-    const result = this.#db
-      .prepare(
-        `INSERT OR IGNORE INTO wake_events (message_id, coding_session_id, kind, status, origin_session_id, text, created_at)
-         VALUES (?, ?, ?, 'pending', ?, ?, ?)`,
-      )
-      .run(input.messageId, input.codingSessionId, input.kind, input.originSessionId, input.text, input.now);
-    return Number(result.changes) === 0 ? null : (this.get(Number(result.lastInsertRowid)) ?? null);
+  /** Stores a new pending event; resolves to it, or to null when an event with this message id is already stored. */
+  async insert(input: { messageId: string; codingSessionId: string; kind: WakeEventKind; originSessionId: string | null; text: string; now: number }): Promise<WakeEvent | null> {
+    const row = await this.#db
+      .insertInto('wake_events')
+      .values({
+        message_id: input.messageId,
+        coding_session_id: input.codingSessionId,
+        kind: input.kind,
+        status: 'pending',
+        origin_session_id: input.originSessionId,
+        text: input.text,
+        created_at: input.now,
+      })
+      .onConflict((oc) => oc.column('message_id').doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    return row ? fromRow(row) : null;
   }
 
-  get(id: number): WakeEvent | undefined {
-    const row = this.#db.prepare('SELECT * FROM wake_events WHERE id = ?').get(id) as Row | undefined;
+  /** One event by id. */
+  async get(id: number): Promise<WakeEvent | undefined> {
+    const row = await this.#db.selectFrom('wake_events').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? fromRow(row) : undefined;
   }
 
   /** The oldest pending event (events are delivered in the order they happened). */
-  oldestPending(): WakeEvent | undefined {
-    const row = this.#db.prepare("SELECT * FROM wake_events WHERE status = 'pending' ORDER BY id LIMIT 1").get() as Row | undefined;
+  async oldestPending(): Promise<WakeEvent | undefined> {
+    const row = await this.#db.selectFrom('wake_events').selectAll().where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
     return row ? fromRow(row) : undefined;
   }
 
-  markDelivered(id: number, targetSessionId: string, via: WakeVia, now: number): void {
-    this.#db
-      .prepare("UPDATE wake_events SET status = 'delivered', target_session_id = ?, via = ?, attempts = attempts + 1, error = NULL, settled_at = ? WHERE id = ?")
-      .run(targetSessionId, via, now, id);
+  /** Settles an event as accepted by `targetSessionId`, found `via` the route. */
+  async markDelivered(id: number, targetSessionId: string, via: WakeVia, now: number): Promise<void> {
+    await this.#db
+      .updateTable('wake_events')
+      .set((eb) => ({ status: 'delivered', target_session_id: targetSessionId, via, attempts: eb('attempts', '+', 1), error: null, settled_at: now }))
+      .where('id', '=', id)
+      .execute();
   }
 
-  markUndelivered(id: number, reason: string, now: number): void {
-    this.#db.prepare("UPDATE wake_events SET status = 'undelivered', attempts = attempts + 1, error = ?, settled_at = ? WHERE id = ?").run(reason, now, id);
+  /** Settles an event no session could take, with the reason. */
+  async markUndelivered(id: number, reason: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('wake_events')
+      .set((eb) => ({ status: 'undelivered', attempts: eb('attempts', '+', 1), error: reason, settled_at: now }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** A failed attempt: the event stays pending. */
-  recordFailure(id: number, error: string): void {
-    this.#db.prepare('UPDATE wake_events SET attempts = attempts + 1, error = ? WHERE id = ?').run(error, id);
+  async recordFailure(id: number, error: string): Promise<void> {
+    await this.#db
+      .updateTable('wake_events')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1), error }))
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Events by status, for the counters. */
-  counts(): Record<WakeEventStatus, number> {
+  async counts(): Promise<Record<WakeEventStatus, number>> {
+    const rows = await this.#db
+      .selectFrom('wake_events')
+      .select((eb) => ['status', eb.fn.countAll<number | string | bigint>().as('n')])
+      .groupBy('status')
+      .execute();
     const out: Record<WakeEventStatus, number> = { pending: 0, delivered: 0, undelivered: 0 };
-    for (const r of this.#db.prepare('SELECT status, COUNT(*) AS n FROM wake_events GROUP BY status').all() as { status: WakeEventStatus; n: number }[]) out[r.status] = r.n;
+    for (const r of rows) out[r.status] = Number(r.n);
     return out;
   }
 
   /** The newest events with a status, newest first. */
-  recent(status: WakeEventStatus, limit = 10): WakeEvent[] {
-    return (this.#db.prepare('SELECT * FROM wake_events WHERE status = ? ORDER BY id DESC LIMIT ?').all(status, limit) as unknown as Row[]).map(fromRow);
+  async recent(status: WakeEventStatus, limit = 10): Promise<WakeEvent[]> {
+    const rows = await this.#db.selectFrom('wake_events').selectAll().where('status', '=', status).orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(fromRow);
   }
 
   /** Deletes settled events beyond the newest `keep`. */
-  trim(keep: number): void {
-    this.#db
-      .prepare(`DELETE FROM wake_events WHERE status != 'pending' AND id NOT IN (SELECT id FROM wake_events WHERE status != 'pending' ORDER BY id DESC LIMIT ?)`)
-      .run(keep);
+  async trim(keep: number): Promise<void> {
+    await this.#db
+      .deleteFrom('wake_events')
+      .where('status', '!=', 'pending')
+      .where('id', 'not in', (eb) => eb.selectFrom('wake_events').select('id').where('status', '!=', 'pending').orderBy('id', 'desc').limit(keep))
+      .execute();
   }
 }

@@ -36,8 +36,8 @@ export class RecordingEngine implements EngineApi {
   hold: 'none' | 'before-accept' | 'after-accept' = 'none';
   /** When set, posts reject with it (the engine refusing). */
   failWith: Error | null = null;
-  /** Called inside each post before it is accepted (to look at the caller's state at that moment). */
-  onPost: ((post: { descriptor: SessionDescriptor; text: string; messageId: string }) => void) | null = null;
+  /** Called (and awaited) inside each post before it is accepted (to look at the caller's state at that moment). */
+  onPost: ((post: { descriptor: SessionDescriptor; text: string; messageId: string }) => void | Promise<void>) | null = null;
   #sessions = new Map<string, FakeSession>();
   #seq = 0;
 
@@ -117,7 +117,7 @@ export class RecordingEngine implements EngineApi {
   async #accept(session: FakeSession, via: RecordedPost['via'], text: string, origin: string, messageId: string | undefined): Promise<Accepted> {
     if (this.failWith) throw this.failWith;
     const id = messageId ?? `m-${++this.#seq}`;
-    this.onPost?.({ descriptor: session.descriptor, text, messageId: id });
+    await this.onPost?.({ descriptor: session.descriptor, text, messageId: id });
     if (this.hold === 'before-accept') return new Promise<Accepted>(() => undefined);
     const duplicate = session.accepted.has(id);
     session.accepted.add(id);

@@ -1,15 +1,16 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../../core/clock.ts';
 import type { Clock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
+import { SteppingClock } from '../../../test/support/stepping-clock.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
 import { CronScheduler } from './cron-scheduler.ts';
 
@@ -19,7 +20,7 @@ const H = 60 * MIN;
 
 /** One daemon lifetime: its own clock and database connection over the shared state directory. */
 interface Daemon {
-  clock: ManualClock;
+  clock: SteppingClock;
   db: DatabaseSync;
   store: CronTaskStore;
   scheduler: CronScheduler;
@@ -33,11 +34,11 @@ describe('CronScheduler', () => {
 
   function boot(at: number, overrides: Record<string, unknown> = {}, lagMs = 0): Daemon {
     const { config } = loadConfig({ home: dir.path, env: {}, overrides: { 'scheduler.timezone': 'UTC', ...overrides } });
-    const clock = new ManualClock(at);
+    const clock = new SteppingClock(at);
     // A lagging timer stands for a machine that slept: every wait ends `lagMs` late.
     const timers: Clock = { now: () => clock.now(), after: (ms, fn) => clock.after(ms + lagMs, fn), every: (ms, fn) => clock.every(ms, fn) };
     const db = openDatabase(join(dir.path, 'state.db'));
-    const store = new CronTaskStore(db);
+    const store = new CronTaskStore(sqliteKysely(db));
     const log = captureLogger();
     const scheduler = new CronScheduler({ store, engine, clock: timers, logger: log.logger, config });
     const daemon = { clock, db, store, scheduler, log };
@@ -46,7 +47,7 @@ describe('CronScheduler', () => {
   }
 
   async function advance(d: Daemon, ms: number): Promise<void> {
-    d.clock.advance(ms);
+    await d.clock.advance(ms);
     await d.scheduler.idle();
   }
 
@@ -70,22 +71,24 @@ describe('CronScheduler', () => {
       [{ name: 'a', schedule: '0 9 * * *', prompt: '   ' }, 'prompt', /empty/],
     ];
     for (const [input, field, pattern] of cases) {
-      assert.throws(
-        () => d.scheduler.add(input),
+      await assert.rejects(
+        d.scheduler.add(input),
         (e: unknown) => e instanceof AppError && e.field === field && pattern.test(e.message),
       );
     }
-    d.scheduler.add({ name: 'a', schedule: '0 9 * * *', prompt: 'p' });
-    assert.throws(() => d.scheduler.add({ name: 'a', schedule: '0 9 * * *', prompt: 'p' }), /already exists/);
+    await d.scheduler.add({ name: 'a', schedule: '0 9 * * *', prompt: 'p' });
+    await assert.rejects(d.scheduler.add({ name: 'a', schedule: '0 9 * * *', prompt: 'p' }), /already exists/);
     await d.scheduler.stop();
   });
 
   it('fires each task into its own cron session at its due time, in due-time then creation order', async () => {
     const d = boot(T0);
     await d.scheduler.start();
-    const late = d.scheduler.add({ name: 'late', schedule: '30 0 * * *', prompt: 'late prompt' });
-    const first = d.scheduler.add({ name: 'first', schedule: '15 0 * * *', prompt: 'first prompt' });
-    const second = d.scheduler.add({ name: 'second', schedule: '15 0 * * *', prompt: 'second prompt' });
+    const late = await d.scheduler.add({ name: 'late', schedule: '30 0 * * *', prompt: 'late prompt' });
+    const first = await d.scheduler.add({ name: 'first', schedule: '15 0 * * *', prompt: 'first prompt' });
+    // Creation order is the creation time: tasks made in the same millisecond are listed by id.
+    await d.clock.advance(1);
+    const second = await d.scheduler.add({ name: 'second', schedule: '15 0 * * *', prompt: 'second prompt' });
     await advance(d, 14 * MIN);
     assert.equal(engine.posts.length, 0);
     await advance(d, 1 * MIN);
@@ -100,7 +103,7 @@ describe('CronScheduler', () => {
     );
     assert.match(engine.posts[0]?.text ?? '', /^\[Scheduled task "first" \(.+\) — run due 2026-01-01T00:15:00.000Z\]\n\nfirst prompt$/);
     assert.equal(engine.posts[0]?.messageId, `cron-${first.id}-${T0 + 15 * MIN}`);
-    const info = d.scheduler.get('first');
+    const info = await d.scheduler.get('first');
     assert.equal(info.lastRunAt, T0 + 15 * MIN);
     assert.equal(info.nextRunAt, T0 + 24 * H + 15 * MIN);
     assert.deepEqual(
@@ -113,25 +116,25 @@ describe('CronScheduler', () => {
   it('posts to the engine before it records the run, and never fires a due time twice', async () => {
     const d = boot(T0);
     await d.scheduler.start();
-    const task = d.scheduler.add({ name: 'q', schedule: '*/10 * * * *', prompt: 'check' });
+    const task = await d.scheduler.add({ name: 'q', schedule: '*/10 * * * *', prompt: 'check' });
     const seen: { status: string | undefined; lastRunAt: number | null }[] = [];
-    engine.onPost = () => {
-      const run = d.store.runs(task.id, 1)[0];
-      seen.push({ status: run?.status, lastRunAt: d.store.resolve(task.id)?.lastRunAt ?? null });
+    engine.onPost = async () => {
+      const run = (await d.store.runs(task.id, 1))[0];
+      seen.push({ status: run?.status, lastRunAt: (await d.store.resolve(task.id))?.lastRunAt ?? null });
     };
     await advance(d, 10 * MIN);
     assert.deepEqual(seen, [{ status: 'posting', lastRunAt: null }]);
-    assert.equal(d.store.runs(task.id, 1)[0]?.status, 'posted');
+    assert.equal((await d.store.runs(task.id, 1))[0]?.status, 'posted');
 
     // Even when the next due time is set back to one already fired, it does not fire again.
-    d.store.setNextRun(task.id, T0 + 10 * MIN);
+    await d.store.setNextRun(task.id, T0 + 10 * MIN);
     await advance(d, 1 * MIN);
     assert.equal(engine.posts.length, 1);
-    assert.equal(d.store.resolve(task.id)?.nextRunAt, T0 + 20 * MIN);
+    assert.equal((await d.store.resolve(task.id))?.nextRunAt, T0 + 20 * MIN);
     // The store refuses a second intent for a due time already claimed.
     const again0 = { taskId: task.id, dueAt: T0 + 10 * MIN, kind: 'scheduled' as const, missed: 0, firstMissedAt: null, prompt: 'x', messageId: 'other', now: d.clock.now(), nextRunAt: null };
-    assert.equal(d.store.beginRun(again0), null);
-    assert.equal(d.store.resolve(task.id)?.nextRunAt, T0 + 20 * MIN);
+    assert.equal(await d.store.beginRun(again0), null);
+    assert.equal((await d.store.resolve(task.id))?.nextRunAt, T0 + 20 * MIN);
 
     // A restart at the same time does not fire it either.
     await d.scheduler.stop();
@@ -151,7 +154,7 @@ describe('CronScheduler', () => {
     it(`after a restart, applies missedRuns = ${policy} to runs missed while the daemon was down`, async () => {
       const d = boot(T0, { 'scheduler.missedRuns': policy });
       await d.scheduler.start();
-      const task = d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'report' });
+      const task = await d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'report' });
       await advance(d, 1 * H);
       assert.equal(engine.runs.length, 1);
       await d.scheduler.stop();
@@ -159,7 +162,7 @@ describe('CronScheduler', () => {
       // Down from 01:00 to 06:30: the runs due 02:00 … 06:00 were missed.
       const up = boot(T0 + 6 * H + 30 * MIN, { 'scheduler.missedRuns': policy });
       await up.scheduler.start();
-      const runs = up.store.runs(task.id, 5);
+      const runs = await up.store.runs(task.id, 5);
       if (policy === 'skip') {
         assert.equal(engine.runs.length, 1);
         assert.deepEqual(
@@ -182,7 +185,7 @@ describe('CronScheduler', () => {
         );
       }
       // Then the normal cadence: 07:00, once.
-      assert.equal(up.store.resolve(task.id)?.nextRunAt, T0 + 7 * H);
+      assert.equal((await up.store.resolve(task.id))?.nextRunAt, T0 + 7 * H);
       await advance(up, 30 * MIN);
       assert.equal(engine.runs.length, policy === 'skip' ? 2 : 3);
       assert.equal(engine.runs.at(-1)?.messageId, `cron-${task.id}-${T0 + 7 * H}`);
@@ -200,11 +203,11 @@ describe('CronScheduler', () => {
         engine = new RecordingEngine();
         const d = boot(T0, { 'scheduler.missedRuns': policy });
         await d.scheduler.start();
-        const task = d.scheduler.add({ name: `t-${hold}`, schedule: '0 * * * *', prompt: 'p' });
+        const task = await d.scheduler.add({ name: `t-${hold}`, schedule: '0 * * * *', prompt: 'p' });
         engine.hold = hold;
-        d.clock.advance(1 * H); // fires; the post never returns: the daemon "dies" here
+        await d.clock.advance(1 * H); // fires; the post never returns: the daemon "dies" here
         await new Promise((resolve) => setImmediate(resolve));
-        assert.equal(d.store.runs(task.id, 1)[0]?.status, 'posting');
+        assert.equal((await d.store.runs(task.id, 1))[0]?.status, 'posting');
         assert.equal(engine.posts.length, hold === 'after-accept' ? 1 : 0);
 
         engine.hold = 'none';
@@ -212,7 +215,7 @@ describe('CronScheduler', () => {
         await up.scheduler.start();
         assert.equal(engine.runs.length, 1, `${hold}: exactly one run`);
         assert.equal(engine.runs[0]?.messageId, `cron-${task.id}-${T0 + H}`);
-        const run = up.store.runs(task.id, 1)[0];
+        const run = (await up.store.runs(task.id, 1))[0];
         assert.equal(run?.status, 'posted');
         assert.equal(run?.duplicate, hold === 'after-accept');
         assert.equal(run?.attempts, 2);
@@ -233,11 +236,11 @@ describe('CronScheduler', () => {
     it(`when the timer wakes late across several due times, makes one run (missedRuns = ${policy})`, async () => {
       const d = boot(T0, { 'scheduler.missedRuns': policy }, 2 * H);
       await d.scheduler.start();
-      const task = d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'p' });
+      const task = await d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'p' });
       await advance(d, 2 * H + MIN);
       assert.equal(engine.runs.length, 1);
       assert.equal(engine.runs[0]?.messageId, `cron-${task.id}-${T0 + 2 * H}`);
-      const runs = d.store.runs(task.id, 5).map((r) => [r.kind, r.status, r.missed, r.dueAt]);
+      const runs = (await d.store.runs(task.id, 5)).map((r) => [r.kind, r.status, r.missed, r.dueAt]);
       assert.deepEqual(
         runs,
         policy === 'skip'
@@ -247,7 +250,7 @@ describe('CronScheduler', () => {
             ]
           : [['catch-up', 'posted', 1, T0 + 2 * H]],
       );
-      assert.equal(d.store.resolve(task.id)?.nextRunAt, T0 + 3 * H);
+      assert.equal((await d.store.resolve(task.id))?.nextRunAt, T0 + 3 * H);
       await d.scheduler.stop();
     });
   }
@@ -255,20 +258,20 @@ describe('CronScheduler', () => {
   it('abandons a run cut off by a crash twice instead of looping', async () => {
     const d = boot(T0);
     await d.scheduler.start();
-    const task = d.scheduler.add({ name: 'poison', schedule: '0 * * * *', prompt: 'p' });
+    const task = await d.scheduler.add({ name: 'poison', schedule: '0 * * * *', prompt: 'p' });
     engine.hold = 'before-accept';
-    d.clock.advance(H);
+    await d.clock.advance(H);
     await new Promise((resolve) => setImmediate(resolve));
     const retry = boot(T0 + H + MIN);
     void retry.scheduler.start(); // the re-post hangs too: the daemon dies again
     await new Promise((resolve) => setImmediate(resolve));
-    assert.equal(retry.store.runs(task.id, 1)[0]?.attempts, 2);
+    assert.equal((await retry.store.runs(task.id, 1))[0]?.attempts, 2);
 
     engine.hold = 'none';
     const third = boot(T0 + H + 2 * MIN);
     await third.scheduler.start();
     assert.equal(engine.posts.length, 0);
-    const run = third.store.runs(task.id, 1)[0];
+    const run = (await third.store.runs(task.id, 1))[0];
     assert.equal(run?.status, 'abandoned');
     assert.match(run?.error ?? '', /stopped 2 times while posting/);
     assert.equal(third.log.find('error', /abandoned/).length, 1);
@@ -281,11 +284,11 @@ describe('CronScheduler', () => {
   it('records a run the engine refuses as failed, and keeps the cadence', async () => {
     const d = boot(T0);
     await d.scheduler.start();
-    const task = d.scheduler.add({ name: 'x', schedule: '0 * * * *', prompt: 'p' });
+    const task = await d.scheduler.add({ name: 'x', schedule: '0 * * * *', prompt: 'p' });
     engine.failWith = new Error('disk full');
     await advance(d, H);
     assert.deepEqual(
-      d.store.runs(task.id, 1).map((r) => [r.status, r.error]),
+      (await d.store.runs(task.id, 1)).map((r) => [r.status, r.error]),
       [['failed', 'disk full']],
     );
     assert.equal(d.log.find('error', /could not be posted/).length, 1);
@@ -298,20 +301,20 @@ describe('CronScheduler', () => {
   it('a run the engine accepted but the store could not record stays unfinished; the next start records it once', async () => {
     const d = boot(T0);
     await d.scheduler.start();
-    const task = d.scheduler.add({ name: 'flaky-disk', schedule: '0 * * * *', prompt: 'p' });
+    const task = await d.scheduler.add({ name: 'flaky-disk', schedule: '0 * * * *', prompt: 'p' });
     d.store.finishRun = () => {
       throw new Error('disk I/O error');
     };
     await advance(d, H);
     assert.equal(engine.runs.length, 1);
-    assert.equal(d.store.runs(task.id, 1)[0]?.status, 'posting', 'not recorded as failed: the engine has it');
+    assert.equal((await d.store.runs(task.id, 1))[0]?.status, 'posting', 'not recorded as failed: the engine has it');
     assert.equal(d.log.find('error', /could not be recorded/).length, 1);
     assert.equal(d.log.find('error', /could not be posted/).length, 0);
     await d.scheduler.stop();
 
     const up = boot(T0 + H + MIN);
     await up.scheduler.start();
-    const run = up.store.runs(task.id, 1)[0];
+    const run = (await up.store.runs(task.id, 1))[0];
     assert.deepEqual([run?.status, run?.duplicate, run?.attempts], ['posted', true, 2]);
     assert.equal(engine.runs.length, 1, 'the engine ran it once');
     await up.scheduler.stop();
@@ -320,18 +323,18 @@ describe('CronScheduler', () => {
   it('does not fire disabled tasks, and enabling does not catch up the time it was off', async () => {
     const d = boot(T0);
     await d.scheduler.start();
-    const task = d.scheduler.add({ name: 'off', schedule: '0 * * * *', prompt: 'p', enabled: false });
+    const task = await d.scheduler.add({ name: 'off', schedule: '0 * * * *', prompt: 'p', enabled: false });
     assert.equal(task.nextRunAt, null);
     await advance(d, 3 * H + 30 * MIN);
     assert.equal(engine.posts.length, 0);
-    assert.equal(d.scheduler.setEnabled('off', true).nextRunAt, T0 + 4 * H);
+    assert.equal((await d.scheduler.setEnabled('off', true)).nextRunAt, T0 + 4 * H);
     await advance(d, 30 * MIN);
     assert.equal(engine.runs.length, 1);
-    d.scheduler.setEnabled(task.id, false);
+    await d.scheduler.setEnabled(task.id, false);
     await advance(d, 2 * H);
     assert.equal(engine.runs.length, 1);
-    assert.equal(d.scheduler.remove('off').id, task.id);
-    assert.throws(() => d.scheduler.remove('off'), /no cron task "off"/);
+    assert.equal((await d.scheduler.remove('off')).id, task.id);
+    await assert.rejects(d.scheduler.remove('off'), /no cron task "off"/);
     await d.scheduler.stop();
   });
 });

@@ -40,6 +40,8 @@ export class CronScheduler {
   #deps: CronSchedulerDeps;
   #timer: ScheduleTimer;
   #chain: Promise<void> = Promise.resolve();
+  /** Changes to the schedule (start, ticks, add, remove, enable), one at a time: each reads and writes the store in turn. */
+  #changes: Promise<unknown> = Promise.resolve();
   #invalid = new Set<string>();
 
   constructor(deps: CronSchedulerDeps) {
@@ -54,9 +56,11 @@ export class CronScheduler {
   async start(): Promise<void> {
     if (this.#timer.started) return;
     this.#timer.start();
-    this.#recover();
-    this.#catchUp();
-    this.#arm();
+    await this.#exclusive(async () => {
+      await this.#recover();
+      await this.#catchUp();
+      await this.#arm();
+    });
     await this.idle();
   }
 
@@ -66,17 +70,34 @@ export class CronScheduler {
     await this.idle();
   }
 
-  /** Resolves once every post queued so far has been recorded. */
-  idle(): Promise<void> {
-    return this.#chain;
+  /** Resolves once every schedule change and every post queued so far is done (posts recorded). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const changes = this.#changes;
+      const chain = this.#chain;
+      await changes.catch(() => undefined);
+      await chain;
+      if (changes === this.#changes && chain === this.#chain) return;
+    }
+  }
+
+  /** Runs `fn` after every schedule change queued before it; a failure rejects this call only. */
+  #exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.#changes.catch(() => undefined).then(fn);
+    this.#changes = result;
+    return result;
   }
 
   /** Validates and stores a new task; an enabled task is scheduled at once. Throws invalid_input / conflict. */
-  add(input: CronTaskInput): CronTask {
+  add(input: CronTaskInput): Promise<CronTask> {
+    return this.#exclusive(() => this.#add(input));
+  }
+
+  async #add(input: CronTaskInput): Promise<CronTask> {
     const { store, clock, config } = this.#deps;
     const name = input.name.trim();
     if (!NAME_RE.test(name)) throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
-    if (store.resolve(name)) throw conflict(`a cron task named "${name}" already exists (remove it first, or pick another name)`);
+    if (await store.resolve(name)) throw conflict(`a cron task named "${name}" already exists (remove it first, or pick another name)`);
     const prompt = input.prompt.trim();
     if (!prompt) throw invalidInput('prompt: must not be empty', 'prompt');
     const now = clock.now();
@@ -96,53 +117,64 @@ export class CronScheduler {
       lastDueAt: null,
       nextRunAt: enabled ? expr.next(now) : null,
     };
-    store.insert(task);
+    await store.insert(task);
     this.#deps.logger.info({ task: task.id, name, schedule: task.schedule, timezone: task.timezone, nextRunAt: task.nextRunAt }, 'cron task added');
-    this.#arm();
+    await this.#arm();
     return task;
   }
 
   /** One page of tasks, newest first, each with its newest run (read for the page's tasks only). */
-  page(request: PageRequest): Page<CronTaskInfo> {
-    const page = pageOf(this.#deps.store.list(), request, (task) => [task.createdAt, task.id]);
-    return { items: page.items.map((task) => ({ ...task, lastRun: this.#deps.store.runs(task.id, 1)[0] ?? null })), nextCursor: page.nextCursor };
+  async page(request: PageRequest): Promise<Page<CronTaskInfo>> {
+    const page = pageOf(await this.#deps.store.list(), request, (task) => [task.createdAt, task.id]);
+    return { items: await this.#withLastRun(page.items), nextCursor: page.nextCursor };
   }
 
   /** Every task with its newest run, oldest task first. */
-  list(): CronTaskInfo[] {
-    return this.#deps.store.list().map((task) => ({ ...task, lastRun: this.#deps.store.runs(task.id, 1)[0] ?? null }));
+  async list(): Promise<CronTaskInfo[]> {
+    return this.#withLastRun(await this.#deps.store.list());
   }
 
   /** The task with this id or name, with its newest runs. Throws not_found. */
-  get(ref: string, runs = 10): CronTask & { runs: CronRun[] } {
-    const task = this.#require(ref);
-    return { ...task, runs: this.#deps.store.runs(task.id, runs) };
+  async get(ref: string, runs = 10): Promise<CronTask & { runs: CronRun[] }> {
+    const task = await this.#require(ref);
+    return { ...task, runs: await this.#deps.store.runs(task.id, runs) };
   }
 
-  /** Deletes a task (its cron session stays in the engine). Returns the removed task. Throws not_found. */
-  remove(ref: string): CronTask {
-    const task = this.#require(ref);
-    this.#deps.store.delete(task.id);
-    this.#invalid.delete(task.id);
-    this.#deps.logger.info({ task: task.id, name: task.name }, 'cron task removed');
-    this.#arm();
-    return task;
+  /** Deletes a task (its cron session stays in the engine). Resolves to the removed task. Throws not_found. */
+  remove(ref: string): Promise<CronTask> {
+    return this.#exclusive(async () => {
+      const task = await this.#require(ref);
+      await this.#deps.store.delete(task.id);
+      this.#invalid.delete(task.id);
+      this.#deps.logger.info({ task: task.id, name: task.name }, 'cron task removed');
+      await this.#arm();
+      return task;
+    });
   }
 
   /** Enables (next due time from now: no catch-up for the time it was off) or disables a task. Throws not_found. */
-  setEnabled(ref: string, enabled: boolean): CronTask {
-    const task = this.#require(ref);
-    const now = this.#deps.clock.now();
-    const next = enabled ? this.#expression(task)?.next(now) ?? null : null;
-    if (enabled && next === null) throw invalidInput(`schedule: the task "${task.name}" cannot be enabled: its schedule no longer parses or never fires`, 'schedule');
-    this.#deps.store.setEnabled(task.id, enabled, next, now);
-    this.#deps.logger.info({ task: task.id, name: task.name, enabled, nextRunAt: next }, enabled ? 'cron task enabled' : 'cron task disabled');
-    this.#arm();
-    return this.#require(task.id);
+  setEnabled(ref: string, enabled: boolean): Promise<CronTask> {
+    return this.#exclusive(async () => {
+      const task = await this.#require(ref);
+      const now = this.#deps.clock.now();
+      const next = enabled ? this.#expression(task)?.next(now) ?? null : null;
+      if (enabled && next === null) throw invalidInput(`schedule: the task "${task.name}" cannot be enabled: its schedule no longer parses or never fires`, 'schedule');
+      await this.#deps.store.setEnabled(task.id, enabled, next, now);
+      this.#deps.logger.info({ task: task.id, name: task.name, enabled, nextRunAt: next }, enabled ? 'cron task enabled' : 'cron task disabled');
+      await this.#arm();
+      return this.#require(task.id);
+    });
   }
 
-  #require(ref: string): CronTask {
-    const task = this.#deps.store.resolve(ref.trim());
+  /** Each task with its newest run record. */
+  async #withLastRun(tasks: CronTask[]): Promise<CronTaskInfo[]> {
+    const out: CronTaskInfo[] = [];
+    for (const task of tasks) out.push({ ...task, lastRun: (await this.#deps.store.runs(task.id, 1))[0] ?? null });
+    return out;
+  }
+
+  async #require(ref: string): Promise<CronTask> {
+    const task = await this.#deps.store.resolve(ref.trim());
     if (!task) throw notFound(`no cron task "${ref}" (give its id or name; cron_list shows them)`);
     return task;
   }
@@ -162,52 +194,52 @@ export class CronScheduler {
     }
   }
 
-  #recover(): void {
+  async #recover(): Promise<void> {
     const { store, logger, clock } = this.#deps;
-    for (const run of store.unfinishedRuns()) {
-      const task = store.resolve(run.taskId);
+    for (const run of await store.unfinishedRuns()) {
+      const task = await store.resolve(run.taskId);
       if (!task) continue;
       if (run.attempts >= MAX_POST_ATTEMPTS) {
-        store.failRun(run, 'abandoned', abandonedError(run.attempts), clock.now(), this.#deps.config.scheduler.keepRuns);
+        await store.failRun(run, 'abandoned', abandonedError(run.attempts), clock.now(), this.#deps.config.scheduler.keepRuns);
         logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), attempts: run.attempts }, 'cron run abandoned after repeated crashes while posting it');
         continue;
       }
-      store.retryRun(run.id);
+      await store.retryRun(run.id);
       logger.warn({ task: task.id, name: task.name, dueAt: iso(run.dueAt) }, 'cron run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)');
       this.#enqueuePost(task, { ...run, attempts: run.attempts + 1 });
     }
   }
 
   /** Tasks whose next due time passed while the daemon was down: apply the missed-run policy, once per task. */
-  #catchUp(): void {
+  async #catchUp(): Promise<void> {
     const now = this.#deps.clock.now();
-    for (const task of this.#deps.store.list()) {
+    for (const task of await this.#deps.store.list()) {
       if (!task.enabled) continue;
       const expr = this.#expression(task);
       if (!expr) {
-        this.#deps.store.setNextRun(task.id, null);
+        await this.#deps.store.setNextRun(task.id, null);
         continue;
       }
       if (task.nextRunAt === null || task.nextRunAt > now) {
         // Recomputed from now: the expression or the default time zone may have changed since it was stored.
-        this.#deps.store.setNextRun(task.id, expr.next(now));
+        await this.#deps.store.setNextRun(task.id, expr.next(now));
         continue;
       }
       const window = dueWindow(expr, Math.max(task.lastDueAt ?? -Infinity, task.nextRunAt - 1), now);
       if (!window) {
-        this.#deps.store.setNextRun(task.id, expr.next(now));
+        await this.#deps.store.setNextRun(task.id, expr.next(now));
         continue;
       }
-      this.#missed(task, expr, window, now);
+      await this.#missed(task, expr, window, now);
     }
   }
 
-  #missed(task: CronTask, expr: CronExpression, window: DueWindow, now: number): void {
+  async #missed(task: CronTask, expr: CronExpression, window: DueWindow, now: number): Promise<void> {
     const { store, logger, config } = this.#deps;
     const policy = config.scheduler.missedRuns;
     const details = { task: task.id, name: task.name, missed: window.count, capped: window.capped, firstDueAt: iso(window.first), lastDueAt: iso(window.last), policy };
     if (policy === 'skip') {
-      store.recordMissed(
+      await store.recordMissed(
         { taskId: task.id, firstDueAt: window.first, lastDueAt: window.last, count: window.count, messageId: `cron-${task.id}-${window.last}-missed`, now, nextRunAt: expr.next(now) },
         config.scheduler.keepRuns,
       );
@@ -215,62 +247,70 @@ export class CronScheduler {
       return;
     }
     logger.warn(details, 'cron runs were missed while the daemon was down; making one catch-up run (scheduler.missedRuns = run-once)');
-    this.#begin(task, window.last, 'catch-up', window, expr.next(now));
+    await this.#begin(task, window.last, 'catch-up', window, expr.next(now));
   }
 
   /** Sets the timer for the earliest due time of an enabled task. */
-  #arm(): void {
-    this.#timer.arm(() => {
+  #arm(): Promise<void> {
+    return this.#timer.arm(async () => {
       let next = Infinity;
-      for (const task of this.#deps.store.list()) if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
+      for (const task of await this.#deps.store.list()) if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
       return next === Infinity ? null : next;
     });
   }
 
-  /** Fires every task that is due, in due-time order (then creation order), and re-arms. */
+  /** The timer fired: fires what is due at this moment, after the schedule changes queued before it. */
   #tick(): void {
     if (this.#timer.stopped) return;
     const now = this.#deps.clock.now();
-    const due = this.#deps.store
-      .list()
+    this.#exclusive(() => this.#fireDue(now)).catch((error: unknown) => {
+      this.#deps.logger.error({ err: errorMessage(error) }, 'cron tick failed; the timer tries again within scheduler.maxWaitMs');
+      this.#exclusive(() => this.#arm()).catch((armError: unknown) => this.#deps.logger.error({ err: errorMessage(armError) }, 'cron timer could not be re-armed'));
+    });
+  }
+
+  /** Fires every task due at `now`, in due-time order (then creation order), and re-arms. */
+  async #fireDue(now: number): Promise<void> {
+    if (this.#timer.stopped) return;
+    const due = (await this.#deps.store.list())
       .filter((t) => t.enabled && t.nextRunAt !== null && t.nextRunAt <= now)
       .sort((a, b) => (a.nextRunAt as number) - (b.nextRunAt as number) || a.createdAt - b.createdAt);
     for (const task of due) {
       const expr = this.#expression(task);
       if (!expr) {
-        this.#deps.store.setNextRun(task.id, null);
+        await this.#deps.store.setNextRun(task.id, null);
         continue;
       }
       const window = dueWindow(expr, Math.max(task.lastDueAt ?? -Infinity, (task.nextRunAt as number) - 1), now);
       if (!window) {
-        this.#deps.store.setNextRun(task.id, expr.next(now));
+        await this.#deps.store.setNextRun(task.id, expr.next(now));
         continue;
       }
       if (window.count === 1) {
-        this.#begin(task, window.first, 'scheduled', null, expr.next(now));
+        await this.#begin(task, window.first, 'scheduled', null, expr.next(now));
         continue;
       }
       // The timer woke late across several due times (the machine slept): the latest is this run; the earlier ones
       // were missed and follow the policy.
       const earlier = dueWindow(expr, window.first - 1, window.last - 1);
       if (earlier && this.#deps.config.scheduler.missedRuns === 'skip') {
-        this.#deps.store.recordMissed(
+        await this.#deps.store.recordMissed(
           { taskId: task.id, firstDueAt: earlier.first, lastDueAt: earlier.last, count: earlier.count, messageId: `cron-${task.id}-${earlier.last}-missed`, now, nextRunAt: task.nextRunAt },
           this.#deps.config.scheduler.keepRuns,
         );
         this.#deps.logger.warn({ task: task.id, name: task.name, missed: earlier.count }, 'cron timer woke late; earlier due times skipped (scheduler.missedRuns = skip)');
-        this.#begin(task, window.last, 'scheduled', null, expr.next(now));
+        await this.#begin(task, window.last, 'scheduled', null, expr.next(now));
       } else {
-        this.#begin(task, window.last, 'catch-up', earlier ?? null, expr.next(now));
+        await this.#begin(task, window.last, 'catch-up', earlier ?? null, expr.next(now));
       }
     }
-    this.#arm();
+    await this.#arm();
   }
 
   /** Writes the intent of a run (claiming its due time) and queues its post. */
-  #begin(task: CronTask, dueAt: number, kind: 'scheduled' | 'catch-up', missed: DueWindow | null, nextRunAt: number | null): void {
+  async #begin(task: CronTask, dueAt: number, kind: 'scheduled' | 'catch-up', missed: DueWindow | null, nextRunAt: number | null): Promise<void> {
     const { store, clock, logger } = this.#deps;
-    const run = store.beginRun({
+    const run = await store.beginRun({
       taskId: task.id,
       dueAt,
       kind,
@@ -284,7 +324,7 @@ export class CronScheduler {
     if (!run) {
       // Already fired (or skipped) for this due time: move on without firing again.
       logger.debug({ task: task.id, dueAt: iso(dueAt) }, 'cron due time already handled; not fired again');
-      store.setNextRun(task.id, nextRunAt);
+      await store.setNextRun(task.id, nextRunAt);
       return;
     }
     this.#enqueuePost(task, run);
@@ -300,15 +340,15 @@ export class CronScheduler {
     const { engine, store, clock, logger, config } = this.#deps;
     try {
       await postAndRecord(engine, { target: { type: 'cron', id: task.id }, origin: `cron:${task.name}`, prompt: run.prompt, messageId: run.messageId }, {
-        accepted: (accepted) => {
-          store.finishRun(run, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
+        accepted: async (accepted) => {
+          await store.finishRun(run, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
           logger.info(
             { task: task.id, name: task.name, dueAt: iso(run.dueAt), kind: run.kind, session: accepted.sessionId, duplicate: accepted.duplicate },
             accepted.duplicate ? 'cron run was already accepted before the restart; recorded' : 'cron run posted',
           );
         },
-        refused: (error) => {
-          store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
+        refused: async (error) => {
+          await store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
           logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) }, 'cron run could not be posted to the engine');
         },
       });

@@ -30,8 +30,8 @@ export interface ScheduledPost {
 
 /** How a scheduler records the outcome of one post; `refused` may rethrow the engine's error to the caller. */
 export interface PostRecorder<R> {
-  accepted(accepted: Accepted): R;
-  refused(error: unknown): R;
+  accepted(accepted: Accepted): R | Promise<R>;
+  refused(error: unknown): R | Promise<R>;
 }
 
 /**
@@ -44,21 +44,24 @@ export async function postAndRecord<R>(engine: SchedulerBaseDeps['engine'], post
   try {
     accepted = await engine.postScheduled(post.target, post.prompt, post.origin, { messageId: post.messageId });
   } catch (error) {
-    return record.refused(error);
+    return await record.refused(error);
   }
-  return record.accepted(accepted);
+  return await record.accepted(accepted);
 }
 
 /**
  * A scheduler's one timer: `arm(dueAt)` (re)sets it to call `onDue` at the time `dueAt()` gives, or after `maxWaitMs` at
  * the most (a timer that wakes early finds nothing due and re-arms, so a clock jump or a sleeping machine is caught up
  * on). Arming only cancels before `start()` and after `stop()` (`dueAt` is not called then), and when `dueAt()` is null.
+ * `dueAt` may read the store asynchronously: the latest `arm` wins over one still waiting for its due time.
  */
 export class ScheduleTimer {
   #clock: Clock;
   #maxWaitMs: number;
   #onDue: () => void;
   #timer: Timer | null = null;
+  /** Counts `arm` calls, so an arm still reading its due time gives way to a later arm or a stop. */
+  #generation = 0;
   #started = false;
   #stopped = false;
 
@@ -89,11 +92,25 @@ export class ScheduleTimer {
     this.#cancel();
   }
 
-  /** Cancels the timer, then, while started and not stopped, sets it for `dueAt()` (capped at `maxWaitMs` from now). */
-  arm(dueAt: () => number | null): void {
+  /**
+   * Cancels the timer, then, while started and not stopped, sets it for `dueAt()` (capped at `maxWaitMs` from now).
+   * A synchronous `dueAt` sets the timer before `arm` returns; an asynchronous one by the time the result resolves.
+   */
+  arm(dueAt: () => number | null | Promise<number | null>): Promise<void> {
     this.#cancel();
-    if (this.#stopped || !this.#started) return;
+    const generation = ++this.#generation;
+    if (this.#stopped || !this.#started) return Promise.resolve();
     const at = dueAt();
+    if (!(at instanceof Promise)) {
+      this.#set(at);
+      return Promise.resolve();
+    }
+    return at.then((value) => {
+      if (generation === this.#generation && !this.#stopped) this.#set(value);
+    });
+  }
+
+  #set(at: number | null): void {
     if (at === null) return;
     const delay = Math.min(Math.max(0, at - this.#clock.now()), this.#maxWaitMs);
     this.#timer = this.#clock.after(delay, () => {

@@ -3,6 +3,7 @@ import type { Config } from '../../core/config.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { CronScheduler } from './cron-scheduler.ts';
 import { Heartbeat } from './heartbeat.ts';
 import type { HeartbeatStatus } from './heartbeat.ts';
@@ -28,13 +29,13 @@ export interface Scheduler {
   start(): Promise<void>;
   /** Stops the timers and waits for posts in flight (call before the engine stops). */
   stop(): Promise<void>;
-  status(): SchedulerStatus;
+  status(): Promise<SchedulerStatus>;
 }
 
 /** Builds the cron scheduler and the heartbeat over `deps.db`; nothing runs until `start()`. */
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const logger = deps.logger.child({ part: 'scheduler' });
-  const cron = new CronScheduler({ store: new CronTaskStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
+  const cron = new CronScheduler({ store: new CronTaskStore(sqliteKysely(deps.db)), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
   const heartbeat = new Heartbeat({ store: new HeartbeatStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
   return {
     cron,
@@ -46,8 +47,8 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
     async stop() {
       await Promise.all([cron.stop(), heartbeat.stop()]);
     },
-    status() {
-      const tasks = cron.list();
+    async status() {
+      const tasks = await cron.list();
       const next = tasks.filter((t) => t.enabled && t.nextRunAt !== null).map((t) => t.nextRunAt as number);
       return {
         missedRuns: deps.config.scheduler.missedRuns,

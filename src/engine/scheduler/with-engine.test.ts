@@ -3,6 +3,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { silentLogger } from '../../core/logger.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';
 import { engineFixture } from '../../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../../test/support/engine-fixture.ts';
@@ -31,16 +32,19 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     f = managerFixture();
     scheduler = createScheduler({ db: fx.db, engine: fx.engine, clock: fx.clock, logger: silentLogger(), config: fx.config });
     await scheduler.start();
-    const task = scheduler.cron.add({ name: 'nightly', schedule: '*/5 * * * *', prompt: 'run the checks' });
-    fx.clock.advance(5 * 60_000);
-    await scheduler.cron.idle();
+    const task = await scheduler.cron.add({ name: 'nightly', schedule: '*/5 * * * *', prompt: 'run the checks' });
+    // Minute by minute: the timer wakes at least every scheduler.maxWaitMs and re-arms once the store answered.
+    for (let minute = 0; minute < 5; minute++) {
+      fx.clock.advance(60_000);
+      await scheduler.cron.idle();
+    }
     const cron = fx.engine.listSessions().find((s) => s.descriptor.type === 'cron');
     assert.deepEqual(cron?.descriptor, { type: 'cron', id: task.id });
     assert.ok(fx.records(cron?.id ?? '').some((r) => typeof r.text === 'string' && r.text.endsWith('run the checks')));
-    assert.equal(scheduler.cron.get('nightly').runs[0]?.sessionId, cron?.id);
+    assert.equal((await scheduler.cron.get('nightly')).runs[0]?.sessionId, cron?.id);
 
     // No user session and no heartbeat session yet: a wake runs the heartbeat, which creates its session.
-    const wake = createWakeRouter({ db: f.db, sessions: f.manager, engine: fx.engine, heartbeat: scheduler.heartbeat, clock: f.clock, logger: silentLogger(), config: f.config });
+    const wake = createWakeRouter({ db: sqliteKysely(f.db), sessions: f.manager, engine: fx.engine, heartbeat: scheduler.heartbeat, clock: f.clock, logger: silentLogger(), config: f.config });
     await wake.start();
     f.manager.launch({ prompt: 'p', name: 'alpha', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'alpha done' }, ok);
@@ -58,8 +62,8 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     f.manager.launch({ prompt: 'p', name: 'gamma', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-3' }, { type: 'text', text: 'gamma done' }, ok);
     await wake.idle();
-    assert.equal(wake.stats().pending, 0);
-    const [gamma, beta, alpha] = new WakeEventStore(f.db).recent('delivered', 3);
+    assert.equal((await wake.stats()).pending, 0);
+    const [gamma, beta, alpha] = await new WakeEventStore(sqliteKysely(f.db)).recent('delivered', 3);
     assert.deepEqual(
       [alpha?.via, beta?.via, gamma?.via],
       ['heartbeat-run', 'heartbeat', 'most-recent-foreground'],

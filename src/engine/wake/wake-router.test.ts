@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
 import { managerFixture } from '../../../test/support/manager-fixture.ts';
@@ -23,7 +24,7 @@ describe('wake router', () => {
       ? new Heartbeat({ store: new HeartbeatStore(fixture.db), engine, clock: fixture.clock, logger: log.logger, config: fixture.config })
       : undefined;
     return createWakeRouter({
-      db: fixture.db,
+      db: sqliteKysely(fixture.db),
       sessions: fixture.manager,
       engine,
       ...(heartbeat ? { heartbeat } : {}),
@@ -69,7 +70,7 @@ describe('wake router', () => {
     assert.match(text, /Last output:\nWhich file should I change\?/);
     assert.ok(text.includes(`claude_respond(session='${session.id}', message='...')`));
     assert.ok(text.includes(`claude_output(session='${session.id}', full=true)`));
-    const stored = new WakeEventStore(f.db).get(1);
+    const stored = await new WakeEventStore(sqliteKysely(f.db)).get(1);
     assert.deepEqual([stored?.status, stored?.via, stored?.targetSessionId], ['delivered', 'origin', 'eng-1']);
   });
 
@@ -80,10 +81,10 @@ describe('wake router', () => {
     f.manager.kill(owned.id);
     const other = f.manager.launch({ prompt: 'p', name: 'other', workdir: f.workdir, originChannel: 'linear', owner: 'code_run' });
     await f.manager.stop();
-    router.announceInterrupted([other.id]);
+    await router.announceInterrupted([other.id]);
     await router.idle();
     assert.deepEqual(engine.posts, [], 'no waiting, ended or interrupted event of an owned session');
-    assert.equal(new WakeEventStore(f.db).get(1), undefined, 'nothing stored either');
+    assert.equal(await new WakeEventStore(sqliteKysely(f.db)).get(1), undefined, 'nothing stored either');
     assert.equal(f.manager.get(owned.id).spec.owner, 'linear-pipeline', 'the owner is kept with the session');
   });
 
@@ -99,7 +100,7 @@ describe('wake router', () => {
     await router.idle();
     assert.equal(engine.posts[1]?.sessionId, 'hb');
     assert.deepEqual(
-      new WakeEventStore(f.db).recent('delivered').map((e) => [e.kind, e.via]),
+      (await new WakeEventStore(sqliteKysely(f.db)).recent('delivered')).map((e) => [e.kind, e.via]),
       [
         ['ended', 'heartbeat'],
         ['waiting', 'most-recent-foreground'],
@@ -111,7 +112,7 @@ describe('wake router', () => {
     await waitingSession(null, 'anyone there?');
     assert.equal(engine.posts.length, 0);
     assert.equal(engine.unrouted.length, 2);
-    const stats = router.stats();
+    const stats = await router.stats();
     assert.equal(stats.undelivered, 1);
     assert.equal(stats.pending, 0);
     assert.match(stats.recentUndelivered[0]?.error ?? '', /no origin session, no foreground user session, no heartbeat session, no heartbeat to run/);
@@ -126,8 +127,8 @@ describe('wake router', () => {
     assert.equal(engine.posts.length, 1);
     assert.deepEqual(engine.posts[0]?.descriptor, { type: 'heartbeat' });
     assert.match(engine.posts[0]?.text ?? '', /\(wake\)[\s\S]*### Event 1 \(wake, .+\)\n\n🔔 Coding session "fixer"/);
-    assert.equal(router.stats().undelivered, 0);
-    assert.equal(new WakeEventStore(f.db).get(1)?.via, 'heartbeat-run');
+    assert.equal((await router.stats()).undelivered, 0);
+    assert.equal((await new WakeEventStore(sqliteKysely(f.db)).get(1))?.via, 'heartbeat-run');
   });
 
   it('debounces waiting events per session: a repeat within the window is skipped, the first always goes', async () => {
@@ -138,7 +139,7 @@ describe('wake router', () => {
     await f.harness.last.emit({ type: 'text', text: 'turn two done' }, ok);
     await router.idle();
     assert.equal(engine.posts.length, 1);
-    assert.equal(router.stats().debounced, 1);
+    assert.equal((await router.stats()).debounced, 1);
     assert.equal(log.find('debug', /debounce window/).length, 1);
     await f.manager.send(session.id, 'again', { source: 'user' });
     f.clock.advance(1_000);
@@ -183,8 +184,8 @@ describe('wake router', () => {
     const ids = g.manager.restore();
     assert.deepEqual(ids, [crashed.id]);
     const after = build(g);
-    after.announceInterrupted(ids);
-    after.announceInterrupted(ids);
+    await after.announceInterrupted(ids);
+    await after.announceInterrupted(ids);
     await after.start();
     await after.idle();
     assert.equal(engine.posts.length, 2, 'announced once');
@@ -205,7 +206,7 @@ describe('wake router', () => {
     await waitingSession('eng-1', 'first');
     f.manager.kill('fixer');
     await router.idle();
-    assert.equal(router.stats().pending, 2);
+    assert.equal((await router.stats()).pending, 2);
     assert.equal(log.find('error', /stays queued and is retried/).length, 1);
     engine.failWith = null;
     f.clock.advance(f.config.wake.retryMs);

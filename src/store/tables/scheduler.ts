@@ -1,4 +1,7 @@
 import type { Generated } from 'kysely';
+import type { CronRunKind, CronRunStatus } from '../cron-tasks.ts';
+import type { HeartbeatRunStatus } from '../heartbeat-store.ts';
+import type { WakeEventKind, WakeEventStatus, WakeVia } from '../wake-events.ts';
 
 /** Scheduler tables (migrations 300–399): cron tasks and runs, the heartbeat, and the wake outbox. */
 export interface SchedulerTables {
@@ -19,8 +22,8 @@ export interface SchedulerTables {
     id: Generated<number>;
     task_id: string;
     due_at: number;
-    kind: string;
-    status: string;
+    kind: CronRunKind;
+    status: CronRunStatus;
     missed: Generated<number>;
     first_missed_at: number | null;
     prompt: string;
@@ -50,7 +53,7 @@ export interface SchedulerTables {
     message_id: string;
     reason: string;
     prompt: string;
-    status: string;
+    status: HeartbeatRunStatus;
     attempts: Generated<number>;
     tasks: Generated<number>;
     events: Generated<number>;
@@ -71,12 +74,12 @@ export interface SchedulerTables {
     id: Generated<number>;
     message_id: string;
     coding_session_id: string;
-    kind: string;
-    status: string;
+    kind: WakeEventKind;
+    status: WakeEventStatus;
     origin_session_id: string | null;
     text: string;
     target_session_id: string | null;
-    via: string | null;
+    via: WakeVia | null;
     attempts: Generated<number>;
     error: string | null;
     created_at: number;
