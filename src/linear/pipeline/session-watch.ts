@@ -46,13 +46,13 @@ export class SessionWatch {
     this.#deps = deps;
   }
 
-  /** Records activity on a dispatch (at most every 30 s per dispatch, unless `force`). */
-  touch(dispatchId: string, force = false): void {
+  /** Records activity on a dispatch (at most every 30 s per dispatch, unless `force`); resolves once it is stored. */
+  async touch(dispatchId: string, force = false): Promise<void> {
     const now = this.#deps.clock.now();
     const last = this.#touched.get(dispatchId) ?? Number.NEGATIVE_INFINITY;
     if (!force && now - last < TOUCH_EVERY_MS) return;
     this.#touched.set(dispatchId, now);
-    this.#deps.store.touch(dispatchId, now);
+    await this.#deps.store.touch(dispatchId, now);
   }
 
   /** Starts the watchdog of a session and feeds it (and the Linear stream) from the session's log. */
@@ -60,7 +60,13 @@ export class SessionWatch {
     this.unwatch(sessionId);
     const { clock, logger, logs, pc } = this.#deps;
     const limits = resolveWatchdogLimits(d.profile ? pc.profiles[d.profile] : undefined, pc.watchdog);
-    const watchdog = new SessionWatchdog({ clock, limits, onTrip: (trip) => this.#onTrip(d, sessionId, phase, trip) });
+    const watchdog = new SessionWatchdog({
+      clock,
+      limits,
+      onTrip: (trip) => {
+        this.#onTrip(d, sessionId, phase, trip).catch((error: unknown) => logger.error({ err: error, session: sessionId }, 'pipeline watchdog could not end a session'));
+      },
+    });
     const unsubscribe = logs.subscribe(sessionId, (record) => {
       try {
         this.#onLogRecord(d, phase, watchdog, record);
@@ -100,7 +106,7 @@ export class SessionWatch {
     const event = watchdogEventOf(record);
     if (!event) return;
     watchdog.observe(event);
-    this.touch(d.id);
+    this.touch(d.id).catch((error: unknown) => this.#deps.logger.error({ err: error, dispatch: d.id }, 'pipeline could not record activity on a dispatch'));
     const stream = this.#deps.reporter.stream(d);
     if (!stream) return;
     if (record.type === 'output' && phase === 'worker' && typeof record.text === 'string') stream.thought(record.text);
@@ -110,12 +116,13 @@ export class SessionWatch {
     }
   }
 
-  #onTrip(d: DispatchRecord, sessionId: string, phase: DispatchPhase, trip: WatchdogTrip): void {
+  async #onTrip(d: DispatchRecord, sessionId: string, phase: DispatchPhase, trip: WatchdogTrip): Promise<void> {
     this.#trips.set(sessionId, trip);
     const { sessions, store, logger } = this.#deps;
-    const live = sessions.live(sessionId);
-    if (!live?.isActive) return;
-    if (!store.setEndCause(sessionId, 'watchdog')) return;
+    if (!sessions.live(sessionId)?.isActive) return;
+    if (!(await store.setEndCause(sessionId, 'watchdog'))) return;
+    // The session may have ended while the cause was stored: kill only a session still running.
+    if (!sessions.live(sessionId)?.isActive) return;
     const reason = describeTrip(trip);
     logger.warn({ dispatch: d.id, session: sessionId, phase, trip }, `pipeline watchdog: ${reason}`);
     try {
