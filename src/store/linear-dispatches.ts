@@ -167,7 +167,11 @@ function patchColumns(patch: DispatchPatch): Updateable<DispatchTable> {
   return columns;
 }
 
-/** The back of the queue: one past the highest queue seq ever given (a subquery of the statement it is used in). */
+/**
+ * The back of the queue: one past the highest queue seq given so far (a subquery of the statement it is used in). Given
+ * at insert too, so among dispatches created in the same millisecond it is their arrival order (the lists' tie-break,
+ * where SQLite's rowid was: PostgreSQL has none).
+ */
 function nextQueueSeq(eb: ExpressionBuilder<Database, 'linear_dispatches'>) {
   return eb
     .selectFrom('linear_dispatches')
@@ -241,33 +245,35 @@ export class DispatchStore {
     return row ? dispatchOf(row) : null;
   }
 
-  /** The newest dispatch linked to a Linear agent session, if any. */
+  /** The newest dispatch linked to a Linear agent session (ties: the later queue seq, then id), if any. */
   async latestForAgentSession(agentSessionId: string): Promise<DispatchRecord | null> {
     const row = await this.#db
       .selectFrom('linear_dispatches')
       .selectAll()
       .where('agent_session_id', '=', agentSessionId)
       .orderBy('created_at', 'desc')
+      .orderBy('queue_seq', 'desc')
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
     return row ? dispatchOf(row) : null;
   }
 
-  /** The newest dispatch of an issue (by id or identifier), if any. */
+  /** The newest dispatch of an issue (by id or identifier; ties: the later queue seq, then id), if any. */
   async latestForIssue(ref: string): Promise<DispatchRecord | null> {
     const row = await this.#db
       .selectFrom('linear_dispatches')
       .selectAll()
       .where((eb) => eb.or([eb('issue_id', '=', ref), eb('identifier', '=', ref)]))
       .orderBy('created_at', 'desc')
+      .orderBy('queue_seq', 'desc')
       .orderBy('id', 'desc')
       .limit(1)
       .executeTakeFirst();
     return row ? dispatchOf(row) : null;
   }
 
-  /** Dispatches, oldest first (ties by id), optionally filtered by status. */
+  /** Dispatches, oldest first (ties in arrival order: queue seq, then id), optionally filtered by status. */
   async list(statuses?: readonly DispatchStatus[]): Promise<DispatchRecord[]> {
     if (statuses?.length === 0) return [];
     const rows = await this.#db
@@ -275,6 +281,7 @@ export class DispatchStore {
       .selectAll()
       .$if(statuses !== undefined, (qb) => qb.where('status', 'in', statuses ?? []))
       .orderBy('created_at')
+      .orderBy('queue_seq')
       .orderBy('id')
       .execute();
     return rows.map(dispatchOf);
@@ -323,7 +330,7 @@ export class DispatchStore {
       .where('status', '=', 'queued')
       .where((eb) =>
         eb.and([
-          eb('id', '=', eb.selectFrom('linear_dispatches').select('id').where('status', '=', 'queued').orderBy('queue_seq').limit(1)),
+          eb('id', '=', eb.selectFrom('linear_dispatches').select('id').where('status', '=', 'queued').orderBy('queue_seq').orderBy('id').limit(1)),
           eb(eb.selectFrom('linear_dispatches').select((sub) => sub.fn.countAll().as('n')).where('status', 'in', SLOT_STATUSES), '<', cap),
         ]),
       )

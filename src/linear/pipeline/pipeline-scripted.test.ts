@@ -76,6 +76,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     f.clock.advance(299_000);
     assert.equal(run.killed, false);
     f.clock.advance(1_000);
+    await f.pipeline.idle(); // the trip stores its end cause, then kills
     assert.equal(run.killed, true);
     const retry = await nthRun(f, 2);
     assert.equal(retry.spec.prompt, run.spec.prompt, 'the retry is the same phase with the same prompt');
@@ -95,6 +96,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const run = await nthRun(f, 1);
     await run.emit({ type: 'started', backendSessionId: 'b' });
     f.clock.advance(10_000);
+    await f.pipeline.idle(); // the trip stores its end cause, then kills
     assert.equal(run.killed, true);
   });
 

@@ -17,6 +17,7 @@ import { LinearEffects } from '../effects.ts';
 import { DispatchJournal } from './dispatch-journal.ts';
 import { DispatchLanes } from './dispatch-lanes.ts';
 import { DispatchReporter } from './dispatch-reporter.ts';
+import { InFlight } from './in-flight.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
 import { AUDITOR_DENIAL, handleSessionEnd, setupDispatch } from './phases.ts';
 import { sanitizePromptInput } from './prompts.ts';
@@ -52,6 +53,8 @@ export class Pipeline {
   /** What the phases and recovery are handed. */
   #phases: RecoveryDeps;
   #started = false;
+  /** Signal handling and failure records running outside the lanes (covered by `idle()`). */
+  #inFlight = new InFlight();
   #unsubscribe: (() => void) | null = null;
   #monitor: Timer | null = null;
 
@@ -84,7 +87,7 @@ export class Pipeline {
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.#deps.sessions.on((signal) => void this.#onSignal(signal).catch((error: unknown) => this.#signalFailed(signal, error)));
+    this.#unsubscribe = this.#deps.sessions.on((signal) => this.#inFlight.run(() => this.#onSignal(signal), (error) => this.#signalFailed(signal, error)));
     for (const d of await this.#store.list(SLOT_STATUSES)) void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
     await this.#pump();
     this.#monitor = this.#deps.clock.every(this.#pc.monitorIntervalSec * 1000, () => void this.monitor());
@@ -98,7 +101,7 @@ export class Pipeline {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     this.#watch.stopAll();
-    await this.#lanes.idle();
+    await this.idle();
     await Promise.all([this.#reporter.closeAll(), this.#journal.closeAll()]);
   }
 
@@ -341,8 +344,11 @@ export class Pipeline {
   }
 
   /** Resolves once every step queued so far (for every dispatch) has run. */
-  idle(): Promise<void> {
-    return this.#lanes.idle();
+  async idle(): Promise<void> {
+    do {
+      await Promise.all([this.#inFlight.settled(), this.#watch.settled()]);
+      await this.#lanes.idle();
+    } while (this.#inFlight.busy || this.#watch.busy);
   }
 
   /** Starts queued dispatches while slots are free (each claim is one compare-and-swap, so concurrent pumps are safe). */
@@ -357,9 +363,10 @@ export class Pipeline {
 
   /** A failed step of a dispatch's lane is kept as its last error (logged when even that cannot be written). */
   #recordFailure(id: string, message: string): void {
-    this.#store.update(id, { lastError: message }, this.#deps.clock.now()).catch((error: unknown) => {
-      this.#deps.logger.error({ err: errorMessage(error), dispatch: id }, 'could not record a failed dispatch step');
-    });
+    this.#inFlight.run(
+      async () => void (await this.#store.update(id, { lastError: message }, this.#deps.clock.now())),
+      (error) => this.#deps.logger.error({ err: errorMessage(error), dispatch: id }, 'could not record a failed dispatch step'),
+    );
   }
 
   #signalFailed(signal: SessionSignal, error: unknown): void {

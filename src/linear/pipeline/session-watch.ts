@@ -12,6 +12,7 @@ import type { LogRecord } from '../../store/jsonl-log.ts';
 import type { DispatchPhase, DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
 import type { ActivityStream } from './activity-stream.ts';
+import { InFlight } from './in-flight.ts';
 
 /** Activity records of a session log are touched into the dispatch at most this often. */
 const TOUCH_EVERY_MS = 30_000;
@@ -41,6 +42,7 @@ export class SessionWatch {
   #watched = new Map<string, Watched>();
   #trips = new Map<string, WatchdogTrip>();
   #touched = new Map<string, number>();
+  #inFlight = new InFlight();
 
   constructor(deps: SessionWatchDeps) {
     this.#deps = deps;
@@ -63,9 +65,11 @@ export class SessionWatch {
     const watchdog = new SessionWatchdog({
       clock,
       limits,
-      onTrip: (trip) => {
-        this.#onTrip(d, sessionId, phase, trip).catch((error: unknown) => logger.error({ err: error, session: sessionId }, 'pipeline watchdog could not end a session'));
-      },
+      onTrip: (trip) =>
+        this.#inFlight.run(
+          () => this.#onTrip(d, sessionId, phase, trip),
+          (error) => logger.error({ err: error, session: sessionId }, 'pipeline watchdog could not end a session'),
+        ),
     });
     const unsubscribe = logs.subscribe(sessionId, (record) => {
       try {
@@ -97,6 +101,16 @@ export class SessionWatch {
     return this.#trips.get(sessionId);
   }
 
+  /** True while a trip or an activity mark is being stored. */
+  get busy(): boolean {
+    return this.#inFlight.busy;
+  }
+
+  /** Resolves once the trips and activity marks started so far are stored (and a tripped session killed). */
+  settled(): Promise<void> {
+    return this.#inFlight.settled();
+  }
+
   /** Stops every watchdog and log subscription. */
   stopAll(): void {
     for (const sessionId of [...this.#watched.keys()]) this.unwatch(sessionId);
@@ -106,7 +120,10 @@ export class SessionWatch {
     const event = watchdogEventOf(record);
     if (!event) return;
     watchdog.observe(event);
-    this.touch(d.id).catch((error: unknown) => this.#deps.logger.error({ err: error, dispatch: d.id }, 'pipeline could not record activity on a dispatch'));
+    this.#inFlight.run(
+      () => this.touch(d.id),
+      (error) => this.#deps.logger.error({ err: error, dispatch: d.id }, 'pipeline could not record activity on a dispatch'),
+    );
     const stream = this.#deps.reporter.stream(d);
     if (!stream) return;
     if (record.type === 'output' && phase === 'worker' && typeof record.text === 'string') stream.thought(record.text);
