@@ -138,8 +138,6 @@ export class SessionWatch {
     const { sessions, store, logger } = this.#deps;
     if (!sessions.live(sessionId)?.isActive) return;
     if (!(await store.setEndCause(sessionId, 'watchdog'))) return;
-    // The session may have ended while the cause was stored: kill only a session still running.
-    if (!sessions.live(sessionId)?.isActive) return;
     const reason = describeTrip(trip);
     logger.warn({ dispatch: d.id, session: sessionId, phase, trip }, `pipeline watchdog: ${reason}`);
     try {
