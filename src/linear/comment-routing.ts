@@ -79,7 +79,7 @@ export class CommentRouting {
       this.toPlanner({ issueId: c.issueId, commentId: c.commentId, parentId: c.parentId, body: c.body, command, agentSessionId: null, author: c.author, owner: this.#owner(c, 'planner') });
     if (command === 'start' && c.addressed) return toPlanner();
     if (profile) return this.#mention(c, profile);
-    if (this.planning(c.issueId)) return toPlanner();
+    if (await this.planning(c.issueId)) return toPlanner();
     if (c.via === 'notification' && c.addressed) return this.#mention(c, null);
     logger.debug({ comment: c.commentId, via: c.via }, 'linear comment needs nothing from switchboard');
   }
@@ -100,8 +100,8 @@ export class CommentRouting {
   }
 
   /** True while the issue is a planning issue, or a "plan this project" on it is queued or running. */
-  planning(issueId: string): boolean {
-    return this.#d.planner.activeForIssue(issueId) !== null || this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart);
+  async planning(issueId: string): Promise<boolean> {
+    return (await this.#d.planner.activeForIssue(issueId)) !== null || this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart);
   }
 
   /**
@@ -134,7 +134,7 @@ export class CommentRouting {
       : { kind: 'comment', issueId: route.issueId, ...(route.parentId ? { parentId: route.parentId } : {}) };
     // Starts and turns of one planning issue run in order: a comment right after "plan this project" waits for it.
     const serialKey = `plan-issue:${route.issueId}`;
-    if (route.command === 'start' || !this.planning(route.issueId)) {
+    if (route.command === 'start' || !(await this.planning(route.issueId))) {
       jobs.enqueue({
         key: `plan-start:${source}`,
         kind: JOB.planStart,

@@ -157,7 +157,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     async start() {
       if (started) return;
       started = true;
-      pipeline.start();
+      await pipeline.start();
       await planner.recover();
       router.start();
       webhooks.worker.start();

@@ -114,7 +114,7 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
     [JOB.planTurn]: {
       run: async (job, signal) => {
         const p = payload(planTurnJob, job);
-        const session = planner.activeForIssue(p.issueId);
+        const session = await planner.activeForIssue(p.issueId);
         if (!session) {
           const text = 'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.';
           await deps.effects.run(`job:${job.key}/not-planning`, 'at-most-once', () => postReply(api, logger, p.reply, text, 'response'));

@@ -287,7 +287,7 @@ describe('LinearRouter', () => {
     await s.send('comment-create-mention', { change: comment('c-plan', '@switchboard plan this project') });
     await s.send('comment-create-mention', { change: comment('c-turn', 'Auth and payments.') });
     await s.idle();
-    const planning = s.planner.activeForIssue(FAKE_IDS.issue1);
+    const planning = await s.planner.activeForIssue(FAKE_IDS.issue1);
     assert.ok(planning, 'planning mode is on');
     assert.match(s.fx.appComments(FAKE_IDS.issue1).at(-2)?.body ?? '', /Planning mode is on for the project \*\*Launch\*\*/);
     await s.send('app-user-notification-mention', {
@@ -301,7 +301,7 @@ describe('LinearRouter', () => {
     await s.idle(10_000);
     assert.equal(s.fx.inference.requests.length, 1, 'one interview turn');
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).at(-1)?.body, 'Noted: auth and payments. Which comes first?');
-    assert.equal(s.planner.store.get(planning.id)?.turnCount, 1);
+    assert.equal((await s.planner.store.get(planning.id))?.turnCount, 1);
   });
 
   it('routes prompts of a planning session to the planner and a stop cancels the running turn', async () => {
@@ -319,7 +319,7 @@ describe('LinearRouter', () => {
     await s.idle();
     const last = s.fx.activities(FAKE_IDS.agentSession).at(-1);
     assert.deepEqual(last, { type: 'response', body: 'Stopped the planning turn. Planning mode stays on until you say "abandon planning".' });
-    assert.equal(s.planner.store.get(started.session?.id ?? '')?.turnCount, 0);
+    assert.equal((await s.planner.store.get(started.session?.id ?? ''))?.turnCount, 0);
   });
 
   it('a planning prompt handled again (a re-run after a crash) acknowledges it once and queues one turn', async () => {

@@ -177,7 +177,7 @@ export class LinearRouter implements LinearEventHandler {
     const key = eventKey(event);
     // One agent session, one piece of work: Linear may send `created` again long after (a new delivery id), and a
     // crash may run it again; once the session has a dispatch (whatever its status), nothing new starts.
-    const existing = pipeline.forAgentSession(agentSessionId);
+    const existing = await pipeline.forAgentSession(agentSessionId);
     if (existing) {
       logger.info({ agentSession: agentSessionId, dispatch: existing.id, status: existing.status }, 'linear agent session already has its dispatch; nothing new started');
       // A re-run after a crash right after the dispatch was recorded: its first thought may not have gone out.
@@ -191,7 +191,7 @@ export class LinearRouter implements LinearEventHandler {
     }
     const body = event.comment?.body ?? '';
     const command = plannerCommand(body);
-    if (command === 'start' || this.#comments.planning(issueId)) {
+    if (command === 'start' || (await this.#comments.planning(issueId))) {
       await this.#comments.toPlanner({ issueId, commentId: event.comment?.id ?? null, body, command, agentSessionId, author: event.creator?.name ?? null, owner: 'planner' });
       return;
     }
@@ -217,9 +217,9 @@ export class LinearRouter implements LinearEventHandler {
     const { planner, pipeline, claims, clock, logger } = this.#d;
     const { agentSessionId } = event;
     const command = plannerCommand(event.body);
-    const session = planner.activeForAgentSession(agentSessionId);
+    const session = await planner.activeForAgentSession(agentSessionId);
     const issueId = event.issue?.id ?? session?.issueId;
-    if (issueId && (session || this.#comments.planning(issueId) || command === 'start')) {
+    if (issueId && (session || (await this.#comments.planning(issueId)) || command === 'start')) {
       await this.#comments.toPlanner({
         issueId,
         commentId: event.sourceCommentId,
@@ -302,7 +302,7 @@ export class LinearRouter implements LinearEventHandler {
     let agentSessionId = claim.agentSessionId;
     const sessionKey = `assignment:${claim.seq}/agent-session`;
     if (!agentSessionId) {
-      const existing = pipeline.get(issueId);
+      const existing = await pipeline.get(issueId);
       if (existing && ACTIVE_DISPATCH_STATUSES.includes(existing.status)) {
         logger.info({ issue: existing.identifier, status: existing.status }, 'linear assignment of an issue already in progress; nothing new started');
         return;

@@ -74,13 +74,12 @@ export const linearDispatchesOperation = defineOperation({
     const { linear } = ctx.services;
     const statuses: readonly DispatchStatus[] | undefined =
       args.status === 'all' ? undefined : args.status === 'active' ? ACTIVE_DISPATCH_STATUSES : args.status === 'finished' ? FINISHED_DISPATCH_STATUSES : [args.status];
-    let list = linear.pipeline.list(statuses);
+    let list = await linear.pipeline.list(statuses);
     if (args.issue) {
       const ref = args.issue.toUpperCase();
       list = list.filter((d) => d.identifier.toUpperCase() === ref || d.issueId === args.issue);
     }
-    const planning = linear.planner.store
-      .list()
+    const planning = (await linear.planner.store.list())
       .filter((s) => ACTIVE_PLANNING_STATUSES.includes(s.status))
       .map((s) => ({ project: s.projectName, issue: s.issueIdentifier, status: s.status, turns: s.turnCount }));
     const page = pageOf(list, args, (d) => [d.createdAt, d.id]);

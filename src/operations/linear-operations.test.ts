@@ -7,6 +7,8 @@ import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
 import { ScriptedInference } from '../../test/support/scripted-inference.ts';
 import { loadConfig } from '../core/config-load.ts';
 import type { CodeRunRequest, CodeRunResult } from '../coding/code-runner.ts';
+import { transitionDispatch } from '../linear/pipeline/dispatch-transitions.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { DispatchStore } from '../store/linear-dispatches.ts';
 import type { DispatchStatus } from '../store/linear-dispatches.ts';
 import { PlanningStore } from '../store/linear-planning.ts';
@@ -84,9 +86,9 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
   it('linear_dispatches lists the pipeline and the projects in planning mode (tool, command, RPC)', async () => {
     const unavailable = await runTool(OPERATIONS, 'linear_dispatches', {}, { kind: 'rpc' }, services);
     assert.match(unavailable.text, /the Linear integration is not running/);
-    const store = new DispatchStore(m.db);
-    const add = (n: number, identifier: string, status: DispatchStatus) => {
-      const { record } = store.insert({
+    const store = new DispatchStore(sqliteKysely(m.db));
+    const add = async (n: number, identifier: string, status: DispatchStatus) => {
+      const { record } = await store.insert({
         id: `d${n}`,
         issueId: `i${n}`,
         identifier,
@@ -105,14 +107,14 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
         createdAt: m.clock.now(),
       });
       if (status !== 'queued') {
-        store.transition(record.id, 'queued', 'dispatched', m.clock.now());
-        if (status === 'stuck') store.transition(record.id, 'dispatched', 'stuck', m.clock.now(), { patch: { lastError: 'audit failed 3 times' } });
+        await transitionDispatch(store, record.id, 'queued', 'dispatched', m.clock.now());
+        if (status === 'stuck') await transitionDispatch(store, record.id, 'dispatched', 'stuck', m.clock.now(), { patch: { lastError: 'audit failed 3 times' } });
       }
     };
-    add(1, 'ENG-1', 'queued');
-    add(2, 'ENG-2', 'stuck');
-    const planning = new PlanningStore(m.db);
-    planning.create({ id: 'p1', projectId: 'proj', projectName: 'Launch', issueId: 'i9', issueIdentifier: 'ENG-9', teamId: 't', agentSessionId: null, createdBy: null }, 1);
+    await add(1, 'ENG-1', 'queued');
+    await add(2, 'ENG-2', 'stuck');
+    const planning = new PlanningStore(sqliteKysely(m.db));
+    await planning.create({ id: 'p1', projectId: 'proj', projectName: 'Launch', issueId: 'i9', issueIdentifier: 'ENG-9', teamId: 't', agentSessionId: null, createdBy: null }, 1);
     services.linear = { pipeline: { list: (s) => store.list(s), get: (ref) => store.get(ref) }, planner: { store: planning } };
     const all = await runTool(OPERATIONS, 'linear_dispatches', {}, { kind: 'rpc' }, services);
     // Newest first (same creation time: the later id first).

@@ -1,12 +1,15 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
 import type { HarnessName } from '../core/config.ts';
 import type { PipelineTier } from '../core/config-linear-pipeline.ts';
+import type { Database } from './tables/index.ts';
 
 /**
  * Lifecycle of a dispatch: `queued` (waiting for a slot under the concurrency cap) → `dispatched` (slot taken, worktree
  * being prepared) → `working` (worker session) → `auditing` (auditor session) → `done`, or back to `working` for a
  * rework, or `stuck` (attempts used up, watchdog killed twice, stale, or setup failed). `stopped` is terminal too: the
- * user sent a stop from Linear. A later prompt reopens a finished dispatch (→ `queued`, stop flag cleared).
+ * user sent a stop from Linear. A later prompt reopens a finished dispatch (→ `queued`, stop flag cleared). Which
+ * status may move to which is the pipeline's rule (src/linear/pipeline/dispatch-transitions.ts); the store runs the
+ * compare-and-swap it is handed.
  */
 export const DISPATCH_STATUSES = ['queued', 'dispatched', 'working', 'auditing', 'done', 'stuck', 'stopped'] as const;
 export type DispatchStatus = (typeof DISPATCH_STATUSES)[number];
@@ -17,17 +20,6 @@ export const ACTIVE_DISPATCH_STATUSES: readonly DispatchStatus[] = ['queued', 'd
 export const SLOT_STATUSES: readonly DispatchStatus[] = ['dispatched', 'working', 'auditing'];
 /** Finished statuses (pruned after `pruneAfterSec`). */
 export const FINISHED_DISPATCH_STATUSES: readonly DispatchStatus[] = ['done', 'stuck', 'stopped'];
-
-/** Every allowed edge of the state machine; `transition` refuses any other. */
-export const DISPATCH_TRANSITIONS: Readonly<Record<DispatchStatus, readonly DispatchStatus[]>> = {
-  queued: ['dispatched', 'stopped'],
-  dispatched: ['working', 'stuck', 'stopped'],
-  working: ['auditing', 'stuck', 'stopped'],
-  auditing: ['done', 'working', 'stuck', 'stopped'],
-  done: ['queued'],
-  stuck: ['queued'],
-  stopped: ['queued'],
-};
 
 /** Free-form context of a dispatch kept with its row (all user text already sanitized). */
 export interface DispatchContextData {
@@ -109,80 +101,27 @@ export interface DispatchSession {
   endedAt: number | null;
 }
 
-interface DispatchRow {
-  id: string;
-  issue_id: string;
-  identifier: string;
-  title: string;
-  agent_session_id: string | null;
-  status: string;
-  attempt: number;
-  round_start: number;
-  tier: string;
-  tier_reason: string;
-  harness: string;
-  model: string | null;
-  audit_harness: string;
-  audit_model: string | null;
-  profile: string | null;
-  repo_path: string;
-  branch: string;
-  worktree_path: string | null;
-  context: string;
-  stop_requested: number;
-  queue_seq: number | null;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-  last_activity_at: number;
-  completed_at: number | null;
-}
 
-interface SessionRow {
-  seq: number;
-  session_id: string;
-  dispatch_id: string;
-  phase: string;
-  attempt: number;
-  try: number;
-  end_cause: string | null;
-  started_at: number;
-  ended_at: number | null;
-}
+type DispatchTable = Database['linear_dispatches'];
+type DispatchRow = Selectable<DispatchTable>;
+type SessionRow = Selectable<Database['linear_dispatch_sessions']>;
 
-const PATCH_COLUMNS: Record<keyof DispatchPatch, string> = {
-  attempt: 'attempt',
-  roundStart: 'round_start',
-  lastError: 'last_error',
-  stopRequested: 'stop_requested',
-  worktreePath: 'worktree_path',
-  context: 'context',
-  agentSessionId: 'agent_session_id',
-  lastActivityAt: 'last_activity_at',
-};
-
-function patchValue(key: keyof DispatchPatch, value: unknown): string | number | null {
-  if (value === undefined || value === null) return null;
-  if (key === 'context') return JSON.stringify(value);
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  return value as string | number;
-}
-
-function fromRow(row: DispatchRow): DispatchRecord {
+/** A dispatch row as the domain sees it. */
+function dispatchOf(row: DispatchRow): DispatchRecord {
   return {
     id: row.id,
     issueId: row.issue_id,
     identifier: row.identifier,
     title: row.title,
     agentSessionId: row.agent_session_id,
-    status: row.status as DispatchStatus,
+    status: row.status,
     attempt: row.attempt,
     roundStart: row.round_start,
-    tier: row.tier as PipelineTier,
+    tier: row.tier,
     tierReason: row.tier_reason,
-    harness: row.harness as HarnessName,
+    harness: row.harness,
     model: row.model,
-    auditHarness: row.audit_harness as HarnessName,
+    auditHarness: row.audit_harness,
     auditModel: row.audit_model,
     profile: row.profile,
     repoPath: row.repo_path,
@@ -199,34 +138,55 @@ function fromRow(row: DispatchRow): DispatchRecord {
   };
 }
 
-function sessionFromRow(row: SessionRow): DispatchSession {
+/** A dispatch-session row as the domain sees it. */
+function sessionOf(row: SessionRow): DispatchSession {
   return {
     seq: row.seq,
     sessionId: row.session_id,
     dispatchId: row.dispatch_id,
-    phase: row.phase as DispatchPhase,
+    phase: row.phase,
     attempt: row.attempt,
     try: row.try,
-    endCause: row.end_cause as SessionEndCause | null,
+    endCause: row.end_cause,
     startedAt: row.started_at,
     endedAt: row.ended_at,
   };
 }
 
-function placeholders(n: number): string {
-  return Array.from({ length: n }, () => '?').join(', ');
+/** The columns a patch sets (a nullable field given as null or undefined is cleared). */
+function patchColumns(patch: DispatchPatch): Updateable<DispatchTable> {
+  const columns: Updateable<DispatchTable> = {};
+  if (patch.attempt !== undefined) columns.attempt = patch.attempt;
+  if (patch.roundStart !== undefined) columns.round_start = patch.roundStart;
+  if ('lastError' in patch) columns.last_error = patch.lastError ?? null;
+  if (patch.stopRequested !== undefined) columns.stop_requested = patch.stopRequested ? 1 : 0;
+  if ('worktreePath' in patch) columns.worktree_path = patch.worktreePath ?? null;
+  if (patch.context !== undefined) columns.context = JSON.stringify(patch.context);
+  if ('agentSessionId' in patch) columns.agent_session_id = patch.agentSessionId ?? null;
+  if (patch.lastActivityAt !== undefined) columns.last_activity_at = patch.lastActivityAt;
+  return columns;
 }
 
-const NEXT_QUEUE_SEQ = '(SELECT COALESCE(MAX(queue_seq), 0) + 1 FROM linear_dispatches)';
+/**
+ * The back of the queue: one past the highest queue seq given so far (a subquery of the statement it is used in). Given
+ * at insert too, so among dispatches created in the same millisecond it is their arrival order (the lists' tie-break,
+ * where SQLite's rowid was: PostgreSQL has none).
+ */
+function nextQueueSeq(eb: ExpressionBuilder<Database, 'linear_dispatches'>) {
+  return eb
+    .selectFrom('linear_dispatches')
+    .select((sub) => sub(sub.fn.coalesce(sub.fn.max('queue_seq'), sub.lit(0)), '+', sub.lit(1)).as('next'));
+}
 
 /**
- * Durable dispatch state in SQLite. Every status change is one conditional UPDATE (compare-and-swap on the expected
- * status, and attempt when given), so of many concurrent callers exactly one wins, across connections and processes.
+ * Durable dispatch state. Every status change is one conditional UPDATE (compare-and-swap on the expected status, and
+ * attempt when given), so of many concurrent callers exactly one wins, across connections and processes. Which edges
+ * exist is the pipeline's rule (dispatch-transitions.ts); the store runs the swap it is handed.
  */
 export class DispatchStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
@@ -234,220 +194,256 @@ export class DispatchStore {
    * Inserts a new dispatch as `queued` at the back of the queue. While the issue has an active dispatch, nothing is
    * inserted and that dispatch is returned with `created: false` (the unique index decides, so a race has one winner).
    */
-  insert(input: NewDispatch): { record: DispatchRecord; created: boolean } {
-    try {
-      const row = this.#db
-        .prepare(
-          `INSERT INTO linear_dispatches (id, issue_id, identifier, title, agent_session_id, status, tier, tier_reason, harness, model,
-             audit_harness, audit_model, profile, repo_path, branch, context, queue_seq, created_at, updated_at, last_activity_at)
-           VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ${NEXT_QUEUE_SEQ}, ?, ?, ?) RETURNING *`,
-        )
-        .get(
-          input.id,
-          input.issueId,
-          input.identifier,
-          input.title,
-          input.agentSessionId,
-          input.tier,
-          input.tierReason,
-          input.harness,
-          input.model,
-          input.auditHarness,
-          input.auditModel,
-          input.profile,
-          input.repoPath,
-          input.branch,
-          JSON.stringify(input.context),
-          input.createdAt,
-          input.createdAt,
-          input.createdAt,
-        ) as unknown as DispatchRow;
-      return { record: fromRow(row), created: true };
-    } catch (error) {
-      if (!(error instanceof Error) || !/UNIQUE constraint failed/.test(error.message)) throw error;
-      const active = this.activeForIssue(input.issueId);
-      if (!active) throw error;
-      return { record: active, created: false };
-    }
+  async insert(input: NewDispatch): Promise<{ record: DispatchRecord; created: boolean }> {
+    const row = await this.#db
+      .insertInto('linear_dispatches')
+      .values((eb) => ({
+        id: input.id,
+        issue_id: input.issueId,
+        identifier: input.identifier,
+        title: input.title,
+        agent_session_id: input.agentSessionId,
+        status: 'queued',
+        tier: input.tier,
+        tier_reason: input.tierReason,
+        harness: input.harness,
+        model: input.model,
+        audit_harness: input.auditHarness,
+        audit_model: input.auditModel,
+        profile: input.profile,
+        repo_path: input.repoPath,
+        branch: input.branch,
+        context: JSON.stringify(input.context),
+        queue_seq: nextQueueSeq(eb),
+        created_at: input.createdAt,
+        updated_at: input.createdAt,
+        last_activity_at: input.createdAt,
+      }))
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (row) return { record: dispatchOf(row), created: true };
+    const active = await this.activeForIssue(input.issueId);
+    if (!active) throw new Error(`dispatch ${input.id} could not be inserted: its id is taken`);
+    return { record: active, created: false };
   }
 
-  get(id: string): DispatchRecord | null {
-    const row = this.#db.prepare('SELECT * FROM linear_dispatches WHERE id = ?').get(id) as DispatchRow | undefined;
-    return row ? fromRow(row) : null;
+  /** A dispatch by id. */
+  async get(id: string): Promise<DispatchRecord | null> {
+    const row = await this.#db.selectFrom('linear_dispatches').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
   /** The dispatch in progress for an issue, if any. */
-  activeForIssue(issueId: string): DispatchRecord | null {
-    const row = this.#db
-      .prepare(`SELECT * FROM linear_dispatches WHERE issue_id = ? AND status IN (${placeholders(ACTIVE_DISPATCH_STATUSES.length)})`)
-      .get(issueId, ...ACTIVE_DISPATCH_STATUSES) as DispatchRow | undefined;
-    return row ? fromRow(row) : null;
+  async activeForIssue(issueId: string): Promise<DispatchRecord | null> {
+    const row = await this.#db
+      .selectFrom('linear_dispatches')
+      .selectAll()
+      .where('issue_id', '=', issueId)
+      .where('status', 'in', ACTIVE_DISPATCH_STATUSES)
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
-  /** The newest dispatch linked to a Linear agent session, if any. */
-  latestForAgentSession(agentSessionId: string): DispatchRecord | null {
-    const row = this.#db
-      .prepare('SELECT * FROM linear_dispatches WHERE agent_session_id = ? ORDER BY created_at DESC, rowid DESC LIMIT 1')
-      .get(agentSessionId) as DispatchRow | undefined;
-    return row ? fromRow(row) : null;
+  /** The newest dispatch linked to a Linear agent session (ties: the later queue seq, then id), if any. */
+  async latestForAgentSession(agentSessionId: string): Promise<DispatchRecord | null> {
+    const row = await this.#db
+      .selectFrom('linear_dispatches')
+      .selectAll()
+      .where('agent_session_id', '=', agentSessionId)
+      .orderBy('created_at', 'desc')
+      .orderBy('queue_seq', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
-  /** The newest dispatch of an issue (by id or identifier), if any. */
-  latestForIssue(ref: string): DispatchRecord | null {
-    const row = this.#db
-      .prepare('SELECT * FROM linear_dispatches WHERE issue_id = ? OR identifier = ? ORDER BY created_at DESC, rowid DESC LIMIT 1')
-      .get(ref, ref) as DispatchRow | undefined;
-    return row ? fromRow(row) : null;
+  /** The newest dispatch of an issue (by id or identifier; ties: the later queue seq, then id), if any. */
+  async latestForIssue(ref: string): Promise<DispatchRecord | null> {
+    const row = await this.#db
+      .selectFrom('linear_dispatches')
+      .selectAll()
+      .where((eb) => eb.or([eb('issue_id', '=', ref), eb('identifier', '=', ref)]))
+      .orderBy('created_at', 'desc')
+      .orderBy('queue_seq', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
-  /** Dispatches, oldest first, optionally filtered by status. */
-  list(statuses?: readonly DispatchStatus[]): DispatchRecord[] {
-    const rows = (
-      statuses
-        ? this.#db
-            .prepare(`SELECT * FROM linear_dispatches WHERE status IN (${placeholders(statuses.length)}) ORDER BY created_at, rowid`)
-            .all(...statuses)
-        : this.#db.prepare('SELECT * FROM linear_dispatches ORDER BY created_at, rowid').all()
-    ) as unknown as DispatchRow[];
-    return rows.map(fromRow);
+  /** Dispatches, oldest first (ties in arrival order: queue seq, then id), optionally filtered by status. */
+  async list(statuses?: readonly DispatchStatus[]): Promise<DispatchRecord[]> {
+    if (statuses?.length === 0) return [];
+    const rows = await this.#db
+      .selectFrom('linear_dispatches')
+      .selectAll()
+      .$if(statuses !== undefined, (qb) => qb.where('status', 'in', statuses ?? []))
+      .orderBy('created_at')
+      .orderBy('queue_seq')
+      .orderBy('id')
+      .execute();
+    return rows.map(dispatchOf);
   }
 
   /**
    * Moves a dispatch from one of `from` to `to` in one conditional UPDATE, optionally only at the expected attempt.
-   * Returns the new record, or null when the row was not in an expected state (another caller won). Throws for an
-   * edge the state machine does not have. Entering `queued` puts it at the back of the queue; entering a finished
-   * status sets `completedAt`.
+   * Resolves to the new record, or null when the row was not in an expected state (another caller won). Entering
+   * `queued` puts it at the back of the queue; entering a finished status sets `completedAt`. The edge itself is the
+   * caller's to check (transitionDispatch).
    */
-  transition(
+  async compareAndSwap(
     id: string,
     from: DispatchStatus | readonly DispatchStatus[],
     to: DispatchStatus,
     now: number,
     options: { attempt?: number; patch?: DispatchPatch } = {},
-  ): DispatchRecord | null {
+  ): Promise<DispatchRecord | null> {
     const froms: readonly DispatchStatus[] = typeof from === 'string' ? [from] : from;
-    for (const f of froms) {
-      if (!DISPATCH_TRANSITIONS[f].includes(to)) throw new Error(`dispatch transition ${f} → ${to} is not allowed`);
-    }
-    const sets = ['status = ?', 'updated_at = ?'];
-    const values: (string | number | null)[] = [to, now];
-    if (to === 'queued') sets.push(`queue_seq = ${NEXT_QUEUE_SEQ}`, 'completed_at = NULL');
-    if (FINISHED_DISPATCH_STATUSES.includes(to)) {
-      sets.push('completed_at = ?');
-      values.push(now);
-    }
-    for (const [key, value] of Object.entries(options.patch ?? {}) as [keyof DispatchPatch, unknown][]) {
-      sets.push(`${PATCH_COLUMNS[key]} = ?`);
-      values.push(patchValue(key, value));
-    }
-    let where = `id = ? AND status IN (${placeholders(froms.length)})`;
-    values.push(id, ...froms);
-    if (options.attempt !== undefined) {
-      where += ' AND attempt = ?';
-      values.push(options.attempt);
-    }
-    const row = this.#db.prepare(`UPDATE linear_dispatches SET ${sets.join(', ')} WHERE ${where} RETURNING *`).get(...values) as
-      | DispatchRow
-      | undefined;
-    return row ? fromRow(row) : null;
+    const { attempt } = options;
+    const row = await this.#db
+      .updateTable('linear_dispatches')
+      .set((eb) => ({
+        status: to,
+        updated_at: now,
+        ...(to === 'queued' ? { queue_seq: nextQueueSeq(eb), completed_at: null } : {}),
+        ...(FINISHED_DISPATCH_STATUSES.includes(to) ? { completed_at: now } : {}),
+        ...patchColumns(options.patch ?? {}),
+      }))
+      .where('id', '=', id)
+      .where('status', 'in', froms)
+      .$if(attempt !== undefined, (qb) => qb.where('attempt', '=', attempt ?? 0))
+      .returningAll()
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
   /**
    * Takes a slot for the oldest queued dispatch when fewer than `cap` dispatches hold one: queued → dispatched in
    * one statement (so two callers never both take the last slot). Returns the dispatch, or null when none moved.
    */
-  claimNextQueued(cap: number, now: number): DispatchRecord | null {
-    const row = this.#db
-      .prepare(
-        `UPDATE linear_dispatches SET status = 'dispatched', updated_at = ?, last_activity_at = ?
-         WHERE id = (SELECT id FROM linear_dispatches WHERE status = 'queued' ORDER BY queue_seq LIMIT 1)
-           AND (SELECT COUNT(*) FROM linear_dispatches WHERE status IN (${placeholders(SLOT_STATUSES.length)})) < ?
-         RETURNING *`,
+  async claimNextQueued(cap: number, now: number): Promise<DispatchRecord | null> {
+    const row = await this.#db
+      .updateTable('linear_dispatches')
+      .set({ status: 'dispatched', updated_at: now, last_activity_at: now })
+      .where('status', '=', 'queued')
+      .where((eb) =>
+        eb.and([
+          eb('id', '=', eb.selectFrom('linear_dispatches').select('id').where('status', '=', 'queued').orderBy('queue_seq').orderBy('id').limit(1)),
+          eb(eb.selectFrom('linear_dispatches').select((sub) => sub.fn.countAll().as('n')).where('status', 'in', SLOT_STATUSES), '<', cap),
+        ]),
       )
-      .get(now, now, ...SLOT_STATUSES, cap) as DispatchRow | undefined;
-    return row ? fromRow(row) : null;
+      .returningAll()
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
   /** 1-based position of a queued dispatch in the queue, or null when it is not queued. */
-  queuePosition(id: string): number | null {
-    const row = this.#db
-      .prepare(
-        `SELECT (SELECT COUNT(*) FROM linear_dispatches q WHERE q.status = 'queued' AND q.queue_seq <= d.queue_seq) AS pos
-         FROM linear_dispatches d WHERE d.id = ? AND d.status = 'queued'`,
+  async queuePosition(id: string): Promise<number | null> {
+    const row = await this.#db
+      .selectFrom('linear_dispatches as d')
+      .select((eb) =>
+        eb
+          .selectFrom('linear_dispatches as q')
+          .select((sub) => sub.fn.countAll().as('n'))
+          .where('q.status', '=', 'queued')
+          .whereRef('q.queue_seq', '<=', 'd.queue_seq')
+          .as('pos'),
       )
-      .get(id) as { pos: number } | undefined;
-    return row ? row.pos : null;
+      .where('d.id', '=', id)
+      .where('d.status', '=', 'queued')
+      .executeTakeFirst();
+    return row ? Number(row.pos) : null;
   }
 
   /** Updates fields that are not the status (worktree path, context, activity time). Returns the new record. */
-  update(id: string, patch: DispatchPatch, now: number): DispatchRecord | null {
-    const entries = Object.entries(patch) as [keyof DispatchPatch, unknown][];
-    const sets = ['updated_at = ?', ...entries.map(([key]) => `${PATCH_COLUMNS[key]} = ?`)];
-    const values = [now, ...entries.map(([key, value]) => patchValue(key, value))];
-    const row = this.#db.prepare(`UPDATE linear_dispatches SET ${sets.join(', ')} WHERE id = ? RETURNING *`).get(...values, id) as
-      | DispatchRow
-      | undefined;
-    return row ? fromRow(row) : null;
+  async update(id: string, patch: DispatchPatch, now: number): Promise<DispatchRecord | null> {
+    const row = await this.#db
+      .updateTable('linear_dispatches')
+      .set({ updated_at: now, ...patchColumns(patch) })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
   }
 
   /** Records activity on a dispatch (the monitor marks dispatches without any for `staleAfterSec` as stuck). */
-  touch(id: string, now: number): void {
-    this.#db.prepare('UPDATE linear_dispatches SET last_activity_at = ? WHERE id = ? AND last_activity_at < ?').run(now, id, now);
+  async touch(id: string, now: number): Promise<void> {
+    await this.#db.updateTable('linear_dispatches').set({ last_activity_at: now }).where('id', '=', id).where('last_activity_at', '<', now).execute();
   }
 
   /** Deletes finished dispatches (and their session map) completed before `before`. Returns how many. */
-  prune(before: number): number {
-    const result = this.#db
-      .prepare(`DELETE FROM linear_dispatches WHERE status IN (${placeholders(FINISHED_DISPATCH_STATUSES.length)}) AND completed_at < ?`)
-      .run(...FINISHED_DISPATCH_STATUSES, before);
-    return Number(result.changes);
+  async prune(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('linear_dispatches')
+      .where('status', 'in', FINISHED_DISPATCH_STATUSES)
+      .where('completed_at', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 
   /** Maps a coding session to a dispatch phase. */
-  addSession(session: Omit<DispatchSession, 'seq' | 'endCause' | 'endedAt'>): DispatchSession {
-    const row = this.#db
-      .prepare(
-        'INSERT INTO linear_dispatch_sessions (session_id, dispatch_id, phase, attempt, try, started_at) VALUES (?, ?, ?, ?, ?, ?) RETURNING *',
-      )
-      .get(session.sessionId, session.dispatchId, session.phase, session.attempt, session.try, session.startedAt) as unknown as SessionRow;
-    return sessionFromRow(row);
+  async addSession(session: Omit<DispatchSession, 'seq' | 'endCause' | 'endedAt'>): Promise<DispatchSession> {
+    const row = await this.#db
+      .insertInto('linear_dispatch_sessions')
+      .values({
+        session_id: session.sessionId,
+        dispatch_id: session.dispatchId,
+        phase: session.phase,
+        attempt: session.attempt,
+        try: session.try,
+        started_at: session.startedAt,
+      })
+      .returningAll()
+      .executeTakeFirstOrThrow();
+    return sessionOf(row);
   }
 
   /** The dispatch phase a coding session works for, if it is one of the pipeline's. */
-  session(sessionId: string): DispatchSession | null {
-    const row = this.#db.prepare('SELECT * FROM linear_dispatch_sessions WHERE session_id = ?').get(sessionId) as SessionRow | undefined;
-    return row ? sessionFromRow(row) : null;
+  async session(sessionId: string): Promise<DispatchSession | null> {
+    const row = await this.#db.selectFrom('linear_dispatch_sessions').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
+    return row ? sessionOf(row) : null;
   }
 
   /** The newest session of a dispatch (the one its current phase runs in), if any. */
-  currentSession(dispatchId: string): DispatchSession | null {
-    const row = this.#db
-      .prepare('SELECT * FROM linear_dispatch_sessions WHERE dispatch_id = ? ORDER BY seq DESC LIMIT 1')
-      .get(dispatchId) as SessionRow | undefined;
-    return row ? sessionFromRow(row) : null;
+  async currentSession(dispatchId: string): Promise<DispatchSession | null> {
+    const row = await this.#db
+      .selectFrom('linear_dispatch_sessions')
+      .selectAll()
+      .where('dispatch_id', '=', dispatchId)
+      .orderBy('seq', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? sessionOf(row) : null;
   }
 
   /** Every session of a dispatch, oldest first. */
-  sessions(dispatchId: string): DispatchSession[] {
-    const rows = this.#db
-      .prepare('SELECT * FROM linear_dispatch_sessions WHERE dispatch_id = ? ORDER BY seq')
-      .all(dispatchId) as unknown as SessionRow[];
-    return rows.map(sessionFromRow);
+  async sessions(dispatchId: string): Promise<DispatchSession[]> {
+    const rows = await this.#db.selectFrom('linear_dispatch_sessions').selectAll().where('dispatch_id', '=', dispatchId).orderBy('seq').execute();
+    return rows.map(sessionOf);
   }
 
   /** Records why the pipeline is ending a session, before it kills it; the first cause wins. Returns whether set. */
-  setEndCause(sessionId: string, cause: SessionEndCause): boolean {
-    const result = this.#db
-      .prepare('UPDATE linear_dispatch_sessions SET end_cause = ? WHERE session_id = ? AND end_cause IS NULL AND ended_at IS NULL')
-      .run(cause, sessionId);
-    return Number(result.changes) === 1;
+  async setEndCause(sessionId: string, cause: SessionEndCause): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('linear_dispatch_sessions')
+      .set({ end_cause: cause })
+      .where('session_id', '=', sessionId)
+      .where('end_cause', 'is', null)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 
   /** Marks a session's end as handled; true only for the one caller that marks it first. */
-  closeSession(sessionId: string, now: number): boolean {
-    const result = this.#db
-      .prepare('UPDATE linear_dispatch_sessions SET ended_at = ? WHERE session_id = ? AND ended_at IS NULL')
-      .run(now, sessionId);
-    return Number(result.changes) === 1;
+  async closeSession(sessionId: string, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('linear_dispatch_sessions')
+      .set({ ended_at: now })
+      .where('session_id', '=', sessionId)
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return result.numUpdatedRows === 1n;
   }
 }

@@ -1,20 +1,13 @@
 // Durable state of the project planner: one planning session per project at a time, its interview history and the
-// compare-and-swap transitions of its state machine (interviewing → plan_review → approved | interviewing; abandoned).
-import type { DatabaseSync } from 'node:sqlite';
+// compare-and-swap that moves its status (which moves are allowed is the planner's rule: planner/planning-transitions.ts).
+import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 export const PLANNING_STATUSES = ['interviewing', 'plan_review', 'approved', 'abandoned'] as const;
 export type PlanningStatus = (typeof PLANNING_STATUSES)[number];
 
 /** Statuses of a planning session in progress: at most one per project; its issues are not dispatched meanwhile. */
 export const ACTIVE_PLANNING_STATUSES: readonly PlanningStatus[] = ['interviewing', 'plan_review'];
-
-/** Every allowed edge; `transition` refuses any other. */
-export const PLANNING_TRANSITIONS: Readonly<Record<PlanningStatus, readonly PlanningStatus[]>> = {
-  interviewing: ['plan_review', 'abandoned'],
-  plan_review: ['approved', 'interviewing'],
-  approved: [],
-  abandoned: [],
-};
 
 /** One message of the interview as the model sees it again next turn. */
 export interface PlanningMessage {
@@ -47,25 +40,10 @@ export type NewPlanningSession = Pick<PlanningSession, 'id' | 'projectId' | 'pro
 
 export type PlanningPatch = Partial<Pick<PlanningSession, 'turnCount' | 'issuesCreated' | 'history' | 'lastAudit' | 'agentSessionId'>>;
 
-interface Row {
-  id: string;
-  project_id: string;
-  project_name: string;
-  issue_id: string;
-  issue_identifier: string;
-  team_id: string;
-  status: string;
-  agent_session_id: string | null;
-  turn_count: number;
-  issues_created: number;
-  history: string;
-  last_audit: string | null;
-  created_by: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type PlanningTable = Database['linear_planning'];
 
-function fromRow(row: Row): PlanningSession {
+/** A planning row as the domain sees it. */
+function planningOf(row: Selectable<PlanningTable>): PlanningSession {
   return {
     id: row.id,
     projectId: row.project_id,
@@ -73,7 +51,7 @@ function fromRow(row: Row): PlanningSession {
     issueId: row.issue_id,
     issueIdentifier: row.issue_identifier,
     teamId: row.team_id,
-    status: row.status as PlanningStatus,
+    status: row.status,
     agentSessionId: row.agent_session_id,
     turnCount: row.turn_count,
     issuesCreated: row.issues_created,
@@ -85,97 +63,124 @@ function fromRow(row: Row): PlanningSession {
   };
 }
 
-const PATCH_COLUMNS: Record<keyof PlanningPatch, string> = {
-  turnCount: 'turn_count',
-  issuesCreated: 'issues_created',
-  history: 'history',
-  lastAudit: 'last_audit',
-  agentSessionId: 'agent_session_id',
-};
-
-function patchValue(key: keyof PlanningPatch, value: unknown): string | number | null {
-  if (value === undefined || value === null) return null;
-  if (key === 'history' || key === 'lastAudit') return JSON.stringify(value);
-  return value as string | number;
+/** The columns a patch sets (fields left undefined are not touched; null clears a nullable one). */
+function patchColumns(patch: PlanningPatch): Updateable<PlanningTable> {
+  const columns: Updateable<PlanningTable> = {};
+  if (patch.turnCount !== undefined) columns.turn_count = patch.turnCount;
+  if (patch.issuesCreated !== undefined) columns.issues_created = patch.issuesCreated;
+  if (patch.history !== undefined) columns.history = JSON.stringify(patch.history);
+  if (patch.lastAudit !== undefined) columns.last_audit = patch.lastAudit === null ? null : JSON.stringify(patch.lastAudit);
+  if (patch.agentSessionId !== undefined) columns.agent_session_id = patch.agentSessionId;
+  return columns;
 }
-
-const ACTIVE_SQL = `status IN (${ACTIVE_PLANNING_STATUSES.map((s) => `'${s}'`).join(', ')})`;
 
 /** Planning sessions (migration 460). */
 export class PlanningStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
   /**
-   * Starts a session in `interviewing`. Returns it with `created: true`, or the project's session already in progress
-   * with `created: false` (one per project, enforced by a unique index).
+   * Starts a session in `interviewing`. Resolves to it with `created: true`, or to the project's session already in
+   * progress with `created: false` (one per project, enforced by a unique index).
    */
-  create(input: NewPlanningSession, now: number): { session: PlanningSession; created: boolean } {
-    const result = this.#db
-      .prepare(
-        `INSERT OR IGNORE INTO linear_planning (id, project_id, project_name, issue_id, issue_identifier, team_id, status, agent_session_id, created_by, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, 'interviewing', ?, ?, ?, ?)`,
-      )
-      .run(input.id, input.projectId, input.projectName, input.issueId, input.issueIdentifier, input.teamId, input.agentSessionId, input.createdBy, now, now);
-    if (result.changes > 0) return { session: this.get(input.id) as PlanningSession, created: true };
-    const active = this.activeForProject(input.projectId);
+  async create(input: NewPlanningSession, now: number): Promise<{ session: PlanningSession; created: boolean }> {
+    const row = await this.#db
+      .insertInto('linear_planning')
+      .values({
+        id: input.id,
+        project_id: input.projectId,
+        project_name: input.projectName,
+        issue_id: input.issueId,
+        issue_identifier: input.issueIdentifier,
+        team_id: input.teamId,
+        status: 'interviewing',
+        agent_session_id: input.agentSessionId,
+        created_by: input.createdBy,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.doNothing())
+      .returningAll()
+      .executeTakeFirst();
+    if (row) return { session: planningOf(row), created: true };
+    const active = await this.activeForProject(input.projectId);
     if (!active) throw new Error(`planning session ${input.id} could not be created`);
     return { session: active, created: false };
   }
 
-  get(id: string): PlanningSession | null {
-    const row = this.#db.prepare('SELECT * FROM linear_planning WHERE id = ?').get(id) as Row | undefined;
-    return row ? fromRow(row) : null;
+  /** A planning session by id. */
+  async get(id: string): Promise<PlanningSession | null> {
+    const row = await this.#db.selectFrom('linear_planning').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? planningOf(row) : null;
   }
 
   /** The session in progress for a project, if any. */
-  activeForProject(projectId: string): PlanningSession | null {
-    const row = this.#db.prepare(`SELECT * FROM linear_planning WHERE project_id = ? AND ${ACTIVE_SQL}`).get(projectId) as Row | undefined;
-    return row ? fromRow(row) : null;
+  async activeForProject(projectId: string): Promise<PlanningSession | null> {
+    const row = await this.#db
+      .selectFrom('linear_planning')
+      .selectAll()
+      .where('project_id', '=', projectId)
+      .where('status', 'in', ACTIVE_PLANNING_STATUSES)
+      .executeTakeFirst();
+    return row ? planningOf(row) : null;
   }
 
   /** The session in progress whose planning issue is `issueId`, if any. */
-  activeForIssue(issueId: string): PlanningSession | null {
-    const row = this.#db.prepare(`SELECT * FROM linear_planning WHERE issue_id = ? AND ${ACTIVE_SQL}`).get(issueId) as Row | undefined;
-    return row ? fromRow(row) : null;
+  async activeForIssue(issueId: string): Promise<PlanningSession | null> {
+    const row = await this.#db
+      .selectFrom('linear_planning')
+      .selectAll()
+      .where('issue_id', '=', issueId)
+      .where('status', 'in', ACTIVE_PLANNING_STATUSES)
+      .executeTakeFirst();
+    return row ? planningOf(row) : null;
   }
 
-  /** The newest session (any status) reporting to an agent session. */
-  forAgentSession(agentSessionId: string): PlanningSession | null {
-    const row = this.#db.prepare('SELECT * FROM linear_planning WHERE agent_session_id = ? ORDER BY created_at DESC LIMIT 1').get(agentSessionId) as Row | undefined;
-    return row ? fromRow(row) : null;
+  /** The newest session (any status) reporting to an agent session (ties by id). */
+  async forAgentSession(agentSessionId: string): Promise<PlanningSession | null> {
+    const row = await this.#db
+      .selectFrom('linear_planning')
+      .selectAll()
+      .where('agent_session_id', '=', agentSessionId)
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(1)
+      .executeTakeFirst();
+    return row ? planningOf(row) : null;
   }
 
   /** Every session, oldest first. */
-  list(): PlanningSession[] {
-    return (this.#db.prepare('SELECT * FROM linear_planning ORDER BY created_at, id').all() as unknown as Row[]).map(fromRow);
+  async list(): Promise<PlanningSession[]> {
+    const rows = await this.#db.selectFrom('linear_planning').selectAll().orderBy('created_at').orderBy('id').execute();
+    return rows.map(planningOf);
   }
 
   /**
-   * Compare-and-swap: moves the session from `from` to `to` (an allowed edge) with `patch`; returns the updated
-   * session, or null when it is no longer in `from`. Throws on an edge the state machine does not have.
+   * Compare-and-swap: moves the session from `from` to `to` with `patch`; resolves to the updated session, or null
+   * when it is no longer in `from`. The edge itself is the caller's to check (transitionPlanning).
    */
-  transition(id: string, from: PlanningStatus, to: PlanningStatus, now: number, patch: PlanningPatch = {}): PlanningSession | null {
-    if (!PLANNING_TRANSITIONS[from].includes(to)) throw new Error(`planning: no transition from ${from} to ${to}`);
-    const { sets, values } = this.#patch(patch);
-    const result = this.#db
-      .prepare(`UPDATE linear_planning SET status = ?, updated_at = ?${sets} WHERE id = ? AND status = ?`)
-      .run(to, now, ...values, id, from);
-    return result.changes > 0 ? this.get(id) : null;
+  async compareAndSwap(id: string, from: PlanningStatus, to: PlanningStatus, now: number, patch: PlanningPatch = {}): Promise<PlanningSession | null> {
+    const row = await this.#db
+      .updateTable('linear_planning')
+      .set({ status: to, updated_at: now, ...patchColumns(patch) })
+      .where('id', '=', id)
+      .where('status', '=', from)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? planningOf(row) : null;
   }
 
-  /** Updates fields without changing the status; returns the session or null when unknown. */
-  update(id: string, patch: PlanningPatch, now: number): PlanningSession | null {
-    const { sets, values } = this.#patch(patch);
-    this.#db.prepare(`UPDATE linear_planning SET updated_at = ?${sets} WHERE id = ?`).run(now, ...values, id);
-    return this.get(id);
-  }
-
-  #patch(patch: PlanningPatch): { sets: string; values: (string | number | null)[] } {
-    const keys = (Object.keys(patch) as (keyof PlanningPatch)[]).filter((k) => patch[k] !== undefined);
-    return { sets: keys.map((k) => `, ${PATCH_COLUMNS[k]} = ?`).join(''), values: keys.map((k) => patchValue(k, patch[k])) };
+  /** Updates fields without changing the status; resolves to the session or null when unknown. */
+  async update(id: string, patch: PlanningPatch, now: number): Promise<PlanningSession | null> {
+    const row = await this.#db
+      .updateTable('linear_planning')
+      .set({ updated_at: now, ...patchColumns(patch) })
+      .where('id', '=', id)
+      .returningAll()
+      .executeTakeFirst();
+    return row ? planningOf(row) : null;
   }
 }

@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FAULT_ENV } from '../../src/core/fault.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { LinearDeliveryStore } from '../../src/store/linear-deliveries.ts';
 import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
@@ -149,7 +150,7 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     await deliveriesDone(path);
     const db = openDatabase(join(path, 'state.db'));
     try {
-      const d = new DispatchStore(db).latestForAgentSession(agentSessionId);
+      const d = await new DispatchStore(sqliteKysely(db)).latestForAgentSession(agentSessionId);
       assert.deepEqual(d?.context.userMessages?.filter((m) => m === 'Also greet in French.'), ['Also greet in French.']);
     } finally {
       db.close();

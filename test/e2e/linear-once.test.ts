@@ -19,14 +19,14 @@ async function finishedSession() {
   const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Add a greeting', description: 'Add a greeting to the README.', estimate: 1 });
   const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, '@switchboard please do this');
   assert.equal(await r.post(payload, 'delivery-first'), 200);
-  await waitFor('the dispatch to be done', () => r.linear.pipeline.get(issue.id)?.status === 'done', 90_000);
+  await waitFor('the dispatch to be done', async () => (await r.linear.pipeline.get(issue.id))?.status === 'done', 90_000);
   await r.linear.pipeline.idle();
   return { r, issue, payload, agentSessionId, before: r.activities(agentSessionId).length };
 }
 
 /** Nothing more happened: still one dispatch, done, and no new activity in the session. */
-function assertUntouched(r: LinearE2E, agentSessionId: string, before: number): void {
-  const dispatches = r.linear.pipeline.list();
+async function assertUntouched(r: LinearE2E, agentSessionId: string, before: number): Promise<void> {
+  const dispatches = await r.linear.pipeline.list();
   assert.equal(dispatches.length, 1, 'one dispatch for the agent session');
   assert.equal(dispatches[0]?.status, 'done', 'the finished dispatch was not reopened');
   const activities = r.activities(agentSessionId);
@@ -42,7 +42,7 @@ describe('Linear: one agent session, one piece of work', { timeout: 120_000 }, (
     assert.equal(await r.post(payload, 'delivery-retry-much-later'), 200);
     await r.linear.webhooks.worker.idle();
     await r.linear.pipeline.idle();
-    assertUntouched(r, agentSessionId, before);
+    await assertUntouched(r, agentSessionId, before);
   });
 
   it('a prompt with an empty body is acknowledged and ignored (it does not reopen the dispatch)', async () => {
@@ -50,6 +50,6 @@ describe('Linear: one agent session, one piece of work', { timeout: 120_000 }, (
     assert.equal(await r.post(agentSessionPrompted(r.ws, issue, agentSessionId, '   ')), 200);
     await r.linear.webhooks.worker.idle();
     await r.linear.pipeline.idle();
-    assertUntouched(r, agentSessionId, before);
+    await assertUntouched(r, agentSessionId, before);
   });
 });

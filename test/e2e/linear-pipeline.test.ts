@@ -9,6 +9,7 @@ import { agentSessionCreated, agentSessionStop, CHAT, delegated, linearE2E } fro
 import type { LinearE2E } from '../support/linear-e2e.ts';
 import { linearFixture } from '../support/linear-webhook-fixtures.ts';
 import { waitFor } from '../support/wait-for.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
 
@@ -26,18 +27,17 @@ afterEach(async () => {
 });
 
 async function until(r: LinearE2E, issueId: string, status: DispatchStatus): Promise<DispatchRecord> {
-  await waitFor(`dispatch of ${issueId} to be ${status} (is ${r.linear.pipeline.get(issueId)?.status})`, () => r.linear.pipeline.get(issueId)?.status === status, 90_000);
+  await waitFor(`dispatch of ${issueId} to be ${status} (is ${(await r.linear.pipeline.get(issueId))?.status})`, async () => (await r.linear.pipeline.get(issueId))?.status === status, 90_000);
   await r.linear.pipeline.idle();
-  return r.linear.pipeline.get(issueId) as DispatchRecord;
+  return await r.linear.pipeline.get(issueId) as DispatchRecord;
 }
 
 function ofType(list: Record<string, unknown>[], type: string): string[] {
   return list.filter((a) => a.type === type).map((a) => String(a.body ?? a.parameter ?? ''));
 }
 
-function workers(r: LinearE2E, dispatchId: string) {
-  return new DispatchStore(r.db)
-    .sessions(dispatchId)
+async function workers(r: LinearE2E, dispatchId: string) {
+  return (await new DispatchStore(sqliteKysely(r.db)).sessions(dispatchId))
     .filter((s) => s.phase === 'worker')
     .map((s) => ({ ...r.manager.get(s.sessionId), try: s.try }));
 }
@@ -60,7 +60,7 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.deepEqual(r.outbox.to(CHAT).length, 1);
     assert.match(r.outbox.to(CHAT)[0] ?? '', /^Linear OK-1 \(Add a greeting\) is done/);
     // The prompt reached the worker with the session's guidance rules (an array in the payload).
-    const worker = workers(r, d.id)[0];
+    const worker = (await workers(r, d.id))[0];
     assert.match(worker?.prompt ?? '', /Always open a draft PR and link it in the issue\./);
   });
 
@@ -95,16 +95,16 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Hangs', description: 'Do it. [[hang]]' });
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
-    await waitFor('the dispatch', () => r.linear.pipeline.get(issue.id) !== null);
-    const id = (r.linear.pipeline.get(issue.id) as DispatchRecord).id;
+    await waitFor('the dispatch', async () => (await r.linear.pipeline.get(issue.id)) !== null);
+    const id = ((await r.linear.pipeline.get(issue.id)) as DispatchRecord).id;
     for (const n of [1, 2]) {
-      await waitFor(`worker try ${n} running`, () => workers(r, id).length === n && workers(r, id)[n - 1]?.status === 'running', 60_000);
+      await waitFor(`worker try ${n} running`, async () => (await workers(r, id)).length === n && (await workers(r, id))[n - 1]?.status === 'running', 60_000);
       r.clock.advance(60_000);
-      await waitFor(`worker try ${n} killed`, () => workers(r, id)[n - 1]?.status === 'killed');
+      await waitFor(`worker try ${n} killed`, async () => (await workers(r, id))[n - 1]?.status === 'killed');
     }
     await until(r, issue.id, 'stuck');
     assert.deepEqual(
-      workers(r, id).map((w) => [w.try, w.endReason]),
+      (await workers(r, id)).map((w) => [w.try, w.endReason]),
       [
         [1, 'watchdog: no activity for 60 s (limit 60 s)'],
         [2, 'watchdog: no activity for 60 s (limit 60 s)'],
@@ -119,16 +119,16 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Greeting', description: 'Add a greeting. [[hang]]' });
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
-    await waitFor('the dispatch', () => r.linear.pipeline.get(issue.id) !== null);
-    const id = (r.linear.pipeline.get(issue.id) as DispatchRecord).id;
-    await waitFor('the worker running', () => workers(r, id)[0]?.status === 'running', 60_000);
+    await waitFor('the dispatch', async () => (await r.linear.pipeline.get(issue.id)) !== null);
+    const id = ((await r.linear.pipeline.get(issue.id)) as DispatchRecord).id;
+    await waitFor('the worker running', async () => (await workers(r, id))[0]?.status === 'running', 60_000);
     assert.equal(await r.post(agentSessionStop(r.ws, issue, agentSessionId)), 200);
     const d = await until(r, issue.id, 'stopped');
     assert.equal(d.stopRequested, true);
-    assert.equal(workers(r, id)[0]?.status, 'killed');
+    assert.equal((await workers(r, id))[0]?.status, 'killed');
     await r.linear.webhooks.worker.idle();
     assert.match(ofType(r.activities(agentSessionId), 'response').at(-1) ?? '', /Stopped work on OK-1 \(during the worker\)/);
-    assert.equal(workers(r, id).length, 1, 'no retry after a stop');
+    assert.equal((await workers(r, id)).length, 1, 'no retry after a stop');
   });
 
   it('an assignment reported by the Issue webhook and the AppUserNotification is one agent session and one dispatch', async () => {
@@ -148,7 +148,7 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.equal(d.agentSessionId, sessions[0]?.id);
     const picked = ofType(r.activities(d.agentSessionId ?? ''), 'thought').filter((t) => t.startsWith('Picked up'));
     assert.equal(picked.length, 1, 'one first thought');
-    assert.equal(r.linear.pipeline.list().length, 1);
+    assert.equal((await r.linear.pipeline.list()).length, 1);
   });
 
   it('planning mode blocks dispatch of the project’s issues until the plan is finalized or abandoned', async () => {
@@ -158,7 +158,7 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     data.id = r.ws.newId();
     data.body = '@switchboard plan this project';
     assert.equal(await r.post(comment), 200);
-    await waitFor('planning mode', () => r.linear.planner.activeForIssue(FAKE_IDS.issue1) !== null);
+    await waitFor('planning mode', async () => (await r.linear.planner.activeForIssue(FAKE_IDS.issue1)) !== null);
     await r.linear.router.jobs.idle();
     const issue2 = r.ws.findIssue('ENG-2');
     assert.ok(issue2);
@@ -166,14 +166,14 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.equal(await r.post(payload), 200);
     await waitFor('the refusal', () => r.activities(agentSessionId).some((a) => a.type === 'response'));
     assert.deepEqual(ofType(r.activities(agentSessionId), 'response'), ['This project is in planning mode. Finalize the plan before dispatching implementation.']);
-    assert.equal(r.linear.pipeline.get(issue2.id), null, 'nothing dispatched');
+    assert.equal(await r.linear.pipeline.get(issue2.id), null, 'nothing dispatched');
     const abandon = linearFixture('comment-create-mention');
     const abandonData = abandon.data as Record<string, unknown>;
     abandonData.id = r.ws.newId();
     abandonData.body = 'abandon planning';
     assert.equal(await r.post(abandon), 200);
-    await waitFor('planning mode off', () => r.linear.planner.activeForIssue(FAKE_IDS.issue1) === null);
-    assert.equal(r.linear.planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null);
+    await waitFor('planning mode off', async () => (await r.linear.planner.activeForIssue(FAKE_IDS.issue1)) === null);
+    assert.equal(await r.linear.planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null);
   });
 
   it('refuses unsigned and badly signed webhooks at the route', async () => {
@@ -183,6 +183,6 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.equal(unsigned.status, 401);
     const forged = await fetch(`${r.url}/linear/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'linear-signature': 'ab'.repeat(32) }, body });
     assert.equal(forged.status, 401);
-    assert.equal(r.linear.pipeline.list().length, 0);
+    assert.equal((await r.linear.pipeline.list()).length, 0);
   });
 });

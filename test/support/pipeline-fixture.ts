@@ -19,6 +19,7 @@ import type { PipelineNotifier } from '../../src/linear/pipeline/types.ts';
 import type { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { StoredSession } from '../../src/store/coding-sessions.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import type { SessionLogs } from '../../src/store/session-logs.ts';
 import { FakeLinearApi } from './fake-linear-api.ts';
@@ -76,7 +77,7 @@ export interface PipelineFixture {
   /** Every fake-agent invocation so far: argv, cwd, env subset. */
   invocations(): { harness: string; argv: string[]; cwd: string }[];
   /** The coding sessions of a dispatch (worker and audit, in launch order) with their phase. */
-  sessionsOf(dispatchId: string): (StoredSession & { phase: 'worker' | 'audit'; attempt: number; try: number })[];
+  sessionsOf(dispatchId: string): Promise<(StoredSession & { phase: 'worker' | 'audit'; attempt: number; try: number })[]>;
   /**
    * Simulates a kill -9 of the daemon: the agent processes die without anything being announced (as the OS would
    * take them), the pipeline is dropped without stop(); then a new SessionManager (restore() marks the cut sessions
@@ -94,7 +95,7 @@ interface Shared {
 }
 
 /** Builds a started pipeline fixture (see the file comment). */
-export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: Shared): PipelineFixture {
+export async function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: Shared): Promise<PipelineFixture> {
   const dir = shared?.dir ?? tempDir('sb-pipe-');
   const repo = join(dir.path, 'repo');
   const agentLog = join(dir.path, 'agents.jsonl');
@@ -134,7 +135,7 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
   const notifier = shared?.notifier ?? new RecordingNotifier();
   const deps: PipelineDeps = { config, clock, logger: silentLogger(), db, sessions: manager, logs, linear, notifier };
   const pipeline = createPipeline(deps);
-  pipeline.start();
+  await pipeline.start();
   const state: Shared = shared ?? { dir, linear, notifier, closers: [] };
   state.closers.push(async () => {
     await pipeline.stop();
@@ -149,7 +150,7 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
     clock,
     db,
     sessionStore,
-    dispatches: new DispatchStore(db),
+    dispatches: new DispatchStore(sqliteKysely(db)),
     logs,
     harnesses,
     manager,
@@ -169,8 +170,8 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
             .filter(Boolean)
             .map((l) => JSON.parse(l) as { harness: string; argv: string[]; cwd: string })
         : [],
-    sessionsOf: (dispatchId) =>
-      new DispatchStore(db).sessions(dispatchId).map((row) => ({ ...manager.get(row.sessionId), phase: row.phase, attempt: row.attempt, try: row.try })),
+    sessionsOf: async (dispatchId) =>
+      (await new DispatchStore(sqliteKysely(db)).sessions(dispatchId)).map((row) => ({ ...manager.get(row.sessionId), phase: row.phase, attempt: row.attempt, try: row.try })),
     async crash() {
       // The dropped pipeline keeps its listener on this manager, which will announce nothing more: shutdown() ends
       // every running session silently (as a dead daemon would), and this clock is never advanced again.

@@ -69,15 +69,15 @@ export class RecordingPipeline implements RouterPipeline {
 
   async announce(_d: DispatchRecord): Promise<void> {}
 
-  forAgentSession(agentSessionId: string): DispatchRecord | null {
+  async forAgentSession(agentSessionId: string): Promise<DispatchRecord | null> {
     return this.#records.findLast((r) => r.agentSessionId === agentSessionId) ?? null;
   }
 
-  get(ref: string): DispatchRecord | null {
+  async get(ref: string): Promise<DispatchRecord | null> {
     return this.#records.findLast((r) => r.id === ref || r.issueId === ref || r.identifier === ref) ?? null;
   }
 
-  list(): DispatchRecord[] {
+  async list(): Promise<DispatchRecord[]> {
     return [...this.#records];
   }
 }

@@ -43,7 +43,7 @@ export class DispatchJournal {
     const artifacts = this.artifacts(d);
     if (!artifacts) return;
     try {
-      const fresh = store.get(d.id) ?? d;
+      const fresh = (await store.get(d.id)) ?? d;
       await artifacts.log(event, { dispatchId: d.id, status: fresh.status, attempt: fresh.attempt, ...fields });
       await artifacts.manifest(fresh, fresh.context.issueUrl ?? null);
     } catch (error) {

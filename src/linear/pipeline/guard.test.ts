@@ -14,10 +14,10 @@ describe('Pipeline guard (planning mode)', () => {
   });
 
   it('refuses to dispatch an issue the guard blocks, tells the agent session (or the issue) why, and records nothing', async () => {
-    f = pipelineFixture({ scripted: true });
+    f = await pipelineFixture({ scripted: true });
     const planned = new Set(['proj-1']);
     const pipeline = createPipeline({ ...f.deps, guard: { isBlocked: (issue) => (issue.project && planned.has(issue.project.id) ? PLANNING_BLOCK_MESSAGE : null) } });
-    pipeline.start();
+    await pipeline.start();
     try {
       f.linear.addIssue({ identifier: 'OK-1', project: { id: 'proj-1', name: 'Launch' } });
       f.linear.addIssue({ identifier: 'OK-2', project: { id: 'proj-1', name: 'Launch' } });
@@ -28,7 +28,7 @@ describe('Pipeline guard (planning mode)', () => {
         f.linear.comments.map((c) => [c.issueId, c.body]),
         [['issue-ok-2', PLANNING_BLOCK_MESSAGE]],
       );
-      assert.deepEqual(pipeline.list(), [], 'no dispatch recorded');
+      assert.deepEqual(await pipeline.list(), [], 'no dispatch recorded');
       assert.equal(f.linear.createdAgentSessions.length, 0);
       // Once the plan is finalized, the same issue dispatches.
       planned.delete('proj-1');

@@ -18,6 +18,7 @@ import { capTail, EXCLUDE_LINES } from './artifacts.ts';
 import type { DispatchJournal } from './dispatch-journal.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
+import { transitionDispatch } from './dispatch-transitions.ts';
 import { auditPrompt, bullets, doneSummary, planText, promptVars, roundAttempt, workerPrompt } from './prompt-vars.ts';
 import { loadPrompts } from './prompts.ts';
 import type { SessionWatch } from './session-watch.ts';
@@ -74,12 +75,12 @@ function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: string)
 export async function releaseDispatch(p: Pick<PhaseDeps, 'reporter' | 'journal' | 'slots'>, dispatchId: string): Promise<void> {
   await p.reporter.close(dispatchId);
   await p.journal.close(dispatchId);
-  p.slots.dispatchSlotFreed();
+  await p.slots.dispatchSlotFreed();
 }
 
 /** Moves a dispatch to `stuck` (from whatever active status it is in) and tells the user. */
 export async function markStuck(p: PhaseDeps, d: DispatchRecord, reason: string): Promise<void> {
-  const next = p.store.transition(d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: reason } });
+  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: reason } });
   if (!next) return;
   await p.reporter.tellStuck(next, reason);
   await releaseDispatch(p, d.id);
@@ -87,7 +88,7 @@ export async function markStuck(p: PhaseDeps, d: DispatchRecord, reason: string)
 
 /** Prepares the worktree of a `dispatched` dispatch, then starts its first worker. */
 export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<void> {
-  let d = p.store.get(dispatchId);
+  let d = await p.store.get(dispatchId);
   if (!d || d.status !== 'dispatched') return;
   const { pc } = p;
   let created: boolean;
@@ -104,7 +105,7 @@ export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<v
     await ensureLines(worktree.excludeFile, EXCLUDE_LINES);
     created = worktree.created;
     base = worktree.base;
-    d = p.store.update(d.id, { worktreePath: worktree.path }, p.clock.now()) ?? d;
+    d = (await p.store.update(d.id, { worktreePath: worktree.path }, p.clock.now())) ?? d;
   } catch (error) {
     await markStuck(p, d, `could not prepare the worktree: ${errorMessage(error)}`);
     return;
@@ -119,7 +120,7 @@ export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<v
     model: d.model,
     audit: { harness: d.auditHarness, model: d.auditModel },
   });
-  const next = p.store.transition(d.id, 'dispatched', 'working', p.clock.now());
+  const next = await transitionDispatch(p.store, d.id, 'dispatched', 'working', p.clock.now());
   if (!next) return;
   const from = base ? `, new branch from ${base}` : created ? ', existing branch' : ', reusing its worktree';
   p.reporter.thought(next, `Worktree ready: ${next.worktreePath} (branch ${next.branch}${from}). Starting the worker.`);
@@ -134,7 +135,7 @@ export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<v
  */
 export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: DispatchPhase, tryNo: number): Promise<void> {
   const expected = STATUS_OF_PHASE[phase];
-  const d = p.store.get(dispatchId);
+  const d = await p.store.get(dispatchId);
   if (!d || d.status !== expected || !d.worktreePath) return;
   const issue = await p.linear.getIssue(d.issueId);
   let prompt: { system: string; task: string };
@@ -143,7 +144,7 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
     if (phase === 'worker') {
       prompt = workerPrompt(prompts, promptVars(d, issue, prompts, p.pc), (d.context.lastGaps ?? []).length > 0);
     } else {
-      const workerReport = capTail(lastWorkerOutput(p, d), p.pc.promptInputMaxChars);
+      const workerReport = capTail(await lastWorkerOutput(p, d), p.pc.promptInputMaxChars);
       prompt = auditPrompt(prompts, promptVars(d, issue, prompts, p.pc, { workerReport }));
     }
   } catch (error) {
@@ -151,7 +152,7 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
     return;
   }
   // The awaits above let a stop or another event through: act only if nothing changed.
-  const fresh = p.store.get(d.id);
+  const fresh = await p.store.get(d.id);
   if (!fresh || fresh.status !== expected || fresh.attempt !== d.attempt) return;
   const { pc } = p;
   let session;
@@ -179,9 +180,9 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
     return;
   }
   p.slots.stopWaiting(d.id);
-  p.store.addSession({ sessionId: session.id, dispatchId: d.id, phase, attempt: d.attempt, try: tryNo, startedAt: p.clock.now() });
+  await p.store.addSession({ sessionId: session.id, dispatchId: d.id, phase, attempt: d.attempt, try: tryNo, startedAt: p.clock.now() });
   p.watch.watch(d, session.id, phase);
-  p.watch.touch(d.id, true);
+  await p.watch.touch(d.id, true);
   // A session that could not even start has already ended (before it was mapped): handle that end now.
   if (!session.isActive) void p.lanes.serial(d.id, 'session-end', () => handleSessionEnd(p, session.id, { claim: true }));
   const harness = phase === 'worker' ? d.harness : d.auditHarness;
@@ -199,9 +200,8 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
 }
 
 /** The output of the newest worker session of the dispatch's current attempt. */
-function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): string {
-  const worker = p.store
-    .sessions(d.id)
+async function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): Promise<string> {
+  const worker = (await p.store.sessions(d.id))
     .filter((s) => s.phase === 'worker' && s.attempt === d.attempt)
     .at(-1);
   return worker ? sessionOutput(p.sessions, storedSession(p.sessions, worker.sessionId)) : '';
@@ -213,13 +213,13 @@ function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): string {
  * attempt) and of sessions the pipeline stopped itself are ignored.
  */
 export async function handleSessionEnd(p: PhaseDeps, sessionId: string, options: { claim: boolean }): Promise<void> {
-  const row = p.store.session(sessionId);
+  const row = await p.store.session(sessionId);
   if (!row) return;
   p.watch.unwatch(sessionId);
-  const claimed = p.store.closeSession(sessionId, p.clock.now());
+  const claimed = await p.store.closeSession(sessionId, p.clock.now());
   if (options.claim && !claimed) return;
-  const d = p.store.get(row.dispatchId);
-  if (!d || p.store.currentSession(d.id)?.sessionId !== sessionId) return;
+  const d = await p.store.get(row.dispatchId);
+  if (!d || (await p.store.currentSession(d.id))?.sessionId !== sessionId) return;
   if (d.status !== STATUS_OF_PHASE[row.phase] || d.attempt !== row.attempt) return;
   if (row.endCause === 'stop' || row.endCause === 'stale') return;
   const record = storedSession(p.sessions, sessionId);
@@ -234,7 +234,7 @@ async function afterWorker(p: PhaseDeps, d: DispatchRecord, row: DispatchSession
   await p.journal.artifacts(d)?.workerOutput(row.attempt, output).catch((e: unknown) => p.logger.error({ err: e }, 'could not write the worker output'));
   await p.journal.record(d, 'worker-ended', { sessionId: row.sessionId, try: row.try, sessionStatus: record?.status ?? 'unknown', error: record?.error ?? null, costUsd: record?.costUsd ?? 0 });
   if (record?.status === 'failed') p.reporter.thought(d, `The worker ended with an error (${record.error ?? 'unknown'}); the auditor will check what it did.`);
-  const next = p.store.transition(d.id, 'working', 'auditing', p.clock.now(), { attempt: d.attempt });
+  const next = await transitionDispatch(p.store, d.id, 'working', 'auditing', p.clock.now(), { attempt: d.attempt });
   if (!next) return;
   await launchPhase(p, next.id, 'audit', 1);
 }
@@ -250,7 +250,7 @@ async function afterAudit(p: PhaseDeps, d: DispatchRecord, row: DispatchSession,
   const { maxAttempts } = p.pc;
   const used = roundAttempt(d);
   if (verdict.pass) {
-    const next = p.store.transition(d.id, 'auditing', 'done', p.clock.now(), {
+    const next = await transitionDispatch(p.store, d.id, 'auditing', 'done', p.clock.now(), {
       attempt: d.attempt,
       patch: { lastError: null, context: { ...d.context, lastGaps: [] } },
     });
@@ -258,7 +258,7 @@ async function afterAudit(p: PhaseDeps, d: DispatchRecord, row: DispatchSession,
     return;
   }
   if (used < maxAttempts) {
-    const next = p.store.transition(d.id, 'auditing', 'working', p.clock.now(), {
+    const next = await transitionDispatch(p.store, d.id, 'auditing', 'working', p.clock.now(), {
       attempt: d.attempt,
       patch: { attempt: d.attempt + 1, context: { ...d.context, lastGaps: verdict.gaps } },
     });
@@ -268,7 +268,7 @@ async function afterAudit(p: PhaseDeps, d: DispatchRecord, row: DispatchSession,
     await launchPhase(p, next.id, 'worker', 1);
     return;
   }
-  const next = p.store.transition(d.id, 'auditing', 'stuck', p.clock.now(), {
+  const next = await transitionDispatch(p.store, d.id, 'auditing', 'stuck', p.clock.now(), {
     attempt: d.attempt,
     patch: { lastError: `audit failed ${used} times`, context: { ...d.context, lastGaps: verdict.gaps } },
   });
@@ -294,7 +294,7 @@ async function afterWatchdogKill(p: PhaseDeps, d: DispatchRecord, row: DispatchS
 
 /** Records the pass, posts the one summary response, and moves the issue to a completed workflow state. */
 async function finishDone(p: PhaseDeps, d: DispatchRecord, verdict: Verdict): Promise<void> {
-  const summary = doneSummary(d, verdict, lastWorkerOutput(p, d));
+  const summary = doneSummary(d, verdict, await lastWorkerOutput(p, d));
   await p.journal.artifacts(d)?.summary(summary).catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
   await p.journal.record(d, 'done', { criteria: verdict.criteria, testResults: verdict.testResults });
   await p.reporter.tell(d, { type: 'response', body: summary });

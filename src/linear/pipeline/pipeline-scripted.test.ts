@@ -12,6 +12,7 @@ import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
 import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import { transitionDispatch } from './dispatch-transitions.ts';
 import { AUDITOR_DENIAL } from './phases.ts';
 import { createPipeline } from './pipeline.ts';
 
@@ -20,8 +21,8 @@ const PASS = '{"pass": true, "criteria": ["ok"], "gaps": [], "testResults": "1 p
 const FAIL = '{"pass": false, "criteria": [], "gaps": ["missing docs"], "testResults": "0 passed"}';
 
 let fixtures: PipelineFixture[] = [];
-function setup(options: PipelineFixtureOptions = {}): PipelineFixture {
-  const f = pipelineFixture({ scripted: true, prompts: null, ...options });
+async function setup(options: PipelineFixtureOptions = {}): Promise<PipelineFixture> {
+  const f = await pipelineFixture({ scripted: true, prompts: null, ...options });
   fixtures.push(f);
   return f;
 }
@@ -48,7 +49,7 @@ function ofType<T extends ActivityContent['type']>(list: ActivityContent[], type
 
 describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   it('chooses harness and model from a label and runs the auditor read-only', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.audit': { harness: 'claude', model: 'sonnet', allowedTools: ['Bash(npm test:*)'] } } });
+    const f = await setup({ overrides: { 'linear.pipeline.audit': { harness: 'claude', model: 'sonnet', allowedTools: ['Bash(npm test:*)'] } } });
     f.linear.addIssue({ identifier: 'ENG-1', estimate: 8, labels: [{ id: 'l', name: 'harness:codex' }] });
     await f.pipeline.dispatch('ENG-1', { agentSessionId: 'as-1' });
     const worker = await nthRun(f, 1, 'codex');
@@ -63,11 +64,11 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await waitFor('the permission answer', () => audit.answers.length === 1);
     assert.deepEqual(audit.answers[0], { requestId: 'r1', decision: { allow: false, message: AUDITOR_DENIAL } });
     await audit.emit({ type: 'text', text: PASS }, ok);
-    await waitFor('done', () => f.pipeline.get('ENG-1')?.status === 'done');
+    await waitFor('done', async () => (await f.pipeline.get('ENG-1'))?.status === 'done');
   });
 
   it('kills a tool call that runs past the tool timeout (a silent tool is not inactivity)', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.watchdog': { inactivitySec: 60, toolTimeoutSec: 300 } } });
+    const f = await setup({ overrides: { 'linear.pipeline.watchdog': { inactivitySec: 60, toolTimeoutSec: 300 } } });
     f.linear.addIssue({ identifier: 'ENG-2' });
     await f.pipeline.dispatch('ENG-2', { agentSessionId: 'as-2' });
     const run = await nthRun(f, 1);
@@ -75,10 +76,11 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     f.clock.advance(299_000);
     assert.equal(run.killed, false);
     f.clock.advance(1_000);
+    await f.pipeline.idle(); // the trip stores its end cause, then kills
     assert.equal(run.killed, true);
     const retry = await nthRun(f, 2);
     assert.equal(retry.spec.prompt, run.spec.prompt, 'the retry is the same phase with the same prompt');
-    const d = f.pipeline.get('ENG-2') as DispatchRecord;
+    const d = await f.pipeline.get('ENG-2') as DispatchRecord;
     const kill = readFileSync(join(d.worktreePath as string, '.switchboard', 'log.jsonl'), 'utf8').split('\n').find((l) => l.includes('watchdog-kill'));
     assert.match(kill ?? '', /tool call Bash running for 300 s/);
     const actions = ofType(f.linear.activitiesOf('as-2'), 'action');
@@ -86,7 +88,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('takes watchdog limits from the agent profile', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } } });
+    const f = await setup({ overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } } });
     f.linear.addIssue({ identifier: 'ENG-3' });
     await assert.rejects(f.pipeline.dispatch('ENG-3', { profile: 'nope', agentSessionId: 'as-x' }), /profile: no agent profile "nope"/);
     assert.match(ofType(f.linear.activitiesOf('as-x'), 'error')[0]?.body ?? '', /Could not start work on this issue: profile: no agent profile/);
@@ -94,11 +96,12 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const run = await nthRun(f, 1);
     await run.emit({ type: 'started', backendSessionId: 'b' });
     f.clock.advance(10_000);
+    await f.pipeline.idle(); // the trip stores its end cause, then kills
     assert.equal(run.killed, true);
   });
 
   it('forwards a prompt to the running worker (interrupting its turn) and keeps it for later prompts', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'ENG-4' });
     await f.pipeline.dispatch('ENG-4', { agentSessionId: 'as-4', prompt: 'start with the parser' });
     const worker = await nthRun(f, 1);
@@ -119,20 +122,20 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('caps worker-N.md at 8 KB, keeping the tail', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'ENG-5' });
     await f.pipeline.dispatch('ENG-5', { agentSessionId: 'as-5' });
     const worker = await nthRun(f, 1);
     await finish(worker, `${'x'.repeat(20_000)}\nTHE END`);
     await nthRun(f, 2);
-    const d = f.pipeline.get('ENG-5') as DispatchRecord;
+    const d = await f.pipeline.get('ENG-5') as DispatchRecord;
     const out = readFileSync(join(d.worktreePath as string, '.switchboard', 'worker-1.md'));
     assert.ok(out.length <= 8_192, `${out.length} bytes`);
     assert.ok(out.toString().endsWith('THE END'));
   });
 
   it('queues beyond maxConcurrent and starts the next when a slot frees up (FIFO)', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.maxConcurrent': 2 } });
+    const f = await setup({ overrides: { 'linear.pipeline.maxConcurrent': 2 } });
     for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) f.linear.addIssue({ identifier: id });
     const results = [];
     for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) results.push(await f.pipeline.dispatch(id, { agentSessionId: `as-${id}` }));
@@ -144,13 +147,13 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const third = await nthRun(f, 3);
     assert.match(third.spec.prompt, /Q-3/);
     assert.deepEqual(
-      f.pipeline.list().map((d) => d.status),
+      (await f.pipeline.list()).map((d) => d.status),
       ['stopped', 'working', 'working', 'queued'],
     );
   });
 
   it('waits for a free coding-session slot when the session pool is full', async () => {
-    const f = setup({ overrides: { maxSessions: 1 } });
+    const f = await setup({ overrides: { maxSessions: 1 } });
     f.linear.addIssue({ identifier: 'S-1' });
     f.linear.addIssue({ identifier: 'S-2' });
     await f.pipeline.dispatch('S-1', { agentSessionId: 'as-s1' });
@@ -169,13 +172,13 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await finish(third, third.spec.permissionMode === 'plan' ? PASS : 'done');
     const fourth = await nthRun(f, 4);
     await finish(fourth, fourth.spec.permissionMode === 'plan' ? PASS : 'done');
-    await waitFor('both done', () => f.pipeline.list().every((d) => d.status === 'done'));
+    await waitFor('both done', async () => (await f.pipeline.list()).every((d) => d.status === 'done'));
   });
 
   it('monitor: stale dispatches become stuck (told), lost phases are recovered, old finished ones pruned', async () => {
     // Monitor passes are run by hand here (the periodic one is pushed far out); the watchdog and the sessions' own
     // idle timeout are generous, so only the monitor can notice the silent worker.
-    const f = setup({
+    const f = await setup({
       overrides: {
         'linear.pipeline.watchdog': { inactivitySec: 1_000_000, maxTotalSec: 100_000_000 },
         'linear.pipeline.monitorIntervalSec': 100_000_000,
@@ -193,7 +196,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const m2 = await nthRun(f, 2);
     await f.pipeline.stop();
     await finish(m2, 'finished unseen');
-    f.pipeline.start();
+    await f.pipeline.start();
     await f.pipeline.idle();
     const audit = await nthRun(f, 3);
     assert.equal(audit.spec.permissionMode, 'plan', 'restart found the finished worker and started its audit');
@@ -209,19 +212,19 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.idle();
     const report = await f.pipeline.monitor();
     assert.deepEqual(report.stale, ['M-1']);
-    assert.equal(f.pipeline.get('M-1')?.status, 'stuck');
+    assert.equal((await f.pipeline.get('M-1'))?.status, 'stuck');
     assert.equal(m1.killed, true);
     assert.match(ofType(f.linear.activitiesOf('as-m1'), 'error')[0]?.body ?? '', /no activity for 2 h/);
     assert.equal(f.notifier.texts.length, 1);
-    assert.equal(f.pipeline.get('M-2')?.status, 'auditing');
+    assert.equal((await f.pipeline.get('M-2'))?.status, 'auditing');
     f.clock.advance(8 * 24 * 3_600_000);
     const later = await f.pipeline.monitor();
     assert.ok(later.pruned >= 2, `pruned ${later.pruned}`);
-    assert.equal(f.pipeline.get('M-3'), null);
+    assert.equal(await f.pipeline.get('M-3'), null);
   });
 
   it('monitor: a worker that finished unheard gets its audit; an audit that never started is launched', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'R-1' });
     f.linear.addIssue({ identifier: 'R-2' });
     await f.pipeline.dispatch('R-1', { agentSessionId: 'as-r1' });
@@ -233,8 +236,8 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     // (a crash between the status change and the launch).
     await finish(byPrompt('R-1'), 'finished unheard');
     await byPrompt('R-2').emit({ type: 'started', backendSessionId: 'b2' }, { type: 'exited', code: 0 });
-    const r2 = f.pipeline.get('R-2') as DispatchRecord;
-    assert.ok(f.dispatches.transition(r2.id, 'working', 'auditing', f.clock.now(), { attempt: 1 }));
+    const r2 = await f.pipeline.get('R-2') as DispatchRecord;
+    assert.ok(await transitionDispatch(f.dispatches, r2.id, 'working', 'auditing', f.clock.now(), { attempt: 1 }));
     const monitor = createPipeline(f.deps); // a pipeline that never saw those ends; only its monitor runs
     const report = await monitor.monitor();
     assert.deepEqual(report.reconciled.sort(), ['R-1', 'R-2']);
@@ -248,14 +251,14 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('after a crash mid-audit, re-runs the audit in a new read-only session (the interrupted one is not resumed)', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'A-1' });
     await f.pipeline.dispatch('A-1', { agentSessionId: 'as-a1' });
     await finish(await nthRun(f, 1), 'work done');
     const audit = await nthRun(f, 2);
     await audit.emit({ type: 'started', backendSessionId: 'b-audit-1' }, { type: 'text', text: 'halfway' });
-    const d = f.pipeline.get('A-1') as DispatchRecord;
-    const interrupted = f.sessionsOf(d.id)[1]?.id as string;
+    const d = await f.pipeline.get('A-1') as DispatchRecord;
+    const interrupted = (await f.sessionsOf(d.id))[1]?.id as string;
     const g = await f.crash();
     fixtures.push(g);
     const rerun = await nthRun(g, 1);
@@ -263,35 +266,35 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.equal(rerun.spec.resumeBackendId, undefined);
     assert.match(rerun.spec.prompt, /work done/);
     await finish(rerun, PASS);
-    await waitFor('done', () => g.pipeline.get('A-1')?.status === 'done');
+    await waitFor('done', async () => (await g.pipeline.get('A-1'))?.status === 'done');
     assert.equal(g.manager.get(interrupted).status, 'interrupted');
     assert.deepEqual(
-      g.sessionsOf(d.id).map((s) => s.phase),
+      (await g.sessionsOf(d.id)).map((s) => s.phase),
       ['worker', 'audit', 'audit'],
     );
   });
 
   it('marks a dispatch stuck with a clear message when prompts.yaml is invalid', async () => {
-    const f = setup({ prompts: 'worker:\n  task: [not, a, string]\n' });
+    const f = await setup({ prompts: 'worker:\n  task: [not, a, string]\n' });
     f.linear.addIssue({ identifier: 'P-1' });
     await f.pipeline.dispatch('P-1', { agentSessionId: 'as-p1' });
-    await waitFor('stuck', () => f.pipeline.get('P-1')?.status === 'stuck');
+    await waitFor('stuck', async () => (await f.pipeline.get('P-1'))?.status === 'stuck');
     await f.pipeline.idle();
-    assert.match(f.pipeline.get('P-1')?.lastError ?? '', /invalid prompts: .*prompts\.yaml: worker\.task/);
+    assert.match((await f.pipeline.get('P-1'))?.lastError ?? '', /invalid prompts: .*prompts\.yaml: worker\.task/);
     assert.equal(f.scripted('claude').runs.length, 0);
   });
 
   it('refuses an issue whose team has no repository, naming the config key', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } } });
+    const f = await setup({ overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } } });
     f.linear.addIssue({ identifier: 'NR-1' });
     await assert.rejects(f.pipeline.dispatch('NR-1', { agentSessionId: 'as-nr' }), (e: unknown) => e instanceof AppError && e.field === 'linear.pipeline.repo');
-    assert.equal(f.pipeline.list().length, 0);
+    assert.equal((await f.pipeline.list()).length, 0);
     await assert.rejects(f.pipeline.dispatch('NOPE-1', { agentSessionId: 'as-nr' }), /Entity not found/);
     assert.equal(ofType(f.linear.activitiesOf('as-nr'), 'error').length, 2);
   });
 
   it('uses prompts.yaml from the repository for the worker', async () => {
-    const f = setup({ prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n' });
+    const f = await setup({ prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n' });
     f.linear.addIssue({ identifier: 'P-2', description: 'Fix {{it}}' });
     await f.pipeline.dispatch('P-2', { agentSessionId: 'as-p2' });
     const run = await nthRun(f, 1);
@@ -300,13 +303,13 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('reports with comments when there is no agent session, one comment per outcome', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'C-1' });
     f.linear.failures.set('createAgentSessionOnIssue', [new (await import('../api/types.ts')).LinearApiError('server', 'boom')]);
     await f.pipeline.dispatch('C-1');
     await finish(await nthRun(f, 1), 'did it');
     await finish(await nthRun(f, 2), FAIL.replace('false', 'true'));
-    await waitFor('done', () => f.pipeline.get('C-1')?.status === 'done');
+    await waitFor('done', async () => (await f.pipeline.get('C-1'))?.status === 'done');
     await f.pipeline.idle();
     assert.equal(f.linear.comments.length, 1);
     assert.match(f.linear.comments[0]?.body ?? '', /C-1 is done/);
@@ -314,7 +317,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('writes the repository exclude once', async () => {
-    const f = setup();
+    const f = await setup();
     mkdirSync(join(f.repo, '.switchboard'), { recursive: true });
     writeFileSync(join(f.repo, '.switchboard', 'notes.txt'), 'x');
     f.linear.addIssue({ identifier: 'X-1' });

@@ -8,6 +8,7 @@ import { errorMessage, invalidInput } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
 import type { SessionSignal } from '../../coding/session.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { ACTIVE_DISPATCH_STATUSES, DispatchStore, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
 import { LinearEffectStore } from '../../store/linear-effects.ts';
@@ -16,6 +17,8 @@ import { LinearEffects } from '../effects.ts';
 import { DispatchJournal } from './dispatch-journal.ts';
 import { DispatchLanes } from './dispatch-lanes.ts';
 import { DispatchReporter } from './dispatch-reporter.ts';
+import { InFlight } from './in-flight.ts';
+import { transitionDispatch } from './dispatch-transitions.ts';
 import { AUDITOR_DENIAL, handleSessionEnd, setupDispatch } from './phases.ts';
 import { sanitizePromptInput } from './prompts.ts';
 import { monitorPass, reconcile } from './recovery.ts';
@@ -50,15 +53,17 @@ export class Pipeline {
   /** What the phases and recovery are handed. */
   #phases: RecoveryDeps;
   #started = false;
+  /** Signal handling and failure records running outside the lanes (covered by `idle()`). */
+  #inFlight = new InFlight();
   #unsubscribe: (() => void) | null = null;
   #monitor: Timer | null = null;
 
   constructor(deps: PipelineDeps) {
     const { config, clock, logger, db, sessions, logs, linear, notifier } = deps;
     const pc = config.linear.pipeline;
-    const store = new DispatchStore(db);
+    const store = new DispatchStore(sqliteKysely(db));
     const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
-    const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => void store.update(id, { lastError: message }, clock.now()) });
+    const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => this.#recordFailure(id, message) });
     const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
     const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });
     const watch = new SessionWatch({ clock, logger, logs, sessions, store, reporter, pc });
@@ -79,12 +84,12 @@ export class Pipeline {
    * Starts listening to the coding sessions, recovers every dispatch left in progress by the last run (see
    * recovery.ts), starts queued dispatches while slots are free, and starts the monitor. Idempotent.
    */
-  start(): void {
+  async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.#deps.sessions.on((signal) => this.#onSignal(signal));
-    for (const d of this.#store.list(SLOT_STATUSES)) void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
-    this.#pump();
+    this.#unsubscribe = this.#deps.sessions.on((signal) => this.#inFlight.run(() => this.#onSignal(signal), (error) => this.#signalFailed(signal, error)));
+    for (const d of await this.#store.list(SLOT_STATUSES)) void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
+    await this.#pump();
     this.#monitor = this.#deps.clock.every(this.#pc.monitorIntervalSec * 1000, () => void this.monitor());
   }
 
@@ -96,7 +101,7 @@ export class Pipeline {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     this.#watch.stopAll();
-    await this.#lanes.idle();
+    await this.idle();
     await Promise.all([this.#reporter.closeAll(), this.#journal.closeAll()]);
   }
 
@@ -138,7 +143,7 @@ export class Pipeline {
       throw invalidInput(`profile: no agent profile "${ctx.profile}" in linear.pipeline.profiles`, 'profile');
     }
     const issue = await this.#deps.linear.getIssue(issueRef);
-    const active = this.#store.activeForIssue(issue.id);
+    const active = await this.#store.activeForIssue(issue.id);
     if (active) return this.#duplicate(active, ctx);
     const blocked = await this.#deps.guard?.isBlocked(issue);
     if (blocked) {
@@ -173,7 +178,7 @@ export class Pipeline {
       ...(ctx.promptId ? { promptIds: [ctx.promptId] } : {}),
       pickedUp: `Picked up ${issue.identifier}: tier ${tier.tier} (${tier.reason}) → ${runners.worker.harness}${runners.worker.model ? ` ${runners.worker.model}` : ''} (harness from ${runners.harnessSource}).`,
     };
-    const { record, created } = this.#store.insert({
+    const { record, created } = await this.#store.insert({
       id: newId(12),
       issueId: issue.id,
       identifier: issue.identifier,
@@ -196,9 +201,9 @@ export class Pipeline {
     // Awaited: once the event is handled, its first thought is in Linear (or claimed, see `announce`).
     await this.announce(record);
     await this.#journal.record(record, 'accepted', { tier: record.tier, harness: record.harness, model: record.model });
-    this.#pump();
-    const fresh = this.#store.get(record.id) ?? record;
-    const position = this.#store.queuePosition(record.id);
+    await this.#pump();
+    const fresh = (await this.#store.get(record.id)) ?? record;
+    const position = await this.#store.queuePosition(record.id);
     if (fresh.status === 'queued' && position !== null) {
       // Awaited like the first thought: the event is not marked handled before this is in Linear.
       await this.#reporter.tellOnce(
@@ -220,7 +225,7 @@ export class Pipeline {
    * interrupted and it continues with the message). Otherwise it is kept for the next worker and audit prompts.
    */
   async onPrompt(agentSessionId: string, text: string, promptId?: string): Promise<PromptResult> {
-    const d = this.#store.latestForAgentSession(agentSessionId);
+    const d = await this.#store.latestForAgentSession(agentSessionId);
     if (!d) return { outcome: 'unknown' };
     // The prompt's id is stored with the message, in the same write: a redelivery of it (after a crash) is recognised.
     if (promptId && d.context.promptIds?.includes(promptId)) return { outcome: 'duplicate', dispatch: d };
@@ -229,7 +234,7 @@ export class Pipeline {
     const promptIds = promptId ? [...(d.context.promptIds ?? []), promptId].slice(-MAX_PROMPT_IDS) : d.context.promptIds;
     const context: DispatchContextData = { ...d.context, userMessages, ...(promptIds ? { promptIds } : {}) };
     if (FINISHED_DISPATCH_STATUSES.includes(d.status)) {
-      const next = this.#store.transition(d.id, d.status, 'queued', this.#deps.clock.now(), {
+      const next = await transitionDispatch(this.#store, d.id, d.status, 'queued', this.#deps.clock.now(), {
         attempt: d.attempt,
         patch: {
           stopRequested: false,
@@ -242,12 +247,12 @@ export class Pipeline {
       if (!next) return this.onPrompt(agentSessionId, text, promptId);
       await this.#journal.record(next, 'reopened', { from: d.status });
       void this.#reporter.tell(next, { type: 'thought', body: `Picking ${d.identifier} up again with your message (a new round of up to ${this.#pc.maxAttempts} attempts).` });
-      this.#pump();
-      return { outcome: 'reopened', dispatch: this.#store.get(d.id) ?? next };
+      await this.#pump();
+      return { outcome: 'reopened', dispatch: (await this.#store.get(d.id)) ?? next };
     }
-    const updated = this.#store.update(d.id, { context }, this.#deps.clock.now()) ?? d;
+    const updated = (await this.#store.update(d.id, { context }, this.#deps.clock.now())) ?? d;
     if (d.status === 'working' && clean) {
-      const row = this.#store.currentSession(d.id);
+      const row = await this.#store.currentSession(d.id);
       if (row?.phase === 'worker' && this.#deps.sessions.live(row.sessionId)?.isActive) {
         try {
           await this.#deps.sessions.send(row.sessionId, clean, { source: 'user', interrupt: true });
@@ -270,7 +275,7 @@ export class Pipeline {
    * worker or auditor is killed, and one response says so. A later prompt reopens it.
    */
   async onStop(agentSessionId: string, stopKey: string): Promise<StopResult> {
-    const d = this.#store.latestForAgentSession(agentSessionId);
+    const d = await this.#store.latestForAgentSession(agentSessionId);
     if (!d) return { outcome: 'unknown' };
     // One answer per stop signal, whichever of these it is: a stop run again after a crash finds the dispatch stopped
     // and would say "nothing is running" — under the same key, so it is not said twice.
@@ -279,13 +284,13 @@ export class Pipeline {
       await this.#reporter.tellOnce(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` }, answer);
       return { outcome: 'idle', dispatch: d };
     }
-    const next = this.#store.transition(d.id, d.status, 'stopped', this.#deps.clock.now(), { patch: { stopRequested: true } });
+    const next = await transitionDispatch(this.#store, d.id, d.status, 'stopped', this.#deps.clock.now(), { patch: { stopRequested: true } });
     if (!next) return this.onStop(agentSessionId, stopKey);
-    const row = this.#store.currentSession(d.id);
+    const row = await this.#store.currentSession(d.id);
     let during: string = d.status;
     if (row && this.#deps.sessions.live(row.sessionId)?.isActive) {
       during = row.phase === 'worker' ? 'the worker' : 'the audit';
-      this.#store.setEndCause(row.sessionId, 'stop');
+      await this.#store.setEndCause(row.sessionId, 'stop');
       this.#watch.unwatch(row.sessionId);
       try {
         this.#deps.sessions.kill(row.sessionId, 'stopped from Linear');
@@ -302,20 +307,20 @@ export class Pipeline {
     );
     await this.#reporter.close(d.id);
     await this.#journal.close(d.id);
-    this.#pump();
-    return { outcome: 'stopped', dispatch: this.#store.get(d.id) ?? next };
+    await this.#pump();
+    return { outcome: 'stopped', dispatch: (await this.#store.get(d.id)) ?? next };
   }
 
   /** One monitor pass (also run every `monitorIntervalSec`); then queued dispatches take the freed slots. */
   async monitor(): Promise<MonitorReport> {
     const report = await monitorPass(this.#phases);
-    this.#pump();
+    await this.#pump();
     if (report.stale.length + report.reconciled.length + report.pruned > 0) this.#deps.logger.info(report, 'pipeline monitor pass');
     return report;
   }
 
   /** Dispatches, oldest first, optionally by status. */
-  list(statuses?: readonly DispatchStatus[]): DispatchRecord[] {
+  list(statuses?: readonly DispatchStatus[]): Promise<DispatchRecord[]> {
     return this.#store.list(statuses);
   }
 
@@ -329,38 +334,54 @@ export class Pipeline {
   }
 
   /** The newest dispatch linked to a Linear agent session (any status), if any. */
-  forAgentSession(agentSessionId: string): DispatchRecord | null {
+  forAgentSession(agentSessionId: string): Promise<DispatchRecord | null> {
     return this.#store.latestForAgentSession(agentSessionId);
   }
 
   /** A dispatch by id, or the newest dispatch of an issue (id or identifier). */
-  get(ref: string): DispatchRecord | null {
-    return this.#store.get(ref) ?? this.#store.latestForIssue(ref);
+  async get(ref: string): Promise<DispatchRecord | null> {
+    return (await this.#store.get(ref)) ?? (await this.#store.latestForIssue(ref));
   }
 
   /** Resolves once every step queued so far (for every dispatch) has run. */
-  idle(): Promise<void> {
-    return this.#lanes.idle();
+  async idle(): Promise<void> {
+    do {
+      await Promise.all([this.#inFlight.settled(), this.#watch.settled()]);
+      await this.#lanes.idle();
+    } while (this.#inFlight.busy || this.#watch.busy);
   }
 
-  #pump(): void {
+  /** Starts queued dispatches while slots are free (each claim is one compare-and-swap, so concurrent pumps are safe). */
+  async #pump(): Promise<void> {
     if (!this.#started) return;
     for (;;) {
-      const d = this.#store.claimNextQueued(this.#pc.maxConcurrent, this.#deps.clock.now());
+      const d = await this.#store.claimNextQueued(this.#pc.maxConcurrent, this.#deps.clock.now());
       if (!d) break;
       void this.#lanes.serial(d.id, 'setup', () => setupDispatch(this.#phases, d.id));
     }
   }
 
-  #onSignal(signal: SessionSignal): void {
+  /** A failed step of a dispatch's lane is kept as its last error (logged when even that cannot be written). */
+  #recordFailure(id: string, message: string): void {
+    this.#inFlight.run(
+      async () => void (await this.#store.update(id, { lastError: message }, this.#deps.clock.now())),
+      (error) => this.#deps.logger.error({ err: errorMessage(error), dispatch: id }, 'could not record a failed dispatch step'),
+    );
+  }
+
+  #signalFailed(signal: SessionSignal, error: unknown): void {
+    this.#deps.logger.error({ err: errorMessage(error), session: signal.session.id, signal: signal.type }, 'pipeline could not handle a session signal');
+  }
+
+  async #onSignal(signal: SessionSignal): Promise<void> {
     if (signal.type === 'ended') {
-      const row = this.#store.session(signal.session.id);
+      const row = await this.#store.session(signal.session.id);
       if (row) void this.#lanes.serial(row.dispatchId, 'session-end', () => handleSessionEnd(this.#phases, signal.session.id, { claim: true }));
       for (const id of this.#slots.waitingForSession()) void this.#lanes.serial(id, 'slot', async () => void (await reconcile(this.#phases, id)));
       return;
     }
     if (signal.type === 'waiting' && signal.reason === 'permission') {
-      const row = this.#store.session(signal.session.id);
+      const row = await this.#store.session(signal.session.id);
       if (row?.phase !== 'audit') return;
       this.#deps.sessions.send(signal.session.id, AUDITOR_DENIAL, { source: 'agent' }).catch((error: unknown) => {
         this.#deps.logger.warn({ err: errorMessage(error), session: signal.session.id }, 'could not deny an auditor permission request');

@@ -16,6 +16,7 @@ import { SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchRecord, DispatchSession } from '../../store/linear-dispatches.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
+import { transitionDispatch } from './dispatch-transitions.ts';
 import { handleSessionEnd, launchPhase, releaseDispatch, setupDispatch } from './phases.ts';
 import type { PhaseDeps } from './phases.ts';
 import { promptVars } from './prompt-vars.ts';
@@ -36,7 +37,7 @@ export type ReconcileAction = 'setup' | 'launched' | 'resumed' | 'rerun' | 'ende
 
 /** Brings one dispatch in `dispatched`, `working` or `auditing` back on track (rule above). Run it in the dispatch's chain. */
 export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<ReconcileAction> {
-  const d = p.store.get(dispatchId);
+  const d = await p.store.get(dispatchId);
   if (!d) return 'none';
   if (d.status === 'dispatched') {
     await setupDispatch(p, d.id);
@@ -44,7 +45,7 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
   }
   if (d.status !== 'working' && d.status !== 'auditing') return 'none';
   const phase = d.status === 'working' ? 'worker' : 'audit';
-  const row = p.store.currentSession(d.id);
+  const row = await p.store.currentSession(d.id);
   if (!row || row.phase !== phase || row.attempt !== d.attempt) {
     await launchPhase(p, d.id, phase, 1);
     return 'launched';
@@ -77,7 +78,7 @@ async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSes
   const issue = await p.linear.getIssue(d.issueId);
   const prompts = await loadPrompts(d.repoPath);
   const prompt = renderTemplate(prompts.resume.worker, promptVars(d, issue, prompts, p.pc));
-  const fresh = p.store.get(d.id);
+  const fresh = await p.store.get(d.id);
   if (!fresh || fresh.status !== 'working' || fresh.attempt !== d.attempt) return 'none';
   try {
     p.sessions.resume(row.sessionId, { prompt });
@@ -93,7 +94,7 @@ async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSes
   }
   p.slots.stopWaiting(d.id);
   p.watch.watch(d, row.sessionId, 'worker');
-  p.watch.touch(d.id, true);
+  await p.watch.touch(d.id, true);
   await p.journal.record(d, 'worker-resumed', { sessionId: row.sessionId });
   p.reporter.thought(d, 'switchboard restarted while the worker was running; resuming it where it left off.');
   return 'resumed';
@@ -101,15 +102,15 @@ async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSes
 
 /** Marks a dispatch without activity for `staleAfterSec` as stuck, stopping its session. */
 async function markStale(p: RecoveryDeps, dispatchId: string, staleMs: number): Promise<boolean> {
-  const d = p.store.get(dispatchId);
+  const d = await p.store.get(dispatchId);
   if (!d || !SLOT_STATUSES.includes(d.status) || p.clock.now() - d.lastActivityAt <= staleMs) return false;
   const hours = Math.round(staleMs / 360_000) / 10;
   const reason = `no activity for ${hours} h (staleAfterSec ${p.pc.staleAfterSec})`;
-  const next = p.store.transition(d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: `stale: ${reason}` } });
+  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: `stale: ${reason}` } });
   if (!next) return false;
-  const row = p.store.currentSession(d.id);
+  const row = await p.store.currentSession(d.id);
   if (row && p.sessions.live(row.sessionId)?.isActive) {
-    p.store.setEndCause(row.sessionId, 'stale');
+    await p.store.setEndCause(row.sessionId, 'stale');
     p.watch.unwatch(row.sessionId);
     try {
       p.sessions.kill(row.sessionId, 'stale Linear dispatch');
@@ -132,7 +133,7 @@ export async function monitorPass(p: RecoveryDeps): Promise<MonitorReport> {
   const report: MonitorReport = { stale: [], reconciled: [], pruned: 0 };
   const staleMs = p.pc.staleAfterSec * 1000;
   const now = p.clock.now();
-  for (const d of p.store.list(SLOT_STATUSES)) {
+  for (const d of await p.store.list(SLOT_STATUSES)) {
     if (p.lanes.busy(d.id)) continue;
     if (now - d.lastActivityAt > staleMs) {
       let stale = false;
@@ -148,6 +149,6 @@ export async function monitorPass(p: RecoveryDeps): Promise<MonitorReport> {
     });
     if (action !== 'none') report.reconciled.push(d.identifier);
   }
-  report.pruned = p.store.prune(now - p.pc.pruneAfterSec * 1000);
+  report.pruned = await p.store.prune(now - p.pc.pruneAfterSec * 1000);
   return report;
 }

@@ -6,6 +6,9 @@ import type { LogRecord } from '../../store/jsonl-log.ts';
 import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { SessionWatch } from './session-watch.ts';
 
+/** Resolves once the promise callbacks queued so far (the fake store's answers) have run. */
+const settled = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+
 /** A SessionWatch over recording fakes: one session log the test writes to, live sessions, store and stream calls. */
 function rig() {
   const clock = new ManualClock();
@@ -29,8 +32,8 @@ function rig() {
       kill: (sessionId, reason) => killed.push({ sessionId, reason }),
     },
     store: {
-      touch: (dispatchId, at) => void touched.push({ dispatchId, at }),
-      setEndCause: (sessionId, cause) => {
+      touch: async (dispatchId, at) => void touched.push({ dispatchId, at }),
+      setEndCause: async (sessionId, cause) => {
         endCauses.push(`${sessionId}:${cause}`);
         return true;
       },
@@ -64,10 +67,11 @@ describe('SessionWatch', () => {
     assert.equal(r.touched.length, 2);
   });
 
-  it('a watchdog trip records the end cause, kills the session and remembers the trip', () => {
+  it('a watchdog trip records the end cause, kills the session and remembers the trip', async () => {
     const r = rig();
     r.watch.watch(dispatchRecord(), 's1', 'audit');
     r.clock.advance(120_000);
+    await settled(); // the end cause is stored (awaited) before the kill
     assert.deepEqual(r.endCauses, ['s1:watchdog']);
     assert.equal(r.killed.length, 1);
     assert.match(r.killed[0]?.reason ?? '', /^watchdog: no activity/);

@@ -12,6 +12,7 @@ import type { LogRecord } from '../../store/jsonl-log.ts';
 import type { DispatchPhase, DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
 import type { ActivityStream } from './activity-stream.ts';
+import { InFlight } from './in-flight.ts';
 
 /** Activity records of a session log are touched into the dispatch at most this often. */
 const TOUCH_EVERY_MS = 30_000;
@@ -41,18 +42,19 @@ export class SessionWatch {
   #watched = new Map<string, Watched>();
   #trips = new Map<string, WatchdogTrip>();
   #touched = new Map<string, number>();
+  #inFlight = new InFlight();
 
   constructor(deps: SessionWatchDeps) {
     this.#deps = deps;
   }
 
-  /** Records activity on a dispatch (at most every 30 s per dispatch, unless `force`). */
-  touch(dispatchId: string, force = false): void {
+  /** Records activity on a dispatch (at most every 30 s per dispatch, unless `force`); resolves once it is stored. */
+  async touch(dispatchId: string, force = false): Promise<void> {
     const now = this.#deps.clock.now();
     const last = this.#touched.get(dispatchId) ?? Number.NEGATIVE_INFINITY;
     if (!force && now - last < TOUCH_EVERY_MS) return;
     this.#touched.set(dispatchId, now);
-    this.#deps.store.touch(dispatchId, now);
+    await this.#deps.store.touch(dispatchId, now);
   }
 
   /** Starts the watchdog of a session and feeds it (and the Linear stream) from the session's log. */
@@ -60,7 +62,15 @@ export class SessionWatch {
     this.unwatch(sessionId);
     const { clock, logger, logs, pc } = this.#deps;
     const limits = resolveWatchdogLimits(d.profile ? pc.profiles[d.profile] : undefined, pc.watchdog);
-    const watchdog = new SessionWatchdog({ clock, limits, onTrip: (trip) => this.#onTrip(d, sessionId, phase, trip) });
+    const watchdog = new SessionWatchdog({
+      clock,
+      limits,
+      onTrip: (trip) =>
+        this.#inFlight.run(
+          () => this.#onTrip(d, sessionId, phase, trip),
+          (error) => logger.error({ err: error, session: sessionId }, 'pipeline watchdog could not end a session'),
+        ),
+    });
     const unsubscribe = logs.subscribe(sessionId, (record) => {
       try {
         this.#onLogRecord(d, phase, watchdog, record);
@@ -91,6 +101,16 @@ export class SessionWatch {
     return this.#trips.get(sessionId);
   }
 
+  /** True while a trip or an activity mark is being stored. */
+  get busy(): boolean {
+    return this.#inFlight.busy;
+  }
+
+  /** Resolves once the trips and activity marks started so far are stored (and a tripped session killed). */
+  settled(): Promise<void> {
+    return this.#inFlight.settled();
+  }
+
   /** Stops every watchdog and log subscription. */
   stopAll(): void {
     for (const sessionId of [...this.#watched.keys()]) this.unwatch(sessionId);
@@ -100,7 +120,10 @@ export class SessionWatch {
     const event = watchdogEventOf(record);
     if (!event) return;
     watchdog.observe(event);
-    this.touch(d.id);
+    this.#inFlight.run(
+      () => this.touch(d.id),
+      (error) => this.#deps.logger.error({ err: error, dispatch: d.id }, 'pipeline could not record activity on a dispatch'),
+    );
     const stream = this.#deps.reporter.stream(d);
     if (!stream) return;
     if (record.type === 'output' && phase === 'worker' && typeof record.text === 'string') stream.thought(record.text);
@@ -110,12 +133,11 @@ export class SessionWatch {
     }
   }
 
-  #onTrip(d: DispatchRecord, sessionId: string, phase: DispatchPhase, trip: WatchdogTrip): void {
+  async #onTrip(d: DispatchRecord, sessionId: string, phase: DispatchPhase, trip: WatchdogTrip): Promise<void> {
     this.#trips.set(sessionId, trip);
     const { sessions, store, logger } = this.#deps;
-    const live = sessions.live(sessionId);
-    if (!live?.isActive) return;
-    if (!store.setEndCause(sessionId, 'watchdog')) return;
+    if (!sessions.live(sessionId)?.isActive) return;
+    if (!(await store.setEndCause(sessionId, 'watchdog'))) return;
     const reason = describeTrip(trip);
     logger.warn({ dispatch: d.id, session: sessionId, phase, trip }, `pipeline watchdog: ${reason}`);
     try {

@@ -4,7 +4,7 @@
 /** What the slots are built from. */
 export interface PipelineSlotsDeps {
   /** Called when a dispatch gives its dispatch slot back (the pipeline starts the next queued one). */
-  onDispatchSlotFreed: () => void;
+  onDispatchSlotFreed: () => Promise<void>;
 }
 
 /** The dispatches waiting for a coding-session slot, and the news that a dispatch slot is free. */
@@ -33,8 +33,8 @@ export class PipelineSlots {
     return [...this.#waiting];
   }
 
-  /** A dispatch gave its dispatch slot back. */
-  dispatchSlotFreed(): void {
-    this.#deps.onDispatchSlotFreed();
+  /** A dispatch gave its dispatch slot back; resolves once the queued dispatches that could start have. */
+  dispatchSlotFreed(): Promise<void> {
+    return this.#deps.onDispatchSlotFreed();
   }
 }

@@ -9,6 +9,7 @@ import { silentLogger } from '../../core/logger.ts';
 import type { ReplyTarget } from '../reply.ts';
 import { Planner, PLANNING_BLOCK_MESSAGE } from './planner.ts';
 import { plannerCommand } from './prompts.ts';
+import { transitionPlanning } from './planning-transitions.ts';
 
 const LONG = 'Build it end to end: code, tests and docs, reviewed and merged into main.';
 
@@ -53,9 +54,9 @@ describe('Planner', () => {
     assert.equal(session.status, 'interviewing');
     assert.match(fx.appComments(FAKE_IDS.issue1).at(-1)?.body ?? '', /Planning mode is on for the project \*\*Launch\*\*[\s\S]*ENG-1 Fix login redirect loop/);
     // The project is blocked for dispatch while planning; other projects are not.
-    assert.equal(planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), PLANNING_BLOCK_MESSAGE);
-    assert.equal(planner.isBlocked({ project: { id: 'other', name: 'Other' } }), null);
-    assert.equal(planner.isBlocked({ project: null }), null);
+    assert.equal(await planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), PLANNING_BLOCK_MESSAGE);
+    assert.equal(await planner.isBlocked({ project: { id: 'other', name: 'Other' } }), null);
+    assert.equal(await planner.isBlocked({ project: null }), null);
     // A second start finds the session in progress.
     assert.equal((await planner.start(FAKE_IDS.issue2, { reply: { kind: 'comment', issueId: FAKE_IDS.issue2 } })).outcome, 'already');
 
@@ -122,7 +123,7 @@ describe('Planner', () => {
     assert.equal(approved.outcome, 'approved');
     assert.equal(approved.session.status, 'approved');
     assert.match(fx.appComments(FAKE_IDS.issue1).at(-1)?.body ?? '', /^Plan approved: it passes the audit \(4 issues\)/);
-    assert.equal(planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null, 'approval ends planning mode');
+    assert.equal(await planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null, 'approval ends planning mode');
     // A finished session takes no more turns.
     assert.equal((await planner.turn(session.id, 'more', 'message', { reply })).outcome, 'not_interviewing');
   });
@@ -132,8 +133,8 @@ describe('Planner', () => {
     assert.ok(started.session);
     const result = await planner.turn(started.session.id, 'cancel planning', 'abandon', { reply });
     assert.equal(result.outcome, 'abandoned');
-    assert.equal(planner.store.get(started.session.id)?.status, 'abandoned');
-    assert.equal(planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null);
+    assert.equal((await planner.store.get(started.session.id))?.status, 'abandoned');
+    assert.equal(await planner.isBlocked({ project: { id: FAKE_IDS.project, name: 'Launch' } }), null);
     assert.match(fx.appComments(FAKE_IDS.issue1).at(-1)?.body ?? '', /abandoned/);
     // A new planning session can start afterwards.
     assert.equal((await planner.start(FAKE_IDS.issue1, { reply })).outcome, 'started');
@@ -142,17 +143,17 @@ describe('Planner', () => {
   it('refuses transitions the state machine does not have', async () => {
     const started = await planner.start(FAKE_IDS.issue1, { reply });
     assert.ok(started.session);
-    assert.throws(() => planner.store.transition(started.session?.id ?? '', 'interviewing', 'approved', 1), /no transition from interviewing to approved/);
-    assert.equal(planner.store.transition(started.session.id, 'plan_review', 'approved', 1), null, 'compare-and-swap: not in plan_review');
+    await assert.rejects(transitionPlanning(planner.store, started.session?.id ?? '', 'interviewing', 'approved', 1), /no transition from interviewing to approved/);
+    assert.equal(await transitionPlanning(planner.store, started.session.id, 'plan_review', 'approved', 1), null, 'compare-and-swap: not in plan_review');
   });
 
   it('finishes a review a crash left in plan_review', async () => {
     const started = await planner.start(FAKE_IDS.issue1, { reply });
     assert.ok(started.session);
-    planner.store.transition(started.session.id, 'interviewing', 'plan_review', 2);
+    await transitionPlanning(planner.store, started.session.id, 'interviewing', 'plan_review', 2);
     const again = new Planner({ api: fx.api, db: fx.db, inference: fx.inference, config: linearPlannerSchema.parse({}), clock: fx.clock, logger: silentLogger() });
     await again.recover();
-    assert.equal(again.store.get(started.session.id)?.status, 'interviewing', 'the seeded project fails the audit');
+    assert.equal((await again.store.get(started.session.id))?.status, 'interviewing', 'the seeded project fails the audit');
     assert.match(fx.appComments(FAKE_IDS.issue1).at(-1)?.body ?? '', /not complete yet/);
   });
 

@@ -12,11 +12,13 @@ import type { ChatMessage, Inference } from '../../inference/types.ts';
 import { ACTIVE_PLANNING_STATUSES, PlanningStore } from '../../store/linear-planning.ts';
 import type { PlanningMessage, PlanningSession } from '../../store/linear-planning.ts';
 import type { DatabaseSync } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import { sanitizePromptInput } from '../pipeline/prompts.ts';
 import { postReply } from '../reply.ts';
 import type { ReplyTarget } from '../reply.ts';
 import { formatAudit } from './audit.ts';
+import { transitionPlanning } from './planning-transitions.ts';
 import { plannerText } from './prompts.ts';
 import { formatProjectTree, PLANNER_TOOLS, projectAudit } from './tools.ts';
 import type { PlannerToolContext } from './tools.ts';
@@ -58,23 +60,23 @@ export class Planner {
 
   constructor(deps: PlannerDeps) {
     this.#d = deps;
-    this.store = new PlanningStore(deps.db);
+    this.store = new PlanningStore(sqliteKysely(deps.db));
   }
 
   /** The pipeline's guard: the reason an issue must not be dispatched now (its project is being planned), or null. */
-  isBlocked(issue: Pick<LinearIssue, 'project'>): string | null {
+  async isBlocked(issue: Pick<LinearIssue, 'project'>): Promise<string | null> {
     if (!issue.project) return null;
-    return this.store.activeForProject(issue.project.id) ? PLANNING_BLOCK_MESSAGE : null;
+    return (await this.store.activeForProject(issue.project.id)) ? PLANNING_BLOCK_MESSAGE : null;
   }
 
   /** The planning session in progress whose planning issue is `issueId`. */
-  activeForIssue(issueId: string): PlanningSession | null {
+  activeForIssue(issueId: string): Promise<PlanningSession | null> {
     return this.store.activeForIssue(issueId);
   }
 
   /** The planning session in progress that reports to `agentSessionId`. */
-  activeForAgentSession(agentSessionId: string): PlanningSession | null {
-    const session = this.store.forAgentSession(agentSessionId);
+  async activeForAgentSession(agentSessionId: string): Promise<PlanningSession | null> {
+    const session = await this.store.forAgentSession(agentSessionId);
     return session && ACTIVE_PLANNING_STATUSES.includes(session.status) ? session : null;
   }
 
@@ -94,7 +96,7 @@ export class Planner {
       await this.#reply(request.reply, plannerText('noProject', { identifier: issue.identifier }), 'error');
       return { outcome: 'no_project' };
     }
-    const { session, created } = this.store.create(
+    const { session, created } = await this.store.create(
       {
         id: newId(12),
         projectId: issue.project.id,
@@ -123,17 +125,17 @@ export class Planner {
    * turn of the model with the planner tools. `signal` aborts a running turn (stop from Linear).
    */
   async turn(planningId: string, text: string, command: 'finalize' | 'abandon' | 'message', request: PlannerRequest, signal?: AbortSignal): Promise<PlannerOutcome> {
-    const session = this.store.get(planningId);
+    const session = await this.store.get(planningId);
     if (!session) throw new Error(`no planning session ${planningId}`);
     if (session.status === 'plan_review') return this.review(session, request.reply);
     if (session.status !== 'interviewing') {
       await this.#reply(request.reply, plannerText('notInterviewing', { projectName: session.projectName, status: session.status }), 'response');
       return { outcome: 'not_interviewing', session };
     }
-    if (request.agentSessionId && request.agentSessionId !== session.agentSessionId) this.store.update(session.id, { agentSessionId: request.agentSessionId }, this.#d.clock.now());
+    if (request.agentSessionId && request.agentSessionId !== session.agentSessionId) await this.store.update(session.id, { agentSessionId: request.agentSessionId }, this.#d.clock.now());
     if (command === 'abandon') return this.#abandon(session, request.reply);
     if (command === 'finalize') {
-      const review = this.store.transition(session.id, 'interviewing', 'plan_review', this.#d.clock.now());
+      const review = await transitionPlanning(this.store, session.id, 'interviewing', 'plan_review', this.#d.clock.now());
       if (!review) return this.turn(planningId, text, command, request, signal);
       return this.review(review, request.reply);
     }
@@ -148,14 +150,14 @@ export class Planner {
     const { clock, logger, config } = this.#d;
     const { project, audit } = await projectAudit({ api: this.#d.api, session, minDescriptionChars: config.minDescriptionChars });
     if (audit.pass) {
-      const approved = this.store.transition(session.id, 'plan_review', 'approved', clock.now(), { lastAudit: [] });
+      const approved = await transitionPlanning(this.store, session.id, 'plan_review', 'approved', clock.now(), { lastAudit: [] });
       if (!approved) return { outcome: 'not_interviewing', session };
       logger.info({ planning: session.id, project: session.projectName }, 'planner: plan approved');
       await this.#reply(reply, plannerText('approved', { projectName: session.projectName, issueCount: String(audit.checked), planSnapshot: formatProjectTree(project) }), 'response');
       return { outcome: 'approved', session: approved };
     }
     const findings = audit.findings.map((f) => f.message);
-    const back = this.store.transition(session.id, 'plan_review', 'interviewing', clock.now(), { lastAudit: findings });
+    const back = await transitionPlanning(this.store, session.id, 'plan_review', 'interviewing', clock.now(), { lastAudit: findings });
     if (!back) return { outcome: 'not_interviewing', session };
     logger.info({ planning: session.id, findings: audit.findings.length }, 'planner: audit failed; back to interviewing');
     await this.#reply(reply, plannerText('auditFailed', { auditFindings: formatAudit(audit) }), 'elicitation');
@@ -164,7 +166,7 @@ export class Planner {
 
   /** After a restart: audits every session a crash left in plan_review (the audit is deterministic). */
   async recover(): Promise<void> {
-    for (const session of this.store.list().filter((s) => s.status === 'plan_review')) {
+    for (const session of (await this.store.list()).filter((s) => s.status === 'plan_review')) {
       const reply: ReplyTarget = session.agentSessionId
         ? { kind: 'session', agentSessionId: session.agentSessionId, issueId: session.issueId }
         : { kind: 'comment', issueId: session.issueId };
@@ -178,7 +180,7 @@ export class Planner {
 
   /** Ends planning mode for a stop signal or an abandon message. */
   async #abandon(session: PlanningSession, reply: ReplyTarget): Promise<PlannerOutcome> {
-    const done = this.store.transition(session.id, 'interviewing', 'abandoned', this.#d.clock.now());
+    const done = await transitionPlanning(this.store, session.id, 'interviewing', 'abandoned', this.#d.clock.now());
     if (!done) return { outcome: 'not_interviewing', session };
     this.#d.logger.info({ planning: session.id, project: session.projectName }, 'planner: planning abandoned');
     await this.#reply(reply, plannerText('abandoned', { projectName: session.projectName }), 'response');
@@ -235,14 +237,14 @@ export class Planner {
     }
     const now = clock.now();
     if (result.outcome === 'abandoned' || signal?.aborted) {
-      const stopped = this.store.update(session.id, { issuesCreated: session.issuesCreated + created }, now) ?? session;
+      const stopped = (await this.store.update(session.id, { issuesCreated: session.issuesCreated + created }, now)) ?? session;
       return { outcome: 'stopped', session: stopped };
     }
     const answer = result.lastText?.trim() ?? '';
     const historyNext: PlanningMessage[] = [...session.history, { role: 'user' as const, content: userText }, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])].slice(
       -config.maxHistoryMessages,
     );
-    const updated = this.store.update(session.id, { turnCount: session.turnCount + 1, issuesCreated: session.issuesCreated + created, history: historyNext }, now) ?? session;
+    const updated = (await this.store.update(session.id, { turnCount: session.turnCount + 1, issuesCreated: session.issuesCreated + created, history: historyNext }, now)) ?? session;
     if (result.outcome === 'error') {
       logger.error({ planning: session.id, err: result.error }, 'planner: interview turn failed');
       await this.#reply(request.reply, plannerText('failed', { error: result.failure ?? result.error ?? 'unknown error' }), 'error');

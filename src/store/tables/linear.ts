@@ -1,4 +1,8 @@
 import type { Generated } from 'kysely';
+import type { HarnessName } from '../../core/config.ts';
+import type { PipelineTier } from '../../core/config-linear-pipeline.ts';
+import type { DispatchPhase, DispatchStatus, SessionEndCause } from '../linear-dispatches.ts';
+import type { PlanningStatus } from '../linear-planning.ts';
 
 /**
  * Linear tables (migrations 400–499): OAuth, webhook deliveries, the effect ledger, dispatches and their sessions, the
@@ -55,14 +59,14 @@ export interface LinearTables {
     identifier: string;
     title: string;
     agent_session_id: string | null;
-    status: string;
+    status: DispatchStatus;
     attempt: Generated<number>;
     round_start: Generated<number>;
-    tier: string;
+    tier: PipelineTier;
     tier_reason: string;
-    harness: string;
+    harness: HarnessName;
     model: string | null;
-    audit_harness: string;
+    audit_harness: HarnessName;
     audit_model: string | null;
     profile: string | null;
     repo_path: string;
@@ -82,10 +86,10 @@ export interface LinearTables {
     seq: Generated<number>;
     session_id: string;
     dispatch_id: string;
-    phase: string;
+    phase: DispatchPhase;
     attempt: number;
     try: number;
-    end_cause: string | null;
+    end_cause: SessionEndCause | null;
     started_at: number;
     ended_at: number | null;
   };
@@ -124,7 +128,7 @@ export interface LinearTables {
     issue_id: string;
     issue_identifier: string;
     team_id: string;
-    status: string;
+    status: PlanningStatus;
     agent_session_id: string | null;
     turn_count: Generated<number>;
     issues_created: Generated<number>;
