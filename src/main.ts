@@ -33,6 +33,7 @@ import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
 import { secureHome } from './store/home-permissions.ts';
+import { sqliteKysely } from './store/kysely/connection.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { faultPoint } from './core/fault.ts';
 import { Idempotency } from './operations/idempotency.ts';
@@ -133,7 +134,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
-    const engine = createEngine({ config, clock, logger, db, home, inference, outbox, toolbox: tools });
+    const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home, inference, outbox, toolbox: tools });
     stops.push(() => engine.stop());
     const scheduler = createScheduler({ db, engine, clock, logger, config });
     const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });

@@ -12,6 +12,7 @@ import { buildGateway } from '../../src/gateway/server.ts';
 import { createInboundHandler } from '../../src/operations/inbound.ts';
 import type { OperationServices } from '../../src/operations/operation.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { ensureToken } from '../../src/store/tokens.ts';
 import { managerFixture } from './manager-fixture.ts';
 import type { ManagerFixture } from './manager-fixture.ts';
@@ -52,7 +53,7 @@ export async function webGateway(options: { handler?: (connector: WebConnector) 
   outbox.register(connector);
   outbox.start();
   const inference = new ScriptedInference();
-  const engine = createEngine({ config, clock, logger, db, home, inference, outbox });
+  const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home, inference, outbox });
   await engine.start();
   await connector.start(options.handler ? options.handler(connector) : createInboundHandler({ ops: OPERATIONS, services, engine, outbox, logger }));
   const gatewayToken = ensureToken(home, 'gateway.token');
