@@ -190,7 +190,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       engine,
       outbox,
       logger: logger.child({ component: 'inbound' }),
-      commands: new InboundCommandStore(db),
+      commands: new InboundCommandStore(sqliteKysely(db)),
     });
     for (const connector of connectors) {
       stops.push(() => connector.stop());
