@@ -38,6 +38,7 @@ import { RestartNoticeStore } from './store/restart-notices.ts';
 import { faultPoint } from './core/fault.ts';
 import { Idempotency } from './operations/idempotency.ts';
 import { newId } from './core/ids.ts';
+import { IdempotencyKeyJoin } from './store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
@@ -130,7 +131,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       notices: new RestartNoticeStore(db),
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
-    const idempotency = new Idempotency(new IdempotencyKeyStore(db, `daemon-${process.pid}-${newId(12)}`), clock);
+    const idempotency = new Idempotency(new IdempotencyKeyStore(sqliteKysely(db), `daemon-${process.pid}-${newId(12)}`), clock, new IdempotencyKeyJoin(db));
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
