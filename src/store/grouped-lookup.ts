@@ -10,7 +10,8 @@ interface Waiting<K> {
  * Answers "is this key there?" for keys asked one at a time, with one query per group: the keys asked for in one turn
  * of the event loop (e.g. by every writer an fsync completion resumed) are looked up together once that turn's I/O
  * callbacks ran (setImmediate), and those asked for while a query runs go in the next one (at most `maxGroup` per
- * query). A lone caller waits for its own query and the rest of the turn; a busy inbox pays a query per group, not per key.
+ * query). A lone caller waits for its own query and the rest of the turn; a busy caller pays a query per group, not
+ * per key.
  */
 export class GroupedLookup<K> {
   readonly #query: (keys: readonly K[]) => Promise<(key: K) => boolean>;
