@@ -11,6 +11,7 @@ import { silentLogger } from '../src/core/logger.ts';
 import { createEngine } from '../src/engine/create.ts';
 import type { Inference, InferenceRequest, InferenceResult } from '../src/inference/types.ts';
 import { openDatabase } from '../src/store/database.ts';
+import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import { JsonlLog } from '../src/store/jsonl-log.ts';
 
 const messages = Number(process.argv[2] ?? 5_000);
@@ -55,7 +56,7 @@ async function engine(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true });
   const { config } = loadConfig({ home: dir, env: {}, overrides: { timings: { fsyncBatchMs: batchMs }, engine: { stopGraceMs: 0 } } });
   const db = openDatabase(join(dir, 'state.db'));
-  const eng = createEngine({ config, clock: systemClock(), logger: silentLogger(), db, home: dir, inference: idleModel, outbox: { send: async () => undefined } });
+  const eng = createEngine({ config, clock: systemClock(), logger: silentLogger(), db: sqliteKysely(db), home: dir, inference: idleModel, outbox: { send: async () => undefined } });
   await eng.start();
   const ms = await runWriters((i) =>
     eng.acceptUserMessage({ id: `m${i}`, target: { channel: 'telegram', chat: `${i % sessions}` }, userId: `${i % sessions}`, text, receivedAt: Date.now() }),

@@ -12,6 +12,7 @@ import { silentLogger } from '../src/core/logger.ts';
 import { createEngine } from '../src/engine/create.ts';
 import type { Inference } from '../src/inference/types.ts';
 import { openDatabase } from '../src/store/database.ts';
+import { sqliteKysely } from '../src/store/kysely/connection.ts';
 
 const sessions = Number(process.argv[2] ?? 1_000);
 const perSession = Number(process.argv[3] ?? 1_000);
@@ -62,7 +63,7 @@ function bareRead(dir: string, parse: boolean): number {
 async function engineStart(home: string): Promise<number> {
   const { config } = loadConfig({ home, env: {}, overrides: { engine: { stopGraceMs: 0 } } });
   const db = openDatabase(join(home, 'state.db'));
-  const engine = createEngine({ config, clock: new ManualClock(), logger: silentLogger(), db, home, inference: model, outbox: { send: async () => undefined } });
+  const engine = createEngine({ config, clock: new ManualClock(), logger: silentLogger(), db: sqliteKysely(db), home, inference: model, outbox: { send: async () => undefined } });
   const start = performance.now();
   await engine.start();
   const ms = performance.now() - start;

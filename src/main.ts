@@ -34,10 +34,12 @@ import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/
 import { openDatabase } from './store/database.ts';
 import { sqliteKysely } from './store/kysely/connection.ts';
 import { secureHome } from './store/home-permissions.ts';
+import { sqliteKysely } from './store/kysely/connection.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { faultPoint } from './core/fault.ts';
 import { Idempotency } from './operations/idempotency.ts';
 import { newId } from './core/ids.ts';
+import { IdempotencyKeyJoin } from './store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
@@ -131,11 +133,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       notices: new RestartNoticeStore(db),
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
-    const idempotency = new Idempotency(new IdempotencyKeyStore(db, `daemon-${process.pid}-${newId(12)}`), clock);
+    const idempotency = new Idempotency(new IdempotencyKeyStore(sqliteKysely(db), `daemon-${process.pid}-${newId(12)}`), clock, new IdempotencyKeyJoin(db));
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
-    const engine = createEngine({ config, clock, logger, db, home, inference, outbox, toolbox: tools });
+    const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home, inference, outbox, toolbox: tools });
     stops.push(() => engine.stop());
     const scheduler = createScheduler({ db, engine, clock, logger, config });
     const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });
@@ -191,7 +193,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       engine,
       outbox,
       logger: logger.child({ component: 'inbound' }),
-      commands: new InboundCommandStore(db),
+      commands: new InboundCommandStore(sqliteKysely(db)),
     });
     for (const connector of connectors) {
       stops.push(() => connector.stop());

@@ -1,14 +1,15 @@
 // The engine's factory for the composition root: builds its log store and index and hands everything to Engine.
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import type { Outbox } from '../channels/connector.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
-import type { DatabaseSync } from '../store/database.ts';
 import { EngineIndex } from '../store/engine-index.ts';
 import { EngineLogs } from '../store/engine-logs.ts';
+import type { Database } from '../store/tables/index.ts';
 import { Engine } from './engine.ts';
 import { emptyToolbox } from './toolbox.ts';
 import type { AgentToolbox } from './toolbox.ts';
@@ -17,8 +18,8 @@ export interface CreateEngineDeps {
   config: Config;
   clock: Clock;
   logger: Logger;
-  /** The daemon's database (migrations 100–199 applied by openDatabase). */
-  db: DatabaseSync;
+  /** The daemon's database (engine migrations 100–199 applied), e.g. `sqliteKysely(openDatabase(…))`. */
+  db: Kysely<Database>;
   /** The state directory; logs go to `<home>/engine/`. */
   home: string;
   inference: Inference;

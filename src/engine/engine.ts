@@ -78,7 +78,7 @@ export class Engine implements EngineControl {
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
-    this.#inbox = new Inbox({ clock: deps.clock, logger: deps.logger, logs: deps.logs, index: deps.index, onQueued: (session) => this.#kick(session) });
+    this.#inbox = new Inbox({ clock: deps.clock, logger: deps.logger, logs: deps.logs, index: deps.index, onQueued: (session) => this.#kick(session), closed: () => this.#state === 'stopped' });
     this.#turns = new TurnRunner({
       config: deps.config,
       logger: deps.logger,
@@ -102,7 +102,7 @@ export class Engine implements EngineControl {
     if (this.#state !== 'new') throw new Error(`engine cannot start: it is ${this.#state}`);
     this.#state = 'starting';
     const { logs, index, logger, clock, config } = this.#deps;
-    const { loaded, report } = loadSessions(logs, index, logger);
+    const { loaded, report } = await loadSessions(logs, index, logger);
     for (const { session } of loaded) this.#inbox.register(session);
     // First queue every pending message, so that what restore posts below lands after them, as in the logs.
     let pending = 0;
@@ -115,8 +115,8 @@ export class Engine implements EngineControl {
     }
     const cut = loaded.filter((l) => l.state.openTurn);
     for (const { session, state } of cut) await this.#turns.closeCutOff(session, state);
-    this.#inbox.flushIndex();
-    this.#flushTimer = clock.every(config.engine.indexFlushMs, () => this.#inbox.flushIndex());
+    await this.#inbox.flushIndex();
+    this.#flushTimer = clock.every(config.engine.indexFlushMs, () => void this.#inbox.flushIndex());
     this.#state = 'running';
     for (const session of this.#inbox.sessions.values()) if (session.queue.length > 0) this.#kick(session);
     logger.info({ ...report, sessions: this.#inbox.sessions.size, pending, cutOff: cut.length }, 'engine restored');
@@ -143,7 +143,7 @@ export class Engine implements EngineControl {
       await Promise.race([loops, new Promise((resolve) => setImmediate(resolve))]);
     }
     this.#state = 'stopped';
-    this.#inbox.flushIndex();
+    await this.#inbox.flushIndex();
     for (const session of this.#inbox.sessions.values()) session.waiter?.reject(new AppError('unavailable', 'the engine stopped'));
     await this.#deps.logs.closeAll();
   }

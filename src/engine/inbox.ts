@@ -1,8 +1,8 @@
 // The engine sessions' registry and durable inboxes: sessions by id and by descriptor key, creation (session_created
 // first), acceptance of messages (written and fdatasync'd before acknowledging, deduplicated by message id across
-// restarts) and the group flush of accepted ids and session state to the SQLite index.
+// restarts) and the group flush of accepted ids and session state to the index.
 import type { Clock } from '../core/clock.ts';
-import { errorMessage } from '../core/errors.ts';
+import { AppError, errorMessage } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EngineIndex, EngineIndexRow, IndexedMessage } from '../store/engine-index.ts';
@@ -19,6 +19,8 @@ export interface InboxDeps {
   index: EngineIndex;
   /** Called when a session has a new message queued (the engine starts its loop). */
   onQueued(session: EngineSession): void;
+  /** True once the engine stopped (its logs are closed). */
+  closed(): boolean;
 }
 
 /** A system message entry; `messageId` defaults to a fresh `sys-…` id. */
@@ -31,6 +33,11 @@ export class Inbox {
   readonly sessions = new Map<string, EngineSession>();
   #byKey = new Map<string, EngineSession>();
   #deps: InboxDeps;
+  /** The running index flush, and the one asked for while it runs. */
+  #flushing: Promise<void> | null = null;
+  #flushNext: Promise<void> | null = null;
+  /** Counts the flushes that moved recent ids into the index (see accept). */
+  #flushes = 0;
 
   constructor(deps: InboxDeps) {
     this.#deps = deps;
@@ -75,7 +82,18 @@ export class Inbox {
    */
   async accept(session: EngineSession, entry: IncomingEntry): Promise<Accepted> {
     const base = { sessionId: session.id, messageId: entry.messageId };
-    if (session.recentIds.has(entry.messageId) || this.#deps.index.hasMessage(session.id, entry.messageId)) {
+    // Accepted before: the id is among the recent ones or in the index. No await between the last check and the write
+    // below, so an accept of the same id that wrote meanwhile is seen in the recent ids; a flush that moved recent ids
+    // into the index while the lookup ran makes it look again.
+    let duplicate = session.recentIds.has(entry.messageId);
+    while (!duplicate) {
+      const flushes = this.#flushes;
+      duplicate = (await this.#deps.index.hasMessage(session.id, entry.messageId)) || session.recentIds.has(entry.messageId);
+      if (flushes === this.#flushes) break;
+    }
+    // The engine may have stopped while the index was looked up.
+    if (this.#deps.closed()) throw new AppError('unavailable', 'the agent engine is stopped');
+    if (duplicate) {
       await this.sync(session);
       return { ...base, duplicate: true };
     }
@@ -95,10 +113,25 @@ export class Inbox {
   }
 
   /**
-   * Writes the index rows of changed sessions and the accepted ids now on disk, in one transaction. A session's
-   * indexed seq never passes a message still on its way to disk. A failure is logged and retried at the next flush.
+   * Writes the index rows of changed sessions and the accepted ids now on disk, in one transaction; resolves once it
+   * committed (or failed). A session's indexed seq never passes a message still on its way to disk. A failure is logged
+   * and retried at the next flush. Flushes run one at a time: a flush asked for while one runs follows it.
    */
-  flushIndex(): void {
+  flushIndex(): Promise<void> {
+    if (!this.#flushing) {
+      this.#flushing = this.#flushOnce().finally(() => {
+        this.#flushing = null;
+      });
+      return this.#flushing;
+    }
+    this.#flushNext ??= this.#flushing.then(() => {
+      this.#flushNext = null;
+      return this.flushIndex();
+    });
+    return this.#flushNext;
+  }
+
+  async #flushOnce(): Promise<void> {
     const rows: EngineIndexRow[] = [];
     const messages: IndexedMessage[] = [];
     const taken = new Map<EngineSession, number>();
@@ -109,18 +142,21 @@ export class Inbox {
       rows.push({ id: s.id, key: s.key, type: s.descriptor.type, createdAt: s.createdAt, updatedAt: s.updatedAt, lastUserAt: s.lastUserAt, indexedSeq });
       for (const m of s.unindexed) messages.push({ sessionId: s.id, messageId: m.messageId, seq: m.seq });
       taken.set(s, s.unindexed.length);
+      // Cleared now: a change while the transaction runs marks the session again for the next flush.
+      s.dirty = false;
     }
     if (rows.length === 0) return;
     try {
-      this.#deps.index.apply(rows, messages);
+      await this.#deps.index.apply(rows, messages);
     } catch (error) {
+      for (const s of taken.keys()) s.dirty = true;
       this.#deps.logger.error({ err: errorMessage(error) }, 'engine index flush failed; retrying at the next flush');
       return;
     }
     for (const [s, count] of taken) {
       for (const m of s.unindexed.slice(0, count)) s.recentIds.delete(m.messageId);
       s.unindexed = s.unindexed.slice(count);
-      s.dirty = false;
     }
+    this.#flushes += 1;
   }
 }

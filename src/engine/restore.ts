@@ -38,8 +38,8 @@ function scan(logs: EngineLogs, id: string, indexedSeq: number): { state: Restor
  * and logged. Index rows of logs that are gone are dropped. Two logs with the same descriptor key keep the most
  * recently active one (logged). Returns the sessions and the load figures.
  */
-export function loadSessions(logs: EngineLogs, index: EngineIndex, logger: Logger): { loaded: LoadedSession[]; report: LoadReport } {
-  const rows = index.all();
+export async function loadSessions(logs: EngineLogs, index: EngineIndex, logger: Logger): Promise<{ loaded: LoadedSession[]; report: LoadReport }> {
+  const rows = await index.all();
   const report: LoadReport = { files: 0, skipped: 0, records: 0, malformed: 0 };
   const byKey = new Map<string, LoadedSession>();
   const seen = new Set<string>();
@@ -57,7 +57,7 @@ export function loadSessions(logs: EngineLogs, index: EngineIndex, logger: Logge
     let result = scan(logs, id, row?.indexedSeq ?? 0);
     if (row && result.state.lastSeq < row.indexedSeq) {
       logger.warn({ session: id, indexedSeq: row.indexedSeq, lastSeq: result.state.lastSeq }, 'engine index ahead of its log: reindexing the session from its log');
-      index.forget(id);
+      await index.forget(id);
       row = undefined;
       result = scan(logs, id, 0);
     }
@@ -86,6 +86,6 @@ export function loadSessions(logs: EngineLogs, index: EngineIndex, logger: Logge
     }
     byKey.set(session.key, { session, state });
   }
-  for (const id of rows.keys()) if (!seen.has(id)) index.forget(id);
+  for (const id of rows.keys()) if (!seen.has(id)) await index.forget(id);
   return { loaded: [...byKey.values()], report };
 }

@@ -15,6 +15,7 @@ import { RecordingEngine } from '../../test/support/recording-engine.ts';
 import { buildGateway } from './server.ts';
 import { registerHookRoutes } from './hooks-routes.ts';
 import { Idempotency } from '../operations/idempotency.ts';
+import { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 
@@ -53,7 +54,7 @@ describe('POST /hooks/wake', () => {
   }
 
   function keys(): Idempotency {
-    return new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock);
+    return new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock, new IdempotencyKeyJoin(f.db));
   }
 
   async function wake(body: unknown, headers: Record<string, string> = { authorization: `Bearer ${hooksToken}` }): Promise<{ status: number; json: Record<string, unknown> }> {

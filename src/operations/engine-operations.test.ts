@@ -14,6 +14,7 @@ import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 import { createOperationsToolbox } from './toolbox.ts';
 import { InboundCommandStore } from '../store/inbound-commands.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 
 const chat = chatMessage;
 
@@ -56,7 +57,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
   });
 
   it('runs a chat command redelivered after a crash at most once, and tells the user when a crash cut it off', async () => {
-    const commands = new InboundCommandStore(m.db);
+    const commands = new InboundCommandStore(sqliteKysely(m.db));
     const deps = { ops: OPERATIONS, services, engine: fx.engine, outbox: fx.outbox, logger: silentLogger(), commands, now: () => 1_000 };
     const handle = createInboundHandler(deps);
     await handle(chat('7', `/claude --name once --workdir ${m.workdir} do it`));
@@ -64,11 +65,11 @@ describe('engine operations', { timeout: 30_000 }, () => {
     assert.equal(m.manager.list().length, 1, 'the redelivered launch ran once');
     assert.equal(fx.outbox.to('telegram|42').length, 1, 'and was answered once');
     // A crash between starting the command and answering it: the record says "running".
-    assert.equal(commands.begin('telegram|42', '8', '/claude_kill once', 2_000), 'new');
+    assert.equal(await commands.begin('telegram|42', '8', '/claude_kill once', 2_000), 'new');
     await createInboundHandler(deps)(chat('8', '/claude_kill once'));
     assert.equal(m.manager.get('once').status, 'starting', 'the cut-off command is not run again');
     assert.match(fx.outbox.to('telegram|42')[1] ?? '', /daemon restarted while it was running "\/claude_kill once"/);
-    assert.equal(commands.begin('telegram|42', '8', '/claude_kill once', 3_000), 'done');
+    assert.equal(await commands.begin('telegram|42', '8', '/claude_kill once', 3_000), 'done');
   });
 
   it('lists engine sessions as a command, an RPC method and a tool, hiding other chats from chat callers', async () => {

@@ -4,6 +4,7 @@
 // an effect either commits its answer in its own transaction (KeyCommit) or is keyed downstream (a wake's message id).
 import { createHash } from 'node:crypto';
 import { z } from 'zod';
+import type { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
 import type { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
@@ -81,10 +82,13 @@ export function keyDigest(scope: string, key: string): string {
 export class Idempotency {
   #store: IdempotencyKeyStore;
   #clock: Clock;
+  #join: IdempotencyKeyJoin;
 
-  constructor(store: IdempotencyKeyStore, clock: Clock) {
+  /** `join` records answers inside an effect's synchronous transaction (KeyCommit, atomically). */
+  constructor(store: IdempotencyKeyStore, clock: Clock, join: IdempotencyKeyJoin) {
     this.#store = store;
     this.#clock = clock;
+    this.#join = join;
   }
 
   /**
@@ -95,9 +99,9 @@ export class Idempotency {
   async run(request: KeyedRequest, effect: (commit: KeyCommit) => Promise<KeyedOutcome>): Promise<KeyedAnswer> {
     const { scope, key } = request;
     const now = this.#clock.now();
-    this.#store.prune(now - IDEMPOTENCY_KEY_RETENTION_MS);
+    await this.#store.prune(now - IDEMPOTENCY_KEY_RETENTION_MS);
     const hash = createHash('sha256').update(canonicalJson(request.body)).digest('hex');
-    const claim = this.#store.claim(scope, key, hash, now);
+    const claim = await this.#store.claim(scope, key, hash, now);
     switch (claim.kind) {
       case 'mismatch':
       case 'in-progress':
@@ -115,7 +119,7 @@ export class Idempotency {
     let committed = false;
     const commit: KeyCommit = {
       commit: (response) => {
-        this.#store.complete(scope, key, JSON.stringify(response), this.#clock.now());
+        this.#join.complete(scope, key, JSON.stringify(response), this.#clock.now());
         committed = true;
       },
     };
@@ -123,20 +127,20 @@ export class Idempotency {
     try {
       outcome = await effect(commit);
     } catch (error) {
-      if (!committed) this.#store.release(scope, key);
+      if (!committed) await this.#store.release(scope, key);
       throw error;
     }
     if (outcome.kind === 'no-effect') {
-      if (!committed) this.#store.release(scope, key);
+      if (!committed) await this.#store.release(scope, key);
       return { response: outcome.response, replayed: false };
     }
     faultPoint('idempotency.before-complete');
-    this.#store.complete(scope, key, JSON.stringify(outcome.response), this.#clock.now());
+    await this.#store.complete(scope, key, JSON.stringify(outcome.response), this.#clock.now());
     return { response: outcome.response, replayed: false };
   }
 
   /** Runs `fn` in one database transaction: an effect and its `commit` commit together. */
   atomically<T>(fn: () => T): T {
-    return this.#store.atomically(fn);
+    return this.#join.atomically(fn);
   }
 }

@@ -39,7 +39,7 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
   return async (message) => {
     const channel = formatTarget(message.target);
     if (commandOperation(ops, message.text)) {
-      const state = commands?.begin(channel, message.id, message.text, now()) ?? 'new';
+      const state = (await commands?.begin(channel, message.id, message.text, now())) ?? 'new';
       if (state === 'done') {
         logger.info({ channel, messageId: message.id }, 'chat command delivered again; it already ran and was answered');
         return;
@@ -55,7 +55,7 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
         if (reply !== null) await outbox.send(message.target, { text: reply, replyTo: message.id }, key);
       }
       faultPoint('inbound.command.before-finish');
-      commands?.finish(channel, message.id, now());
+      await commands?.finish(channel, message.id, now());
       return;
     }
     if (!message.text.trim()) {

@@ -1,45 +1,63 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
-import { tempDir } from '../../test/support/temp-dir.ts';
+import { describe, it, test } from 'node:test';
+import { describeEachDatabase } from '../../test/support/databases.ts';
 import { openDatabase } from './database.ts';
-import type { DatabaseSync } from './database.ts';
+import { IdempotencyKeyJoin } from './idempotency-key-join.ts';
 import { IdempotencyKeyStore } from './idempotency-keys.ts';
+import { sqliteKysely } from './kysely/connection.ts';
 
-describe('IdempotencyKeyStore', () => {
-  let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
-
-  beforeEach(() => {
-    dir = tempDir('sb-idem-');
-    db = openDatabase(join(dir.path, 'state.db'));
-  });
-  afterEach(() => {
-    db.close();
-    dir.remove();
-  });
-
-  it('claims a key once per process: a repeat while it runs is in progress; after it is done, the answer is replayed', () => {
-    const keys = new IdempotencyKeyStore(db, 'proc-1');
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h1', 1), { kind: 'new' });
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h1', 2), { kind: 'in-progress' });
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h2', 2), { kind: 'mismatch' });
-    assert.deepEqual(keys.claim('rpc:sessions.launch', 'k', 'h2', 2), { kind: 'new' }, 'scoped per caller and method');
-    keys.complete('hooks:wake', 'k', '{"ok":true}', 3);
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h1', 4), { kind: 'replay', response: '{"ok":true}' });
+describeEachDatabase('IdempotencyKeyStore', (fresh) => {
+  test('claims a key once per process: a repeat while it runs is in progress; after it is done, the answer is replayed', async () => {
+    const keys = new IdempotencyKeyStore((await fresh()).db, 'proc-1');
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h1', 1), { kind: 'new' });
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h1', 2), { kind: 'in-progress' });
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h2', 2), { kind: 'mismatch' });
+    assert.deepEqual(await keys.claim('rpc:sessions.launch', 'k', 'h2', 2), { kind: 'new' }, 'scoped per caller and method');
+    await keys.complete('hooks:wake', 'k', '{"ok":true}', 3);
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h1', 4), { kind: 'replay', response: '{"ok":true}' });
   });
 
-  it('a claim left by a process that died is taken over once; a released claim is new again; prune forgets old keys', () => {
-    new IdempotencyKeyStore(db, 'dead').claim('hooks:wake', 'k', 'h', 1);
+  test('a claim left by a process that died is taken over once; a released claim is new again; prune forgets old keys', async () => {
+    const { db } = await fresh();
+    await new IdempotencyKeyStore(db, 'dead').claim('hooks:wake', 'k', 'h', 1);
     const keys = new IdempotencyKeyStore(db, 'alive');
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h', 2), { kind: 'taken-over' });
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h', 3), { kind: 'in-progress' }, 'now this process runs it');
-    keys.release('hooks:wake', 'k');
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h', 4), { kind: 'new' });
-    keys.complete('hooks:wake', 'k', '1', 5);
-    keys.release('hooks:wake', 'k');
-    assert.equal(keys.claim('hooks:wake', 'k', 'h', 6).kind, 'replay', 'a done key is not released');
-    assert.equal(keys.prune(5), 1);
-    assert.deepEqual(keys.claim('hooks:wake', 'k', 'h', 7), { kind: 'new' });
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h', 2), { kind: 'taken-over' });
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h', 3), { kind: 'in-progress' }, 'now this process runs it');
+    await keys.release('hooks:wake', 'k');
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h', 4), { kind: 'new' });
+    await keys.complete('hooks:wake', 'k', '1', 5);
+    await keys.release('hooks:wake', 'k');
+    assert.equal((await keys.claim('hooks:wake', 'k', 'h', 6)).kind, 'replay', 'a done key is not released');
+    assert.equal(await keys.prune(5), 1);
+    assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h', 7), { kind: 'new' });
+  });
+
+  test('claims of one key at once: exactly one runs it, a new key or one taken over from a dead process', async () => {
+    const { db } = await fresh();
+    const keys = new IdempotencyKeyStore(db, 'alive');
+    const fresh2 = await Promise.all([keys.claim('rpc:x', 'k1', 'h', 1), keys.claim('rpc:x', 'k1', 'h', 1)]);
+    assert.deepEqual(fresh2.map((c) => c.kind).sort(), ['in-progress', 'new']);
+    await new IdempotencyKeyStore(db, 'dead').claim('rpc:x', 'k2', 'h', 1);
+    const taken = await Promise.all([keys.claim('rpc:x', 'k2', 'h', 2), keys.claim('rpc:x', 'k2', 'h', 2)]);
+    assert.deepEqual(taken.map((c) => c.kind).sort(), ['in-progress', 'taken-over']);
+  });
+});
+
+describe('IdempotencyKeyJoin', () => {
+  it('records an answer in the transaction of a synchronous effect: both commit, or neither', async () => {
+    const db = openDatabase(':memory:');
+    const keys = new IdempotencyKeyStore(sqliteKysely(db), 'proc');
+    const join = new IdempotencyKeyJoin(db);
+    await keys.claim('hooks:wake', 'a', 'h', 1);
+    await keys.claim('hooks:wake', 'b', 'h', 1);
+    join.atomically(() => join.complete('hooks:wake', 'a', '"a"', 2));
+    assert.throws(() =>
+      join.atomically(() => {
+        join.complete('hooks:wake', 'b', '"b"', 2);
+        throw new Error('the effect failed');
+      }),
+    );
+    assert.deepEqual(await keys.claim('hooks:wake', 'a', 'h', 3), { kind: 'replay', response: '"a"' });
+    assert.deepEqual(await keys.claim('hooks:wake', 'b', 'h', 3), { kind: 'in-progress' }, 'rolled back with its effect');
   });
 });

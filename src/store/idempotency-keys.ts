@@ -1,5 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /**
  * What claiming a key found:
@@ -17,61 +17,73 @@ export type KeyClaim =
   | { kind: 'in-progress' }
   | { kind: 'mismatch' };
 
-interface Row {
-  request_hash: string;
-  state: string;
-  owner: string;
-  response: string | null;
-}
-
 /** The durable idempotency keys (table of idempotency-migrations.ts), shared by every keyed surface. */
 export class IdempotencyKeyStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
   #owner: string;
 
   /** `owner`: an id unique to this daemon process, telling its own claims from those of a process that died. */
-  constructor(db: DatabaseSync, owner: string) {
+  constructor(db: Kysely<Database>, owner: string) {
     this.#db = db;
     this.#owner = owner;
   }
 
-  /** Claims (scope, key) for a request whose canonical body hashes to `hash` (see KeyClaim). Committed on return. */
-  claim(scope: string, key: string, hash: string, now: number): KeyClaim {
-    return transaction(this.#db, () => {
-      const row = this.#db.prepare('SELECT request_hash, state, owner, response FROM idempotency_keys WHERE scope = ? AND key = ?').get(scope, key) as
-        | Row
-        | undefined;
-      if (!row) {
-        this.#db
-          .prepare(`INSERT INTO idempotency_keys (scope, key, request_hash, state, owner, created_at, updated_at) VALUES (?, ?, ?, 'started', ?, ?, ?)`)
-          .run(scope, key, hash, this.#owner, now, now);
-        return { kind: 'new' };
-      }
+  /**
+   * Claims (scope, key) for a request whose canonical body hashes to `hash` (see KeyClaim); committed when this
+   * resolves. Each step is one statement: an insert that does nothing when the key exists, or a compare-and-swap of a
+   * dead owner's claim, so two daemons claiming at once never both win.
+   */
+  async claim(scope: string, key: string, hash: string, now: number): Promise<KeyClaim> {
+    for (;;) {
+      const inserted = await this.#db
+        .insertInto('idempotency_keys')
+        .values({ scope, key, request_hash: hash, state: 'started', owner: this.#owner, created_at: now, updated_at: now })
+        .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
+        .returning('state')
+        .executeTakeFirst();
+      if (inserted) return { kind: 'new' };
+      const row = await this.#db
+        .selectFrom('idempotency_keys')
+        .select(['request_hash', 'state', 'owner', 'response'])
+        .where('scope', '=', scope)
+        .where('key', '=', key)
+        .executeTakeFirst();
+      if (!row) continue; // released or pruned since the insert: claim it anew
       if (row.request_hash !== hash) return { kind: 'mismatch' };
       if (row.state === 'done' && row.response !== null) return { kind: 'replay', response: row.response };
       if (row.owner === this.#owner) return { kind: 'in-progress' };
-      this.#db.prepare('UPDATE idempotency_keys SET owner = ?, updated_at = ? WHERE scope = ? AND key = ?').run(this.#owner, now, scope, key);
-      return { kind: 'taken-over' };
-    });
+      const taken = await this.#db
+        .updateTable('idempotency_keys')
+        .set({ owner: this.#owner, updated_at: now })
+        .where('scope', '=', scope)
+        .where('key', '=', key)
+        .where('owner', '=', row.owner)
+        .where('state', '=', row.state)
+        .returning('state')
+        .executeTakeFirst();
+      if (taken) return { kind: 'taken-over' };
+      // Another process changed the claim since it was read: look again.
+    }
   }
 
-  /** Records the answer of a claimed key (joins the caller's transaction when there is one: commit it with the effect). */
-  complete(scope: string, key: string, response: string, now: number): void {
-    this.#db.prepare(`UPDATE idempotency_keys SET state = 'done', response = ?, updated_at = ? WHERE scope = ? AND key = ?`).run(response, now, scope, key);
+  /** Records the answer of a claimed key; committed when this resolves. */
+  async complete(scope: string, key: string, response: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('idempotency_keys')
+      .set({ state: 'done', response, updated_at: now })
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .execute();
   }
 
-  /** Drops a claim whose request failed without effect, so that a retry runs it. */
-  release(scope: string, key: string): void {
-    this.#db.prepare(`DELETE FROM idempotency_keys WHERE scope = ? AND key = ? AND state = 'started'`).run(scope, key);
+  /** Drops a claim whose request failed without effect, so that a retry runs it; committed when this resolves. */
+  async release(scope: string, key: string): Promise<void> {
+    await this.#db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).where('state', '=', 'started').execute();
   }
 
-  /** Runs `fn` in one transaction (an effect and its `complete`). */
-  atomically<T>(fn: () => T): T {
-    return transaction(this.#db, fn);
-  }
-
-  /** Deletes keys claimed before `before`; a later repeat runs as a new request. Returns how many. */
-  prune(before: number): number {
-    return Number(this.#db.prepare('DELETE FROM idempotency_keys WHERE created_at < ?').run(before).changes);
+  /** Deletes keys claimed before `before`; a later repeat runs as a new request. Resolves how many. */
+  async prune(before: number): Promise<number> {
+    const result = await this.#db.deleteFrom('idempotency_keys').where('created_at', '<', before).executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

@@ -1,4 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /** Where a chat command stands: never seen, run to the end (its reply is in the outbox), or cut off by a crash. */
 export type CommandState = 'new' | 'done' | 'running';
@@ -11,29 +12,43 @@ const KEEP_MS = 7 * 24 * 3_600_000;
  * crash (a connector acknowledges only after its handler finished) is not run a second time.
  */
 export class InboundCommandStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
-  /** Records that a command starts; returns 'new' when it was never seen, else how far an earlier delivery got. */
-  begin(channel: string, messageId: string, text: string, at: number): CommandState {
-    const inserted = this.#db
-      .prepare(`INSERT INTO inbound_commands (channel, message_id, text, status, started_at) VALUES (?, ?, ?, 'running', ?) ON CONFLICT DO NOTHING`)
-      .run(channel, messageId, text, at);
-    if (Number(inserted.changes) === 1) {
-      this.#db.prepare('DELETE FROM inbound_commands WHERE started_at < ?').run(at - KEEP_MS);
+  /**
+   * Records that a command starts; resolves 'new' when it was never seen, else how far an earlier delivery got. The
+   * record is committed when this resolves.
+   */
+  async begin(channel: string, messageId: string, text: string, at: number): Promise<CommandState> {
+    const inserted = await this.#db
+      .insertInto('inbound_commands')
+      .values({ channel, message_id: messageId, text, status: 'running', started_at: at })
+      .onConflict((oc) => oc.columns(['channel', 'message_id']).doNothing())
+      .returning('status')
+      .executeTakeFirst();
+    if (inserted) {
+      await this.#db.deleteFrom('inbound_commands').where('started_at', '<', at - KEEP_MS).execute();
       return 'new';
     }
-    const row = this.#db.prepare('SELECT status FROM inbound_commands WHERE channel = ? AND message_id = ?').get(channel, messageId) as
-      | { status: 'running' | 'done' }
-      | undefined;
+    const row = await this.#db
+      .selectFrom('inbound_commands')
+      .select('status')
+      .where('channel', '=', channel)
+      .where('message_id', '=', messageId)
+      .executeTakeFirst();
     return row?.status ?? 'new';
   }
 
-  /** Marks a command as run to the end (its reply handed to the outbox). */
-  finish(channel: string, messageId: string, at: number): void {
-    this.#db.prepare(`UPDATE inbound_commands SET status = 'done', finished_at = ? WHERE channel = ? AND message_id = ?`).run(at, channel, messageId);
+  /** Marks a command as run to the end (its reply handed to the outbox); committed when this resolves. */
+  async finish(channel: string, messageId: string, at: number): Promise<void> {
+    await this.#db
+      .updateTable('inbound_commands')
+      .set({ status: 'done', finished_at: at })
+      .where('channel', '=', channel)
+      .where('message_id', '=', messageId)
+      .execute();
   }
 }

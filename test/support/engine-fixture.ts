@@ -19,6 +19,7 @@ import { OPERATIONS } from '../../src/operations/table.ts';
 import { createOperationsToolbox } from '../../src/operations/toolbox.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { readFileSync } from 'node:fs';
@@ -113,7 +114,7 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
     harnesses: createHarnesses(config, logger),
   });
   const tools = lateToolbox();
-  const engine = createEngine({ config, clock, logger, db, home: dir.path, inference, outbox, toolbox: tools });
+  const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home: dir.path, inference, outbox, toolbox: tools });
   const services: OperationServices = { config, sessions, clock, engine };
   tools.bind(mergeToolboxes(toolbox, createOperationsToolbox({ ops: OPERATIONS, services })));
   if (!options.noStart) await engine.start();

@@ -53,7 +53,7 @@ export async function webGateway(options: { handler?: (connector: WebConnector) 
   outbox.register(connector);
   await outbox.start();
   const inference = new ScriptedInference();
-  const engine = createEngine({ config, clock, logger, db, home, inference, outbox });
+  const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home, inference, outbox });
   await engine.start();
   await connector.start(options.handler ? options.handler(connector) : createInboundHandler({ ops: OPERATIONS, services, engine, outbox, logger }));
   const gatewayToken = ensureToken(home, 'gateway.token');

@@ -4,7 +4,8 @@ export interface GatewayTables {
     scope: string;
     key: string;
     request_hash: string;
-    state: string;
+    /** `started` when claimed, `done` once its answer is recorded. */
+    state: 'started' | 'done';
     owner: string;
     response: string | null;
     created_at: number;
