@@ -34,7 +34,6 @@ import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/
 import { openDatabase } from './store/database.ts';
 import { sqliteKysely } from './store/kysely/connection.ts';
 import { secureHome } from './store/home-permissions.ts';
-import { sqliteKysely } from './store/kysely/connection.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { faultPoint } from './core/fault.ts';
 import { Idempotency } from './operations/idempotency.ts';
