@@ -1,23 +1,23 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
-import { silentLogger } from '../core/logger.ts';
-import { createScheduler } from '../engine/scheduler/scheduler.ts';
-import type { Scheduler } from '../engine/scheduler/scheduler.ts';
-import { createWakeRouter } from '../engine/wake/wake-router.ts';
-import { OPERATIONS } from '../operations/table.ts';
-import { ensureToken } from '../store/tokens.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
 import { captureLogger } from '../../test/support/capture-logger.ts';
+import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
 import { postHead, rawExchange } from '../../test/support/raw-http.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
-import { buildGateway } from './server.ts';
-import { registerHookRoutes } from './hooks-routes.ts';
+import { silentLogger } from '../core/logger.ts';
+import type { Scheduler } from '../engine/scheduler/scheduler.ts';
+import { createScheduler } from '../engine/scheduler/scheduler.ts';
+import { createWakeRouter } from '../engine/wake/wake-router.ts';
 import { Idempotency } from '../operations/idempotency.ts';
+import { OPERATIONS } from '../operations/table.ts';
 import { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
+import { ensureToken } from '../store/tokens.ts';
+import { registerHookRoutes } from './hooks-routes.ts';
+import { buildGateway } from './server.ts';
 
 describe('POST /hooks/wake', () => {
   let f: ManagerFixture;
@@ -29,7 +29,7 @@ describe('POST /hooks/wake', () => {
   let hooksToken: string;
 
   /** Serves the real gateway; `lastResort` wires the heartbeat run as the wake's last resort. */
-  async function serve(lastResort: boolean): Promise<void> {
+  async function serve(lastResort: boolean, idempotency: Idempotency = keys()): Promise<void> {
     const wake = createWakeRouter({
       db: sqliteKysely(f.db),
       sessions: f.manager,
@@ -48,7 +48,7 @@ describe('POST /hooks/wake', () => {
       logs: f.logs,
       version: 'test',
       startedAt: 0,
-      hooks: { token: hooksToken, wake, heartbeat: scheduler.heartbeat, idempotency: keys() },
+      hooks: { token: hooksToken, wake, heartbeat: scheduler.heartbeat, idempotency },
     });
     url = await app.listen({ host: '127.0.0.1', port: 0 });
   }
@@ -69,7 +69,7 @@ describe('POST /hooks/wake', () => {
   beforeEach(async () => {
     f = managerFixture({ 'gateway.port': 0 });
     engine = new RecordingEngine();
-    scheduler = createScheduler({ db: f.db, engine, clock: f.clock, logger: silentLogger(), config: f.config });
+    scheduler = createScheduler({ db: sqliteKysely(f.db), engine, clock: f.clock, logger: silentLogger(), config: f.config });
     await scheduler.start();
     gatewayToken = ensureToken(f.home, 'gateway.token');
     hooksToken = ensureToken(f.home, 'hooks.token');
@@ -168,6 +168,30 @@ describe('POST /hooks/wake', () => {
     f.clock.advance(30 * 60_000);
     await scheduler.heartbeat.idle();
     assert.equal(engine.runs.length, 1, 'included once');
+  });
+
+  it('"next-heartbeat" under a key queues the event and stores the answer in one transaction: both or neither', async () => {
+    /** Fails to write the first answer, as a crash between the two writes would leave it. */
+    class AnswerFailsOnce extends IdempotencyKeyStore {
+      #failed = false;
+      override async complete(...args: Parameters<IdempotencyKeyStore['complete']>): Promise<void> {
+        if (!this.#failed) {
+          this.#failed = true;
+          throw new Error('the answer could not be written');
+        }
+        await super.complete(...args);
+      }
+    }
+    await serve(false, new Idempotency(new AnswerFailsOnce(sqliteKysely(f.db), 'test-process'), f.clock, new IdempotencyKeyJoin(f.db)));
+    const auth = { authorization: `Bearer ${hooksToken}`, 'idempotency-key': 'hb-atomic' };
+    const failed = await wake({ text: 'nightly backup failed', mode: 'next-heartbeat' }, auth);
+    assert.equal(failed.status, 500);
+    assert.equal((await scheduler.heartbeat.status()).pendingEvents, 0, 'the event went with the answer');
+    const queued = await wake({ text: 'nightly backup failed', mode: 'next-heartbeat' }, auth);
+    assert.equal(queued.status, 200, 'the key was freed: the repeat runs');
+    const again = await wake({ text: 'nightly backup failed', mode: 'next-heartbeat' }, auth);
+    assert.deepEqual(again.json, queued.json, 'the answer committed with the event');
+    assert.equal((await scheduler.heartbeat.status()).pendingEvents, 1, 'queued once');
   });
 
   it('answers a 5xx through the gateway\'s one error handler, and logs every 5xx once', async () => {

@@ -7,11 +7,11 @@ import { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
-import { IdempotencyError, idempotencyKeySchema, keyDigest } from '../operations/idempotency.ts';
-import type { Idempotency, KeyCommit, KeyedAnswer } from '../operations/idempotency.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Heartbeat } from '../engine/scheduler/heartbeat.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
+import type { Idempotency, KeyCommit, KeyedAnswer } from '../operations/idempotency.ts';
+import { IdempotencyError, idempotencyKeySchema, keyDigest } from '../operations/idempotency.ts';
 
 /** What the hook routes need from the daemon. */
 export interface HookRouteDeps {
@@ -78,16 +78,17 @@ function idempotencyKeyOf(header: string | string[] | undefined, field: string |
 
 /**
  * Runs one wake and returns its answer. `messageId` (from the idempotency key) makes the engine deduplicate a repeat;
- * `commit` records a 200 answer together with the queued heartbeat event (one transaction).
+ * `commit` records a 200 answer together with the queued heartbeat event (one transaction: a crash leaves both or
+ * neither).
  */
 async function wakeAnswer(deps: HookRouteDeps, text: string, mode: 'now' | 'next-heartbeat', messageId: string | undefined, commit: KeyCommit | null): Promise<HookAnswer> {
   const { logger } = deps;
   if (mode === 'next-heartbeat') {
     try {
-      return deps.idempotency.atomically(() => {
-        const { event, nextRunAt } = deps.heartbeat.queueEvent(text, 'hook');
+      return await deps.idempotency.atomically(async (trx) => {
+        const { event, nextRunAt } = await deps.heartbeat.queueEvent(text, 'hook', trx);
         const answer: HookAnswer = { status: 200, body: { ok: true, mode, queued: event.id, nextHeartbeatAt: new Date(nextRunAt).toISOString() } };
-        commit?.commit(answer);
+        await commit?.commitIn(trx, answer);
         return answer;
       });
     } catch (error) {

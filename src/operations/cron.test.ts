@@ -1,18 +1,18 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { silentLogger } from '../core/logger.ts';
-import { createScheduler } from '../engine/scheduler/scheduler.ts';
-import type { Scheduler } from '../engine/scheduler/scheduler.ts';
-import { createWakeRouter } from '../engine/wake/wake-router.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
+import { silentLogger } from '../core/logger.ts';
+import type { Scheduler } from '../engine/scheduler/scheduler.ts';
+import { createScheduler } from '../engine/scheduler/scheduler.ts';
+import { createWakeRouter } from '../engine/wake/wake-router.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { runCommand } from './commands.ts';
 import type { Caller, OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 import { runTool } from './tools.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 
 const chat: Caller = { kind: 'chat', channel: 'telegram|42', userId: '42' };
 const agent: Caller = { kind: 'agent', sessionId: 'eng-1' };
@@ -26,7 +26,7 @@ describe('cron and heartbeat operations', () => {
   beforeEach(async () => {
     f = managerFixture({ 'scheduler.timezone': 'UTC' });
     engine = new RecordingEngine();
-    scheduler = createScheduler({ db: f.db, engine, clock: f.clock, logger: silentLogger(), config: f.config });
+    scheduler = createScheduler({ db: sqliteKysely(f.db), engine, clock: f.clock, logger: silentLogger(), config: f.config });
     await scheduler.start();
     const wake = createWakeRouter({ db: sqliteKysely(f.db), sessions: f.manager, engine, clock: f.clock, logger: silentLogger(), config: f.config });
     services = { config: f.config, sessions: f.manager, clock: f.clock, scheduler, wake };

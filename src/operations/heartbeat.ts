@@ -1,9 +1,9 @@
 import { z } from 'zod';
+import { iso } from '../engine/scheduler/cron-run-text.ts';
 import type { HeartbeatRunResult, HeartbeatStatus } from '../engine/scheduler/heartbeat.ts';
 import type { SchedulerStatus } from '../engine/scheduler/scheduler.ts';
 import type { WakeStats } from '../engine/wake/wake-router.ts';
 import type { HeartbeatTask } from '../store/heartbeat-store.ts';
-import { iso } from '../engine/scheduler/cron-run-text.ts';
 import { when } from './cron.ts';
 import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';
@@ -51,7 +51,7 @@ export const heartbeatListOperation = defineOperation({
   },
   async run(ctx): Promise<{ tasks: HeartbeatTask[]; status: HeartbeatStatus }> {
     const { heartbeat } = ctx.services.scheduler;
-    return { tasks: heartbeat.listTasks(), status: heartbeat.status() };
+    return { tasks: await heartbeat.listTasks(), status: await heartbeat.status() };
   },
   format(r) {
     const tasks = r.tasks.length === 0 ? 'No heartbeat tasks.' : r.tasks.map((t, i) => `${i + 1}. ${t.title} [${t.id}]\n   📝 "${truncate(t.prompt, 80)}"`).join('\n');

@@ -3,12 +3,14 @@
 // same key is refused. Keys are claimed durably before the request runs, so a repeat after a crash never runs it twice:
 // an effect either commits its answer in its own transaction (KeyCommit) or is keyed downstream (a wake's message id).
 import { createHash } from 'node:crypto';
+import type { Transaction } from 'kysely';
 import { z } from 'zod';
-import type { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
-import type { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
+import type { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
+import type { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
+import type { Database } from '../store/tables/index.ts';
 
 /** How long a key is remembered after its first request (like Stripe: 24 hours); a later repeat runs anew. */
 export const IDEMPOTENCY_KEY_RETENTION_MS = 24 * 3_600_000;
@@ -49,7 +51,10 @@ export interface KeyedRequest {
 
 /** Lets an effect record its answer inside its own transaction, so the effect and the answer commit together. */
 export interface KeyCommit {
+  /** Records the answer in the open synchronous transaction of a store not on Kysely yet (IdempotencyKeyJoin). */
   commit(response: unknown): void;
+  /** Records the answer in `trx` (a transaction from `Idempotency.atomically`); resolves once it is written there. */
+  commitIn(trx: Transaction<Database>, response: unknown): Promise<void>;
 }
 
 /** What an effect ended with: an answer to keep for repeats, or an answer after which nothing happened (key freed). */
@@ -84,7 +89,7 @@ export class Idempotency {
   #clock: Clock;
   #join: IdempotencyKeyJoin;
 
-  /** `join` records answers inside an effect's synchronous transaction (KeyCommit, atomically). */
+  /** `join` records answers inside an effect's synchronous transaction (KeyCommit.commit). */
   constructor(store: IdempotencyKeyStore, clock: Clock, join: IdempotencyKeyJoin) {
     this.#store = store;
     this.#clock = clock;
@@ -122,6 +127,10 @@ export class Idempotency {
         this.#join.complete(scope, key, JSON.stringify(response), this.#clock.now());
         committed = true;
       },
+      commitIn: async (trx, response) => {
+        await this.#store.complete(scope, key, JSON.stringify(response), this.#clock.now(), trx);
+        committed = true;
+      },
     };
     let outcome: KeyedOutcome;
     try {
@@ -139,8 +148,11 @@ export class Idempotency {
     return { response: outcome.response, replayed: false };
   }
 
-  /** Runs `fn` in one database transaction: an effect and its `commit` commit together. */
-  atomically<T>(fn: () => T): T {
-    return this.#join.atomically(fn);
+  /**
+   * Runs `fn` in one database transaction and resolves to its result once it committed: an effect written through
+   * `trx` and its `commitIn(trx, …)` commit together or not at all.
+   */
+  async atomically<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return this.#store.atomically(fn);
   }
 }

@@ -1,5 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /** One recurring heartbeat task: a title and what to check. */
 export interface HeartbeatTask {
@@ -31,6 +31,7 @@ export interface HeartbeatState {
 /** `posting` until the engine accepted it (found at start = cut off by a crash); see CronRunStatus for the rest. */
 export type HeartbeatRunStatus = 'posting' | 'posted' | 'failed' | 'abandoned';
 
+/** One heartbeat run: its prompt as posted and what became of it. */
 export interface HeartbeatRun {
   id: number;
   messageId: string;
@@ -47,29 +48,28 @@ export interface HeartbeatRun {
   finishedAt: number | null;
 }
 
-interface RunRow {
-  id: number;
-  message_id: string;
-  reason: string;
-  prompt: string;
-  status: string;
-  attempts: number;
-  tasks: number;
-  events: number;
-  session_id: string | null;
-  duplicate: number;
-  error: string | null;
-  created_at: number;
-  finished_at: number | null;
+/** The id of the one heartbeat_state row. */
+const STATE_ID = 1;
+
+function taskFromRow(r: Selectable<Database['heartbeat_tasks']>): HeartbeatTask {
+  return { id: r.id, title: r.title, prompt: r.prompt, createdAt: r.created_at, updatedAt: r.updated_at };
 }
 
-function runFromRow(r: RunRow): HeartbeatRun {
+function eventFromRow(r: Selectable<Database['heartbeat_events']>): HeartbeatEvent {
+  return { id: r.id, text: r.text, source: r.source, createdAt: r.created_at, runId: r.run_id };
+}
+
+function stateFromRow(r: Selectable<Database['heartbeat_state']>): HeartbeatState {
+  return { anchorAt: r.anchor_at, lastRunAt: r.last_run_at, lastReason: r.last_reason };
+}
+
+function runFromRow(r: Selectable<Database['heartbeat_runs']>): HeartbeatRun {
   return {
     id: r.id,
     messageId: r.message_id,
     reason: r.reason,
     prompt: r.prompt,
-    status: r.status as HeartbeatRunStatus,
+    status: r.status,
     attempts: r.attempts,
     tasks: r.tasks,
     events: r.events,
@@ -81,125 +81,136 @@ function runFromRow(r: RunRow): HeartbeatRun {
   };
 }
 
-interface EventRow {
-  id: number;
-  text: string;
-  source: string;
-  created_at: number;
-  run_id: number | null;
-}
-
-function eventFromRow(r: EventRow): HeartbeatEvent {
-  return { id: r.id, text: r.text, source: r.source, createdAt: r.created_at, runId: r.run_id };
-}
-
-/** SQLite persistence of the heartbeat: tasks, cadence, queued events and runs. */
+/**
+ * Persistence of the heartbeat: tasks, cadence, queued events and runs. Every method resolves once its statement or
+ * transaction committed (or, given a caller's transaction, once it ran in it).
+ */
 export class HeartbeatStore {
-  #db: DatabaseSync;
+  #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
-  insertTask(task: HeartbeatTask): void {
-    this.#db
-      .prepare('INSERT INTO heartbeat_tasks (id, title, prompt, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
-      .run(task.id, task.title, task.prompt, task.createdAt, task.updatedAt);
+  /** Stores a new task; rejects on a taken id or title. */
+  async insertTask(task: HeartbeatTask): Promise<void> {
+    await this.#db
+      .insertInto('heartbeat_tasks')
+      .values({ id: task.id, title: task.title, prompt: task.prompt, created_at: task.createdAt, updated_at: task.updatedAt })
+      .execute();
   }
 
   /** The task with this id, or else this title. */
-  resolveTask(ref: string): HeartbeatTask | undefined {
-    const row = this.#db.prepare('SELECT * FROM heartbeat_tasks WHERE id = ? OR title = ? ORDER BY id = ? DESC LIMIT 1').get(ref, ref, ref) as
-      | { id: string; title: string; prompt: string; created_at: number; updated_at: number }
-      | undefined;
-    return row ? { id: row.id, title: row.title, prompt: row.prompt, createdAt: row.created_at, updatedAt: row.updated_at } : undefined;
+  async resolveTask(ref: string): Promise<HeartbeatTask | undefined> {
+    const rows = await this.#db
+      .selectFrom('heartbeat_tasks')
+      .selectAll()
+      .where((eb) => eb.or([eb('id', '=', ref), eb('title', '=', ref)]))
+      .execute();
+    const row = rows.find((r) => r.id === ref) ?? rows[0];
+    return row ? taskFromRow(row) : undefined;
   }
 
-  /** Every task, oldest first (the order of the batch prompt). */
-  listTasks(): HeartbeatTask[] {
-    const rows = this.#db.prepare('SELECT * FROM heartbeat_tasks ORDER BY created_at, rowid').all() as unknown as {
-      id: string;
-      title: string;
-      prompt: string;
-      created_at: number;
-      updated_at: number;
-    }[];
-    return rows.map((r) => ({ id: r.id, title: r.title, prompt: r.prompt, createdAt: r.created_at, updatedAt: r.updated_at }));
+  /** Every task, oldest first (the order of the batch prompt; tasks made in the same millisecond by id). */
+  async listTasks(): Promise<HeartbeatTask[]> {
+    return listTasks(this.#db);
   }
 
-  deleteTask(id: string): boolean {
-    return Number(this.#db.prepare('DELETE FROM heartbeat_tasks WHERE id = ?').run(id).changes) > 0;
+  /** Deletes a task; resolves false when there was none. */
+  async deleteTask(id: string): Promise<boolean> {
+    const result = await this.#db.deleteFrom('heartbeat_tasks').where('id', '=', id).executeTakeFirst();
+    return result.numDeletedRows > 0n;
   }
 
-  /** The cadence state; created with `anchorAt = now` on first use. */
-  state(now: number): HeartbeatState {
-    this.#db.prepare('INSERT OR IGNORE INTO heartbeat_state (id, anchor_at) VALUES (1, ?)').run(now);
-    const row = this.#db.prepare('SELECT anchor_at, last_run_at, last_reason FROM heartbeat_state WHERE id = 1').get() as {
-      anchor_at: number;
-      last_run_at: number | null;
-      last_reason: string | null;
-    };
-    return { anchorAt: row.anchor_at, lastRunAt: row.last_run_at, lastReason: row.last_reason };
+  /** The cadence state; made with `anchorAt = now` the first time it is missing (a read writes nothing after that). */
+  async state(now: number): Promise<HeartbeatState> {
+    return state(this.#db, now);
   }
 
   /** A timer tick with nothing to send: the cadence moves on without a run. */
-  setAnchor(at: number): void {
-    this.#db.prepare('UPDATE heartbeat_state SET anchor_at = ? WHERE id = 1').run(at);
-  }
-
-  /** Queues text for the next run; returns the event. */
-  addEvent(text: string, source: string, now: number): HeartbeatEvent {
-    const result = this.#db.prepare('INSERT INTO heartbeat_events (text, source, created_at) VALUES (?, ?, ?)').run(text, source, now);
-    return { id: Number(result.lastInsertRowid), text, source, createdAt: now, runId: null };
-  }
-
-  /** Events no run has taken yet, oldest first. */
-  pendingEvents(): HeartbeatEvent[] {
-    return (this.#db.prepare('SELECT * FROM heartbeat_events WHERE run_id IS NULL ORDER BY id').all() as unknown as EventRow[]).map(eventFromRow);
-  }
-
-  /** Events carried by a run. */
-  eventsOf(runId: number): HeartbeatEvent[] {
-    return (this.#db.prepare('SELECT * FROM heartbeat_events WHERE run_id = ? ORDER BY id').all(runId) as unknown as EventRow[]).map(eventFromRow);
+  async setAnchor(at: number): Promise<void> {
+    await this.#db.updateTable('heartbeat_state').set({ anchor_at: at }).where('id', '=', STATE_ID).execute();
   }
 
   /**
-   * Writes a run's intent (status `posting`), claims the given events for it and moves the cadence anchor to `now`,
+   * Queues text for the next run; resolves to the event and the cadence it waits on, read in the same transaction.
+   * Given `trx`, both run in the caller's transaction (so what the caller writes there commits with the event, e.g. an
+   * idempotency key's answer); else in one of their own.
+   */
+  async addEvent(text: string, source: string, now: number, trx?: Transaction<Database>): Promise<{ event: HeartbeatEvent; state: HeartbeatState }> {
+    const queue = async (db: Kysely<Database>) => {
+      const cadence = await state(db, now);
+      const row = await db.insertInto('heartbeat_events').values({ text, source, created_at: now }).returningAll().executeTakeFirstOrThrow();
+      return { event: eventFromRow(row), state: cadence };
+    };
+    return trx ? queue(trx) : this.#db.transaction().execute(queue);
+  }
+
+  /** Events no run has taken yet, oldest first. */
+  async pendingEvents(): Promise<HeartbeatEvent[]> {
+    return pendingEvents(this.#db);
+  }
+
+  /** Events carried by a run, oldest first. */
+  async eventsOf(runId: number): Promise<HeartbeatEvent[]> {
+    const rows = await this.#db.selectFrom('heartbeat_events').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+    return rows.map(eventFromRow);
+  }
+
+  /**
+   * Writes a run's intent (status `posting`), claims the events waiting for it and moves the cadence anchor to `now`,
    * in one transaction. `build` makes the prompt from the tasks and the events still waiting at that moment.
    */
-  beginRun(input: { messageId: string; reason: string; now: number; build: (tasks: HeartbeatTask[], events: HeartbeatEvent[]) => string }): HeartbeatRun {
-    return transaction(this.#db, () => {
-      this.state(input.now);
-      const tasks = this.listTasks();
-      const events = this.pendingEvents();
+  async beginRun(input: { messageId: string; reason: string; now: number; build: (tasks: HeartbeatTask[], events: HeartbeatEvent[]) => string }): Promise<HeartbeatRun> {
+    return this.#db.transaction().execute(async (trx) => {
+      await state(trx, input.now);
+      const tasks = await listTasks(trx);
+      const events = await pendingEvents(trx);
       const prompt = input.build(tasks, events);
-      const result = this.#db
-        .prepare(
-          `INSERT INTO heartbeat_runs (message_id, reason, prompt, status, attempts, tasks, events, created_at)
-           VALUES (?, ?, ?, 'posting', 1, ?, ?, ?)`,
-        )
-        .run(input.messageId, input.reason, prompt, tasks.length, events.length, input.now);
-      const runId = Number(result.lastInsertRowid);
-      const claim = this.#db.prepare('UPDATE heartbeat_events SET run_id = ? WHERE id = ?');
-      for (const event of events) claim.run(runId, event.id);
-      this.#db.prepare('UPDATE heartbeat_state SET anchor_at = ?, last_reason = ? WHERE id = 1').run(input.now, input.reason);
-      return this.run(runId) as HeartbeatRun;
+      const row = await trx
+        .insertInto('heartbeat_runs')
+        .values({ message_id: input.messageId, reason: input.reason, prompt, status: 'posting', attempts: 1, tasks: tasks.length, events: events.length, created_at: input.now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      if (events.length > 0) {
+        await trx
+          .updateTable('heartbeat_events')
+          .set({ run_id: row.id })
+          .where(
+            'id',
+            'in',
+            events.map((e) => e.id),
+          )
+          .execute();
+      }
+      await trx.updateTable('heartbeat_state').set({ anchor_at: input.now, last_reason: input.reason }).where('id', '=', STATE_ID).execute();
+      return runFromRow(row);
     });
   }
 
   /** Counts one more attempt at posting a run found unfinished after a restart. */
-  retryRun(id: number): void {
-    this.#db.prepare('UPDATE heartbeat_runs SET attempts = attempts + 1 WHERE id = ?').run(id);
+  async retryRun(id: number): Promise<void> {
+    await this.#db
+      .updateTable('heartbeat_runs')
+      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
+      .where('id', '=', id)
+      .execute();
   }
 
-  /** Records a run as accepted by the engine, sets the last run time, trims old runs. */
-  finishRun(id: number, outcome: { sessionId: string; duplicate: boolean; now: number }, keepRuns: number): void {
-    transaction(this.#db, () => {
-      this.#db
-        .prepare("UPDATE heartbeat_runs SET status = 'posted', session_id = ?, duplicate = ?, finished_at = ?, error = NULL WHERE id = ?")
-        .run(outcome.sessionId, outcome.duplicate ? 1 : 0, outcome.now, id);
-      this.#db.prepare('UPDATE heartbeat_state SET last_run_at = ? WHERE id = 1').run(outcome.now);
-      this.#trim(keepRuns);
+  /** Records a run as accepted by the engine, sets the last run time and keeps the newest `keepRuns` finished runs. */
+  async finishRun(id: number, outcome: { sessionId: string; duplicate: boolean; now: number }, keepRuns: number): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx
+        .updateTable('heartbeat_runs')
+        .set({ status: 'posted', session_id: outcome.sessionId, duplicate: outcome.duplicate ? 1 : 0, finished_at: outcome.now, error: null })
+        .where('id', '=', id)
+        .execute();
+      await trx.updateTable('heartbeat_state').set({ last_run_at: outcome.now }).where('id', '=', STATE_ID).execute();
+      await trx
+        .deleteFrom('heartbeat_runs')
+        .where('status', '!=', 'posting')
+        .where('id', 'not in', (eb) => eb.selectFrom('heartbeat_runs').select('id').orderBy('id', 'desc').limit(keepRuns))
+        .execute();
     });
   }
 
@@ -207,33 +218,53 @@ export class HeartbeatStore {
    * Records a run that was refused (`failed`: its events wait for the next run again) or cut off by crashes twice
    * (`abandoned`: its events stay with it, as it was most likely accepted).
    */
-  failRun(id: number, status: 'failed' | 'abandoned', error: string, now: number): void {
-    transaction(this.#db, () => {
-      this.#db.prepare('UPDATE heartbeat_runs SET status = ?, error = ?, finished_at = ? WHERE id = ?').run(status, error, now, id);
-      if (status === 'failed') this.#db.prepare('UPDATE heartbeat_events SET run_id = NULL WHERE run_id = ?').run(id);
+  async failRun(id: number, status: 'failed' | 'abandoned', error: string, now: number): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.updateTable('heartbeat_runs').set({ status, error, finished_at: now }).where('id', '=', id).execute();
+      if (status === 'failed') await trx.updateTable('heartbeat_events').set({ run_id: null }).where('run_id', '=', id).execute();
     });
   }
 
-  run(id: number): HeartbeatRun | undefined {
-    const row = this.#db.prepare('SELECT * FROM heartbeat_runs WHERE id = ?').get(id) as RunRow | undefined;
+  /** One run by id. */
+  async run(id: number): Promise<HeartbeatRun | undefined> {
+    const row = await this.#db.selectFrom('heartbeat_runs').selectAll().where('id', '=', id).executeTakeFirst();
     return row ? runFromRow(row) : undefined;
   }
 
   /** Runs whose post was started and never recorded, oldest first. */
-  unfinishedRuns(): HeartbeatRun[] {
-    return (this.#db.prepare("SELECT * FROM heartbeat_runs WHERE status = 'posting' ORDER BY id").all() as unknown as RunRow[]).map(runFromRow);
+  async unfinishedRuns(): Promise<HeartbeatRun[]> {
+    const rows = await this.#db.selectFrom('heartbeat_runs').selectAll().where('status', '=', 'posting').orderBy('id').execute();
+    return rows.map(runFromRow);
   }
 
   /** The newest runs, newest first. */
-  runs(limit = 20): HeartbeatRun[] {
-    return (this.#db.prepare('SELECT * FROM heartbeat_runs ORDER BY id DESC LIMIT ?').all(limit) as unknown as RunRow[]).map(runFromRow);
+  async runs(limit = 20): Promise<HeartbeatRun[]> {
+    const rows = await this.#db.selectFrom('heartbeat_runs').selectAll().orderBy('id', 'desc').limit(limit).execute();
+    return rows.map(runFromRow);
   }
+}
 
-  #trim(keep: number): void {
-    this.#db
-      .prepare(
-        `DELETE FROM heartbeat_runs WHERE status != 'posting' AND id NOT IN (SELECT id FROM heartbeat_runs ORDER BY id DESC LIMIT ?)`,
-      )
-      .run(keep);
-  }
+/** The cadence state read through `db` (the store or a transaction); inserted with `anchorAt = now` only when missing. */
+async function state(db: Kysely<Database>, now: number): Promise<HeartbeatState> {
+  const read = () => db.selectFrom('heartbeat_state').selectAll().where('id', '=', STATE_ID).executeTakeFirst();
+  const row = await read();
+  if (row) return stateFromRow(row);
+  await db
+    .insertInto('heartbeat_state')
+    .values({ id: STATE_ID, anchor_at: now })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute();
+  const made = await read();
+  if (!made) throw new Error('heartbeat_state: the cadence row is missing right after it was inserted');
+  return stateFromRow(made);
+}
+
+async function listTasks(db: Kysely<Database>): Promise<HeartbeatTask[]> {
+  const rows = await db.selectFrom('heartbeat_tasks').selectAll().orderBy('created_at').orderBy('id').execute();
+  return rows.map(taskFromRow);
+}
+
+async function pendingEvents(db: Kysely<Database>): Promise<HeartbeatEvent[]> {
+  const rows = await db.selectFrom('heartbeat_events').selectAll().where('run_id', 'is', null).orderBy('id').execute();
+  return rows.map(eventFromRow);
 }

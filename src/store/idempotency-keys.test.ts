@@ -1,10 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it, test } from 'node:test';
+import type { Transaction } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
-import { openDatabase } from './database.ts';
+import { openDatabase, transaction } from './database.ts';
 import { IdempotencyKeyJoin } from './idempotency-key-join.ts';
 import { IdempotencyKeyStore } from './idempotency-keys.ts';
 import { sqliteKysely } from './kysely/connection.ts';
+import type { Database } from './tables/index.ts';
 
 describeEachDatabase('IdempotencyKeyStore', (fresh) => {
   test('claims a key once per process: a repeat while it runs is in progress; after it is done, the answer is replayed', async () => {
@@ -43,6 +45,32 @@ describeEachDatabase('IdempotencyKeyStore', (fresh) => {
   });
 });
 
+describeEachDatabase('IdempotencyKeyStore.atomically', (fresh) => {
+  test('records an answer in the transaction of an effect: both commit, or neither', async () => {
+    const { db } = await fresh();
+    const keys = new IdempotencyKeyStore(db, 'proc');
+    await keys.claim('hooks:wake', 'a', 'h', 1);
+    await keys.claim('hooks:wake', 'b', 'h', 1);
+    const effect = (trx: Transaction<Database>, text: string) =>
+      trx.insertInto('heartbeat_events').values({ text, source: 'hook', created_at: 2 }).execute();
+    await keys.atomically(async (trx) => {
+      await effect(trx, 'a');
+      await keys.complete('hooks:wake', 'a', '"a"', 2, trx);
+    });
+    await assert.rejects(
+      keys.atomically(async (trx) => {
+        await effect(trx, 'b');
+        await keys.complete('hooks:wake', 'b', '"b"', 2, trx);
+        throw new Error('the effect failed');
+      }),
+      /the effect failed/,
+    );
+    assert.deepEqual(await keys.claim('hooks:wake', 'a', 'h', 3), { kind: 'replay', response: '"a"' });
+    assert.deepEqual(await keys.claim('hooks:wake', 'b', 'h', 3), { kind: 'in-progress' }, 'rolled back with its effect');
+    assert.deepEqual((await db.selectFrom('heartbeat_events').select('text').execute()).map((r) => r.text), ['a']);
+  });
+});
+
 describe('IdempotencyKeyJoin', () => {
   it('records an answer in the transaction of a synchronous effect: both commit, or neither', async () => {
     const db = openDatabase(':memory:');
@@ -50,9 +78,9 @@ describe('IdempotencyKeyJoin', () => {
     const join = new IdempotencyKeyJoin(db);
     await keys.claim('hooks:wake', 'a', 'h', 1);
     await keys.claim('hooks:wake', 'b', 'h', 1);
-    join.atomically(() => join.complete('hooks:wake', 'a', '"a"', 2));
+    transaction(db, () => join.complete('hooks:wake', 'a', '"a"', 2));
     assert.throws(() =>
-      join.atomically(() => {
+      transaction(db, () => {
         join.complete('hooks:wake', 'b', '"b"', 2);
         throw new Error('the effect failed');
       }),

@@ -1,4 +1,4 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { Database } from './tables/index.ts';
 
 /**
@@ -66,14 +66,25 @@ export class IdempotencyKeyStore {
     }
   }
 
-  /** Records the answer of a claimed key; committed when this resolves. */
-  async complete(scope: string, key: string, response: string, now: number): Promise<void> {
-    await this.#db
+  /**
+   * Records the answer of a claimed key; committed when this resolves, or, given `trx`, written in that transaction
+   * (so it commits with the effect written there, see `atomically`).
+   */
+  async complete(scope: string, key: string, response: string, now: number, trx?: Transaction<Database>): Promise<void> {
+    await (trx ?? this.#db)
       .updateTable('idempotency_keys')
       .set({ state: 'done', response, updated_at: now })
       .where('scope', '=', scope)
       .where('key', '=', key)
       .execute();
+  }
+
+  /**
+   * Runs `fn` in one transaction of the keys' database and resolves to its result once it committed: an effect written
+   * through `trx` and `complete(…, trx)` commit together or not at all.
+   */
+  async atomically<T>(fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+    return this.#db.transaction().execute(fn);
   }
 
   /** Drops a claim whose request failed without effect, so that a retry runs it; committed when this resolves. */

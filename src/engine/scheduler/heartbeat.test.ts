@@ -1,22 +1,23 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../../core/clock.ts';
-import { loadConfig } from '../../core/config-load.ts';
-import { AppError } from '../../core/errors.ts';
-import { openDatabase } from '../../store/database.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { HeartbeatStore } from '../../store/heartbeat-store.ts';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
+import { SteppingClock } from '../../../test/support/stepping-clock.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { loadConfig } from '../../core/config-load.ts';
+import { AppError } from '../../core/errors.ts';
+import type { DatabaseSync } from '../../store/database.ts';
+import { openDatabase } from '../../store/database.ts';
+import { HeartbeatStore } from '../../store/heartbeat-store.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { Heartbeat } from './heartbeat.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const MIN = 60_000;
 
 interface Daemon {
-  clock: ManualClock;
+  clock: SteppingClock;
   db: DatabaseSync;
   store: HeartbeatStore;
   heartbeat: Heartbeat;
@@ -30,9 +31,9 @@ describe('Heartbeat', () => {
 
   function boot(at: number, overrides: Record<string, unknown> = {}): Daemon {
     const { config } = loadConfig({ home: dir.path, env: {}, overrides });
-    const clock = new ManualClock(at);
+    const clock = new SteppingClock(at);
     const db = openDatabase(join(dir.path, 'state.db'));
-    const store = new HeartbeatStore(db);
+    const store = new HeartbeatStore(sqliteKysely(db));
     const log = captureLogger();
     const heartbeat = new Heartbeat({ store, engine, clock, logger: log.logger, config });
     const d = { clock, db, store, heartbeat, log };
@@ -41,7 +42,7 @@ describe('Heartbeat', () => {
   }
 
   async function advance(d: Daemon, ms: number): Promise<void> {
-    d.clock.advance(ms);
+    await d.clock.advance(ms);
     await d.heartbeat.idle();
   }
 
@@ -58,10 +59,12 @@ describe('Heartbeat', () => {
   it('sends every task as one batch prompt to the heartbeat session on the interval', async () => {
     const d = boot(T0);
     await d.heartbeat.start();
-    const ci = d.heartbeat.addTask({ title: 'Check CI', prompt: 'Look at the failing builds.' });
-    d.heartbeat.addTask({ title: 'Inbox', prompt: 'Summarize new issues.' });
-    assert.throws(() => d.heartbeat.addTask({ title: 'Inbox', prompt: 'x' }), /already exists/);
-    assert.throws(() => d.heartbeat.addTask({ title: ' ', prompt: 'x' }), (e: unknown) => e instanceof AppError && e.field === 'title');
+    const ci = await d.heartbeat.addTask({ title: 'Check CI', prompt: 'Look at the failing builds.' });
+    // Batch order is the creation time: tasks made in the same millisecond are listed by id.
+    await d.clock.advance(1);
+    await d.heartbeat.addTask({ title: 'Inbox', prompt: 'Summarize new issues.' });
+    await assert.rejects(d.heartbeat.addTask({ title: 'Inbox', prompt: 'x' }), /already exists/);
+    await assert.rejects(d.heartbeat.addTask({ title: ' ', prompt: 'x' }), (e: unknown) => e instanceof AppError && e.field === 'title');
     await advance(d, 29 * MIN);
     assert.equal(engine.posts.length, 0);
     await advance(d, 1 * MIN);
@@ -71,7 +74,7 @@ describe('Heartbeat', () => {
     assert.equal(post?.origin, 'heartbeat');
     assert.match(post?.text ?? '', /^# Heartbeat run — 2026-01-01T00:30:00.000Z \(timer\)/);
     assert.match(post?.text ?? '', new RegExp(`### 1\\. Check CI\\nid: ${ci.id}\\n\\nLook at the failing builds\\.\\n\\n### 2\\. Inbox\\nid: .+\\n\\nSummarize new issues\\.`));
-    assert.equal(d.heartbeat.status().lastRunAt, T0 + 30 * MIN);
+    assert.equal((await d.heartbeat.status()).lastRunAt, T0 + 30 * MIN);
     await advance(d, 30 * MIN);
     assert.equal(engine.runs.length, 2);
     await d.heartbeat.stop();
@@ -83,7 +86,7 @@ describe('Heartbeat', () => {
     await advance(d, 95 * MIN);
     assert.equal(engine.posts.length, 0);
     assert.equal(d.log.find('debug', /no tasks and no queued events/).length, 3);
-    assert.equal(d.heartbeat.nextRunAt(), T0 + 120 * MIN);
+    assert.equal(await d.heartbeat.nextRunAt(), T0 + 120 * MIN);
     await d.heartbeat.stop();
   });
 
@@ -97,7 +100,7 @@ describe('Heartbeat', () => {
     assert.equal(engine.runs.length, 2);
     assert.match(engine.posts[1]?.text ?? '', /There are no heartbeat tasks; only the events below\.[\s\S]*### Event 1 \(wake, 2026-01-01T00:00:00.000Z\)\n\nCoding session "fix" completed\./);
     // An explicit run moves the cadence: the next timer run is a full interval later.
-    assert.equal(d.heartbeat.nextRunAt(), T0 + 30 * MIN);
+    assert.equal(await d.heartbeat.nextRunAt(), T0 + 30 * MIN);
     await d.heartbeat.stop();
   });
 
@@ -105,15 +108,15 @@ describe('Heartbeat', () => {
     const d = boot(T0);
     await d.heartbeat.start();
     await advance(d, 10 * MIN);
-    const { nextRunAt } = d.heartbeat.queueEvent('deploy finished', 'hook');
+    const { nextRunAt } = await d.heartbeat.queueEvent('deploy finished', 'hook');
     assert.equal(nextRunAt, T0 + 30 * MIN);
-    d.heartbeat.queueEvent('backup failed', 'hook');
+    await d.heartbeat.queueEvent('backup failed', 'hook');
     await advance(d, 20 * MIN);
     assert.equal(engine.runs.length, 1);
     const text = engine.runs[0]?.text ?? '';
     assert.match(text, /### Event 1 \(hook, 2026-01-01T00:10:00.000Z\)\n\ndeploy finished\n\n### Event 2 \(hook, .+\)\n\nbackup failed/);
-    assert.equal(d.heartbeat.status().pendingEvents, 0);
-    d.heartbeat.addTask({ title: 'T', prompt: 'p' });
+    assert.equal((await d.heartbeat.status()).pendingEvents, 0);
+    await d.heartbeat.addTask({ title: 'T', prompt: 'p' });
     await advance(d, 30 * MIN);
     assert.equal(engine.runs.length, 2);
     assert.doesNotMatch(engine.runs[1]?.text ?? '', /deploy finished|## Events/);
@@ -123,7 +126,7 @@ describe('Heartbeat', () => {
   it('keeps its cadence across restarts: no run at start unless one is due', async () => {
     const d = boot(T0);
     await d.heartbeat.start();
-    d.heartbeat.addTask({ title: 'T', prompt: 'p' });
+    await d.heartbeat.addTask({ title: 'T', prompt: 'p' });
     await advance(d, 30 * MIN);
     assert.equal(engine.runs.length, 1);
     await advance(d, 10 * MIN);
@@ -132,7 +135,7 @@ describe('Heartbeat', () => {
     const early = boot(T0 + 50 * MIN);
     await early.heartbeat.start();
     assert.equal(engine.runs.length, 1, 'no run at start');
-    assert.equal(early.heartbeat.status().lastRunAt, T0 + 30 * MIN);
+    assert.equal((await early.heartbeat.status()).lastRunAt, T0 + 30 * MIN);
     await advance(early, 9 * MIN);
     assert.equal(engine.runs.length, 1);
     await advance(early, 1 * MIN);
@@ -143,21 +146,21 @@ describe('Heartbeat', () => {
     const late = boot(T0 + 180 * MIN);
     await late.heartbeat.start();
     await late.heartbeat.idle();
-    late.clock.advance(0);
+    await late.clock.advance(0);
     await late.heartbeat.idle();
     assert.equal(engine.runs.length, 3);
-    assert.equal(late.heartbeat.nextRunAt(), T0 + 210 * MIN);
+    assert.equal(await late.heartbeat.nextRunAt(), T0 + 210 * MIN);
     await late.heartbeat.stop();
   });
 
   it('with the timer off (intervalMinutes 0), refuses next-heartbeat events but still runs on request', async () => {
     const d = boot(T0, { 'heartbeat.intervalMinutes': 0 });
     await d.heartbeat.start();
-    d.heartbeat.addTask({ title: 'T', prompt: 'p' });
+    await d.heartbeat.addTask({ title: 'T', prompt: 'p' });
     await advance(d, 300 * MIN);
     assert.equal(engine.posts.length, 0);
-    assert.equal(d.heartbeat.nextRunAt(), null);
-    assert.throws(() => d.heartbeat.queueEvent('x', 'hook'), /timer is off .*mode "now"/);
+    assert.equal(await d.heartbeat.nextRunAt(), null);
+    await assert.rejects(d.heartbeat.queueEvent('x', 'hook'), /timer is off .*mode "now"/);
     await d.heartbeat.runNow('manual');
     assert.equal(engine.runs.length, 1);
     await d.heartbeat.stop();
@@ -166,9 +169,9 @@ describe('Heartbeat', () => {
   it('re-posts a run cut off by a crash once, with the same message id and the same events', async () => {
     const d = boot(T0);
     await d.heartbeat.start();
-    d.heartbeat.queueEvent('one event', 'hook');
+    await d.heartbeat.queueEvent('one event', 'hook');
     engine.hold = 'after-accept';
-    d.clock.advance(30 * MIN);
+    await d.clock.advance(30 * MIN);
     await new Promise((resolve) => setImmediate(resolve));
     assert.equal(engine.posts.length, 1);
 
@@ -179,19 +182,19 @@ describe('Heartbeat', () => {
     assert.equal(engine.posts.length, 2);
     assert.equal(engine.posts[1]?.duplicate, true);
     assert.equal(engine.posts[1]?.messageId, engine.posts[0]?.messageId);
-    assert.equal(up.store.runs(1)[0]?.status, 'posted');
-    assert.equal(up.heartbeat.status().pendingEvents, 0);
+    assert.equal((await up.store.runs(1))[0]?.status, 'posted');
+    assert.equal((await up.heartbeat.status()).pendingEvents, 0);
     await up.heartbeat.stop();
   });
 
   it('gives the events of a run the engine refused to the next run', async () => {
     const d = boot(T0);
     await d.heartbeat.start();
-    d.heartbeat.queueEvent('keep me', 'hook');
+    await d.heartbeat.queueEvent('keep me', 'hook');
     engine.failWith = new Error('engine stopping');
     await advance(d, 30 * MIN);
-    assert.equal(d.store.runs(1)[0]?.status, 'failed');
-    assert.equal(d.heartbeat.status().pendingEvents, 1);
+    assert.equal((await d.store.runs(1))[0]?.status, 'failed');
+    assert.equal((await d.heartbeat.status()).pendingEvents, 1);
     assert.equal(d.log.find('error', /could not be posted/).length, 1);
     await assert.rejects(d.heartbeat.runNow('manual'), /engine stopping/);
     engine.failWith = null;

@@ -1,17 +1,17 @@
 // The scheduler as main.ts builds it: cron tasks and the heartbeat over one database and the engine.
+import type { Kysely } from 'kysely';
 import type { Config } from '../../core/config.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
-import type { DatabaseSync } from '../../store/database.ts';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
+import type { Database } from '../../store/tables/index.ts';
 import { CronScheduler } from './cron-scheduler.ts';
-import { Heartbeat } from './heartbeat.ts';
 import type { HeartbeatStatus } from './heartbeat.ts';
+import { Heartbeat } from './heartbeat.ts';
 import type { SchedulerBaseDeps } from './scheduled-run.ts';
 
 export interface SchedulerDeps extends SchedulerBaseDeps {
-  /** The daemon's database (migrations 300–399 applied by openDatabase). */
-  db: DatabaseSync;
+  /** The daemon's database (migrations 300–399 applied; `sqliteKysely(db)` on SQLite). */
+  db: Kysely<Database>;
   config: Pick<Config, 'scheduler' | 'heartbeat'>;
 }
 
@@ -35,7 +35,7 @@ export interface Scheduler {
 /** Builds the cron scheduler and the heartbeat over `deps.db`; nothing runs until `start()`. */
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const logger = deps.logger.child({ part: 'scheduler' });
-  const cron = new CronScheduler({ store: new CronTaskStore(sqliteKysely(deps.db)), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
+  const cron = new CronScheduler({ store: new CronTaskStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
   const heartbeat = new Heartbeat({ store: new HeartbeatStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
   return {
     cron,
@@ -53,7 +53,7 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       return {
         missedRuns: deps.config.scheduler.missedRuns,
         cron: { tasks: tasks.length, enabled: tasks.filter((t) => t.enabled).length, nextRunAt: next.length > 0 ? Math.min(...next) : null },
-        heartbeat: heartbeat.status(),
+        heartbeat: await heartbeat.status(),
       };
     },
   };

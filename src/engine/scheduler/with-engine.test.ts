@@ -2,16 +2,16 @@
 // engine implements it, not only as the recording fake does.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import type { EngineFixture } from '../../../test/support/engine-fixture.ts';
+import { engineFixture } from '../../../test/support/engine-fixture.ts';
+import type { ManagerFixture } from '../../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../../test/support/manager-fixture.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';
-import { engineFixture } from '../../../test/support/engine-fixture.ts';
-import type { EngineFixture } from '../../../test/support/engine-fixture.ts';
-import { managerFixture } from '../../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../../test/support/manager-fixture.ts';
 import { createWakeRouter } from '../wake/wake-router.ts';
-import { createScheduler } from './scheduler.ts';
 import type { Scheduler } from './scheduler.ts';
+import { createScheduler } from './scheduler.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0 } as const;
 
@@ -30,7 +30,7 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
   it('fires cron runs into their cron session and heartbeat runs into the heartbeat session; wakes follow the route', async () => {
     fx = await engineFixture({ overrides: { scheduler: { timezone: 'UTC' } } });
     f = managerFixture();
-    scheduler = createScheduler({ db: fx.db, engine: fx.engine, clock: fx.clock, logger: silentLogger(), config: fx.config });
+    scheduler = createScheduler({ db: sqliteKysely(fx.db), engine: fx.engine, clock: fx.clock, logger: silentLogger(), config: fx.config });
     await scheduler.start();
     const task = await scheduler.cron.add({ name: 'nightly', schedule: '*/5 * * * *', prompt: 'run the checks' });
     // Minute by minute: the timer wakes at least every scheduler.maxWaitMs and re-arms once the store answered.

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { captureLogger } from '../../../test/support/capture-logger.ts';
+import type { ManagerFixture } from '../../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../../test/support/manager-fixture.ts';
+import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';
-import { captureLogger } from '../../../test/support/capture-logger.ts';
-import { managerFixture } from '../../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../../test/support/manager-fixture.ts';
-import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { Heartbeat } from '../scheduler/heartbeat.ts';
-import { createWakeRouter } from './wake-router.ts';
 import type { WakeRouter } from './wake-router.ts';
+import { createWakeRouter } from './wake-router.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
@@ -21,7 +21,7 @@ describe('wake router', () => {
 
   function build(fixture: ManagerFixture, options: { heartbeat?: boolean } = {}): WakeRouter {
     const heartbeat = options.heartbeat
-      ? new Heartbeat({ store: new HeartbeatStore(fixture.db), engine, clock: fixture.clock, logger: log.logger, config: fixture.config })
+      ? new Heartbeat({ store: new HeartbeatStore(sqliteKysely(fixture.db)), engine, clock: fixture.clock, logger: log.logger, config: fixture.config })
       : undefined;
     return createWakeRouter({
       db: sqliteKysely(fixture.db),
