@@ -163,7 +163,6 @@ export class HeartbeatStore {
    */
   async beginRun(input: { messageId: string; reason: string; now: number; build: (tasks: HeartbeatTask[], events: HeartbeatEvent[]) => string }): Promise<HeartbeatRun> {
     return this.#db.transaction().execute(async (trx) => {
-      await state(trx, input.now);
       const tasks = await listTasks(trx);
       const events = await pendingEvents(trx);
       const prompt = input.build(tasks, events);
@@ -183,7 +182,12 @@ export class HeartbeatStore {
           )
           .execute();
       }
-      await trx.updateTable('heartbeat_state').set({ anchor_at: input.now, last_reason: input.reason }).where('id', '=', STATE_ID).execute();
+      const cadence = { anchor_at: input.now, last_reason: input.reason };
+      await trx
+        .insertInto('heartbeat_state')
+        .values({ id: STATE_ID, ...cadence })
+        .onConflict((oc) => oc.column('id').doUpdateSet(cadence))
+        .execute();
       return runFromRow(row);
     });
   }
