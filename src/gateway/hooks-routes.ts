@@ -89,6 +89,7 @@ async function wakeAnswer(deps: HookRouteDeps, text: string, mode: 'now' | 'next
         const { event, nextRunAt } = await deps.heartbeat.queueEvent(text, 'hook', trx);
         const answer: HookAnswer = { status: 200, body: { ok: true, mode, queued: event.id, nextHeartbeatAt: new Date(nextRunAt).toISOString() } };
         await commit?.commitIn(trx, answer);
+        faultPoint('hooks.wake.before-commit');
         return answer;
       });
     } catch (error) {

@@ -1,17 +1,18 @@
 // Crash tests of idempotency keys on the real daemon: a keyed request is killed after its effect and before its answer
-// was stored or sent (fault points `hooks.wake.after-deliver` and `idempotency.before-complete`), so the client never
-// hears back; its repeat after the restart answers as the first run did and runs nothing twice.
+// was stored or sent (fault points `hooks.wake.after-deliver` and `idempotency.before-complete`), or inside the one
+// transaction of a queued heartbeat event and its answer (`hooks.wake.before-commit`), so the client never hears back;
+// its repeat after the restart answers as the first run did and runs nothing twice.
 import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
 import type { CrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/wait-for.ts';
+import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
 import { systemText, textsTo } from '../support/e2e-daemon.ts';
-import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const LONG = 60_000;
 const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
@@ -61,6 +62,28 @@ describe('SIGKILL of the daemon between a keyed request\'s effect and its answer
       assert.ok(woken.length <= 1, 'the orchestrator ran at most the one turn of the first delivery');
       assert.ok(woken.every((r) => systemText(r.body as ChatBody).includes(`telegram|${RIG_USER}`)));
       assert.ok(textsTo(telegram, RIG_USER).filter((t) => t === 'woken: deploy 7 finished' || t === 'Internal error.').length <= 1, 'the wake is answered at most once');
+      await rig.stop();
+    });
+  });
+
+  it('POST /hooks/wake next-heartbeat: killed before the event and the answer commit, the repeat queues the event once', async () => {
+    // A heartbeat timer (so there is a next heartbeat to queue for) that never fires during the test.
+    await withCrashRig('sb-crash-idem-hb-', () => chatText('unused'), { hooks: { enabled: true }, heartbeat: { intervalMinutes: 600 } }, async (rig) => {
+      await rig.start({ SWITCHBOARD_FAULT: 'hooks.wake.before-commit' });
+      const body = { text: 'nightly backup failed', mode: 'next-heartbeat' };
+      const lost = await hook(rig, 'backup-1', body).catch((error: unknown) => error);
+      assert.ok(lost instanceof Error, 'the first request got no answer');
+      await rig.crashed('hooks.wake.before-commit');
+
+      await rig.start();
+      const pending = async () => (await rig.daemon.rpc<{ status: { pendingEvents: number } }>('heartbeat.list', {})).status.pendingEvents;
+      assert.equal(await pending(), 0, 'the event went with the uncommitted answer');
+      const repeat = await hook(rig, 'backup-1', body);
+      assert.equal(repeat.status, 200, JSON.stringify(repeat.json));
+      assert.equal(repeat.json.mode, 'next-heartbeat');
+      const again = await hook(rig, 'backup-1', body);
+      assert.deepEqual(again.json, repeat.json, 'a further repeat gets the stored answer');
+      assert.equal(await pending(), 1, 'queued once');
       await rig.stop();
     });
   });
