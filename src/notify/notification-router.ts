@@ -42,9 +42,10 @@ export interface NotificationRouter {
   stop(): void;
   /**
    * Tells the origin (and streaming channels) of each session that a daemon restart interrupted it and that it can
-   * be resumed. Call once at startup with what `SessionManager.restore()` returned; unknown ids are skipped.
+   * be resumed. Call once at startup with what `SessionManager.restore()` returned; unknown ids are skipped. Resolves
+   * once the notices are queued.
    */
-  announceInterrupted(sessionIds: readonly string[]): void;
+  announceInterrupted(sessionIds: readonly string[]): Promise<void>;
 }
 
 /** Builds the NotificationRouter over its dependencies (see NotificationRouterDeps); call start() to begin. */
@@ -97,10 +98,17 @@ class SessionNotifier implements NotificationRouter {
     this.#stream.flushAll();
   }
 
-  announceInterrupted(sessionIds: readonly string[]): void {
+  async announceInterrupted(sessionIds: readonly string[]): Promise<void> {
     if (sessionIds.length === 0) return;
+    let listed: StoredSession[];
+    try {
+      listed = await this.#deps.sessions.list(['interrupted']);
+    } catch (error) {
+      this.#deps.logger.error({ err: error }, 'notification interrupted announcement failed');
+      return;
+    }
     this.#guard('interrupted announcement', () => {
-      const interrupted = new Map(this.#deps.sessions.list(['interrupted']).map((r) => [r.id, r]));
+      const interrupted = new Map(listed.map((r) => [r.id, r]));
       for (const id of sessionIds) {
         const record = interrupted.get(id);
         // Keyed per interruption and recipient: announcing again after a crash queues nothing twice.

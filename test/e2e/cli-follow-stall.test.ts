@@ -22,7 +22,7 @@ describe('switchboard --follow through a stalled turn', () => {
   it('output --follow on a stalled session follows it to the turn end', async () => {
     await switchboard(['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'], env);
     const deadline = Date.now() + 10_000;
-    while (rig.daemon.services.sessions.live('ponder')?.waitingFor !== 'stalled') {
+    while ((await rig.daemon.services.sessions.live('ponder'))?.waitingFor !== 'stalled') {
       assert.ok(Date.now() < deadline, 'the session stalls');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }

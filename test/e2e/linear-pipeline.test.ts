@@ -35,11 +35,13 @@ function ofType(list: Record<string, unknown>[], type: string): string[] {
   return list.filter((a) => a.type === type).map((a) => String(a.body ?? a.parameter ?? ''));
 }
 
-function workers(r: LinearE2E, dispatchId: string) {
-  return new DispatchStore(r.db)
-    .sessions(dispatchId)
-    .filter((s) => s.phase === 'worker')
-    .map((s) => ({ ...r.manager.get(s.sessionId), try: s.try }));
+async function workers(r: LinearE2E, dispatchId: string) {
+  return Promise.all(
+    new DispatchStore(r.db)
+      .sessions(dispatchId)
+      .filter((s) => s.phase === 'worker')
+      .map(async (s) => ({ ...(await r.manager.get(s.sessionId)), try: s.try })),
+  );
 }
 
 describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, () => {
@@ -60,7 +62,7 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.deepEqual(r.outbox.to(CHAT).length, 1);
     assert.match(r.outbox.to(CHAT)[0] ?? '', /^Linear OK-1 \(Add a greeting\) is done/);
     // The prompt reached the worker with the session's guidance rules (an array in the payload).
-    const worker = workers(r, d.id)[0];
+    const worker = (await workers(r, d.id))[0];
     assert.match(worker?.prompt ?? '', /Always open a draft PR and link it in the issue\./);
   });
 
@@ -98,13 +100,13 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     await waitFor('the dispatch', () => r.linear.pipeline.get(issue.id) !== null);
     const id = (r.linear.pipeline.get(issue.id) as DispatchRecord).id;
     for (const n of [1, 2]) {
-      await waitFor(`worker try ${n} running`, () => workers(r, id).length === n && workers(r, id)[n - 1]?.status === 'running', 60_000);
+      await waitFor(`worker try ${n} running`, async () => (await workers(r, id)).length === n && (await workers(r, id))[n - 1]?.status === 'running', 60_000);
       r.clock.advance(60_000);
-      await waitFor(`worker try ${n} killed`, () => workers(r, id)[n - 1]?.status === 'killed');
+      await waitFor(`worker try ${n} killed`, async () => (await workers(r, id))[n - 1]?.status === 'killed');
     }
     await until(r, issue.id, 'stuck');
     assert.deepEqual(
-      workers(r, id).map((w) => [w.try, w.endReason]),
+      (await workers(r, id)).map((w) => [w.try, w.endReason]),
       [
         [1, 'watchdog: no activity for 60 s (limit 60 s)'],
         [2, 'watchdog: no activity for 60 s (limit 60 s)'],
@@ -121,14 +123,14 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.equal(await r.post(payload), 200);
     await waitFor('the dispatch', () => r.linear.pipeline.get(issue.id) !== null);
     const id = (r.linear.pipeline.get(issue.id) as DispatchRecord).id;
-    await waitFor('the worker running', () => workers(r, id)[0]?.status === 'running', 60_000);
+    await waitFor('the worker running', async () => (await workers(r, id))[0]?.status === 'running', 60_000);
     assert.equal(await r.post(agentSessionStop(r.ws, issue, agentSessionId)), 200);
     const d = await until(r, issue.id, 'stopped');
     assert.equal(d.stopRequested, true);
-    assert.equal(workers(r, id)[0]?.status, 'killed');
+    assert.equal((await workers(r, id))[0]?.status, 'killed');
     await r.linear.webhooks.worker.idle();
     assert.match(ofType(r.activities(agentSessionId), 'response').at(-1) ?? '', /Stopped work on OK-1 \(during the worker\)/);
-    assert.equal(workers(r, id).length, 1, 'no retry after a stop');
+    assert.equal((await workers(r, id)).length, 1, 'no retry after a stop');
   });
 
   it('an assignment reported by the Issue webhook and the AppUserNotification is one agent session and one dispatch', async () => {

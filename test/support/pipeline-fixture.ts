@@ -76,7 +76,7 @@ export interface PipelineFixture {
   /** Every fake-agent invocation so far: argv, cwd, env subset. */
   invocations(): { harness: string; argv: string[]; cwd: string }[];
   /** The coding sessions of a dispatch (worker and audit, in launch order) with their phase. */
-  sessionsOf(dispatchId: string): (StoredSession & { phase: 'worker' | 'audit'; attempt: number; try: number })[];
+  sessionsOf(dispatchId: string): Promise<(StoredSession & { phase: 'worker' | 'audit'; attempt: number; try: number })[]>;
   /**
    * Simulates a kill -9 of the daemon: the agent processes die without anything being announced (as the OS would
    * take them), the pipeline is dropped without stop(); then a new SessionManager (restore() marks the cut sessions
@@ -94,7 +94,7 @@ interface Shared {
 }
 
 /** Builds a started pipeline fixture (see the file comment). */
-export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: Shared): PipelineFixture {
+export async function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: Shared): Promise<PipelineFixture> {
   const dir = shared?.dir ?? tempDir('sb-pipe-');
   const repo = join(dir.path, 'repo');
   const agentLog = join(dir.path, 'agents.jsonl');
@@ -129,7 +129,7 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
     ? { claude: script('claude'), codex: script('codex'), gemini: script('gemini') }
     : createHarnesses(config, silentLogger());
   const { db, store: sessionStore, logs, manager } = sessionManagerIn(dir.path, config, clock, harnesses);
-  manager.restore();
+  await manager.restore();
   const linear = shared?.linear ?? new FakeLinearApi();
   const notifier = shared?.notifier ?? new RecordingNotifier();
   const deps: PipelineDeps = { config, clock, logger: silentLogger(), db, sessions: manager, logs, linear, notifier };
@@ -170,7 +170,9 @@ export function pipelineFixture(options: PipelineFixtureOptions = {}, shared?: S
             .map((l) => JSON.parse(l) as { harness: string; argv: string[]; cwd: string })
         : [],
     sessionsOf: (dispatchId) =>
-      new DispatchStore(db).sessions(dispatchId).map((row) => ({ ...manager.get(row.sessionId), phase: row.phase, attempt: row.attempt, try: row.try })),
+      Promise.all(
+        new DispatchStore(db).sessions(dispatchId).map(async (row) => ({ ...(await manager.get(row.sessionId)), phase: row.phase, attempt: row.attempt, try: row.try })),
+      ),
     async crash() {
       // The dropped pipeline keeps its listener on this manager, which will announce nothing more: shutdown() ends
       // every running session silently (as a dead daemon would), and this clock is never advanced again.

@@ -52,9 +52,9 @@ export interface WakeRouter {
   stop(): Promise<void>;
   /**
    * Stores an "interrupted" event for each coding session the last crash cut off (the ids SessionManager.restore()
-   * returns); they are delivered once started.
+   * returns); they are delivered once started. Resolves once they are stored.
    */
-  announceInterrupted(sessionIds: readonly string[]): void;
+  announceInterrupted(sessionIds: readonly string[]): Promise<void>;
   /**
    * Delivers a text now along the wake route with no origin session (most recent foreground, heartbeat, a heartbeat
    * run). Not stored: the caller learns the outcome at once (null: nothing could take it). Rejects on engine errors.
@@ -168,11 +168,11 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       unsubscribe = null;
       await loop.stop();
     },
-    announceInterrupted(sessionIds) {
+    async announceInterrupted(sessionIds) {
       for (const id of sessionIds) {
         let record: StoredSession;
         try {
-          record = deps.sessions.get(id);
+          record = await deps.sessions.get(id);
         } catch (error) {
           logger.error({ session: id, err: errorMessage(error) }, 'interrupted session not found; cannot announce it');
           continue;

@@ -14,7 +14,7 @@ describe('Pipeline guard (planning mode)', () => {
   });
 
   it('refuses to dispatch an issue the guard blocks, tells the agent session (or the issue) why, and records nothing', async () => {
-    f = pipelineFixture({ scripted: true });
+    f = await pipelineFixture({ scripted: true });
     const planned = new Set(['proj-1']);
     const pipeline = createPipeline({ ...f.deps, guard: { isBlocked: (issue) => (issue.project && planned.has(issue.project.id) ? PLANNING_BLOCK_MESSAGE : null) } });
     pipeline.start();

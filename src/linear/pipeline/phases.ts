@@ -62,9 +62,9 @@ export function sessionOutput(sessions: Pick<SessionManager, 'outputBlocks'>, re
     .join('\n\n');
 }
 
-function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: string): StoredSession | null {
+async function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: string): Promise<StoredSession | null> {
   try {
-    return sessions.get(sessionId);
+    return await sessions.get(sessionId);
   } catch {
     return null;
   }
@@ -143,7 +143,7 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
     if (phase === 'worker') {
       prompt = workerPrompt(prompts, promptVars(d, issue, prompts, p.pc), (d.context.lastGaps ?? []).length > 0);
     } else {
-      const workerReport = capTail(lastWorkerOutput(p, d), p.pc.promptInputMaxChars);
+      const workerReport = capTail(await lastWorkerOutput(p, d), p.pc.promptInputMaxChars);
       prompt = auditPrompt(prompts, promptVars(d, issue, prompts, p.pc, { workerReport }));
     }
   } catch (error) {
@@ -156,7 +156,7 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
   const { pc } = p;
   let session;
   try {
-    session = p.sessions.launch({
+    session = await p.sessions.launch({
       prompt: prompt.task,
       systemPrompt: prompt.system,
       harness: phase === 'worker' ? d.harness : d.auditHarness,
@@ -199,12 +199,12 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
 }
 
 /** The output of the newest worker session of the dispatch's current attempt. */
-function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): string {
+async function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): Promise<string> {
   const worker = p.store
     .sessions(d.id)
     .filter((s) => s.phase === 'worker' && s.attempt === d.attempt)
     .at(-1);
-  return worker ? sessionOutput(p.sessions, storedSession(p.sessions, worker.sessionId)) : '';
+  return worker ? sessionOutput(p.sessions, await storedSession(p.sessions, worker.sessionId)) : '';
 }
 
 /**
@@ -222,7 +222,7 @@ export async function handleSessionEnd(p: PhaseDeps, sessionId: string, options:
   if (!d || p.store.currentSession(d.id)?.sessionId !== sessionId) return;
   if (d.status !== STATUS_OF_PHASE[row.phase] || d.attempt !== row.attempt) return;
   if (row.endCause === 'stop' || row.endCause === 'stale') return;
-  const record = storedSession(p.sessions, sessionId);
+  const record = await storedSession(p.sessions, sessionId);
   if (record && isActiveStatus(record.status)) return;
   if (row.endCause === 'watchdog') await afterWatchdogKill(p, d, row, record);
   else if (row.phase === 'worker') await afterWorker(p, d, row, record);
@@ -294,7 +294,7 @@ async function afterWatchdogKill(p: PhaseDeps, d: DispatchRecord, row: DispatchS
 
 /** Records the pass, posts the one summary response, and moves the issue to a completed workflow state. */
 async function finishDone(p: PhaseDeps, d: DispatchRecord, verdict: Verdict): Promise<void> {
-  const summary = doneSummary(d, verdict, lastWorkerOutput(p, d));
+  const summary = doneSummary(d, verdict, await lastWorkerOutput(p, d));
   await p.journal.artifacts(d)?.summary(summary).catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
   await p.journal.record(d, 'done', { criteria: verdict.criteria, testResults: verdict.testResults });
   await p.reporter.tell(d, { type: 'response', body: summary });

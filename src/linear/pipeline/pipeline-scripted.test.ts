@@ -20,8 +20,8 @@ const PASS = '{"pass": true, "criteria": ["ok"], "gaps": [], "testResults": "1 p
 const FAIL = '{"pass": false, "criteria": [], "gaps": ["missing docs"], "testResults": "0 passed"}';
 
 let fixtures: PipelineFixture[] = [];
-function setup(options: PipelineFixtureOptions = {}): PipelineFixture {
-  const f = pipelineFixture({ scripted: true, prompts: null, ...options });
+async function setup(options: PipelineFixtureOptions = {}): Promise<PipelineFixture> {
+  const f = await pipelineFixture({ scripted: true, prompts: null, ...options });
   fixtures.push(f);
   return f;
 }
@@ -48,7 +48,7 @@ function ofType<T extends ActivityContent['type']>(list: ActivityContent[], type
 
 describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   it('chooses harness and model from a label and runs the auditor read-only', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.audit': { harness: 'claude', model: 'sonnet', allowedTools: ['Bash(npm test:*)'] } } });
+    const f = await setup({ overrides: { 'linear.pipeline.audit': { harness: 'claude', model: 'sonnet', allowedTools: ['Bash(npm test:*)'] } } });
     f.linear.addIssue({ identifier: 'ENG-1', estimate: 8, labels: [{ id: 'l', name: 'harness:codex' }] });
     await f.pipeline.dispatch('ENG-1', { agentSessionId: 'as-1' });
     const worker = await nthRun(f, 1, 'codex');
@@ -67,7 +67,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('kills a tool call that runs past the tool timeout (a silent tool is not inactivity)', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.watchdog': { inactivitySec: 60, toolTimeoutSec: 300 } } });
+    const f = await setup({ overrides: { 'linear.pipeline.watchdog': { inactivitySec: 60, toolTimeoutSec: 300 } } });
     f.linear.addIssue({ identifier: 'ENG-2' });
     await f.pipeline.dispatch('ENG-2', { agentSessionId: 'as-2' });
     const run = await nthRun(f, 1);
@@ -86,7 +86,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('takes watchdog limits from the agent profile', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } } });
+    const f = await setup({ overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } } });
     f.linear.addIssue({ identifier: 'ENG-3' });
     await assert.rejects(f.pipeline.dispatch('ENG-3', { profile: 'nope', agentSessionId: 'as-x' }), /profile: no agent profile "nope"/);
     assert.match(ofType(f.linear.activitiesOf('as-x'), 'error')[0]?.body ?? '', /Could not start work on this issue: profile: no agent profile/);
@@ -98,7 +98,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('forwards a prompt to the running worker (interrupting its turn) and keeps it for later prompts', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'ENG-4' });
     await f.pipeline.dispatch('ENG-4', { agentSessionId: 'as-4', prompt: 'start with the parser' });
     const worker = await nthRun(f, 1);
@@ -119,7 +119,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('caps worker-N.md at 8 KB, keeping the tail', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'ENG-5' });
     await f.pipeline.dispatch('ENG-5', { agentSessionId: 'as-5' });
     const worker = await nthRun(f, 1);
@@ -132,7 +132,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('queues beyond maxConcurrent and starts the next when a slot frees up (FIFO)', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.maxConcurrent': 2 } });
+    const f = await setup({ overrides: { 'linear.pipeline.maxConcurrent': 2 } });
     for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) f.linear.addIssue({ identifier: id });
     const results = [];
     for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) results.push(await f.pipeline.dispatch(id, { agentSessionId: `as-${id}` }));
@@ -150,7 +150,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('waits for a free coding-session slot when the session pool is full', async () => {
-    const f = setup({ overrides: { maxSessions: 1 } });
+    const f = await setup({ overrides: { maxSessions: 1 } });
     f.linear.addIssue({ identifier: 'S-1' });
     f.linear.addIssue({ identifier: 'S-2' });
     await f.pipeline.dispatch('S-1', { agentSessionId: 'as-s1' });
@@ -175,7 +175,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   it('monitor: stale dispatches become stuck (told), lost phases are recovered, old finished ones pruned', async () => {
     // Monitor passes are run by hand here (the periodic one is pushed far out); the watchdog and the sessions' own
     // idle timeout are generous, so only the monitor can notice the silent worker.
-    const f = setup({
+    const f = await setup({
       overrides: {
         'linear.pipeline.watchdog': { inactivitySec: 1_000_000, maxTotalSec: 100_000_000 },
         'linear.pipeline.monitorIntervalSec': 100_000_000,
@@ -221,7 +221,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('monitor: a worker that finished unheard gets its audit; an audit that never started is launched', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'R-1' });
     f.linear.addIssue({ identifier: 'R-2' });
     await f.pipeline.dispatch('R-1', { agentSessionId: 'as-r1' });
@@ -248,14 +248,14 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('after a crash mid-audit, re-runs the audit in a new read-only session (the interrupted one is not resumed)', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'A-1' });
     await f.pipeline.dispatch('A-1', { agentSessionId: 'as-a1' });
     await finish(await nthRun(f, 1), 'work done');
     const audit = await nthRun(f, 2);
     await audit.emit({ type: 'started', backendSessionId: 'b-audit-1' }, { type: 'text', text: 'halfway' });
     const d = f.pipeline.get('A-1') as DispatchRecord;
-    const interrupted = f.sessionsOf(d.id)[1]?.id as string;
+    const interrupted = (await f.sessionsOf(d.id))[1]?.id as string;
     const g = await f.crash();
     fixtures.push(g);
     const rerun = await nthRun(g, 1);
@@ -264,15 +264,15 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.match(rerun.spec.prompt, /work done/);
     await finish(rerun, PASS);
     await waitFor('done', () => g.pipeline.get('A-1')?.status === 'done');
-    assert.equal(g.manager.get(interrupted).status, 'interrupted');
+    assert.equal((await g.manager.get(interrupted)).status, 'interrupted');
     assert.deepEqual(
-      g.sessionsOf(d.id).map((s) => s.phase),
+      (await g.sessionsOf(d.id)).map((s) => s.phase),
       ['worker', 'audit', 'audit'],
     );
   });
 
   it('marks a dispatch stuck with a clear message when prompts.yaml is invalid', async () => {
-    const f = setup({ prompts: 'worker:\n  task: [not, a, string]\n' });
+    const f = await setup({ prompts: 'worker:\n  task: [not, a, string]\n' });
     f.linear.addIssue({ identifier: 'P-1' });
     await f.pipeline.dispatch('P-1', { agentSessionId: 'as-p1' });
     await waitFor('stuck', () => f.pipeline.get('P-1')?.status === 'stuck');
@@ -282,7 +282,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('refuses an issue whose team has no repository, naming the config key', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } } });
+    const f = await setup({ overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } } });
     f.linear.addIssue({ identifier: 'NR-1' });
     await assert.rejects(f.pipeline.dispatch('NR-1', { agentSessionId: 'as-nr' }), (e: unknown) => e instanceof AppError && e.field === 'linear.pipeline.repo');
     assert.equal(f.pipeline.list().length, 0);
@@ -291,7 +291,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('uses prompts.yaml from the repository for the worker', async () => {
-    const f = setup({ prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n' });
+    const f = await setup({ prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n' });
     f.linear.addIssue({ identifier: 'P-2', description: 'Fix {{it}}' });
     await f.pipeline.dispatch('P-2', { agentSessionId: 'as-p2' });
     const run = await nthRun(f, 1);
@@ -300,7 +300,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('reports with comments when there is no agent session, one comment per outcome', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'C-1' });
     f.linear.failures.set('createAgentSessionOnIssue', [new (await import('../api/types.ts')).LinearApiError('server', 'boom')]);
     await f.pipeline.dispatch('C-1');
@@ -314,7 +314,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('writes the repository exclude once', async () => {
-    const f = setup();
+    const f = await setup();
     mkdirSync(join(f.repo, '.switchboard'), { recursive: true });
     writeFileSync(join(f.repo, '.switchboard', 'notes.txt'), 'x');
     f.linear.addIssue({ identifier: 'X-1' });

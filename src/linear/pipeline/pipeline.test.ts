@@ -15,8 +15,8 @@ import type { DispatchRecord, DispatchStatus } from '../../store/linear-dispatch
 const TIMEOUT = 90_000;
 
 let fixtures: PipelineFixture[] = [];
-function setup(options: PipelineFixtureOptions = {}): PipelineFixture {
-  const f = pipelineFixture(options);
+async function setup(options: PipelineFixtureOptions = {}): Promise<PipelineFixture> {
+  const f = await pipelineFixture(options);
   fixtures.push(f);
   return f;
 }
@@ -57,7 +57,7 @@ function flagOf(argv: string[], name: string): string | undefined {
 
 describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   it('assignment → tiered worker → read-only audit → pass: one response, issue Done, artifacts written', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'OK-1', title: 'Add a greeting', description: 'Add a greeting to the README.', estimate: 1, labels: [{ id: 'l', name: 'tier:senior' }] });
     const result = await f.pipeline.dispatch('OK-1');
     assert.equal(result.outcome, 'started');
@@ -80,7 +80,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.deepEqual(f.notifier.texts, []);
 
     // The tier really chose the model; the worker could edit, the auditor ran in plan mode in the same worktree.
-    const [worker, audit] = f.sessionsOf(d.id);
+    const [worker, audit] = await f.sessionsOf(d.id);
     assert.equal(worker?.phase, 'worker');
     assert.equal(audit?.phase, 'audit');
     assert.equal(worker?.model, 'opus');
@@ -117,12 +117,12 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('fail then pass: the worker is re-spawned with the auditor\'s gaps', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'RW-1', title: 'Add a greeting', description: 'Add a greeting and test it.' });
     await f.pipeline.dispatch('RW-1', { agentSessionId: 'as-rw' });
     const d = await until(f, 'RW-1', 'done');
     assert.equal(d.attempt, 2);
-    const sessions = f.sessionsOf(d.id);
+    const sessions = await f.sessionsOf(d.id);
     assert.deepEqual(
       sessions.map((s) => `${s.phase}-${s.attempt}`),
       ['worker-1', 'audit-1', 'worker-2', 'audit-2'],
@@ -141,13 +141,13 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('fail up to maxAttempts: stuck, told in Linear and on the chat channel, issue left open', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.maxAttempts': 2 } });
+    const f = await setup({ overrides: { 'linear.pipeline.maxAttempts': 2 } });
     f.linear.addIssue({ identifier: 'NO-1', title: 'Impossible', description: 'Make it perfect.' });
     await f.pipeline.dispatch('NO-1', { agentSessionId: 'as-no' });
     const d = await until(f, 'NO-1', 'stuck');
     assert.equal(d.attempt, 2);
     assert.deepEqual(
-      f.sessionsOf(d.id).map((s) => `${s.phase}-${s.attempt}`),
+      (await f.sessionsOf(d.id)).map((s) => `${s.phase}-${s.attempt}`),
       ['worker-1', 'audit-1', 'worker-2', 'audit-2'],
     );
     const errors = ofType(f.linear.activitiesOf('as-no'), 'error');
@@ -162,27 +162,27 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('watchdog: a hung worker is killed and retried once; the second kill marks the dispatch stuck', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.watchdog.inactivitySec': 60 } });
+    const f = await setup({ overrides: { 'linear.pipeline.watchdog.inactivitySec': 60 } });
     f.linear.addIssue({ identifier: 'OK-2', title: 'Hangs', description: 'Do it. [[hang]]' });
     await f.pipeline.dispatch('OK-2', { agentSessionId: 'as-hang' });
-    const workers = () => f.sessionsOf(f.pipeline.get('OK-2')?.id ?? '').filter((s) => s.phase === 'worker');
+    const workers = async () => (await f.sessionsOf(f.pipeline.get('OK-2')?.id ?? '')).filter((s) => s.phase === 'worker');
     for (const n of [1, 2]) {
-      await waitFor(`worker try ${n} running`, () => workers().length === n && workers()[n - 1]?.status === 'running');
+      await waitFor(`worker try ${n} running`, async () => (await workers()).length === n && (await workers())[n - 1]?.status === 'running');
       f.clock.advance(59_000);
       await f.pipeline.idle();
-      assert.equal(workers()[n - 1]?.status, 'running', 'not killed before the limit');
+      assert.equal((await workers())[n - 1]?.status, 'running', 'not killed before the limit');
       f.clock.advance(1_000);
-      await waitFor(`worker try ${n} killed`, () => workers()[n - 1]?.status === 'killed');
+      await waitFor(`worker try ${n} killed`, async () => (await workers())[n - 1]?.status === 'killed');
     }
     const d = await until(f, 'OK-2', 'stuck');
     assert.deepEqual(
-      workers().map((w) => [w.attempt, w.try, w.endReason]),
+      (await workers()).map((w) => [w.attempt, w.try, w.endReason]),
       [
         [1, 1, 'watchdog: no activity for 60 s (limit 60 s)'],
         [1, 2, 'watchdog: no activity for 60 s (limit 60 s)'],
       ],
     );
-    assert.equal(f.sessionsOf(d.id).filter((s) => s.phase === 'audit').length, 0);
+    assert.equal((await f.sessionsOf(d.id)).filter((s) => s.phase === 'audit').length, 0);
     const kills = logEvents(d).filter((e) => e.type === 'watchdog-kill');
     assert.deepEqual(
       kills.map((k) => [k.try, k.reason]),
@@ -200,19 +200,19 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('stop mid-worker kills it and says so; a later prompt clears the stop and the result is kept', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'OK-3', title: 'Greeting', description: 'Add a greeting. [[hang]]' });
     await f.pipeline.dispatch('OK-3', { agentSessionId: 'as-stop' });
     const d0 = f.pipeline.get('OK-3') as DispatchRecord;
-    await waitFor('worker running', () => f.sessionsOf(d0.id)[0]?.status === 'running');
+    await waitFor('worker running', async () => (await f.sessionsOf(d0.id))[0]?.status === 'running');
     const stopped = await f.pipeline.onStop('as-stop', 'stop:t1');
     assert.equal(stopped.outcome, 'stopped');
     const d1 = f.pipeline.get('OK-3') as DispatchRecord;
     assert.equal(d1.status, 'stopped');
     assert.equal(d1.stopRequested, true);
-    assert.equal(f.sessionsOf(d0.id)[0]?.status, 'killed');
+    assert.equal((await f.sessionsOf(d0.id))[0]?.status, 'killed');
     await f.pipeline.idle();
-    assert.equal(f.sessionsOf(d0.id).length, 1, 'no audit after a stop');
+    assert.equal((await f.sessionsOf(d0.id)).length, 1, 'no audit after a stop');
     const responses = () => ofType(f.linear.activitiesOf('as-stop'), 'response');
     assert.equal(responses().length, 1);
     assert.match(responses()[0]?.body ?? '', /Stopped work on OK-3 \(during the worker\)/);
@@ -226,14 +226,14 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     const d = await until(f, 'OK-3', 'done');
     assert.equal(d.attempt, 2);
     assert.equal(d.roundStart, 2);
-    const worker2 = f.sessionsOf(d.id).filter((s) => s.phase === 'worker')[1];
+    const worker2 = (await f.sessionsOf(d.id)).filter((s) => s.phase === 'worker')[1];
     assert.match(worker2?.prompt ?? '', /- please continue, and \{ \{title\}\} stays/);
     assert.match(responses().at(-1)?.body ?? '', /OK-3 is done/);
     assert.equal(f.linear.issue('OK-3').state?.name, 'Done');
   });
 
   it('refuses a duplicate dispatch of an active issue, telling the other agent session', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'OK-4', description: 'Work. [[hang]]' });
     const [a, b] = await Promise.all([f.pipeline.dispatch('OK-4', { agentSessionId: 'as-a' }), f.pipeline.dispatch('issue-ok-4', { agentSessionId: 'as-b' })]);
     assert.deepEqual([a.outcome, b.outcome].sort(), ['duplicate', 'started']);
@@ -246,7 +246,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('a gemini worker by label, audited by a read-only gemini session (approval mode default)', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'GEM-1', title: 'Greeting', description: 'Add a greeting.', labels: [{ id: 'l', name: 'harness:gemini' }] });
     await f.pipeline.dispatch('GEM-1', { agentSessionId: 'as-gem' });
     const d = await until(f, 'GEM-1', 'done');
@@ -260,38 +260,38 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('survives a kill -9 mid-run: the interrupted worker is resumed, the queued dispatch runs, nothing doubles or is lost', async () => {
-    const f = setup({ overrides: { 'linear.pipeline.maxConcurrent': 1 } });
+    const f = await setup({ overrides: { 'linear.pipeline.maxConcurrent': 1 } });
     f.linear.addIssue({ identifier: 'OK-5', title: 'Slow one', description: 'Work slowly. [[sleep:600000]]' });
     f.linear.addIssue({ identifier: 'OK-6', title: 'Next one', description: 'Add a greeting.' });
     assert.equal((await f.pipeline.dispatch('OK-5', { agentSessionId: 'as-5' })).outcome, 'started');
     const queued = await f.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' });
     assert.deepEqual([queued.outcome, queued.outcome === 'queued' ? queued.position : 0], ['queued', 1]);
     const first = f.pipeline.get('OK-5') as DispatchRecord;
-    await waitFor('OK-5 worker running', () => f.sessionsOf(first.id)[0]?.status === 'running');
-    const workerId = f.sessionsOf(first.id)[0]?.id as string;
+    await waitFor('OK-5 worker running', async () => (await f.sessionsOf(first.id))[0]?.status === 'running');
+    const workerId = (await f.sessionsOf(first.id))[0]?.id as string;
 
     const g = await f.crash();
     fixtures.push(g);
-    assert.equal(g.manager.get(workerId).status, 'interrupted');
+    assert.equal((await g.manager.get(workerId)).status, 'interrupted');
     assert.equal((await g.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' })).outcome, 'duplicate', 'the queued one is still there');
     const done5 = await until(g, 'OK-5', 'done');
     const done6 = await until(g, 'OK-6', 'done');
 
     // OK-5: the same worker session was resumed in place (no second worker), then audited once.
     assert.deepEqual(
-      g.sessionsOf(done5.id).map((s) => [s.phase, s.id === workerId]),
+      (await g.sessionsOf(done5.id)).map((s) => [s.phase, s.id === workerId]),
       [
         ['worker', true],
         ['audit', false],
       ],
     );
-    assert.match(g.manager.get(workerId).spec.prompt, /switchboard restarted while you were working on OK-5/);
+    assert.match((await g.manager.get(workerId)).spec.prompt, /switchboard restarted while you were working on OK-5/);
     const workerRuns = g.invocations().filter((i) => i.harness === 'claude' && i.argv.some((a) => a.startsWith('--resume')));
     assert.equal(workerRuns.length, 1, 'one resume of the worker');
     assert.ok(logEvents(done5).some((e) => e.type === 'worker-resumed'));
     // OK-6 waited for the slot and then ran normally; each issue has exactly one dispatch.
     assert.deepEqual(
-      g.sessionsOf(done6.id).map((s) => s.phase),
+      (await g.sessionsOf(done6.id)).map((s) => s.phase),
       ['worker', 'audit'],
     );
     assert.deepEqual(
@@ -306,7 +306,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   });
 
   it('a codex worker by label, audited by a codex session in the read-only sandbox', async () => {
-    const f = setup();
+    const f = await setup();
     f.linear.addIssue({ identifier: 'CDX-1', title: 'Greeting', description: 'Add a greeting.', labels: [{ id: 'l', name: 'harness:codex' }] });
     await f.pipeline.dispatch('CDX-1', { agentSessionId: 'as-cdx' });
     const d = await until(f, 'CDX-1', 'done');

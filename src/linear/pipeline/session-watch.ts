@@ -22,7 +22,7 @@ export interface SessionWatchDeps {
   logger: Logger;
   /** The SessionLogs instance the SessionManager writes through. */
   logs: Pick<SessionLogs, 'subscribe'>;
-  sessions: { live(sessionId: string): Pick<Session, 'isActive'> | undefined; kill(sessionId: string, reason: string): unknown };
+  sessions: { liveById(sessionId: string): Pick<Session, 'isActive'> | undefined; kill(sessionId: string, reason: string): Promise<unknown> };
   store: Pick<DispatchStore, 'touch' | 'setEndCause'>;
   /** Where the worker's text and the sessions' tool calls are streamed. */
   reporter: { stream(d: DispatchRecord): Pick<ActivityStream, 'thought' | 'action'> | null };
@@ -113,15 +113,13 @@ export class SessionWatch {
   #onTrip(d: DispatchRecord, sessionId: string, phase: DispatchPhase, trip: WatchdogTrip): void {
     this.#trips.set(sessionId, trip);
     const { sessions, store, logger } = this.#deps;
-    const live = sessions.live(sessionId);
+    const live = sessions.liveById(sessionId);
     if (!live?.isActive) return;
     if (!store.setEndCause(sessionId, 'watchdog')) return;
     const reason = describeTrip(trip);
     logger.warn({ dispatch: d.id, session: sessionId, phase, trip }, `pipeline watchdog: ${reason}`);
-    try {
-      sessions.kill(sessionId, `watchdog: ${reason}`);
-    } catch (error) {
+    sessions.kill(sessionId, `watchdog: ${reason}`).catch((error: unknown) => {
       logger.warn({ err: errorMessage(error), session: sessionId }, 'watchdog could not kill the session');
-    }
+    });
   }
 }
