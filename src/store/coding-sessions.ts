@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Kysely, Selectable, Updateable } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, Updateable } from 'kysely';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
@@ -89,9 +89,10 @@ type SessionRow = Selectable<Database['coding_sessions']>;
 
 /** The stored session of a row (the one place a row becomes a StoredSession). */
 function sessionFromRow(row: SessionRow): StoredSession {
+  const spec = JSON.parse(row.spec) as LaunchSpec;
   return {
-    ...listingFromRow(row),
-    spec: JSON.parse(row.spec) as LaunchSpec,
+    ...listingFromRow(row, spec.multiTurn, JSON.parse(row.foreground) as Record<string, ChannelView>),
+    spec,
     originSessionId: row.origin_session_id,
     updatedAt: row.updated_at,
     autoResponds: row.auto_responds,
@@ -144,7 +145,7 @@ export interface SessionListingPage {
 /** Pages kept between writes; more distinct pages than this between two writes start the cache over. */
 const PAGE_CACHE_SIZE = 64;
 
-/** The columns a listing reads (the spec is read whole and parsed for `multiTurn`: JSON paths are not portable). */
+/** The columns a listing reads as they are (the spec only for `multiTurn`, see MULTI_TURN). */
 const LISTING_COLUMNS = [
   'id',
   'name',
@@ -155,7 +156,6 @@ const LISTING_COLUMNS = [
   'model',
   'backend_session_id',
   'origin_channel',
-  'spec',
   'cost_usd',
   'started_at',
   'completed_at',
@@ -167,10 +167,27 @@ const LISTING_COLUMNS = [
   'forked',
 ] as const;
 
+/**
+ * How a listing reads the spec's `multiTurn` (JSON paths are not portable, and a page should neither copy nor parse
+ * every row's prompts): a LIKE on the spec's text. Exact for what this store writes: the spec is `JSON.stringify`'d,
+ * so the key is followed by `":` with no space, and inside a JSON string every `"` is escaped (`\"`), so no string
+ * value can hold `Turn":`.
+ */
+const MULTI_TURN_PATTERN = '%"multiTurn":true%';
+
 type ListingRow = Pick<SessionRow, (typeof LISTING_COLUMNS)[number]>;
 
-function listingFromRow(row: ListingRow): SessionListing {
-  const foreground = row.foreground;
+/** A row of the page SELECT: the listing's columns and the spec's `multiTurn` as 0/1. */
+type PageRow = ListingRow & { multi_turn: number };
+
+/** Listings kept for pages to share (see CodingSessionStore.#listings); more start the cache over. */
+const LISTING_CACHE_SIZE = 4_096;
+
+/**
+ * The listing of a row; `multiTurn` comes from the spec (parsed, for a whole row) or from the listing's LIKE, and
+ * `foreground` from the row's JSON (parsed by the caller).
+ */
+function listingFromRow(row: ListingRow, multiTurn: boolean, foreground: Record<string, ChannelView>): SessionListing {
   return {
     id: row.id,
     name: row.name,
@@ -181,14 +198,14 @@ function listingFromRow(row: ListingRow): SessionListing {
     model: row.model,
     backendSessionId: row.backend_session_id,
     originChannel: row.origin_channel,
-    spec: { multiTurn: (JSON.parse(row.spec) as Pick<LaunchSpec, 'multiTurn'>).multiTurn },
+    spec: { multiTurn },
     costUsd: row.cost_usd,
     startedAt: row.started_at,
     completedAt: row.completed_at,
     error: row.error,
     endReason: row.end_reason,
     budgetExhausted: row.budget_exhausted === 1,
-    foreground: foreground === '{}' ? {} : (JSON.parse(foreground) as Record<string, ChannelView>),
+    foreground,
     resumedFrom: row.resumed_from,
     forked: row.forked === 1,
   };
@@ -203,6 +220,7 @@ export function listingPageQuery(
   let query = db
     .selectFrom('coding_sessions')
     .select(LISTING_COLUMNS)
+    .select((eb) => eb.case().when('spec', 'like', sql.lit(MULTI_TURN_PATTERN)).then(eb.lit(1)).else(eb.lit(0)).end().as('multi_turn'))
     .orderBy('started_at', 'desc')
     .orderBy('id', 'desc')
     .limit(limit);
@@ -225,6 +243,13 @@ export class CodingSessionStore {
   #pages = new Map<string, SessionListingPage>();
   /** Counts writes to coding_sessions: a page read while one was issued is not cached. */
   #writes = 0;
+  /** The compiled page SELECTs, by shape (see #pageQuery). */
+  #pageQueries = new Map<string, CompiledQuery<PageRow>>();
+  /**
+   * The listings pages have read, by session id, until a write to that session: a page read after a write maps only
+   * the rows that changed (shared like the pages: read them, never change them).
+   */
+  #listings = new Map<string, SessionListing>();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -232,7 +257,7 @@ export class CodingSessionStore {
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
   async insert(session: StoredSession): Promise<void> {
-    this.#changed();
+    this.#changed(session.id);
     await this.#db.transaction().execute((trx) => this.#insertRow(trx, session));
   }
 
@@ -272,14 +297,14 @@ export class CodingSessionStore {
 
   /**
    * Inserts a new session and the start of its first run in one transaction (one fsync); `also` runs inside the same
-   * transaction (an idempotency key's answer). Resolves with the run id once committed.
+   * transaction (an idempotency key's answer), given it to write in. Resolves with the run id once committed.
    */
-  async insertLaunched(session: StoredSession, at: number, also?: () => void | Promise<void>): Promise<number> {
-    this.#changed();
+  async insertLaunched(session: StoredSession, at: number, also?: (trx: Kysely<Database>) => void | Promise<void>): Promise<number> {
+    this.#changed(session.id);
     return this.#db.transaction().execute(async (trx) => {
       await this.#insertRow(trx, session);
       const runId = await this.#startRun(trx, session, 'launch', at);
-      await also?.();
+      await also?.(trx);
       return runId;
     });
   }
@@ -291,7 +316,7 @@ export class CodingSessionStore {
   async update(id: string, patch: SessionPatch, within?: Kysely<Database>): Promise<void> {
     const columns = patchColumns(patch);
     if (Object.values(columns).every((v) => v === undefined)) return;
-    this.#changed();
+    this.#changed(id);
     const write = async (db: Kysely<Database>): Promise<void> => {
       await db.updateTable('coding_sessions').set(columns).where('id', '=', id).execute();
       if (patch.backendSessionId) await this.#setKey(db, patch.backendSessionId, id, 'backend');
@@ -360,22 +385,58 @@ export class CodingSessionStore {
     const cached = this.#pages.get(cacheKey);
     if (cached) return cached;
     const writes = this.#writes;
-    const query = listingPageQuery(this.#db, { statuses, limit: limit + 1, ...(afterKey ? { after: afterKey } : {}) });
-    const rows = await query.execute();
+    const { rows } = await this.#db.executeQuery(this.#pageQuery(statuses, limit + 1, afterKey));
     const more = rows.length > limit;
     if (more) rows.length = limit;
     const last = rows.at(-1);
-    const page: SessionListingPage = { sessions: rows.map(listingFromRow), next: more && last ? [last.started_at, last.id] : null };
-    if (writes === this.#writes) {
+    // Listings read while a write was under way may be older than it: used for this page, never kept.
+    const keep = writes === this.#writes;
+    const sessions = rows.map((row) => this.#listing(row, keep));
+    const page: SessionListingPage = { sessions, next: more && last ? [last.started_at, last.id] : null };
+    if (keep) {
       if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
       this.#pages.set(cacheKey, page);
     }
     return page;
   }
 
+  /**
+   * The page SELECT with these values. Compiled once per shape (how many statuses, whether after a cursor) and run
+   * with each call's parameters: building and compiling the query costs as much as reading a page.
+   */
+  #pageQuery(
+    statuses: readonly SessionStatus[],
+    limit: number,
+    after: readonly [number, string] | undefined,
+  ): CompiledQuery<PageRow> {
+    const parameters = [...statuses, ...(after ?? []), limit];
+    const shape = `${statuses.length}${after ? '+after' : ''}`;
+    const compiled = this.#pageQueries.get(shape);
+    if (compiled) return { ...compiled, parameters };
+    const fresh = listingPageQuery(this.#db, { statuses, limit, ...(after ? { after } : {}) }).compile();
+    if (fresh.parameters.length !== parameters.length || fresh.parameters.some((value, i) => value !== parameters[i])) {
+      throw new Error(`the session page query binds its parameters in another order than expected: ${fresh.sql}`);
+    }
+    this.#pageQueries.set(shape, fresh);
+    return fresh;
+  }
+
+  /** The listing of a page row: the one read before if its session was not written since; `keep` keeps a new one. */
+  #listing(row: PageRow, keep: boolean): SessionListing {
+    const known = this.#listings.get(row.id);
+    if (known) return known;
+    const foreground = row.foreground === '{}' ? {} : (JSON.parse(row.foreground) as Record<string, ChannelView>);
+    const listing = listingFromRow(row, row.multi_turn === 1, foreground);
+    if (keep) {
+      if (this.#listings.size >= LISTING_CACHE_SIZE) this.#listings.clear();
+      this.#listings.set(row.id, listing);
+    }
+    return listing;
+  }
+
   /** Deletes a session and its lookup keys. */
   async delete(id: string): Promise<void> {
-    this.#changed();
+    this.#changed(id);
     await this.#db.deleteFrom('coding_sessions').where('id', '=', id).execute();
   }
 
@@ -482,9 +543,10 @@ export class CodingSessionStore {
     };
   }
 
-  /** Drops the cached pages: a write to coding_sessions is under way. */
-  #changed(): void {
+  /** Drops the cached pages and the listing of session `id`: a write to its row is under way. */
+  #changed(id: string): void {
     this.#writes += 1;
     this.#pages.clear();
+    this.#listings.delete(id);
   }
 }
