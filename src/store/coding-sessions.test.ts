@@ -71,6 +71,19 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
     assert.deepEqual((await store.list(['completed'])).map((s) => s.id), ['b', 'a']);
   });
 
+  test('a page read while a write is under way is kept nowhere: the next read shows the write', async () => {
+    const store = new CodingSessionStore((await fresh()).db);
+    await store.insert(storedSession({ id: 'a', name: 'a', startedAt: 1 }));
+    await store.insert(storedSession({ id: 'b', name: 'b', startedAt: 2 }));
+    for (const status of ['running', 'failed', 'killed'] as const) {
+      await store.page({ limit: 10 });
+      const reading = store.page({ limit: 10 });
+      const writing = store.update('a', { status });
+      await Promise.all([reading, writing]);
+      assert.deepEqual((await store.page({ limit: 10 })).sessions.map((s) => [s.id, s.status]), [['b', 'starting'], ['a', status]]);
+    }
+  });
+
   test('eviction candidates: finished sessions beyond the newest `keep`, by end time', async () => {
     const store = new CodingSessionStore((await fresh()).db);
     await store.insert(storedSession({ id: 'old', name: 'old', status: 'completed', completedAt: 10, updatedAt: 10 }));

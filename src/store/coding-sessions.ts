@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { CompiledQuery, Kysely, Selectable, Updateable } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
@@ -177,8 +177,44 @@ const MULTI_TURN_PATTERN = '%"multiTurn":true%';
 
 type ListingRow = Pick<SessionRow, (typeof LISTING_COLUMNS)[number]>;
 
-/** A row of the page SELECT: the listing's columns and the spec's `multiTurn` as 0/1. */
+/** A page of these listings (`limit` + 1 read: the one more says another page follows). */
+function pageOfListings(listings: SessionListing[], limit: number): SessionListingPage {
+  const more = listings.length > limit;
+  if (more) listings.length = limit;
+  const last = listings.at(-1);
+  return { sessions: listings, next: more && last ? [last.startedAt, last.id] : null };
+}
+
+/** A row of a listing SELECT: the listing's columns and the spec's `multiTurn` as 0/1. */
 type PageRow = ListingRow & { multi_turn: number };
+
+/** The listing of a listing SELECT's row. */
+function listingOf(row: PageRow): SessionListing {
+  return listingFromRow(row, row.multi_turn === 1, listedViews(row.foreground));
+}
+
+/** Parsed foreground views of listings by their JSON (most sessions have one of a few); frozen, as listings share them. */
+const LISTED_VIEWS = new Map<string, Record<string, ChannelView>>();
+const LISTED_VIEWS_SIZE = 256;
+
+/** The (shared, frozen) foreground views of this JSON. */
+function listedViews(json: string): Record<string, ChannelView> {
+  let views = LISTED_VIEWS.get(json);
+  if (!views) {
+    views = JSON.parse(json) as Record<string, ChannelView>;
+    for (const view of Object.values(views)) Object.freeze(view);
+    Object.freeze(views);
+    if (LISTED_VIEWS.size >= LISTED_VIEWS_SIZE) LISTED_VIEWS.clear();
+    LISTED_VIEWS.set(json, views);
+  }
+  return views;
+}
+
+/** Pages whose sessions are remembered (see CodingSessionStore.#lastRead); more start over. */
+const LAST_READ_SIZE = 1_024;
+
+/** Compiled query shapes kept (a page's keys per status count, listings per id count); more start over. */
+const QUERY_CACHE_SIZE = 1_024;
 
 /** Listings kept for pages to share (see CodingSessionStore.#listings); more start the cache over. */
 const LISTING_CACHE_SIZE = 4_096;
@@ -211,22 +247,38 @@ function listingFromRow(row: ListingRow, multiTurn: boolean, foreground: Record<
   };
 }
 
-/** The SELECT of one page of the session list (exported for the benchmark, which runs it bare beside the store). */
-export function listingPageQuery(
-  db: Kysely<Database>,
-  options: { statuses?: readonly SessionStatus[]; limit: number; after?: readonly [number, string] },
-) {
-  const { statuses = [], limit, after } = options;
-  let query = db
+/** Which page of the session list: its statuses (none: all), its size and the sort key it starts after. */
+interface PageRange {
+  statuses?: readonly SessionStatus[];
+  limit: number;
+  after?: readonly [number, string];
+}
+
+/** `query` narrowed to one page: newest first (ties by id), the statuses, after the cursor. */
+function pageOf<O>(query: SelectQueryBuilder<Database, 'coding_sessions', O>, range: PageRange): SelectQueryBuilder<Database, 'coding_sessions', O> {
+  const { statuses = [], limit, after } = range;
+  let page = query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit);
+  if (statuses.length > 0) page = page.where('status', 'in', statuses);
+  if (after) page = page.where((eb) => eb(eb.refTuple('started_at', 'id'), '<', eb.tuple(after[0], after[1])));
+  return page;
+}
+
+/** The listing columns of coding_sessions, the spec's `multiTurn` as 0/1 among them. */
+function selectListings(db: Kysely<Database>) {
+  return db
     .selectFrom('coding_sessions')
     .select(LISTING_COLUMNS)
-    .select((eb) => eb.case().when('spec', 'like', sql.lit(MULTI_TURN_PATTERN)).then(eb.lit(1)).else(eb.lit(0)).end().as('multi_turn'))
-    .orderBy('started_at', 'desc')
-    .orderBy('id', 'desc')
-    .limit(limit);
-  if (statuses.length > 0) query = query.where('status', 'in', statuses);
-  if (after) query = query.where((eb) => eb(eb.refTuple('started_at', 'id'), '<', eb.tuple(after[0], after[1])));
-  return query;
+    .select((eb) => eb.case().when('spec', 'like', sql.lit(MULTI_TURN_PATTERN)).then(eb.lit(1)).else(eb.lit(0)).end().as('multi_turn'));
+}
+
+/** One page of the session list in one SELECT (exported for the benchmark, which runs it bare beside the store). */
+export function listingPageQuery(db: Kysely<Database>, range: PageRange) {
+  return pageOf(selectListings(db), range);
+}
+
+/** The sort keys of one page: read from the paging indexes alone. */
+function pageKeysQuery(db: Kysely<Database>, range: PageRange) {
+  return pageOf(db.selectFrom('coding_sessions').select(['id', 'started_at']), range);
 }
 
 /** Day buckets of the per-day cost: epoch milliseconds divided in SQL (integer division on both databases). */
@@ -243,8 +295,10 @@ export class CodingSessionStore {
   #pages = new Map<string, SessionListingPage>();
   /** Counts writes to coding_sessions: a page read while one was issued is not cached. */
   #writes = 0;
-  /** The compiled page SELECTs, by shape (see #pageQuery). */
-  #pageQueries = new Map<string, CompiledQuery<PageRow>>();
+  /** The sessions each page held when last read, by page (see page). */
+  #lastRead = new Map<string, readonly string[]>();
+  /** The compiled hot-path SELECTs, by shape (see #compiled). */
+  #queries = new Map<string, CompiledQuery<unknown>>();
   /**
    * The listings pages have read, by session id, until a write to that session: a page read after a write maps only
    * the rows that changed (shared like the pages: read them, never change them).
@@ -384,54 +438,88 @@ export class CodingSessionStore {
     const cacheKey = `${statuses.join(',')}\n${afterKey ? `${afterKey[0]}\n${afterKey[1]}` : ''}\n${limit}`;
     const cached = this.#pages.get(cacheKey);
     if (cached) return cached;
+    const range: PageRange = { statuses, limit: limit + 1, ...(afterKey ? { after: afterKey } : {}) };
     const writes = this.#writes;
-    const { rows } = await this.#db.executeQuery(this.#pageQuery(statuses, limit + 1, afterKey));
-    const more = rows.length > limit;
-    if (more) rows.length = limit;
-    const last = rows.at(-1);
-    // Listings read while a write was under way may be older than it: used for this page, never kept.
-    const keep = writes === this.#writes;
-    const sessions = rows.map((row) => this.#listing(row, keep));
-    const page: SessionListingPage = { sessions, next: more && last ? [last.started_at, last.id] : null };
-    if (keep) {
-      if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
-      this.#pages.set(cacheKey, page);
+    // A page first read, or most of whose sessions were written since it was last read: one range scan.
+    const before = this.#lastRead.get(cacheKey);
+    const changed = before ? before.filter((id) => !this.#listings.has(id)).length * 2 > before.length : true;
+    const listings = changed ? await this.#readPage(range) : await this.#readPageByKeys(range);
+    if (!listings || writes !== this.#writes) {
+      // A write came during the reads: the page read again in one statement, its listings kept nowhere.
+      const { rows } = await this.#db.executeQuery(this.#pageQuery(range));
+      return pageOfListings(rows.map(listingOf), limit);
     }
+    for (const listing of listings) {
+      if (this.#listings.has(listing.id)) continue;
+      if (this.#listings.size >= LISTING_CACHE_SIZE) this.#listings.clear();
+      this.#listings.set(listing.id, listing);
+    }
+    if (this.#lastRead.size >= LAST_READ_SIZE) this.#lastRead.clear();
+    this.#lastRead.set(cacheKey, listings.map((l) => l.id));
+    const page = pageOfListings(listings, limit);
+    if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
+    this.#pages.set(cacheKey, page);
     return page;
   }
 
-  /**
-   * The page SELECT with these values. Compiled once per shape (how many statuses, whether after a cursor) and run
-   * with each call's parameters: building and compiling the query costs as much as reading a page.
-   */
-  #pageQuery(
-    statuses: readonly SessionStatus[],
-    limit: number,
-    after: readonly [number, string] | undefined,
-  ): CompiledQuery<PageRow> {
-    const parameters = [...statuses, ...(after ?? []), limit];
-    const shape = `${statuses.length}${after ? '+after' : ''}`;
-    const compiled = this.#pageQueries.get(shape);
-    if (compiled) return { ...compiled, parameters };
-    const fresh = listingPageQuery(this.#db, { statuses, limit, ...(after ? { after } : {}) }).compile();
-    if (fresh.parameters.length !== parameters.length || fresh.parameters.some((value, i) => value !== parameters[i])) {
-      throw new Error(`the session page query binds its parameters in another order than expected: ${fresh.sql}`);
-    }
-    this.#pageQueries.set(shape, fresh);
-    return fresh;
+  /** A page's listings in one range scan (the listings read before stand for the rows not written since). */
+  async #readPage(range: PageRange): Promise<SessionListing[]> {
+    const { rows } = await this.#db.executeQuery(this.#pageQuery(range));
+    return rows.map((row) => this.#listings.get(row.id) ?? listingOf(row));
   }
 
-  /** The listing of a page row: the one read before if its session was not written since; `keep` keeps a new one. */
-  #listing(row: PageRow, keep: boolean): SessionListing {
-    const known = this.#listings.get(row.id);
-    if (known) return known;
-    const foreground = row.foreground === '{}' ? {} : (JSON.parse(row.foreground) as Record<string, ChannelView>);
-    const listing = listingFromRow(row, row.multi_turn === 1, foreground);
-    if (keep) {
-      if (this.#listings.size >= LISTING_CACHE_SIZE) this.#listings.clear();
-      this.#listings.set(row.id, listing);
+  /**
+   * A page's sort keys (from the paging indexes alone), then the listings not read since their session's last write:
+   * after a write, a page reads the keys and the rows that changed, not every row. Most of the page unread: one range
+   * scan instead. Null when a row went missing between the two reads.
+   */
+  async #readPageByKeys(range: PageRange): Promise<SessionListing[] | null> {
+    const { rows: keys } = await this.#db.executeQuery(this.#keysQuery(range));
+    const missing = keys.filter((k) => !this.#listings.has(k.id)).map((k) => k.id);
+    if (missing.length * 2 > keys.length) return this.#readPage(range);
+    const read = new Map<string, SessionListing>();
+    if (missing.length > 0) {
+      const { rows } = await this.#db.executeQuery(this.#listingsQuery(missing));
+      for (const row of rows) read.set(row.id, listingOf(row));
     }
-    return listing;
+    const listings = keys.map((k) => this.#listings.get(k.id) ?? read.get(k.id));
+    return listings.every((l) => l !== undefined) ? listings : null;
+  }
+
+  /** The SELECT of a page's sort keys (see #compiled). */
+  #keysQuery(range: PageRange): CompiledQuery<{ id: string; started_at: number }> {
+    const { statuses = [], limit, after } = range;
+    const shape = `keys ${statuses.length}${after ? ' after' : ''}`;
+    return this.#compiled(shape, [...statuses, ...(after ?? []), limit], () => pageKeysQuery(this.#db, range).compile());
+  }
+
+  /** The SELECT of a page's listings (see #compiled). */
+  #pageQuery(range: PageRange): CompiledQuery<PageRow> {
+    const { statuses = [], limit, after } = range;
+    const shape = `page ${statuses.length}${after ? ' after' : ''}`;
+    return this.#compiled(shape, [...statuses, ...(after ?? []), limit], () => listingPageQuery(this.#db, range).compile());
+  }
+
+  /** The SELECT of the listings of these sessions (see #compiled). */
+  #listingsQuery(ids: readonly string[]): CompiledQuery<PageRow> {
+    return this.#compiled(`listings ${ids.length}`, ids, () => selectListings(this.#db).where('id', 'in', ids).compile());
+  }
+
+  /**
+   * A hot-path SELECT with these parameters: compiled once per shape, then run with each call's values (building and
+   * compiling a query costs more than running it). `compile` builds it with these very parameters; a shape whose
+   * query binds them in another order is refused.
+   */
+  #compiled<R>(shape: string, parameters: readonly unknown[], compile: () => CompiledQuery<R>): CompiledQuery<R> {
+    const known = this.#queries.get(shape) as CompiledQuery<R> | undefined;
+    if (known) return { ...known, parameters };
+    const fresh = compile();
+    if (fresh.parameters.length !== parameters.length || fresh.parameters.some((value, i) => value !== parameters[i])) {
+      throw new Error(`a session list query binds its parameters in another order than expected: ${fresh.sql}`);
+    }
+    if (this.#queries.size >= QUERY_CACHE_SIZE) this.#queries.clear();
+    this.#queries.set(shape, fresh);
+    return fresh;
   }
 
   /** Deletes a session and its lookup keys. */
