@@ -293,10 +293,16 @@ export class SessionManager {
 
   /**
    * Kills a running session; throws when it is unknown or already ended. `via` is the chat the kill command came
-   * from, if any. Resolves with the final record once it is stored.
+   * from, if any. Resolves with the final record once it is stored. A session in memory given by its id is killed at
+   * once (a watchdog's kill takes effect before it returns); other refs are looked up first.
    */
-  async kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): Promise<StoredSession> {
-    const record = await this.#requireStored(ref);
+  kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): Promise<StoredSession> {
+    const byId = this.#live.get(ref);
+    if (byId) return this.#kill({ ...byId.record }, reason, options);
+    return this.#requireStored(ref).then((record) => this.#kill(record, reason, options));
+  }
+
+  async #kill(record: StoredSession, reason: string, options: { via?: string }): Promise<StoredSession> {
     const session = this.#live.get(record.id);
     if (!session || !session.kill(reason, options.via)) throw conflict(`session ${record.name} is already ${record.status}`);
     const final = { ...session.record };
