@@ -68,7 +68,7 @@ export class SessionManager {
   /** Launches and resumes asked for at once go one per event-loop turn (see launchSoon). */
   #starts = new TurnGate();
   /** The launch or resume being admitted: each checks capacity and names against the ones admitted before it. */
-  #admitting: Promise<unknown> = Promise.resolve();
+  #admitting: Promise<unknown> | null = null;
   /** Run ends and cleanups started by a session's end; stop() waits for them. */
   #background = new Set<Promise<unknown>>();
 
@@ -132,7 +132,8 @@ export class SessionManager {
     return this.#admit(() => this.#launch(request, extra));
   }
 
-  async #launch(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}): Promise<Session> {
+  /** `launch`'s work; `started` hears of the session the moment it started (before the promise settles). */
+  async #launch(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}, started?: (session: Session) => void): Promise<Session> {
     this.#refuseWhenStopping();
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
@@ -192,13 +193,23 @@ export class SessionManager {
     const onStored = extra.onStored;
     const runId = await store.insertLaunched(record, now, onStored ? () => onStored(record) : undefined);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
-    return this.#startSession(record, 'launch', request.via, runId);
+    const session = this.#startSession(record, 'launch', request.via, runId);
+    started?.(session);
+    return session;
   }
 
   /** Runs `admission` after the launches and resumes admitted before it have stored and started their session. */
   #admit<T>(admission: () => Promise<T>): Promise<T> {
-    const result = this.#admitting.then(admission, admission);
-    this.#admitting = result.catch(() => undefined);
+    // None under way: admitted at once (no extra turn between the start and its caller's answer).
+    const result = this.#admitting ? this.#admitting.then(admission, admission) : admission();
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#admitting = settled;
+    void settled.then(() => {
+      if (this.#admitting === settled) this.#admitting = null;
+    });
     return result;
   }
 
@@ -207,7 +218,11 @@ export class SessionManager {
    * event-loop turn, so health checks, other requests and agent output are served between them.
    */
   launchSoon(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}): Promise<Session> {
-    return this.#starts.run(() => this.launch(request, extra));
+    // Settled the moment the session started, as a synchronous launch did: the caller's answer is not queued behind
+    // what the start set off (the launch notice's delivery).
+    return new Promise<Session>((resolve, reject) => {
+      this.#starts.run(() => this.#admit(() => this.#launch(request, extra, resolve))).catch(reject);
+    });
   }
 
   /** `resume`, in its turn among launches and resumes (see launchSoon). */
@@ -262,7 +277,9 @@ export class SessionManager {
       this.#checkCapacity();
       await this.#deps.store.update(record.id, patch);
       this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
-      return this.#startSession({ ...record, ...patch }, 'resume', options.via);
+      const resumed = { ...record, ...patch };
+      const runId = await this.#deps.store.startRun(resumed, 'resume', this.#deps.clock.now());
+      return this.#startSession(resumed, 'resume', options.via, runId);
     });
   }
 
@@ -447,7 +464,7 @@ export class SessionManager {
     if (this.#stopping) throw conflict('the daemon is stopping: no coding session can be launched or resumed now');
   }
 
-  async #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId?: number): Promise<Session> {
+  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId: number): Session {
     const { store, logs, clock, logger, config, harnesses } = this.#deps;
     const session = new Session(record, {
       harness: harnesses[record.harness],
@@ -469,9 +486,8 @@ export class SessionManager {
     if (kind === 'resume') {
       for (const block of this.outputBlocks(record)) session.output.push(block.seq, block.text);
     }
-    const run = runId ?? (await store.startRun(record, kind, clock.now()));
     this.#live.set(record.id, session);
-    this.#runs.set(record.id, run);
+    this.#runs.set(record.id, runId);
     session.start(kind, via ? { via } : {});
     return session;
   }
