@@ -11,7 +11,7 @@ import type { SessionListResult } from '../src/operations/list.ts';
 import type { OperationServices } from '../src/operations/operation.ts';
 import { OPERATIONS } from '../src/operations/table.ts';
 import { decodeCursor } from '../src/core/cursor.ts';
-import { listingPageQuery } from '../src/store/coding-sessions.ts';
+import { listingPageQuery } from '../src/store/coding-session-listings.ts';
 import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import type { StoredSession } from '../src/store/coding-sessions.ts';
 import { ScriptedHarness } from '../test/support/scripted-harness.ts';
