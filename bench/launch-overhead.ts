@@ -73,7 +73,7 @@ async function throughManager(harness: HarnessName): Promise<number> {
       }
     });
   });
-  const session = manager.launch({ prompt: 'hello', harness, workdir, originChannel: 'bench', multiTurn: false });
+  const session = await manager.launch({ prompt: 'hello', harness, workdir, originChannel: 'bench', multiTurn: false });
   const ms = await elapsed;
   await new Promise<void>((resolve) => {
     const off = manager.on((signal) => {

@@ -51,8 +51,8 @@ const daemon = await startDaemon({
 });
 try {
   for (let i = 0; i < sessionCount; i += 1) {
-    const s = daemon.services.sessions.launch({ prompt: `bench session ${i}`, workdir, originChannel: 'cli' });
-    if (i % 2 === 0) daemon.services.sessions.kill(s.id);
+    const s = await daemon.services.sessions.launch({ prompt: `bench session ${i}`, workdir, originChannel: 'cli' });
+    if (i % 2 === 0) await daemon.services.sessions.kill(s.id);
   }
   const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/rpc`;
   const bareLatencies = await measure(bareUrl, {});

@@ -1,6 +1,6 @@
 // One page of `sessions.list` (the operation: input validation, the paged query, summaries) beside the same SELECT
-// run bare on the same database (the same statement, prepared once, returning arrays as the store's does; rows left as
-// SQLite returns them), at 100 and at 10,000 stored sessions,
+// run bare on the same database (the SQL the store's query builder compiles, prepared once on node:sqlite; rows left
+// as SQLite returns them), at 100 and at 10,000 stored sessions,
 // for the first page and for a page deep in the list (after a cursor), in the same run.
 // Run: npm run bench:list   (or: node bench/session-list.ts [iterations] [pageSize])
 import { systemClock } from '../src/core/clock.ts';
@@ -9,7 +9,9 @@ import { rpcMethods } from '../src/operations/rpc-methods.ts';
 import type { SessionListResult } from '../src/operations/list.ts';
 import type { OperationServices } from '../src/operations/operation.ts';
 import { OPERATIONS } from '../src/operations/table.ts';
-import { listingPageSql } from '../src/store/coding-sessions.ts';
+import { decodeCursor } from '../src/core/cursor.ts';
+import { listingPageQuery } from '../src/store/coding-session-listings.ts';
+import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import type { StoredSession } from '../src/store/coding-sessions.ts';
 import { ScriptedHarness } from '../test/support/scripted-harness.ts';
 import { sessionManagerIn } from '../test/support/session-manager-in.ts';
@@ -47,10 +49,10 @@ function stored(i: number): StoredSession {
 }
 
 /** Times `fn`; `before` (not timed) runs ahead of each call. */
-async function time(fn: () => unknown, before?: (i: number) => void): Promise<number[]> {
+async function time(fn: () => unknown, before?: (i: number) => Promise<void>): Promise<number[]> {
   const out: number[] = [];
   for (let i = 0; i < iterations + 200; i += 1) {
-    before?.(i);
+    await before?.(i);
     const start = performance.now();
     await fn();
     if (i >= 200) out.push(performance.now() - start); // the first 200 warm up
@@ -68,7 +70,7 @@ for (const count of [100, 10_000]) {
   const { db, store, manager } = sessionManagerIn(dir.path, config, clock, { claude: harness, codex: harness, gemini: harness });
   try {
     db.exec('PRAGMA synchronous = OFF'); // setup only: 10,000 inserts without an fsync each
-    for (let i = 0; i < count; i += 1) store.insert(stored(i));
+    for (let i = 0; i < count; i += 1) await store.insert(stored(i));
     db.exec('PRAGMA synchronous = FULL');
     const services: OperationServices = { config, sessions: manager, clock };
     const first = (await list.call({ limit: pageSize }, { kind: 'rpc' }, services)) as SessionListResult;
@@ -79,21 +81,22 @@ for (const count of [100, 10_000]) {
     }
     if (!deep) throw new Error('no cursor half way down the list');
     const deepPage = (await list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)) as SessionListResult;
-    const bareFirst = db.prepare(listingPageSql(0, false));
-    const bareAfter = db.prepare(listingPageSql(0, true));
-    bareFirst.setReturnArrays(true);
-    bareAfter.setReturnArrays(true);
-    const lastOfDeep = deepPage.sessions[0];
-    if (!lastOfDeep) throw new Error('empty deep page');
-    const afterKey = db.prepare('SELECT started_at, rowid AS r FROM coding_sessions WHERE id = ?').get(lastOfDeep.id) as { started_at: number; r: number };
+    if (deepPage.sessions.length === 0) throw new Error('empty deep page');
+    const deepKey = decodeCursor(deep);
+    const compiledFirst = listingPageQuery(sqliteKysely(db), { limit: pageSize + 1 }).compile();
+    const compiledAfter = listingPageQuery(sqliteKysely(db), { limit: pageSize + 1, after: [deepKey[0], String(deepKey[1])] }).compile();
+    const bareFirst = db.prepare(compiledFirst.sql);
+    const bareAfter = db.prepare(compiledAfter.sql);
+    const firstParams = compiledFirst.parameters as (string | number)[];
+    const afterParams = compiledAfter.parameters as (string | number)[];
     const variants: [string, () => unknown, () => unknown][] = [
-      ['first page', () => bareFirst.all(pageSize + 1), () => list.call({ limit: pageSize }, { kind: 'rpc' }, services)],
-      ['page after a cursor', () => bareAfter.all(afterKey.started_at, afterKey.r + 1, pageSize + 1), () => list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)],
+      ['first page', () => bareFirst.all(...firstParams), () => list.call({ limit: pageSize }, { kind: 'rpc' }, services)],
+      ['page after a cursor', () => bareAfter.all(...afterParams), () => list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)],
     ];
     // The store answers a page again from memory until its next write: "after a write" times the first read after
     // one (the write itself untimed), "unchanged" a page asked again with no write since.
     const touched = (stored(0) as { id: string }).id;
-    const write = (i: number): void => store.update(touched, { updatedAt: i });
+    const write = (i: number): Promise<void> => store.update(touched, { updatedAt: i });
     for (const [label, bare, ours] of variants) {
       const b = await time(bare, write);
       const o = await time(ours, write);

@@ -35,11 +35,11 @@ import { createOperationsToolbox } from './operations/toolbox.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
+import { sqliteKysely } from './store/kysely/connection.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { IdempotencyKeyJoin } from './store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
-import { sqliteKysely } from './store/kysely/connection.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { ensureToken } from './store/tokens.ts';
@@ -126,10 +126,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       config,
       clock,
       logger: logger.child({ component: 'sessions' }),
-      store: new CodingSessionStore(db),
+      store: new CodingSessionStore(sqliteKysely(db)),
       logs,
       harnesses: options.harnesses ?? createHarnesses(config, logger),
-      notices: new RestartNoticeStore(db),
+      notices: new RestartNoticeStore(sqliteKysely(db)),
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
     const idempotency = new Idempotency(new IdempotencyKeyStore(sqliteKysely(db), `daemon-${process.pid}-${newId(12)}`), clock, new IdempotencyKeyJoin(db));
@@ -171,14 +171,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     };
     tools.bind(createOperationsToolbox({ ops: OPERATIONS, services }));
 
-    const interrupted = sessions.restore();
+    const interrupted = await sessions.restore();
     notifications.start();
     // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     await notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');
     await wake.announceInterrupted(interrupted);
     faultPoint('sessions.restore.before-clear');
-    sessions.restartNoticesStored(interrupted);
+    await sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
     await outbox.start();
     await engine.start();

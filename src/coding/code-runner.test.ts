@@ -19,7 +19,7 @@ const fake = (name: string): string => fileURLToPath(new URL(`../../test/support
 
 describe('resolveCodeRunHarness', () => {
   const config = (harness?: 'codex') => ({ defaultHarness: 'claude' as const, linear: { codeRun: harness ? { harness } : {} } });
-  it('takes the explicit backend, then the profile, then linear.codeRun.harness, then defaultHarness', () => {
+  it('takes the explicit backend, then the profile, then linear.codeRun.harness, then defaultHarness', async () => {
     assert.deepEqual(resolveCodeRunHarness(config('codex'), 'gemini', { harness: 'codex' }), { harness: 'gemini', source: 'explicit' });
     assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, { harness: 'gemini' }), { harness: 'gemini', source: 'profile' });
     assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, {}), { harness: 'codex', source: 'config' });
@@ -70,7 +70,7 @@ describe('CodeRunner over the fake agents', () => {
 
   /** Waits until the newest run's agent process has reported its session (so the watchdog watches a live agent). */
   async function started(run: Promise<CodeRunResult>): Promise<{ run: Promise<CodeRunResult> }> {
-    await waitFor('the agent to start', () => manager.list().some((s) => s.backendSessionId !== null && s.status === 'running'));
+    await waitFor('the agent to start', async () => (await manager.list()).some((s) => s.backendSessionId !== null && s.status === 'running'));
     return { run };
   }
 
@@ -81,7 +81,7 @@ describe('CodeRunner over the fake agents', () => {
     assert.equal(result.harness, 'claude');
     assert.equal(result.harnessSource, 'default');
     assert.match(result.output, /FAKE CLAUDE REPLY to: say hello/);
-    assert.equal(manager.get(result.sessionId).status, 'completed', 'the run is a listed coding session');
+    assert.equal((await manager.get(result.sessionId)).status, 'completed', 'the run is a listed coding session');
   });
 
   it('reports `exit N` when the CLI crashes (claude through the SDK, gemini and codex as CLIs)', async () => {
@@ -107,7 +107,7 @@ describe('CodeRunner over the fake agents', () => {
     assert.equal(result.success, false);
     assert.equal(result.error, 'inactivity_timeout');
     assert.match(result.detail ?? '', /no activity for 5 s/);
-    assert.equal(manager.get(result.sessionId).status, 'killed');
+    assert.equal((await manager.get(result.sessionId)).status, 'killed');
   });
 
   it('kills a run past its wall-clock limit even while it is busy: `timeout`', async () => {

@@ -100,7 +100,7 @@ export class CodeRunner {
       toolTimeoutMs: Math.round(cr.toolTimeoutSec * 1000),
     };
     const workdir = request.workdir ?? cr.workdir ?? config.defaultWorkdir;
-    const session = sessions.launch({
+    const session = await sessions.launch({
       prompt: request.prompt,
       harness,
       ...(model ? { model } : {}),
@@ -117,11 +117,10 @@ export class CodeRunner {
     let trip: WatchdogTrip | null = null;
     let stopped = false;
     const kill = (reason: string): void => {
-      try {
-        if (sessions.live(id)?.isActive) sessions.kill(id, reason);
-      } catch (error) {
+      if (!sessions.liveById(id)?.isActive) return;
+      sessions.kill(id, reason).catch((error: unknown) => {
         logger.warn({ err: errorMessage(error), session: id }, 'code_run could not kill its session');
-      }
+      });
     };
     const watchdog = new SessionWatchdog({
       clock,
@@ -139,7 +138,7 @@ export class CodeRunner {
           resolve();
         }
       });
-      if (!sessions.live(id)?.isActive) {
+      if (!sessions.liveById(id)?.isActive) {
         off();
         resolve();
       }
@@ -180,7 +179,7 @@ export class CodeRunner {
       unsubscribe();
       signal?.removeEventListener('abort', onAbort);
     }
-    const record: StoredSession = sessions.get(id);
+    const record: StoredSession = await sessions.get(id);
     const output = sessions
       .outputBlocks(record)
       .map((b) => b.text)

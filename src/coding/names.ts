@@ -15,12 +15,12 @@ export function nameFromPrompt(prompt: string): string {
   return picked.length > 0 ? picked.join('-') : 'session';
 }
 
-/** Returns `base`, or `base-2`, `base-3`, … — the first that `taken` says is free. */
-export function uniqueName(base: string, taken: (name: string) => boolean): string {
-  if (!taken(base)) return base;
+/** Resolves with `base`, or `base-2`, `base-3`, … — the first that `taken` says is free. */
+export async function uniqueName(base: string, taken: (name: string) => Promise<boolean>): Promise<string> {
+  if (!(await taken(base))) return base;
   for (let n = 2; ; n += 1) {
     const candidate = `${base}-${n}`;
-    if (!taken(candidate)) return candidate;
+    if (!(await taken(candidate))) return candidate;
   }
 }
 

@@ -11,17 +11,17 @@ describe('Session idle end', () => {
   const waits = (): string[] => signals.flatMap((s) => (s.type === 'waiting' ? [s.reason] : []));
 
   it('kills a multi-turn session left waiting for idleTimeoutMinutes, with the reason "idle for …"', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, ok);
     f.clock.advance(IDLE_MS);
     assert.equal(session.status, 'killed');
     assert.equal(session.record.endReason, 'idle for 30 min');
-    assert.equal(f.manager.get(session.id).status, 'killed', 'the stored row says killed too');
+    assert.equal((await f.manager.get(session.id)).status, 'killed', 'the stored row says killed too');
     assert.ok(f.harness.last.ended, 'a session waiting for input is let go by closing its input');
   });
 
   it('kills a session stalled outside a tool call once it has been silent for idleTimeoutMinutes', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'thinking…' });
     f.clock.advance(15_000);
     assert.equal(session.waitingFor, 'stalled');
@@ -32,7 +32,7 @@ describe('Session idle end', () => {
   });
 
   it('stops an agent left waiting for a permission answer for idleTimeoutMinutes', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
     f.clock.advance(IDLE_MS);
     assert.equal(session.status, 'killed');
@@ -41,7 +41,7 @@ describe('Session idle end', () => {
   });
 
   it('never idle-kills a turn that still streams activity after a "stalled" alarm, and still announces its turn end', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
     f.clock.advance(15_000);
@@ -57,7 +57,7 @@ describe('Session idle end', () => {
   });
 
   it('never idle-kills a turn whose tool call began after a "stalled" alarm', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
     f.clock.advance(15_000);

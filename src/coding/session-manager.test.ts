@@ -7,8 +7,8 @@ import { managerFixture, managerPerTest } from '../../test/support/manager-fixtu
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
-function expectAppError(fn: () => unknown, kind: string, pattern: RegExp): void {
-  assert.throws(fn, (error: unknown) => {
+async function expectAppError(fn: () => unknown, kind: string, pattern: RegExp): Promise<void> {
+  await assert.rejects(async () => fn(), (error: unknown) => {
     assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
     assert.equal(error.kind, kind);
     assert.match(error.message, pattern);
@@ -20,7 +20,7 @@ describe('SessionManager', () => {
   const { f, signals } = managerPerTest();
 
   it('launches, names the session from the prompt and becomes running on the backend id', async () => {
-    const session = f.manager.launch({ prompt: 'add a test for parse()', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'add a test for parse()', workdir: f.workdir, originChannel: 'cli' });
     assert.equal(session.name, 'add-test-parse');
     assert.equal(session.status, 'starting');
     assert.equal(f.harness.last.spec.prompt, 'add a test for parse()');
@@ -28,26 +28,27 @@ describe('SessionManager', () => {
     assert.equal(f.harness.last.spec.permissionMode, 'bypassPermissions');
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' });
     assert.equal(session.status, 'running');
-    for (const ref of [session.id, session.name, 'b-1']) assert.equal(f.manager.get(ref).id, session.id);
+    for (const ref of [session.id, session.name, 'b-1']) assert.equal((await f.manager.get(ref)).id, session.id);
   });
 
-  it('de-duplicates names with -2, -3', () => {
-    const names = [1, 2, 3].map(() => f.manager.launch({ prompt: 'fix flaky test', workdir: f.workdir, originChannel: 'cli' }).name);
+  it('de-duplicates names with -2, -3', async () => {
+    const names: string[] = [];
+    for (let i = 0; i < 3; i += 1) names.push((await f.manager.launch({ prompt: 'fix flaky test', workdir: f.workdir, originChannel: 'cli' })).name);
     assert.deepEqual(names, ['fix-flaky-test', 'fix-flaky-test-2', 'fix-flaky-test-3']);
   });
 
-  it('refuses a launch over maxSessions with an error naming the limit', () => {
-    for (let i = 0; i < 5; i += 1) f.manager.launch({ prompt: `task ${i}`, workdir: f.workdir, originChannel: 'cli' });
-    expectAppError(() => f.manager.launch({ prompt: 'one more', workdir: f.workdir, originChannel: 'cli' }), 'limit', /maxSessions.*5 of 5/);
+  it('refuses a launch over maxSessions with an error naming the limit', async () => {
+    for (let i = 0; i < 5; i += 1) await f.manager.launch({ prompt: `task ${i}`, workdir: f.workdir, originChannel: 'cli' });
+    await expectAppError(() => f.manager.launch({ prompt: 'one more', workdir: f.workdir, originChannel: 'cli' }), 'limit', /maxSessions.*5 of 5/);
   });
 
-  it('refuses a workdir outside the workspaces', () => {
-    expectAppError(() => f.manager.launch({ prompt: 'x', workdir: '/', originChannel: 'cli' }), 'invalid_input', /outside the configured workspaces/);
-    expectAppError(() => f.manager.launch({ prompt: 'x', workdir: join(f.workdir, 'nope'), originChannel: 'cli' }), 'invalid_input', /does not exist/);
+  it('refuses a workdir outside the workspaces', async () => {
+    await expectAppError(() => f.manager.launch({ prompt: 'x', workdir: '/', originChannel: 'cli' }), 'invalid_input', /outside the configured workspaces/);
+    await expectAppError(() => f.manager.launch({ prompt: 'x', workdir: join(f.workdir, 'nope'), originChannel: 'cli' }), 'invalid_input', /does not exist/);
   });
 
   it('ends a multi-turn turn waiting for input, tells a question from a finished turn, and continues on send', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'All tests pass.' }, ok);
     assert.equal(session.status, 'running');
@@ -63,7 +64,7 @@ describe('SessionManager', () => {
   });
 
   it('completes a single-turn session at its first turn end', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, ok);
     assert.equal(session.status, 'completed');
     assert.ok(f.harness.last.ended);
@@ -71,7 +72,7 @@ describe('SessionManager', () => {
   });
 
   it('fails on budget exhaustion and flags it', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit(
       { type: 'started', backendSessionId: 'b' },
       { type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' }, costUsd: 5 },
@@ -83,14 +84,14 @@ describe('SessionManager', () => {
   });
 
   it('fails a session whose agent crashes mid-turn, keeping the error', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'working' }, { type: 'exited', code: 3, error: 'agent process exited with code 3' });
     assert.equal(session.status, 'failed');
     assert.match(session.record.error ?? '', /code 3/);
   });
 
   it('safety net fires once after 15 s of silence, never while a tool call runs', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } });
     f.clock.advance(120_000);
@@ -111,7 +112,7 @@ describe('SessionManager', () => {
   });
 
   it('warnings alone are not progress: an agent that only repeats one still trips the safety net', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
     for (let i = 0; i < 4; i += 1) {
@@ -122,7 +123,7 @@ describe('SessionManager', () => {
   });
 
   it('ends a session left idle for idleTimeoutMinutes, and says so', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, ok);
     f.clock.advance(30 * 60_000 - 1);
     assert.equal(session.status, 'running');
@@ -134,23 +135,23 @@ describe('SessionManager', () => {
   });
 
   it('does not idle-kill a long first turn', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't', name: 'Bash', input: {} });
     f.clock.advance(2 * 60 * 60_000);
     assert.equal(session.status, 'running');
   });
 
   it('kills once; a second kill says it already ended', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
-    const record = f.manager.kill(session.name);
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const record = await f.manager.kill(session.name);
     assert.equal(record.status, 'killed');
     assert.ok(f.harness.last.killed);
-    expectAppError(() => f.manager.kill(session.id), 'conflict', /already killed/);
-    expectAppError(() => f.manager.kill('nope'), 'not_found', /no session "nope"/);
+    await expectAppError(() => f.manager.kill(session.id), 'conflict', /already killed/);
+    await expectAppError(() => f.manager.kill('nope'), 'not_found', /no session "nope"/);
   });
 
   it('answers a permission request with the next message', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
     assert.equal(session.waitingFor, 'permission');
@@ -163,7 +164,7 @@ describe('SessionManager', () => {
   });
 
   it('interrupts the current turn before sending when asked', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
     await f.manager.send(session.id, 'stop, do X', { source: 'user', interrupt: true });
     assert.equal(f.harness.last.interrupts, 1);
@@ -173,7 +174,7 @@ describe('SessionManager', () => {
   });
 
   it('counts agent responds up to maxAutoResponds; a user respond resets the count', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
     for (let i = 0; i < 10; i += 1) await f.manager.send(session.id, `auto ${i}`, { source: 'agent' });
     await assert.rejects(f.manager.send(session.id, 'auto 11', { source: 'agent' }), /auto-respond limit reached.*10/);
@@ -183,23 +184,23 @@ describe('SessionManager', () => {
   });
 
   it('refuses to send to a finished session, pointing at resume', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
-    f.manager.kill(session.id);
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.manager.kill(session.id);
     await assert.rejects(f.manager.send(session.id, 'hi', { source: 'user' }), /is killed; resume it first/);
   });
 
   it('resumes in place with the backend id and keeps the output', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-9' }, { type: 'text', text: 'first output' }, ok);
-    f.manager.kill(session.id);
-    const resumed = f.manager.resume(session.name, { prompt: 'carry on' });
+    await f.manager.kill(session.id);
+    const resumed = await f.manager.resume(session.name, { prompt: 'carry on' });
     assert.equal(resumed.id, session.id);
     assert.equal(f.harness.last.spec.resumeBackendId, 'b-9');
     assert.equal(f.harness.last.spec.prompt, 'carry on');
     assert.deepEqual(resumed.lastOutput(), ['first output']);
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-9' });
     assert.equal(resumed.status, 'running');
-    const forked = (f.manager.kill(session.id), f.manager.resume('b-9', { fork: true }));
+    const forked = (await f.manager.kill(session.id), await f.manager.resume('b-9', { fork: true }));
     assert.notEqual(forked.id, session.id);
     assert.equal(forked.name, `${session.name}-fork`);
     assert.equal(forked.record.resumedFrom, session.id);
@@ -207,27 +208,27 @@ describe('SessionManager', () => {
   });
 
   it('refuses fork on a harness that cannot fork', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', harness: 'codex' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', harness: 'codex' });
     await f.codex.last.emit({ type: 'started', backendSessionId: 'thread-1' });
-    f.manager.kill(session.id);
-    expectAppError(() => f.manager.resume(session.id, { fork: true }), 'invalid_input', /codex harness cannot fork/);
+    await f.manager.kill(session.id);
+    await expectAppError(() => f.manager.resume(session.id, { fork: true }), 'invalid_input', /codex harness cannot fork/);
   });
 
   it('survives a restart: interrupted, output kept, resumable, metrics intact', async () => {
-    const session = f.manager.launch({ prompt: 'long job', workdir: f.workdir, originChannel: 'telegram|42' });
+    const session = await f.manager.launch({ prompt: 'long job', workdir: f.workdir, originChannel: 'telegram|42' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-7' }, { type: 'text', text: 'step one' }, ok);
     await f.manager.send(session.id, 'go on', { source: 'user' });
     await f.harness.last.emit({ type: 'text', text: 'step two' });
     // A second manager over the same files, without stopping the first: what a SIGKILL leaves behind.
     const g = f.reopen();
     try {
-      assert.deepEqual(g.manager.restore(), [session.id]);
-      const record = g.manager.get('b-7');
+      assert.deepEqual(await g.manager.restore(), [session.id]);
+      const record = await g.manager.get('b-7');
       assert.equal(record.status, 'interrupted');
       assert.equal(record.originChannel, 'telegram|42');
       assert.deepEqual(g.manager.outputBlocks(record).map((b) => b.text), ['step one', 'step two']);
-      assert.equal(g.manager.stats().sessionsByStatus.interrupted, 1);
-      const resumed = g.manager.resume(session.name);
+      assert.equal((await g.manager.stats()).sessionsByStatus.interrupted, 1);
+      const resumed = await g.manager.resume(session.name);
       assert.equal(g.harness.last.spec.resumeBackendId, 'b-7');
       assert.equal(g.harness.last.spec.prompt, 'Continue where you left off.');
       assert.deepEqual(resumed.lastOutput(), ['step one', 'step two']);
@@ -242,17 +243,17 @@ describe('SessionManager', () => {
     try {
       const ids: string[] = [];
       for (let i = 0; i < 4; i += 1) {
-        const s = g.manager.launch({ prompt: `job ${i}`, workdir: g.workdir, originChannel: 'cli' });
+        const s = await g.manager.launch({ prompt: `job ${i}`, workdir: g.workdir, originChannel: 'cli' });
         await g.harness.last.emit({ type: 'started', backendSessionId: `backend-${i}` });
         g.clock.advance(1_000);
-        g.manager.kill(s.id);
+        await g.manager.kill(s.id);
         ids.push(s.id);
       }
       await g.manager.cleanup();
-      assert.deepEqual(g.manager.list().map((s) => s.name), ['job-3', 'job-2']);
-      for (const ref of [ids[0] as string, 'job-0', 'backend-0']) assert.throws(() => g.manager.get(ref), /no session/);
+      assert.deepEqual((await g.manager.list()).map((s) => s.name), ['job-3', 'job-2']);
+      for (const ref of [ids[0] as string, 'job-0', 'backend-0']) await assert.rejects(async () => g.manager.get(ref), /no session/);
       assert.equal(existsSync(join(g.home, 'logs', `${ids[0]}.jsonl`)), false);
-      assert.equal(g.manager.stats().totalLaunched, 4, 'metrics outlive eviction');
+      assert.equal((await g.manager.stats()).totalLaunched, 4, 'metrics outlive eviction');
     } finally {
       await g.close();
     }
@@ -264,14 +265,14 @@ describe('SessionManager', () => {
       const log = f.logs.read(s.session.id);
       seen.push({ type: s.type, lastLogType: log[log.length - 1]?.type });
     });
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'telegram|42', via: 'telegram|42', permissionMode: 'default' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'telegram|42', via: 'telegram|42', permissionMode: 'default' });
     assert.equal(session.runStartedAt, f.clock.now());
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'question', text: 'Which DB?' }, ok);
     await f.manager.send(session.id, 'postgres', { source: 'user', via: 'web|w1' });
     await run.emit({ type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
     await f.manager.send(session.id, 'yes', { source: 'agent' });
-    f.manager.kill(session.id, 'killed by user', { via: 'telegram|42' });
+    await f.manager.kill(session.id, 'killed by user', { via: 'telegram|42' });
     const types = signals.map((s) => s.type).filter((t) => t !== 'running');
     assert.deepEqual(types, ['launched', 'question', 'waiting', 'message', 'permission', 'waiting', 'message', 'ended']);
     const byType = (t: string) => signals.filter((s) => s.type === t);
@@ -289,7 +290,7 @@ describe('SessionManager', () => {
   });
 
   it('announces a permission request and a turn end that follow a "stalled" alarm', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
     f.clock.advance(15_000);
@@ -304,7 +305,7 @@ describe('SessionManager', () => {
   });
 
   it('signals interrupted (not ended) for sessions stopped by a daemon shutdown', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
     await f.manager.stop();
     assert.equal(session.status, 'interrupted');
@@ -313,10 +314,10 @@ describe('SessionManager', () => {
   });
 
   it('stop waits for every agent still running to exit, so nothing is written to a log once it resolves', async () => {
-    const active = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const active = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const activeRun = f.harness.last;
     await activeRun.emit({ type: 'started', backendSessionId: 'b-1' });
-    const single = f.manager.launch({ prompt: 'q', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    const single = await f.manager.launch({ prompt: 'q', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     const singleRun = f.harness.last;
     await singleRun.emit({ type: 'started', backendSessionId: 'b-2' }, ok);
     assert.equal(single.status, 'completed');
@@ -337,39 +338,39 @@ describe('SessionManager', () => {
   });
 
   it('refuses to launch or resume once stop has begun (an engine turn still running must not start an agent that outlives it)', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-stop' });
     const stopping = f.manager.stop();
-    assert.throws(() => f.manager.launch({ prompt: 'late', workdir: f.workdir, originChannel: 'cli' }), /the daemon is stopping/);
+    await assert.rejects(async () => f.manager.launch({ prompt: 'late', workdir: f.workdir, originChannel: 'cli' }), /the daemon is stopping/);
     await stopping;
-    assert.throws(() => f.manager.resume(session.id, { prompt: 'again' }), /the daemon is stopping/);
-    assert.equal(f.store.list().length, 1, 'nothing was stored for the refused launch');
+    await assert.rejects(async () => f.manager.resume(session.id, { prompt: 'again' }), /the daemon is stopping/);
+    assert.equal((await f.store.list()).length, 1, 'nothing was stored for the refused launch');
   });
 
   it('logs and signals a channel view change; markSeen only moves the seen mark', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'hello' });
     const before = f.manager.lastSeq(session.id);
-    f.manager.setView(f.manager.get(session.id), 'web|w', true);
-    assert.deepEqual(f.manager.get(session.id).foreground, { 'web|w': { on: true, seenSeq: before } });
+    await f.manager.setView(await f.manager.get(session.id), 'web|w', true);
+    assert.deepEqual((await f.manager.get(session.id)).foreground, { 'web|w': { on: true, seenSeq: before } });
     assert.deepEqual(f.logs.read(session.id).at(-1), { v: 1, seq: before + 1, ts: f.clock.now(), type: 'foreground', channel: 'web|w', on: true });
     assert.deepEqual(signals.filter((s) => s.type === 'view').map((s) => (s.type === 'view' ? [s.channel, s.on] : [])), [['web|w', true]]);
     f.manager.markSeen(session.id, 'web|w', 2);
     f.manager.markSeen(session.id, 'other|x', 2);
-    assert.deepEqual(f.manager.get(session.id).foreground, { 'web|w': { on: true, seenSeq: 2 } });
+    assert.deepEqual((await f.manager.get(session.id)).foreground, { 'web|w': { on: true, seenSeq: 2 } });
     assert.equal(f.manager.lastSeq(session.id), before + 1, 'no log record for markSeen');
   });
 
   it('computes metrics: cost per day, by status, average duration, most expensive', async () => {
-    const a = f.manager.launch({ prompt: 'cheap', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    const a = await f.manager.launch({ prompt: 'cheap', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'a' });
     f.clock.advance(2_000);
     await f.harness.last.emit({ ...ok, costUsd: 0.5 });
-    const b = f.manager.launch({ prompt: 'pricey', workdir: f.workdir, originChannel: 'cli' });
+    const b = await f.manager.launch({ prompt: 'pricey', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { ...ok, costUsd: 2 });
     f.clock.advance(4_000);
-    f.manager.kill(b.id);
-    const m = f.manager.stats();
+    await f.manager.kill(b.id);
+    const m = await f.manager.stats();
     assert.equal(a.status, 'completed');
     assert.equal(m.totalLaunched, 2);
     assert.equal(m.totalCostUsd, 2.5);

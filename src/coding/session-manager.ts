@@ -67,6 +67,10 @@ export class SessionManager {
   #stopping = false;
   /** Launches and resumes asked for at once go one per event-loop turn (see launchSoon). */
   #starts = new TurnGate();
+  /** The launch or resume being admitted: each checks capacity and names against the ones admitted before it. */
+  #admitting: Promise<unknown> | null = null;
+  /** Run ends and cleanups started by a session's end; stop() waits for them. */
+  #background = new Set<Promise<unknown>>();
 
   constructor(deps: SessionManagerDeps) {
     this.#deps = deps;
@@ -84,10 +88,10 @@ export class SessionManager {
    * orphaned agent processes. Returns the ids whose notice is owed — these and any an earlier start marked but did not
    * get to announce; call `restartNoticesStored` once their notices are stored.
    */
-  restore(): string[] {
+  async restore(): Promise<string[]> {
     const { store, logs, clock, logger, notices } = this.#deps;
     const now = clock.now();
-    const cut = store.list(ACTIVE_STATUSES);
+    const cut = await store.list(ACTIVE_STATUSES);
     const remained = sweepOrphans(cut);
     if (cut.length > 0) {
       const report = orphanReport(remained, cut.length);
@@ -96,19 +100,19 @@ export class SessionManager {
     }
     for (const record of cut) {
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
-      const mark = (): void => store.update(record.id, { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null });
-      if (notices) notices.markWithNotice(record.id, now, mark);
-      else mark();
+      const patch = { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null } as const;
+      if (notices) await notices.markWithNotice(record.id, now, (trx) => store.update(record.id, patch, trx));
+      else await store.update(record.id, patch);
     }
-    store.closeOpenRuns(now);
+    await store.closeOpenRuns(now);
     if (cut.length > 0) logger.info({ sessions: cut.map((s) => s.name) }, 'sessions interrupted by the last shutdown');
     faultPoint('sessions.restore.after-mark');
-    return notices ? notices.pending() : cut.map((s) => s.id);
+    return notices ? await notices.pending() : cut.map((s) => s.id);
   }
 
   /** Records that the notices of these interrupted sessions (chat and orchestrator) are stored; restore owes them no more. */
-  restartNoticesStored(sessionIds: readonly string[]): void {
-    this.#deps.notices?.done(sessionIds);
+  async restartNoticesStored(sessionIds: readonly string[]): Promise<void> {
+    await this.#deps.notices?.done(sessionIds);
   }
 
   /** Starts the periodic cleanup (every `timings.cleanupIntervalMs`). */
@@ -117,10 +121,19 @@ export class SessionManager {
   }
 
   /**
-   * Validates a launch request against the config and limits, stores the session and starts it. `extra.onStored` runs
-   * inside the transaction that stores the session (an idempotency key's answer commits with the row).
+   * Validates a launch request against the config and limits, stores the session and starts it; resolves once the
+   * session is stored. `extra.onStored` runs inside the transaction that stores the session (an idempotency key's
+   * answer commits with the row).
    */
-  launch(request: LaunchRequest, extra: { resumedFrom?: string; onStored?: (record: StoredSession) => void } = {}): Session {
+  launch(
+    request: LaunchRequest,
+    extra: { resumedFrom?: string; onStored?: (record: StoredSession) => void | Promise<void> } = {},
+  ): Promise<Session> {
+    return this.#admit(() => this.#launch(request, extra));
+  }
+
+  /** `launch`'s work; `started` hears of the session the moment it started (before the promise settles). */
+  async #launch(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}, started?: (session: Session) => void): Promise<Session> {
     this.#refuseWhenStopping();
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
@@ -132,7 +145,7 @@ export class SessionManager {
     }
     let resumeBackendId: string | undefined;
     if (request.resumeSessionRef) {
-      resumeBackendId = this.#backendIdFor(request.resumeSessionRef);
+      resumeBackendId = await this.#backendIdFor(request.resumeSessionRef);
       if (request.forkSession && !harness.supportsFork) {
         throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
       }
@@ -154,7 +167,7 @@ export class SessionManager {
     const now = clock.now();
     const record: StoredSession = {
       id: newId(),
-      name: uniqueName(request.name ?? nameFromPrompt(request.prompt), (n) => store.nameTaken(n)),
+      name: await uniqueName(request.name ?? nameFromPrompt(request.prompt), (n) => store.nameTaken(n)),
       harness: harnessName,
       status: 'starting',
       prompt: request.prompt,
@@ -178,9 +191,26 @@ export class SessionManager {
       pid: null,
     };
     const onStored = extra.onStored;
-    const runId = store.insertLaunched(record, now, onStored ? () => onStored(record) : undefined);
+    const runId = await store.insertLaunched(record, now, onStored ? () => onStored(record) : undefined);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
-    return this.#startSession(record, 'launch', request.via, runId);
+    const session = this.#startSession(record, 'launch', request.via, runId);
+    started?.(session);
+    return session;
+  }
+
+  /** Runs `admission` after the launches and resumes admitted before it have stored and started their session. */
+  #admit<T>(admission: () => Promise<T>): Promise<T> {
+    // None under way: admitted at once (no extra turn between the start and its caller's answer).
+    const result = this.#admitting ? this.#admitting.then(admission, admission) : admission();
+    const settled = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#admitting = settled;
+    void settled.then(() => {
+      if (this.#admitting === settled) this.#admitting = null;
+    });
+    return result;
   }
 
   /**
@@ -188,7 +218,11 @@ export class SessionManager {
    * event-loop turn, so health checks, other requests and agent output are served between them.
    */
   launchSoon(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}): Promise<Session> {
-    return this.#starts.run(() => this.launch(request, extra));
+    // Settled the moment the session started, as a synchronous launch did: the caller's answer is not queued behind
+    // what the start set off (the launch notice's delivery).
+    return new Promise<Session>((resolve, reject) => {
+      this.#starts.run(() => this.#admit(() => this.#launch(request, extra, resolve))).catch(reject);
+    });
   }
 
   /** `resume`, in its turn among launches and resumes (see launchSoon). */
@@ -198,11 +232,11 @@ export class SessionManager {
 
   /**
    * Resumes a session that is not running. In place by default (same id, name and log); with `fork`, as a new
-   * session that continues the conversation in a new backend session.
+   * session that continues the conversation in a new backend session. Resolves once the change is stored.
    */
-  resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {}): Session {
+  async resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {}): Promise<Session> {
     this.#refuseWhenStopping();
-    const record = this.#requireStored(ref);
+    const record = await this.#requireStored(ref);
     if (isActiveStatus(record.status)) throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
     if (!record.backendSessionId) {
       throw conflict(`session ${record.name} cannot be resumed: its agent never reported a session id (it ${record.status} before starting)`);
@@ -239,9 +273,14 @@ export class SessionManager {
       autoResponds: 0,
       ...(options.originChannel ? { originChannel: options.originChannel } : {}),
     };
-    this.#deps.store.update(record.id, patch);
-    this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
-    return this.#startSession({ ...record, ...patch }, 'resume', options.via);
+    return this.#admit(async () => {
+      this.#checkCapacity();
+      await this.#deps.store.update(record.id, patch);
+      this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
+      const resumed = { ...record, ...patch };
+      const runId = await this.#deps.store.startRun(resumed, 'resume', this.#deps.clock.now());
+      return this.#startSession(resumed, 'resume', options.via, runId);
+    });
   }
 
   /**
@@ -253,7 +292,7 @@ export class SessionManager {
     text: string,
     options: { source: UserMessageSource; interrupt?: boolean; via?: string },
   ): Promise<{ session: Session; result: 'sent' | 'answered' }> {
-    const session = this.#requireLive(ref);
+    const session = await this.#requireLive(ref);
     const { maxAutoResponds } = this.#deps.config;
     if (options.source === 'agent') {
       if (session.record.autoResponds >= maxAutoResponds) {
@@ -261,9 +300,9 @@ export class SessionManager {
           `auto-respond limit reached for session ${session.name}: ${maxAutoResponds} agent responses without a user reply (maxAutoResponds). Ask the user to answer; their reply resets the count.`,
         );
       }
-      session.patch({ autoResponds: session.record.autoResponds + 1 });
+      await session.patch({ autoResponds: session.record.autoResponds + 1 });
     } else if (session.record.autoResponds !== 0) {
-      session.patch({ autoResponds: 0 });
+      await session.patch({ autoResponds: 0 });
     }
     const result = await session.send(text, options);
     return { session, result };
@@ -271,13 +310,21 @@ export class SessionManager {
 
   /**
    * Kills a running session; throws when it is unknown or already ended. `via` is the chat the kill command came
-   * from, if any. Returns the final record.
+   * from, if any. Resolves with the final record once it is stored. A session in memory given by its id is killed at
+   * once (a watchdog's kill takes effect before it returns); other refs are looked up first.
    */
-  kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): StoredSession {
-    const record = this.#requireStored(ref);
+  kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): Promise<StoredSession> {
+    const byId = this.#live.get(ref);
+    if (byId) return this.#kill({ ...byId.record }, reason, options);
+    return this.#requireStored(ref).then((record) => this.#kill(record, reason, options));
+  }
+
+  async #kill(record: StoredSession, reason: string, options: { via?: string }): Promise<StoredSession> {
     const session = this.#live.get(record.id);
     if (!session || !session.kill(reason, options.via)) throw conflict(`session ${record.name} is already ${record.status}`);
-    return { ...session.record };
+    const final = { ...session.record };
+    await session.stored;
+    return final;
   }
 
   /** Kills every running session (used by tests and an explicit "kill all"); returns how many. */
@@ -288,10 +335,10 @@ export class SessionManager {
   }
 
   /** The live Session for a ref (id, name or backend id), if it is in memory. */
-  live(ref: string): Session | undefined {
+  async live(ref: string): Promise<Session | undefined> {
     const byId = this.#live.get(ref);
     if (byId) return byId;
-    const record = this.#deps.store.resolve(ref);
+    const record = await this.#deps.store.resolve(ref);
     return record ? this.#live.get(record.id) : undefined;
   }
 
@@ -301,12 +348,12 @@ export class SessionManager {
   }
 
   /** The stored record for a ref (id, name or backend id); throws not_found. */
-  get(ref: string): StoredSession {
+  get(ref: string): Promise<StoredSession> {
     return this.#requireStored(ref);
   }
 
   /** All stored sessions, newest first, optionally filtered by status. */
-  list(statuses?: readonly SessionStatus[]): StoredSession[] {
+  list(statuses?: readonly SessionStatus[]): Promise<StoredSession[]> {
     return this.#deps.store.list(statuses);
   }
 
@@ -342,17 +389,17 @@ export class SessionManager {
 
   /**
    * Records that a channel has seen a session up to its newest log record and whether it streams it live (claude_fg /
-   * claude_bg). Written to the log as a `foreground` record; a live session signals `view`.
+   * claude_bg). Written to the log as a `foreground` record; a live session signals `view`. Resolves once stored.
    */
-  setView(record: StoredSession, channel: string, on: boolean): void {
+  async setView(record: StoredSession, channel: string, on: boolean): Promise<void> {
     const view = { on, seenSeq: this.lastSeq(record.id) };
     const live = this.#live.get(record.id);
     if (live) {
-      live.setView(channel, view);
+      await live.setView(channel, view);
       return;
     }
     this.#deps.logs.write(record.id, { type: 'foreground', channel, on });
-    this.#deps.store.update(record.id, { foreground: { ...record.foreground, [channel]: view } });
+    await this.#deps.store.update(record.id, { foreground: { ...record.foreground, [channel]: view } });
   }
 
   /**
@@ -381,10 +428,10 @@ export class SessionManager {
         released += 1;
       }
     }
-    const evict = store.evictionCandidates(config.maxPersistedSessions).filter((id) => !this.#live.get(id)?.attached);
+    const evict = (await store.evictionCandidates(config.maxPersistedSessions)).filter((id) => !this.#live.get(id)?.attached);
     for (const id of evict) {
       this.#live.delete(id);
-      store.delete(id);
+      await store.delete(id);
       logs.remove(id);
     }
     return { released, evicted: evict.length };
@@ -400,11 +447,11 @@ export class SessionManager {
     this.#cleanupTimer?.cancel();
     this.#cleanupTimer = null;
     const now = this.#deps.clock.now();
-    const runsDone: Promise<void>[] = [];
+    const runsDone: Promise<unknown>[] = [...this.#background];
     for (const session of this.#live.values()) {
       const active = session.isActive;
       session.shutdown();
-      if (active) this.#endRun(session, now);
+      if (active) runsDone.push(this.#endRun(session, now));
       runsDone.push(session.runDone);
     }
     const failed = (await Promise.allSettled(runsDone)).find((r) => r.status === 'rejected');
@@ -417,7 +464,7 @@ export class SessionManager {
     if (this.#stopping) throw conflict('the daemon is stopping: no coding session can be launched or resumed now');
   }
 
-  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId?: number): Session {
+  #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId: number): Session {
     const { store, logs, clock, logger, config, harnesses } = this.#deps;
     const session = new Session(record, {
       harness: harnesses[record.harness],
@@ -427,9 +474,11 @@ export class SessionManager {
       idleTimeoutMs: config.idleTimeoutMinutes * 60_000,
       persistence: {
         log: (entry) => logs.write(record.id, entry),
-        update: (patch) => {
-          store.update(record.id, patch);
-          if (patch.costUsd !== undefined) this.#recordRunCost(session);
+        update: async (patch) => {
+          const stored = store.update(record.id, patch);
+          // Issued at once behind the row's write (writes commit in order), awaited with it.
+          const cost = patch.costUsd !== undefined ? this.#recordRunCost(session) : undefined;
+          await Promise.all([stored, cost]);
         },
       },
       onSignal: (signal) => this.#onSignal(signal),
@@ -438,15 +487,16 @@ export class SessionManager {
       for (const block of this.outputBlocks(record)) session.output.push(block.seq, block.text);
     }
     this.#live.set(record.id, session);
-    this.#runs.set(record.id, runId ?? store.startRun(record, kind, clock.now()));
+    this.#runs.set(record.id, runId);
     session.start(kind, via ? { via } : {});
     return session;
   }
 
   #onSignal(signal: SessionSignal): void {
     if (signal.type === 'ended') {
-      this.#endRun(signal.session, this.#deps.clock.now());
-      void this.cleanup().catch((error: unknown) => this.#deps.logger.error({ err: error }, 'session cleanup failed'));
+      const { logger } = this.#deps;
+      this.#inBackground(this.#endRun(signal.session, this.#deps.clock.now()), (error) => logger.error({ err: error }, 'recording a run end failed'));
+      this.#inBackground(this.cleanup(), (error) => logger.error({ err: error }, 'session cleanup failed'));
     }
     for (const listener of this.#listeners) {
       try {
@@ -457,17 +507,23 @@ export class SessionManager {
     }
   }
 
-  /** Keeps the open run's cost current (stats count running sessions; a crash keeps what the run spent). */
-  #recordRunCost(session: Session): void {
-    const runId = this.#runs.get(session.id);
-    if (runId !== undefined) this.#deps.store.setRunCost(runId, session.runCostUsd);
+  /** Tracks work a signal started (stop() waits for it); `failed` reports its error. */
+  #inBackground(work: Promise<unknown>, failed: (error: unknown) => void): void {
+    const tracked = work.catch(failed).finally(() => this.#background.delete(tracked));
+    this.#background.add(tracked);
   }
 
-  #endRun(session: Session, at: number): void {
+  /** Keeps the open run's cost current (stats count running sessions; a crash keeps what the run spent). */
+  async #recordRunCost(session: Session): Promise<void> {
+    const runId = this.#runs.get(session.id);
+    if (runId !== undefined) await this.#deps.store.setRunCost(runId, session.runCostUsd);
+  }
+
+  async #endRun(session: Session, at: number): Promise<void> {
     const runId = this.#runs.get(session.id);
     if (runId === undefined) return;
     this.#runs.delete(session.id);
-    this.#deps.store.endRun(runId, session.status, session.runCostUsd, at);
+    await this.#deps.store.endRun(runId, session.status, session.runCostUsd, at);
   }
 
   #checkCapacity(): void {
@@ -480,25 +536,25 @@ export class SessionManager {
     }
   }
 
-  #backendIdFor(ref: string): string {
-    const record = this.#deps.store.resolve(ref);
+  async #backendIdFor(ref: string): Promise<string> {
+    const record = await this.#deps.store.resolve(ref);
     if (record?.backendSessionId) return record.backendSessionId;
     if (record) throw conflict(`session ${record.name} cannot be resumed: its agent never reported a session id`);
     if (looksLikeUuid(ref)) return ref;
     throw notFound(`no session "${ref}" to resume (give a session id, name, or the agent's own session id)`);
   }
 
-  #requireStored(ref: string): StoredSession {
+  async #requireStored(ref: string): Promise<StoredSession> {
     const byId = this.#live.get(ref);
     if (byId) return { ...byId.record };
-    const record = this.#deps.store.resolve(ref);
+    const record = await this.#deps.store.resolve(ref);
     if (!record) throw notFound(`no session "${ref}" (give a session id, name, or the agent's own session id)`);
     const live = this.#live.get(record.id);
     return live ? { ...live.record } : record;
   }
 
-  #requireLive(ref: string): Session {
-    const record = this.#requireStored(ref);
+  async #requireLive(ref: string): Promise<Session> {
+    const record = await this.#requireStored(ref);
     const session = this.#live.get(record.id);
     if (!session || !session.isActive) {
       throw conflict(`session ${record.name} is ${record.status}; resume it first (resume ${record.name})`);

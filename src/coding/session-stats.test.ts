@@ -9,13 +9,13 @@ describe('Session stats', () => {
   const { f } = managerPerTest();
 
   it('count what running sessions have spent so far, not only finished ones', async () => {
-    const session = f.manager.launch({ prompt: 'still going', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'still going', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' }, turn(0.25));
     await f.manager.send(session.id, 'more', { source: 'user' });
     await run.emit(turn(0.5));
     assert.equal(session.status, 'running');
-    const m = f.manager.stats();
+    const m = await f.manager.stats();
     assert.equal(m.totalCostUsd, 0.75);
     assert.deepEqual(m.costPerDay, { '2026-01-01': 0.75 });
     assert.deepEqual(m.mostExpensive, { id: session.id, name: 'still-going', costUsd: 0.75, prompt: 'still going' });
@@ -24,28 +24,28 @@ describe('Session stats', () => {
   });
 
   it('keep the cost of a run cut off by a crash', async () => {
-    f.manager.launch({ prompt: 'crashy', workdir: f.workdir, originChannel: 'cli' });
+    await f.manager.launch({ prompt: 'crashy', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, turn(0.4));
     const after = f.reopen();
     try {
-      after.manager.restore();
-      assert.equal(after.manager.stats().totalCostUsd, 0.4);
+      await after.manager.restore();
+      assert.equal((await after.manager.stats()).totalCostUsd, 0.4);
     } finally {
       after.db.close();
     }
   });
 
   it('round dollar amounts in JSON to 1e-6', async () => {
-    const session = f.manager.launch({ prompt: 'cheap turns', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'cheap turns', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
     for (const cost of [0.00012, 0.1 + 0.2 - 0.3 + 0.0006]) {
       await run.emit(turn(cost));
       await f.manager.send(session.id, 'again', { source: 'user' });
     }
-    f.manager.kill(session.id);
-    const m = f.manager.stats();
-    const json = JSON.stringify({ stats: m, summary: summarize(f.manager.get(session.id), undefined, f.clock.now()), log: f.logs.read(session.id) });
+    await f.manager.kill(session.id);
+    const m = await f.manager.stats();
+    const json = JSON.stringify({ stats: m, summary: summarize(await f.manager.get(session.id), undefined, f.clock.now()), log: f.logs.read(session.id) });
     assert.doesNotMatch(json, /\d\.\d{7,}/, `no float noise in ${json}`);
     assert.equal(m.totalCostUsd, 0.00072);
     assert.equal(session.record.costUsd, 0.00072);

@@ -41,7 +41,7 @@ function rig(spec: Partial<LaunchSpec> = {}, harness = new ScriptedHarness()) {
         log.push(entry);
         return { seq: log.length };
       },
-      update: (patch) => void patches.push(patch),
+      update: async (patch) => void patches.push(patch),
     },
     onSignal: (signal) => {
       signals.push(signal);

@@ -45,7 +45,8 @@ export interface PendingPermission {
 /** Where a Session writes: its log (append-before-announce) and its row. */
 export interface SessionPersistence {
   log(entry: SessionLogEntry): { seq: number };
-  update(patch: SessionPatch): void;
+  /** Writes the patch to the row; resolves once it committed. */
+  update(patch: SessionPatch): Promise<void>;
 }
 
 export interface SessionDeps {
@@ -73,6 +74,8 @@ export class Session {
   #run: Run | null = null;
   /** Settles once the current (or last) run's events are all handled: its exit is in the log. */
   #runDone: Promise<void> = Promise.resolve();
+  /** Settles once every row write issued so far committed (rejects with the first that failed). */
+  #stored: Promise<void> = Promise.resolve();
   readonly output = new OutputBuffer();
   #openTools = new Set<string>();
   #pendingPermission: PendingPermission | null = null;
@@ -142,7 +145,11 @@ export class Session {
    * run): from then on the session writes nothing more to its log until it is started again.
    */
   get runDone(): Promise<void> {
-    return this.#runDone;
+    return this.#runDone.then(() => this.#stored);
+  }
+  /** Resolves once every change to the stored row made so far committed (rejects with the first write that failed). */
+  get stored(): Promise<void> {
+    return this.#stored;
   }
   /** True while the agent run has not reported its exit (its log may still grow). */
   get attached(): boolean {
@@ -245,11 +252,15 @@ export class Session {
     return text.length > PREVIEW_CHARS ? `…${text.slice(-PREVIEW_CHARS)}` : text;
   }
 
-  /** Records a channel's view (streaming live or not, last seq seen): writes a `foreground` record, then signals `view`. */
-  setView(channel: string, view: ChannelView): void {
+  /**
+   * Records a channel's view (streaming live or not, last seq seen): writes a `foreground` record, then signals `view`.
+   * Resolves once the row's change committed.
+   */
+  setView(channel: string, view: ChannelView): Promise<void> {
     this.#write({ type: 'foreground', channel, on: view.on });
-    this.#persist({ foreground: { ...this.#record.foreground, [channel]: view } });
+    const stored = this.#persist({ foreground: { ...this.#record.foreground, [channel]: view } });
     this.#deps.onSignal({ type: 'view', session: this, channel, on: view.on });
+    return stored;
   }
 
   /** Moves a channel's "seen up to" mark without changing whether it streams (bookkeeping; no log record, no signal). */
@@ -259,9 +270,12 @@ export class Session {
     this.#persist({ foreground: { ...this.#record.foreground, [channel]: { ...view, seenSeq } } });
   }
 
-  /** Updates stored fields that are not part of the lifecycle (foreground views, auto-respond counter, origin). */
-  patch(patch: Pick<SessionPatch, 'foreground' | 'autoResponds' | 'originChannel'>): void {
-    this.#persist(patch);
+  /**
+   * Updates stored fields that are not part of the lifecycle (foreground views, auto-respond counter, origin); the
+   * record changes at once, the returned promise resolves once the row's change committed.
+   */
+  patch(patch: Pick<SessionPatch, 'foreground' | 'autoResponds' | 'originChannel'>): Promise<void> {
+    return this.#persist(patch);
   }
 
   async #consume(run: Run): Promise<void> {
@@ -511,11 +525,17 @@ export class Session {
     return this.#deps.persistence.log(entry);
   }
 
-  #persist(patch: SessionPatch): void {
+  /**
+   * Applies the patch to the record at once and writes it to the row; the writes commit in the order they were made
+   * (see `stored`). Resolves once this one committed.
+   */
+  #persist(patch: SessionPatch): Promise<void> {
     const keys = Object.keys(patch) as (keyof SessionPatch)[];
-    if (keys.length === 0) return;
+    if (keys.length === 0) return Promise.resolve();
     Object.assign(this.#record, patch);
-    this.#deps.persistence.update(patch);
+    const write = this.#deps.persistence.update(patch);
+    this.#stored = Promise.all([this.#stored, write]).then(() => undefined);
+    return write;
   }
 }
 

@@ -6,8 +6,11 @@ export class TurnGate {
   #queue: (() => void)[] = [];
   #scheduled = false;
 
-  /** Runs `job` after the jobs queued before it, each in its own turn of the loop; settles with what `job` returns or throws. */
-  run<T>(job: () => T): Promise<T> {
+  /**
+   * Runs `job` after the jobs queued before it, each in its own turn of the loop; settles with what `job` returns (or
+   * the promise it returns settles with) or throws.
+   */
+  run<T>(job: () => T | PromiseLike<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push(() => {
         try {

@@ -44,10 +44,10 @@ export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsD
   // Checked before anything else of the request is read; a refused caller's connection is closed.
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> =>
     deps.authorize(request) ? undefined : reply.code(401).header('connection', 'close').send({ error: 'missing or invalid bearer token (or web page cookie)' });
-  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', { onRequest }, (request, reply) => {
+  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', { onRequest }, async (request, reply) => {
     let sessionId: string;
     try {
-      sessionId = deps.sessions.get(request.params.ref).id;
+      sessionId = (await deps.sessions.get(request.params.ref)).id;
     } catch (error) {
       if (error instanceof AppError && error.kind === 'not_found') return reply.code(404).send({ error: error.message });
       throw error;

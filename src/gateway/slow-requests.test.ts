@@ -104,7 +104,7 @@ describe('slow and half-sent requests', () => {
   });
 
   it('does not cut a live session event stream that outlasts the timeouts', async () => {
-    const session = g.manager.manager.launch({ prompt: 'stream', workdir: g.manager.workdir, originChannel: 'cli' });
+    const session = await g.manager.manager.launch({ prompt: 'stream', workdir: g.manager.workdir, originChannel: 'cli' });
     const request = `GET /sessions/${session.id}/events HTTP/1.1\r\nHost: 127.0.0.1:${g.port}\r\nAuthorization: Bearer ${g.gatewayToken}\r\n\r\n`;
     const outcome = await rawExchange(g.port, request, REQUEST_MS + BODY_MS * 2);
     assert.match(outcome.data, /^HTTP\/1\.1 200 /);

@@ -193,7 +193,7 @@ describe('web routes', () => {
   it('accepts the cookie on /rpc and /sessions/:ref/events, with the same checks; the bearer path is unchanged', async () => {
     g = await webGateway();
     const cookie = await login(g);
-    const session = g.manager.manager.launch({ prompt: 'add a test', workdir: g.manager.workdir, originChannel: 'cli' });
+    const session = await g.manager.manager.launch({ prompt: 'add a test', workdir: g.manager.workdir, originChannel: 'cli' });
     await g.manager.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'Reading the code.' });
 
     const listed = await httpCall(g.port, 'POST', '/rpc', pageHeaders(g, cookie), rpcBody('sessions.list'));
@@ -273,7 +273,7 @@ describe('web routes', () => {
 
   it('closes with page streams open (chat and session events)', { timeout: 20_000 }, async () => {
     g = await webGateway();
-    const session = g.manager.manager.launch({ prompt: 'x', workdir: g.manager.workdir, originChannel: 'cli' });
+    const session = await g.manager.manager.launch({ prompt: 'x', workdir: g.manager.workdir, originChannel: 'cli' });
     const cookie = await login(g);
     for (const path of [`/sessions/${session.id}/events`, `/web/api/chats/${CHAT}/events`]) {
       const stream = await openSse(g.port, path, { cookie });

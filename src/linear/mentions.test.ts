@@ -13,6 +13,7 @@ import { createClaudeHarness } from '../coding/claude/claude-harness.ts';
 import { SessionManager } from '../coding/session-manager.ts';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
 import { CodingSessionStore } from '../store/coding-sessions.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { SessionLogs } from '../store/session-logs.ts';
 import { MentionResponder, profileAliases, profileForMentions } from './mentions.ts';
 import { CodeRunner } from '../coding/code-runner.ts';
@@ -20,7 +21,7 @@ import { CodeRunner } from '../coding/code-runner.ts';
 const FAKE_CLAUDE = fileURLToPath(new URL('../../test/support/fake-claude.mjs', import.meta.url));
 
 describe('mention routing', () => {
-  it('finds the first mentioned profile by its aliases (default: its name)', () => {
+  it('finds the first mentioned profile by its aliases (default: its name)', async () => {
     const profiles = { qa: agentProfileSchema.parse({}), reviewer: agentProfileSchema.parse({ mentionAliases: ['review', 'Rev'] }) };
     assert.deepEqual(profileAliases('qa', profiles.qa), ['qa']);
     assert.equal(profileForMentions(['switchboard', 'rev', 'qa'], profiles), 'reviewer');
@@ -49,7 +50,7 @@ describe('MentionResponder with a coding profile', { timeout: 60_000 }, () => {
       config: fx.full,
       clock,
       logger: silentLogger(),
-      store: new CodingSessionStore(fx.db),
+      store: new CodingSessionStore(sqliteKysely(fx.db)),
       logs,
       harnesses: { claude: createClaudeHarness({ config: fx.full.harnesses.claude, killGraceMs: 1_000 }), codex: new ScriptedHarness('codex', false), gemini: new ScriptedHarness('gemini', false) },
     });
@@ -67,7 +68,7 @@ describe('MentionResponder with a coding profile', { timeout: 60_000 }, () => {
       new AbortController().signal,
     );
     assert.match(result.text, /^\*\*reviewer\*\*: FAKE CLAUDE REPLY to: Review the code read-only\./);
-    const session = manager.list()[0];
+    const session = (await manager.list())[0];
     assert.equal(session?.spec.permissionMode, 'plan');
     assert.equal(session?.workdir, join(fx.dir, 'repo'));
     assert.match(session?.prompt ?? '', /Fix login redirect loop[\s\S]*by Ada\)\n@reviewer is the fix safe\?/);

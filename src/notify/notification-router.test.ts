@@ -24,7 +24,7 @@ describe('NotificationRouter', () => {
 
   /** Launches a session that reports to TG and has started; the launch message is cleared. */
   async function launch(name: string, request: Partial<LaunchRequest> = {}) {
-    const session = f.manager.launch({ prompt: `do the ${name} task`, workdir: f.workdir, originChannel: TG, name, ...request });
+    const session = await f.manager.launch({ prompt: `do the ${name} task`, workdir: f.workdir, originChannel: TG, name, ...request });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: `backend-${name}` });
     outbox.clear();
@@ -32,8 +32,8 @@ describe('NotificationRouter', () => {
   }
 
   /** What claude_fg does: the channel now streams the session. */
-  function foreground(sessionId: string, channel: string): void {
-    f.manager.setView(f.manager.get(sessionId), channel, true);
+  async function foreground(sessionId: string, channel: string): Promise<void> {
+    await f.manager.setView(await f.manager.get(sessionId), channel, true);
   }
 
   beforeEach(() => {
@@ -48,18 +48,18 @@ describe('NotificationRouter', () => {
   });
 
   it('says Launched and Resumed to the origin, with the prompt', async () => {
-    const session = f.manager.launch({ prompt: 'add a parser\nfor   the config file', workdir: f.workdir, originChannel: TG, name: 'parser' });
+    const session = await f.manager.launch({ prompt: 'add a parser\nfor   the config file', workdir: f.workdir, originChannel: TG, name: 'parser' });
     assert.deepEqual(outbox.sent, [{ to: TG, text: '↩️ [parser] Launched:\nadd a parser for the config file' }]);
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' });
-    f.manager.kill(session.id);
+    await f.manager.kill(session.id);
     outbox.clear();
-    f.manager.resume(session.id, { prompt: 'x'.repeat(100) });
+    await f.manager.resume(session.id, { prompt: 'x'.repeat(100) });
     assert.deepEqual(outbox.to(TG), [`↩️ [parser] Resumed:\n${'x'.repeat(79)}…`]);
   });
 
   it('sends nothing, and does not throw, for a session whose origin has no chat target', async () => {
     for (const origin of ['unknown', 'cli']) {
-      const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: origin, permissionMode: 'default' });
+      const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: origin, permissionMode: 'default' });
       const run = f.harness.last;
       await run.emit({ type: 'started', backendSessionId: `b-${origin}` }, { type: 'text', text: 'Which one?' }, ok);
       await f.manager.send(session.id, 'the first', { source: 'agent' });
@@ -73,8 +73,8 @@ describe('NotificationRouter', () => {
     const a = await launch('alpha');
     const b = await launch('beta');
     for (const s of [a, b]) {
-      foreground(s.session.id, WEB);
-      foreground(s.session.id, TG);
+      await foreground(s.session.id, WEB);
+      await foreground(s.session.id, TG);
     }
     await a.run.emit({ type: 'text', text: 'a1' });
     await b.run.emit({ type: 'text', text: 'b1' });
@@ -91,15 +91,15 @@ describe('NotificationRouter', () => {
     assert.deepEqual(outbox.to(WEB).slice(2), ['a3']);
     // The seen mark moves once the Outbox has recorded the batch.
     await new Promise((resolve) => setImmediate(resolve));
-    const a3 = f.manager.outputBlocks(f.manager.get(a.session.id)).at(-1);
+    const a3 = f.manager.outputBlocks(await f.manager.get(a.session.id)).at(-1);
     assert.equal(a3?.text, 'a3');
-    assert.equal(f.manager.get(a.session.id).foreground[WEB]?.seenSeq, a3?.seq);
-    assert.equal(f.manager.get(a.session.id).foreground[TG]?.seenSeq, a3?.seq);
+    assert.equal((await f.manager.get(a.session.id)).foreground[WEB]?.seenSeq, a3?.seq);
+    assert.equal((await f.manager.get(a.session.id)).foreground[TG]?.seenSeq, a3?.seq);
   });
 
   it('flushes pending text before a tool line, and streams only to foreground channels', async () => {
     const { session, run } = await launch('tools');
-    foreground(session.id, WEB);
+    await foreground(session.id, WEB);
     await run.emit({ type: 'text', text: 'Running the tests.' }, { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } });
     assert.deepEqual(outbox.sent, [
       { to: WEB, text: 'Running the tests.' },
@@ -147,7 +147,7 @@ describe('NotificationRouter', () => {
 
   it('tells a streaming channel a stall is not a wait, with hints it can paste', async () => {
     const { session, run } = await launch('thinker');
-    foreground(session.id, WEB);
+    await foreground(session.id, WEB);
     await run.emit({ type: 'text', text: 'Let me think.' });
     f.clock.advance(15_000);
     const stalled = outbox.to(WEB).at(-1) ?? '';
@@ -170,7 +170,7 @@ describe('NotificationRouter', () => {
     assert.deepEqual(outbox.to(TG), [`❌ [crash] Failed\n   📁 ${f.workdir}\n   📝 "do the crash task"\n   ⚠️ agent process exited with code 3`]);
 
     const stop = await launch('stop');
-    f.manager.kill(stop.session.id);
+    await f.manager.kill(stop.session.id);
     assert.deepEqual(outbox.to(TG).at(-1), `⛔ [stop] Killed\n   📁 ${f.workdir}\n   📝 "do the stop task"`);
   });
 
@@ -193,8 +193,8 @@ describe('NotificationRouter', () => {
 
   it('sends one message, not two, to a foreground channel that is also the origin', async () => {
     const { session, run } = await launch('both');
-    foreground(session.id, TG);
-    foreground(session.id, WEB);
+    await foreground(session.id, TG);
+    await foreground(session.id, WEB);
     f.clock.advance(65_000);
     outbox.clear();
     await run.emit({ type: 'text', text: 'Done?' }, ok);
@@ -206,7 +206,7 @@ describe('NotificationRouter', () => {
     await run.emit({ type: 'question', text: 'Rebase or merge?' }, ok);
     assert.equal(outbox.to(TG).at(-1), `💬 Session both [${session.id}] asks (1m 5s):\nRebase or merge?\n   Reply: /claude_respond both <message>`);
     outbox.clear();
-    f.manager.kill(session.id);
+    await f.manager.kill(session.id);
     const killed = `⛔ Session both [${session.id}] killed (1m 5s)\n   📁 ${f.workdir}\n   📝 "do the both task"`;
     assert.deepEqual(outbox.sent, [
       { to: TG, text: killed },
@@ -215,18 +215,18 @@ describe('NotificationRouter', () => {
   });
 
   it('skips the chat a command came from: it already shows the command’s reply', async () => {
-    const session = f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: TG, name: 'cmd', via: TG });
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: TG, name: 'cmd', via: TG });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
-    foreground(session.id, WEB);
+    await foreground(session.id, WEB);
     await f.manager.send(session.id, 'hello', { source: 'user', via: TG });
-    f.manager.kill(session.id, 'killed by user', { via: TG });
+    await f.manager.kill(session.id, 'killed by user', { via: TG });
     assert.deepEqual(outbox.to(TG), []);
     assert.deepEqual(outbox.to(WEB), [`⛔ Session cmd [${session.id}] killed (0s)\n   📁 ${f.workdir}\n   📝 "p"`]);
   });
 
   it('announces an exhausted budget once, to the origin and the streaming channels', async () => {
     const { session, run } = await launch('spend');
-    foreground(session.id, WEB);
+    await foreground(session.id, WEB);
     f.clock.advance(125_000);
     await run.emit({ type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' }, costUsd: 5 });
     const text = `⛔ Session limit reached — spend [${session.id}] (2m 5s)\n   📁 ${f.workdir}\n   💰 $5.0000 spent of its $5.00 budget (maxBudgetUsd)`;
@@ -237,7 +237,7 @@ describe('NotificationRouter', () => {
   it('reminds once about a long background run, never while a channel streams it', async () => {
     const bg = await launch('bg');
     const fg = await launch('fg');
-    foreground(fg.session.id, WEB);
+    await foreground(fg.session.id, WEB);
     for (const s of [bg, fg]) await s.run.emit({ type: 'tool', id: 't', name: 'Bash', input: { command: 'make all' } });
     outbox.clear();
     f.clock.advance(9 * 60_000);
@@ -259,14 +259,14 @@ describe('NotificationRouter', () => {
     const second = routerFor(g, box);
     try {
       second.start();
-      await second.announceInterrupted(g.manager.restore());
-      await second.announceInterrupted(g.manager.restore());
+      await second.announceInterrupted(await g.manager.restore());
+      await second.announceInterrupted(await g.manager.restore());
       assert.deepEqual(box.sent, [
         { to: TG, text: `⏸️ [crashy] Interrupted by a daemon restart\n   📁 ${f.workdir}\n   📝 "do the crashy task"\n   ↩️ It can be resumed: claude_resume crashy` },
       ]);
       g.clock.advance(20 * 60_000);
       assert.equal(box.sent.length, 1);
-      assert.equal(g.manager.get(session.id).status, 'interrupted');
+      assert.equal((await g.manager.get(session.id)).status, 'interrupted');
     } finally {
       second.stop();
       await g.manager.stop();
@@ -292,7 +292,7 @@ describe('NotificationRouter', () => {
     await run.emit({ type: 'text', text: 'one' });
     f.clock.advance(500);
     await run.emit({ type: 'text', text: 'two' });
-    f.manager.setView(f.manager.get(session.id), WEB, false); // claude_bg before "two" was sent
+    await f.manager.setView(await f.manager.get(session.id), WEB, false); // claude_bg before "two" was sent
     await run.emit({ type: 'text', text: 'three' });
     f.clock.advance(500);
     assert.deepEqual(outbox.to(WEB), ['one']);
@@ -311,7 +311,7 @@ describe('NotificationRouter', () => {
 
   it('stop() flushes pending text and stops routing', async () => {
     const { session, run } = await launch('flush');
-    foreground(session.id, WEB);
+    await foreground(session.id, WEB);
     await run.emit({ type: 'text', text: 'partial' });
     router.stop();
     assert.deepEqual(outbox.to(WEB), ['partial']);

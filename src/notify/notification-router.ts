@@ -101,7 +101,7 @@ class SessionNotifier implements NotificationRouter {
   async announceInterrupted(sessionIds: readonly string[]): Promise<void> {
     if (sessionIds.length === 0) return;
     await this.#guard('interrupted announcement', async () => {
-      const interrupted = new Map(this.#deps.sessions.list(['interrupted']).map((r) => [r.id, r]));
+      const interrupted = new Map((await this.#deps.sessions.list(['interrupted'])).map((r) => [r.id, r]));
       const sends: Promise<void>[] = [];
       for (const id of sessionIds) {
         const record = interrupted.get(id);

@@ -23,9 +23,9 @@ export const backgroundOperation = defineOperation({
     if (!channel) throw invalidInput('channel: background needs the chat channel to detach', 'channel');
     const { sessions } = ctx.services;
     const targets = args.session
-      ? [sessions.get(args.session)]
-      : sessions.list().filter((s) => s.foreground[channel]?.on);
-    for (const record of targets) sessions.setView(record, channel, false);
+      ? [await sessions.get(args.session)]
+      : (await sessions.list()).filter((s) => s.foreground[channel]?.on);
+    for (const record of targets) await sessions.setView(record, channel, false);
     return { channel, detached: targets.map((t) => t.name) };
   },
   format(r) {

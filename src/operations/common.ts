@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SessionListing } from '../store/coding-sessions.ts';
+import type { SessionListing } from '../store/coding-session-listings.ts';
 import type { OperationContext } from './operation.ts';
 import { summarize } from './session-summary.ts';
 import type { SessionSummary } from './session-summary.ts';

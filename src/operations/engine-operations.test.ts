@@ -42,7 +42,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
     await handle(chat('1', `/claude --name fixer --workdir ${m.workdir} fix the test`));
     assert.match(fx.outbox.to('telegram|42')[0] ?? '', /↩️ \[fixer\] Launched \(claude\)/);
     assert.equal(fx.outbox.deliveries[0]?.replyTo, '1');
-    assert.equal(m.manager.get('fixer').originChannel, 'telegram|42');
+    assert.equal((await m.manager.get('fixer')).originChannel, 'telegram|42');
     await handle(chat('2', '/claude_sessions'));
     assert.match(fx.outbox.to('telegram|42')[1] ?? '', /fixer/);
     assert.equal(fx.engine.listSessions().length, 0, 'commands create no engine session');
@@ -62,12 +62,12 @@ describe('engine operations', { timeout: 30_000 }, () => {
     const handle = createInboundHandler(deps);
     await handle(chat('7', `/claude --name once --workdir ${m.workdir} do it`));
     await handle(chat('7', `/claude --name once --workdir ${m.workdir} do it`));
-    assert.equal(m.manager.list().length, 1, 'the redelivered launch ran once');
+    assert.equal((await m.manager.list()).length, 1, 'the redelivered launch ran once');
     assert.equal(fx.outbox.to('telegram|42').length, 1, 'and was answered once');
     // A crash between starting the command and answering it: the record says "running".
     assert.equal(await commands.begin('telegram|42', '8', '/claude_kill once', 2_000), 'new');
     await createInboundHandler(deps)(chat('8', '/claude_kill once'));
-    assert.equal(m.manager.get('once').status, 'starting', 'the cut-off command is not run again');
+    assert.equal((await m.manager.get('once')).status, 'starting', 'the cut-off command is not run again');
     assert.match(fx.outbox.to('telegram|42')[1] ?? '', /daemon restarted while it was running "\/claude_kill once"/);
     assert.equal(await commands.begin('telegram|42', '8', '/claude_kill once', 3_000), 'done');
   });
@@ -118,8 +118,8 @@ describe('engine operations', { timeout: 30_000 }, () => {
     assert.ok(!names.includes('start_background_agent'), 'the engine adds its own tools');
     const launched = await toolbox.run({ id: 'c1', name: 'claude_launch', input: { prompt: 'p', workdir: m.workdir, name: 'viaagent' } }, session);
     assert.equal(launched.isError, false);
-    assert.equal(m.manager.get('viaagent').originChannel, 'telegram|42');
-    assert.equal(m.manager.get('viaagent').originSessionId, 'eng-1');
+    assert.equal((await m.manager.get('viaagent')).originChannel, 'telegram|42');
+    assert.equal((await m.manager.get('viaagent')).originSessionId, 'eng-1');
     const bad = await toolbox.run({ id: 'c2', name: 'claude_launch', input: { prompt: '' } }, session);
     assert.equal(bad.isError, true);
     assert.match(bad.text, /prompt/);

@@ -32,13 +32,13 @@ export const foregroundOperation = defineOperation({
     const channel = args.channel ?? callerChannel(ctx.caller);
     if (!channel) throw invalidInput('channel: foreground needs a chat channel to stream to', 'channel');
     const { sessions } = ctx.services;
-    const record = sessions.get(args.session);
+    const record = await sessions.get(args.session);
     const view = record.foreground[channel];
     const missed = view ? sessions.outputBlocks(record, view.seenSeq) : [];
     const mode = missed.length > 0 ? 'catchup' : 'recent';
     const lines = (mode === 'catchup' ? missed : sessions.outputBlocks(record).slice(-args.lines)).map((b) => b.text);
-    sessions.setView(record, channel, true);
-    return { session: summaryOf(ctx, sessions.get(record.id)), channel, mode, lines };
+    await sessions.setView(record, channel, true);
+    return { session: summaryOf(ctx, await sessions.get(record.id)), channel, mode, lines };
   },
   format(r) {
     const head =

@@ -15,7 +15,7 @@ export const getOperation = defineOperation({
     cli: { name: 'show', args: ['<session>'] },
   },
   async run(ctx, args): Promise<SessionSummary> {
-    return summaryOf(ctx, ctx.services.sessions.get(args.session));
+    return summaryOf(ctx, await ctx.services.sessions.get(args.session));
   },
   format: formatSessionLine,
 });

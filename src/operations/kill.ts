@@ -21,7 +21,7 @@ export const killOperation = defineOperation({
     cli: { name: 'kill', args: ['<session>'] },
   },
   async run(ctx, args): Promise<SessionSummary> {
-    return summaryOf(ctx, ctx.services.sessions.kill(args.session, 'killed by user', commandChannel(ctx.caller)));
+    return summaryOf(ctx, await ctx.services.sessions.kill(args.session, 'killed by user', commandChannel(ctx.caller)));
   },
   format(s) {
     return `⛔ [${s.name}] Killed\n   📁 ${s.workdir}\n   📝 "${truncate(s.prompt, 60)}"`;

@@ -38,8 +38,8 @@ export const listOperation = defineOperation({
   async run(ctx, args): Promise<SessionListResult> {
     const statuses: SessionStatus[] | undefined = args.status === 'all' ? undefined : [args.status];
     const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor);
-    if (after && typeof after[1] !== 'number') throw invalidInput('cursor: not a cursor of the session list', 'cursor');
-    const page = ctx.services.sessions.page({ ...(statuses ? { statuses } : {}), limit: args.limit, ...(after ? { after } : {}) });
+    if (after && typeof after[1] !== 'string') throw invalidInput('cursor: not a cursor of the session list', 'cursor');
+    const page = await ctx.services.sessions.page({ ...(statuses ? { statuses } : {}), limit: args.limit, ...(after ? { after } : {}) });
     const sessions = page.sessions.map((r) => summaryOf(ctx, r));
     return { status: args.status, sessions, count: sessions.length, nextCursor: page.next ? encodeCursor(page.next) : null };
   },

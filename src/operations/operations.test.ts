@@ -18,7 +18,7 @@ const chat: Caller = { kind: 'chat', channel: 'telegram|42', userId: '42' };
 const agent: Caller = { kind: 'agent', sessionId: 'eng-1', channel: 'telegram|42' };
 
 describe('operations table', () => {
-  it('exposes the seed tool names, commands and RPC methods from one table', () => {
+  it('exposes the seed tool names, commands and RPC methods from one table', async () => {
     assert.deepEqual(
       toolDefinitions(OPERATIONS).map((t) => t.name),
       [
@@ -107,7 +107,7 @@ describe('operations table', () => {
     ]);
   });
 
-  it('gives tools snake_case JSON schemas with a harness parameter', () => {
+  it('gives tools snake_case JSON schemas with a harness parameter', async () => {
     const launch = toolDefinitions(OPERATIONS).find((t) => t.name === 'claude_launch');
     const props = launch?.inputSchema.properties as Record<string, { enum?: string[] }>;
     assert.deepEqual(props.harness?.enum, ['claude', 'codex', 'gemini']);
@@ -115,7 +115,7 @@ describe('operations table', () => {
     assert.deepEqual(launch?.inputSchema.required, ['prompt']);
   });
 
-  it('accepts snake_case, camelCase and aliases, and names the field in errors', () => {
+  it('accepts snake_case, camelCase and aliases, and names the field in errors', async () => {
     assert.deepEqual(parseOperationInput(launchOperation as never, { prompt: 'x', max_budget_usd: 2, originChannel: 'slack|c' }), {
       prompt: 'x',
       maxBudgetUsd: 2,
@@ -128,7 +128,7 @@ describe('operations table', () => {
     assert.throws(() => parseOperationInput(respondOperation, { id: 'a', session: 'b', message: 'm' }), /given twice/);
   });
 
-  it('treats constructor, toString and __proto__ as unknown parameters, never as inherited aliases', () => {
+  it('treats constructor, toString and __proto__ as unknown parameters, never as inherited aliases', async () => {
     for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
       const raw = JSON.parse(`{"prompt": "x", "${name}": 1}`) as Record<string, unknown>;
       assert.throws(
@@ -145,14 +145,14 @@ describe('operations table', () => {
     assert.equal(Object.getPrototypeOf(parseOperationInput(launchOperation as never, JSON.parse('{"prompt": "x"}'))), Object.prototype);
   });
 
-  it('names no agent profile after an inherited member (agents.spawn agent: "constructor")', () => {
+  it('names no agent profile after an inherited member (agents.spawn agent: "constructor")', async () => {
     const config = configSchema.parse({});
     for (const name of ['constructor', 'toString', '__proto__']) {
       assert.throws(() => agentRequest(config, name, 'hi'), new RegExp(`^AppError: agent: no agent profile "${name}"`));
     }
   });
 
-  it('parses chat command syntax: flags, positionals, rest of line, quotes', () => {
+  it('parses chat command syntax: flags, positionals, rest of line, quotes', async () => {
     assert.deepEqual(tokenize(`a "b c" 'd'`).map((t) => t.text), ['a', 'b c', 'd']);
     assert.deepEqual(parseCommandArgs(launchOperation as never, '--name fixer --harness codex fix the  "flaky" test'), {
       name: 'fixer',
@@ -171,7 +171,7 @@ describe('operations table', () => {
     assert.throws(() => parseCommandArgs(launchOperation, '--no-name x'), /only a yes\/no option can be negated/);
   });
 
-  it('resolves origin channels in the seed order', () => {
+  it('resolves origin channels in the seed order', async () => {
     const config = { agentChannels: { '/src': 'telegram|1', '/src/app': 'telegram|2' }, fallbackChannel: 'slack|ops' };
     assert.equal(resolveOriginChannel(config, { explicit: 'discord|9', callerChannel: 'telegram|42', workdir: '/src/app' }), 'discord|9');
     assert.equal(resolveOriginChannel(config, { callerChannel: 'telegram|42', workdir: '/src/app' }), 'telegram|42');
@@ -191,7 +191,7 @@ describe('operations over a session manager', () => {
   it('launches from a chat command with the caller channel as origin', async () => {
     const reply = await runCommand(OPERATIONS, `/claude --name fixer --workdir ${f.workdir} fix the test`, chat, services);
     assert.match(reply ?? '', /↩️ \[fixer\] Launched \(claude\)/);
-    assert.equal(f.manager.get('fixer').originChannel, 'telegram|42');
+    assert.equal((await f.manager.get('fixer')).originChannel, 'telegram|42');
     assert.equal(await runCommand(OPERATIONS, 'hello there', chat, services), null);
     assert.match((await runCommand(OPERATIONS, '/claude_kill', chat, services)) ?? '', /session: .*Usage: \/claude_kill/s);
   });
@@ -199,7 +199,7 @@ describe('operations over a session manager', () => {
   it('counts agent responds and lets userInitiated reset them; tool errors are results, not throws', async () => {
     const launched = await runTool(OPERATIONS, 'claude_launch', { prompt: 'p', workdir: f.workdir }, agent, services);
     assert.equal(launched.isError, false);
-    const record = f.manager.list()[0];
+    const record = (await f.manager.list())[0];
     assert.equal(record?.originSessionId, 'eng-1');
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
     for (let i = 0; i < 10; i += 1) await runTool(OPERATIONS, 'claude_respond', { session: record?.name, message: `m${i}` }, agent, services);
@@ -218,7 +218,7 @@ describe('operations over a session manager', () => {
     await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'one' }, { type: 'text', text: 'two' });
     const fg = await runCommand(OPERATIONS, '/claude_fg w', chat, services);
     assert.match(fg ?? '', /last 2 outputs:\none\ntwo\n\nStreaming new output/);
-    assert.deepEqual(f.manager.get('w').foreground['telegram|42']?.on, true);
+    assert.deepEqual((await f.manager.get('w')).foreground['telegram|42']?.on, true);
     await run.emit({ type: 'text', text: 'three' });
     assert.match((await runCommand(OPERATIONS, '/claude_bg', chat, services)) ?? '', /Moved to background: w/);
     await run.emit({ type: 'text', text: 'four' }, { type: 'text', text: 'five' });
@@ -232,8 +232,8 @@ describe('operations over a session manager', () => {
     const methods = rpcMethods(OPERATIONS);
     const launched = (await methods.get('claude-code.launch')?.call({ prompt: 'hi', workdir: f.workdir, max_budget_usd: 1, originChannel: 'telegram|7' }, { kind: 'rpc' }, services)) as Record<string, unknown>;
     assert.deepEqual(Object.keys(launched).sort(), ['harness', 'id', 'model', 'name', 'status', 'workdir']);
-    assert.equal(f.manager.get(launched.id as string).originChannel, 'telegram|7');
-    assert.equal(f.manager.get(launched.id as string).spec.maxBudgetUsd, 1);
+    assert.equal((await f.manager.get(launched.id as string)).originChannel, 'telegram|7');
+    assert.equal((await f.manager.get(launched.id as string)).spec.maxBudgetUsd, 1);
     await f.harness.last.emit({ type: 'started', backendSessionId: 'claude-uuid' }, { type: 'text', text: 'hello' });
     const listed = (await methods.get('claude-code.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number; sessions: Record<string, unknown>[] };
     assert.equal(listed.count, 1);

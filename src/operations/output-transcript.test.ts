@@ -16,7 +16,7 @@ describe('output, show and sessions: tool calls and a pending permission request
   });
 
   async function sessionAwaitingApproval(): Promise<string> {
-    const session = f.manager.launch({ prompt: 'clean up', name: 'cleaner', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({ prompt: 'clean up', name: 'cleaner', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
     const run = f.harness.last;
     await run.emit(
       { type: 'started', backendSessionId: 'b' },

@@ -48,7 +48,7 @@ export const outputOperation = defineOperation({
   },
   async run(ctx, args): Promise<OutputResult> {
     const { sessions } = ctx.services;
-    const record = sessions.get(args.session);
+    const record = await sessions.get(args.session);
     const lastSeq = sessions.lastSeq(record.id);
     const view: TranscriptView = args.text ? 'text' : 'all';
     const entries = sessions.transcript(record, view);

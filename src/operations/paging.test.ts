@@ -14,7 +14,7 @@ import { OPERATIONS } from './table.ts';
 
 function stored(i: number, startedAt: number, status: StoredSession['status'] = 'completed'): StoredSession {
   return storedSession(
-    { id: `id-${i}`, name: `s-${i}`, status, prompt: `prompt ${i}`, startedAt, completedAt: startedAt + 1, updatedAt: startedAt + 1 },
+    { id: `id-${String(i).padStart(3, '0')}`, name: `s-${i}`, status, prompt: `prompt ${i}`, startedAt, completedAt: startedAt + 1, updatedAt: startedAt + 1 },
     { maxBudgetUsd: 1, permissionMode: 'bypassPermissions' },
   );
 }
@@ -29,7 +29,7 @@ describe('pageOf (lists held in memory)', () => {
   ];
   const key = (x: { t: number; id: string }) => [x.t, x.id] as const;
 
-  it('returns newest first, page by page, until nextCursor is null', () => {
+  it('returns newest first, page by page, until nextCursor is null', async () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     let pages = 0;
@@ -43,7 +43,7 @@ describe('pageOf (lists held in memory)', () => {
     assert.equal(pages, 3);
   });
 
-  it('gives no next cursor when the page holds the rest, and refuses a cursor it did not make', () => {
+  it('gives no next cursor when the page holds the rest, and refuses a cursor it did not make', async () => {
     assert.equal(pageOf(items, { limit: 5 }, key).nextCursor, null);
     assert.throws(() => pageOf(items, { limit: 5, cursor: 'not-a-cursor' }, key), (e: unknown) => e instanceof AppError && e.field === 'cursor');
   });
@@ -52,11 +52,11 @@ describe('pageOf (lists held in memory)', () => {
 describe('sessions.list paging', () => {
   let f: ManagerFixture;
   let services: OperationServices;
-  beforeEach(() => {
+  beforeEach(async () => {
     f = managerFixture();
     services = { config: f.config, sessions: f.manager, clock: f.clock };
-    // Three sessions share a start time: the insertion order breaks the tie.
-    for (let i = 0; i < 120; i += 1) f.store.insert(stored(i, 1_000 + Math.floor(i / 3), i % 4 === 0 ? 'failed' : 'completed'));
+    // Three sessions share a start time: the id breaks the tie (zero-padded, the ids sort in insertion order).
+    for (let i = 0; i < 120; i += 1) await f.store.insert(stored(i, 1_000 + Math.floor(i / 3), i % 4 === 0 ? 'failed' : 'completed'));
   });
   afterEach(async () => {
     await f.close();
@@ -94,11 +94,11 @@ describe('sessions.list paging', () => {
   it('a page asked again after a write shows the write (launch, update, delete)', async () => {
     const before = await list({ limit: 2 });
     assert.deepEqual(before.sessions.map((s) => [s.name, s.status]), [['s-119', 'completed'], ['s-118', 'completed']]);
-    f.store.update('id-119', { status: 'killed' });
-    f.store.delete('id-118');
+    await f.store.update('id-119', { status: 'killed' });
+    await f.store.delete('id-118');
     assert.deepEqual((await list({ limit: 2 })).sessions.map((s) => [s.name, s.status]), [['s-119', 'killed'], ['s-117', 'completed']]);
     f.clock.advance(1_000_000);
-    const launched = f.manager.launch({ prompt: 'new work', workdir: f.workdir, originChannel: 'cli', name: 'newest' });
+    const launched = await f.manager.launch({ prompt: 'new work', workdir: f.workdir, originChannel: 'cli', name: 'newest' });
     const after = await list({ limit: 2 });
     assert.deepEqual(after.sessions.map((s) => s.name), ['newest', 's-119']);
     assert.equal(after.sessions[0]?.id, launched.id);

@@ -29,8 +29,7 @@ export const resumeOperation = defineOperation({
   async run(ctx, args): Promise<ResumeResult> {
     const { sessions } = ctx.services;
     if (args.list) {
-      const resumable = sessions
-        .list(['completed', 'failed', 'killed', 'interrupted'])
+      const resumable = (await sessions.list(['completed', 'failed', 'killed', 'interrupted']))
         .filter((s) => s.backendSessionId)
         .map((r) => summaryOf(ctx, r));
       return { kind: 'list', sessions: resumable };

@@ -25,7 +25,7 @@ describe('RPC idempotency keys (sessions.launch)', () => {
     const first = (await method.call(params, { kind: 'rpc' }, services)) as { id: string };
     const again = (await method.call({ ...params }, { kind: 'rpc' }, services)) as { id: string };
     assert.deepEqual(again, first);
-    assert.equal(f.store.list().length, 1);
+    assert.equal((await f.store.list()).length, 1);
     // The same parameters spelled otherwise (snake case key, key order) are the same request.
     const snake = (await method.call({ idempotency_key: 'k-1', workdir: f.workdir, name: 'fix', prompt: 'fix the build' }, { kind: 'rpc' }, services)) as { id: string };
     assert.equal(snake.id, first.id);
@@ -37,7 +37,7 @@ describe('RPC idempotency keys (sessions.launch)', () => {
     await method.call({ prompt: 'one', workdir: f.workdir, idempotencyKey: 'k-2' }, { kind: 'rpc' }, services);
     await assert.rejects(method.call({ prompt: 'two', workdir: f.workdir, idempotencyKey: 'k-2' }, { kind: 'rpc' }, services), (e: Error & { kind?: string }) => e.kind === 'conflict' && /different request/.test(e.message));
     await method.call({ prompt: 'two', workdir: f.workdir, idempotencyKey: 'k-2' }, { kind: 'cli' }, services);
-    assert.equal(f.store.list().length, 2);
+    assert.equal((await f.store.list()).length, 2);
     await assert.rejects(method.call({ prompt: 'x', workdir: f.workdir, idempotencyKey: '' }, { kind: 'rpc' }, services), /idempotencyKey: must not be empty/);
   });
 

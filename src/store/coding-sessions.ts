@@ -1,8 +1,11 @@
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
+import { sql } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, Updateable } from 'kysely';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
-import { statementCache, transaction } from './database.ts';
+import { listingFromRow, listingOf, listingPageQuery, pageKeysQuery, pageOfListings, selectListings } from './coding-session-listings.ts';
+import type { PageRange, PageRow, SessionListing, SessionListingPage } from './coding-session-listings.ts';
+import type { Database } from './tables/index.ts';
 
 /** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
 export const SESSION_STATUSES = ['starting', 'running', 'completed', 'failed', 'killed', 'interrupted'] as const;
@@ -83,404 +86,413 @@ export interface SessionMetrics {
   mostExpensive: { id: string; name: string; costUsd: number; prompt: string } | null;
 }
 
-interface Row {
-  id: string;
-  name: string;
-  harness: string;
-  status: string;
-  prompt: string;
-  workdir: string;
-  model: string | null;
-  backend_session_id: string | null;
-  origin_channel: string;
-  origin_session_id: string | null;
-  spec: string;
-  cost_usd: number;
-  started_at: number;
-  completed_at: number | null;
-  updated_at: number;
-  error: string | null;
-  end_reason: string | null;
-  budget_exhausted: number;
-  foreground: string;
-  auto_responds: number;
-  resumed_from: string | null;
-  forked: number;
-  pid: number | null;
-}
+/** A coding_sessions row as the database returns it. */
+type SessionRow = Selectable<Database['coding_sessions']>;
 
-const COLUMNS: Record<keyof SessionPatch, string> = {
-  status: 'status',
-  prompt: 'prompt',
-  workdir: 'workdir',
-  model: 'model',
-  backendSessionId: 'backend_session_id',
-  originChannel: 'origin_channel',
-  originSessionId: 'origin_session_id',
-  spec: 'spec',
-  costUsd: 'cost_usd',
-  completedAt: 'completed_at',
-  updatedAt: 'updated_at',
-  error: 'error',
-  endReason: 'end_reason',
-  budgetExhausted: 'budget_exhausted',
-  foreground: 'foreground',
-  autoResponds: 'auto_responds',
-  resumedFrom: 'resumed_from',
-  forked: 'forked',
-  pid: 'pid',
-};
-
-function toColumnValue(key: keyof SessionPatch, value: unknown): string | number | null {
-  if (value === undefined || value === null) return null;
-  if (key === 'spec' || key === 'foreground') return JSON.stringify(value);
-  if (typeof value === 'boolean') return value ? 1 : 0;
-  return value as string | number;
-}
-
-function fromRow(row: Row): StoredSession {
+/** The stored session of a row (the one place a row becomes a StoredSession). */
+function sessionFromRow(row: SessionRow): StoredSession {
+  const spec = JSON.parse(row.spec) as LaunchSpec;
   return {
-    id: row.id,
-    name: row.name,
-    harness: row.harness as HarnessName,
-    status: row.status as SessionStatus,
-    prompt: row.prompt,
-    workdir: row.workdir,
-    model: row.model,
-    backendSessionId: row.backend_session_id,
-    originChannel: row.origin_channel,
+    ...listingFromRow(row, spec.multiTurn, JSON.parse(row.foreground) as Record<string, ChannelView>),
+    spec,
     originSessionId: row.origin_session_id,
-    spec: JSON.parse(row.spec) as LaunchSpec,
-    costUsd: row.cost_usd,
-    startedAt: row.started_at,
-    completedAt: row.completed_at,
     updatedAt: row.updated_at,
-    error: row.error,
-    endReason: row.end_reason,
-    budgetExhausted: row.budget_exhausted === 1,
-    foreground: JSON.parse(row.foreground) as Record<string, ChannelView>,
     autoResponds: row.auto_responds,
-    resumedFrom: row.resumed_from,
-    forked: row.forked === 1,
     pid: row.pid,
   };
 }
 
-/**
- * What a session list shows of a stored session: the row without what only a run needs (the launch spec is reduced to
- * `multiTurn`, read in SQL so the spec is neither copied nor parsed).
- */
-export type SessionListing = Omit<StoredSession, 'spec' | 'originSessionId' | 'updatedAt' | 'autoResponds' | 'pid'> & {
-  spec: Pick<LaunchSpec, 'multiTurn'>;
-};
-
-/**
- * One page of listed sessions, newest first, and the sort key to continue after (null on the last page). Pages are
- * shared between callers until the next write (see CodingSessionStore.page): read them, never change them.
- */
-export interface SessionListingPage {
-  readonly sessions: readonly Readonly<SessionListing>[];
-  readonly next: CursorKey | null;
+/** The columns a patch changes (fields left undefined stay as they are; Kysely leaves undefined values out). */
+function patchColumns(patch: SessionPatch): Updateable<Database['coding_sessions']> {
+  return {
+    status: patch.status,
+    prompt: patch.prompt,
+    workdir: patch.workdir,
+    model: patch.model,
+    backend_session_id: patch.backendSessionId,
+    origin_channel: patch.originChannel,
+    origin_session_id: patch.originSessionId,
+    spec: patch.spec === undefined ? undefined : JSON.stringify(patch.spec),
+    cost_usd: patch.costUsd,
+    completed_at: patch.completedAt,
+    updated_at: patch.updatedAt,
+    error: patch.error,
+    end_reason: patch.endReason,
+    budget_exhausted: patch.budgetExhausted === undefined ? undefined : Number(patch.budgetExhausted),
+    foreground: patch.foreground === undefined ? undefined : JSON.stringify(patch.foreground),
+    auto_responds: patch.autoResponds,
+    resumed_from: patch.resumedFrom,
+    forked: patch.forked === undefined ? undefined : Number(patch.forked),
+    pid: patch.pid,
+  };
 }
 
 /** Pages kept between writes; more distinct pages than this between two writes start the cache over. */
 const PAGE_CACHE_SIZE = 64;
 
-// A listing row comes back as an array (the statement returns arrays: reading named properties of SQLite's row objects
-// costs more than the query itself); these are its columns, in order.
-const LISTING_COLUMNS = `rowid, id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel, cost_usd,
-  started_at, completed_at, error, end_reason, budget_exhausted, foreground, resumed_from, forked,
-  json_extract(spec, '$.multiTurn')`;
+/** Pages whose sessions are remembered (see CodingSessionStore.#lastRead); more start over. */
+const LAST_READ_SIZE = 1_024;
 
-type ListingRow = [
-  rowid: number,
-  id: string,
-  name: string,
-  harness: string,
-  status: string,
-  prompt: string,
-  workdir: string,
-  model: string | null,
-  backendSessionId: string | null,
-  originChannel: string,
-  costUsd: number,
-  startedAt: number,
-  completedAt: number | null,
-  error: string | null,
-  endReason: string | null,
-  budgetExhausted: number,
-  foreground: string,
-  resumedFrom: string | null,
-  forked: number,
-  multiTurn: number | null,
-];
+/** Compiled query shapes kept (a page's keys per status count, listings per id count); more start over. */
+const QUERY_CACHE_SIZE = 1_024;
 
-function listingFromRow(row: ListingRow): SessionListing {
-  const foreground = row[16];
-  return {
-    id: row[1],
-    name: row[2],
-    harness: row[3] as HarnessName,
-    status: row[4] as SessionStatus,
-    prompt: row[5],
-    workdir: row[6],
-    model: row[7],
-    backendSessionId: row[8],
-    originChannel: row[9],
-    spec: { multiTurn: row[19] === 1 },
-    costUsd: row[10],
-    startedAt: row[11],
-    completedAt: row[12],
-    error: row[13],
-    endReason: row[14],
-    budgetExhausted: row[15] === 1,
-    foreground: foreground === '{}' ? {} : (JSON.parse(foreground) as Record<string, ChannelView>),
-    resumedFrom: row[17],
-    forked: row[18] === 1,
-  };
-}
+/** Listings kept for pages to share (see CodingSessionStore.#listings); more start the cache over. */
+const LISTING_CACHE_SIZE = 4_096;
 
-/** The SELECT of one page of the session list; run it with setReturnArrays(true) (exported for the benchmark). */
-export function listingPageSql(statusCount: number, afterCursor: boolean): string {
-  const where: string[] = [];
-  if (statusCount > 0) where.push(`status IN (${Array.from({ length: statusCount }, () => '?').join(',')})`);
-  if (afterCursor) where.push('(started_at, rowid) < (?, ?)');
-  return `SELECT ${LISTING_COLUMNS} FROM coding_sessions ${where.length > 0 ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY started_at DESC, rowid DESC LIMIT ?`;
-}
+/** Day buckets of the per-day cost: epoch milliseconds divided in SQL (integer division on both databases). */
+const MS_PER_DAY = 86_400_000;
+const runDay = sql<number>`coalesce(ended_at, started_at) / 86400000`;
 
-/** SQLite persistence of coding sessions, their three lookup keys (id, name, backend id) and their runs. */
+/** LIMIT for "all rows after OFFSET" (SQLite needs a LIMIT with an OFFSET; PostgreSQL takes this bigint as well). */
+const NO_LIMIT = Number.MAX_SAFE_INTEGER;
+
+/** Persistence of coding sessions, their three lookup keys (id, name, backend id) and their runs. */
 export class CodingSessionStore {
-  #db: DatabaseSync;
-  /** Statements prepared once per SQL text (the UPDATE's text varies with the patched columns; a handful of shapes). */
-  /** Each SQL text prepared once per store (the hot paths run for every call). */
-  readonly #sql: (sql: string) => StatementSync;
+  readonly #db: Kysely<Database>;
   /** Session list pages read since the last write to coding_sessions, by query and parameters. */
   #pages = new Map<string, SessionListingPage>();
+  /** Counts writes to coding_sessions: a page read while one was issued is not cached. */
+  #writes = 0;
+  /** The sessions each page held when last read, by page (see page). */
+  #lastRead = new Map<string, readonly string[]>();
+  /** The compiled hot-path SELECTs, by shape (see #compiled). */
+  #queries = new Map<string, CompiledQuery<unknown>>();
+  /**
+   * The listings pages have read, by session id, until a write to that session: a page read after a write maps only
+   * the rows that changed (shared like the pages: read them, never change them).
+   */
+  #listings = new Map<string, SessionListing>();
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
-    this.#sql = statementCache(db);
   }
-
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
-  insert(session: StoredSession): void {
-    transaction(this.#db, () => this.#insertRow(session));
+  async insert(session: StoredSession): Promise<void> {
+    this.#changed(session.id);
+    await this.#db.transaction().execute((trx) => this.#insertRow(trx, session));
   }
 
-  #insertRow(session: StoredSession): void {
-    this.#pages.clear();
-    this.#sql(
-      `INSERT INTO coding_sessions (id, name, harness, status, prompt, workdir, model, backend_session_id, origin_channel,
-        origin_session_id, spec, cost_usd, started_at, completed_at, updated_at, error, end_reason, budget_exhausted,
-        foreground, auto_responds, resumed_from, forked, pid)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .run(
-      session.id,
-      session.name,
-      session.harness,
-      session.status,
-      session.prompt,
-      session.workdir,
-      session.model,
-      session.backendSessionId,
-      session.originChannel,
-      session.originSessionId,
-      JSON.stringify(session.spec),
-      session.costUsd,
-      session.startedAt,
-      session.completedAt,
-      session.updatedAt,
-      session.error,
-      session.endReason,
-      session.budgetExhausted ? 1 : 0,
-      JSON.stringify(session.foreground),
-      session.autoResponds,
-      session.resumedFrom,
-      session.forked ? 1 : 0,
-      session.pid,
-    );
-    this.#setKey(session.id, session.id, 'id');
-    this.#setKey(session.name, session.id, 'name');
-    if (session.backendSessionId) this.#setKey(session.backendSessionId, session.id, 'backend');
+  async #insertRow(db: Kysely<Database>, session: StoredSession): Promise<void> {
+    await db
+      .insertInto('coding_sessions')
+      .values({
+        id: session.id,
+        name: session.name,
+        harness: session.harness,
+        status: session.status,
+        prompt: session.prompt,
+        workdir: session.workdir,
+        model: session.model,
+        backend_session_id: session.backendSessionId,
+        origin_channel: session.originChannel,
+        origin_session_id: session.originSessionId,
+        spec: JSON.stringify(session.spec),
+        cost_usd: session.costUsd,
+        started_at: session.startedAt,
+        completed_at: session.completedAt,
+        updated_at: session.updatedAt,
+        error: session.error,
+        end_reason: session.endReason,
+        budget_exhausted: Number(session.budgetExhausted),
+        foreground: JSON.stringify(session.foreground),
+        auto_responds: session.autoResponds,
+        resumed_from: session.resumedFrom,
+        forked: Number(session.forked),
+        pid: session.pid,
+      })
+      .execute();
+    await this.#setKey(db, session.id, session.id, 'id');
+    await this.#setKey(db, session.name, session.id, 'name');
+    if (session.backendSessionId) await this.#setKey(db, session.backendSessionId, session.id, 'backend');
   }
 
   /**
    * Inserts a new session and the start of its first run in one transaction (one fsync); `also` runs inside the same
-   * transaction (an idempotency key's answer). Returns the run id.
+   * transaction (an idempotency key's answer), given it to write in. Resolves with the run id once committed.
    */
-  insertLaunched(session: StoredSession, at: number, also?: () => void): number {
-    return transaction(this.#db, () => {
-      this.#insertRow(session);
-      const runId = this.startRun(session, 'launch', at);
-      also?.();
+  async insertLaunched(session: StoredSession, at: number, also?: (trx: Kysely<Database>) => void | Promise<void>): Promise<number> {
+    this.#changed(session.id);
+    return this.#db.transaction().execute(async (trx) => {
+      await this.#insertRow(trx, session);
+      const runId = await this.#startRun(trx, session, 'launch', at);
+      await also?.(trx);
       return runId;
     });
   }
 
-  /** Updates the given fields; a new backend id also becomes a lookup key. */
-  update(id: string, patch: SessionPatch): void {
-    const keys = (Object.keys(patch) as (keyof SessionPatch)[]).filter((k) => patch[k] !== undefined);
-    if (keys.length === 0) return;
-    this.#pages.clear();
-    transaction(this.#db, () => {
-      const sets = keys.map((k) => `${COLUMNS[k]} = ?`).join(', ');
-      const values = keys.map((k) => toColumnValue(k, patch[k]));
-      this.#sql(`UPDATE coding_sessions SET ${sets} WHERE id = ?`).run(...values, id);
-      if (patch.backendSessionId) this.#setKey(patch.backendSessionId, id, 'backend');
-    });
+  /**
+   * Updates the given fields; a new backend id also becomes a lookup key. `within` runs it inside that transaction
+   * (another store's change that must commit together with it).
+   */
+  async update(id: string, patch: SessionPatch, within?: Kysely<Database>): Promise<void> {
+    const columns = patchColumns(patch);
+    if (Object.values(columns).every((v) => v === undefined)) return;
+    this.#changed(id);
+    const write = async (db: Kysely<Database>): Promise<void> => {
+      await db.updateTable('coding_sessions').set(columns).where('id', '=', id).execute();
+      if (patch.backendSessionId) await this.#setKey(db, patch.backendSessionId, id, 'backend');
+    };
+    if (within) await write(within);
+    else if (patch.backendSessionId) await this.#db.transaction().execute(write);
+    else await write(this.#db);
   }
 
-  #setKey(key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): void {
+  async #setKey(db: Kysely<Database>, key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): Promise<void> {
     // A key an older session holds (a name reused after eviction, a backend id resumed by a new session) moves to the newer one;
     // an id key is never taken from its own session.
-    this.#sql(
-        `INSERT INTO session_keys (key, session_id, kind) VALUES (?, ?, ?)
-         ON CONFLICT(key) DO UPDATE SET session_id = excluded.session_id, kind = excluded.kind WHERE session_keys.kind != 'id'`,
+    await db
+      .insertInto('session_keys')
+      .values({ key, session_id: sessionId, kind })
+      .onConflict((oc) =>
+        oc
+          .column('key')
+          .doUpdateSet((eb) => ({ session_id: eb.ref('excluded.session_id'), kind: eb.ref('excluded.kind') }))
+          .where('session_keys.kind', '!=', 'id'),
       )
-      .run(key, sessionId, kind);
+      .execute();
   }
 
   /** Returns the session with this internal id, or null. */
-  get(id: string): StoredSession | null {
-    const row = this.#sql('SELECT * FROM coding_sessions WHERE id = ?').get(id) as Row | undefined;
-    return row ? fromRow(row) : null;
+  async get(id: string): Promise<StoredSession | null> {
+    const row = await this.#db.selectFrom('coding_sessions').selectAll().where('id', '=', id).executeTakeFirst();
+    return row ? sessionFromRow(row) : null;
   }
 
   /** Finds a session by internal id, name or backend session id. */
-  resolve(ref: string): StoredSession | null {
-    const row = this.#sql('SELECT s.* FROM session_keys k JOIN coding_sessions s ON s.id = k.session_id WHERE k.key = ?').get(ref) as
-      | Row
-      | undefined;
-    return row ? fromRow(row) : null;
+  async resolve(ref: string): Promise<StoredSession | null> {
+    const row = await this.#db
+      .selectFrom('session_keys as k')
+      .innerJoin('coding_sessions as s', 's.id', 'k.session_id')
+      .selectAll('s')
+      .where('k.key', '=', ref)
+      .executeTakeFirst();
+    return row ? sessionFromRow(row) : null;
   }
 
   /** True when a stored session already uses `name`. */
-  nameTaken(name: string): boolean {
-    return this.#sql('SELECT 1 FROM coding_sessions WHERE name = ?').get(name) !== undefined;
+  async nameTaken(name: string): Promise<boolean> {
+    const row = await this.#db.selectFrom('coding_sessions').select('id').where('name', '=', name).executeTakeFirst();
+    return row !== undefined;
   }
 
-  /** Lists sessions, newest first, optionally only those with the given statuses. */
-  list(statuses?: readonly SessionStatus[]): StoredSession[] {
-    const rows =
-      statuses && statuses.length > 0
-        ? (this.#sql(`SELECT * FROM coding_sessions WHERE status IN (${statuses.map(() => '?').join(',')}) ORDER BY started_at DESC, rowid DESC`)
-            .all(...statuses) as unknown as Row[])
-        : (this.#sql('SELECT * FROM coding_sessions ORDER BY started_at DESC, rowid DESC').all() as unknown as Row[]);
-    return rows.map(fromRow);
+  /** Lists sessions, newest first (ties: by id), optionally only those with the given statuses. */
+  async list(statuses?: readonly SessionStatus[]): Promise<StoredSession[]> {
+    let query = this.#db.selectFrom('coding_sessions').selectAll().orderBy('started_at', 'desc').orderBy('id', 'desc');
+    if (statuses && statuses.length > 0) query = query.where('status', 'in', statuses);
+    return (await query.execute()).map(sessionFromRow);
   }
 
   /**
-   * One page of the session list, newest first (by start time, then insertion order), optionally only those with the
-   * given statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time
-   * indexes, so a page costs the same whatever the number of stored sessions. Every write here drops the pages read
-   * so far; until then, asking again for a page answers the page already read (a list polled by the web page, the CLI
-   * or a script reads SQLite once per change, not once per call).
+   * One page of the session list, newest first (by start time, then id), optionally only those with the given
+   * statuses, starting after the sort key `after` of the previous page's last session. Uses the start-time indexes, so
+   * a page costs the same whatever the number of stored sessions. Every write here drops the pages read so far; until
+   * then, asking again for a page answers the page already read (a list polled by the web page, the CLI or a script
+   * reads the database once per change, not once per call).
    */
-  page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): SessionListingPage {
+  async page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): Promise<SessionListingPage> {
     const { statuses = [], limit, after } = options;
-    const params: (string | number)[] = [...statuses];
-    if (after) params.push(after[0], Number(after[1]));
-    const sql = listingPageSql(statuses.length, after !== undefined);
-    const cacheKey = `${sql}\n${params.join('\n')}\n${limit}`;
+    const afterKey = after ? ([after[0], String(after[1])] as const) : undefined;
+    const cacheKey = `${statuses.join(',')}\n${afterKey ? `${afterKey[0]}\n${afterKey[1]}` : ''}\n${limit}`;
     const cached = this.#pages.get(cacheKey);
     if (cached) return cached;
-    const statement = this.#sql(sql);
-    statement.setReturnArrays(true);
-    const rows = statement.all(...params, limit + 1) as unknown as ListingRow[];
-    const more = rows.length > limit;
-    if (more) rows.length = limit;
-    const last = rows.at(-1);
-    const page: SessionListingPage = { sessions: rows.map(listingFromRow), next: more && last ? [last[11], last[0]] : null };
+    const range: PageRange = { statuses, limit: limit + 1, ...(afterKey ? { after: afterKey } : {}) };
+    const writes = this.#writes;
+    // A page first read, or most of whose sessions were written since it was last read: one range scan.
+    const before = this.#lastRead.get(cacheKey);
+    const changed = before ? before.filter((id) => !this.#listings.has(id)).length * 2 > before.length : true;
+    const listings = changed ? await this.#readPage(range) : await this.#readPageByKeys(range);
+    if (!listings || writes !== this.#writes) {
+      // A write came during the reads: the page read again in one statement, its listings kept nowhere.
+      const { rows } = await this.#db.executeQuery(this.#pageQuery(range));
+      return pageOfListings(rows.map(listingOf), limit);
+    }
+    for (const listing of listings) {
+      if (this.#listings.has(listing.id)) continue;
+      if (this.#listings.size >= LISTING_CACHE_SIZE) this.#listings.clear();
+      this.#listings.set(listing.id, listing);
+    }
+    if (this.#lastRead.size >= LAST_READ_SIZE) this.#lastRead.clear();
+    this.#lastRead.set(cacheKey, listings.map((l) => l.id));
+    const page = pageOfListings(listings, limit);
     if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
     this.#pages.set(cacheKey, page);
     return page;
   }
 
+  /** A page's listings in one range scan (the listings read before stand for the rows not written since). */
+  async #readPage(range: PageRange): Promise<SessionListing[]> {
+    const { rows } = await this.#db.executeQuery(this.#pageQuery(range));
+    return rows.map((row) => this.#listings.get(row.id) ?? listingOf(row));
+  }
+
+  /**
+   * A page's sort keys (from the paging indexes alone), then the listings not read since their session's last write:
+   * after a write, a page reads the keys and the rows that changed, not every row. Most of the page unread: one range
+   * scan instead. Null when a row went missing between the two reads.
+   */
+  async #readPageByKeys(range: PageRange): Promise<SessionListing[] | null> {
+    const { rows: keys } = await this.#db.executeQuery(this.#keysQuery(range));
+    const missing = keys.filter((k) => !this.#listings.has(k.id)).map((k) => k.id);
+    if (missing.length * 2 > keys.length) return this.#readPage(range);
+    const read = new Map<string, SessionListing>();
+    if (missing.length > 0) {
+      const { rows } = await this.#db.executeQuery(this.#listingsQuery(missing));
+      for (const row of rows) read.set(row.id, listingOf(row));
+    }
+    const listings = keys.map((k) => this.#listings.get(k.id) ?? read.get(k.id));
+    return listings.every((l) => l !== undefined) ? listings : null;
+  }
+
+  /** The SELECT of a page's sort keys (see #compiled). */
+  #keysQuery(range: PageRange): CompiledQuery<{ id: string; started_at: number }> {
+    const { statuses = [], limit, after } = range;
+    const shape = `keys ${statuses.length}${after ? ' after' : ''}`;
+    return this.#compiled(shape, [...statuses, ...(after ?? []), limit], () => pageKeysQuery(this.#db, range).compile());
+  }
+
+  /** The SELECT of a page's listings (see #compiled). */
+  #pageQuery(range: PageRange): CompiledQuery<PageRow> {
+    const { statuses = [], limit, after } = range;
+    const shape = `page ${statuses.length}${after ? ' after' : ''}`;
+    return this.#compiled(shape, [...statuses, ...(after ?? []), limit], () => listingPageQuery(this.#db, range).compile());
+  }
+
+  /** The SELECT of the listings of these sessions (see #compiled). */
+  #listingsQuery(ids: readonly string[]): CompiledQuery<PageRow> {
+    return this.#compiled(`listings ${ids.length}`, ids, () => selectListings(this.#db).where('id', 'in', ids).compile());
+  }
+
+  /**
+   * A hot-path SELECT with these parameters: compiled once per shape, then run with each call's values (building and
+   * compiling a query costs more than running it). `compile` builds it with these very parameters; a shape whose
+   * query binds them in another order is refused.
+   */
+  #compiled<R>(shape: string, parameters: readonly unknown[], compile: () => CompiledQuery<R>): CompiledQuery<R> {
+    const known = this.#queries.get(shape) as CompiledQuery<R> | undefined;
+    if (known) return { ...known, parameters };
+    const fresh = compile();
+    if (fresh.parameters.length !== parameters.length || fresh.parameters.some((value, i) => value !== parameters[i])) {
+      throw new Error(`a session list query binds its parameters in another order than expected: ${fresh.sql}`);
+    }
+    if (this.#queries.size >= QUERY_CACHE_SIZE) this.#queries.clear();
+    this.#queries.set(shape, fresh);
+    return fresh;
+  }
+
   /** Deletes a session and its lookup keys. */
-  delete(id: string): void {
-    this.#pages.clear();
-    this.#sql('DELETE FROM coding_sessions WHERE id = ?').run(id);
+  async delete(id: string): Promise<void> {
+    this.#changed(id);
+    await this.#db.deleteFrom('coding_sessions').where('id', '=', id).execute();
   }
 
   /** Returns ids of the oldest non-active sessions beyond the newest `keep`; the caller deletes them and their logs. */
-  evictionCandidates(keep: number): string[] {
-    const rows = this.#sql(
-        `SELECT id FROM coding_sessions WHERE status NOT IN ('starting', 'running')
-         ORDER BY COALESCE(completed_at, updated_at) DESC, rowid DESC LIMIT -1 OFFSET ?`,
-      )
-      .all(keep) as { id: string }[];
+  async evictionCandidates(keep: number): Promise<string[]> {
+    const rows = await this.#db
+      .selectFrom('coding_sessions')
+      .select('id')
+      .where('status', 'not in', ['starting', 'running'])
+      .orderBy((eb) => eb.fn.coalesce('completed_at', 'updated_at'), 'desc')
+      .orderBy('id', 'desc')
+      .limit(NO_LIMIT)
+      .offset(keep)
+      .execute();
     return rows.map((r) => r.id);
   }
 
-  /** Records the start of a run (a launch or a resume); returns the run id. */
-  startRun(session: StoredSession, kind: 'launch' | 'resume', at: number): number {
-    const result = this.#sql(
-        `INSERT INTO session_runs (session_id, name, prompt, harness, kind, status, started_at) VALUES (?, ?, ?, ?, ?, 'running', ?)`,
-      )
-      .run(session.id, session.name, session.prompt, session.harness, kind, at);
-    return Number(result.lastInsertRowid);
+  /** Records the start of a run (a launch or a resume); resolves with the run id. */
+  async startRun(session: StoredSession, kind: 'launch' | 'resume', at: number): Promise<number> {
+    return this.#startRun(this.#db, session, kind, at);
+  }
+
+  async #startRun(db: Kysely<Database>, session: StoredSession, kind: 'launch' | 'resume', at: number): Promise<number> {
+    const row = await db
+      .insertInto('session_runs')
+      .values({ session_id: session.id, name: session.name, prompt: session.prompt, harness: session.harness, kind, status: 'running', started_at: at })
+      .returning('id')
+      .executeTakeFirstOrThrow();
+    return row.id;
   }
 
   /** Records how a run ended: once per run, with the cost it added. */
-  endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): void {
-    this.#sql(
-        `UPDATE session_runs SET status = ?, cost_usd = ?, ended_at = ?, duration_ms = ? - started_at WHERE id = ? AND ended_at IS NULL`,
-      )
-      .run(status, costUsd, endedAt, endedAt, runId);
+  async endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): Promise<void> {
+    await this.#db
+      .updateTable('session_runs')
+      .set((eb) => ({ status, cost_usd: costUsd, ended_at: endedAt, duration_ms: eb(eb.val(endedAt), '-', eb.ref('started_at')) }))
+      .where('id', '=', runId)
+      .where('ended_at', 'is', null)
+      .execute();
   }
 
   /** Records what an open run has cost so far (after each turn), so stats count running sessions and crash-cut runs. */
-  setRunCost(runId: number, costUsd: number): void {
-    this.#sql('UPDATE session_runs SET cost_usd = ? WHERE id = ? AND ended_at IS NULL').run(costUsd, runId);
+  async setRunCost(runId: number, costUsd: number): Promise<void> {
+    await this.#db.updateTable('session_runs').set({ cost_usd: costUsd }).where('id', '=', runId).where('ended_at', 'is', null).execute();
   }
 
-  /** Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far). Returns how many. */
-  closeOpenRuns(at: number): number {
-    const result = this.#sql(`UPDATE session_runs SET status = 'interrupted', ended_at = ?, duration_ms = ? - started_at WHERE ended_at IS NULL`)
-      .run(at, at);
-    return Number(result.changes);
+  /** Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far). Resolves with how many. */
+  async closeOpenRuns(at: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('session_runs')
+      .set((eb) => ({ status: 'interrupted', ended_at: at, duration_ms: eb(eb.val(at), '-', eb.ref('started_at')) }))
+      .where('ended_at', 'is', null)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   /**
    * Aggregates cost, status counts, duration and the most expensive session over all runs. Cost counts what running
-   * runs have spent so far (a running run's day is its start day); durations count finished runs. Dollar amounts are
-   * rounded to 1e-6.
+   * runs have spent so far (a running run's day is its start day, in UTC); durations count finished runs. Dollar
+   * amounts are rounded to 1e-6.
    */
-  metrics(): SessionMetrics {
-    const totals = this.#sql(
-        `SELECT COALESCE(SUM(cost_usd), 0) AS cost,
-                (SELECT COALESCE(AVG(duration_ms), 0) FROM session_runs WHERE ended_at IS NOT NULL) AS avg,
-                (SELECT COUNT(*) FROM session_runs WHERE kind = 'launch') AS launched
-         FROM session_runs`,
-      )
-      .get() as { cost: number; avg: number; launched: number };
-    const perDay = this.#sql(
-        `SELECT strftime('%Y-%m-%d', COALESCE(ended_at, started_at) / 1000, 'unixepoch') AS day, SUM(cost_usd) AS cost
-         FROM session_runs GROUP BY day HAVING cost > 0 OR MAX(ended_at) IS NOT NULL ORDER BY day`,
-      )
-      .all() as { day: string; cost: number }[];
-    const byStatus = this.#sql('SELECT status, COUNT(*) AS n FROM session_runs GROUP BY status').all() as {
-      status: string;
-      n: number;
-    }[];
-    const top = this.#sql(
-        `SELECT session_id, name, prompt, SUM(cost_usd) AS cost FROM session_runs GROUP BY session_id
-         HAVING cost > 0 ORDER BY cost DESC LIMIT 1`,
-      )
-      .get() as { session_id: string; name: string; prompt: string; cost: number } | undefined;
+  async metrics(): Promise<SessionMetrics> {
+    const runs = this.#db.selectFrom('session_runs');
+    const totals = await runs
+      .select((eb) => [
+        eb.fn.coalesce(eb.fn.sum<number>('cost_usd'), eb.lit(0)).as('cost'),
+        eb
+          .selectFrom('session_runs')
+          .select((e) => e.fn.coalesce(e.fn.avg<number>('duration_ms'), e.lit(0)).as('avg'))
+          .where('ended_at', 'is not', null)
+          .as('avg'),
+        eb
+          .selectFrom('session_runs')
+          .select((e) => e.fn.countAll<number>().as('launched'))
+          .where('kind', '=', 'launch')
+          .as('launched'),
+      ])
+      .executeTakeFirstOrThrow();
+    const perDay = await runs
+      .select((eb) => [runDay.as('day'), eb.fn.sum<number>('cost_usd').as('cost')])
+      .groupBy(runDay)
+      .having((eb) => eb.or([eb(eb.fn.sum('cost_usd'), '>', 0), eb(eb.fn.max('ended_at'), 'is not', null)]))
+      .orderBy('day')
+      .execute();
+    const byStatus = await runs.select((eb) => ['status', eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const top = await runs
+      .select((eb) => ['session_id', eb.fn.max('name').as('name'), eb.fn.max('prompt').as('prompt'), eb.fn.sum<number>('cost_usd').as('cost')])
+      .groupBy('session_id')
+      .having((eb) => eb(eb.fn.sum('cost_usd'), '>', 0))
+      .orderBy('cost', 'desc')
+      .limit(1)
+      .executeTakeFirst();
     const sessionsByStatus = { completed: 0, failed: 0, killed: 0, interrupted: 0, running: 0 };
     for (const { status, n } of byStatus) {
-      if (status in sessionsByStatus) sessionsByStatus[status as keyof typeof sessionsByStatus] = n;
+      if (status in sessionsByStatus) sessionsByStatus[status as keyof typeof sessionsByStatus] = Number(n);
     }
     return {
-      totalCostUsd: roundUsd(totals.cost),
-      costPerDay: Object.fromEntries(perDay.map((d) => [d.day, roundUsd(d.cost)])),
+      totalCostUsd: roundUsd(Number(totals.cost)),
+      costPerDay: Object.fromEntries(perDay.map((d) => [new Date(Number(d.day) * MS_PER_DAY).toISOString().slice(0, 10), roundUsd(Number(d.cost))])),
       sessionsByStatus,
-      totalLaunched: totals.launched,
-      averageDurationMs: Math.round(totals.avg),
-      mostExpensive: top ? { id: top.session_id, name: top.name, costUsd: roundUsd(top.cost), prompt: top.prompt.slice(0, 80) } : null,
+      totalLaunched: Number(totals.launched),
+      averageDurationMs: Math.round(Number(totals.avg)),
+      mostExpensive: top ? { id: top.session_id, name: top.name, costUsd: roundUsd(Number(top.cost)), prompt: top.prompt.slice(0, 80) } : null,
     };
+  }
+
+  /** Drops the cached pages and the listing of session `id`: a write to its row is under way. */
+  #changed(id: string): void {
+    this.#writes += 1;
+    this.#pages.clear();
+    this.#listings.delete(id);
   }
 }

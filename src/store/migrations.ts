@@ -78,6 +78,18 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
       db.schema.createIndex('coding_sessions_status_started').on('coding_sessions').columns(['status', 'started_at']),
     ],
   },
+  {
+    // Pages break start-time ties on the id (portable; SQLite's rowid is not): the paging indexes carry it, and
+    // replace version 20's, which they cover.
+    version: 21,
+    name: 'coding session paging indexes with the id tie-break',
+    up: ({ db }) => [
+      db.schema.dropIndex('coding_sessions_started'),
+      db.schema.dropIndex('coding_sessions_status_started'),
+      db.schema.createIndex('coding_sessions_started_id').on('coding_sessions').columns(['started_at', 'id']),
+      db.schema.createIndex('coding_sessions_status_started_id').on('coding_sessions').columns(['status', 'started_at', 'id']),
+    ],
+  },
 ];
 
 /** Every domain's steps. */

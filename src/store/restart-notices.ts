@@ -1,5 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /**
  * The announcements a restart owes: one row per coding session the restore marked interrupted, written in the same
@@ -7,31 +7,36 @@ import { transaction } from './database.ts';
  * announcing again after a crash in between stores nothing twice).
  */
 export class RestartNoticeStore {
-  #db: DatabaseSync;
+  readonly #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
-  /** Runs `mark` (the session's interrupted update) and records the owed notice in one transaction. */
-  markWithNotice(sessionId: string, now: number, mark: () => void): void {
-    transaction(this.#db, () => {
-      mark();
-      this.#db.prepare('INSERT OR IGNORE INTO restart_notices (session_id, interrupted_at) VALUES (?, ?)').run(sessionId, now);
+  /**
+   * Runs `mark` (the session's interrupted update, given the transaction to write in) and records the owed notice in
+   * one transaction; resolves once both committed.
+   */
+  async markWithNotice(sessionId: string, now: number, mark: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await mark(trx);
+      await trx
+        .insertInto('restart_notices')
+        .values({ session_id: sessionId, interrupted_at: now })
+        .onConflict((oc) => oc.column('session_id').doNothing())
+        .execute();
     });
   }
 
   /** Session ids whose notice is still owed, oldest first. */
-  pending(): string[] {
-    const rows = this.#db.prepare('SELECT session_id FROM restart_notices ORDER BY interrupted_at, session_id').all() as { session_id: string }[];
+  async pending(): Promise<string[]> {
+    const rows = await this.#db.selectFrom('restart_notices').select('session_id').orderBy('interrupted_at').orderBy('session_id').execute();
     return rows.map((r) => r.session_id);
   }
 
   /** Records that these sessions' notices are stored (in the outbox and the wake outbox). */
-  done(sessionIds: readonly string[]): void {
-    transaction(this.#db, () => {
-      const remove = this.#db.prepare('DELETE FROM restart_notices WHERE session_id = ?');
-      for (const id of sessionIds) remove.run(id);
-    });
+  async done(sessionIds: readonly string[]): Promise<void> {
+    if (sessionIds.length === 0) return;
+    await this.#db.deleteFrom('restart_notices').where('session_id', 'in', sessionIds).execute();
   }
 }

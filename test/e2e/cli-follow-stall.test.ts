@@ -28,7 +28,7 @@ describe('switchboard --follow through a stalled turn', () => {
     await switchboard(['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'], env);
     await stalled;
     unsubscribe();
-    assert.equal(sessions.live('ponder')?.waitingFor, 'stalled', 'the session stalls');
+    assert.equal((await sessions.live('ponder'))?.waitingFor, 'stalled', 'the session stalls');
     const followed = await switchboard(['output', 'ponder', '--follow'], env);
     assert.equal(followed.code, 0, followed.stderr);
     assert.match(followed.stdout, /FAKE CLAUDE REPLY to: ponder/);

@@ -37,9 +37,11 @@ function ofType(list: Record<string, unknown>[], type: string): string[] {
 }
 
 async function workers(r: LinearE2E, dispatchId: string) {
-  return (await new DispatchStore(sqliteKysely(r.db)).sessions(dispatchId))
-    .filter((s) => s.phase === 'worker')
-    .map((s) => ({ ...r.manager.get(s.sessionId), try: s.try }));
+  return Promise.all(
+    (await new DispatchStore(sqliteKysely(r.db)).sessions(dispatchId))
+      .filter((s) => s.phase === 'worker')
+      .map(async (s) => ({ ...(await r.manager.get(s.sessionId)), try: s.try })),
+  );
 }
 
 describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, () => {

@@ -123,7 +123,7 @@ describe('Telegram → orchestrator → coding session → notifications → wak
     await waitFor('the orchestrator reply', () => chat().includes('I started flaky-fix on it and will tell you when the test is green.'), LONG);
     const reply = telegram.sent.find((m) => m.text.startsWith('I started flaky-fix'));
     assert.equal(reply?.replyToMessageId, pushed.messageId, 'the orchestrator answers the user message');
-    const session = daemon.services.sessions.list().find((s) => s.name === 'flaky-fix');
+    const session = (await daemon.services.sessions.list()).find((s) => s.name === 'flaky-fix');
     assert.ok(session, 'the coding session exists');
     assert.equal(session.originChannel, `telegram|${USER}`);
 
@@ -145,7 +145,7 @@ describe('Telegram → orchestrator → coding session → notifications → wak
     const ended = await waitFor('the idle end', () => chat().find((t) => t.startsWith('⛔ [flaky-fix] Killed')), LONG);
     assert.match(ended, new RegExp(`📁 ${workdir.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
     assert.match(ended, /ℹ️ idle for 12s$/, 'it ended after idleTimeoutMinutes (0.2 min)');
-    const record = daemon.services.sessions.get(session.id);
+    const record = await daemon.services.sessions.get(session.id);
     assert.equal(record.status, 'killed');
     assert.equal(record.endReason, 'idle for 12s');
     assert.equal(Math.round(record.costUsd * 1e6), 200, 'two agent turns at $0.0001 each');
@@ -236,7 +236,7 @@ describe('Telegram chat commands with no inference provider', () => {
 
     const kill = telegram.pushMessage({ fromId: USER, text: '/claude_kill quick-fix' });
     assert.match(await replyTo(kill.messageId), /^⛔ \[quick-fix\] Killed/);
-    assert.equal(run.daemon.services.sessions.get('quick-fix').status, 'killed');
+    assert.equal((await run.daemon.services.sessions.get('quick-fix')).status, 'killed');
     for (const text of ['↩️ [quick-fix] Responded:\nalso fix CHANGELOG']) assert.equal(chat().filter((t) => t === text).length, 1, `"${text}" sent once`);
 
     // A plain message needs the model: the engine answers with the seed's text.

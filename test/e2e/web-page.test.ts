@@ -34,7 +34,7 @@ describe('web page in headless Chromium', { skip }, () => {
 
   before(async () => {
     g = await webGateway();
-    session = g.manager.manager.launch({ prompt: 'add a test for parse()', workdir: g.manager.workdir, originChannel: 'cli' });
+    session = await g.manager.manager.launch({ prompt: 'add a test for parse()', workdir: g.manager.workdir, originChannel: 'cli' });
     await g.manager.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'Reading parse.ts first.' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     // A phone-sized screen: one view at a time, switched by the tabs.
@@ -114,10 +114,10 @@ describe('web page in headless Chromium', { skip }, () => {
 
   it('shows the newest 50 sessions and the older ones a page at a time', async () => {
     const { store } = g.manager;
-    const template = store.get(session.id);
+    const template = await store.get(session.id);
     assert.ok(template);
     for (let i = 0; i < 60; i += 1) {
-      store.insert({ ...template, id: `old-${i}`, name: `old-${String(i).padStart(2, '0')}`, status: 'completed', startedAt: template.startedAt - 1_000 + i, backendSessionId: null });
+      await store.insert({ ...template, id: `old-${i}`, name: `old-${String(i).padStart(2, '0')}`, status: 'completed', startedAt: template.startedAt - 1_000 + i, backendSessionId: null });
     }
     await page.click('#session-back');
     await page.locator('.session-list .more button', { hasText: 'Show older sessions' }).waitFor();
@@ -139,7 +139,7 @@ describe('web page in headless Chromium', { skip }, () => {
     assert.equal(await page.locator('#session-input').inputValue(), '');
   });
 
-  it('raised no page errors, console errors or CSP violations', () => {
+  it('raised no page errors, console errors or CSP violations', async () => {
     assert.deepEqual(problems, []);
   });
 });

@@ -18,8 +18,8 @@ import type { OperationServices } from '../../src/operations/operation.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
 import { createOperationsToolbox } from '../../src/operations/toolbox.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import { openDatabase } from '../../src/store/database.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
+import { openDatabase } from '../../src/store/database.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { readFileSync } from 'node:fs';
@@ -109,7 +109,7 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
     config,
     clock,
     logger,
-    store: new CodingSessionStore(db),
+    store: new CodingSessionStore(sqliteKysely(db)),
     logs: new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() }),
     harnesses: createHarnesses(config, logger),
   });

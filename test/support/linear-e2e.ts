@@ -170,7 +170,7 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
   });
   const clock = new ManualClock(Date.now());
   const { db, logs, manager } = sessionManagerIn(dir.path, config, clock);
-  manager.restore();
+  await manager.restore();
   const outbox = new RecordingOutbox();
   const inference = new ScriptedInference();
   const linear = createLinearIntegration({ config, env: {}, db, clock, logger: silentLogger(), sessions: manager, logs, inference, outbox });

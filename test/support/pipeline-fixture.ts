@@ -130,7 +130,7 @@ export async function pipelineFixture(options: PipelineFixtureOptions = {}, shar
     ? { claude: script('claude'), codex: script('codex'), gemini: script('gemini') }
     : createHarnesses(config, silentLogger());
   const { db, store: sessionStore, logs, manager } = sessionManagerIn(dir.path, config, clock, harnesses);
-  manager.restore();
+  await manager.restore();
   const linear = shared?.linear ?? new FakeLinearApi();
   const notifier = shared?.notifier ?? new RecordingNotifier();
   const deps: PipelineDeps = { config, clock, logger: silentLogger(), db, sessions: manager, logs, linear, notifier };
@@ -171,7 +171,9 @@ export async function pipelineFixture(options: PipelineFixtureOptions = {}, shar
             .map((l) => JSON.parse(l) as { harness: string; argv: string[]; cwd: string })
         : [],
     sessionsOf: async (dispatchId) =>
-      (await new DispatchStore(sqliteKysely(db)).sessions(dispatchId)).map((row) => ({ ...manager.get(row.sessionId), phase: row.phase, attempt: row.attempt, try: row.try })),
+      Promise.all(
+        (await new DispatchStore(sqliteKysely(db)).sessions(dispatchId)).map(async (row) => ({ ...(await manager.get(row.sessionId)), phase: row.phase, attempt: row.attempt, try: row.try })),
+      ),
     async crash() {
       // The dropped pipeline keeps its listener on this manager, which will announce nothing more: shutdown() ends
       // every running session silently (as a dead daemon would), and this clock is never advanced again.

@@ -6,6 +6,7 @@ import type { Harness } from '../../src/coding/harness.ts';
 import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
@@ -24,7 +25,7 @@ export interface ManagerParts {
  */
 export function sessionManagerIn(dir: string, config: Config, clock: Clock, harnesses?: Record<HarnessName, Harness>): ManagerParts {
   const db = openDatabase(join(dir, 'state.db'));
-  const store = new CodingSessionStore(db);
+  const store = new CodingSessionStore(sqliteKysely(db));
   const logs = new SessionLogs(join(dir, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
   const manager = new SessionManager({ config, clock, logger: silentLogger(), store, logs, harnesses: harnesses ?? createHarnesses(config, silentLogger()) });
   return { db, store, logs, manager };

@@ -36,7 +36,7 @@ describe('wake router', () => {
 
   /** Launches a session from engine session `origin` and brings it to a turn end with `text` as its output. */
   async function waitingSession(origin: string | null, text: string, multiTurn = true) {
-    const session = f.manager.launch({ prompt: 'fix the tests', name: 'fixer', workdir: f.workdir, originChannel: 'telegram|42', originSessionId: origin, multiTurn });
+    const session = await f.manager.launch({ prompt: 'fix the tests', name: 'fixer', workdir: f.workdir, originChannel: 'telegram|42', originSessionId: origin, multiTurn });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text }, ok);
     await router.idle();
     return session;
@@ -76,16 +76,16 @@ describe('wake router', () => {
 
   it('never wakes anyone for a session whose owner handles its events (the Linear pipeline, code_run)', async () => {
     engine.addUserSession('eng-1', 1);
-    const owned = f.manager.launch({ prompt: 'work the issue', name: 'worker', workdir: f.workdir, originChannel: 'linear', owner: 'linear-pipeline' });
+    const owned = await f.manager.launch({ prompt: 'work the issue', name: 'worker', workdir: f.workdir, originChannel: 'linear', owner: 'linear-pipeline' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-o' }, { type: 'text', text: 'Done?' }, ok);
-    f.manager.kill(owned.id);
-    const other = f.manager.launch({ prompt: 'p', name: 'other', workdir: f.workdir, originChannel: 'linear', owner: 'code_run' });
+    await f.manager.kill(owned.id);
+    const other = await f.manager.launch({ prompt: 'p', name: 'other', workdir: f.workdir, originChannel: 'linear', owner: 'code_run' });
     await f.manager.stop();
     await router.announceInterrupted([other.id]);
     await router.idle();
     assert.deepEqual(engine.posts, [], 'no waiting, ended or interrupted event of an owned session');
     assert.equal(await new WakeEventStore(sqliteKysely(f.db)).get(1), undefined, 'nothing stored either');
-    assert.equal(f.manager.get(owned.id).spec.owner, 'linear-pipeline', 'the owner is kept with the session');
+    assert.equal((await f.manager.get(owned.id)).spec.owner, 'linear-pipeline', 'the owner is kept with the session');
   });
 
   it('falls back to the most recent foreground user session, then to the heartbeat session', async () => {
@@ -96,7 +96,7 @@ describe('wake router', () => {
     assert.equal(engine.posts[0]?.sessionId, 'newer');
     engine.removeSession('older');
     engine.removeSession('newer');
-    f.manager.kill('fixer');
+    await f.manager.kill('fixer');
     await router.idle();
     assert.equal(engine.posts[1]?.sessionId, 'hb');
     assert.deepEqual(
@@ -155,21 +155,21 @@ describe('wake router', () => {
     assert.match(engine.posts[0]?.text ?? '', /^✅ Coding session "fixer" \[.+\] completed \(single turn finished\)\.\nStatus: completed · cost \$0\.0100/);
     assert.match(engine.posts[0]?.text ?? '', /Last output:\nAll green\.\n\nFull output: claude_output\(session='.+', full=true\)$/);
 
-    f.manager.launch({ prompt: 'p', name: 'breaker', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    await f.manager.launch({ prompt: 'p', name: 'breaker', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-2' }, { type: 'turnEnd', outcome: { ok: false, reason: 'api_error', message: 'overloaded' }, costUsd: 0 });
     await router.idle();
     assert.match(engine.posts[1]?.text ?? '', /^❌ Coding session "breaker" \[.+\] failed: overloaded\./);
     assert.match(engine.posts[1]?.text ?? '', /claude_resume\(session='.+', prompt='...'\)/);
 
-    f.manager.launch({ prompt: 'p', name: 'victim', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
-    f.manager.kill('victim');
+    await f.manager.launch({ prompt: 'p', name: 'victim', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    await f.manager.kill('victim');
     await router.idle();
     assert.match(engine.posts[2]?.text ?? '', /^⛔ Coding session "victim" \[.+\] was killed \(killed by user\)\./);
   });
 
   it('announces sessions interrupted by a daemon stop, and by a crash after the restart', async () => {
     engine.addUserSession('eng-1', 1);
-    const stopped = f.manager.launch({ prompt: 'p', name: 'stopped', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    const stopped = await f.manager.launch({ prompt: 'p', name: 'stopped', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-s' }, { type: 'text', text: 'half way' });
     await f.manager.stop();
     await router.idle();
@@ -178,10 +178,10 @@ describe('wake router', () => {
     // A crash: the next daemon resumes it and dies; a third manager over the same files finds the session still
     // running and marks it interrupted.
     const next = f.reopen();
-    const crashed = next.manager.resume('stopped', { prompt: 'continue' });
+    const crashed = await next.manager.resume('stopped', { prompt: 'continue' });
     await next.harness.last.emit({ type: 'started', backendSessionId: 'b-s' }, { type: 'text', text: 'x'.repeat(2_000) });
     const g = next.reopen();
-    const ids = g.manager.restore();
+    const ids = await g.manager.restore();
     assert.deepEqual(ids, [crashed.id]);
     const after = build(g);
     await after.announceInterrupted(ids);
@@ -204,7 +204,7 @@ describe('wake router', () => {
     engine.addUserSession('eng-1', 1);
     engine.failWith = new Error('engine stopping');
     await waitingSession('eng-1', 'first');
-    f.manager.kill('fixer');
+    await f.manager.kill('fixer');
     await router.idle();
     assert.equal((await router.stats()).pending, 2);
     assert.equal(log.find('error', /stays queued and is retried/).length, 1);
@@ -218,8 +218,8 @@ describe('wake router', () => {
 
     // Left pending by a stop: a new router delivers it at start.
     engine.failWith = new Error('engine stopping');
-    const later = f.manager.launch({ prompt: 'p', name: 'later', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
-    f.manager.kill(later.id);
+    const later = await f.manager.launch({ prompt: 'p', name: 'later', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    await f.manager.kill(later.id);
     await router.idle();
     await router.stop();
     engine.failWith = null;

@@ -176,7 +176,7 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     for (const id of sessionIds) {
       let record: StoredSession;
       try {
-        record = deps.sessions.get(id);
+        record = await deps.sessions.get(id);
       } catch (error) {
         logger.error({ session: id, err: errorMessage(error) }, 'interrupted session not found; cannot announce it');
         continue;

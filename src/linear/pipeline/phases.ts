@@ -63,9 +63,9 @@ export function sessionOutput(sessions: Pick<SessionManager, 'outputBlocks'>, re
     .join('\n\n');
 }
 
-function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: string): StoredSession | null {
+async function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: string): Promise<StoredSession | null> {
   try {
-    return sessions.get(sessionId);
+    return await sessions.get(sessionId);
   } catch {
     return null;
   }
@@ -157,7 +157,7 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
   const { pc } = p;
   let session;
   try {
-    session = p.sessions.launch({
+    session = await p.sessions.launch({
       prompt: prompt.task,
       systemPrompt: prompt.system,
       harness: phase === 'worker' ? d.harness : d.auditHarness,
@@ -204,7 +204,7 @@ async function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): Promise<string
   const worker = (await p.store.sessions(d.id))
     .filter((s) => s.phase === 'worker' && s.attempt === d.attempt)
     .at(-1);
-  return worker ? sessionOutput(p.sessions, storedSession(p.sessions, worker.sessionId)) : '';
+  return worker ? sessionOutput(p.sessions, await storedSession(p.sessions, worker.sessionId)) : '';
 }
 
 /**
@@ -222,7 +222,7 @@ export async function handleSessionEnd(p: PhaseDeps, sessionId: string, options:
   if (!d || (await p.store.currentSession(d.id))?.sessionId !== sessionId) return;
   if (d.status !== STATUS_OF_PHASE[row.phase] || d.attempt !== row.attempt) return;
   if (row.endCause === 'stop' || row.endCause === 'stale') return;
-  const record = storedSession(p.sessions, sessionId);
+  const record = await storedSession(p.sessions, sessionId);
   if (record && isActiveStatus(record.status)) return;
   if (row.endCause === 'watchdog') await afterWatchdogKill(p, d, row, record);
   else if (row.phase === 'worker') await afterWorker(p, d, row, record);

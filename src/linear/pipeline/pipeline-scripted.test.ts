@@ -267,7 +267,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.match(rerun.spec.prompt, /work done/);
     await finish(rerun, PASS);
     await waitFor('done', async () => (await g.pipeline.get('A-1'))?.status === 'done');
-    assert.equal(g.manager.get(interrupted).status, 'interrupted');
+    assert.equal((await g.manager.get(interrupted)).status, 'interrupted');
     assert.deepEqual(
       (await g.sessionsOf(d.id)).map((s) => s.phase),
       ['worker', 'audit', 'audit'],

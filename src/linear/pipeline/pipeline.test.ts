@@ -272,7 +272,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
 
     const g = await f.crash();
     fixtures.push(g);
-    assert.equal(g.manager.get(workerId).status, 'interrupted');
+    assert.equal((await g.manager.get(workerId)).status, 'interrupted');
     assert.equal((await g.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' })).outcome, 'duplicate', 'the queued one is still there');
     const done5 = await until(g, 'OK-5', 'done');
     const done6 = await until(g, 'OK-6', 'done');
@@ -285,7 +285,7 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
         ['audit', false],
       ],
     );
-    assert.match(g.manager.get(workerId).spec.prompt, /switchboard restarted while you were working on OK-5/);
+    assert.match((await g.manager.get(workerId)).spec.prompt, /switchboard restarted while you were working on OK-5/);
     const workerRuns = g.invocations().filter((i) => i.harness === 'claude' && i.argv.some((a) => a.startsWith('--resume')));
     assert.equal(workerRuns.length, 1, 'one resume of the worker');
     assert.ok(logEvents(done5).some((e) => e.type === 'worker-resumed'));

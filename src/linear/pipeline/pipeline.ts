@@ -253,7 +253,7 @@ export class Pipeline {
     const updated = (await this.#store.update(d.id, { context }, this.#deps.clock.now())) ?? d;
     if (d.status === 'working' && clean) {
       const row = await this.#store.currentSession(d.id);
-      if (row?.phase === 'worker' && this.#deps.sessions.live(row.sessionId)?.isActive) {
+      if (row?.phase === 'worker' && this.#deps.sessions.liveById(row.sessionId)?.isActive) {
         try {
           await this.#deps.sessions.send(row.sessionId, clean, { source: 'user', interrupt: true });
           this.#reporter.thought(updated, 'Passed your message to the worker.');
@@ -288,12 +288,12 @@ export class Pipeline {
     if (!next) return this.onStop(agentSessionId, stopKey);
     const row = await this.#store.currentSession(d.id);
     let during: string = d.status;
-    if (row && this.#deps.sessions.live(row.sessionId)?.isActive) {
+    if (row && this.#deps.sessions.liveById(row.sessionId)?.isActive) {
       during = row.phase === 'worker' ? 'the worker' : 'the audit';
       await this.#store.setEndCause(row.sessionId, 'stop');
       this.#watch.unwatch(row.sessionId);
       try {
-        this.#deps.sessions.kill(row.sessionId, 'stopped from Linear');
+        await this.#deps.sessions.kill(row.sessionId, 'stopped from Linear');
       } catch (error) {
         this.#deps.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stopped dispatch session');
       }

@@ -26,7 +26,7 @@ import type { MonitorReport } from './types.ts';
 
 /** What recovery uses: what the phases use, and the few calls beyond them (resume, kill, busy lanes, watched sessions). */
 export interface RecoveryDeps extends PhaseDeps {
-  sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks' | 'live' | 'resume' | 'kill'>;
+  sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks' | 'liveById' | 'resume' | 'kill'>;
   lanes: Pick<DispatchLanes, 'serial' | 'busy'>;
   reporter: Pick<DispatchReporter, 'thought' | 'tell' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'>;
   watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf' | 'isWatched'>;
@@ -52,7 +52,7 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
   }
   let record: StoredSession | null;
   try {
-    record = p.sessions.get(row.sessionId);
+    record = await p.sessions.get(row.sessionId);
   } catch {
     record = null;
   }
@@ -61,7 +61,7 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
     return 'launched';
   }
   if (isActiveStatus(record.status)) {
-    if (!p.watch.isWatched(row.sessionId) && p.sessions.live(row.sessionId)) p.watch.watch(d, row.sessionId, phase);
+    if (!p.watch.isWatched(row.sessionId) && p.sessions.liveById(row.sessionId)) p.watch.watch(d, row.sessionId, phase);
     return 'none';
   }
   if (record.status === 'interrupted' && row.endCause === null) {
@@ -81,7 +81,7 @@ async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSes
   const fresh = await p.store.get(d.id);
   if (!fresh || fresh.status !== 'working' || fresh.attempt !== d.attempt) return 'none';
   try {
-    p.sessions.resume(row.sessionId, { prompt });
+    await p.sessions.resume(row.sessionId, { prompt });
   } catch (error) {
     if (error instanceof AppError && error.kind === 'limit') {
       p.slots.waitForSession(d.id);
@@ -109,11 +109,11 @@ async function markStale(p: RecoveryDeps, dispatchId: string, staleMs: number): 
   const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: `stale: ${reason}` } });
   if (!next) return false;
   const row = await p.store.currentSession(d.id);
-  if (row && p.sessions.live(row.sessionId)?.isActive) {
+  if (row && p.sessions.liveById(row.sessionId)?.isActive) {
     await p.store.setEndCause(row.sessionId, 'stale');
     p.watch.unwatch(row.sessionId);
     try {
-      p.sessions.kill(row.sessionId, 'stale Linear dispatch');
+      await p.sessions.kill(row.sessionId, 'stale Linear dispatch');
     } catch (error) {
       p.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stale dispatch session');
     }

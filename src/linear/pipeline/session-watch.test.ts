@@ -28,8 +28,8 @@ function rig() {
       },
     },
     sessions: {
-      live: () => ({ isActive: true }),
-      kill: (sessionId, reason) => killed.push({ sessionId, reason }),
+      liveById: () => ({ isActive: true }),
+      kill: async (sessionId, reason) => killed.push({ sessionId, reason }),
     },
     store: {
       touch: async (dispatchId, at) => void touched.push({ dispatchId, at }),

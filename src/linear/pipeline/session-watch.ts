@@ -23,7 +23,7 @@ export interface SessionWatchDeps {
   logger: Logger;
   /** The SessionLogs instance the SessionManager writes through. */
   logs: Pick<SessionLogs, 'subscribe'>;
-  sessions: { live(sessionId: string): Pick<Session, 'isActive'> | undefined; kill(sessionId: string, reason: string): unknown };
+  sessions: { liveById(sessionId: string): Pick<Session, 'isActive'> | undefined; kill(sessionId: string, reason: string): Promise<unknown> };
   store: Pick<DispatchStore, 'touch' | 'setEndCause'>;
   /** Where the worker's text and the sessions' tool calls are streamed. */
   reporter: { stream(d: DispatchRecord): Pick<ActivityStream, 'thought' | 'action'> | null };
@@ -136,14 +136,12 @@ export class SessionWatch {
   async #onTrip(d: DispatchRecord, sessionId: string, phase: DispatchPhase, trip: WatchdogTrip): Promise<void> {
     this.#trips.set(sessionId, trip);
     const { sessions, store, logger } = this.#deps;
-    if (!sessions.live(sessionId)?.isActive) return;
+    if (!sessions.liveById(sessionId)?.isActive) return;
     if (!(await store.setEndCause(sessionId, 'watchdog'))) return;
     const reason = describeTrip(trip);
     logger.warn({ dispatch: d.id, session: sessionId, phase, trip }, `pipeline watchdog: ${reason}`);
-    try {
-      sessions.kill(sessionId, `watchdog: ${reason}`);
-    } catch (error) {
+    sessions.kill(sessionId, `watchdog: ${reason}`).catch((error: unknown) => {
       logger.warn({ err: errorMessage(error), session: sessionId }, 'watchdog could not kill the session');
-    }
+    });
   }
 }

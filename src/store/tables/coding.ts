@@ -1,4 +1,6 @@
 import type { Generated } from 'kysely';
+import type { HarnessName } from '../../core/config.ts';
+import type { SessionStatus } from '../coding-sessions.ts';
 
 /**
  * Coding-session tables (migrations 1–99). Times are epoch milliseconds (BIGINT on PostgreSQL), flags are 0/1 integers
@@ -8,8 +10,8 @@ export interface CodingTables {
   coding_sessions: {
     id: string;
     name: string;
-    harness: string;
-    status: string;
+    harness: HarnessName;
+    status: SessionStatus;
     prompt: string;
     workdir: string;
     model: string | null;
@@ -35,16 +37,17 @@ export interface CodingTables {
   session_keys: {
     key: string;
     session_id: string;
-    kind: string;
+    /** What the key is of its session: its id (never moves), its name or its backend's session id. */
+    kind: 'id' | 'name' | 'backend';
   };
   session_runs: {
     id: Generated<number>;
     session_id: string;
     name: string;
     prompt: string;
-    harness: string;
-    kind: string;
-    status: string;
+    harness: HarnessName;
+    kind: 'launch' | 'resume';
+    status: SessionStatus;
     cost_usd: Generated<number>;
     started_at: number;
     ended_at: number | null;
