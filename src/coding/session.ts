@@ -267,7 +267,7 @@ export class Session {
   markSeen(channel: string, seenSeq: number): void {
     const view = this.#record.foreground[channel];
     if (!view || view.seenSeq === seenSeq) return;
-    this.#persist({ foreground: { ...this.#record.foreground, [channel]: { ...view, seenSeq } } });
+    void this.#persist({ foreground: { ...this.#record.foreground, [channel]: { ...view, seenSeq } } });
   }
 
   /**
@@ -355,7 +355,7 @@ export class Session {
     }
     if (this.#run?.pid !== undefined && this.#run.pid !== this.#record.pid) patch.pid = this.#run.pid;
     if (model && !this.#record.model) patch.model = model;
-    this.#persist(patch);
+    void this.#persist(patch);
     this.#toRunning();
   }
 
@@ -392,7 +392,7 @@ export class Session {
     const costUsd = roundUsd(Math.max(0, event.costUsd));
     const totalCostUsd = roundUsd(this.#record.costUsd + costUsd);
     this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
-    this.#persist({ costUsd: totalCostUsd });
+    void this.#persist({ costUsd: totalCostUsd });
     this.#openTools.clear();
     const asked = this.#askedThisTurn || endsWithQuestion(this.#lastText);
     this.#askedThisTurn = false;
@@ -409,7 +409,7 @@ export class Session {
     }
     if (outcome.reason === 'interrupted') return;
     if (outcome.reason === 'budget_exhausted') {
-      this.#persist({ budgetExhausted: true });
+      void this.#persist({ budgetExhausted: true });
       this.#deps.onSignal({ type: 'budgetExhausted', session: this });
     }
     const run = this.#run;
@@ -512,13 +512,13 @@ export class Session {
     if (status === 'failed' && details.error) details = { ...details, error: explainCredentialFailure(this.#deps.harness.name, details.error) };
     const completedAt = this.#deps.clock.now();
     this.#write({ type: 'status', status, ...details });
-    this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });
+    void this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });
     if (options.announce ?? true) this.#deps.onSignal({ type: 'ended', session: this, ...(options.via ? { via: options.via } : {}) });
   }
 
   #setStatus(status: SessionStatus): void {
     this.#write({ type: 'status', status });
-    this.#persist({ status, updatedAt: this.#deps.clock.now() });
+    void this.#persist({ status, updatedAt: this.#deps.clock.now() });
   }
 
   #write(entry: SessionLogEntry): { seq: number } {
@@ -527,7 +527,8 @@ export class Session {
 
   /**
    * Applies the patch to the record at once and writes it to the row; the writes commit in the order they were made
-   * (see `stored`). Resolves once this one committed.
+   * (see `stored`). Resolves once this one committed; a caller that does not await it still has it tracked in `stored`,
+   * which `runDone` and the manager await.
    */
   #persist(patch: SessionPatch): Promise<void> {
     const keys = Object.keys(patch) as (keyof SessionPatch)[];

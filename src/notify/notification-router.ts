@@ -77,7 +77,7 @@ class SessionNotifier implements NotificationRouter {
     this.#stream = new ForegroundStream({
       clock: deps.clock,
       windowMs: deps.config.timings.fgDebounceMs,
-      deliver: (batch) => this.#guard('foreground text', () => this.#deliverText(batch)),
+      deliver: (batch) => void this.#guard('foreground text', () => this.#deliverText(batch)),
     });
     this.#reminders = new LongRunReminders(deps.config.timings.longRunReminderMs);
   }
@@ -86,7 +86,7 @@ class SessionNotifier implements NotificationRouter {
     if (this.#unsubscribe) return;
     this.#unsubscribe = this.#deps.sessions.on((signal) => this.#onSignal(signal));
     this.#reminderTimer = this.#deps.clock.every(this.#deps.config.timings.reminderCheckIntervalMs, () =>
-      this.#guard('long-run reminder check', () => this.#checkLongRuns()),
+      void this.#guard('long-run reminder check', () => this.#checkLongRuns()),
     );
   }
 
@@ -118,14 +118,14 @@ class SessionNotifier implements NotificationRouter {
     switch (signal.type) {
       case 'launched':
         this.#turns.set(session.id, { startSeq: session.runStartSeq });
-        this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, launchedText(record, signal.kind));
+        void this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, launchedText(record, signal.kind));
         return;
       case 'output':
         for (const { channel, target } of streamingChannels(record)) this.#stream.add(session, channel, target, signal.text, signal.seq);
         return;
       case 'tool': {
         this.#stream.flushSession(session.id);
-        this.#announce(record, { foreground: true, origin: false }, toolUseLine(signal.name, signal.input));
+        void this.#announce(record, { foreground: true, origin: false }, toolUseLine(signal.name, signal.input));
         return;
       }
       case 'question':
@@ -140,7 +140,7 @@ class SessionNotifier implements NotificationRouter {
         delete turn.permission;
         // An answered permission request continues the same turn; any other message starts a new one.
         if (!signal.answered) turn.startSeq = this.#deps.sessions.lastSeq(session.id);
-        this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, respondedText(record.name, signal.text, signal.answered));
+        void this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, respondedText(record.name, signal.text, signal.answered));
         return;
       }
       case 'waiting':
@@ -148,7 +148,7 @@ class SessionNotifier implements NotificationRouter {
         return;
       case 'budgetExhausted':
         this.#stream.flushSession(session.id);
-        this.#announce(record, { foreground: true, origin: true }, budgetText(record, this.#runMs(session)));
+        void this.#announce(record, { foreground: true, origin: true }, budgetText(record, this.#runMs(session)));
         return;
       case 'ended':
         this.#onEnded(session, signal.via);
@@ -156,7 +156,7 @@ class SessionNotifier implements NotificationRouter {
       case 'interrupted':
         this.#stream.flushSession(session.id);
         this.#forget(session.id);
-        this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'stop', runMs: this.#runMs(session) }));
+        void this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'stop', runMs: this.#runMs(session) }));
         return;
       case 'view':
         this.#onView(session, signal.channel, signal.on);
@@ -179,7 +179,7 @@ class SessionNotifier implements NotificationRouter {
       ...(reason === 'question' && turn.question ? { question: turn.question } : {}),
       ...(reason === 'permission' && turn.permission ? { permission: turn.permission } : {}),
     };
-    this.#announce(session.record, { foreground: true, origin: true }, {
+    void this.#announce(session.record, { foreground: true, origin: true }, {
       streaming: foregroundWaitingText(session.record, this.#runMs(session), info),
       origin: originWaitingText(session.record, info),
     });
@@ -193,7 +193,7 @@ class SessionNotifier implements NotificationRouter {
     this.#forget(session.id);
     // A budget stop was already announced by its own message; the failure that follows adds nothing.
     if (record.status === 'failed' && record.budgetExhausted) return;
-    this.#announce(record, { foreground: true, origin: true, ...via(commandChat) }, {
+    void this.#announce(record, { foreground: true, origin: true, ...via(commandChat) }, {
       streaming: foregroundEndedText(record, this.#runMs(session)),
       origin: originEndedText(record, this.#turnOutput(session, turn)),
     });
@@ -224,7 +224,7 @@ class SessionNotifier implements NotificationRouter {
   #checkLongRuns(): void {
     const { sessions, clock } = this.#deps;
     for (const session of this.#reminders.due(sessions.liveSessions(), clock.now())) {
-      this.#announce(session.record, { foreground: false, origin: true }, reminderText(session.record, this.#runMs(session)));
+      void this.#announce(session.record, { foreground: false, origin: true }, reminderText(session.record, this.#runMs(session)));
     }
   }
 

@@ -17,35 +17,35 @@ describe('ScheduleTimer', () => {
       asked += 1;
       return when;
     };
-    timer.arm(at(T0 + 1_000));
+    void timer.arm(at(T0 + 1_000));
     assert.equal(asked, 0, 'before start() the due time is not even computed');
     clock.advance(2_000);
     assert.deepEqual(fired, []);
 
     timer.start();
     assert.equal(timer.started, true);
-    timer.arm(at(clock.now() + 60_000));
+    void timer.arm(at(clock.now() + 60_000));
     clock.advance(10_000);
     assert.deepEqual(fired, [T0 + 12_000], 'a far due time wakes after maxWaitMs');
 
-    timer.arm(at(clock.now() + 5_000));
-    timer.arm(at(clock.now() + 7_000));
+    void timer.arm(at(clock.now() + 5_000));
+    void timer.arm(at(clock.now() + 7_000));
     clock.advance(10_000);
     assert.deepEqual(fired, [T0 + 12_000, T0 + 19_000], 're-arming replaces the earlier timer');
 
-    timer.arm(at(clock.now() - 1_000));
+    void timer.arm(at(clock.now() - 1_000));
     clock.advance(0);
     assert.deepEqual(fired, [T0 + 12_000, T0 + 19_000, T0 + 22_000], 'a past due time fires at once');
 
-    timer.arm(at(null));
+    void timer.arm(at(null));
     clock.advance(60_000);
     assert.equal(fired.length, 3, 'no due time: nothing armed');
 
-    timer.arm(at(clock.now() + 1_000));
+    void timer.arm(at(clock.now() + 1_000));
     timer.stop();
     assert.equal(timer.stopped, true);
     const before = asked;
-    timer.arm(at(clock.now() + 1_000));
+    void timer.arm(at(clock.now() + 1_000));
     clock.advance(60_000);
     assert.equal(fired.length, 3, 'stop() cancels, and arming after it does nothing');
     assert.equal(asked, before);

@@ -46,7 +46,7 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     // No user session and no heartbeat session yet: a wake runs the heartbeat, which creates its session.
     const wake = createWakeRouter({ db: sqliteKysely(f.db), sessions: f.manager, engine: fx.engine, heartbeat: scheduler.heartbeat, clock: f.clock, logger: silentLogger(), config: f.config });
     await wake.start();
-    f.manager.launch({ prompt: 'p', name: 'alpha', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    await f.manager.launch({ prompt: 'p', name: 'alpha', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'alpha done' }, ok);
     await wake.idle();
     const heartbeat = fx.engine.listSessions().find((s) => s.descriptor.type === 'heartbeat');
@@ -54,12 +54,12 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     assert.ok(fx.records(heartbeat.id).some((r) => typeof r.text === 'string' && /\(wake\)[\s\S]*Coding session "alpha"/.test(r.text)));
 
     // Now the heartbeat session exists: the next wake is a system message to it.
-    f.manager.launch({ prompt: 'p', name: 'beta', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    await f.manager.launch({ prompt: 'p', name: 'beta', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-2' }, { type: 'text', text: 'beta done' }, ok);
     await wake.idle();
     // A person writes: the foreground session takes the next wake.
     const user = await fx.engine.acceptUserMessage({ id: 'm1', target: { channel: 'telegram', chat: '42' }, userId: '42', text: 'hi', receivedAt: 0 });
-    f.manager.launch({ prompt: 'p', name: 'gamma', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
+    await f.manager.launch({ prompt: 'p', name: 'gamma', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-3' }, { type: 'text', text: 'gamma done' }, ok);
     await wake.idle();
     assert.equal((await wake.stats()).pending, 0);
