@@ -37,7 +37,6 @@ import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/
 import { openDatabase } from './store/database.ts';
 import { sqliteKysely } from './store/kysely/connection.ts';
 import { secureHome } from './store/home-permissions.ts';
-import { IdempotencyKeyJoin } from './store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
@@ -132,7 +131,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       notices: new RestartNoticeStore(sqliteKysely(db)),
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
-    const idempotency = new Idempotency(new IdempotencyKeyStore(sqliteKysely(db), `daemon-${process.pid}-${newId(12)}`), clock, new IdempotencyKeyJoin(db));
+    const idempotency = new Idempotency(new IdempotencyKeyStore(sqliteKysely(db), `daemon-${process.pid}-${newId(12)}`), clock);
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();

@@ -1,3 +1,5 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/tables/index.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
@@ -127,7 +129,7 @@ export class SessionManager {
    */
   launch(
     request: LaunchRequest,
-    extra: { resumedFrom?: string; onStored?: (record: StoredSession) => void | Promise<void> } = {},
+    extra: { resumedFrom?: string; onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void> } = {},
   ): Promise<Session> {
     return this.#admit(() => this.#launch(request, extra));
   }
@@ -191,7 +193,7 @@ export class SessionManager {
       pid: null,
     };
     const onStored = extra.onStored;
-    const runId = await store.insertLaunched(record, now, onStored ? () => onStored(record) : undefined);
+    const runId = await store.insertLaunched(record, now, onStored ? (trx) => onStored(record, trx) : undefined);
     this.#deps.logs.write(record.id, { type: 'created', session: record });
     const session = this.#startSession(record, 'launch', request.via, runId);
     started?.(session);

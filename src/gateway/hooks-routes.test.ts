@@ -12,7 +12,6 @@ import { createScheduler } from '../engine/scheduler/scheduler.ts';
 import { createWakeRouter } from '../engine/wake/wake-router.ts';
 import { Idempotency } from '../operations/idempotency.ts';
 import { OPERATIONS } from '../operations/table.ts';
-import { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 import { ensureToken } from '../store/tokens.ts';
@@ -54,7 +53,7 @@ describe('POST /hooks/wake', () => {
   }
 
   function keys(): Idempotency {
-    return new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock, new IdempotencyKeyJoin(f.db));
+    return new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock);
   }
 
   async function wake(body: unknown, headers: Record<string, string> = { authorization: `Bearer ${hooksToken}` }): Promise<{ status: number; json: Record<string, unknown> }> {
@@ -182,7 +181,7 @@ describe('POST /hooks/wake', () => {
         await super.complete(...args);
       }
     }
-    await serve(false, new Idempotency(new AnswerFailsOnce(sqliteKysely(f.db), 'test-process'), f.clock, new IdempotencyKeyJoin(f.db)));
+    await serve(false, new Idempotency(new AnswerFailsOnce(sqliteKysely(f.db), 'test-process'), f.clock));
     const auth = { authorization: `Bearer ${hooksToken}`, 'idempotency-key': 'hb-atomic' };
     const failed = await wake({ text: 'nightly backup failed', mode: 'next-heartbeat' }, auth);
     assert.equal(failed.status, 500);

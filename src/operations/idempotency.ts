@@ -8,7 +8,6 @@ import { z } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
-import type { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
 import type { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import type { Database } from '../store/tables/index.ts';
 
@@ -51,8 +50,6 @@ export interface KeyedRequest {
 
 /** Lets an effect record its answer inside its own transaction, so the effect and the answer commit together. */
 export interface KeyCommit {
-  /** Records the answer in the open synchronous transaction of a store not on Kysely yet (IdempotencyKeyJoin). */
-  commit(response: unknown): void;
   /** Records the answer in `trx` (a transaction from `Idempotency.atomically`); resolves once it is written there. */
   commitIn(trx: Transaction<Database>, response: unknown): Promise<void>;
 }
@@ -87,13 +84,10 @@ export function keyDigest(scope: string, key: string): string {
 export class Idempotency {
   #store: IdempotencyKeyStore;
   #clock: Clock;
-  #join: IdempotencyKeyJoin;
 
-  /** `join` records answers inside an effect's synchronous transaction (KeyCommit.commit). */
-  constructor(store: IdempotencyKeyStore, clock: Clock, join: IdempotencyKeyJoin) {
+  constructor(store: IdempotencyKeyStore, clock: Clock) {
     this.#store = store;
     this.#clock = clock;
-    this.#join = join;
   }
 
   /**
@@ -123,10 +117,6 @@ export class Idempotency {
     }
     let committed = false;
     const commit: KeyCommit = {
-      commit: (response) => {
-        this.#join.complete(scope, key, JSON.stringify(response), this.#clock.now());
-        committed = true;
-      },
       commitIn: async (trx, response) => {
         await this.#store.complete(scope, key, JSON.stringify(response), this.#clock.now(), trx);
         committed = true;

@@ -1,3 +1,5 @@
+import type { Transaction } from 'kysely';
+import type { Database } from '../store/tables/index.ts';
 import { z } from 'zod';
 import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
 import { sessionRef, summaryOf } from './common.ts';
@@ -43,7 +45,7 @@ export const launchOperation = defineOperation({
     const { sessions, config } = ctx.services;
     const workdir = args.workdir ?? config.defaultWorkdir;
     const keyed = ctx.idempotency;
-    const stored = keyed ? { onStored: (record: StoredSession) => keyed.commit(summaryOf(ctx, record)) } : {};
+    const stored = keyed ? { onStored: (record: StoredSession, trx: Transaction<Database>) => keyed.commitIn(trx, summaryOf(ctx, record)) } : {};
     const session = await sessions.launchSoon({
       prompt: args.prompt,
       ...(args.harness ? { harness: args.harness } : {}),

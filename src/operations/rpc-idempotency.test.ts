@@ -2,7 +2,6 @@ import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
 import { managerPerTest } from '../../test/support/manager-fixture.ts';
 import { Idempotency, IDEMPOTENCY_KEY_RETENTION_MS } from './idempotency.ts';
-import { IdempotencyKeyJoin } from '../store/idempotency-key-join.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { OperationServices } from './operation.ts';
@@ -15,7 +14,7 @@ describe('RPC idempotency keys (sessions.launch)', () => {
   const launch = () => rpcMethods(OPERATIONS).get('sessions.launch');
 
   beforeEach(() => {
-    services = { config: f.config, sessions: f.manager, clock: f.clock, idempotency: new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock, new IdempotencyKeyJoin(f.db)) };
+    services = { config: f.config, sessions: f.manager, clock: f.clock, idempotency: new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock) };
   });
 
   it('a repeat with the same parameters answers the first answer and launches nothing', async () => {

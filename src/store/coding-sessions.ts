@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { CompiledQuery, Kysely, Selectable, Updateable } from 'kysely';
+import type { CompiledQuery, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
@@ -211,7 +211,7 @@ export class CodingSessionStore {
    * Inserts a new session and the start of its first run in one transaction (one fsync); `also` runs inside the same
    * transaction (an idempotency key's answer), given it to write in. Resolves with the run id once committed.
    */
-  async insertLaunched(session: StoredSession, at: number, also?: (trx: Kysely<Database>) => void | Promise<void>): Promise<number> {
+  async insertLaunched(session: StoredSession, at: number, also?: (trx: Transaction<Database>) => Promise<void>): Promise<number> {
     this.#changed(session.id);
     return this.#db.transaction().execute(async (trx) => {
       await this.#insertRow(trx, session);

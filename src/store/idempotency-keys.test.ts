@@ -1,11 +1,10 @@
 import assert from 'node:assert/strict';
-import { describe, it, test } from 'node:test';
+import { test } from 'node:test';
 import type { Transaction } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
-import { openDatabase, transaction } from './database.ts';
-import { IdempotencyKeyJoin } from './idempotency-key-join.ts';
+import { storedSession } from '../../test/support/stored-session.ts';
+import { CodingSessionStore } from './coding-sessions.ts';
 import { IdempotencyKeyStore } from './idempotency-keys.ts';
-import { sqliteKysely } from './kysely/connection.ts';
 import type { Database } from './tables/index.ts';
 
 describeEachDatabase('IdempotencyKeyStore', (fresh) => {
@@ -71,21 +70,22 @@ describeEachDatabase('IdempotencyKeyStore.atomically', (fresh) => {
   });
 });
 
-describe('IdempotencyKeyJoin', () => {
-  it('records an answer in the transaction of a synchronous effect: both commit, or neither', async () => {
-    const db = openDatabase(':memory:');
-    const keys = new IdempotencyKeyStore(sqliteKysely(db), 'proc');
-    const join = new IdempotencyKeyJoin(db);
-    await keys.claim('hooks:wake', 'a', 'h', 1);
-    await keys.claim('hooks:wake', 'b', 'h', 1);
-    transaction(db, () => join.complete('hooks:wake', 'a', '"a"', 2));
-    assert.throws(() =>
-      transaction(db, () => {
-        join.complete('hooks:wake', 'b', '"b"', 2);
-        throw new Error('the effect failed');
+describeEachDatabase('a keyed launch', (fresh) => {
+  test("records the launch's answer in the transaction that stores the session: both commit, or neither", async () => {
+    const { db } = await fresh();
+    const keys = new IdempotencyKeyStore(db, 'proc');
+    const sessions = new CodingSessionStore(db);
+    await keys.claim('rpc:sessions.launch', 'a', 'h', 1);
+    await keys.claim('rpc:sessions.launch', 'b', 'h', 1);
+    await sessions.insertLaunched(storedSession({ id: 's-a', name: 'a' }), 2, (trx) => keys.complete('rpc:sessions.launch', 'a', '"a"', 2, trx));
+    await assert.rejects(
+      sessions.insertLaunched(storedSession({ id: 's-b', name: 'b' }), 2, async (trx) => {
+        await keys.complete('rpc:sessions.launch', 'b', '"b"', 2, trx);
+        throw new Error('the launch failed after its answer was written');
       }),
     );
-    assert.deepEqual(await keys.claim('hooks:wake', 'a', 'h', 3), { kind: 'replay', response: '"a"' });
-    assert.deepEqual(await keys.claim('hooks:wake', 'b', 'h', 3), { kind: 'in-progress' }, 'rolled back with its effect');
+    assert.deepEqual(await keys.claim('rpc:sessions.launch', 'a', 'h', 3), { kind: 'replay', response: '"a"' });
+    assert.deepEqual(await keys.claim('rpc:sessions.launch', 'b', 'h', 3), { kind: 'in-progress' }, 'rolled back with the session');
+    assert.equal(await sessions.get('s-b'), null, 'no session b');
   });
 });
