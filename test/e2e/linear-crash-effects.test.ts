@@ -7,6 +7,7 @@ import { join } from 'node:path';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { FAULT_ENV } from '../../src/core/fault.ts';
 import { openDatabase } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { LinearDeliveryStore } from '../../src/store/linear-deliveries.ts';
 import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
@@ -86,10 +87,10 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
 
   /** Waits until every delivery the daemon at `path` took in is finished (the re-run after the restart included). */
   async function deliveriesDone(path: string): Promise<void> {
-    await waitFor('every delivery done', () => {
+    await waitFor('every delivery done', async () => {
       const db = openDatabase(join(path, 'state.db'));
       try {
-        const counts = new LinearDeliveryStore(db).counts();
+        const counts = await new LinearDeliveryStore(sqliteKysely(db)).counts();
         return counts.pending + counts.processing === 0 && counts.done > 0;
       } finally {
         db.close();

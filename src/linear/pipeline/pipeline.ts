@@ -10,6 +10,7 @@ import { newId } from '../../core/ids.ts';
 import type { SessionSignal } from '../../coding/session.ts';
 import { ACTIVE_DISPATCH_STATUSES, DispatchStore, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearEffectStore } from '../../store/linear-effects.ts';
 import type { LinearIssue } from '../api/types.ts';
 import { LinearEffects } from '../effects.ts';
@@ -57,7 +58,7 @@ export class Pipeline {
     const { config, clock, logger, db, sessions, logs, linear, notifier } = deps;
     const pc = config.linear.pipeline;
     const store = new DispatchStore(db);
-    const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
+    const effects = new LinearEffects(new LinearEffectStore(sqliteKysely(db)), clock, logger);
     const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => void store.update(id, { lastError: message }, clock.now()) });
     const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
     const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });
