@@ -1,5 +1,5 @@
 import { SqliteAdapter, sql } from 'kysely';
-import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { Database } from './tables/index.ts';
 
 /** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
@@ -46,8 +46,8 @@ export interface NewDelivery {
 type DeliveryRow = Selectable<Database['linear_webhook_deliveries']>;
 
 /** Status literals are inlined (not bound) so SQLite can prove a query matches a partial index's condition. */
-const PENDING = sql.lit('pending');
-const PROCESSING = sql.lit('processing');
+const PENDING = sql.lit('pending' as const);
+const PROCESSING = sql.lit('processing' as const);
 
 function toDelivery(row: DeliveryRow): StoredDelivery {
   return {
@@ -57,7 +57,7 @@ function toDelivery(row: DeliveryRow): StoredDelivery {
     action: row.action,
     orderKey: row.order_key,
     payload: row.payload,
-    status: row.status as DeliveryStatus,
+    status: row.status,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
     lastError: row.last_error,
@@ -125,8 +125,58 @@ async function bookkeeping<T>(db: Kysely<Database>, fn: (trx: Transaction<Databa
   });
 }
 
-/** Thrown inside a group's transaction to roll it back when it stored nothing new (see `enqueueMany`). */
-class NothingNew extends Error {}
+/** The change one outcome makes to its delivery's row. */
+function outcomePatch(o: DeliveryOutcome, now: number): Updateable<Database['linear_webhook_deliveries']> {
+  if (o.kind === 'done') return { status: 'done', outcome: o.outcome, last_error: null, updated_at: now };
+  if (o.kind === 'dead') return { status: 'dead', last_error: o.error, updated_at: now };
+  return { status: 'pending', last_error: o.error, next_attempt_at: o.retryAt, updated_at: now };
+}
+
+/** `outcomes` grouped by the change they make, in first-seen order. */
+function groupOutcomes(outcomes: readonly DeliveryOutcome[], now: number): { patch: Updateable<Database['linear_webhook_deliveries']>; seqs: number[] }[] {
+  const groups = new Map<string, { patch: Updateable<Database['linear_webhook_deliveries']>; seqs: number[] }>();
+  for (const o of outcomes) {
+    const patch = outcomePatch(o, now);
+    const key = JSON.stringify(patch);
+    const group = groups.get(key);
+    if (group) group.seqs.push(o.seq);
+    else groups.set(key, { patch, seqs: [o.seq] });
+  }
+  return [...groups.values()];
+}
+
+/** Rows per INSERT statement of a group (9 parameters each, far below either database's parameter limit). */
+const INSERT_CHUNK = 500;
+
+/**
+ * Inserts `group` in ONE statement, skipping rows whose delivery id or body digest is stored already (or earlier in the
+ * group), and tells per row whether it was stored. A stored row is known by its (id, digest) pair, and it is the first
+ * row of the group with that pair: a later row with the same pair conflicts with it (or with what made it conflict).
+ */
+async function insertGroup(trx: Transaction<Database>, group: readonly NewDelivery[]): Promise<boolean[]> {
+  const stored = await trx
+    .insertInto('linear_webhook_deliveries')
+    .values(
+      group.map((d) => ({
+        delivery_id: d.deliveryId,
+        event_type: d.eventType,
+        action: d.action,
+        order_key: d.orderKey,
+        payload: d.payload,
+        body_digest: d.bodyDigest,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: d.receivedAt,
+        received_at: d.receivedAt,
+        updated_at: d.receivedAt,
+      })),
+    )
+    .onConflict((oc) => oc.doNothing())
+    .returning(['delivery_id', 'body_digest'])
+    .execute();
+  const inserted = new Set(stored.map((row) => `${row.delivery_id}\u0000${row.body_digest ?? ''}`));
+  return group.map((d) => inserted.delete(`${d.deliveryId}\u0000${d.bodyDigest}`));
+}
 
 /**
  * The durable record of Linear webhook deliveries: the dedup set (a delivery id is stored once, ever, until pruned) and
@@ -149,39 +199,22 @@ export class LinearDeliveryStore {
    * Resolves, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
    */
   async enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
-    let fresh: boolean[] = [];
+    const trx = await this.#db.startTransaction().execute();
     try {
-      await this.#db.transaction().execute(async (trx) => {
-        fresh = [];
-        for (const d of deliveries) {
-          const result = await trx
-            .insertInto('linear_webhook_deliveries')
-            .values({
-              delivery_id: d.deliveryId,
-              event_type: d.eventType,
-              action: d.action,
-              order_key: d.orderKey,
-              payload: d.payload,
-              body_digest: d.bodyDigest,
-              status: 'pending',
-              attempts: 0,
-              next_attempt_at: d.receivedAt,
-              received_at: d.receivedAt,
-              updated_at: d.receivedAt,
-            })
-            .onConflict((oc) => oc.doNothing())
-            .executeTakeFirst();
-          fresh.push(Number(result.numInsertedOrUpdatedRows ?? 0n) === 1);
-        }
-        // A group of redeliveries only is rolled back, not committed: SQLite's AUTOINCREMENT rewrites sqlite_sequence
-        // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row.
-        // The rows that made them duplicates are durable already (committed by an earlier group).
-        if (!fresh.includes(true)) throw new NothingNew();
-      });
+      const fresh: boolean[] = [];
+      for (let at = 0; at < deliveries.length; at += INSERT_CHUNK) {
+        fresh.push(...(await insertGroup(trx, deliveries.slice(at, at + INSERT_CHUNK))));
+      }
+      // A group of redeliveries only is rolled back, not committed: SQLite's AUTOINCREMENT rewrites sqlite_sequence
+      // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row.
+      // The rows that made them duplicates are durable already (committed by an earlier group).
+      if (fresh.includes(true)) await trx.commit().execute();
+      else await trx.rollback().execute();
+      return fresh;
     } catch (error) {
-      if (!(error instanceof NothingNew)) throw error;
+      if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute();
+      throw error;
     }
-    return fresh;
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Resolves how many. */
@@ -220,14 +253,9 @@ export class LinearDeliveryStore {
    */
   async settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): Promise<StoredDelivery[]> {
     return bookkeeping(this.#db, async (trx) => {
-      for (const o of outcomes) {
-        const patch =
-          o.kind === 'done'
-            ? { status: 'done', outcome: o.outcome, last_error: null, updated_at: now }
-            : o.kind === 'dead'
-              ? { status: 'dead', last_error: o.error, updated_at: now }
-              : { status: 'pending', last_error: o.error, next_attempt_at: o.retryAt, updated_at: now };
-        await trx.updateTable('linear_webhook_deliveries').set(patch).where('seq', '=', o.seq).execute();
+      // Outcomes that set the same values share one UPDATE (most of a turn's are "handled: <type>").
+      for (const { patch, seqs } of groupOutcomes(outcomes, now)) {
+        await trx.updateTable('linear_webhook_deliveries').set(patch).where('seq', 'in', seqs).execute();
       }
       if (limit <= 0) return [];
       // One query for the whole batch (at most one per order key, see runnableQuery), then one update for the claimed.
@@ -236,11 +264,7 @@ export class LinearDeliveryStore {
       await trx
         .updateTable('linear_webhook_deliveries')
         .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: now }))
-        .where(
-          'seq',
-          'in',
-          rows.map((row) => row.seq),
-        )
+        .where('seq', 'in', rows.map((row) => row.seq))
         .execute();
       return rows.map((row) => toDelivery({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
     });
@@ -279,7 +303,7 @@ export class LinearDeliveryStore {
       .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
       .groupBy('status')
       .execute();
-    for (const row of rows) out[row.status as DeliveryStatus] = Number(row.n);
+    for (const row of rows) out[row.status] = Number(row.n);
     return out;
   }
 

@@ -41,8 +41,8 @@ export interface NewJob {
 type JobRow = Selectable<Database['linear_jobs']>;
 
 /** Status literals are inlined (not bound), as in the partial-index queries of the other queues. */
-const QUEUED = sql.lit('queued');
-const RUNNING = sql.lit('running');
+const QUEUED = sql.lit('queued' as const);
+const RUNNING = sql.lit('running' as const);
 
 function toJob(row: JobRow): LinearJob {
   return {
@@ -52,7 +52,7 @@ function toJob(row: JobRow): LinearJob {
     serialKey: row.serial_key,
     agentSessionId: row.agent_session_id,
     payload: JSON.parse(row.payload) as unknown,
-    status: row.status as JobStatus,
+    status: row.status,
     attempts: row.attempts,
     nextAt: row.next_at,
     lastError: row.last_error,
