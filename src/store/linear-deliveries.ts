@@ -1,5 +1,6 @@
 import { SqliteAdapter, sql } from 'kysely';
-import type { Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
 /** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
@@ -125,56 +126,98 @@ async function bookkeeping<T>(db: Kysely<Database>, fn: (trx: Transaction<Databa
   });
 }
 
-/** The change one outcome makes to its delivery's row. */
-function outcomePatch(o: DeliveryOutcome, now: number): Updateable<Database['linear_webhook_deliveries']> {
-  if (o.kind === 'done') return { status: 'done', outcome: o.outcome, last_error: null, updated_at: now };
-  if (o.kind === 'dead') return { status: 'dead', last_error: o.error, updated_at: now };
-  return { status: 'pending', last_error: o.error, next_attempt_at: o.retryAt, updated_at: now };
+/** Finished attempts that make the same change: one UPDATE for all their deliveries. */
+interface OutcomeGroup {
+  kind: DeliveryOutcome['kind'];
+  /** The changed values other than the update time: the outcome (done), or the error and, for a retry, its time. */
+  values: unknown[];
+  seqs: number[];
 }
 
 /** `outcomes` grouped by the change they make, in first-seen order. */
-function groupOutcomes(outcomes: readonly DeliveryOutcome[], now: number): { patch: Updateable<Database['linear_webhook_deliveries']>; seqs: number[] }[] {
-  const groups = new Map<string, { patch: Updateable<Database['linear_webhook_deliveries']>; seqs: number[] }>();
+function groupOutcomes(outcomes: readonly DeliveryOutcome[]): OutcomeGroup[] {
+  const groups = new Map<string, OutcomeGroup>();
   for (const o of outcomes) {
-    const patch = outcomePatch(o, now);
-    const key = JSON.stringify(patch);
+    const values = o.kind === 'done' ? [o.outcome] : o.kind === 'dead' ? [o.error] : [o.error, o.retryAt];
+    const key = JSON.stringify([o.kind, ...values]);
     const group = groups.get(key);
     if (group) group.seqs.push(o.seq);
-    else groups.set(key, { patch, seqs: [o.seq] });
+    else groups.set(key, { kind: o.kind, values, seqs: [o.seq] });
   }
   return [...groups.values()];
 }
 
-/** Rows per INSERT statement of a group (9 parameters each, far below either database's parameter limit). */
+/** The UPDATE recording a group of `count` outcomes of `kind`: slots are its values, the update time, then the seqs. */
+function outcomeUpdate(db: Kysely<Database>, kind: DeliveryOutcome['kind'], count: number, slot: <T>(index: number) => T) {
+  const first = kind === 'retry' ? 3 : 2;
+  const now = slot<number>(first - 1);
+  const patch: Updateable<Database['linear_webhook_deliveries']> =
+    kind === 'done'
+      ? { status: 'done', outcome: slot<string>(0), last_error: null, updated_at: now }
+      : kind === 'dead'
+        ? { status: 'dead', last_error: slot<string>(0), updated_at: now }
+        : { status: 'pending', last_error: slot<string>(0), next_attempt_at: slot<number>(1), updated_at: now };
+  const seqs = Array.from({ length: count }, (_, i) => slot<number>(first + i));
+  return db.updateTable('linear_webhook_deliveries').set(patch).where('seq', 'in', seqs);
+}
+
+/** The UPDATE claiming `count` deliveries: processing, one more attempt. Slots: the time, then the seqs. */
+function claimUpdate(db: Kysely<Database>, count: number, slot: <T>(index: number) => T) {
+  return db
+    .updateTable('linear_webhook_deliveries')
+    .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: slot<number>(0) }))
+    .where('seq', 'in', Array.from({ length: count }, (_, i) => slot<number>(i + 1)));
+}
+
+/** Rows per INSERT statement of a group (11 parameters each, far below either database's parameter limit). */
 const INSERT_CHUNK = 500;
 
+type DeliveryInsert = Insertable<Database['linear_webhook_deliveries']>;
+
+/** The row of a new delivery: pending, due at once. */
+function deliveryRow(d: NewDelivery): DeliveryInsert {
+  return {
+    delivery_id: d.deliveryId,
+    event_type: d.eventType,
+    action: d.action,
+    order_key: d.orderKey,
+    payload: d.payload,
+    body_digest: d.bodyDigest,
+    status: 'pending',
+    attempts: 0,
+    next_attempt_at: d.receivedAt,
+    received_at: d.receivedAt,
+    updated_at: d.receivedAt,
+  };
+}
+
+/** The values of a new delivery's row that vary, in the order `groupInsert` takes them. */
+function deliveryValues(d: NewDelivery): unknown[] {
+  return [d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt];
+}
+
 /**
- * Inserts `group` in ONE statement, skipping rows whose delivery id or body digest is stored already (or earlier in the
- * group), and tells per row whether it was stored. A stored row is known by its (id, digest) pair, and it is the first
- * row of the group with that pair: a later row with the same pair conflicts with it (or with what made it conflict).
+ * The intake's INSERT of a group of `size` deliveries (7 values each, see `deliveryValues`): rows whose delivery id or
+ * body digest is known are skipped; the stored rows' (id, digest) pairs come back.
  */
-async function insertGroup(trx: Transaction<Database>, group: readonly NewDelivery[]): Promise<boolean[]> {
-  const stored = await trx
-    .insertInto('linear_webhook_deliveries')
-    .values(
-      group.map((d) => ({
-        delivery_id: d.deliveryId,
-        event_type: d.eventType,
-        action: d.action,
-        order_key: d.orderKey,
-        payload: d.payload,
-        body_digest: d.bodyDigest,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: d.receivedAt,
-        received_at: d.receivedAt,
-        updated_at: d.receivedAt,
-      })),
-    )
-    .onConflict((oc) => oc.doNothing())
-    .returning(['delivery_id', 'body_digest'])
-    .execute();
-  const inserted = new Set(stored.map((row) => `${row.delivery_id}\u0000${row.body_digest ?? ''}`));
+function groupInsert(db: Kysely<Database>, size: number, slot: <T>(index: number) => T) {
+  const rows = Array.from({ length: size }, (_, i) =>
+    deliveryRow({
+      deliveryId: slot<string>(i * 7),
+      eventType: slot<string>(i * 7 + 1),
+      action: slot<string | null>(i * 7 + 2),
+      orderKey: slot<string>(i * 7 + 3),
+      payload: slot<string>(i * 7 + 4),
+      bodyDigest: slot<string>(i * 7 + 5),
+      receivedAt: slot<number>(i * 7 + 6),
+    }),
+  );
+  return db.insertInto('linear_webhook_deliveries').values(rows).onConflict((oc) => oc.doNothing()).returning(['delivery_id', 'body_digest']);
+}
+
+/** Per delivery of `group`, whether it is among the `rows` the INSERT returned. */
+function stored(group: readonly NewDelivery[], rows: readonly { delivery_id: string; body_digest: string | null }[]): boolean[] {
+  const inserted = new Set(rows.map((row) => `${row.delivery_id}\u0000${row.body_digest ?? ''}`));
   return group.map((d) => inserted.delete(`${d.deliveryId}\u0000${d.bodyDigest}`));
 }
 
@@ -184,6 +227,8 @@ async function insertGroup(trx: Transaction<Database>, group: readonly NewDelive
  */
 export class LinearDeliveryStore {
   readonly #db: Kysely<Database>;
+  /** The statements on the path of every delivery (intake insert, worker claim and results), compiled once each. */
+  readonly #hot = new HotStatements();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -203,7 +248,9 @@ export class LinearDeliveryStore {
     try {
       const fresh: boolean[] = [];
       for (let at = 0; at < deliveries.length; at += INSERT_CHUNK) {
-        fresh.push(...(await insertGroup(trx, deliveries.slice(at, at + INSERT_CHUNK))));
+        const group = deliveries.slice(at, at + INSERT_CHUNK);
+        const rows = await this.#hot.rows(trx, `insert:${group.length}`, group.flatMap(deliveryValues), (slot) => groupInsert(trx, group.length, slot));
+        fresh.push(...stored(group, rows));
       }
       // A group of redeliveries only is rolled back, not committed: SQLite's AUTOINCREMENT rewrites sqlite_sequence
       // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row.
@@ -254,25 +301,26 @@ export class LinearDeliveryStore {
   async settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): Promise<StoredDelivery[]> {
     return bookkeeping(this.#db, async (trx) => {
       // Outcomes that set the same values share one UPDATE (most of a turn's are "handled: <type>").
-      for (const { patch, seqs } of groupOutcomes(outcomes, now)) {
-        await trx.updateTable('linear_webhook_deliveries').set(patch).where('seq', 'in', seqs).execute();
+      for (const { kind, values, seqs } of groupOutcomes(outcomes)) {
+        await this.#hot.rows(trx, `${kind}:${seqs.length}`, [...values, now, ...seqs], (slot) => outcomeUpdate(trx, kind, seqs.length, slot));
       }
       if (limit <= 0) return [];
       // One query for the whole batch (at most one per order key, see runnableQuery), then one update for the claimed.
-      const rows = await runnableQuery(trx, now, limit).execute();
+      const rows = await this.#runnable(trx, now, limit);
       if (rows.length === 0) return [];
-      await trx
-        .updateTable('linear_webhook_deliveries')
-        .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: now }))
-        .where('seq', 'in', rows.map((row) => row.seq))
-        .execute();
+      await this.#hot.rows(trx, `claim:${rows.length}`, [now, ...rows.map((row) => row.seq)], (slot) => claimUpdate(trx, rows.length, slot));
       return rows.map((row) => toDelivery({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
     });
   }
 
   /** Whether `claimNext(now)` would find something. */
   async hasRunnable(now: number): Promise<boolean> {
-    return (await runnableQuery(this.#db, now, 1).executeTakeFirst()) !== undefined;
+    return (await this.#runnable(this.#db, now, 1)).length > 0;
+  }
+
+  /** The runnable deliveries (see `runnableQuery`), through the statement compiled once. */
+  #runnable(db: Kysely<Database>, now: number, limit: number): Promise<DeliveryRow[]> {
+    return this.#hot.rows(db, 'runnable', [now, limit], (slot) => runnableQuery(db, slot<number>(0), slot<number>(1)));
   }
 
   /**
