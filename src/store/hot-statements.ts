@@ -1,5 +1,5 @@
 import { CompiledQuery } from 'kysely';
-import type { Compilable, Kysely } from 'kysely';
+import type { Compilable, Kysely, QueryResult } from 'kysely';
 import type { Database } from './tables/index.ts';
 
 /** Stands for the value of one slot while a statement's text is compiled (Kysely only collects it as a parameter). */
@@ -29,10 +29,10 @@ export class HotStatements {
 
   /**
    * Runs the statement `shape` (a name that fixes the SQL text, including list lengths) on `db` (always the same
-   * database, or a transaction of it: the text is its dialect's) with `values`; resolves its rows (for a write, those
-   * of its RETURNING clause).
+   * database, or a transaction of it: the text is its dialect's) with `values`; resolves its result (rows, and for a
+   * write the number of rows it changed).
    */
-  async rows<R>(db: Kysely<Database>, shape: string, values: readonly unknown[], build: (slot: <T>(index: number) => T) => Compilable<R>): Promise<R[]> {
+  async execute<R>(db: Kysely<Database>, shape: string, values: readonly unknown[], build: (slot: <T>(index: number) => T) => Compilable<R>): Promise<QueryResult<R>> {
     let compiled = this.#shapes.get(shape);
     if (!compiled) {
       const query = build(<T>(index: number) => new Slot(index) as T).compile();
@@ -43,7 +43,11 @@ export class HotStatements {
       if (this.#shapes.size < MAX_SHAPES) this.#shapes.set(shape, compiled);
     }
     const parameters = compiled.bindings.map((b) => ('slot' in b ? values[b.slot] : b.constant));
-    const result = await db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
-    return result.rows;
+    return db.executeQuery<R>(CompiledQuery.raw(compiled.sql, parameters));
+  }
+
+  /** `execute`, resolving the rows only (a SELECT, or a write's RETURNING). */
+  async rows<R>(db: Kysely<Database>, shape: string, values: readonly unknown[], build: (slot: <T>(index: number) => T) => Compilable<R>): Promise<R[]> {
+    return (await this.execute(db, shape, values, build)).rows;
   }
 }

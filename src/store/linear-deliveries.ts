@@ -169,9 +169,6 @@ function claimUpdate(db: Kysely<Database>, count: number, slot: <T>(index: numbe
     .where('seq', 'in', Array.from({ length: count }, (_, i) => slot<number>(i + 1)));
 }
 
-/** Rows per INSERT statement of a group (11 parameters each, far below either database's parameter limit). */
-const INSERT_CHUNK = 500;
-
 type DeliveryInsert = Insertable<Database['linear_webhook_deliveries']>;
 
 /** The row of a new delivery: pending, due at once. */
@@ -191,34 +188,27 @@ function deliveryRow(d: NewDelivery): DeliveryInsert {
   };
 }
 
-/** The values of a new delivery's row that vary, in the order `groupInsert` takes them. */
+/** The values of a new delivery's row that vary, in the order `deliveryInsert` takes them. */
 function deliveryValues(d: NewDelivery): unknown[] {
   return [d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt];
 }
 
 /**
- * The intake's INSERT of a group of `size` deliveries (7 values each, see `deliveryValues`): rows whose delivery id or
- * body digest is known are skipped; the stored rows' (id, digest) pairs come back.
+ * The intake's INSERT of one delivery (slots: see `deliveryValues`); it changes nothing when the delivery id or the body
+ * digest is stored already. (One statement per delivery, each telling by its change count whether it stored one: a
+ * multi-row INSERT would need RETURNING to tell, which costs SQLite more per row than a statement does.)
  */
-function groupInsert(db: Kysely<Database>, size: number, slot: <T>(index: number) => T) {
-  const rows = Array.from({ length: size }, (_, i) =>
-    deliveryRow({
-      deliveryId: slot<string>(i * 7),
-      eventType: slot<string>(i * 7 + 1),
-      action: slot<string | null>(i * 7 + 2),
-      orderKey: slot<string>(i * 7 + 3),
-      payload: slot<string>(i * 7 + 4),
-      bodyDigest: slot<string>(i * 7 + 5),
-      receivedAt: slot<number>(i * 7 + 6),
-    }),
-  );
-  return db.insertInto('linear_webhook_deliveries').values(rows).onConflict((oc) => oc.doNothing()).returning(['delivery_id', 'body_digest']);
-}
-
-/** Per delivery of `group`, whether it is among the `rows` the INSERT returned. */
-function stored(group: readonly NewDelivery[], rows: readonly { delivery_id: string; body_digest: string | null }[]): boolean[] {
-  const inserted = new Set(rows.map((row) => `${row.delivery_id}\u0000${row.body_digest ?? ''}`));
-  return group.map((d) => inserted.delete(`${d.deliveryId}\u0000${d.bodyDigest}`));
+function deliveryInsert(db: Kysely<Database>, slot: <T>(index: number) => T) {
+  const row = deliveryRow({
+    deliveryId: slot<string>(0),
+    eventType: slot<string>(1),
+    action: slot<string | null>(2),
+    orderKey: slot<string>(3),
+    payload: slot<string>(4),
+    bodyDigest: slot<string>(5),
+    receivedAt: slot<number>(6),
+  });
+  return db.insertInto('linear_webhook_deliveries').values(row).onConflict((oc) => oc.doNothing());
 }
 
 /**
@@ -247,10 +237,9 @@ export class LinearDeliveryStore {
     const trx = await this.#db.startTransaction().execute();
     try {
       const fresh: boolean[] = [];
-      for (let at = 0; at < deliveries.length; at += INSERT_CHUNK) {
-        const group = deliveries.slice(at, at + INSERT_CHUNK);
-        const rows = await this.#hot.rows(trx, `insert:${group.length}`, group.flatMap(deliveryValues), (slot) => groupInsert(trx, group.length, slot));
-        fresh.push(...stored(group, rows));
+      for (const d of deliveries) {
+        const result = await this.#hot.execute(trx, 'insert', deliveryValues(d), (slot) => deliveryInsert(trx, slot));
+        fresh.push(Number(result.numAffectedRows ?? 0n) === 1);
       }
       // A group of redeliveries only is rolled back, not committed: SQLite's AUTOINCREMENT rewrites sqlite_sequence
       // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row.
