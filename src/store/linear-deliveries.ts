@@ -1,5 +1,5 @@
 import { SqliteAdapter, sql } from 'kysely';
-import type { Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
@@ -169,46 +169,52 @@ function claimUpdate(db: Kysely<Database>, count: number, slot: <T>(index: numbe
     .where('seq', 'in', Array.from({ length: count }, (_, i) => slot<number>(i + 1)));
 }
 
-type DeliveryInsert = Insertable<Database['linear_webhook_deliveries']>;
-
-/** The row of a new delivery: pending, due at once. */
-function deliveryRow(d: NewDelivery): DeliveryInsert {
-  return {
-    delivery_id: d.deliveryId,
-    event_type: d.eventType,
-    action: d.action,
-    order_key: d.orderKey,
-    payload: d.payload,
-    body_digest: d.bodyDigest,
-    status: 'pending',
-    attempts: 0,
-    next_attempt_at: d.receivedAt,
-    received_at: d.receivedAt,
-    updated_at: d.receivedAt,
-  };
-}
-
 /** The values of a new delivery's row that vary, in the order `deliveryInsert` takes them. */
 function deliveryValues(d: NewDelivery): unknown[] {
   return [d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt];
 }
 
 /**
- * The intake's INSERT of one delivery (slots: see `deliveryValues`); it changes nothing when the delivery id or the body
- * digest is stored already. (One statement per delivery, each telling by its change count whether it stored one: a
- * multi-row INSERT would need RETURNING to tell, which costs SQLite more per row than a statement does.)
+ * The intake's INSERT of one delivery (slots: see `deliveryValues`), pending and due at once. It inserts nothing when
+ * the delivery id or the body digest is stored already: the guard is checked before a row is attempted, so such an
+ * insert writes nothing at all (an attempted row, even one ON CONFLICT skips, makes SQLite's AUTOINCREMENT rewrite
+ * sqlite_sequence, whose commit would cost a sync for no new row). ON CONFLICT still covers a race between two writers
+ * (PostgreSQL). The times are cast so that PostgreSQL types the selected parameters as the columns' BIGINT.
  */
 function deliveryInsert(db: Kysely<Database>, slot: <T>(index: number) => T) {
-  const row = deliveryRow({
-    deliveryId: slot<string>(0),
-    eventType: slot<string>(1),
-    action: slot<string | null>(2),
-    orderKey: slot<string>(3),
-    payload: slot<string>(4),
-    bodyDigest: slot<string>(5),
-    receivedAt: slot<number>(6),
-  });
-  return db.insertInto('linear_webhook_deliveries').values(row).onConflict((oc) => oc.doNothing());
+  const deliveryId = slot<string>(0);
+  const bodyDigest = slot<string>(5);
+  const at = (eb: ExpressionBuilder<Database, never>) => eb.cast<number>(eb.val(slot<number>(6)), 'bigint');
+  return db
+    .insertInto('linear_webhook_deliveries')
+    .columns(['delivery_id', 'event_type', 'action', 'order_key', 'payload', 'body_digest', 'status', 'attempts', 'next_attempt_at', 'received_at', 'updated_at'])
+    .expression(
+      db
+        .selectNoFrom((eb) => [
+          eb.val(deliveryId).as('delivery_id'),
+          eb.val(slot<string>(1)).as('event_type'),
+          eb.val(slot<string | null>(2)).as('action'),
+          eb.val(slot<string>(3)).as('order_key'),
+          eb.val(slot<string>(4)).as('payload'),
+          eb.val(bodyDigest).as('body_digest'),
+          PENDING.as('status'),
+          eb.cast<number>(sql.lit(0), 'bigint').as('attempts'),
+          at(eb).as('next_attempt_at'),
+          at(eb).as('received_at'),
+          at(eb).as('updated_at'),
+        ])
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('linear_webhook_deliveries as known')
+                .select(sql.lit(1).as('one'))
+                .where((k) => k.or([k('known.delivery_id', '=', deliveryId), k('known.body_digest', '=', bodyDigest)])),
+            ),
+          ),
+        ),
+    )
+    .onConflict((oc) => oc.doNothing());
 }
 
 /**
@@ -234,23 +240,18 @@ export class LinearDeliveryStore {
    * Resolves, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
    */
   async enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
-    const trx = await this.#db.startTransaction().execute();
-    try {
+    const insert = async (db: Kysely<Database>, d: NewDelivery): Promise<boolean> => {
+      const result = await this.#hot.execute(db, 'insert', deliveryValues(d), (slot) => deliveryInsert(db, slot));
+      return Number(result.numAffectedRows ?? 0n) === 1;
+    };
+    // One delivery is one statement, committed on its own (a redelivery's writes nothing, so its commit syncs nothing).
+    const only = deliveries.length === 1 ? deliveries[0] : undefined;
+    if (only) return [await insert(this.#db, only)];
+    return this.#db.transaction().execute(async (trx) => {
       const fresh: boolean[] = [];
-      for (const d of deliveries) {
-        const result = await this.#hot.execute(trx, 'insert', deliveryValues(d), (slot) => deliveryInsert(trx, slot));
-        fresh.push(Number(result.numAffectedRows ?? 0n) === 1);
-      }
-      // A group of redeliveries only is rolled back, not committed: SQLite's AUTOINCREMENT rewrites sqlite_sequence
-      // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row.
-      // The rows that made them duplicates are durable already (committed by an earlier group).
-      if (fresh.includes(true)) await trx.commit().execute();
-      else await trx.rollback().execute();
+      for (const d of deliveries) fresh.push(await insert(trx, d));
       return fresh;
-    } catch (error) {
-      if (!trx.isCommitted && !trx.isRolledBack) await trx.rollback().execute();
-      throw error;
-    }
+    });
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Resolves how many. */
