@@ -247,11 +247,34 @@ export class LinearDeliveryStore {
     // One delivery is one statement, committed on its own (a redelivery's writes nothing, so its commit syncs nothing).
     const only = deliveries.length === 1 ? deliveries[0] : undefined;
     if (only) return [await insert(this.#db, only)];
+    // A group first reads which of its ids and digests are known (one query), so that a group of redeliveries (Linear
+    // retrying a burst) opens no transaction at all; the others are inserted, guarded as ever, in one transaction.
+    const known = await this.#known(deliveries);
+    const unknown = deliveries.map((d) => !known.has(`id:${d.deliveryId}`) && !known.has(`digest:${d.bodyDigest}`));
+    if (!unknown.includes(true)) return unknown;
     return this.#db.transaction().execute(async (trx) => {
       const fresh: boolean[] = [];
-      for (const d of deliveries) fresh.push(await insert(trx, d));
+      for (const [i, d] of deliveries.entries()) fresh.push(unknown[i] === true && (await insert(trx, d)));
       return fresh;
     });
+  }
+
+  /** The delivery ids and body digests of `group` stored already, as `id:<id>` and `digest:<digest>`. */
+  async #known(group: readonly NewDelivery[]): Promise<Set<string>> {
+    const ids = group.map((d) => d.deliveryId);
+    const digests = group.map((d) => d.bodyDigest);
+    const rows = await this.#hot.rows(this.#db, `known:${group.length}`, [...ids, ...digests], (slot) =>
+      this.#db
+        .selectFrom('linear_webhook_deliveries')
+        .select(['delivery_id', 'body_digest'])
+        .where((eb) =>
+          eb.or([
+            eb('delivery_id', 'in', ids.map((_, i) => slot<string>(i))),
+            eb('body_digest', 'in', digests.map((_, i) => slot<string>(ids.length + i))),
+          ]),
+        ),
+    );
+    return new Set(rows.flatMap((row) => [`id:${row.delivery_id}`, `digest:${row.body_digest ?? ''}`]));
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Resolves how many. */
