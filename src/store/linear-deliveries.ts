@@ -236,8 +236,9 @@ export class LinearDeliveryStore {
   }
 
   /**
-   * Stores several deliveries in ONE transaction (one sync for the whole group, so concurrent arrivals share it).
-   * Resolves, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
+   * Stores several deliveries in ONE commit (one sync for the whole group, so concurrent arrivals share it; a lone
+   * delivery is a single autocommitted statement) and resolves after it, per delivery, whether it was new; a repeated id
+   * or body digest (even within the group) is stored once. Known deliveries write nothing (nothing to sync).
    */
   async enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
     const insert = async (db: Kysely<Database>, d: NewDelivery): Promise<boolean> => {
