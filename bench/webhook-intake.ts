@@ -18,6 +18,7 @@ import { silentLogger } from '../src/core/logger.ts';
 import { registerLinearRoutes } from '../src/gateway/linear-routes.ts';
 import { buildLinearWebhooks } from '../src/linear/webhooks/service.ts';
 import { openDatabase } from '../src/store/database.ts';
+import { sqliteKysely } from '../src/store/kysely/connection.ts';
 
 const total = Number(process.argv[2] ?? 2000);
 const concurrency = Number(process.argv[3] ?? 16);
@@ -125,8 +126,8 @@ async function main(): Promise<void> {
   const db = openDatabase(join(dir.path, 'state.db'));
   const config = linearSchema.parse({ enabled: true });
   const logger = silentLogger();
-  const webhooks = buildLinearWebhooks({ config, secret: TEST_WEBHOOK_SECRET, db, handler: { handle: async () => {} }, appUserId: async () => 'app-user', clock: systemClock(), logger });
-  webhooks.worker.start();
+  const webhooks = buildLinearWebhooks({ config, secret: TEST_WEBHOOK_SECRET, db: sqliteKysely(db), handler: { handle: async () => {} }, appUserId: async () => 'app-user', clock: systemClock(), logger });
+  await webhooks.worker.start();
   const app = Fastify();
   await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
   app.post('/bare', async () => 'ok');
@@ -186,7 +187,7 @@ async function main(): Promise<void> {
     console.log(row('switchboard /linear/webhook (redeliveries)', await drive(fastifyPort, '/linear/webhook', replays, parallel)));
   }
   await webhooks.worker.idle();
-  const counts = webhooks.deliveries.counts();
+  const counts = await webhooks.deliveries.counts();
   console.log(`\nqueue after the run: ${counts.done} done, ${counts.pending} pending, ${counts.dead} dead`);
 
   await webhooks.worker.stop();

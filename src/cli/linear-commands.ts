@@ -15,6 +15,7 @@ import { defaultRedirectUri } from '../linear/api/oauth.ts';
 import { formatLinearStatus, linearStatus } from '../linear/api/status.ts';
 import { openDatabase } from '../store/database.ts';
 import type { DatabaseSync } from '../store/database.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../store/linear-deliveries.ts';
 
 /** What the `linear` commands need from their surroundings. */
@@ -38,7 +39,7 @@ function open(program: Command, io: LinearCommandsIo): Context {
   makePrivateDirs(loaded.home);
   const db = openDatabase(join(loaded.home, 'state.db'), { clock: io.clock });
   const { config } = loaded;
-  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env: io.env, db, clock: io.clock, logger: silentLogger() });
+  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env: io.env, db: sqliteKysely(db), clock: io.clock, logger: silentLogger() });
   return { access, db, config, redirectUri: defaultRedirectUri(config.linear.oauth, config.gateway) };
 }
 
@@ -80,7 +81,7 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
       const ctx = open(program, io);
       try {
         const status = await linearStatus(
-          { config: ctx.config.linear, env: io.env, tokens: ctx.access.tokens, oauth: ctx.access.oauth, deliveries: new LinearDeliveryStore(ctx.db), api: ctx.access.api },
+          { config: ctx.config.linear, env: io.env, tokens: ctx.access.tokens, oauth: ctx.access.oauth, deliveries: new LinearDeliveryStore(sqliteKysely(ctx.db)), api: ctx.access.api },
           { check: opts.check === true },
         );
         io.out(opts.json ? JSON.stringify(status, null, 2) : formatLinearStatus(status, io.clock.now()));

@@ -13,6 +13,7 @@ import type { LinearEvent, LinearEventHandler } from '../linear/webhooks/events.
 import { buildLinearWebhooks } from '../linear/webhooks/service.ts';
 import type { LinearWebhooks } from '../linear/webhooks/service.ts';
 import { openDatabase } from '../store/database.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { DatabaseSync } from '../store/database.ts';
 import { registerLinearRoutes } from './linear-routes.ts';
 
@@ -50,14 +51,14 @@ describe('Linear webhook routes', () => {
     const db = openDatabase(join(dir.path, 'switchboard.db'));
     const handler = new RecordingHandler();
     const logger = silentLogger();
-    const webhooks = buildLinearWebhooks({ config, secret: TEST_WEBHOOK_SECRET, db, handler, appUserId: async () => FAKE_IDS.appUser, clock: systemClock(), logger });
+    const webhooks = buildLinearWebhooks({ config, secret: TEST_WEBHOOK_SECRET, db: sqliteKysely(db), handler, appUserId: async () => FAKE_IDS.appUser, clock: systemClock(), logger });
     const app = Fastify();
     app.post('/json-echo', async (request) => ({ got: request.body }));
     await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
     await app.listen({ host: '127.0.0.1', port: 0 });
     const address = app.server.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-    if (options.startWorker !== false) webhooks.worker.start();
+    if (options.startWorker !== false) await webhooks.worker.start();
     const daemon = { db, app, url, webhooks, handler };
     running.push(daemon);
     return daemon;
@@ -81,12 +82,12 @@ describe('Linear webhook routes', () => {
     const signed = signLinearWebhook(linearFixture('agent-session-created'));
     const response = await post(d, signed.body, signed.headers);
     assert.equal(response.status, 200);
-    assert.equal(d.webhooks.deliveries.get(signed.deliveryId)?.eventType, 'AgentSessionEvent');
+    assert.equal((await d.webhooks.deliveries.get(signed.deliveryId))?.eventType, 'AgentSessionEvent');
     await d.webhooks.worker.idle();
     assert.equal(d.handler.events.length, 1);
     assert.equal(d.handler.events[0]?.type, 'agentSession.created');
     assert.equal(d.handler.events[0]?.deliveryId, signed.deliveryId);
-    assert.equal(d.webhooks.deliveries.get(signed.deliveryId)?.status, 'done');
+    assert.equal((await d.webhooks.deliveries.get(signed.deliveryId))?.status, 'done');
   });
 
   it('serves the back-compat path /hooks/linear with the same handler', async () => {
@@ -106,7 +107,7 @@ describe('Linear webhook routes', () => {
     const unsigned = signLinearWebhook(linearFixture('issue-update-delegated'));
     const { 'linear-signature': _, ...noSignature } = unsigned.headers;
     assert.equal((await post(d, unsigned.body, noSignature)).status, 401);
-    assert.deepEqual(d.webhooks.deliveries.counts(), { pending: 0, processing: 0, done: 0, dead: 0 });
+    assert.deepEqual((await d.webhooks.deliveries.counts()), { pending: 0, processing: 0, done: 0, dead: 0 });
     await d.webhooks.worker.idle();
     assert.equal(d.handler.events.length, 0);
   });
@@ -125,7 +126,7 @@ describe('Linear webhook routes', () => {
     const notJsonAnswer = await post(d, notJson, { 'content-type': 'application/x-www-form-urlencoded', 'linear-signature': sig });
     assert.equal(notJsonAnswer.status, 400);
     assert.match(notJsonAnswer.text, /not JSON/);
-    assert.equal(d.webhooks.deliveries.counts().pending + d.webhooks.deliveries.counts().done, 0);
+    assert.equal((await d.webhooks.deliveries.counts()).pending + (await d.webhooks.deliveries.counts()).done, 0);
   });
 
   it('acknowledges a replayed delivery id with 200 but processes it once, also after the store is reopened', async () => {
@@ -144,7 +145,7 @@ describe('Linear webhook routes', () => {
     assert.equal((await post(second, afterRestart.body, afterRestart.headers)).status, 200);
     await second.webhooks.worker.idle();
     assert.equal(second.handler.events.length, 0);
-    assert.equal(second.webhooks.deliveries.counts().done, 1);
+    assert.equal((await second.webhooks.deliveries.counts()).done, 1);
   });
 
   it('commits concurrent deliveries together and stores a delivery id sent twice at once only once', async () => {
@@ -197,7 +198,7 @@ describe('Linear webhook routes', () => {
     assert.equal((await post(d, issueBody, issueHeaders)).status, 200);
     await d.webhooks.worker.idle();
     assert.deepEqual(d.handler.events.map((e) => e.type), ['agentSession.prompted', 'issue.assigned']);
-    assert.deepEqual(d.webhooks.deliveries.counts(), { pending: 0, processing: 0, done: 2, dead: 0 });
+    assert.deepEqual((await d.webhooks.deliveries.counts()), { pending: 0, processing: 0, done: 2, dead: 0 });
   });
 
   it('treats the same signed body re-sent under a new linear-delivery id (the header is not signed) as a redelivery', async () => {
@@ -208,13 +209,13 @@ describe('Linear webhook routes', () => {
     assert.equal(replayed.status, 200);
     await d.webhooks.worker.idle();
     assert.equal(d.handler.events.length, 1);
-    assert.equal(d.webhooks.deliveries.get('a-brand-new-delivery-id'), undefined);
+    assert.equal((await d.webhooks.deliveries.get('a-brand-new-delivery-id')), undefined);
     // Two replays arriving together under two new ids are not stored either.
     const both = await Promise.all(['x-1', 'x-2'].map((id) => post(d, signed.body, { ...signed.headers, 'linear-delivery': id })));
     assert.deepEqual(both.map((b) => b.status), [200, 200]);
     await d.webhooks.worker.idle();
     assert.equal(d.handler.events.length, 1);
-    assert.equal(d.webhooks.deliveries.counts().done, 1);
+    assert.equal((await d.webhooks.deliveries.counts()).done, 1);
   });
 
   it('works off deliveries accepted before a restart (queued durably, worker not yet run)', async () => {

@@ -101,7 +101,7 @@ export class CommentRouting {
 
   /** True while the issue is a planning issue, or a "plan this project" on it is queued or running. */
   async planning(issueId: string): Promise<boolean> {
-    return (await this.#d.planner.activeForIssue(issueId)) !== null || this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart);
+    return (await this.#d.planner.activeForIssue(issueId)) !== null || (await this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart));
   }
 
   /**
@@ -110,7 +110,7 @@ export class CommentRouting {
    */
   async toPlanner(route: PlannerRoute): Promise<void> {
     const { claims, clock, api, logger, jobs, effects } = this.#d;
-    const won = route.commentId ? claims.claim(`comment:${route.commentId}`, route.owner, clock.now()) : true;
+    const won = route.commentId ? await claims.claim(`comment:${route.commentId}`, route.owner, clock.now()) : true;
     const source = route.commentId ? `comment:${route.commentId}` : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
     const said = effects.scope(`planner:${source}`);
     const agentSessionId = route.agentSessionId;
@@ -135,7 +135,7 @@ export class CommentRouting {
     // Starts and turns of one planning issue run in order: a comment right after "plan this project" waits for it.
     const serialKey = `plan-issue:${route.issueId}`;
     if (route.command === 'start' || !(await this.planning(route.issueId))) {
-      jobs.enqueue({
+      await jobs.enqueue({
         key: `plan-start:${source}`,
         kind: JOB.planStart,
         serialKey,
@@ -144,7 +144,7 @@ export class CommentRouting {
       });
       return;
     }
-    jobs.enqueue({
+    await jobs.enqueue({
       key: `plan-turn:${source}`,
       kind: JOB.planTurn,
       serialKey,
@@ -174,14 +174,14 @@ export class CommentRouting {
     return c.via === 'notification' ? 'notification' : what;
   }
 
-  #mention(c: RoutedComment, profile: string | null): void {
+  async #mention(c: RoutedComment, profile: string | null): Promise<void> {
     const { claims, clock, logger, jobs } = this.#d;
     const owner = this.#owner(c, `mention:${profile ?? 'default'}`);
-    if (!claims.claim(`comment:${c.commentId}`, owner, clock.now())) {
-      logger.info({ comment: c.commentId, owner, holder: claims.owner(`comment:${c.commentId}`) }, 'linear comment already answered by another path');
+    if (!(await claims.claim(`comment:${c.commentId}`, owner, clock.now()))) {
+      logger.info({ comment: c.commentId, owner, holder: await claims.owner(`comment:${c.commentId}`) }, 'linear comment already answered by another path');
       return;
     }
-    jobs.enqueue({
+    await jobs.enqueue({
       key: `mention:${c.commentId}`,
       kind: JOB.mention,
       serialKey: `comment:${c.commentId}`,

@@ -67,11 +67,11 @@ export class LinearEffects {
    * claim pending and rethrows (a retry sends it again under the same id). See EffectMode for a pending claim.
    */
   async run<T>(key: string, mode: EffectMode, send: (id: string) => Promise<T>): Promise<EffectResult<T>> {
-    const claim = this.#store.claim(key, this.#clock.now());
+    const claim = await this.#store.claim(key, this.#clock.now());
     if (claim === 'done') return { kind: 'skipped', reason: 'done' };
     if (claim === 'pending' && mode === 'at-most-once') {
       this.#logger.warn({ effect: key }, 'linear effect may have been sent before a restart; not sending it again');
-      this.#store.markDone(key, this.#clock.now());
+      await this.#store.markDone(key, this.#clock.now());
       return { kind: 'skipped', reason: 'unconfirmed' };
     }
     let value: T;
@@ -81,17 +81,17 @@ export class LinearEffects {
       // A resend Linear refuses for good: the first send got there (the id is taken) — the effect exists once.
       if (claim === 'pending' && mode === 'keyed' && error instanceof LinearApiError && !error.retryable) {
         this.#logger.info({ effect: key, err: errorMessage(error) }, 'linear effect was already sent before a restart');
-        this.#store.markDone(key, this.#clock.now());
+        await this.#store.markDone(key, this.#clock.now());
         return { kind: 'skipped', reason: 'in-linear' };
       }
       // Refused before anything was done (bad request, auth, rate limit): nothing reached Linear, a retry sends afresh.
       // A network or server failure may have been applied: the claim stays pending.
-      if (claim === 'new' && error instanceof LinearApiError && NOT_APPLIED.includes(error.kind)) this.#store.release(key);
+      if (claim === 'new' && error instanceof LinearApiError && NOT_APPLIED.includes(error.kind)) await this.#store.release(key);
       throw error;
     }
     faultPoint('linear.effect.after-send');
     faultPoint(`linear.effect.after-send:${key.slice(key.lastIndexOf('/') + 1)}`);
-    this.#store.markDone(key, this.#clock.now());
+    await this.#store.markDone(key, this.#clock.now());
     return { kind: 'sent', value };
   }
 
@@ -100,8 +100,8 @@ export class LinearEffects {
     return { run: (name, mode, send) => this.run(`${prefix}/${name}`, mode, send) };
   }
 
-  /** Deletes ledger entries last touched before `before`; returns how many. */
-  prune(before: number): number {
+  /** Deletes ledger entries last touched before `before`; resolves how many. */
+  async prune(before: number): Promise<number> {
     return this.#store.prune(before);
   }
 }

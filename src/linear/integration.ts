@@ -10,6 +10,7 @@ import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineApi } from '../engine/api.ts';
 import type { Inference } from '../inference/types.ts';
 import type { DatabaseSync } from '../store/database.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
 import { LinearEffectStore } from '../store/linear-effects.ts';
@@ -99,7 +100,9 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
   const { config, env, db, clock, logger, sessions, logs } = deps;
   if (!config.linear.enabled) throw invalidInput('linear.enabled: the Linear integration is turned off', 'linear.enabled');
   const secrets = requireLinearSecrets(config.linear, env);
-  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env, db, clock, logger: logger.child({ component: 'linear-api' }) });
+  // The typed query builder over the same connection, for the stores converted to it (claims, jobs, effects, deliveries).
+  const store = sqliteKysely(db);
+  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env, db: store, clock, logger: logger.child({ component: 'linear-api' }) });
   const api = access.api;
   const planner = new Planner({ api, db, ...(deps.inference ? { inference: deps.inference } : {}), config: config.linear.planner, clock, logger: logger.child({ component: 'planner' }) });
   const notifier = deps.notifier ?? new OutboxNotifier({ config, ...(deps.outbox ? { outbox: deps.outbox } : {}), logger });
@@ -124,16 +127,16 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     planner,
     triage,
     mentions,
-    claims: new LinearClaimStore(db),
-    jobStore: new LinearJobStore(db),
-    effects: new LinearEffects(new LinearEffectStore(db), clock, logger.child({ component: 'linear-effects' })),
+    claims: new LinearClaimStore(store),
+    jobStore: new LinearJobStore(store),
+    effects: new LinearEffects(new LinearEffectStore(store), clock, logger.child({ component: 'linear-effects' })),
     clock,
     logger: logger.child({ component: 'linear-router' }),
   });
   const webhooks = buildLinearWebhooks({
     config: config.linear,
     secret: secrets.webhookSecret,
-    db,
+    db: store,
     handler: router,
     appUserId: appUserIdSource(api, access.oauthStore, clock),
     clock,
@@ -159,8 +162,8 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
       started = true;
       await pipeline.start();
       await planner.recover();
-      router.start();
-      webhooks.worker.start();
+      await router.start();
+      await webhooks.worker.start();
       logger.info({ apiUrl: config.linear.apiUrl, triage: triage.active, profiles: Object.keys(config.linear.profiles) }, 'linear integration started');
     },
     async stop() {

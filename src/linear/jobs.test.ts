@@ -8,6 +8,7 @@ import { AppError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
 import { openDatabase } from '../store/database.ts';
 import type { DatabaseSync } from '../store/database.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
 import type { LinearJob } from '../store/linear-jobs.ts';
 import { LinearApiError } from './api/types.ts';
@@ -17,7 +18,7 @@ import type { JobKind } from './jobs.ts';
 const config = linearRouterSchema.parse({ concurrency: 2, maxAttempts: 3, retryInitialSec: 10 });
 
 function runner(db: DatabaseSync, clock: ManualClock, kinds: Record<string, JobKind>): JobRunner {
-  return new JobRunner({ store: new LinearJobStore(db), kinds, clock, logger: silentLogger(), config });
+  return new JobRunner({ store: new LinearJobStore(sqliteKysely(db)), kinds, clock, logger: silentLogger(), config });
 }
 
 describe('JobRunner', () => {
@@ -44,10 +45,10 @@ describe('JobRunner', () => {
         giveUp: async () => undefined,
       },
     });
-    r.start();
-    for (const key of ['a1', 'a2', 'a3']) r.enqueue({ key, kind: 'work', serialKey: 'a', payload: {} });
-    r.enqueue({ key: 'b1', kind: 'work', serialKey: 'b', payload: {} });
-    assert.equal(r.enqueue({ key: 'a1', kind: 'work', serialKey: 'a', payload: {} }).created, false);
+    await r.start();
+    for (const key of ['a1', 'a2', 'a3']) await r.enqueue({ key, kind: 'work', serialKey: 'a', payload: {} });
+    await r.enqueue({ key: 'b1', kind: 'work', serialKey: 'b', payload: {} });
+    assert.equal((await r.enqueue({ key: 'a1', kind: 'work', serialKey: 'a', payload: {} })).created, false);
     await r.idle();
     assert.deepEqual(
       order.filter((k) => k.startsWith('a')),
@@ -55,7 +56,7 @@ describe('JobRunner', () => {
     );
     assert.ok(order.includes('b1'));
     assert.equal(most, 2, 'two keys ran at once');
-    assert.deepEqual(new LinearJobStore(db).list().map((j) => j.status), ['done', 'done', 'done', 'done']);
+    assert.deepEqual((await new LinearJobStore(sqliteKysely(db)).list()).map((j) => j.status), ['done', 'done', 'done', 'done']);
   });
 
   it('retries failures that may pass with backoff, then gives up and says so; never retries what cannot pass', async () => {
@@ -78,9 +79,9 @@ describe('JobRunner', () => {
         giveUp: async (job, error) => void gaveUp.push({ key: job.key, error }),
       },
     });
-    r.start();
-    r.enqueue({ key: 'f', kind: 'flaky', serialKey: 'f', payload: {} });
-    r.enqueue({ key: 'x', kind: 'broken', serialKey: 'x', payload: {} });
+    await r.start();
+    await r.enqueue({ key: 'f', kind: 'flaky', serialKey: 'f', payload: {} });
+    await r.enqueue({ key: 'x', kind: 'broken', serialKey: 'x', payload: {} });
     await r.idle();
     assert.deepEqual(attempts, [1]);
     assert.deepEqual(gaveUp, [{ key: 'x', error: 'the agent engine is not running' }]);
@@ -94,7 +95,7 @@ describe('JobRunner', () => {
     await r.idle();
     assert.deepEqual(attempts, [1, 2, 3]);
     assert.deepEqual(gaveUp.map((g) => g.key), ['x', 'f']);
-    assert.equal(new LinearJobStore(db).get('f')?.status, 'failed');
+    assert.equal((await new LinearJobStore(sqliteKysely(db)).get('f'))?.status, 'failed');
   });
 
   it('runs again after a restart what the last process left running, and a stop cancels a session’s jobs', async () => {
@@ -102,9 +103,9 @@ describe('JobRunner', () => {
     const path = join(dir.path, 'state.db');
     const clock = new ManualClock();
     const db = openDatabase(path);
-    const store = new LinearJobStore(db);
-    store.enqueue({ key: 'cut', kind: 'work', serialKey: 's', agentSessionId: 'as-1', payload: { n: 1 } }, clock.now());
-    assert.equal(store.claimDue(clock.now(), 5).length, 1, 'running when the process died');
+    const store = new LinearJobStore(sqliteKysely(db));
+    await store.enqueue({ key: 'cut', kind: 'work', serialKey: 's', agentSessionId: 'as-1', payload: { n: 1 } }, clock.now());
+    assert.equal((await store.claimDue(clock.now(), 5)).length, 1, 'running when the process died');
     db.close();
     const db2 = openDatabase(path);
     const seen: LinearJob[] = [];
@@ -121,13 +122,13 @@ describe('JobRunner', () => {
         giveUp: async () => undefined,
       },
     });
-    r.start();
+    await r.start();
     await new Promise((resolve) => setImmediate(resolve));
     assert.deepEqual(seen.map((j) => [j.key, j.attempts, j.payload]), [['cut', 2, { n: 1 }]]);
-    const cancelled = r.cancelForSession('as-1');
+    const cancelled = await r.cancelForSession('as-1');
     assert.deepEqual(cancelled.map((j) => j.key), ['cut']);
     await r.idle();
-    assert.equal(new LinearJobStore(db2).get('cut')?.status, 'cancelled');
+    assert.equal((await new LinearJobStore(sqliteKysely(db2)).get('cut'))?.status, 'cancelled');
     release();
     await r.stop();
     db2.close();

@@ -50,30 +50,30 @@ export class JobRunner {
     return new WorkLoop({ clock: this.#d.clock, step: () => this.#turn(), retryDelay: () => this.#d.config.retryInitialSec * 1000 });
   }
 
-  /** Queues jobs interrupted by the last process again and starts working. */
-  start(): void {
+  /** Queues jobs interrupted by the last process again and starts working (resolves once that is committed). */
+  async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
     this.#loop = this.#newLoop();
     const { store, clock, logger, config } = this.#d;
-    const recovered = store.recoverInterrupted(clock.now());
+    const recovered = await store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear jobs: running again what a restart cut off');
-    const pruned = store.prune(clock.now() - config.retentionSec * 1000);
+    const pruned = await store.prune(clock.now() - config.retentionSec * 1000);
     if (pruned > 0) logger.info({ pruned }, 'linear jobs: pruned finished jobs');
     this.#schedule();
   }
 
-  /** Queues a job (a no-op when its key exists) and wakes the runner. Returns the job and whether it is new. */
-  enqueue(job: NewJob): { job: LinearJob; created: boolean } {
-    const result = this.#d.store.enqueue(job, this.#d.clock.now());
+  /** Queues a job (a no-op when its key exists) and wakes the runner. Resolves, once committed, the job and whether it is new. */
+  async enqueue(job: NewJob): Promise<{ job: LinearJob; created: boolean }> {
+    const result = await this.#d.store.enqueue(job, this.#d.clock.now());
     if (result.created) this.#d.logger.info({ job: job.key, kind: job.kind }, 'linear job queued');
     this.#schedule();
     return result;
   }
 
-  /** Cancels the queued and running jobs of an agent session (a stop from Linear); returns them. */
-  cancelForSession(agentSessionId: string): LinearJob[] {
-    const cancelled = this.#d.store.cancelForSession(agentSessionId, this.#d.clock.now());
+  /** Cancels the queued and running jobs of an agent session (a stop from Linear); resolves them. */
+  async cancelForSession(agentSessionId: string): Promise<LinearJob[]> {
+    const cancelled = await this.#d.store.cancelForSession(agentSessionId, this.#d.clock.now());
     for (const job of cancelled) this.#active.get(job.seq)?.controller.abort();
     if (cancelled.length > 0) this.#d.logger.info({ agentSession: agentSessionId, jobs: cancelled.map((j) => j.key) }, 'linear jobs cancelled by a stop');
     return cancelled;
@@ -119,12 +119,12 @@ export class JobRunner {
   }
 
   /** Claims the due jobs that fit the free slots and starts them; then sleeps until the next due time. */
-  #turn(): StepResult {
+  async #turn(): Promise<StepResult> {
     if (!this.#running) return 'quiet';
     const { store, clock, logger, config } = this.#d;
     let claimed: LinearJob[] = [];
     try {
-      claimed = store.claimDue(clock.now(), config.concurrency - this.#active.size);
+      claimed = await store.claimDue(clock.now(), config.concurrency - this.#active.size);
     } catch (error) {
       logger.error({ err: errorMessage(error) }, 'linear jobs: cannot read the queue');
     }
@@ -137,7 +137,7 @@ export class JobRunner {
       this.#active.set(job.seq, { controller, done });
     }
     const now = clock.now();
-    const due = store.nextDueAfter(now);
+    const due = await store.nextDueAfter(now);
     return due === undefined ? 'quiet' : { wakeInMs: due - now };
   }
 
@@ -148,13 +148,13 @@ export class JobRunner {
     const kind = kinds[job.kind];
     if (!kind) {
       logger.error(meta, 'linear job of an unknown kind; dropped');
-      store.finish(job.seq, 'failed', `unknown job kind ${job.kind}`, clock.now());
+      await store.finish(job.seq, 'failed', `unknown job kind ${job.kind}`, clock.now());
       return;
     }
     try {
       await kind.run(job, signal);
       // Work that completed is done, even if a stop or a shutdown came meanwhile (kinds throw when they stopped early).
-      store.finish(job.seq, 'done', null, clock.now());
+      await store.finish(job.seq, 'done', null, clock.now());
     } catch (error) {
       const message = errorMessage(error);
       if (signal.aborted) {
@@ -165,11 +165,11 @@ export class JobRunner {
       if (isRetryable(error) && job.attempts < config.maxAttempts) {
         const delay = config.retryInitialSec * 1000 * 2 ** (job.attempts - 1);
         logger.warn({ ...meta, err: message, retryInMs: delay }, 'linear job failed; will retry');
-        store.retry(job.seq, message, clock.now() + delay, clock.now());
+        await store.retry(job.seq, message, clock.now() + delay, clock.now());
         return;
       }
       logger.error({ ...meta, err: message }, 'linear job failed');
-      if (!store.finish(job.seq, 'failed', message, clock.now())) return;
+      if (!(await store.finish(job.seq, 'failed', message, clock.now()))) return;
       try {
         await kind.giveUp(job, message);
       } catch (giveUpError) {

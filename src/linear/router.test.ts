@@ -11,6 +11,7 @@ import { RecordingPipeline } from '../../test/support/recording-pipeline.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
 import { LinearApiError } from './api/types.ts';
@@ -65,9 +66,10 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   const planner = new Planner({ api: fx.api, db: fx.db, inference: fx.inference, config: fx.config.planner, clock, logger });
   const triage = new Triage({ api: fx.api, inference: fx.inference, config: fx.config.triage, logger });
   const mentions = new MentionResponder({ api: fx.api, config: fx.full, ...(ef ? { engine: ef.engine } : {}), logger });
-  const claims = new LinearClaimStore(fx.db);
-  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(fx.db), effects: new LinearEffects(new LinearEffectStore(fx.db), clock, logger), clock, logger });
-  router.start();
+  const store = sqliteKysely(fx.db);
+  const claims = new LinearClaimStore(store);
+  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(store), effects: new LinearEffects(new LinearEffectStore(store), clock, logger), clock, logger });
+  await router.start();
   const idle = async (ms = 0): Promise<void> => {
     if (ms > 0) clock.advance(ms);
     await router.jobs.idle();
@@ -136,7 +138,7 @@ describe('LinearRouter', () => {
     assert.match(first.ctx.promptContext ?? '', /^<issue identifier="ENG-1">/);
     assert.deepEqual(first.ctx.guidance, ['Always open a draft PR and link it in the issue.']);
     assert.deepEqual(thoughts(s.fx, FAKE_IDS.agentSession), ['Picked up ENG-1'], 'one first thought');
-    assert.equal(s.claims.owner(`comment:${COMMENT_SESSION}`), `agent-session:${FAKE_IDS.agentSession}`);
+    assert.equal(await s.claims.owner(`comment:${COMMENT_SESSION}`), `agent-session:${FAKE_IDS.agentSession}`);
   });
 
   it('passes prompts to the pipeline once (a redelivered prompt is not repeated) and stops on the stop signal', async () => {
@@ -268,7 +270,7 @@ describe('LinearRouter', () => {
     await s.router.stop();
     s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`triage:${ISSUE3}`);
     s.fx.inference.script({ text: answer });
-    s.router.start();
+    await s.router.start();
     await s.idle();
     assert.equal(s.fx.inference.requests.length, 2, 'the job did run again');
     assert.equal(mutationCount(s.fx, 'issueUpdate'), 1, 'one triage update');
@@ -352,7 +354,7 @@ describe('LinearRouter', () => {
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1);
     await s.router.stop();
     s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`mention:${COMMENT_QA}`);
-    s.router.start();
+    await s.router.start();
     await s.idle();
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1, 'one "could not answer"');
   });

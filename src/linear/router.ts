@@ -82,10 +82,10 @@ export class LinearRouter implements LinearEventHandler {
   }
 
   /** Runs the job queue (resuming what a restart cut off) and prunes old claims and jobs every `pruneIntervalSec`. */
-  start(): void {
-    this.jobs.start();
-    this.#prune();
-    this.#pruneTimer ??= this.#d.clock.every(this.#d.config.linear.router.pruneIntervalSec * 1000, () => this.#prune());
+  async start(): Promise<void> {
+    await this.jobs.start();
+    await this.#prune();
+    this.#pruneTimer ??= this.#d.clock.every(this.#d.config.linear.router.pruneIntervalSec * 1000, () => void this.#prune());
   }
 
   async stop(): Promise<void> {
@@ -94,11 +94,11 @@ export class LinearRouter implements LinearEventHandler {
     await this.jobs.stop();
   }
 
-  #prune(): void {
+  async #prune(): Promise<void> {
     const { claims, jobStore, clock, logger, config } = this.#d;
     try {
       const before = clock.now() - config.linear.router.retentionSec * 1000;
-      const removed = claims.prune(before) + jobStore.prune(before) + this.#d.effects.prune(before);
+      const removed = (await claims.prune(before)) + (await jobStore.prune(before)) + (await this.#d.effects.prune(before));
       if (removed > 0) logger.info({ removed }, 'linear router: pruned old claims and jobs');
     } catch (error) {
       logger.error({ err: errorMessage(error) }, 'linear router: prune failed');
@@ -132,7 +132,7 @@ export class LinearRouter implements LinearEventHandler {
             addressed: this.#comments.addressesApp(event.mentions, await this.#comments.appHandles()),
           });
         case 'issue.created':
-          return this.#issueCreated(event.issue.id, event.issue.identifier);
+          return await this.#issueCreated(event.issue.id, event.issue.identifier);
         case 'issue.assigned':
           return await this.#assigned(event.issue.id, 'issue', event.deliveryId);
         case 'appUserNotification':
@@ -196,7 +196,7 @@ export class LinearRouter implements LinearEventHandler {
       return;
     }
     // This session answers its comment: the Comment webhook and a mention notification of it stand down.
-    if (event.comment) claims.claim(`comment:${event.comment.id}`, `agent-session:${agentSessionId}`, clock.now());
+    if (event.comment) await claims.claim(`comment:${event.comment.id}`, `agent-session:${agentSessionId}`, clock.now());
     const profile = this.#pipelineProfile(body ? extractMentions(body) : []);
     logger.info({ agentSession: agentSessionId, issue: event.issue?.identifier ?? issueId }, 'linear agent session: dispatching');
     try {
@@ -233,11 +233,11 @@ export class LinearRouter implements LinearEventHandler {
       return;
     }
     const key = `prompt:${event.activityId}`;
-    if (claims.owner(key)) {
+    if (await claims.owner(key)) {
       logger.info({ agentSession: agentSessionId, activity: event.activityId }, 'linear prompt already handled (redelivery)');
       return;
     }
-    if (event.sourceCommentId) claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
+    if (event.sourceCommentId) await claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
     const result = await pipeline.onPrompt(agentSessionId, event.body, event.activityId);
     // Crash tests: the prompt is taken in, its claim not yet recorded (the delivery runs again after a restart).
     faultPoint('linear.router.after-prompt');
@@ -253,13 +253,13 @@ export class LinearRouter implements LinearEventHandler {
         }
       }
     }
-    claims.claim(key, 'pipeline', clock.now());
+    await claims.claim(key, 'pipeline', clock.now());
   }
 
   async #stop(event: Extract<LinearEvent, { type: 'agentSession.stop' }>): Promise<void> {
     const { pipeline, api, logger, effects } = this.#d;
     const key = eventKey(event);
-    const cancelled = this.jobs.cancelForSession(event.agentSessionId);
+    const cancelled = await this.jobs.cancelForSession(event.agentSessionId);
     const result = await pipeline.onStop(event.agentSessionId, key);
     if (result.outcome !== 'unknown') return;
     const planning = cancelled.some((j) => j.kind === JOB.planTurn || j.kind === JOB.planStart);
@@ -278,14 +278,14 @@ export class LinearRouter implements LinearEventHandler {
 
   // ---- issues and notifications -----------------------------------------------------------------------------------
 
-  #issueCreated(issueId: string, identifier: string): void {
+  async #issueCreated(issueId: string, identifier: string): Promise<void> {
     const { config, triage, logger } = this.#d;
     if (!config.linear.triage.enabled) return;
     if (!triage.active) {
       logger.info({ issue: identifier }, 'linear triage skipped: no inference provider is configured');
       return;
     }
-    this.jobs.enqueue({ key: `triage:${issueId}`, kind: JOB.triage, serialKey: `issue:${issueId}`, payload: { issueId, identifier } });
+    await this.jobs.enqueue({ key: `triage:${issueId}`, kind: JOB.triage, serialKey: `issue:${issueId}`, payload: { issueId, identifier } });
   }
 
   /**
@@ -294,7 +294,7 @@ export class LinearRouter implements LinearEventHandler {
    */
   async #assigned(issueId: string, source: AssignmentSource, deliveryId: string): Promise<void> {
     const { claims, pipeline, api, clock, logger, config, effects } = this.#d;
-    const claim = claims.recordAssignment({ issueId, source, deliveryId, now: clock.now(), windowMs: config.linear.router.assignmentPairWindowSec * 1000 });
+    const claim = await claims.recordAssignment({ issueId, source, deliveryId, now: clock.now(), windowMs: config.linear.router.assignmentPairWindowSec * 1000 });
     if (claim.kind === 'paired' || (claim.kind === 'redelivery' && claim.paired)) {
       logger.info({ issue: issueId, source }, 'linear assignment already reported by the other webhook; dispatched once');
       return;
@@ -313,7 +313,7 @@ export class LinearRouter implements LinearEventHandler {
         const made = await effects.run(sessionKey, 'at-most-once', async () => {
           const session = await api.createAgentSessionOnIssue(issueId);
           faultPoint('linear.router.after-agent-session');
-          claims.setAssignmentSession(claim.seq, session.id);
+          await claims.setAssignmentSession(claim.seq, session.id);
           return session;
         });
         if (made.kind === 'sent') agentSessionId = made.value.id;
@@ -338,7 +338,7 @@ export class LinearRouter implements LinearEventHandler {
       return;
     }
     if ((event.action === 'issueCommentMention' || event.action === 'issueNewComment') && issueId && event.comment) {
-      const { created } = this.jobs.enqueue({
+      const { created } = await this.jobs.enqueue({
         key: `notification-mention:${event.comment.id}`,
         kind: JOB.notificationMention,
         serialKey: `comment:${event.comment.id}`,

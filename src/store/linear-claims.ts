@@ -1,8 +1,8 @@
 // Durable idempotency of the Linear event router: claims (the first path to take a comment, a prompt or an issue
 // event owns it; the others stand down) and assignments (the Issue webhook and the AppUserNotification of one
 // assignment, paired so that only one of them dispatches).
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /** Which webhook reported an assignment. */
 export type AssignmentSource = 'issue' | 'notification';
@@ -16,78 +16,78 @@ export type AssignmentClaim =
   /** The other webhook already reported this assignment: nothing to do. */
   | { kind: 'paired'; seq: number; pairedWith: number };
 
-interface AssignmentRow {
-  seq: number;
-  issue_id: string;
-  source: string;
-  delivery_id: string;
-  paired_with: number | null;
-  agent_session_id: string | null;
-  created_at: number;
-}
-
 /** Claims and assignment pairs, in the daemon's database (migration 460). */
 export class LinearClaimStore {
-  #db: DatabaseSync;
+  readonly #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
   /**
-   * Claims `key` for `owner`. Returns true when the key is now (or already was) this owner's; false when another owner
+   * Claims `key` for `owner`. Resolves true when the key is now (or already was) this owner's; false when another owner
    * holds it. The same owner claiming again (a redelivery) gets true.
    */
-  claim(key: string, owner: string, now: number): boolean {
-    this.#db.prepare('INSERT OR IGNORE INTO linear_claims (key, owner, created_at) VALUES (?, ?, ?)').run(key, owner, now);
-    return this.owner(key) === owner;
+  async claim(key: string, owner: string, now: number): Promise<boolean> {
+    await this.#db
+      .insertInto('linear_claims')
+      .values({ key, owner, created_at: now })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .execute();
+    return (await this.owner(key)) === owner;
   }
 
   /** Who holds `key`, or null. */
-  owner(key: string): string | null {
-    const row = this.#db.prepare('SELECT owner FROM linear_claims WHERE key = ?').get(key) as { owner: string } | undefined;
+  async owner(key: string): Promise<string | null> {
+    const row = await this.#db.selectFrom('linear_claims').select('owner').where('key', '=', key).executeTakeFirst();
     return row?.owner ?? null;
   }
 
   /** Gives a claim up (its work could not be taken over). */
-  release(key: string, owner: string): void {
-    this.#db.prepare('DELETE FROM linear_claims WHERE key = ? AND owner = ?').run(key, owner);
+  async release(key: string, owner: string): Promise<void> {
+    await this.#db.deleteFrom('linear_claims').where('key', '=', key).where('owner', '=', owner).execute();
   }
 
   /**
    * Records that `source` reported the assignment of `issueId` to the app (delivery `deliveryId`). Within `windowMs`
    * of an unpaired report from the other source, the two are one assignment (`paired`). All in one transaction.
    */
-  recordAssignment(input: { issueId: string; source: AssignmentSource; deliveryId: string; now: number; windowMs: number }): AssignmentClaim {
-    return transaction(this.#db, () => {
-      const same = this.#db.prepare('SELECT * FROM linear_assignments WHERE delivery_id = ?').get(input.deliveryId) as AssignmentRow | undefined;
+  async recordAssignment(input: { issueId: string; source: AssignmentSource; deliveryId: string; now: number; windowMs: number }): Promise<AssignmentClaim> {
+    return this.#db.transaction().execute(async (trx): Promise<AssignmentClaim> => {
+      const same = await trx.selectFrom('linear_assignments').selectAll().where('delivery_id', '=', input.deliveryId).executeTakeFirst();
       if (same) return { kind: 'redelivery', seq: same.seq, agentSessionId: same.agent_session_id, paired: same.paired_with !== null };
-      const other = this.#db
-        .prepare(
-          `SELECT a.* FROM linear_assignments a
-           WHERE a.issue_id = ? AND a.source <> ? AND a.created_at >= ? AND a.paired_with IS NULL
-             AND NOT EXISTS (SELECT 1 FROM linear_assignments b WHERE b.paired_with = a.seq)
-           ORDER BY a.seq DESC LIMIT 1`,
-        )
-        .get(input.issueId, input.source, input.now - input.windowMs) as AssignmentRow | undefined;
-      const inserted = this.#db
-        .prepare('INSERT INTO linear_assignments (issue_id, source, delivery_id, paired_with, created_at) VALUES (?, ?, ?, ?, ?)')
-        .run(input.issueId, input.source, input.deliveryId, other?.seq ?? null, input.now);
-      const seq = Number(inserted.lastInsertRowid);
-      if (other) return { kind: 'paired', seq, pairedWith: other.seq };
-      return { kind: 'new', seq, agentSessionId: null };
+      const other = await trx
+        .selectFrom('linear_assignments as a')
+        .select('a.seq')
+        .where('a.issue_id', '=', input.issueId)
+        .where('a.source', '<>', input.source)
+        .where('a.created_at', '>=', input.now - input.windowMs)
+        .where('a.paired_with', 'is', null)
+        .where((eb) => eb.not(eb.exists(eb.selectFrom('linear_assignments as b').select('b.seq').whereRef('b.paired_with', '=', 'a.seq'))))
+        .orderBy('a.seq', 'desc')
+        .limit(1)
+        .executeTakeFirst();
+      const inserted = await trx
+        .insertInto('linear_assignments')
+        .values({ issue_id: input.issueId, source: input.source, delivery_id: input.deliveryId, paired_with: other?.seq ?? null, created_at: input.now })
+        .returning('seq')
+        .executeTakeFirstOrThrow();
+      if (other) return { kind: 'paired', seq: inserted.seq, pairedWith: other.seq };
+      return { kind: 'new', seq: inserted.seq, agentSessionId: null };
     });
   }
 
   /** Remembers the agent session created for an assignment (a redelivery reuses it). */
-  setAssignmentSession(seq: number, agentSessionId: string): void {
-    this.#db.prepare('UPDATE linear_assignments SET agent_session_id = ? WHERE seq = ?').run(agentSessionId, seq);
+  async setAssignmentSession(seq: number, agentSessionId: string): Promise<void> {
+    await this.#db.updateTable('linear_assignments').set({ agent_session_id: agentSessionId }).where('seq', '=', seq).execute();
   }
 
-  /** Deletes claims and assignments older than `before`; returns how many rows went. */
-  prune(before: number): number {
-    const a = this.#db.prepare('DELETE FROM linear_claims WHERE created_at < ?').run(before).changes;
-    const b = this.#db.prepare('DELETE FROM linear_assignments WHERE created_at < ?').run(before).changes;
-    return Number(a) + Number(b);
+  /** Deletes claims and assignments older than `before` (one transaction); resolves how many rows went. */
+  async prune(before: number): Promise<number> {
+    return this.#db.transaction().execute(async (trx) => {
+      const a = await trx.deleteFrom('linear_claims').where('created_at', '<', before).executeTakeFirst();
+      const b = await trx.deleteFrom('linear_assignments').where('created_at', '<', before).executeTakeFirst();
+      return Number(a.numDeletedRows) + Number(b.numDeletedRows);
+    });
   }
 }

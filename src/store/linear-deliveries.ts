@@ -1,5 +1,7 @@
-import type { DatabaseSync, StatementSync } from 'node:sqlite';
-import { statementCache, transaction } from './database.ts';
+import { SqliteAdapter, sql } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { HotStatements } from './hot-statements.ts';
+import type { Database } from './tables/index.ts';
 
 /** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
 export type DeliveryStatus = 'pending' | 'processing' | 'done' | 'dead';
@@ -24,23 +26,6 @@ export interface StoredDelivery {
   updatedAt: number;
 }
 
-/**
- * Runs `fn` (a transaction of the worker's own bookkeeping) with synchronous=NORMAL: in WAL mode its commit survives a
- * crash of the process (the WAL is written before COMMIT returns) and becomes durable against power loss with the next
- * synchronous=FULL commit — the intake's next delivery. A power cut may only undo a claim or a result, which runs that
- * delivery again (at least once; its effects are idempotent). The intake's commits, which a 200 waits for, keep the
- * connection's setting (FULL), restored right after.
- */
-function withoutSync<T>(db: DatabaseSync, readSetting: StatementSync, fn: () => T): T {
-  const previous = (readSetting.get() as { synchronous: number }).synchronous;
-  db.exec('PRAGMA synchronous = NORMAL');
-  try {
-    return fn();
-  } finally {
-    db.exec(`PRAGMA synchronous = ${Number(previous)}`);
-  }
-}
-
 /** The result of one finished attempt. */
 export type DeliveryOutcome =
   | { seq: number; kind: 'done'; outcome: string }
@@ -59,33 +44,13 @@ export interface NewDelivery {
   receivedAt: number;
 }
 
-interface Row {
-  seq: number;
-  delivery_id: string;
-  event_type: string;
-  action: string | null;
-  order_key: string;
-  payload: string;
-  status: string;
-  attempts: number;
-  next_attempt_at: number;
-  last_error: string | null;
-  outcome: string | null;
-  received_at: number;
-  updated_at: number;
-}
+type DeliveryRow = Selectable<Database['linear_webhook_deliveries']>;
 
-/**
- * The oldest `limit` due pending deliveries not behind an unfinished earlier delivery of the same order key (so at most
- * one per key). Walks the partial index of pending deliveries in seq order: no sort, it stops after `limit` rows.
- */
-export const RUNNABLE = `SELECT * FROM linear_webhook_deliveries q INDEXED BY linear_webhook_deliveries_pending
-  WHERE q.status = 'pending' AND q.next_attempt_at <= ?
-    AND NOT EXISTS (SELECT 1 FROM linear_webhook_deliveries p
-                    WHERE p.order_key = q.order_key AND p.seq < q.seq AND p.status IN ('pending', 'processing'))
-  ORDER BY q.seq LIMIT ?`;
+/** Status literals are inlined (not bound) so SQLite can prove a query matches a partial index's condition. */
+const PENDING = sql.lit('pending' as const);
+const PROCESSING = sql.lit('processing' as const);
 
-function fromRow(row: Row): StoredDelivery {
+function toDelivery(row: DeliveryRow): StoredDelivery {
   return {
     seq: row.seq,
     deliveryId: row.delivery_id,
@@ -93,7 +58,7 @@ function fromRow(row: Row): StoredDelivery {
     action: row.action,
     orderKey: row.order_key,
     payload: row.payload,
-    status: row.status as DeliveryStatus,
+    status: row.status,
     attempts: row.attempts,
     nextAttemptAt: row.next_attempt_at,
     lastError: row.last_error,
@@ -104,168 +69,336 @@ function fromRow(row: Row): StoredDelivery {
 }
 
 /**
+ * The oldest `limit` due pending deliveries not behind an unfinished earlier delivery of the same order key (so at most
+ * one per key). On SQLite it walks the partial index of pending deliveries in seq order (no sort, it stops after
+ * `limit` rows) and looks behind each through the partial index of open deliveries: both need the status literals.
+ */
+export function runnableQuery(db: Kysely<Database>, now: number, limit: number) {
+  return db
+    .selectFrom('linear_webhook_deliveries as q')
+    .selectAll('q')
+    .where('q.status', '=', PENDING)
+    .where('q.next_attempt_at', '<=', now)
+    .where((eb) =>
+      eb.not(
+        eb.exists(
+          eb
+            .selectFrom('linear_webhook_deliveries as p')
+            .select(sql.lit(1).as('one'))
+            .whereRef('p.order_key', '=', 'q.order_key')
+            .whereRef('p.seq', '<', 'q.seq')
+            .where('p.status', 'in', [PENDING, PROCESSING]),
+        ),
+      ),
+    )
+    .orderBy('q.seq')
+    .limit(limit);
+}
+
+/**
+ * Runs `fn`, a transaction of the worker's own bookkeeping, with relaxed commit durability.
+ *
+ * SQLite: synchronous=NORMAL. In WAL mode its commit survives a crash of the process (the WAL is written before COMMIT
+ * returns) and becomes durable against power loss with the next synchronous=FULL commit — the intake's next delivery.
+ * A power cut may only undo a claim or a result, which runs that delivery again (at least once; its effects are
+ * idempotent). The setting is changed and restored while this call holds the connection (Kysely's lock over the one
+ * SQLite connection), so the intake's commits, which a 200 waits for, always run with the connection's own (FULL).
+ *
+ * PostgreSQL: `SET LOCAL synchronous_commit = off` for this transaction only: the commit may be lost if the server
+ * crashes before its WAL writer flushes (the same at-least-once rerun); the intake's transactions stay synchronous.
+ */
+async function bookkeeping<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
+    return db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+      return fn(trx);
+    });
+  }
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(conn);
+    const previous = Number(rows[0]?.synchronous ?? 2);
+    await sql`PRAGMA synchronous = NORMAL`.execute(conn);
+    try {
+      return await conn.transaction().execute(fn);
+    } finally {
+      await sql.raw(`PRAGMA synchronous = ${previous}`).execute(conn);
+    }
+  });
+}
+
+/** Finished attempts that make the same change: one UPDATE for all their deliveries. */
+interface OutcomeGroup {
+  kind: DeliveryOutcome['kind'];
+  /** The changed values other than the update time: the outcome (done), or the error and, for a retry, its time. */
+  values: unknown[];
+  seqs: number[];
+}
+
+/** `outcomes` grouped by the change they make, in first-seen order. */
+function groupOutcomes(outcomes: readonly DeliveryOutcome[]): OutcomeGroup[] {
+  const groups = new Map<string, OutcomeGroup>();
+  for (const o of outcomes) {
+    const values = o.kind === 'done' ? [o.outcome] : o.kind === 'dead' ? [o.error] : [o.error, o.retryAt];
+    const key = JSON.stringify([o.kind, ...values]);
+    const group = groups.get(key);
+    if (group) group.seqs.push(o.seq);
+    else groups.set(key, { kind: o.kind, values, seqs: [o.seq] });
+  }
+  return [...groups.values()];
+}
+
+/** The UPDATE recording a group of `count` outcomes of `kind`: slots are its values, the update time, then the seqs. */
+function outcomeUpdate(db: Kysely<Database>, kind: DeliveryOutcome['kind'], count: number, slot: <T>(index: number) => T) {
+  const first = kind === 'retry' ? 3 : 2;
+  const now = slot<number>(first - 1);
+  const patch: Updateable<Database['linear_webhook_deliveries']> =
+    kind === 'done'
+      ? { status: 'done', outcome: slot<string>(0), last_error: null, updated_at: now }
+      : kind === 'dead'
+        ? { status: 'dead', last_error: slot<string>(0), updated_at: now }
+        : { status: 'pending', last_error: slot<string>(0), next_attempt_at: slot<number>(1), updated_at: now };
+  const seqs = Array.from({ length: count }, (_, i) => slot<number>(first + i));
+  return db.updateTable('linear_webhook_deliveries').set(patch).where('seq', 'in', seqs);
+}
+
+/** The UPDATE claiming `count` deliveries: processing, one more attempt. Slots: the time, then the seqs. */
+function claimUpdate(db: Kysely<Database>, count: number, slot: <T>(index: number) => T) {
+  return db
+    .updateTable('linear_webhook_deliveries')
+    .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: slot<number>(0) }))
+    .where('seq', 'in', Array.from({ length: count }, (_, i) => slot<number>(i + 1)));
+}
+
+/** The values of a new delivery's row that vary, in the order `deliveryInsert` takes them. */
+function deliveryValues(d: NewDelivery): unknown[] {
+  return [d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt];
+}
+
+/**
+ * The intake's INSERT of one delivery (slots: see `deliveryValues`), pending and due at once. It inserts nothing when
+ * the delivery id or the body digest is stored already: the guard is checked before a row is attempted, so such an
+ * insert writes nothing at all (an attempted row, even one ON CONFLICT skips, makes SQLite's AUTOINCREMENT rewrite
+ * sqlite_sequence, whose commit would cost a sync for no new row). ON CONFLICT still covers a race between two writers
+ * (PostgreSQL). The times are cast so that PostgreSQL types the selected parameters as the columns' BIGINT.
+ */
+function deliveryInsert(db: Kysely<Database>, slot: <T>(index: number) => T) {
+  const deliveryId = slot<string>(0);
+  const bodyDigest = slot<string>(5);
+  const at = (eb: ExpressionBuilder<Database, never>) => eb.cast<number>(eb.val(slot<number>(6)), 'bigint');
+  return db
+    .insertInto('linear_webhook_deliveries')
+    .columns(['delivery_id', 'event_type', 'action', 'order_key', 'payload', 'body_digest', 'status', 'attempts', 'next_attempt_at', 'received_at', 'updated_at'])
+    .expression(
+      db
+        .selectNoFrom((eb) => [
+          eb.val(deliveryId).as('delivery_id'),
+          eb.val(slot<string>(1)).as('event_type'),
+          eb.val(slot<string | null>(2)).as('action'),
+          eb.val(slot<string>(3)).as('order_key'),
+          eb.val(slot<string>(4)).as('payload'),
+          eb.val(bodyDigest).as('body_digest'),
+          PENDING.as('status'),
+          eb.cast<number>(sql.lit(0), 'bigint').as('attempts'),
+          at(eb).as('next_attempt_at'),
+          at(eb).as('received_at'),
+          at(eb).as('updated_at'),
+        ])
+        .where((eb) =>
+          eb.not(
+            eb.exists(
+              eb
+                .selectFrom('linear_webhook_deliveries as known')
+                .select(sql.lit(1).as('one'))
+                .where((k) => k.or([k('known.delivery_id', '=', deliveryId), k('known.body_digest', '=', bodyDigest)])),
+            ),
+          ),
+        ),
+    )
+    .onConflict((oc) => oc.doNothing());
+}
+
+/**
  * The durable record of Linear webhook deliveries: the dedup set (a delivery id is stored once, ever, until pruned) and
- * the work queue of the webhook worker. Every method is one SQLite transaction.
+ * the work queue of the webhook worker. Every method is one transaction, resolved after its commit.
  */
 export class LinearDeliveryStore {
-  #db: DatabaseSync;
-  /** Each SQL text prepared once per store: the intake and the worker run these for every delivery. */
-  readonly #sql: (sql: string) => StatementSync;
+  readonly #db: Kysely<Database>;
+  /** The statements on the path of every delivery (intake insert, worker claim and results), compiled once each. */
+  readonly #hot = new HotStatements();
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
-    this.#sql = statementCache(db);
   }
 
-
-  /** Stores a new delivery as pending, due now. Returns false (and changes nothing) when its id or digest is known. */
-  enqueue(delivery: NewDelivery): boolean {
-    return this.enqueueMany([delivery])[0] as boolean;
+  /** Stores a new delivery as pending, due now. Resolves false (and changes nothing) when its id or digest is known. */
+  async enqueue(delivery: NewDelivery): Promise<boolean> {
+    return (await this.enqueueMany([delivery]))[0] as boolean;
   }
 
   /**
-   * Stores several deliveries in ONE transaction (one sync for the whole group, so concurrent arrivals share it).
-   * Returns, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
+   * Stores several deliveries in ONE commit (one sync for the whole group, so concurrent arrivals share it; a lone
+   * delivery is a single autocommitted statement) and resolves after it, per delivery, whether it was new; a repeated id
+   * or body digest (even within the group) is stored once. Known deliveries write nothing (nothing to sync).
    */
-  enqueueMany(deliveries: readonly NewDelivery[]): boolean[] {
-    const insert = this.#sql(
-      `INSERT INTO linear_webhook_deliveries (delivery_id, event_type, action, order_key, payload, body_digest, status, attempts,
-         next_attempt_at, received_at, updated_at)
-       VALUES (?, ?, ?, ?, ?, ?, 'pending', 0, ?, ?, ?) ON CONFLICT DO NOTHING`,
-    );
-    const insertAll = () =>
-      deliveries.map(
-        (d) => Number(insert.run(d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt, d.receivedAt, d.receivedAt).changes) === 1,
-      );
-    if (this.#db.isTransaction) return insertAll();
-    // A group of redeliveries only is rolled back, not committed: the table's AUTOINCREMENT rewrites sqlite_sequence
-    // even for an insert that did nothing, and committing that page would cost an fsync'd commit for no new row. The
-    // rows that made them duplicates are durable already (committed by an earlier group).
-    this.#db.exec('BEGIN IMMEDIATE');
-    try {
-      const fresh = insertAll();
-      this.#db.exec(fresh.includes(true) ? 'COMMIT' : 'ROLLBACK');
+  async enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
+    const insert = async (db: Kysely<Database>, d: NewDelivery): Promise<boolean> => {
+      const result = await this.#hot.execute(db, 'insert', deliveryValues(d), (slot) => deliveryInsert(db, slot));
+      return Number(result.numAffectedRows ?? 0n) === 1;
+    };
+    // One delivery is one statement, committed on its own (a redelivery's writes nothing, so its commit syncs nothing).
+    const only = deliveries.length === 1 ? deliveries[0] : undefined;
+    if (only) return [await insert(this.#db, only)];
+    // A group first reads which of its ids and digests are known (one query), so that a group of redeliveries (Linear
+    // retrying a burst) opens no transaction at all; the others are inserted, guarded as ever, in one transaction.
+    const known = await this.#known(deliveries);
+    const unknown = deliveries.map((d) => !known.has(`id:${d.deliveryId}`) && !known.has(`digest:${d.bodyDigest}`));
+    if (!unknown.includes(true)) return unknown;
+    return this.#db.transaction().execute(async (trx) => {
+      const fresh: boolean[] = [];
+      for (const [i, d] of deliveries.entries()) fresh.push(unknown[i] === true && (await insert(trx, d)));
       return fresh;
-    } catch (error) {
-      if (this.#db.isTransaction) this.#db.exec('ROLLBACK');
-      throw error;
-    }
+    });
   }
 
-  /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Returns how many. */
-  recoverInterrupted(now: number): number {
-    return Number(
+  /** The delivery ids and body digests of `group` stored already, as `id:<id>` and `digest:<digest>`. */
+  async #known(group: readonly NewDelivery[]): Promise<Set<string>> {
+    const ids = group.map((d) => d.deliveryId);
+    const digests = group.map((d) => d.bodyDigest);
+    const rows = await this.#hot.rows(this.#db, `known:${group.length}`, [...ids, ...digests], (slot) =>
       this.#db
-        .prepare("UPDATE linear_webhook_deliveries SET status = 'pending', next_attempt_at = ?, updated_at = ? WHERE status = 'processing'")
-        .run(now, now).changes,
+        .selectFrom('linear_webhook_deliveries')
+        .select(['delivery_id', 'body_digest'])
+        .where((eb) =>
+          eb.or([
+            eb('delivery_id', 'in', ids.map((_, i) => slot<string>(i))),
+            eb('body_digest', 'in', digests.map((_, i) => slot<string>(ids.length + i))),
+          ]),
+        ),
     );
+    return new Set(rows.flatMap((row) => [`id:${row.delivery_id}`, `digest:${row.body_digest ?? ''}`]));
+  }
+
+  /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Resolves how many. */
+  async recoverInterrupted(now: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('linear_webhook_deliveries')
+      .set({ status: 'pending', next_attempt_at: now, updated_at: now })
+      .where('status', '=', PROCESSING)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
   /**
    * Claims the oldest pending delivery that is due and not behind an unfinished earlier delivery of the same order key:
    * marks it processing and counts the attempt. Undefined when nothing can run now.
    */
-  claimNext(now: number): StoredDelivery | undefined {
-    return this.settleAndClaim([], now, 1)[0];
+  async claimNext(now: number): Promise<StoredDelivery | undefined> {
+    return (await this.settleAndClaim([], now, 1))[0];
   }
 
   /** Marks a claimed delivery finished, with what became of it (handled, or why it was ignored). */
-  complete(seq: number, outcome: string, now: number): void {
-    this.settleAndClaim([{ seq, kind: 'done', outcome }], now, 0);
+  async complete(seq: number, outcome: string, now: number): Promise<void> {
+    await this.settleAndClaim([{ seq, kind: 'done', outcome }], now, 0);
   }
 
   /** Records a failed attempt: back to pending until `retryAt`, or dead when `retryAt` is null. */
-  fail(seq: number, error: string, now: number, retryAt: number | null): void {
-    this.settleAndClaim([retryAt === null ? { seq, kind: 'dead', error } : { seq, kind: 'retry', error, retryAt }], now, 0);
+  async fail(seq: number, error: string, now: number, retryAt: number | null): Promise<void> {
+    await this.settleAndClaim([retryAt === null ? { seq, kind: 'dead', error } : { seq, kind: 'retry', error, retryAt }], now, 0);
   }
 
   /**
    * Records the outcomes of finished attempts, then claims up to `limit` runnable deliveries (oldest first, at most one
    * per order key, none behind an unfinished earlier delivery of its key), all in ONE transaction: one sync for a
-   * whole turn of the worker. Returns the claimed deliveries, marked processing with the attempt counted.
+   * whole turn of the worker (a relaxed one: see `bookkeeping`). Resolves the claimed deliveries, marked processing
+   * with the attempt counted.
    */
-  settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
-    return withoutSync(this.#db, this.#sql('PRAGMA synchronous'), () => this.#settleAndClaim(outcomes, now, limit));
-  }
-
-  #settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): StoredDelivery[] {
-    return transaction(this.#db, () => {
-      for (const o of outcomes) {
-        if (o.kind === 'done') {
-          this.#sql("UPDATE linear_webhook_deliveries SET status = 'done', outcome = ?, last_error = NULL, updated_at = ? WHERE seq = ?").run(o.outcome, now, o.seq);
-        } else if (o.kind === 'dead') {
-          this.#sql("UPDATE linear_webhook_deliveries SET status = 'dead', last_error = ?, updated_at = ? WHERE seq = ?").run(o.error, now, o.seq);
-        } else {
-          this.#sql("UPDATE linear_webhook_deliveries SET status = 'pending', last_error = ?, next_attempt_at = ?, updated_at = ? WHERE seq = ?").run(
-            o.error,
-            o.retryAt,
-            now,
-            o.seq,
-          );
-        }
+  async settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): Promise<StoredDelivery[]> {
+    return bookkeeping(this.#db, async (trx) => {
+      // Outcomes that set the same values share one UPDATE (most of a turn's are "handled: <type>").
+      for (const { kind, values, seqs } of groupOutcomes(outcomes)) {
+        await this.#hot.rows(trx, `${kind}:${seqs.length}`, [...values, now, ...seqs], (slot) => outcomeUpdate(trx, kind, seqs.length, slot));
       }
       if (limit <= 0) return [];
-      // One query for the whole batch (at most one per order key, see RUNNABLE), then one update per claimed row.
-      const rows = this.#sql(RUNNABLE).all(now, limit) as unknown as Row[];
-      const mark = this.#sql("UPDATE linear_webhook_deliveries SET status = 'processing', attempts = attempts + 1, updated_at = ? WHERE seq = ?");
-      return rows.map((row) => {
-        mark.run(now, row.seq);
-        return fromRow({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now });
-      });
+      // One query for the whole batch (at most one per order key, see runnableQuery), then one update for the claimed.
+      const rows = await this.#runnable(trx, now, limit);
+      if (rows.length === 0) return [];
+      await this.#hot.rows(trx, `claim:${rows.length}`, [now, ...rows.map((row) => row.seq)], (slot) => claimUpdate(trx, rows.length, slot));
+      return rows.map((row) => toDelivery({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
     });
   }
 
   /** Whether `claimNext(now)` would find something. */
-  hasRunnable(now: number): boolean {
-    return this.#sql(RUNNABLE).get(now, 1) !== undefined;
+  async hasRunnable(now: number): Promise<boolean> {
+    return (await this.#runnable(this.#db, now, 1)).length > 0;
+  }
+
+  /** The runnable deliveries (see `runnableQuery`), through the statement compiled once. */
+  #runnable(db: Kysely<Database>, now: number, limit: number): Promise<DeliveryRow[]> {
+    return this.#hot.rows(db, 'runnable', [now, limit], (slot) => runnableQuery(db, slot<number>(0), slot<number>(1)));
   }
 
   /**
    * The earliest retry time after `now` among pending deliveries; undefined when none waits for a later time. (Pending
    * deliveries due already are either runnable or wait behind an earlier delivery whose end wakes the worker.)
    */
-  nextDueAfter(now: number): number | undefined {
-    const row = this.#sql("SELECT MIN(next_attempt_at) AS due FROM linear_webhook_deliveries WHERE status = 'pending' AND next_attempt_at > ?").get(now) as {
-      due: number | null;
-    };
-    return row.due ?? undefined;
+  async nextDueAfter(now: number): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('linear_webhook_deliveries')
+      .select((eb) => eb.fn.min('next_attempt_at').as('due'))
+      .where('status', '=', PENDING)
+      .where('next_attempt_at', '>', now)
+      .executeTakeFirst();
+    return row?.due ?? undefined;
   }
 
   /** One delivery by id. */
-  get(deliveryId: string): StoredDelivery | undefined {
-    const row = this.#sql('SELECT * FROM linear_webhook_deliveries WHERE delivery_id = ?').get(deliveryId) as Row | undefined;
-    return row ? fromRow(row) : undefined;
+  async get(deliveryId: string): Promise<StoredDelivery | undefined> {
+    const row = await this.#db.selectFrom('linear_webhook_deliveries').selectAll().where('delivery_id', '=', deliveryId).executeTakeFirst();
+    return row ? toDelivery(row) : undefined;
   }
 
   /** Number of deliveries in each state. */
-  counts(): Record<DeliveryStatus, number> {
+  async counts(): Promise<Record<DeliveryStatus, number>> {
     const out: Record<DeliveryStatus, number> = { pending: 0, processing: 0, done: 0, dead: 0 };
-    const rows = this.#sql('SELECT status, COUNT(*) AS n FROM linear_webhook_deliveries GROUP BY status').all() as { status: DeliveryStatus; n: number }[];
-    for (const row of rows) out[row.status] = row.n;
+    const rows = await this.#db
+      .selectFrom('linear_webhook_deliveries')
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
+    for (const row of rows) out[row.status] = Number(row.n);
     return out;
   }
 
   /** Dead-lettered deliveries, newest first. */
-  deadLetters(limit = 50): StoredDelivery[] {
-    return (
-      this.#sql("SELECT * FROM linear_webhook_deliveries WHERE status = 'dead' ORDER BY seq DESC LIMIT ?").all(limit) as unknown as Row[]
-    ).map(fromRow);
+  async deadLetters(limit = 50): Promise<StoredDelivery[]> {
+    const rows = await this.#db
+      .selectFrom('linear_webhook_deliveries')
+      .selectAll()
+      .where('status', '=', 'dead')
+      .orderBy('seq', 'desc')
+      .limit(limit)
+      .execute();
+    return rows.map(toDelivery);
   }
 
   /** Puts a dead delivery back in the queue with a fresh attempt count; false when it is not dead. */
-  retryDead(deliveryId: string, now: number): boolean {
-    const result = this.#db
-      .prepare(
-        "UPDATE linear_webhook_deliveries SET status = 'pending', attempts = 0, next_attempt_at = ?, updated_at = ? WHERE delivery_id = ? AND status = 'dead'",
-      )
-      .run(now, now, deliveryId);
-    return Number(result.changes) === 1;
+  async retryDead(deliveryId: string, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('linear_webhook_deliveries')
+      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
+      .where('delivery_id', '=', deliveryId)
+      .where('status', '=', 'dead')
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) === 1;
   }
 
-  /** Deletes finished (done or dead) deliveries last touched before `before`; returns how many. */
-  prune(before: number): number {
-    return Number(
-      this.#sql("DELETE FROM linear_webhook_deliveries WHERE status IN ('done', 'dead') AND updated_at < ?").run(before).changes,
-    );
+  /** Deletes finished (done or dead) deliveries last touched before `before`; resolves how many. */
+  async prune(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('linear_webhook_deliveries')
+      .where('status', 'in', ['done', 'dead'])
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

@@ -1,8 +1,9 @@
 // The durable work queue of the Linear router: work the router took over from a webhook (answer a mention, triage an
 // issue, run a planner turn) is written here before the webhook is acknowledged, and run from here, at least once,
 // in order per serial key (one planning session's turns never overlap), resumed after a restart.
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import { sql } from 'kysely';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
 export type JobStatus = (typeof JOB_STATUSES)[number];
@@ -26,6 +27,7 @@ export interface LinearJob {
   updatedAt: number;
 }
 
+/** What `enqueue` takes: a job's key, kind, serial key and payload, and when it may run. */
 export interface NewJob {
   key: string;
   kind: string;
@@ -36,22 +38,13 @@ export interface NewJob {
   runAt?: number;
 }
 
-interface JobRow {
-  seq: number;
-  key: string;
-  kind: string;
-  serial_key: string;
-  agent_session_id: string | null;
-  payload: string;
-  status: string;
-  attempts: number;
-  next_at: number;
-  last_error: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type JobRow = Selectable<Database['linear_jobs']>;
 
-function fromRow(row: JobRow): LinearJob {
+/** Status literals are inlined (not bound), as in the partial-index queries of the other queues. */
+const QUEUED = sql.lit('queued' as const);
+const RUNNING = sql.lit('running' as const);
+
+function toJob(row: JobRow): LinearJob {
   return {
     seq: row.seq,
     key: row.key,
@@ -59,7 +52,7 @@ function fromRow(row: JobRow): LinearJob {
     serialKey: row.serial_key,
     agentSessionId: row.agent_session_id,
     payload: JSON.parse(row.payload) as unknown,
-    status: row.status as JobStatus,
+    status: row.status,
     attempts: row.attempts,
     nextAt: row.next_at,
     lastError: row.last_error,
@@ -68,114 +61,176 @@ function fromRow(row: JobRow): LinearJob {
   };
 }
 
-/** The job table (migration 460). */
+/** The job table (migration 460). Every method resolves after its statement or transaction committed. */
 export class LinearJobStore {
-  #db: DatabaseSync;
+  readonly #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
-  /** Queues a job unless one with its key exists; returns the job and whether it is new. */
-  enqueue(job: NewJob, now: number): { job: LinearJob; created: boolean } {
-    const result = this.#db
-      .prepare(
-        `INSERT OR IGNORE INTO linear_jobs (key, kind, serial_key, agent_session_id, payload, status, attempts, next_at, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, 'queued', 0, ?, ?, ?)`,
-      )
-      .run(job.key, job.kind, job.serialKey, job.agentSessionId ?? null, JSON.stringify(job.payload), job.runAt ?? now, now, now);
-    return { job: this.get(job.key) as LinearJob, created: result.changes > 0 };
+  /** Queues a job unless one with its key exists; resolves the job and whether it is new. */
+  async enqueue(job: NewJob, now: number): Promise<{ job: LinearJob; created: boolean }> {
+    const result = await this.#db
+      .insertInto('linear_jobs')
+      .values({
+        key: job.key,
+        kind: job.kind,
+        serial_key: job.serialKey,
+        agent_session_id: job.agentSessionId ?? null,
+        payload: JSON.stringify(job.payload),
+        status: 'queued',
+        attempts: 0,
+        next_at: job.runAt ?? now,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) => oc.column('key').doNothing())
+      .executeTakeFirst();
+    return { job: (await this.get(job.key)) as LinearJob, created: Number(result.numInsertedOrUpdatedRows ?? 0n) > 0 };
   }
 
-  get(key: string): LinearJob | null {
-    const row = this.#db.prepare('SELECT * FROM linear_jobs WHERE key = ?').get(key) as JobRow | undefined;
-    return row ? fromRow(row) : null;
+  /** One job by key, or null. */
+  async get(key: string): Promise<LinearJob | null> {
+    const row = await this.#db.selectFrom('linear_jobs').selectAll().where('key', '=', key).executeTakeFirst();
+    return row ? toJob(row) : null;
   }
 
   /** Jobs, oldest first, optionally by status. */
-  list(statuses?: readonly JobStatus[]): LinearJob[] {
-    const rows = statuses
-      ? (this.#db.prepare(`SELECT * FROM linear_jobs WHERE status IN (${statuses.map(() => '?').join(', ')}) ORDER BY seq`).all(...statuses) as unknown as JobRow[])
-      : (this.#db.prepare('SELECT * FROM linear_jobs ORDER BY seq').all() as unknown as JobRow[]);
-    return rows.map(fromRow);
+  async list(statuses?: readonly JobStatus[]): Promise<LinearJob[]> {
+    let query = this.#db.selectFrom('linear_jobs').selectAll().orderBy('seq');
+    if (statuses) {
+      if (statuses.length === 0) return [];
+      query = query.where('status', 'in', statuses);
+    }
+    return (await query.execute()).map(toJob);
   }
 
   /**
    * Claims up to `limit` due jobs (status → running, attempts + 1), in seq order, at most one per serial key and
    * only the first queued job of a serial key that has nothing running. One transaction.
    */
-  claimDue(now: number, limit: number): LinearJob[] {
+  async claimDue(now: number, limit: number): Promise<LinearJob[]> {
     if (limit <= 0) return [];
-    return transaction(this.#db, () => {
-      const rows = this.#db
-        .prepare(
-          `SELECT j.* FROM linear_jobs j
-           WHERE j.status = 'queued' AND j.next_at <= ?
-             AND NOT EXISTS (SELECT 1 FROM linear_jobs r WHERE r.serial_key = j.serial_key AND r.status = 'running')
-             AND NOT EXISTS (SELECT 1 FROM linear_jobs e WHERE e.serial_key = j.serial_key AND e.status = 'queued' AND e.seq < j.seq)
-           ORDER BY j.seq LIMIT ?`,
+    return this.#db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('linear_jobs as j')
+        .selectAll('j')
+        .where('j.status', '=', QUEUED)
+        .where('j.next_at', '<=', now)
+        .where((eb) =>
+          eb.and([
+            eb.not(eb.exists(eb.selectFrom('linear_jobs as r').select('r.seq').whereRef('r.serial_key', '=', 'j.serial_key').where('r.status', '=', RUNNING))),
+            eb.not(
+              eb.exists(
+                eb.selectFrom('linear_jobs as e').select('e.seq').whereRef('e.serial_key', '=', 'j.serial_key').where('e.status', '=', QUEUED).whereRef('e.seq', '<', 'j.seq'),
+              ),
+            ),
+          ]),
         )
-        .all(now, limit) as unknown as JobRow[];
-      const claim = this.#db.prepare("UPDATE linear_jobs SET status = 'running', attempts = attempts + 1, updated_at = ? WHERE seq = ? AND status = 'queued'");
-      return rows.map((row) => {
-        claim.run(now, row.seq);
-        return { ...fromRow(row), status: 'running' as const, attempts: row.attempts + 1, updatedAt: now };
-      });
+        .orderBy('j.seq')
+        .limit(limit)
+        .execute();
+      if (rows.length === 0) return [];
+      await trx
+        .updateTable('linear_jobs')
+        .set((eb) => ({ status: 'running', attempts: eb('attempts', '+', 1), updated_at: now }))
+        .where('seq', 'in', rows.map((row) => row.seq))
+        .where('status', '=', QUEUED)
+        .execute();
+      return rows.map((row) => ({ ...toJob(row), status: 'running' as const, attempts: row.attempts + 1, updatedAt: now }));
     });
   }
 
-  /** Ends a running job; returns false when it was not running (cancelled meanwhile). */
-  finish(seq: number, status: 'done' | 'failed' | 'cancelled', error: string | null, now: number): boolean {
-    const result = this.#db
-      .prepare("UPDATE linear_jobs SET status = ?, last_error = ?, updated_at = ? WHERE seq = ? AND status = 'running'")
-      .run(status, error, now, seq);
-    return result.changes > 0;
+  /** Ends a running job; resolves false when it was not running (cancelled meanwhile). */
+  async finish(seq: number, status: 'done' | 'failed' | 'cancelled', error: string | null, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('linear_jobs')
+      .set({ status, last_error: error, updated_at: now })
+      .where('seq', '=', seq)
+      .where('status', '=', RUNNING)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** Puts a running job back in the queue to run again at `nextAt`. */
-  retry(seq: number, error: string, nextAt: number, now: number): boolean {
-    const result = this.#db
-      .prepare("UPDATE linear_jobs SET status = 'queued', last_error = ?, next_at = ?, updated_at = ? WHERE seq = ? AND status = 'running'")
-      .run(error, nextAt, now, seq);
-    return result.changes > 0;
+  async retry(seq: number, error: string, nextAt: number, now: number): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('linear_jobs')
+      .set({ status: 'queued', last_error: error, next_at: nextAt, updated_at: now })
+      .where('seq', '=', seq)
+      .where('status', '=', RUNNING)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
   }
 
   /** After a restart: jobs left running by the last process are queued again (their attempt stays counted). */
-  recoverInterrupted(now: number): number {
-    return Number(this.#db.prepare("UPDATE linear_jobs SET status = 'queued', next_at = ?, updated_at = ? WHERE status = 'running'").run(now, now).changes);
+  async recoverInterrupted(now: number): Promise<number> {
+    const result = await this.#db
+      .updateTable('linear_jobs')
+      .set({ status: 'queued', next_at: now, updated_at: now })
+      .where('status', '=', RUNNING)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows);
   }
 
-  /** Cancels the queued and running jobs of an agent session; returns the jobs cancelled. */
-  cancelForSession(agentSessionId: string, now: number): LinearJob[] {
-    return transaction(this.#db, () => {
-      const rows = this.#db
-        .prepare("SELECT * FROM linear_jobs WHERE agent_session_id = ? AND status IN ('queued', 'running')")
-        .all(agentSessionId) as unknown as JobRow[];
-      this.#db
-        .prepare("UPDATE linear_jobs SET status = 'cancelled', last_error = 'stopped from Linear', updated_at = ? WHERE agent_session_id = ? AND status IN ('queued', 'running')")
-        .run(now, agentSessionId);
-      return rows.map(fromRow);
+  /** Cancels the queued and running jobs of an agent session; resolves the jobs cancelled. */
+  async cancelForSession(agentSessionId: string, now: number): Promise<LinearJob[]> {
+    return this.#db.transaction().execute(async (trx) => {
+      const rows = await trx
+        .selectFrom('linear_jobs')
+        .selectAll()
+        .where('agent_session_id', '=', agentSessionId)
+        .where('status', 'in', [QUEUED, RUNNING])
+        .orderBy('seq')
+        .execute();
+      await trx
+        .updateTable('linear_jobs')
+        .set({ status: 'cancelled', last_error: 'stopped from Linear', updated_at: now })
+        .where('agent_session_id', '=', agentSessionId)
+        .where('status', 'in', [QUEUED, RUNNING])
+        .execute();
+      return rows.map(toJob);
     });
   }
 
   /** True when a job of `kind` with `serialKey` is queued or running. */
-  hasOpen(serialKey: string, kind: string): boolean {
-    return this.#db.prepare("SELECT 1 FROM linear_jobs WHERE serial_key = ? AND kind = ? AND status IN ('queued', 'running') LIMIT 1").get(serialKey, kind) !== undefined;
+  async hasOpen(serialKey: string, kind: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('linear_jobs')
+      .select('seq')
+      .where('serial_key', '=', serialKey)
+      .where('kind', '=', kind)
+      .where('status', 'in', [QUEUED, RUNNING])
+      .limit(1)
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /** The earliest `next_at` of a queued job after `now`, if any. */
-  nextDueAfter(now: number): number | undefined {
-    const row = this.#db.prepare("SELECT MIN(next_at) AS due FROM linear_jobs WHERE status = 'queued' AND next_at > ?").get(now) as { due: number | null };
-    return row.due ?? undefined;
+  async nextDueAfter(now: number): Promise<number | undefined> {
+    const row = await this.#db
+      .selectFrom('linear_jobs')
+      .select((eb) => eb.fn.min('next_at').as('due'))
+      .where('status', '=', QUEUED)
+      .where('next_at', '>', now)
+      .executeTakeFirst();
+    return row?.due ?? undefined;
   }
 
   /** True when a queued job is due now. */
-  hasDue(now: number): boolean {
-    return this.#db.prepare("SELECT 1 FROM linear_jobs WHERE status = 'queued' AND next_at <= ? LIMIT 1").get(now) !== undefined;
+  async hasDue(now: number): Promise<boolean> {
+    const row = await this.#db.selectFrom('linear_jobs').select('seq').where('status', '=', QUEUED).where('next_at', '<=', now).limit(1).executeTakeFirst();
+    return row !== undefined;
   }
 
   /** Deletes finished jobs last updated before `before`. */
-  prune(before: number): number {
-    return Number(this.#db.prepare("DELETE FROM linear_jobs WHERE status IN ('done', 'failed', 'cancelled') AND updated_at < ?").run(before).changes);
+  async prune(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('linear_jobs')
+      .where('status', 'in', ['done', 'failed', 'cancelled'])
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
   }
 }

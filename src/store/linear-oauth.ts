@@ -1,5 +1,5 @@
-import type { DatabaseSync } from 'node:sqlite';
-import { transaction } from './database.ts';
+import type { Kysely, Selectable } from 'kysely';
+import type { Database } from './tables/index.ts';
 
 /** The OAuth tokens of one Linear workspace installation. Never log this object. */
 export interface StoredLinearTokens {
@@ -31,22 +31,9 @@ export interface TokenGrant {
 /** Why a callback `state` was refused. */
 export type StateCheck = 'ok' | 'unknown' | 'expired' | 'reused';
 
-interface TokenRow {
-  profile: string;
-  access_token: string;
-  refresh_token: string | null;
-  token_type: string;
-  scope: string;
-  expires_at: number | null;
-  app_user_id: string | null;
-  app_user_name: string | null;
-  organization_id: string | null;
-  organization_name: string | null;
-  created_at: number;
-  updated_at: number;
-}
+type TokenRow = Selectable<Database['linear_oauth_tokens']>;
 
-function fromRow(row: TokenRow): StoredLinearTokens {
+function toTokens(row: TokenRow): StoredLinearTokens {
   return {
     profile: row.profile,
     accessToken: row.access_token,
@@ -63,117 +50,139 @@ function fromRow(row: TokenRow): StoredLinearTokens {
   };
 }
 
-/** SQLite persistence of Linear OAuth tokens (one row per profile) and of authorize `state` values (CSRF). */
+/** Persistence of Linear OAuth tokens (one row per profile) and of authorize `state` values (CSRF). */
 export class LinearOAuthStore {
-  #db: DatabaseSync;
+  readonly #db: Kysely<Database>;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: Kysely<Database>) {
     this.#db = db;
   }
 
   /** The stored tokens of `profile`, or undefined when the workspace was never connected. */
-  tokens(profile = 'default'): StoredLinearTokens | undefined {
-    const row = this.#db.prepare('SELECT * FROM linear_oauth_tokens WHERE profile = ?').get(profile) as TokenRow | undefined;
-    return row ? fromRow(row) : undefined;
+  async tokens(profile = 'default'): Promise<StoredLinearTokens | undefined> {
+    const row = await this.#db.selectFrom('linear_oauth_tokens').selectAll().where('profile', '=', profile).executeTakeFirst();
+    return row ? toTokens(row) : undefined;
   }
 
   /**
    * Stores the result of a code exchange (replacing any earlier installation of `profile`) together with who the
    * token acts as. One statement, so the access and refresh tokens are never stored apart.
    */
-  saveInstall(profile: string, grant: TokenGrant, identity: { appUserId: string | null; appUserName: string | null; organizationId: string | null; organizationName: string | null }, now: number): void {
-    this.#db
-      .prepare(
-        `INSERT INTO linear_oauth_tokens (profile, access_token, refresh_token, token_type, scope, expires_at, app_user_id,
-           app_user_name, organization_id, organization_name, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-         ON CONFLICT(profile) DO UPDATE SET access_token = excluded.access_token, refresh_token = excluded.refresh_token,
-           token_type = excluded.token_type, scope = excluded.scope, expires_at = excluded.expires_at,
-           app_user_id = excluded.app_user_id, app_user_name = excluded.app_user_name,
-           organization_id = excluded.organization_id, organization_name = excluded.organization_name,
-           updated_at = excluded.updated_at`,
-      )
-      .run(
+  async saveInstall(
+    profile: string,
+    grant: TokenGrant,
+    identity: { appUserId: string | null; appUserName: string | null; organizationId: string | null; organizationName: string | null },
+    now: number,
+  ): Promise<void> {
+    await this.#db
+      .insertInto('linear_oauth_tokens')
+      .values({
         profile,
-        grant.accessToken,
-        grant.refreshToken,
-        grant.tokenType,
-        grant.scope,
-        grant.expiresAt,
-        identity.appUserId,
-        identity.appUserName,
-        identity.organizationId,
-        identity.organizationName,
-        now,
-        now,
-      );
+        access_token: grant.accessToken,
+        refresh_token: grant.refreshToken,
+        token_type: grant.tokenType,
+        scope: grant.scope,
+        expires_at: grant.expiresAt,
+        app_user_id: identity.appUserId,
+        app_user_name: identity.appUserName,
+        organization_id: identity.organizationId,
+        organization_name: identity.organizationName,
+        created_at: now,
+        updated_at: now,
+      })
+      .onConflict((oc) =>
+        oc.column('profile').doUpdateSet((eb) => ({
+          access_token: eb.ref('excluded.access_token'),
+          refresh_token: eb.ref('excluded.refresh_token'),
+          token_type: eb.ref('excluded.token_type'),
+          scope: eb.ref('excluded.scope'),
+          expires_at: eb.ref('excluded.expires_at'),
+          app_user_id: eb.ref('excluded.app_user_id'),
+          app_user_name: eb.ref('excluded.app_user_name'),
+          organization_id: eb.ref('excluded.organization_id'),
+          organization_name: eb.ref('excluded.organization_name'),
+          updated_at: eb.ref('excluded.updated_at'),
+        })),
+      )
+      .execute();
   }
 
   /**
-   * Stores a refreshed grant in one transaction: the new access token, its expiry and the rotated refresh token (the
-   * old one is kept only when Linear sent none). Returns the row as stored; throws when the profile has no tokens.
+   * Stores a refreshed grant in one statement: the new access token, its expiry and the rotated refresh token (the old
+   * one is kept only when Linear sent none). Resolves the row as stored; throws when the profile has no tokens.
    */
-  saveRefresh(profile: string, grant: TokenGrant, now: number): StoredLinearTokens {
-    return transaction(this.#db, () => {
-      const result = this.#db
-        .prepare(
-          `UPDATE linear_oauth_tokens SET access_token = ?, refresh_token = COALESCE(?, refresh_token), token_type = ?,
-             scope = ?, expires_at = ?, updated_at = ? WHERE profile = ?`,
-        )
-        .run(grant.accessToken, grant.refreshToken, grant.tokenType, grant.scope, grant.expiresAt, now, profile);
-      if (Number(result.changes) !== 1) throw new Error(`no Linear OAuth tokens stored for profile ${profile}`);
-      return fromRow(this.#db.prepare('SELECT * FROM linear_oauth_tokens WHERE profile = ?').get(profile) as unknown as TokenRow);
-    });
+  async saveRefresh(profile: string, grant: TokenGrant, now: number): Promise<StoredLinearTokens> {
+    const row = await this.#db
+      .updateTable('linear_oauth_tokens')
+      .set({
+        access_token: grant.accessToken,
+        ...(grant.refreshToken === null ? {} : { refresh_token: grant.refreshToken }),
+        token_type: grant.tokenType,
+        scope: grant.scope,
+        expires_at: grant.expiresAt,
+        updated_at: now,
+      })
+      .where('profile', '=', profile)
+      .returningAll()
+      .executeTakeFirst();
+    if (!row) throw new Error(`no Linear OAuth tokens stored for profile ${profile}`);
+    return toTokens(row);
   }
 
   /** Records who the stored token acts as (learned after the fact, e.g. from `viewer`). */
-  saveIdentity(profile: string, appUserId: string, appUserName: string, now: number): void {
-    this.#db
-      .prepare('UPDATE linear_oauth_tokens SET app_user_id = ?, app_user_name = ?, updated_at = ? WHERE profile = ?')
-      .run(appUserId, appUserName, now, profile);
+  async saveIdentity(profile: string, appUserId: string, appUserName: string, now: number): Promise<void> {
+    await this.#db
+      .updateTable('linear_oauth_tokens')
+      .set({ app_user_id: appUserId, app_user_name: appUserName, updated_at: now })
+      .where('profile', '=', profile)
+      .execute();
   }
 
   /** Forgets the tokens of `profile`; true when there were any. */
-  deleteTokens(profile = 'default'): boolean {
-    return Number(this.#db.prepare('DELETE FROM linear_oauth_tokens WHERE profile = ?').run(profile).changes) > 0;
+  async deleteTokens(profile = 'default'): Promise<boolean> {
+    const result = await this.#db.deleteFrom('linear_oauth_tokens').where('profile', '=', profile).executeTakeFirst();
+    return Number(result.numDeletedRows) > 0;
   }
 
   /** Records a freshly issued authorize `state`, valid until `expiresAt`; expired states are pruned on the way. */
-  addState(state: string, redirectUri: string, now: number, expiresAt: number): void {
-    transaction(this.#db, () => {
-      this.#db.prepare('DELETE FROM linear_oauth_states WHERE expires_at < ?').run(now - 86_400_000);
-      this.#db
-        .prepare('INSERT INTO linear_oauth_states (state, redirect_uri, created_at, expires_at) VALUES (?, ?, ?, ?)')
-        .run(state, redirectUri, now, expiresAt);
+  async addState(state: string, redirectUri: string, now: number, expiresAt: number): Promise<void> {
+    await this.#db.transaction().execute(async (trx) => {
+      await trx.deleteFrom('linear_oauth_states').where('expires_at', '<', now - 86_400_000).execute();
+      await trx.insertInto('linear_oauth_states').values({ state, redirect_uri: redirectUri, created_at: now, expires_at: expiresAt }).execute();
     });
   }
 
   /**
-   * Consumes `state` exactly once: 'ok' the first time it is presented before its expiry, otherwise why not. The check
-   * and the mark are one conditional UPDATE, so two concurrent callbacks cannot both get 'ok'.
+   * Consumes `state` exactly once: 'ok' the first time it is presented before its expiry, otherwise why not. The mark is
+   * one conditional UPDATE (compare-and-swap on `consumed_at IS NULL`), so two concurrent callbacks cannot both get 'ok'.
    */
-  consumeState(state: string, now: number): { check: StateCheck; redirectUri?: string } {
-    return transaction(this.#db, () => {
-      const row = this.#db.prepare('SELECT redirect_uri, expires_at, consumed_at FROM linear_oauth_states WHERE state = ?').get(state) as
-        | { redirect_uri: string; expires_at: number; consumed_at: number | null }
-        | undefined;
-      if (!row) return { check: 'unknown' as const };
-      if (row.consumed_at !== null) return { check: 'reused' as const };
+  async consumeState(state: string, now: number): Promise<{ check: StateCheck; redirectUri?: string }> {
+    return this.#db.transaction().execute(async (trx): Promise<{ check: StateCheck; redirectUri?: string }> => {
       // Mark it consumed even when expired, so an expired state can never become usable.
-      this.#db.prepare('UPDATE linear_oauth_states SET consumed_at = ? WHERE state = ? AND consumed_at IS NULL').run(now, state);
-      if (row.expires_at <= now) return { check: 'expired' as const };
-      return { check: 'ok' as const, redirectUri: row.redirect_uri };
+      const marked = await trx
+        .updateTable('linear_oauth_states')
+        .set({ consumed_at: now })
+        .where('state', '=', state)
+        .where('consumed_at', 'is', null)
+        .returning(['redirect_uri', 'expires_at'])
+        .executeTakeFirst();
+      if (!marked) {
+        const known = await trx.selectFrom('linear_oauth_states').select('state').where('state', '=', state).executeTakeFirst();
+        return { check: known ? 'reused' : 'unknown' };
+      }
+      if (marked.expires_at <= now) return { check: 'expired' };
+      return { check: 'ok', redirectUri: marked.redirect_uri };
     });
   }
 
   /** Records how the callback carrying `state` ended ('connected' or an error message), for a waiting CLI. */
-  setStateOutcome(state: string, outcome: string): void {
-    this.#db.prepare('UPDATE linear_oauth_states SET outcome = ? WHERE state = ?').run(outcome, state);
+  async setStateOutcome(state: string, outcome: string): Promise<void> {
+    await this.#db.updateTable('linear_oauth_states').set({ outcome }).where('state', '=', state).execute();
   }
 
   /** The outcome recorded for `state`; undefined while its callback has not finished. */
-  stateOutcome(state: string): string | undefined {
-    const row = this.#db.prepare('SELECT outcome FROM linear_oauth_states WHERE state = ?').get(state) as { outcome: string | null } | undefined;
+  async stateOutcome(state: string): Promise<string | undefined> {
+    const row = await this.#db.selectFrom('linear_oauth_states').select('outcome').where('state', '=', state).executeTakeFirst();
     return row?.outcome ?? undefined;
   }
 }

@@ -87,10 +87,10 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
 
   /** Waits until every delivery the daemon at `path` took in is finished (the re-run after the restart included). */
   async function deliveriesDone(path: string): Promise<void> {
-    await waitFor('every delivery done', () => {
+    await waitFor('every delivery done', async () => {
       const db = openDatabase(join(path, 'state.db'));
       try {
-        const counts = new LinearDeliveryStore(db).counts();
+        const counts = await new LinearDeliveryStore(sqliteKysely(db)).counts();
         return counts.pending + counts.processing === 0 && counts.done > 0;
       } finally {
         db.close();

@@ -11,6 +11,7 @@ import { buildLinearAccess } from '../../src/linear/api/access.ts';
 import type { LinearApi } from '../../src/linear/api/types.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { startFakeLinear } from './fake-linear.ts';
 import type { FakeLinear } from './fake-linear.ts';
 import { ScriptedInference } from './scripted-inference.ts';
@@ -54,7 +55,7 @@ export async function linearGlueFixture(linear: Record<string, unknown> = {}, cl
   }).config;
   const config = full.linear;
   const db = openDatabase(join(dir.path, 'state.db'));
-  const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db, clock, logger: silentLogger() });
+  const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db: sqliteKysely(db), clock, logger: silentLogger() });
   return {
     fake,
     api: access.api,

@@ -1,9 +1,10 @@
 // Builds the Linear access of one workspace from config: token resolution, OAuth, request budget, transport, client.
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import type { Logger } from '../../core/logger.ts';
 import { LinearOAuthStore } from '../../store/linear-oauth.ts';
+import type { Database } from '../../store/tables/index.ts';
 import { LinearSdkApi } from './client.ts';
 import { LinearTokenResolver, readLinearSecrets } from './credentials.ts';
 import type { CredentialSource, LinearCredential } from './credentials.ts';
@@ -16,7 +17,8 @@ export interface LinearAccessDeps {
   /** Used for the default OAuth redirect URI. */
   gateway: { host: string; port: number };
   env: NodeJS.ProcessEnv;
-  db: DatabaseSync;
+  /** The daemon's database (`sqliteKysely(db)` on SQLite): the OAuth tokens and states. */
+  db: Kysely<Database>;
   clock: Clock;
   logger: Logger;
   /** Share one budget between every client of the same workspace; default: a new one. */

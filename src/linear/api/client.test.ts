@@ -9,6 +9,7 @@ import { linearSchema } from '../../core/config-linear.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { buildLinearAccess } from './access.ts';
 import type { LinearAccess } from './access.ts';
 import { LinearApiError } from './types.ts';
@@ -34,7 +35,7 @@ describe('LinearSdkApi against the fake Linear', () => {
       ...overrides,
       requests: { backoffInitialMs: 1, backoffMaxMs: 4, maxAttempts: 3, ...(overrides.requests as object | undefined) },
     });
-    return buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db: openDatabase(':memory:'), clock, logger: silentLogger() });
+    return buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db: sqliteKysely(openDatabase(':memory:')), clock, logger: silentLogger() });
   }
 
   it('reads the viewer through the SDK model API, sending the personal API key without "Bearer"', async () => {

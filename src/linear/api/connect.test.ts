@@ -15,6 +15,7 @@ import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { registerLinearRoutes } from '../../gateway/linear-routes.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import { WebhookIntake } from '../webhooks/intake.ts';
 import { buildLinearAccess } from './access.ts';
@@ -53,7 +54,7 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   });
 
   function cli(clock: Clock = systemClock()) {
-    const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: openDatabase(join(dir.path, 'state.db')), clock, logger: silentLogger() });
+    const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: sqliteKysely(openDatabase(join(dir.path, 'state.db'))), clock, logger: silentLogger() });
     const lines: string[] = [];
     // The authorize URL, once printed.
     const { promise: authorizeUrl, resolve: printedUrl } = Promise.withResolvers<string>();
@@ -72,7 +73,7 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
     assert.equal(status, 200);
     assert.equal(result.via, 'listener');
     assert.equal(result.tokens.organizationName, 'Acme');
-    assert.equal(access.tokens.describe()?.source, 'oauth');
+    assert.equal((await access.tokens.describe())?.source, 'oauth');
     const text = formatLinearStatus(await linearStatus({ config, env: {}, tokens: access.tokens, oauth: access.oauth, api: access.api }, { check: true }), Date.now());
     assert.match(text, /token: oauth \(default\) \(OAuth access token\), expires .* \(in 24 h\), refreshed automatically/);
     assert.match(text, /oauth: connected to Acme as switchboard/);
@@ -83,9 +84,9 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
 
   it('lets the running daemon take the callback and watches the shared store for the outcome', async () => {
     const daemonDb = openDatabase(join(dir.path, 'state.db'));
-    const daemon = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: daemonDb, clock: systemClock(), logger: silentLogger() });
+    const daemon = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: sqliteKysely(daemonDb), clock: systemClock(), logger: silentLogger() });
     const app = Fastify();
-    const intake = new WebhookIntake({ secret: TEST_WEBHOOK_SECRET, store: new LinearDeliveryStore(daemonDb), clock: systemClock(), logger: silentLogger() });
+    const intake = new WebhookIntake({ secret: TEST_WEBHOOK_SECRET, store: new LinearDeliveryStore(sqliteKysely(daemonDb)), clock: systemClock(), logger: silentLogger() });
     await registerLinearRoutes(app, { intake, oauth: daemon.oauth, maxBodyBytes: 1_048_576, logger: silentLogger() });
     await app.listen({ host: '127.0.0.1', port });
     try {

@@ -68,9 +68,17 @@ export async function linearConnect(deps: ConnectDeps): Promise<ConnectResult> {
   const redirect = new URL(deps.redirectUri);
   let settle: (value: { ok: boolean; message: string }) => void = () => {};
   const finished = new Promise<{ ok: boolean; message: string }>((resolve) => (settle = resolve));
-  const request = oauth.authorize();
+  const request = await oauth.authorize();
   const server = await listenOnce(redirect, oauth, deps.logger, (ok, message) => {
-    if (ok || oauthStore.stateOutcome(request.state) !== undefined) settle({ ok, message });
+    if (ok) {
+      settle({ ok, message });
+      return;
+    }
+    // A failure settles once the store shows the outcome the callback recorded (read after its commit).
+    void oauthStore.stateOutcome(request.state).then(
+      (outcome) => outcome !== undefined && settle({ ok, message }),
+      (error: unknown) => settle({ ok: false, message: errorMessage(error) }),
+    );
   });
   const via = server ? 'listener' : 'daemon';
   print('Open this URL in a browser where you are signed in to Linear as a workspace admin, and approve the app:');
@@ -86,7 +94,7 @@ export async function linearConnect(deps: ConnectDeps): Promise<ConnectResult> {
       // The daemon validates the state, exchanges the code and records the outcome on the state row.
       void (async () => {
         while (!timedOut) {
-          const outcome = oauthStore.stateOutcome(request.state);
+          const outcome = await oauthStore.stateOutcome(request.state);
           if (outcome !== undefined) {
             settle({ ok: outcome === 'connected', message: outcome });
             return;
@@ -98,10 +106,10 @@ export async function linearConnect(deps: ConnectDeps): Promise<ConnectResult> {
     const result = await finished;
     if (!result.ok) {
       if (timedOut) throw new AppError('unavailable', `no OAuth callback within ${Math.round(deps.timeoutMs / 1000)} s (linear.oauth.connectTimeoutMs); run \`switchboard linear connect\` again`);
-      const recorded = oauthStore.stateOutcome(request.state) ?? result.message;
+      const recorded = (await oauthStore.stateOutcome(request.state)) ?? result.message;
       throw new AppError('forbidden', `Linear connection failed: ${recorded.replace(/^failed: /, '')}`);
     }
-    const tokens = oauth.storedTokens();
+    const tokens = await oauth.storedTokens();
     if (!tokens) throw new AppError('internal', 'the callback succeeded but no tokens are stored');
     return { via, tokens };
   } catch (error) {

@@ -7,6 +7,7 @@ import { linearSchema } from '../../core/config-linear.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { DatabaseSync } from '../../store/database.ts';
 import { LinearOAuthStore } from '../../store/linear-oauth.ts';
 import { buildLinearAccess } from './access.ts';
@@ -25,9 +26,9 @@ describe('Linear token resolution', () => {
     await fake.close();
   });
 
-  function storeOAuth(): string {
+  async function storeOAuth(): Promise<string> {
     const issued = fake.issueTokens();
-    new LinearOAuthStore(db).saveInstall(
+    await new LinearOAuthStore(sqliteKysely(db)).saveInstall(
       'default',
       { accessToken: issued.accessToken, refreshToken: issued.refreshToken, tokenType: 'Bearer', scope: 'read', expiresAt: issued.expiresAt },
       { appUserId: null, appUserName: null, organizationId: null, organizationName: null },
@@ -37,7 +38,7 @@ describe('Linear token resolution', () => {
   }
 
   function access(config: Record<string, unknown>, env: NodeJS.ProcessEnv) {
-    return buildLinearAccess({ config: linearSchema.parse({ apiUrl: fake.graphqlUrl, ...config }), gateway: { host: '127.0.0.1', port: 1 }, env, db, clock: systemClock(), logger: silentLogger() });
+    return buildLinearAccess({ config: linearSchema.parse({ apiUrl: fake.graphqlUrl, ...config }), gateway: { host: '127.0.0.1', port: 1 }, env, db: sqliteKysely(db), clock: systemClock(), logger: silentLogger() });
   }
 
   /** The Authorization header the fake saw for one call made with this setup. */
@@ -45,24 +46,24 @@ describe('Linear token resolution', () => {
     const linear = access(config, env);
     const before = fake.requests.length;
     await linear.api.teamLabels('any');
-    return { source: linear.tokens.describe()?.label, authorization: fake.requests[before]?.authorization };
+    return { source: (await linear.tokens.describe())?.label, authorization: fake.requests[before]?.authorization };
   }
 
   it('uses the config token first, then the stored OAuth tokens, then LINEAR_ACCESS_TOKEN, then LINEAR_API_KEY', async () => {
     const envAccess = fake.issueTokens().accessToken;
     const env = { LINEAR_ACCESS_TOKEN: envAccess, LINEAR_API_KEY: 'lin_api_env', NAMED: 'lin_api_from_named_env' };
-    const oauth = storeOAuth();
+    const oauth = await storeOAuth();
     assert.deepEqual(await headerUsed({ apiKey: 'lin_api_config', apiKeyEnv: 'NAMED' }, env), { source: 'linear.apiKey', authorization: 'lin_api_config' });
     assert.deepEqual(await headerUsed({ apiKeyEnv: 'NAMED' }, env), { source: 'linear.apiKeyEnv (NAMED)', authorization: 'lin_api_from_named_env' });
     assert.deepEqual(await headerUsed({}, env), { source: 'oauth (default)', authorization: `Bearer ${oauth}` });
-    new LinearOAuthStore(db).deleteTokens();
+    await new LinearOAuthStore(sqliteKysely(db)).deleteTokens();
     assert.deepEqual(await headerUsed({}, env), { source: 'env LINEAR_ACCESS_TOKEN', authorization: `Bearer ${envAccess}` });
     assert.deepEqual(await headerUsed({}, { LINEAR_API_KEY: 'lin_api_env' }), { source: 'env LINEAR_API_KEY', authorization: 'lin_api_env' });
   });
 
   it('fails as auth, naming every way to set a token, when there is none', async () => {
     const linear = access({}, {});
-    assert.equal(linear.tokens.describe(), undefined);
+    assert.equal(await linear.tokens.describe(), undefined);
     const error = await linear.api.getIssue('ENG-1').catch((e: unknown) => e);
     assert.ok(error instanceof LinearApiError);
     assert.equal(error.kind, 'auth');

@@ -48,10 +48,10 @@ export class LinearTokenResolver implements CredentialSource {
   }
 
   /** The credential that would be used now, without refreshing anything; undefined when there is none. */
-  describe(): LinearCredential | undefined {
+  async describe(): Promise<LinearCredential | undefined> {
     const fromConfig = this.#configToken();
     if (fromConfig) return fromConfig;
-    const stored = this.#oauth?.storedTokens();
+    const stored = await this.#oauth?.storedTokens();
     if (stored) return { source: 'oauth', kind: 'accessToken', token: stored.accessToken, label: `oauth (${stored.profile})`, expiresAt: stored.expiresAt };
     return this.#envToken();
   }
@@ -59,8 +59,9 @@ export class LinearTokenResolver implements CredentialSource {
   async current(): Promise<LinearCredential> {
     const fromConfig = this.#configToken();
     if (fromConfig) return fromConfig;
-    if (this.#oauth?.storedTokens()) {
-      const tokens = await this.#oauth.freshTokens();
+    const oauth = this.#oauth;
+    if (oauth && (await oauth.storedTokens())) {
+      const tokens = await oauth.freshTokens();
       if (tokens) return { source: 'oauth', kind: 'accessToken', token: tokens.accessToken, label: `oauth (${tokens.profile})`, expiresAt: tokens.expiresAt };
     }
     const fromEnv = this.#envToken();

@@ -10,6 +10,7 @@ import { linearSchema } from '../../core/config-linear.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { registerLinearRoutes } from '../../gateway/linear-routes.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import { WebhookIntake } from '../webhooks/intake.ts';
 import { buildLinearAccess } from './access.ts';
@@ -36,7 +37,7 @@ describe('Linear OAuth', () => {
       oauth: { clientId: FAKE_OAUTH_CLIENT.clientId, clientSecret: FAKE_OAUTH_CLIENT.clientSecret, authorizeUrl: fake.authorizeUrl, tokenUrl: fake.tokenUrl },
       requests: { backoffInitialMs: 1, backoffMaxMs: 2 },
     });
-    const db = openDatabase(':memory:');
+    const db = sqliteKysely(openDatabase(':memory:'));
     linear = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db, clock, logger: silentLogger() });
     // Routes registered after listen() are not allowed; build a second app that serves the callback.
     await app.close();
@@ -57,14 +58,14 @@ describe('Linear OAuth', () => {
   }
 
   async function connect(): Promise<void> {
-    const { url } = linear.oauth.authorize();
+    const { url } = await linear.oauth.authorize();
     const page = await browse(url);
     assert.equal(page.status, 200, page.html);
   }
 
-  it('builds the authorize URL with actor=app, the app scopes, the callback and a fresh random state', () => {
-    const first = linear.oauth.authorize();
-    const second = linear.oauth.authorize();
+  it('builds the authorize URL with actor=app, the app scopes, the callback and a fresh random state', async () => {
+    const first = await linear.oauth.authorize();
+    const second = await linear.oauth.authorize();
     const url = new URL(first.url);
     assert.equal(url.origin + url.pathname, fake.authorizeUrl);
     assert.equal(url.searchParams.get('client_id'), FAKE_OAUTH_CLIENT.clientId);
@@ -78,17 +79,17 @@ describe('Linear OAuth', () => {
   });
 
   it('completes the flow through the callback route: code exchange, tokens and identity stored, then used with Bearer', async () => {
-    const { url } = linear.oauth.authorize();
+    const { url } = await linear.oauth.authorize();
     const page = await browse(url);
     assert.equal(page.status, 200);
     assert.match(page.html, /connected to the Acme workspace as switchboard/);
-    const stored = linear.oauth.storedTokens();
+    const stored = await linear.oauth.storedTokens();
     assert.ok(stored?.accessToken.startsWith('lin_oauth_'));
     assert.ok(stored?.refreshToken);
     assert.equal(stored?.appUserId, FAKE_IDS.appUser);
     assert.equal(stored?.organizationName, 'Acme');
     assert.equal(stored?.expiresAt, clock.now() + 86_400_000);
-    assert.equal(linear.tokens.describe()?.source, 'oauth');
+    assert.equal((await linear.tokens.describe())?.source, 'oauth');
     await linear.api.getIssue('ENG-1');
     assert.equal(fake.requestsFor('issue')[0]?.authorization, `Bearer ${stored?.accessToken}`);
   });
@@ -98,7 +99,7 @@ describe('Linear OAuth', () => {
     assert.equal(unknown.status, 403);
     assert.match(unknown.html, /was not issued by this daemon/);
 
-    const { state } = linear.oauth.authorize();
+    const { state } = await linear.oauth.authorize();
     const code = new URL((await fetch(`${fake.authorizeUrl}?${new URLSearchParams({ client_id: FAKE_OAUTH_CLIENT.clientId, redirect_uri: `${base}/linear/oauth/callback`, state }).toString()}`, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code');
     assert.ok(code);
     const first = await browse(`${base}/linear/oauth/callback?code=${code}&state=${state}`);
@@ -107,7 +108,7 @@ describe('Linear OAuth', () => {
     assert.equal(replay.status, 403);
     assert.match(replay.html, /already used/);
 
-    const late = linear.oauth.authorize();
+    const late = await linear.oauth.authorize();
     clock.advance(600_001);
     const expired = await browse(late.url);
     assert.equal(expired.status, 403);
@@ -120,12 +121,12 @@ describe('Linear OAuth', () => {
 
   it('on 401 refreshes once and retries; the rotated refresh token is stored with the access token', async () => {
     await connect();
-    const before = linear.oauth.storedTokens();
+    const before = await linear.oauth.storedTokens();
     assert.ok(before);
     fake.expireAccessToken(before.accessToken);
     const issue = await linear.api.getIssue('ENG-1');
     assert.equal(issue.identifier, 'ENG-1');
-    const after = linear.oauth.storedTokens();
+    const after = await linear.oauth.storedTokens();
     assert.ok(after);
     assert.notEqual(after.accessToken, before.accessToken);
     assert.notEqual(after.refreshToken, before.refreshToken, 'rotated');
@@ -139,7 +140,7 @@ describe('Linear OAuth', () => {
 
   it('shares one refresh between concurrent calls', async () => {
     await connect();
-    fake.expireAccessToken(linear.oauth.storedTokens()?.accessToken ?? '');
+    fake.expireAccessToken((await linear.oauth.storedTokens())?.accessToken ?? '');
     const results = await Promise.all(['ENG-1', 'ENG-2', 'ENG-1', 'ENG-2', 'ENG-1'].map((id) => linear.api.getIssue(id)));
     assert.equal(results.length, 5);
     assert.equal(fake.tokenRequests.filter((t) => t.grantType === 'refresh_token').length, 1);
@@ -169,7 +170,7 @@ describe('Linear OAuth', () => {
 
   it('forgets a failed refresh, so the next one is attempted again', async () => {
     await connect();
-    const stored = linear.oauth.storedTokens();
+    const stored = await linear.oauth.storedTokens();
     assert.ok(stored);
     const port = Number(new URL(fake.url).port);
     await fake.close();
@@ -177,6 +178,6 @@ describe('Linear OAuth', () => {
     fake = await startFakeLinear({ now: () => clock.now(), port });
     await assert.rejects(linear.oauth.refresh(), (e: unknown) => e instanceof LinearApiError);
     assert.equal(fake.tokenRequests.length, 1, 'a second refresh request was made, not the cached failure');
-    assert.equal(linear.oauth.storedTokens()?.refreshToken, stored.refreshToken, 'a failed refresh leaves the stored tokens alone');
+    assert.equal((await linear.oauth.storedTokens())?.refreshToken, stored.refreshToken, 'a failed refresh leaves the stored tokens alone');
   });
 });

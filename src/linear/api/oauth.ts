@@ -71,14 +71,17 @@ export class LinearOAuth {
     return this.#profile;
   }
 
-  /** Issues a random state (stored with its expiry) and returns the authorize URL carrying it. Throws when no clientId is set. */
-  authorize(): AuthorizeRequest {
+  /**
+   * Issues a random state (stored with its expiry) and resolves, once it is stored, the authorize URL carrying it.
+   * Throws when no clientId is set.
+   */
+  async authorize(): Promise<AuthorizeRequest> {
     const { oauth, store, clock } = this.#o;
     if (!oauth.clientId) throw invalidInput('linear.oauth.clientId: set the client id of your Linear OAuth application', 'linear.oauth.clientId');
     const state = randomBytes(32).toString('base64url');
     const now = clock.now();
     const expiresAt = now + oauth.stateTtlMs;
-    store.addState(state, this.#o.redirectUri, now, expiresAt);
+    await store.addState(state, this.#o.redirectUri, now, expiresAt);
     const url = new URL(oauth.authorizeUrl);
     url.searchParams.set('client_id', oauth.clientId);
     url.searchParams.set('redirect_uri', this.#o.redirectUri);
@@ -96,7 +99,7 @@ export class LinearOAuth {
   async completeCallback(query: CallbackQuery): Promise<StoredLinearTokens> {
     const { store, clock } = this.#o;
     if (!query.state) throw invalidInput('state: missing from the callback; start again with `switchboard linear connect`', 'state');
-    const { check, redirectUri } = store.consumeState(query.state, clock.now());
+    const { check, redirectUri } = await store.consumeState(query.state, clock.now());
     if (check !== 'ok') {
       const why = { unknown: 'was not issued by this daemon', expired: 'has expired', reused: 'was already used' }[check];
       throw new AppError('forbidden', `state: the OAuth state ${why}; start again with \`switchboard linear connect\``, 'state');
@@ -106,24 +109,24 @@ export class LinearOAuth {
       if (!query.code) throw invalidInput('code: missing from the callback', 'code');
       const grant = await requestToken(this.#endpoint(), { grant: 'authorization_code', code: query.code, redirectUri: redirectUri ?? this.#o.redirectUri }, clock.now());
       const identity = await this.#identify(grant.accessToken);
-      store.saveInstall(this.#profile, grant, identity, clock.now());
+      await store.saveInstall(this.#profile, grant, identity, clock.now());
       this.#o.logger.info({ profile: this.#profile, organization: identity.organizationName, appUser: identity.appUserName, expiresAt: grant.expiresAt }, 'linear oauth connected');
-      store.setStateOutcome(query.state, 'connected');
-      return store.tokens(this.#profile) as StoredLinearTokens;
+      await store.setStateOutcome(query.state, 'connected');
+      return (await store.tokens(this.#profile)) as StoredLinearTokens;
     } catch (error) {
-      store.setStateOutcome(query.state, `failed: ${errorMessage(error)}`);
+      await store.setStateOutcome(query.state, `failed: ${errorMessage(error)}`);
       throw error;
     }
   }
 
   /** The stored tokens, as they are (no refresh). */
-  storedTokens(): StoredLinearTokens | undefined {
+  async storedTokens(): Promise<StoredLinearTokens | undefined> {
     return this.#o.store.tokens(this.#profile);
   }
 
   /** The stored tokens, refreshed first when they expire within `refreshBeforeExpiryMs`. Undefined when never connected. */
   async freshTokens(): Promise<StoredLinearTokens | undefined> {
-    const tokens = this.storedTokens();
+    const tokens = await this.storedTokens();
     if (!tokens) return undefined;
     const due = tokens.expiresAt !== null && tokens.expiresAt - this.#o.oauth.refreshBeforeExpiryMs <= this.#o.clock.now();
     if (!due || !tokens.refreshToken) return tokens;
@@ -135,7 +138,7 @@ export class LinearOAuth {
    * returns it as is; otherwise refreshes (shared). Undefined when there is no refresh token to use.
    */
   async refreshAfterRejection(usedAccessToken: string): Promise<StoredLinearTokens | undefined> {
-    const tokens = this.storedTokens();
+    const tokens = await this.storedTokens();
     if (!tokens) return undefined;
     if (tokens.accessToken !== usedAccessToken) return tokens;
     if (!tokens.refreshToken) return undefined;
@@ -160,11 +163,11 @@ export class LinearOAuth {
 
   async #doRefresh(): Promise<StoredLinearTokens> {
     const { store, clock, logger } = this.#o;
-    const tokens = store.tokens(this.#profile);
+    const tokens = await store.tokens(this.#profile);
     if (!tokens?.refreshToken) throw new LinearApiError('auth', 'Linear OAuth token cannot be refreshed (no refresh token stored); run `switchboard linear connect`');
     try {
       const grant = await requestToken(this.#endpoint(), { grant: 'refresh_token', refreshToken: tokens.refreshToken }, clock.now());
-      const saved = store.saveRefresh(this.#profile, grant, clock.now());
+      const saved = await store.saveRefresh(this.#profile, grant, clock.now());
       logger.info({ profile: this.#profile, expiresAt: saved.expiresAt, rotated: grant.refreshToken !== null }, 'linear oauth token refreshed');
       return saved;
     } catch (error) {

@@ -39,8 +39,8 @@ export interface StatusDeps {
 
 /** Collects the Linear status; with `check`, also asks Linear who the token is (one request, may refresh an OAuth token). */
 export async function linearStatus(deps: StatusDeps, options: { check?: boolean } = {}): Promise<LinearStatus> {
-  const credential = deps.tokens.describe();
-  const stored = deps.oauth.storedTokens();
+  const credential = await deps.tokens.describe();
+  const stored = await deps.oauth.storedTokens();
   const status: LinearStatus = {
     enabled: deps.config.enabled,
     apiUrl: deps.config.apiUrl,
@@ -55,7 +55,7 @@ export async function linearStatus(deps: StatusDeps, options: { check?: boolean 
       connectedAt: stored?.createdAt ?? null,
     },
     webhookSecretConfigured: readLinearSecrets(deps.config, deps.env).webhookSecret !== undefined,
-    deliveries: deps.deliveries ? deps.deliveries.counts() : null,
+    deliveries: deps.deliveries ? await deps.deliveries.counts() : null,
   };
   if (options.check && deps.api) {
     try {

@@ -62,7 +62,7 @@ export class Pipeline {
     const { config, clock, logger, db, sessions, logs, linear, notifier } = deps;
     const pc = config.linear.pipeline;
     const store = new DispatchStore(sqliteKysely(db));
-    const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
+    const effects = new LinearEffects(new LinearEffectStore(sqliteKysely(db)), clock, logger);
     const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => this.#recordFailure(id, message) });
     const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
     const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });

@@ -78,17 +78,18 @@ export class WebhookIntake {
     const action = typeof payload.action === 'string' ? payload.action : null;
     const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: verified.text, bodyDigest: digest, receivedAt: clock.now() };
     return new Promise((resolve) => {
-      if (this.#group.length === 0) setImmediate(() => this.#commit());
+      if (this.#group.length === 0) setImmediate(() => void this.#commit());
       this.#group.push({ delivery, resolve });
     });
   }
 
-  #commit(): void {
+  /** Commits the waiting group in one transaction, then answers each delivery (never before the commit). */
+  async #commit(): Promise<void> {
     const group = this.#group;
     this.#group = [];
     let fresh: boolean[];
     try {
-      fresh = this.#o.store.enqueueMany(group.map((w) => w.delivery));
+      fresh = await this.#o.store.enqueueMany(group.map((w) => w.delivery));
     } catch (error) {
       for (const w of group) w.resolve(this.#unavailable(w.delivery.deliveryId, error));
       return;

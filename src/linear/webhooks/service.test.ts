@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../../core/clock.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearOAuthStore } from '../../store/linear-oauth.ts';
 import { appUserIdSource } from './service.ts';
 
@@ -10,8 +11,8 @@ const noIdentity = { appUserId: null, appUserName: null, organizationId: null, o
 
 describe('appUserIdSource', () => {
   it('uses the app user stored with the OAuth installation without asking Linear', async () => {
-    const store = new LinearOAuthStore(openDatabase(':memory:'));
-    store.saveInstall('default', grant, { ...noIdentity, appUserId: 'app-1', appUserName: 'switchboard' }, 1);
+    const store = new LinearOAuthStore(sqliteKysely(openDatabase(':memory:')));
+    await store.saveInstall('default', grant, { ...noIdentity, appUserId: 'app-1', appUserName: 'switchboard' }, 1);
     let asked = 0;
     const source = appUserIdSource({ viewer: async () => ((asked += 1), { id: 'other', name: 'x' }) }, store, new ManualClock());
     assert.equal(await source(), 'app-1');
@@ -19,8 +20,8 @@ describe('appUserIdSource', () => {
   });
 
   it('asks viewer once, remembers the answer, stores it with the tokens, and asks again after a failure', async () => {
-    const store = new LinearOAuthStore(openDatabase(':memory:'));
-    store.saveInstall('default', grant, noIdentity, 1);
+    const store = new LinearOAuthStore(sqliteKysely(openDatabase(':memory:')));
+    await store.saveInstall('default', grant, noIdentity, 1);
     let asked = 0;
     let fail = true;
     const source = appUserIdSource(
@@ -39,6 +40,6 @@ describe('appUserIdSource', () => {
     assert.equal(await source(), 'app-2');
     assert.equal(await source(), 'app-2');
     assert.equal(asked, 2);
-    assert.equal(store.tokens()?.appUserId, 'app-2');
+    assert.equal((await store.tokens())?.appUserId, 'app-2');
   });
 });

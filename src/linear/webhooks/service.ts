@@ -1,10 +1,11 @@
 // Wires the webhook intake, the durable delivery store and the worker for main.ts.
-import type { DatabaseSync } from 'node:sqlite';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
 import type { Logger } from '../../core/logger.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import type { LinearOAuthStore } from '../../store/linear-oauth.ts';
+import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi } from '../api/types.ts';
 import type { LinearEventHandler } from './events.ts';
 import { WebhookIntake } from './intake.ts';
@@ -20,7 +21,8 @@ export interface LinearWebhooksDeps {
   config: LinearConfig;
   /** The signing secret (from requireLinearSecrets). */
   secret: string;
-  db: DatabaseSync;
+  /** The daemon's database (`sqliteKysely(db)` on SQLite). */
+  db: Kysely<Database>;
   handler: LinearEventHandler;
   appUserId: () => Promise<string>;
   clock: Clock;
@@ -52,14 +54,14 @@ export function appUserIdSource(api: Pick<LinearApi, 'viewer'>, oauthStore?: Lin
   let known: string | undefined;
   return async () => {
     if (known) return known;
-    const stored = oauthStore?.tokens(profile);
+    const stored = await oauthStore?.tokens(profile);
     if (stored?.appUserId) {
       known = stored.appUserId;
       return known;
     }
     const viewer = await api.viewer();
     known = viewer.id;
-    if (stored && oauthStore && clock) oauthStore.saveIdentity(profile, viewer.id, viewer.name, clock.now());
+    if (stored && oauthStore && clock) await oauthStore.saveIdentity(profile, viewer.id, viewer.name, clock.now());
     return known;
   };
 }

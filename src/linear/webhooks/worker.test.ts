@@ -9,6 +9,7 @@ import { linearWebhooksSchema } from '../../core/config-linear.ts';
 import { createLogger, silentLogger } from '../../core/logger.ts';
 import type { Logger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import type { LinearEvent, LinearEventHandler } from './events.ts';
 import { orderKey } from './verify.ts';
@@ -21,16 +22,16 @@ async function settle(): Promise<void> {
 
 function setup(options: { handler: LinearEventHandler; maxAttempts?: number; concurrency?: number; logger?: Logger; batchMs?: number }) {
   const clock = new ManualClock();
-  const store = new LinearDeliveryStore(openDatabase(':memory:'));
+  const store = new LinearDeliveryStore(sqliteKysely(openDatabase(':memory:')));
   const webhooks = linearWebhooksSchema.parse({ maxAttempts: options.maxAttempts ?? 3, retryInitialMs: 1_000, retryMaxMs: 10_000, concurrency: options.concurrency ?? 4, batchMs: options.batchMs ?? 0 });
   const worker = new WebhookWorker({ store, handler: options.handler, appUserId: async () => FAKE_IDS.appUser, clock, logger: options.logger ?? silentLogger(), webhooks });
   let n = 0;
-  const enqueue = (name: LinearFixtureName, patch: (p: Record<string, unknown>) => void = () => {}) => {
+  const enqueue = async (name: LinearFixtureName, patch: (p: Record<string, unknown>) => void = () => {}) => {
     const payload = linearFixture(name);
     patch(payload);
     n += 1;
     const deliveryId = `delivery-${n}`;
-    store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), bodyDigest: deliveryId, receivedAt: clock.now() });
+    await store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), bodyDigest: deliveryId, receivedAt: clock.now() });
     return deliveryId;
   };
   return { clock, store, worker, enqueue };
@@ -47,12 +48,12 @@ describe('WebhookWorker', () => {
         },
       },
     });
-    const id = enqueue('issue-update-delegated');
-    worker.start();
+    const id = await enqueue('issue-update-delegated');
+    await worker.start();
     await settle();
     assert.equal(calls, 1);
-    assert.equal(store.get(id)?.status, 'pending');
-    assert.equal(store.get(id)?.lastError, 'pipeline busy (1)');
+    assert.equal((await store.get(id))?.status, 'pending');
+    assert.equal((await store.get(id))?.lastError, 'pipeline busy (1)');
     clock.advance(999);
     await settle();
     assert.equal(calls, 1, 'not before the backoff');
@@ -62,7 +63,7 @@ describe('WebhookWorker', () => {
     clock.advance(2_000);
     await settle();
     assert.equal(calls, 3);
-    const done = store.get(id);
+    const done = await store.get(id);
     assert.equal(done?.status, 'done');
     assert.equal(done?.attempts, 3);
     assert.equal(done?.outcome, 'handled: issue.assigned');
@@ -72,23 +73,23 @@ describe('WebhookWorker', () => {
   it('gathers what is queued within batchMs into one turn (one claim for all), off the intake\'s path', async () => {
     const seen: string[] = [];
     const { clock, store, worker, enqueue } = setup({ handler: { handle: async (event) => void seen.push(event.deliveryId) }, batchMs: 10 });
-    worker.start();
+    await worker.start();
     await settle();
-    const a = enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-a'));
+    const a = await enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-a'));
     worker.notify();
-    const b = enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-b'));
+    const b = await enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-b'));
     worker.notify();
     await settle();
     assert.deepEqual(seen, [], 'nothing before the window ends');
-    assert.equal(store.get(a)?.status, 'pending');
+    assert.equal((await store.get(a))?.status, 'pending');
     clock.advance(10);
     await settle();
     assert.deepEqual(seen.sort(), [a, b].sort(), 'both in one turn');
-    assert.equal(store.get(a)?.attempts, 1);
+    assert.equal((await store.get(a))?.attempts, 1);
     clock.advance(10);
     await settle();
-    assert.equal(store.get(a)?.status, 'done');
-    assert.equal(store.get(b)?.status, 'done');
+    assert.equal((await store.get(a))?.status, 'done');
+    assert.equal((await store.get(b))?.status, 'done');
     await worker.stop();
   });
 
@@ -101,36 +102,36 @@ describe('WebhookWorker', () => {
       logger: createLogger({ level: 'info', destination: sink }),
       handler: { handle: async () => Promise.reject(new Error('always broken')) },
     });
-    const id = enqueue('comment-create-mention');
-    worker.start();
+    const id = await enqueue('comment-create-mention');
+    await worker.start();
     await settle();
     clock.advance(1_000);
     await settle();
-    assert.equal(store.get(id)?.status, 'dead');
-    assert.equal(store.get(id)?.attempts, 2);
-    assert.deepEqual(store.deadLetters().map((d) => d.deliveryId), [id]);
+    assert.equal((await store.get(id))?.status, 'dead');
+    assert.equal((await store.get(id))?.attempts, 2);
+    assert.deepEqual((await store.deadLetters()).map((d) => d.deliveryId), [id]);
     clock.advance(60_000);
     await settle();
-    assert.equal(store.get(id)?.attempts, 2, 'a dead delivery is not retried');
+    assert.equal((await store.get(id))?.attempts, 2, 'a dead delivery is not retried');
     const dead = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'linear webhook dead-lettered');
     assert.equal(dead?.delivery, id);
     assert.equal(dead?.err, 'always broken');
-    assert.equal(store.retryDead(id, clock.now()), true);
-    assert.equal(store.get(id)?.status, 'pending');
+    assert.equal(await store.retryDead(id, clock.now()), true);
+    assert.equal((await store.get(id))?.status, 'pending');
     await worker.stop();
   });
 
   it('dead-letters a malformed payload at once, and acknowledges ignored ones as done', async () => {
     const handled: LinearEvent[] = [];
     const { store, worker, enqueue } = setup({ handler: { handle: async (e) => void handled.push(e) } });
-    const broken = enqueue('agent-session-created', (p) => delete (p.agentSession as Record<string, unknown>).id);
-    const unknown = enqueue('issue-create', (p) => (p.type = 'Cycle'));
-    worker.start();
+    const broken = await enqueue('agent-session-created', (p) => delete (p.agentSession as Record<string, unknown>).id);
+    const unknown = await enqueue('issue-create', (p) => (p.type = 'Cycle'));
+    await worker.start();
     await worker.idle();
-    assert.equal(store.get(broken)?.status, 'dead');
-    assert.equal(store.get(broken)?.attempts, 1);
-    assert.equal(store.get(unknown)?.status, 'done');
-    assert.match(store.get(unknown)?.outcome ?? '', /^ignored: webhook type Cycle/);
+    assert.equal((await store.get(broken))?.status, 'dead');
+    assert.equal((await store.get(broken))?.attempts, 1);
+    assert.equal((await store.get(unknown))?.status, 'done');
+    assert.match((await store.get(unknown))?.outcome ?? '', /^ignored: webhook type Cycle/);
     assert.equal(handled.length, 0);
     await worker.stop();
   });
@@ -146,10 +147,10 @@ describe('WebhookWorker', () => {
         },
       },
     });
-    const created = enqueue('agent-session-created');
-    const prompted = enqueue('agent-session-prompted');
-    const other = enqueue('issue-create');
-    worker.start();
+    const created = await enqueue('agent-session-created');
+    const prompted = await enqueue('agent-session-prompted');
+    const other = await enqueue('issue-create');
+    await worker.start();
     await settle();
     assert.deepEqual(started, [`agentSession.created:${created}`, `issue.created:${other}`]);
     releases.get(created)?.();
@@ -164,42 +165,43 @@ describe('WebhookWorker', () => {
   it('resumes a delivery left processing by a crashed process (at least once)', async () => {
     const handled: string[] = [];
     const { clock, store, worker, enqueue } = setup({ handler: { handle: async (e) => void handled.push(e.deliveryId) } });
-    const id = enqueue('agent-session-stop');
-    assert.equal(store.claimNext(clock.now())?.deliveryId, id, 'a previous process took it');
-    assert.equal(store.get(id)?.status, 'processing');
-    worker.start();
+    const id = await enqueue('agent-session-stop');
+    assert.equal((await store.claimNext(clock.now()))?.deliveryId, id, 'a previous process took it');
+    assert.equal((await store.get(id))?.status, 'processing');
+    await worker.start();
     await worker.idle();
     assert.deepEqual(handled, [id]);
-    assert.equal(store.get(id)?.attempts, 2);
+    assert.equal((await store.get(id))?.attempts, 2);
     await worker.stop();
   });
 
   it('stops within stopGraceMs even when a handler hangs; the delivery runs again at the next start', async () => {
     let calls = 0;
     const { clock, store, worker, enqueue } = setup({ handler: { handle: () => ((calls += 1), new Promise<void>(() => {})) } });
-    const id = enqueue('agent-session-created');
-    worker.start();
+    const id = await enqueue('agent-session-created');
+    await worker.start();
     await settle();
     const stopped = worker.stop();
     clock.advance(10_000);
     await stopped;
-    assert.equal(store.get(id)?.status, 'processing');
+    assert.equal((await store.get(id))?.status, 'processing');
     const next = new WebhookWorker({ store, handler: { handle: async () => void (calls += 1) }, appUserId: async () => FAKE_IDS.appUser, clock, logger: silentLogger(), webhooks: linearWebhooksSchema.parse({ batchMs: 0 }) });
-    next.start();
+    await next.start();
     await next.idle();
-    assert.equal(store.get(id)?.status, 'done');
+    assert.equal((await store.get(id))?.status, 'done');
     assert.equal(calls, 2);
     await next.stop();
   });
 
   it('prunes finished deliveries after the retention period', async () => {
     const { clock, store, worker, enqueue } = setup({ handler: { handle: async () => {} } });
-    const id = enqueue('issue-create');
-    worker.start();
+    const id = await enqueue('issue-create');
+    await worker.start();
     await worker.idle();
-    assert.equal(store.get(id)?.status, 'done');
+    assert.equal((await store.get(id))?.status, 'done');
     clock.advance(7 * 24 * 3_600_000 + 3_600_000);
-    assert.equal(store.get(id), undefined);
+    await settle();
+    assert.equal(await store.get(id), undefined);
     await worker.stop();
   });
 });

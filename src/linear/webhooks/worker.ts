@@ -56,17 +56,21 @@ export class WebhookWorker {
     return new WorkLoop({ clock: this.#o.clock, step: () => this.#turn(), retryDelay: () => this.#o.webhooks.retryInitialMs });
   }
 
-  /** Puts deliveries interrupted by a previous process back in the queue, prunes old ones, and starts working. */
-  start(): void {
+  /**
+   * Puts deliveries interrupted by a previous process back in the queue, prunes old ones, and starts working. Resolves
+   * once the recovery is committed and the first turn is kicked.
+   */
+  async start(): Promise<void> {
     if (this.#running) return;
     const { store, clock, logger, webhooks } = this.#o;
     this.#running = true;
     this.#loop = this.#newLoop();
     this.#retriesChanged = true;
-    const recovered = store.recoverInterrupted(clock.now());
+    const recovered = await store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
-    this.#prune();
-    this.#pruneTimer = clock.every(webhooks.pruneIntervalMs, () => this.#prune());
+    await this.#prune();
+    if (!this.#running) return;
+    this.#pruneTimer = clock.every(webhooks.pruneIntervalMs, () => void this.#prune());
     this.#loop.kick();
   }
 
@@ -104,23 +108,23 @@ export class WebhookWorker {
     await this.#loop.stop();
     await drained;
     grace?.cancel();
-    this.#turn();
+    await this.#turn();
   }
 
   /** Resolves once nothing is being handled, every result is recorded, and nothing queued can run now (tests, shutdown). */
   async idle(): Promise<void> {
     for (;;) {
       await this.#loop.idle();
-      if (this.#isIdle()) return;
+      if (await this.#isIdle()) return;
       await new Promise<void>((resolve) => this.#turnWaiters.push(resolve));
     }
   }
 
-  #isIdle(): boolean {
+  async #isIdle(): Promise<boolean> {
     if (this.#inFlight > 0 || this.#finished.length > 0 || this.#turnScheduled) return false;
     if (!this.#running) return true;
     try {
-      return !this.#o.store.hasRunnable(this.#o.clock.now());
+      return !(await this.#o.store.hasRunnable(this.#o.clock.now()));
     } catch {
       return true;
     }
@@ -137,7 +141,7 @@ export class WebhookWorker {
       this.#batchTimer = undefined;
       this.#turnScheduled = false;
       if (this.#running) this.#loop.kick();
-      else this.#turn();
+      else void this.#turn();
     };
     const batchMs = this.#o.webhooks.batchMs;
     if (batchMs > 0 && this.#running) this.#batchTimer = this.#o.clock.after(batchMs, run);
@@ -146,9 +150,9 @@ export class WebhookWorker {
 
   /**
    * Records finished attempts and claims as many deliveries as there are free slots, in one transaction; then sleeps
-   * until the earliest retry.
+   * until the earliest retry. Never rejects (queue errors are logged).
    */
-  #turn(): StepResult {
+  async #turn(): Promise<StepResult> {
     const { store, clock, logger, webhooks } = this.#o;
     if (this.#running && this.#retryAt <= clock.now()) {
       this.#retryAt = Infinity;
@@ -160,7 +164,7 @@ export class WebhookWorker {
       setImmediate(() => {
         this.#turnScheduled = false;
         if (this.#running) this.#loop.kick();
-        else this.#turn();
+        else void this.#turn();
       });
       return this.#nextWake();
     }
@@ -171,7 +175,7 @@ export class WebhookWorker {
     let claimed: StoredDelivery[] = [];
     if (outcomes.length > 0 || free > 0) {
       try {
-        claimed = store.settleAndClaim(outcomes, clock.now(), Math.max(0, free));
+        claimed = await store.settleAndClaim(outcomes, clock.now(), Math.max(0, free));
       } catch (error) {
         // The outcomes are lost from memory: those deliveries stay `processing` and run again after a restart.
         logger.error({ err: errorMessage(error), unrecorded: outcomes.length }, 'linear webhooks: cannot update the queue');
@@ -188,7 +192,7 @@ export class WebhookWorker {
     }
     // Retry times only appear with a retry outcome (or were left by the last process: checked at start).
     if (outcomes.some((o) => o.kind === 'retry')) this.#retriesChanged = true;
-    this.#scheduleRetry();
+    await this.#scheduleRetry();
     this.#settleTurn();
     return this.#nextWake();
   }
@@ -198,13 +202,13 @@ export class WebhookWorker {
   }
 
   /** Reads the earliest retry time again when it may have changed; the loop wakes then. */
-  #scheduleRetry(): void {
+  async #scheduleRetry(): Promise<void> {
     if (!this.#running || !this.#retriesChanged) return;
     this.#retriesChanged = false;
     const now = this.#o.clock.now();
     let due: number | undefined;
     try {
-      due = this.#o.store.nextDueAfter(now);
+      due = await this.#o.store.nextDueAfter(now);
     } catch (error) {
       this.#retriesChanged = true;
       this.#o.logger.error({ err: errorMessage(error) }, 'linear webhooks: cannot read the queue');
@@ -239,10 +243,10 @@ export class WebhookWorker {
     }
   }
 
-  #prune(): void {
+  async #prune(): Promise<void> {
     const { store, clock, logger, webhooks } = this.#o;
     try {
-      const removed = store.prune(clock.now() - webhooks.retentionMs);
+      const removed = await store.prune(clock.now() - webhooks.retentionMs);
       if (removed > 0) logger.info({ removed }, 'linear webhooks: pruned old deliveries');
     } catch (error) {
       logger.error({ err: errorMessage(error) }, 'linear webhooks: prune failed');

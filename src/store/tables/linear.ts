@@ -38,7 +38,8 @@ export interface LinearTables {
     action: string | null;
     order_key: string;
     payload: string;
-    status: string;
+    /** `DeliveryStatus` (store/linear-deliveries.ts). */
+    status: 'pending' | 'processing' | 'done' | 'dead';
     attempts: Generated<number>;
     next_attempt_at: number;
     last_error: string | null;
@@ -49,7 +50,8 @@ export interface LinearTables {
   };
   linear_effects: {
     key: string;
-    state: string;
+    /** Claimed (`pending`) before the effect is sent, `done` after. */
+    state: 'pending' | 'done';
     created_at: number;
     updated_at: number;
   };
@@ -114,7 +116,8 @@ export interface LinearTables {
     serial_key: string;
     agent_session_id: string | null;
     payload: string;
-    status: string;
+    /** `JobStatus` (store/linear-jobs.ts). */
+    status: 'queued' | 'running' | 'done' | 'failed' | 'cancelled';
     attempts: Generated<number>;
     next_at: number;
     last_error: string | null;
