@@ -125,23 +125,23 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       config,
       clock,
       logger: logger.child({ component: 'sessions' }),
-      store: new CodingSessionStore(sqliteKysely(db)),
+      store: new CodingSessionStore(kysely),
       logs,
       harnesses: options.harnesses ?? createHarnesses(config, logger),
-      notices: new RestartNoticeStore(sqliteKysely(db)),
+      notices: new RestartNoticeStore(kysely),
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
-    const idempotency = new Idempotency(new IdempotencyKeyStore(sqliteKysely(db), `daemon-${process.pid}-${newId(12)}`), clock);
+    const idempotency = new Idempotency(new IdempotencyKeyStore(kysely, `daemon-${process.pid}-${newId(12)}`), clock);
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
-    const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home, inference, outbox, toolbox: tools });
+    const engine = createEngine({ config, clock, logger, db: kysely, home, inference, outbox, toolbox: tools });
     stops.push(() => engine.stop());
     const scheduler = createScheduler({ db: kysely, engine, clock, logger, config });
     const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });
     stops.push(() => notifications.stop());
     stops.push(() => scheduler.stop());
-    const wake = createWakeRouter({ db: sqliteKysely(db), sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
+    const wake = createWakeRouter({ db: kysely, sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
     stops.push(() => wake.stop());
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
@@ -149,7 +149,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const codeRunner = new CodeRunner({ config, sessions, logs, clock, logger: logger.child({ component: 'code-run' }) });
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
     const linear = config.linear.enabled
-      ? createLinearIntegration({ config, env, db, clock, logger, sessions, logs, engine, inference, outbox, codeRunner })
+      ? createLinearIntegration({ config, env, db: kysely, clock, logger, sessions, logs, engine, inference, outbox, codeRunner })
       : null;
     if (linear) {
       // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
@@ -191,7 +191,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       engine,
       outbox,
       logger: logger.child({ component: 'inbound' }),
-      commands: new InboundCommandStore(sqliteKysely(db)),
+      commands: new InboundCommandStore(kysely),
     });
     for (const connector of connectors) {
       stops.push(() => connector.stop());

@@ -1,3 +1,4 @@
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
@@ -12,7 +13,7 @@ describe('createLinearIntegration', () => {
       const deps = (overrides: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => ({
         config: loadConfig({ home: m.home, env: {}, overrides: { workspaces: [m.home], ...overrides } }).config,
         env,
-        db: m.db,
+        db: sqliteKysely(m.db),
         clock: m.clock,
         logger: silentLogger(),
         sessions: m.manager,

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../store/tables/index.ts';
 // The Linear integration for the composition root: API access, the webhook intake and worker, the dispatch pipeline
 // (guarded by the planner), the planner, triage, mention answers, the router and the chat notifier, built from config.
 // main.ts registers the HTTP routes with gateway/linear-routes.ts using `routes` (linear/ may not import gateway/).
@@ -9,8 +11,6 @@ import type { Logger } from '../core/logger.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineApi } from '../engine/api.ts';
 import type { Inference } from '../inference/types.ts';
-import type { DatabaseSync } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
 import { LinearEffectStore } from '../store/linear-effects.ts';
@@ -39,7 +39,7 @@ export interface LinearIntegrationDeps {
   config: Config;
   env: NodeJS.ProcessEnv;
   /** The daemon's database (Linear migrations 400–499 applied by openDatabase). */
-  db: DatabaseSync;
+  db: Kysely<Database>;
   clock: Clock;
   logger: Logger;
   /** The coding sessions; `restore()` must run before `start()`. */
@@ -101,8 +101,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
   if (!config.linear.enabled) throw invalidInput('linear.enabled: the Linear integration is turned off', 'linear.enabled');
   const secrets = requireLinearSecrets(config.linear, env);
   // The typed query builder over the same connection, for the stores converted to it (claims, jobs, effects, deliveries).
-  const store = sqliteKysely(db);
-  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env, db: store, clock, logger: logger.child({ component: 'linear-api' }) });
+  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env, db, clock, logger: logger.child({ component: 'linear-api' }) });
   const api = access.api;
   const planner = new Planner({ api, db, ...(deps.inference ? { inference: deps.inference } : {}), config: config.linear.planner, clock, logger: logger.child({ component: 'planner' }) });
   const notifier = deps.notifier ?? new OutboxNotifier({ config, ...(deps.outbox ? { outbox: deps.outbox } : {}), logger });
@@ -127,16 +126,16 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     planner,
     triage,
     mentions,
-    claims: new LinearClaimStore(store),
-    jobStore: new LinearJobStore(store),
-    effects: new LinearEffects(new LinearEffectStore(store), clock, logger.child({ component: 'linear-effects' })),
+    claims: new LinearClaimStore(db),
+    jobStore: new LinearJobStore(db),
+    effects: new LinearEffects(new LinearEffectStore(db), clock, logger.child({ component: 'linear-effects' })),
     clock,
     logger: logger.child({ component: 'linear-router' }),
   });
   const webhooks = buildLinearWebhooks({
     config: config.linear,
     secret: secrets.webhookSecret,
-    db: store,
+    db,
     handler: router,
     appUserId: appUserIdSource(api, access.oauthStore, clock),
     clock,

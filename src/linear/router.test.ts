@@ -63,7 +63,7 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   const ef = options.engine === false ? null : await engineFixture({ inference: engineInference });
   const logger = silentLogger();
   const pipeline = new RecordingPipeline(fx.api);
-  const planner = new Planner({ api: fx.api, db: fx.db, inference: fx.inference, config: fx.config.planner, clock, logger });
+  const planner = new Planner({ api: fx.api, db: sqliteKysely(fx.db), inference: fx.inference, config: fx.config.planner, clock, logger });
   const triage = new Triage({ api: fx.api, inference: fx.inference, config: fx.config.triage, logger });
   const mentions = new MentionResponder({ api: fx.api, config: fx.full, ...(ef ? { engine: ef.engine } : {}), logger });
   const store = sqliteKysely(fx.db);

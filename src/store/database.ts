@@ -1,5 +1,4 @@
 import { DatabaseSync } from 'node:sqlite';
-import type { StatementSync } from 'node:sqlite';
 import { systemClock } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
 import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
@@ -70,32 +69,14 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[], cloc
   return applied;
 }
 
-/**
- * Runs `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. Returns what `fn` returns. Called inside
- * another transaction, `fn` simply joins it (the outer one commits or rolls back everything).
- */
-export function transaction<T>(db: DatabaseSync, fn: () => T): T {
-  if (db.isTransaction) return fn();
+/** Runs one migration step's `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. */
+function transaction(db: DatabaseSync, fn: () => void): void {
   db.exec('BEGIN IMMEDIATE');
   try {
-    const result = fn();
+    fn();
     db.exec('COMMIT');
-    return result;
   } catch (error) {
     db.exec('ROLLBACK');
     throw error;
   }
-}
-
-/** A statement cache over one connection, for a store's hot paths: each SQL text is prepared once, then reused. */
-export function statementCache(db: DatabaseSync): (sql: string) => StatementSync {
-  const statements = new Map<string, StatementSync>();
-  return (sql) => {
-    let statement = statements.get(sql);
-    if (!statement) {
-      statement = db.prepare(sql);
-      statements.set(sql, statement);
-    }
-    return statement;
-  };
 }

@@ -1,3 +1,4 @@
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 // The Linear integration end to end in one process: the real HTTP route (Fastify + registerLinearRoutes), signed
 // webhooks, the fake Linear server behind the real @linear/sdk, the real pipeline, router, planner and SessionManager
 // running the fake agent executables in a real git repository, and a recording outbox for the chat channel. Time is a
@@ -173,7 +174,7 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
   await manager.restore();
   const outbox = new RecordingOutbox();
   const inference = new ScriptedInference();
-  const linear = createLinearIntegration({ config, env: {}, db, clock, logger: silentLogger(), sessions: manager, logs, inference, outbox });
+  const linear = createLinearIntegration({ config, env: {}, db: sqliteKysely(db), clock, logger: silentLogger(), sessions: manager, logs, inference, outbox });
   await linear.start();
   const app = Fastify();
   await registerLinearRoutes(app, { ...linear.routes, logger: silentLogger() });

@@ -133,7 +133,7 @@ export async function pipelineFixture(options: PipelineFixtureOptions = {}, shar
   await manager.restore();
   const linear = shared?.linear ?? new FakeLinearApi();
   const notifier = shared?.notifier ?? new RecordingNotifier();
-  const deps: PipelineDeps = { config, clock, logger: silentLogger(), db, sessions: manager, logs, linear, notifier };
+  const deps: PipelineDeps = { config, clock, logger: silentLogger(), db: sqliteKysely(db), sessions: manager, logs, linear, notifier };
   const pipeline = createPipeline(deps);
   await pipeline.start();
   const state: Shared = shared ?? { dir, linear, notifier, closers: [] };

@@ -8,7 +8,6 @@ import { errorMessage, invalidInput } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
 import type { SessionSignal } from '../../coding/session.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { ACTIVE_DISPATCH_STATUSES, DispatchStore, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
 import { LinearEffectStore } from '../../store/linear-effects.ts';
@@ -61,8 +60,8 @@ export class Pipeline {
   constructor(deps: PipelineDeps) {
     const { config, clock, logger, db, sessions, logs, linear, notifier } = deps;
     const pc = config.linear.pipeline;
-    const store = new DispatchStore(sqliteKysely(db));
-    const effects = new LinearEffects(new LinearEffectStore(sqliteKysely(db)), clock, logger);
+    const store = new DispatchStore(db);
+    const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
     const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => this.#recordFailure(id, message) });
     const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
     const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });

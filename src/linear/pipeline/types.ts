@@ -1,10 +1,11 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/tables/index.ts';
 // Public types of the Linear dispatch pipeline: what the webhook router hands in and what it gets back.
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { SessionManager } from '../../coding/session-manager.ts';
-import type { DatabaseSync } from '../../store/database.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
@@ -15,7 +16,7 @@ export interface PipelineDeps {
   clock: Clock;
   logger: Logger;
   /** The daemon's SQLite database (migrations 420+ applied). */
-  db: DatabaseSync;
+  db: Kysely<Database>;
   /** The coding sessions; `restore()` must have run before `Pipeline.start()`. */
   sessions: SessionManager;
   /** The SessionLogs instance the SessionManager writes through (the watchdogs subscribe to it). */

@@ -1,3 +1,4 @@
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FAKE_IDS } from '../../../test/support/fake-linear.ts';
@@ -24,7 +25,7 @@ describe('Planner', () => {
 
   beforeEach(async () => {
     fx = await linearGlueFixture();
-    planner = new Planner({ api: fx.api, db: fx.db, inference: fx.inference, config: linearPlannerSchema.parse({}), clock: fx.clock, logger: silentLogger() });
+    planner = new Planner({ api: fx.api, db: sqliteKysely(fx.db), inference: fx.inference, config: linearPlannerSchema.parse({}), clock: fx.clock, logger: silentLogger() });
   });
   afterEach(async () => {
     await fx.close();
@@ -151,7 +152,7 @@ describe('Planner', () => {
     const started = await planner.start(FAKE_IDS.issue1, { reply });
     assert.ok(started.session);
     await transitionPlanning(planner.store, started.session.id, 'interviewing', 'plan_review', 2);
-    const again = new Planner({ api: fx.api, db: fx.db, inference: fx.inference, config: linearPlannerSchema.parse({}), clock: fx.clock, logger: silentLogger() });
+    const again = new Planner({ api: fx.api, db: sqliteKysely(fx.db), inference: fx.inference, config: linearPlannerSchema.parse({}), clock: fx.clock, logger: silentLogger() });
     await again.recover();
     assert.equal((await again.store.get(started.session.id))?.status, 'interviewing', 'the seeded project fails the audit');
     assert.match(fx.appComments(FAKE_IDS.issue1).at(-1)?.body ?? '', /not complete yet/);

@@ -1,3 +1,5 @@
+import type { Kysely } from 'kysely';
+import type { Database } from '../../store/tables/index.ts';
 // The project planner: a durable interview state machine (interviewing → plan_review → approved, or back to
 // interviewing with the audit's findings; abandoned), one model turn with the five planner tools per user message,
 // and the guard that keeps the pipeline from dispatching issues of a project while it is being planned.
@@ -11,8 +13,6 @@ import { runToolCall } from '../../engine/tool.ts';
 import type { ChatMessage, Inference } from '../../inference/types.ts';
 import { ACTIVE_PLANNING_STATUSES, PlanningStore } from '../../store/linear-planning.ts';
 import type { PlanningMessage, PlanningSession } from '../../store/linear-planning.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import { sanitizePromptInput } from '../pipeline/prompts.ts';
 import { postReply } from '../reply.ts';
@@ -31,7 +31,7 @@ const MAX_INPUT_CHARS = 4_000;
 
 export interface PlannerDeps {
   api: LinearApi;
-  db: DatabaseSync;
+  db: Kysely<Database>;
   /** Absent or unavailable: interview turns answer that no provider is configured (commands still work). */
   inference?: Inference;
   config: LinearPlannerConfig;
@@ -60,7 +60,7 @@ export class Planner {
 
   constructor(deps: PlannerDeps) {
     this.#d = deps;
-    this.store = new PlanningStore(sqliteKysely(deps.db));
+    this.store = new PlanningStore(deps.db);
   }
 
   /** The pipeline's guard: the reason an issue must not be dispatched now (its project is being planned), or null. */

@@ -18,7 +18,7 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely's SQLite dialect over Node's own synchronous `node:sqlite` connection (Kysely ships one for better-sqlite3
  * only). The connection is the daemon's one `DatabaseSync`, opened and migrated by `openDatabase`; the dialect never
  * closes it (its owner does). Statements are prepared once per SQL text, transactions begin IMMEDIATE (the write lock is
- * taken at BEGIN, as `transaction()` does), and booleans bind as 1/0 (SQLite has no boolean type).
+ * taken at BEGIN), and booleans bind as 1/0 (SQLite has no boolean type).
  */
 export class NodeSqliteDialect implements Dialect {
   readonly #db: DatabaseSync;
