@@ -1,10 +1,11 @@
+import type { Compilable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import { sql } from 'kysely';
-import type { CompiledQuery, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
-import { listingFromRow, listingOf, listingPageQuery, pageKeysQuery, pageOfListings, selectListings } from './coding-session-listings.ts';
 import type { PageRange, PageRow, SessionListing, SessionListingPage } from './coding-session-listings.ts';
+import { listingFromRow, listingOf, listingPageQuery, pageKeysQuery, pageOfListings, selectListings } from './coding-session-listings.ts';
+import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
 /** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
@@ -133,9 +134,6 @@ const PAGE_CACHE_SIZE = 64;
 /** Pages whose sessions are remembered (see CodingSessionStore.#lastRead); more start over. */
 const LAST_READ_SIZE = 1_024;
 
-/** Compiled query shapes kept (a page's keys per status count, listings per id count); more start over. */
-const QUERY_CACHE_SIZE = 1_024;
-
 /** Listings kept for pages to share (see CodingSessionStore.#listings); more start the cache over. */
 const LISTING_CACHE_SIZE = 4_096;
 
@@ -155,8 +153,8 @@ export class CodingSessionStore {
   #writes = 0;
   /** The sessions each page held when last read, by page (see page). */
   #lastRead = new Map<string, readonly string[]>();
-  /** The compiled hot-path SELECTs, by shape (see #compiled). */
-  #queries = new Map<string, CompiledQuery<unknown>>();
+  /** The hot-path SELECTs of the session list, compiled once per shape. */
+  readonly #hot = new HotStatements();
   /**
    * The listings pages have read, by session id, until a write to that session: a page read after a write maps only
    * the rows that changed (shared like the pages: read them, never change them).
@@ -304,8 +302,7 @@ export class CodingSessionStore {
     const listings = changed ? await this.#readPage(range) : await this.#readPageByKeys(range);
     if (!listings || writes !== this.#writes) {
       // A write came during the reads: the page read again in one statement, its listings kept nowhere.
-      const { rows } = await this.#db.executeQuery(this.#pageQuery(range));
-      return pageOfListings(rows.map(listingOf), limit);
+      return pageOfListings((await this.#pageListings(range)).map(listingOf), limit);
     }
     for (const listing of listings) {
       if (this.#listings.has(listing.id)) continue;
@@ -322,8 +319,7 @@ export class CodingSessionStore {
 
   /** A page's listings in one range scan (the listings read before stand for the rows not written since). */
   async #readPage(range: PageRange): Promise<SessionListing[]> {
-    const { rows } = await this.#db.executeQuery(this.#pageQuery(range));
-    return rows.map((row) => this.#listings.get(row.id) ?? listingOf(row));
+    return (await this.#pageListings(range)).map((row) => this.#listings.get(row.id) ?? listingOf(row));
   }
 
   /**
@@ -332,52 +328,38 @@ export class CodingSessionStore {
    * scan instead. Null when a row went missing between the two reads.
    */
   async #readPageByKeys(range: PageRange): Promise<SessionListing[] | null> {
-    const { rows: keys } = await this.#db.executeQuery(this.#keysQuery(range));
+    const keys = await this.#pageRows('keys', range, pageKeysQuery);
     const missing = keys.filter((k) => !this.#listings.has(k.id)).map((k) => k.id);
     if (missing.length * 2 > keys.length) return this.#readPage(range);
     const read = new Map<string, SessionListing>();
     if (missing.length > 0) {
-      const { rows } = await this.#db.executeQuery(this.#listingsQuery(missing));
-      for (const row of rows) read.set(row.id, listingOf(row));
+      for (const row of await this.#listingRows(missing)) read.set(row.id, listingOf(row));
     }
     const listings = keys.map((k) => this.#listings.get(k.id) ?? read.get(k.id));
     return listings.every((l) => l !== undefined) ? listings : null;
   }
 
-  /** The SELECT of a page's sort keys (see #compiled). */
-  #keysQuery(range: PageRange): CompiledQuery<{ id: string; started_at: number }> {
+  /** The rows of a page SELECT (`query`: its listings or its sort keys), compiled once per shape (see HotStatements). */
+  #pageRows<R>(name: 'keys' | 'page', range: PageRange, query: (db: Kysely<Database>, range: PageRange) => Compilable<R>): Promise<R[]> {
     const { statuses = [], limit, after } = range;
-    const shape = `keys ${statuses.length}${after ? ' after' : ''}`;
-    return this.#compiled(shape, [...statuses, ...(after ?? []), limit], () => pageKeysQuery(this.#db, range).compile());
+    const values = [...statuses, ...(after ?? []), limit];
+    return this.#hot.rows(this.#db, `${name} ${statuses.length}${after ? ' after' : ''}`, values, (slot) =>
+      query(this.#db, {
+        statuses: statuses.map((_, i) => slot<SessionStatus>(i)),
+        limit: slot<number>(values.length - 1),
+        ...(after ? { after: [slot<number>(statuses.length), slot<string>(statuses.length + 1)] as const } : {}),
+      }),
+    );
   }
 
-  /** The SELECT of a page's listings (see #compiled). */
-  #pageQuery(range: PageRange): CompiledQuery<PageRow> {
-    const { statuses = [], limit, after } = range;
-    const shape = `page ${statuses.length}${after ? ' after' : ''}`;
-    return this.#compiled(shape, [...statuses, ...(after ?? []), limit], () => listingPageQuery(this.#db, range).compile());
+  /** The rows of a page's listings. */
+  #pageListings(range: PageRange): Promise<PageRow[]> {
+    return this.#pageRows('page', range, listingPageQuery);
   }
 
-  /** The SELECT of the listings of these sessions (see #compiled). */
-  #listingsQuery(ids: readonly string[]): CompiledQuery<PageRow> {
-    return this.#compiled(`listings ${ids.length}`, ids, () => selectListings(this.#db).where('id', 'in', ids).compile());
-  }
-
-  /**
-   * A hot-path SELECT with these parameters: compiled once per shape, then run with each call's values (building and
-   * compiling a query costs more than running it). `compile` builds it with these very parameters; a shape whose
-   * query binds them in another order is refused.
-   */
-  #compiled<R>(shape: string, parameters: readonly unknown[], compile: () => CompiledQuery<R>): CompiledQuery<R> {
-    const known = this.#queries.get(shape) as CompiledQuery<R> | undefined;
-    if (known) return { ...known, parameters };
-    const fresh = compile();
-    if (fresh.parameters.length !== parameters.length || fresh.parameters.some((value, i) => value !== parameters[i])) {
-      throw new Error(`a session list query binds its parameters in another order than expected: ${fresh.sql}`);
-    }
-    if (this.#queries.size >= QUERY_CACHE_SIZE) this.#queries.clear();
-    this.#queries.set(shape, fresh);
-    return fresh;
+  /** The rows of the listings of these sessions, compiled once per number of ids (see HotStatements). */
+  #listingRows(ids: readonly string[]): Promise<PageRow[]> {
+    return this.#hot.rows(this.#db, `listings ${ids.length}`, ids, (slot) => selectListings(this.#db).where('id', 'in', ids.map((_, i) => slot<string>(i))));
   }
 
   /** Deletes a session and its lookup keys. */

@@ -2,7 +2,7 @@
 // the message ids it accepted. Everything here can be rebuilt from the logs (a missing row means "index from 0").
 import type { Kysely, Selectable } from 'kysely';
 import { GroupedLookup } from './grouped-lookup.ts';
-import { QueryTemplate } from './query-template.ts';
+import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
 /** One indexed engine session. */
@@ -65,10 +65,8 @@ export class EngineIndex {
   #db: Kysely<Database>;
   /** Message id lookups asked for at once (every accepted message asks one) share a query. */
   #messages: GroupedLookup<MessageKey>;
-  /** The hot statements, compiled once per row count (a power of two up to MAX_CHUNK). */
-  #lookups = new Map<number, QueryTemplate<Pick<Selectable<Database['engine_message_ids']>, 'session_id' | 'message_id'>>>();
-  #sessionUpserts = new Map<number, QueryTemplate<unknown>>();
-  #messageInserts = new Map<number, QueryTemplate<unknown>>();
+  /** The hot statements, compiled once per row count (a power of two up to MAX_CHUNK: the shape's name holds it). */
+  readonly #hot = new HotStatements();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -89,8 +87,7 @@ export class EngineIndex {
   /** Looks a group of (session, message id) pairs up with one query; returns the test of which were found. */
   async #findMessages(keys: readonly MessageKey[]): Promise<(key: MessageKey) => boolean> {
     const padded = padToPowerOfTwo(keys);
-    const query = this.#lookupTemplate(padded.length).bind(padded.flatMap((k) => [k.sessionId, k.messageId]));
-    const { rows } = await this.#db.executeQuery(query);
+    const rows = await this.#lookup(padded);
     const found = new Map<string, Set<string>>();
     for (const r of rows) {
       let ids = found.get(r.session_id);
@@ -104,13 +101,8 @@ export class EngineIndex {
   async apply(sessions: readonly EngineIndexRow[], messages: readonly IndexedMessage[]): Promise<void> {
     if (sessions.length === 0 && messages.length === 0) return;
     await this.#db.transaction().execute(async (trx) => {
-      for (const chunk of powerOfTwoChunks(sessions)) {
-        const values = chunk.flatMap((s) => [s.id, s.key, s.type, s.createdAt, s.updatedAt, s.lastUserAt, s.indexedSeq]);
-        await trx.executeQuery(this.#sessionUpsertTemplate(chunk.length).bind(values));
-      }
-      for (const chunk of powerOfTwoChunks(messages)) {
-        await trx.executeQuery(this.#messageInsertTemplate(chunk.length).bind(chunk.flatMap((m) => [m.sessionId, m.messageId, m.seq])));
-      }
+      for (const chunk of powerOfTwoChunks(sessions)) await this.#upsertSessions(trx, chunk);
+      for (const chunk of powerOfTwoChunks(messages)) await this.#insertMessages(trx, chunk);
     });
   }
 
@@ -122,38 +114,34 @@ export class EngineIndex {
     });
   }
 
-  /** SELECT of the pairs among `size` (session, message id) pairs that the index holds. */
-  #lookupTemplate(size: number): QueryTemplate<Pick<Selectable<Database['engine_message_ids']>, 'session_id' | 'message_id'>> {
-    let template = this.#lookups.get(size);
-    if (!template) {
-      const pairs = Array.from({ length: size }, (_, i) => [`session-${i}`, `message-${i}`] as const);
-      const compiled = this.#db
+  /** SELECT of the pairs among `size` (session, message id) pairs that the index holds (slots: session, id, …). */
+  #lookup(pairs: readonly MessageKey[]): Promise<Pick<Selectable<Database['engine_message_ids']>, 'session_id' | 'message_id'>[]> {
+    const values = pairs.flatMap((k) => [k.sessionId, k.messageId]);
+    return this.#hot.rows(this.#db, `lookup ${pairs.length}`, values, (slot) =>
+      this.#db
         .selectFrom('engine_message_ids')
         .select(['session_id', 'message_id'])
-        .where((eb) => eb(eb.refTuple('session_id', 'message_id'), 'in', pairs.map(([s, m]) => eb.tuple(s, m))))
-        .compile();
-      template = new QueryTemplate(compiled, pairs.flat());
-      this.#lookups.set(size, template);
-    }
-    return template;
+        .where((eb) => eb(eb.refTuple('session_id', 'message_id'), 'in', pairs.map((_, i) => eb.tuple(slot<string>(2 * i), slot<string>(2 * i + 1))))),
+    );
   }
 
-  /** INSERT of `size` session rows, each replacing the row of its id (values in EngineIndexRow field order). */
-  #sessionUpsertTemplate(size: number): QueryTemplate<unknown> {
-    let template = this.#sessionUpserts.get(size);
-    if (!template) {
-      const rows = Array.from({ length: size }, (_, i) => ({
-        id: `id-${i}`,
-        key: `key-${i}`,
-        type: `type-${i}`,
-        created_at: i * 4,
-        updated_at: i * 4 + 1,
-        last_user_at: i * 4 + 2,
-        indexed_seq: i * 4 + 3,
-      }));
-      const compiled = this.#db
+  /** INSERT of these session rows, each replacing the row of its id (slots: each row's fields in EngineIndexRow order). */
+  async #upsertSessions(trx: Kysely<Database>, sessions: readonly EngineIndexRow[]): Promise<void> {
+    const values = sessions.flatMap((s) => [s.id, s.key, s.type, s.createdAt, s.updatedAt, s.lastUserAt, s.indexedSeq]);
+    await this.#hot.execute(trx, `session upsert ${sessions.length}`, values, (slot) =>
+      trx
         .insertInto('engine_sessions')
-        .values(rows)
+        .values(
+          sessions.map((_, i) => ({
+            id: slot<string>(7 * i),
+            key: slot<string>(7 * i + 1),
+            type: slot<string>(7 * i + 2),
+            created_at: slot<number>(7 * i + 3),
+            updated_at: slot<number>(7 * i + 4),
+            last_user_at: slot<number | null>(7 * i + 5),
+            indexed_seq: slot<number>(7 * i + 6),
+          })),
+        )
         .onConflict((oc) =>
           oc.column('id').doUpdateSet((eb) => ({
             key: eb.ref('excluded.key'),
@@ -162,27 +150,18 @@ export class EngineIndex {
             last_user_at: eb.ref('excluded.last_user_at'),
             indexed_seq: eb.ref('excluded.indexed_seq'),
           })),
-        )
-        .compile();
-      template = new QueryTemplate(compiled, rows.flatMap((r) => Object.values(r)));
-      this.#sessionUpserts.set(size, template);
-    }
-    return template;
+        ),
+    );
   }
 
-  /** INSERT of `size` accepted message ids, each skipped when the index has it already (values: session, id, seq). */
-  #messageInsertTemplate(size: number): QueryTemplate<unknown> {
-    let template = this.#messageInserts.get(size);
-    if (!template) {
-      const rows = Array.from({ length: size }, (_, i) => ({ session_id: `session-${i}`, message_id: `message-${i}`, seq: i }));
-      const compiled = this.#db
+  /** INSERT of these accepted message ids, each skipped when the index has it already (slots: session, id, seq, …). */
+  async #insertMessages(trx: Kysely<Database>, messages: readonly IndexedMessage[]): Promise<void> {
+    const values = messages.flatMap((m) => [m.sessionId, m.messageId, m.seq]);
+    await this.#hot.execute(trx, `message insert ${messages.length}`, values, (slot) =>
+      trx
         .insertInto('engine_message_ids')
-        .values(rows)
-        .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing())
-        .compile();
-      template = new QueryTemplate(compiled, rows.flatMap((r) => Object.values(r)));
-      this.#messageInserts.set(size, template);
-    }
-    return template;
+        .values(messages.map((_, i) => ({ session_id: slot<string>(3 * i), message_id: slot<string>(3 * i + 1), seq: slot<number>(3 * i + 2) })))
+        .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing()),
+    );
   }
 }

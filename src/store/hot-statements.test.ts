@@ -25,4 +25,26 @@ describeEachDatabase('HotStatements', (fresh) => {
     const rows = await db.selectFrom('linear_effects').select(['key', 'state', 'updated_at']).orderBy('key').execute();
     assert.deepEqual(rows.map((r) => ({ ...r })), [{ key: 'a', state: 'done', updated_at: 30 }, { key: 'b', state: 'done', updated_at: 30 }]);
   });
+
+  it('binds the values whatever order the SQL holds their slots in, and refuses a slot left out or a call of another length', async () => {
+    const { db } = await fresh();
+    const hot = new HotStatements();
+    const insert = (m: { sessionId: string; messageId: string; seq: number }) =>
+      hot.execute(db, 'message', [m.seq, m.messageId, m.sessionId], (slot) =>
+        db
+          .insertInto('engine_message_ids')
+          .values({ session_id: slot<string>(2), message_id: slot<string>(1), seq: slot<number>(0) })
+          .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing()),
+      );
+    await insert({ sessionId: 'a', messageId: 'x', seq: 7 });
+    await insert({ sessionId: 'a', messageId: 'y', seq: 8 });
+    await insert({ sessionId: 'a', messageId: 'x', seq: 9 });
+    const rows = await db.selectFrom('engine_message_ids').select(['session_id', 'message_id', 'seq']).orderBy('message_id').execute();
+    assert.deepEqual(rows.map((r) => ({ ...r })), [{ session_id: 'a', message_id: 'x', seq: 7 }, { session_id: 'a', message_id: 'y', seq: 8 }]);
+    await assert.rejects(hot.execute(db, 'message', ['a', 'z'], () => assert.fail('a known shape is not built again')), /2 values for 3 slots/);
+    await assert.rejects(
+      hot.rows(db, 'lookup', ['a', 'x'], (slot) => db.selectFrom('engine_message_ids').selectAll().where('session_id', '=', slot<string>(0))),
+      /slot 1 of 2 is not among the parameters/,
+    );
+  });
 });

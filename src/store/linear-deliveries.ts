@@ -1,5 +1,6 @@
-import { SqliteAdapter, sql } from 'kysely';
 import type { ExpressionBuilder, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import { sql,SqliteAdapter } from 'kysely';
+import type { SlotOf } from './hot-statements.ts';
 import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
@@ -148,7 +149,7 @@ function groupOutcomes(outcomes: readonly DeliveryOutcome[]): OutcomeGroup[] {
 }
 
 /** The UPDATE recording a group of `count` outcomes of `kind`: slots are its values, the update time, then the seqs. */
-function outcomeUpdate(db: Kysely<Database>, kind: DeliveryOutcome['kind'], count: number, slot: <T>(index: number) => T) {
+function outcomeUpdate(db: Kysely<Database>, kind: DeliveryOutcome['kind'], count: number, slot: SlotOf) {
   const first = kind === 'retry' ? 3 : 2;
   const now = slot<number>(first - 1);
   const patch: Updateable<Database['linear_webhook_deliveries']> =
@@ -162,7 +163,7 @@ function outcomeUpdate(db: Kysely<Database>, kind: DeliveryOutcome['kind'], coun
 }
 
 /** The UPDATE claiming `count` deliveries: processing, one more attempt. Slots: the time, then the seqs. */
-function claimUpdate(db: Kysely<Database>, count: number, slot: <T>(index: number) => T) {
+function claimUpdate(db: Kysely<Database>, count: number, slot: SlotOf) {
   return db
     .updateTable('linear_webhook_deliveries')
     .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: slot<number>(0) }))
@@ -181,7 +182,7 @@ function deliveryValues(d: NewDelivery): unknown[] {
  * sqlite_sequence, whose commit would cost a sync for no new row). ON CONFLICT still covers a race between two writers
  * (PostgreSQL). The times are cast so that PostgreSQL types the selected parameters as the columns' BIGINT.
  */
-function deliveryInsert(db: Kysely<Database>, slot: <T>(index: number) => T) {
+function deliveryInsert(db: Kysely<Database>, slot: SlotOf) {
   const deliveryId = slot<string>(0);
   const bodyDigest = slot<string>(5);
   const at = (eb: ExpressionBuilder<Database, never>) => eb.cast<number>(eb.val(slot<number>(6)), 'bigint');
