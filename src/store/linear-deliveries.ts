@@ -175,6 +175,33 @@ function deliveryValues(d: NewDelivery): unknown[] {
   return [d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt];
 }
 
+/** Values per delivery in `deliveryValues`. */
+const DELIVERY_VALUES = 7;
+
+/**
+ * The intake's INSERT of `count` deliveries known to be new (slots: `deliveryValues` of each, one after the other),
+ * pending and due at once; one a racing writer stored meanwhile is skipped.
+ */
+function deliveryGroupInsert(db: Kysely<Database>, count: number, slot: SlotOf) {
+  const rows = Array.from({ length: count }, (_, i) => {
+    const at = (n: number) => slot<number>(i * DELIVERY_VALUES + n);
+    const received = at(6);
+    return {
+      delivery_id: slot<string>(i * DELIVERY_VALUES),
+      event_type: slot<string>(i * DELIVERY_VALUES + 1),
+      action: slot<string | null>(i * DELIVERY_VALUES + 2),
+      order_key: slot<string>(i * DELIVERY_VALUES + 3),
+      payload: slot<string>(i * DELIVERY_VALUES + 4),
+      body_digest: slot<string>(i * DELIVERY_VALUES + 5),
+      status: 'pending' as const,
+      next_attempt_at: received,
+      received_at: received,
+      updated_at: received,
+    };
+  });
+  return db.insertInto('linear_webhook_deliveries').values(rows).onConflict((oc) => oc.doNothing());
+}
+
 /**
  * The intake's INSERT of one delivery (slots: see `deliveryValues`), pending and due at once. It inserts nothing when
  * the delivery id or the body digest is stored already: the guard is checked before a row is attempted, so such an
@@ -251,14 +278,23 @@ export class LinearDeliveryStore {
     if (only) return [await insert(this.#db, only)];
     // A group first reads which of its ids and digests are known (one query), so that a group of redeliveries (Linear
     // retrying a burst) opens no transaction at all; the others are inserted, guarded as ever, in one transaction.
+    // The rest (first of their id and digest within the group too) go in as ONE multi-row statement: one commit, one
+    // statement however many arrived together. ON CONFLICT only matters for a writer racing us (PostgreSQL), and then
+    // the delivery is stored either way: its answer says queued where it could have said duplicate, both a 200.
     const known = await this.#known(deliveries);
-    const unknown = deliveries.map((d) => !known.has(`id:${d.deliveryId}`) && !known.has(`digest:${d.bodyDigest}`));
-    if (!unknown.includes(true)) return unknown;
-    return this.#db.transaction().execute(async (trx) => {
-      const fresh: boolean[] = [];
-      for (const [i, d] of deliveries.entries()) fresh.push(unknown[i] === true && (await insert(trx, d)));
-      return fresh;
+    const fresh = deliveries.map((d) => {
+      const id = `id:${d.deliveryId}`;
+      const digest = `digest:${d.bodyDigest}`;
+      if (known.has(id) || known.has(digest)) return false;
+      known.add(id).add(digest);
+      return true;
     });
+    const rows = deliveries.filter((_, i) => fresh[i]);
+    if (rows.length === 0) return fresh;
+    await this.#hot.execute(this.#db, `insert group:${rows.length}`, rows.flatMap(deliveryValues), (slot) =>
+      deliveryGroupInsert(this.#db, rows.length, slot),
+    );
+    return fresh;
   }
 
   /** The delivery ids and body digests of `group` stored already, as `id:<id>` and `digest:<digest>`. */
