@@ -35,7 +35,11 @@ const timeRules = {
     {
       paths: [
         { name: 'node:timers', importNames: ['setTimeout', 'setInterval'], message: 'Use the injected Clock.' },
-        { name: 'node:timers/promises', importNames: ['setTimeout', 'setInterval'], message: 'Use the injected Clock.' },
+        {
+          name: 'node:timers/promises',
+          importNames: ['setTimeout', 'setInterval'],
+          message: 'Use the injected Clock.',
+        },
       ],
     },
   ],

@@ -11,8 +11,8 @@ import { silentLogger } from '../src/core/logger.ts';
 import { createEngine } from '../src/engine/create.ts';
 import type { Inference, InferenceRequest, InferenceResult } from '../src/inference/types.ts';
 import { openDatabase } from '../src/store/database.ts';
-import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import { JsonlLog } from '../src/store/jsonl-log.ts';
+import { sqliteKysely } from '../src/store/kysely/connection.ts';
 
 const messages = Number(process.argv[2] ?? 5_000);
 const sessions = Number(process.argv[3] ?? 20);
@@ -24,7 +24,9 @@ const text = 'please look at the failing test in the parser and tell me what bro
 const idleModel: Inference = {
   available: true,
   complete: (request: InferenceRequest) =>
-    new Promise<InferenceResult>((_, reject) => request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true })),
+    new Promise<InferenceResult>((_, reject) =>
+      request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+    ),
 };
 
 async function runWriters(work: (i: number) => Promise<unknown>): Promise<number> {
@@ -44,9 +46,19 @@ async function runWriters(work: (i: number) => Promise<unknown>): Promise<number
 
 async function bare(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true });
-  const logs = Array.from({ length: sessions }, (_, s) => JsonlLog.open(join(dir, `bare-${s}.jsonl`), { fsyncBatchMs: batchMs }));
+  const logs = Array.from({ length: sessions }, (_, s) =>
+    JsonlLog.open(join(dir, `bare-${s}.jsonl`), { fsyncBatchMs: batchMs }),
+  );
   const ms = await runWriters((i) =>
-    (logs[i % sessions] as JsonlLog).append({ type: 'incoming', messageId: `m${i}`, kind: 'user', origin: `telegram|${i % sessions}`, text, from: `${i % sessions}`, replyTo: `m${i}` }),
+    (logs[i % sessions] as JsonlLog).append({
+      type: 'incoming',
+      messageId: `m${i}`,
+      kind: 'user',
+      origin: `telegram|${i % sessions}`,
+      text,
+      from: `${i % sessions}`,
+      replyTo: `m${i}`,
+    }),
   );
   await Promise.all(logs.map((l) => l.close()));
   return (messages / ms) * 1000;
@@ -54,12 +66,30 @@ async function bare(dir: string): Promise<number> {
 
 async function engine(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true });
-  const { config } = loadConfig({ home: dir, env: {}, overrides: { timings: { fsyncBatchMs: batchMs }, engine: { stopGraceMs: 0 } } });
+  const { config } = loadConfig({
+    home: dir,
+    env: {},
+    overrides: { timings: { fsyncBatchMs: batchMs }, engine: { stopGraceMs: 0 } },
+  });
   const db = openDatabase(join(dir, 'state.db'));
-  const eng = createEngine({ config, clock: systemClock(), logger: silentLogger(), db: sqliteKysely(db), home: dir, inference: idleModel, outbox: { send: async () => undefined } });
+  const eng = createEngine({
+    config,
+    clock: systemClock(),
+    logger: silentLogger(),
+    db: sqliteKysely(db),
+    home: dir,
+    inference: idleModel,
+    outbox: { send: async () => undefined },
+  });
   await eng.start();
   const ms = await runWriters((i) =>
-    eng.acceptUserMessage({ id: `m${i}`, target: { channel: 'telegram', chat: `${i % sessions}` }, userId: `${i % sessions}`, text, receivedAt: Date.now() }),
+    eng.acceptUserMessage({
+      id: `m${i}`,
+      target: { channel: 'telegram', chat: `${i % sessions}` },
+      userId: `${i % sessions}`,
+      text,
+      receivedAt: Date.now(),
+    }),
   );
   await eng.stop();
   db.close();
@@ -73,14 +103,21 @@ try {
   const engineRate = await engine(join(dir, 'home'));
   const bareAgain = await bare(join(dir, 'bare2'));
   const baseline = (bareRate + bareAgain) / 2;
-  console.log(`durable inbox, ${messages} messages of ~${text.length} chars over ${sessions} sessions, ${concurrency} concurrent writers, fsyncBatchMs ${batchMs}`);
+  console.log(
+    `durable inbox, ${messages} messages of ~${text.length} chars over ${sessions} sessions, ${concurrency} concurrent writers, fsyncBatchMs ${batchMs}`,
+  );
   const rows: [string, string, string][] = [
     ['bare JsonlLog.append (same record, same files)', baseline.toFixed(0), '1.00x'],
-    ['Engine.acceptUserMessage (write + fdatasync + dedupe + queue)', engineRate.toFixed(0), `${(engineRate / baseline).toFixed(2)}x`],
+    [
+      'Engine.acceptUserMessage (write + fdatasync + dedupe + queue)',
+      engineRate.toFixed(0),
+      `${(engineRate / baseline).toFixed(2)}x`,
+    ],
   ];
   const width = [Math.max(...rows.map((r) => r[0].length)), 12, 8];
   console.log(`${'variant'.padEnd(width[0] as number)}  ${'messages/s'.padStart(12)}  ${'vs bare'.padStart(8)}`);
-  for (const [name, rate, ratio] of rows) console.log(`${name.padEnd(width[0] as number)}  ${rate.padStart(12)}  ${ratio.padStart(8)}`);
+  for (const [name, rate, ratio] of rows)
+    console.log(`${name.padEnd(width[0] as number)}  ${rate.padStart(12)}  ${ratio.padStart(8)}`);
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -16,17 +16,46 @@ import { sqliteKysely } from '../src/store/kysely/connection.ts';
 
 const sessions = Number(process.argv[2] ?? 1_000);
 const perSession = Number(process.argv[3] ?? 1_000);
-const model: Inference = { available: true, complete: async () => ({ text: 'ok', toolCalls: [], finishReason: 'stop', provider: 'bench', model: 'bench' }) };
+const model: Inference = {
+  available: true,
+  complete: async () => ({ text: 'ok', toolCalls: [], finishReason: 'stop', provider: 'bench', model: 'bench' }),
+};
 
 function turnRecords(n: number): Record<string, unknown>[] {
   const id = `msg-${n}`;
   return [
-    { type: 'incoming', messageId: id, kind: 'user', origin: 'telegram|42', text: `Can you check why build ${n} failed on the parser branch?`, from: '42', replyTo: id },
+    {
+      type: 'incoming',
+      messageId: id,
+      kind: 'user',
+      origin: 'telegram|42',
+      text: `Can you check why build ${n} failed on the parser branch?`,
+      from: '42',
+      replyTo: id,
+    },
     { type: 'turn_start', messageId: id },
-    { type: 'assistant', text: 'Let me look at the session output.', toolCalls: [{ id: `call-${n}`, name: 'claude_output', input: { session: 'parser-fix', lines: 40 } }] },
-    { type: 'tool_result', toolCallId: `call-${n}`, name: 'claude_output', content: 'FAIL src/parser.test.ts > parses nested arrays\n'.repeat(4), isError: false },
-    { type: 'assistant', text: `Build ${n} failed in the nested-array parser test; the session is fixing it now.`, toolCalls: [] },
-    { type: 'outgoing', text: `Build ${n} failed in the nested-array parser test; the session is fixing it now.`, target: 'telegram|42' },
+    {
+      type: 'assistant',
+      text: 'Let me look at the session output.',
+      toolCalls: [{ id: `call-${n}`, name: 'claude_output', input: { session: 'parser-fix', lines: 40 } }],
+    },
+    {
+      type: 'tool_result',
+      toolCallId: `call-${n}`,
+      name: 'claude_output',
+      content: 'FAIL src/parser.test.ts > parses nested arrays\n'.repeat(4),
+      isError: false,
+    },
+    {
+      type: 'assistant',
+      text: `Build ${n} failed in the nested-array parser test; the session is fixing it now.`,
+      toolCalls: [],
+    },
+    {
+      type: 'outgoing',
+      text: `Build ${n} failed in the nested-array parser test; the session is fixing it now.`,
+      target: 'telegram|42',
+    },
     { type: 'turn_end', messageId: id, outcome: 'ok' },
   ];
 }
@@ -36,9 +65,14 @@ function writeLogs(dir: string): number {
   for (let s = 0; s < sessions; s += 1) {
     const fd = openSync(join(dir, `s${String(s).padStart(6, '0')}.jsonl`), 'w');
     const lines: string[] = [];
-    const push = (entry: Record<string, unknown>) => lines.push(JSON.stringify({ ...entry, v: 1, seq: lines.length + 1, ts: 1_767_225_600_000 + lines.length }));
-    push({ type: 'session_created', descriptor: { type: 'user', connector: 'telegram', userId: String(s), channelId: `telegram|${s}` } });
-    for (let n = 0; lines.length < perSession; n += 1) for (const r of turnRecords(n)) if (lines.length < perSession) push(r);
+    const push = (entry: Record<string, unknown>) =>
+      lines.push(JSON.stringify({ ...entry, v: 1, seq: lines.length + 1, ts: 1_767_225_600_000 + lines.length }));
+    push({
+      type: 'session_created',
+      descriptor: { type: 'user', connector: 'telegram', userId: String(s), channelId: `telegram|${s}` },
+    });
+    for (let n = 0; lines.length < perSession; n += 1)
+      for (const r of turnRecords(n)) if (lines.length < perSession) push(r);
     // End on a closed turn so that restore has nothing to run.
     while (JSON.parse(lines.at(-1) as string).type !== 'turn_end') lines.pop();
     const text = `${lines.join('\n')}\n`;
@@ -63,11 +97,20 @@ function bareRead(dir: string, parse: boolean): number {
 async function engineStart(home: string): Promise<number> {
   const { config } = loadConfig({ home, env: {}, overrides: { engine: { stopGraceMs: 0 } } });
   const db = openDatabase(join(home, 'state.db'));
-  const engine = createEngine({ config, clock: new ManualClock(), logger: silentLogger(), db: sqliteKysely(db), home, inference: model, outbox: { send: async () => undefined } });
+  const engine = createEngine({
+    config,
+    clock: new ManualClock(),
+    logger: silentLogger(),
+    db: sqliteKysely(db),
+    home,
+    inference: model,
+    outbox: { send: async () => undefined },
+  });
   const start = performance.now();
   await engine.start();
   const ms = performance.now() - start;
-  if (engine.listSessions().length !== sessions) throw new Error(`restored ${engine.listSessions().length} of ${sessions} sessions`);
+  if (engine.listSessions().length !== sessions)
+    throw new Error(`restored ${engine.listSessions().length} of ${sessions} sessions`);
   await engine.stop();
   db.close();
   return ms;
@@ -83,7 +126,9 @@ try {
   const parseMs = bareRead(logDir, true);
   const firstMs = await engineStart(home);
   const restartMs = await engineStart(home);
-  console.log(`engine restore: ${sessions} sessions x ${perSession} records (${(bytes / 1e6).toFixed(0)} MB), page cache warm`);
+  console.log(
+    `engine restore: ${sessions} sessions x ${perSession} records (${(bytes / 1e6).toFixed(0)} MB), page cache warm`,
+  );
   const rows: [string, number][] = [
     ['bare: read every file', readMs],
     ['bare: read every file and JSON.parse every line', parseMs],
@@ -92,7 +137,8 @@ try {
   ];
   const width = Math.max(...rows.map((r) => r[0].length));
   console.log(`${'variant'.padEnd(width)}  ${'ms'.padStart(9)}  ${'vs read'.padStart(8)}`);
-  for (const [name, ms] of rows) console.log(`${name.padEnd(width)}  ${ms.toFixed(1).padStart(9)}  ${`${(ms / readMs).toFixed(2)}x`.padStart(8)}`);
+  for (const [name, ms] of rows)
+    console.log(`${name.padEnd(width)}  ${ms.toFixed(1).padStart(9)}  ${`${(ms / readMs).toFixed(2)}x`.padStart(8)}`);
 } finally {
   rmSync(home, { recursive: true, force: true });
 }

@@ -6,9 +6,9 @@
 // weighs on every figure.
 // Run: npm run bench:burst   (or: node bench/launch-burst.ts [sessions])
 import { spawn } from 'node:child_process';
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -62,7 +62,11 @@ async function bareRelay(cwd: string): Promise<number> {
       { length: count },
       () =>
         new Promise<void>((resolve, reject) => {
-          const child = spawn(process.execPath, [fakeClaude, '-p', 'hello', '--output-format', 'stream-json', '--verbose'], { cwd, stdio: ['ignore', 'pipe', 'pipe'] });
+          const child = spawn(
+            process.execPath,
+            [fakeClaude, '-p', 'hello', '--output-format', 'stream-json', '--verbose'],
+            { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
+          );
           child.stderr.resume();
           createInterface({ input: child.stdout }).on('line', () => (lines += 1));
           child.once('error', reject);
@@ -110,7 +114,11 @@ try {
       if (ids.size === count && [...ids].every((id) => ended.has(id))) all();
     });
     const start = performance.now();
-    const answers = await Promise.all(Array.from({ length: count }, (_, i) => rpc('sessions.launch', { prompt: `burst ${i}`, workdir, multiTurnDisabled: true, originChannel: 'bench' })));
+    const answers = await Promise.all(
+      Array.from({ length: count }, (_, i) =>
+        rpc('sessions.launch', { prompt: `burst ${i}`, workdir, multiTurnDisabled: true, originChannel: 'bench' }),
+      ),
+    );
     for (const a of answers) {
       if (!a.result) throw new Error(`launch failed: ${a.error?.message}`);
       ids.add(a.result.id);
@@ -132,12 +140,37 @@ try {
   await sbHealth.ready;
   const sbMs = await burst();
   const sbLat = await sbHealth.stop();
-  if (process.env.BURST_DEBUG) console.log('slowest healthz (index, ms):', sbLat.map((l, i) => [i, Math.round(l)]).sort((a, b) => (b[1] as number) - (a[1] as number)).slice(0, 8), 'of', sbLat.length);
-  rows.push([`bare relay: spawn ${count} fakes, read their lines`, bareMs, percentile(bareLat, 50), percentile(bareLat, 99), Math.max(...bareLat)]);
-  rows.push([`switchboard: ${count} sessions.launch over RPC, until ended`, sbMs, percentile(sbLat, 50), percentile(sbLat, 99), Math.max(...sbLat)]);
-  console.log(`launch burst: ${count} fake Claude Code sessions at once; /healthz asked every 5 ms from a worker thread`);
+  if (process.env.BURST_DEBUG)
+    console.log(
+      'slowest healthz (index, ms):',
+      sbLat
+        .map((l, i) => [i, Math.round(l)])
+        .sort((a, b) => (b[1] as number) - (a[1] as number))
+        .slice(0, 8),
+      'of',
+      sbLat.length,
+    );
+  rows.push([
+    `bare relay: spawn ${count} fakes, read their lines`,
+    bareMs,
+    percentile(bareLat, 50),
+    percentile(bareLat, 99),
+    Math.max(...bareLat),
+  ]);
+  rows.push([
+    `switchboard: ${count} sessions.launch over RPC, until ended`,
+    sbMs,
+    percentile(sbLat, 50),
+    percentile(sbLat, 99),
+    Math.max(...sbLat),
+  ]);
+  console.log(
+    `launch burst: ${count} fake Claude Code sessions at once; /healthz asked every 5 ms from a worker thread`,
+  );
   printTable(['path', 'total ms', 'healthz p50 ms', 'healthz p99 ms', 'healthz max ms'], rows);
-  console.log(`switchboard burst = ${(sbMs / bareMs).toFixed(2)}x the bare relay; /healthz max ${Math.max(...sbLat).toFixed(1)} ms (bare ${Math.max(...bareLat).toFixed(1)} ms)`);
+  console.log(
+    `switchboard burst = ${(sbMs / bareMs).toFixed(2)}x the bare relay; /healthz max ${Math.max(...sbLat).toFixed(1)} ms (bare ${Math.max(...bareLat).toFixed(1)} ms)`,
+  );
 } finally {
   await daemon.stop();
   bare.close();

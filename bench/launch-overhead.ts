@@ -2,7 +2,6 @@
 // store writes, log appends) until its first assistant text arrives, beside spawning the same fake agent executable
 // directly and waiting for its first assistant line on stdout, in the same run.
 // Run: npm run bench:launch   (or: npx node bench/launch-overhead.ts [iterations])
-import { sessionManagerIn } from '../test/support/session-manager-in.ts';
 import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -11,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { systemClock } from '../src/core/clock.ts';
 import type { HarnessName } from '../src/core/config.ts';
 import { loadConfig } from '../src/core/config-load.ts';
+import { sessionManagerIn } from '../test/support/session-manager-in.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { percentile, printTable } from './stats.ts';
 
@@ -23,7 +23,10 @@ const DIRECT: Record<HarnessName, { args: string[]; isText: (line: string) => bo
     args: ['-p', 'hello', '--output-format', 'stream-json', '--verbose'],
     isText: (line) => line.includes('"type":"assistant"'),
   },
-  codex: { args: ['exec', '--json', '--skip-git-repo-check', 'hello'], isText: (line) => line.includes('"agent_message"') },
+  codex: {
+    args: ['exec', '--json', '--skip-git-repo-check', 'hello'],
+    isText: (line) => line.includes('"agent_message"'),
+  },
   gemini: {
     args: ['--prompt=hello', '--output-format', 'stream-json'],
     isText: (line) => line.includes('"role":"assistant"'),

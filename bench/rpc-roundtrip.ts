@@ -3,9 +3,9 @@
 // server answers twice: an empty list (the platform's floor), and the very bytes the daemon answered (the same
 // response, serialized once before the run), so that the second ratio is the daemon's own cost for the same transfer.
 // Run: npm run bench:rpc   (or: npx node bench/rpc-roundtrip.ts [requests] [sessions])
+import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDaemon } from '../src/main.ts';
 import { ScriptedHarness } from '../test/support/scripted-harness.ts';
@@ -20,7 +20,11 @@ async function measure(url: string, headers: Record<string, string>): Promise<nu
   const latencies: number[] = [];
   for (let i = 0; i < requests + 100; i += 1) {
     const start = performance.now();
-    const response = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body });
+    const response = await fetch(url, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', ...headers },
+      body,
+    });
     await response.arrayBuffer();
     if (i >= 100) latencies.push(performance.now() - start); // the first 100 warm up
   }
@@ -46,7 +50,13 @@ const claude = new ScriptedHarness('claude');
 const daemon = await startDaemon({
   home: join(dir.path, 'home'),
   env: {},
-  overrides: { 'gateway.port': 0, workspaces: [dir.path], 'log.level': 'silent', maxSessions: sessionCount + 1, maxPersistedSessions: sessionCount + 1 },
+  overrides: {
+    'gateway.port': 0,
+    workspaces: [dir.path],
+    'log.level': 'silent',
+    maxSessions: sessionCount + 1,
+    maxPersistedSessions: sessionCount + 1,
+  },
   harnesses: { claude, codex: new ScriptedHarness('codex'), gemini: new ScriptedHarness('gemini') },
 });
 try {
@@ -57,7 +67,13 @@ try {
   const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/rpc`;
   const bareLatencies = await measure(bareUrl, {});
   const sbLatencies = await measure(`${daemon.url}/rpc`, { authorization: `Bearer ${daemon.token}` });
-  const answered = (await (await fetch(`${daemon.url}/rpc`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.token}` }, body })).json()) as { result: unknown };
+  const answered = (await (
+    await fetch(`${daemon.url}/rpc`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.token}` },
+      body,
+    })
+  ).json()) as { result: unknown };
   bareResult = answered.result;
   const sameBytes = Buffer.byteLength(JSON.stringify(answered));
   const bareSameLatencies = await measure(bareUrl, {});
@@ -66,12 +82,17 @@ try {
     return [label, (l.length / total) * 1000, percentile(l, 50), percentile(l, 99)];
   };
   console.log(`${requests} sequential round trips on loopback; switchboard lists ${sessionCount} stored sessions`);
-  printTable(['server', 'req/s', 'p50 ms', 'p99 ms'], [
-    row('bare node:http JSON, empty list', bareLatencies),
-    row(`bare node:http JSON, same ${sameBytes}-byte answer`, bareSameLatencies),
-    row('switchboard sessions.list', sbLatencies),
-  ]);
-  console.log(`switchboard p50 = ${(percentile(sbLatencies, 50) / percentile(bareLatencies, 50)).toFixed(2)}x bare (empty list), ${(percentile(sbLatencies, 50) / percentile(bareSameLatencies, 50)).toFixed(2)}x bare (same answer); p99 ${percentile(sbLatencies, 99).toFixed(2)} ms`);
+  printTable(
+    ['server', 'req/s', 'p50 ms', 'p99 ms'],
+    [
+      row('bare node:http JSON, empty list', bareLatencies),
+      row(`bare node:http JSON, same ${sameBytes}-byte answer`, bareSameLatencies),
+      row('switchboard sessions.list', sbLatencies),
+    ],
+  );
+  console.log(
+    `switchboard p50 = ${(percentile(sbLatencies, 50) / percentile(bareLatencies, 50)).toFixed(2)}x bare (empty list), ${(percentile(sbLatencies, 50) / percentile(bareSameLatencies, 50)).toFixed(2)}x bare (same answer); p99 ${percentile(sbLatencies, 99).toFixed(2)} ms`,
+  );
 } finally {
   await daemon.stop();
   bare.close();

@@ -5,14 +5,14 @@
 // Run: npm run bench:list   (or: node bench/session-list.ts [iterations] [pageSize])
 import { systemClock } from '../src/core/clock.ts';
 import { loadConfig } from '../src/core/config-load.ts';
-import { rpcMethods } from '../src/operations/rpc-methods.ts';
+import { decodeCursor } from '../src/core/cursor.ts';
 import type { SessionListResult } from '../src/operations/list.ts';
 import type { OperationServices } from '../src/operations/operation.ts';
+import { rpcMethods } from '../src/operations/rpc-methods.ts';
 import { OPERATIONS } from '../src/operations/table.ts';
-import { decodeCursor } from '../src/core/cursor.ts';
 import { listingPageQuery } from '../src/store/coding-session-listings.ts';
-import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import type { StoredSession } from '../src/store/coding-sessions.ts';
+import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import { ScriptedHarness } from '../test/support/scripted-harness.ts';
 import { sessionManagerIn } from '../test/support/session-manager-in.ts';
 import { storedSession } from '../test/support/stored-session.ts';
@@ -67,7 +67,11 @@ for (const count of [100, 10_000]) {
   const { config } = loadConfig({ home: dir.path, env: {}, overrides: { workspaces: [dir.path] } });
   const harness = new ScriptedHarness('claude');
   const clock = systemClock();
-  const { db, store, manager } = sessionManagerIn(dir.path, config, clock, { claude: harness, codex: harness, gemini: harness });
+  const { db, store, manager } = sessionManagerIn(dir.path, config, clock, {
+    claude: harness,
+    codex: harness,
+    gemini: harness,
+  });
   try {
     db.exec('PRAGMA synchronous = OFF'); // setup only: 10,000 inserts without an fsync each
     for (let i = 0; i < count; i += 1) await store.insert(stored(i));
@@ -77,21 +81,37 @@ for (const count of [100, 10_000]) {
     // A cursor half way down the list.
     let deep = first.nextCursor;
     for (let skipped = pageSize; deep && skipped < count / 2; skipped += pageSize) {
-      deep = ((await list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)) as SessionListResult).nextCursor;
+      deep = ((await list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)) as SessionListResult)
+        .nextCursor;
     }
     if (!deep) throw new Error('no cursor half way down the list');
-    const deepPage = (await list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)) as SessionListResult;
+    const deepPage = (await list.call(
+      { limit: pageSize, cursor: deep },
+      { kind: 'rpc' },
+      services,
+    )) as SessionListResult;
     if (deepPage.sessions.length === 0) throw new Error('empty deep page');
     const deepKey = decodeCursor(deep);
     const compiledFirst = listingPageQuery(sqliteKysely(db), { limit: pageSize + 1 }).compile();
-    const compiledAfter = listingPageQuery(sqliteKysely(db), { limit: pageSize + 1, after: [deepKey[0], String(deepKey[1])] }).compile();
+    const compiledAfter = listingPageQuery(sqliteKysely(db), {
+      limit: pageSize + 1,
+      after: [deepKey[0], String(deepKey[1])],
+    }).compile();
     const bareFirst = db.prepare(compiledFirst.sql);
     const bareAfter = db.prepare(compiledAfter.sql);
     const firstParams = compiledFirst.parameters as (string | number)[];
     const afterParams = compiledAfter.parameters as (string | number)[];
     const variants: [string, () => unknown, () => unknown][] = [
-      ['first page', () => bareFirst.all(...firstParams), () => list.call({ limit: pageSize }, { kind: 'rpc' }, services)],
-      ['page after a cursor', () => bareAfter.all(...afterParams), () => list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services)],
+      [
+        'first page',
+        () => bareFirst.all(...firstParams),
+        () => list.call({ limit: pageSize }, { kind: 'rpc' }, services),
+      ],
+      [
+        'page after a cursor',
+        () => bareAfter.all(...afterParams),
+        () => list.call({ limit: pageSize, cursor: deep }, { kind: 'rpc' }, services),
+      ],
     ];
     // The store answers a page again from memory until its next write: "after a write" times the first read after
     // one (the write itself untimed), "unchanged" a page asked again with no write since.
@@ -103,10 +123,30 @@ for (const count of [100, 10_000]) {
       const bareAgain = await time(bare);
       const again = await time(ours);
       const ratio = percentile(o, 50) / percentile(b, 50);
-      rows.push([`${count} sessions, ${label}, after a write: bare SELECT`, percentile(b, 50) * 1000, percentile(b, 99) * 1000, '']);
-      rows.push([`${count} sessions, ${label}, after a write: sessions.list`, percentile(o, 50) * 1000, percentile(o, 99) * 1000, `${ratio.toFixed(2)}x`]);
-      rows.push([`${count} sessions, ${label}, unchanged: bare SELECT`, percentile(bareAgain, 50) * 1000, percentile(bareAgain, 99) * 1000, '']);
-      rows.push([`${count} sessions, ${label}, unchanged: sessions.list`, percentile(again, 50) * 1000, percentile(again, 99) * 1000, `${(percentile(again, 50) / percentile(bareAgain, 50)).toFixed(2)}x`]);
+      rows.push([
+        `${count} sessions, ${label}, after a write: bare SELECT`,
+        percentile(b, 50) * 1000,
+        percentile(b, 99) * 1000,
+        '',
+      ]);
+      rows.push([
+        `${count} sessions, ${label}, after a write: sessions.list`,
+        percentile(o, 50) * 1000,
+        percentile(o, 99) * 1000,
+        `${ratio.toFixed(2)}x`,
+      ]);
+      rows.push([
+        `${count} sessions, ${label}, unchanged: bare SELECT`,
+        percentile(bareAgain, 50) * 1000,
+        percentile(bareAgain, 99) * 1000,
+        '',
+      ]);
+      rows.push([
+        `${count} sessions, ${label}, unchanged: sessions.list`,
+        percentile(again, 50) * 1000,
+        percentile(again, 99) * 1000,
+        `${(percentile(again, 50) / percentile(bareAgain, 50)).toFixed(2)}x`,
+      ]);
       ratios.push(`${count} sessions, ${label}: ${ratio.toFixed(2)}x bare after a write`);
     }
   } finally {

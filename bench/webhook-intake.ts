@@ -9,9 +9,6 @@ import { Agent, createServer, request } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import Fastify from 'fastify';
-import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from '../test/support/linear-webhook-fixtures.ts';
-import type { SignedDelivery } from '../test/support/linear-webhook-fixtures.ts';
-import { tempDir } from '../test/support/temp-dir.ts';
 import { systemClock } from '../src/core/clock.ts';
 import { linearSchema } from '../src/core/config-linear.ts';
 import { silentLogger } from '../src/core/logger.ts';
@@ -19,6 +16,9 @@ import { registerLinearRoutes } from '../src/gateway/linear-routes.ts';
 import { buildLinearWebhooks } from '../src/linear/webhooks/service.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { sqliteKysely } from '../src/store/kysely/connection.ts';
+import type { SignedDelivery } from '../test/support/linear-webhook-fixtures.ts';
+import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from '../test/support/linear-webhook-fixtures.ts';
+import { tempDir } from '../test/support/temp-dir.ts';
 
 const total = Number(process.argv[2] ?? 2000);
 const concurrency = Number(process.argv[3] ?? 16);
@@ -26,11 +26,21 @@ const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
 
 function post(port: number, path: string, delivery: SignedDelivery): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'POST', agent, headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) } }, (res) => {
-      let text = '';
-      res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-    });
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        agent,
+        headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) },
+      },
+      (res) => {
+        let text = '';
+        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
+      },
+    );
     req.on('error', reject);
     req.end(delivery.body);
   });
@@ -126,7 +136,15 @@ async function main(): Promise<void> {
   const db = openDatabase(join(dir.path, 'state.db'));
   const config = linearSchema.parse({ enabled: true });
   const logger = silentLogger();
-  const webhooks = buildLinearWebhooks({ config, secret: TEST_WEBHOOK_SECRET, db: sqliteKysely(db), handler: { handle: async () => {} }, appUserId: async () => 'app-user', clock: systemClock(), logger });
+  const webhooks = buildLinearWebhooks({
+    config,
+    secret: TEST_WEBHOOK_SECRET,
+    db: sqliteKysely(db),
+    handler: { handle: async () => {} },
+    appUserId: async () => 'app-user',
+    clock: systemClock(),
+    logger,
+  });
   await webhooks.worker.start();
   const app = Fastify();
   await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
@@ -160,7 +178,11 @@ async function main(): Promise<void> {
       commit: unbatchedCommitBaseline(join(dir.path, `unbatched-${runs}.db`), 300, bytes),
     };
   };
-  const mean = (a: Figures, b: Figures): Figures => ({ perSecond: (a.perSecond + b.perSecond) / 2, p50: (a.p50 + b.p50) / 2, p99: (a.p99 + b.p99) / 2 });
+  const mean = (a: Figures, b: Figures): Figures => ({
+    perSecond: (a.perSecond + b.perSecond) / 2,
+    p50: (a.p50 + b.p50) / 2,
+    p99: (a.p99 + b.p99) / 2,
+  });
   for (const parallel of [1, concurrency]) {
     console.log(`\nconcurrency ${parallel}`);
     const before = baselines();
@@ -177,14 +199,22 @@ async function main(): Promise<void> {
     console.log(row('one unbatched commit per delivery (mean of before/after)', commit));
     if (parallel === 1) {
       const target = bareFigures.p50 + fsync.p50 + 0.3;
-      console.log(`  target p50 ≤ bare + one fdatasync + 0.3 ms = ${target.toFixed(2)} ms: ${intake.p50 <= target ? 'met' : 'NOT met'}`);
+      console.log(
+        `  target p50 ≤ bare + one fdatasync + 0.3 ms = ${target.toFixed(2)} ms: ${intake.p50 <= target ? 'met' : 'NOT met'}`,
+      );
     } else {
       const target = 3 * commit.perSecond;
-      console.log(`  target ≥ 3 × one unbatched commit per delivery = ${target.toFixed(0)} /s: ${intake.perSecond >= target ? 'met' : 'NOT met'}`);
+      console.log(
+        `  target ≥ 3 × one unbatched commit per delivery = ${target.toFixed(0)} /s: ${intake.perSecond >= target ? 'met' : 'NOT met'}`,
+      );
     }
     await webhooks.worker.idle();
-    const replays = unique.map((d) => signLinearWebhook(JSON.parse(d.body) as Record<string, unknown>, { deliveryId: d.deliveryId }));
-    console.log(row('switchboard /linear/webhook (redeliveries)', await drive(fastifyPort, '/linear/webhook', replays, parallel)));
+    const replays = unique.map((d) =>
+      signLinearWebhook(JSON.parse(d.body) as Record<string, unknown>, { deliveryId: d.deliveryId }),
+    );
+    console.log(
+      row('switchboard /linear/webhook (redeliveries)', await drive(fastifyPort, '/linear/webhook', replays, parallel)),
+    );
   }
   await webhooks.worker.idle();
   const counts = await webhooks.deliveries.counts();

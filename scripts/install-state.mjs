@@ -11,7 +11,9 @@ export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
 
 function readPackages(file) {
   const parsed = JSON.parse(readFileSync(file, 'utf8'));
-  return parsed && typeof parsed === 'object' && parsed.packages && typeof parsed.packages === 'object' ? parsed.packages : {};
+  return parsed && typeof parsed === 'object' && parsed.packages && typeof parsed.packages === 'object'
+    ? parsed.packages
+    : {};
 }
 
 /**
@@ -22,7 +24,8 @@ export function installState(root) {
   const lockFile = join(root, 'package-lock.json');
   const installedFile = join(root, 'node_modules', '.package-lock.json');
   if (!existsSync(join(root, 'node_modules'))) return { kind: 'missing', reason: 'node_modules is missing' };
-  if (!existsSync(installedFile)) return { kind: 'stale', reason: 'node_modules was not installed by npm (no node_modules/.package-lock.json)' };
+  if (!existsSync(installedFile))
+    return { kind: 'stale', reason: 'node_modules was not installed by npm (no node_modules/.package-lock.json)' };
   const wanted = readPackages(lockFile);
   let installed;
   try {
@@ -39,7 +42,10 @@ export function installState(root) {
       return { kind: 'stale', reason: `${path.slice('node_modules/'.length)} is not installed` };
     }
     if (!entry.link && have.version !== entry.version) {
-      return { kind: 'stale', reason: `${path.slice('node_modules/'.length)} is ${have.version}, package-lock.json wants ${entry.version}` };
+      return {
+        kind: 'stale',
+        reason: `${path.slice('node_modules/'.length)} is ${have.version}, package-lock.json wants ${entry.version}`,
+      };
     }
   }
   // The pinned Node comes from the `node` package's install script: an install that skipped scripts lacks it.
@@ -52,7 +58,9 @@ export function installState(root) {
 /** The npm to run: the one running this script (npm sets npm_execpath), else `npm` on PATH. */
 export function npmCommand(env, nodePath) {
   const execPath = env.npm_execpath;
-  return execPath && /\.c?js$/.test(execPath) ? { command: nodePath, prefix: [execPath] } : { command: 'npm', prefix: [] };
+  return execPath && /\.c?js$/.test(execPath)
+    ? { command: nodePath, prefix: [execPath] }
+    : { command: 'npm', prefix: [] };
 }
 
 /** Installs what is missing; returns the exit code (0 when nothing had to be done). */
@@ -61,15 +69,20 @@ export function ensureInstall(root = PROJECT_ROOT, env = process.env) {
   if (state.kind === 'fresh') return 0;
   process.stderr.write(`switchboard: installing dependencies with npm ci (${state.reason})…\n`);
   const { command, prefix } = npmCommand(env, process.execPath);
-  const result = spawnSync(command, [...prefix, 'ci', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: root, stdio: 'inherit', env });
+  const result = spawnSync(command, [...prefix, 'ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: root,
+    stdio: 'inherit',
+    env,
+  });
   if (result.error) {
     process.stderr.write(`switchboard: could not run npm ci: ${result.error.message}\n`);
     return 1;
   }
   if (result.status !== 0) {
-    process.stderr.write(`switchboard: npm ci failed (exit ${result.status ?? result.signal}); run \`npm ci\` yourself to see why.\n`);
+    process.stderr.write(
+      `switchboard: npm ci failed (exit ${result.status ?? result.signal}); run \`npm ci\` yourself to see why.\n`,
+    );
     return result.status ?? 1;
   }
   return 0;
 }
-

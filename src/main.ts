@@ -35,10 +35,10 @@ import { createOperationsToolbox } from './operations/toolbox.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { openDatabase } from './store/database.ts';
-import { sqliteKysely } from './store/kysely/connection.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
+import { sqliteKysely } from './store/kysely/connection.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { SessionLogs } from './store/session-logs.ts';
 import { ensureToken } from './store/tokens.ts';
@@ -80,7 +80,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   const clock = options.clock ?? systemClock();
   const startedAt = clock.now();
   acquireDaemonLock(home, { pid: process.pid, startedAt, version: VERSION });
-  const logger = createLogger({ level: config.log.level, ...(options.logDestination ? { destination: options.logDestination } : {}) });
+  const logger = createLogger({
+    level: config.log.level,
+    ...(options.logDestination ? { destination: options.logDestination } : {}),
+  });
   if (tightened.length > 0) {
     logger.info(
       { home, count: tightened.length, paths: tightened.slice(0, 20) },
@@ -103,7 +106,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     stops.push(() => db.close());
 
     const kysely = sqliteKysely(db);
-    const outbox = createOutbox({ db: kysely, config: config.channels.outbox, clock, logger: logger.child({ component: 'outbox' }) });
+    const outbox = createOutbox({
+      db: kysely,
+      config: config.channels.outbox,
+      clock,
+      logger: logger.child({ component: 'outbox' }),
+    });
     stops.push(() => outbox.stop());
     const connectors: Connector[] = [];
     const web = config.channels.web.enabled
@@ -112,14 +120,22 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     if (web) connectors.push(web);
     if (config.channels.telegram.enabled) {
       const commands = commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary.slice(0, 256) }));
-      connectors.push(createTelegramConnector(config.channels.telegram, { clock, logger: logger.child({ component: 'telegram' }), env, commands }));
+      connectors.push(
+        createTelegramConnector(config.channels.telegram, {
+          clock,
+          logger: logger.child({ component: 'telegram' }),
+          env,
+          commands,
+        }),
+      );
     }
     for (const connector of connectors) outbox.register(connector);
 
     const logs = new SessionLogs(join(home, 'logs'), {
       fsyncBatchMs: config.timings.fsyncBatchMs,
       now: () => clock.now(),
-      onRepair: (sessionId, report) => logger.warn({ session: sessionId, ...report }, 'repaired the torn end of a session log'),
+      onRepair: (sessionId, report) =>
+        logger.warn({ session: sessionId, ...report }, 'repaired the torn end of a session log'),
     });
     const sessions = new SessionManager({
       config,
@@ -138,18 +154,50 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const engine = createEngine({ config, clock, logger, db: kysely, home, inference, outbox, toolbox: tools });
     stops.push(() => engine.stop());
     const scheduler = createScheduler({ db: kysely, engine, clock, logger, config });
-    const notifications = createNotificationRouter({ sessions, outbox, clock, config, logger: logger.child({ component: 'notify' }) });
+    const notifications = createNotificationRouter({
+      sessions,
+      outbox,
+      clock,
+      config,
+      logger: logger.child({ component: 'notify' }),
+    });
     stops.push(() => notifications.stop());
     stops.push(() => scheduler.stop());
-    const wake = createWakeRouter({ db: kysely, sessions, engine, heartbeat: scheduler.heartbeat, clock, logger, config });
+    const wake = createWakeRouter({
+      db: kysely,
+      sessions,
+      engine,
+      heartbeat: scheduler.heartbeat,
+      clock,
+      logger,
+      config,
+    });
     stops.push(() => wake.stop());
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
     // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
-    const codeRunner = new CodeRunner({ config, sessions, logs, clock, logger: logger.child({ component: 'code-run' }) });
+    const codeRunner = new CodeRunner({
+      config,
+      sessions,
+      logs,
+      clock,
+      logger: logger.child({ component: 'code-run' }),
+    });
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
     const linear = config.linear.enabled
-      ? createLinearIntegration({ config, env, db: kysely, clock, logger, sessions, logs, engine, inference, outbox, codeRunner })
+      ? createLinearIntegration({
+          config,
+          env,
+          db: kysely,
+          clock,
+          logger,
+          sessions,
+          logs,
+          engine,
+          inference,
+          outbox,
+          codeRunner,
+        })
       : null;
     if (linear) {
       // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
@@ -210,8 +258,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       startedAt,
       clock,
       ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
-      ...(config.hooks.enabled ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } } : {}),
-      health: async () => ({ outbox: await outbox.metrics(), wake: await wake.stats(), engineSessions: engine.listSessions().length }),
+      ...(config.hooks.enabled
+        ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } }
+        : {}),
+      health: async () => ({
+        outbox: await outbox.metrics(),
+        wake: await wake.stats(),
+        engineSessions: engine.listSessions().length,
+      }),
     });
     if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });
     await app.listen({ host: config.gateway.host, port: config.gateway.port });

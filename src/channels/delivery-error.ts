@@ -37,7 +37,11 @@ export class DeliveryError extends Error {
 }
 
 /** How the Outbox treats any thrown value: DeliveryErrors as classified, anything else as transient. */
-export function classifyDeliveryFailure(error: unknown): { retryable: boolean; retryAfterMs: number | undefined; message: string } {
+export function classifyDeliveryFailure(error: unknown): {
+  retryable: boolean;
+  retryAfterMs: number | undefined;
+  message: string;
+} {
   if (error instanceof DeliveryError) {
     return { retryable: error.retryable, retryAfterMs: error.retryAfterMs, message: error.message };
   }

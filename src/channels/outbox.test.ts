@@ -4,17 +4,17 @@ import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { ManualClock } from '../core/clock.ts';
-import { outboxSchema } from '../core/config-channels.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
-import { createLogger, silentLogger } from '../core/logger.ts';
+import { outboxSchema } from '../core/config-channels.ts';
 import type { Logger } from '../core/logger.ts';
+import { createLogger, silentLogger } from '../core/logger.ts';
+import type { DatabaseSync } from '../store/database.ts';
 import { openDatabase } from '../store/database.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
-import type { DatabaseSync } from '../store/database.ts';
 import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from './connector.ts';
 import { DeliveryError } from './delivery-error.ts';
-import { createOutbox, INTERRUPTED_SEND, SENT_KEY_RETENTION_MS } from './outbox.ts';
 import type { DurableOutbox } from './outbox.ts';
+import { createOutbox, INTERRUPTED_SEND, SENT_KEY_RETENTION_MS } from './outbox.ts';
 
 interface Delivery {
   target: ChannelTarget;
@@ -100,10 +100,22 @@ describe('DurableOutbox', () => {
     assert.equal((await outbox.metrics()).pending, 1, 'stored synchronously');
     assert.equal(connector.delivered.length, 0, 'send does not wait for delivery');
     await outbox.idle();
-    assert.deepEqual(connector.delivered.map((d) => [d.target, d.message]), [[chat('1'), { text: 'hello', replyTo: '1:7' }]]);
-    assert.deepEqual({ ...(await outbox.metrics()), byChannel: undefined }, {
-      sent: 1, retried: 0, failed: 0, noConnector: 0, pending: 0, deadLetters: 0, byChannel: undefined,
-    });
+    assert.deepEqual(
+      connector.delivered.map((d) => [d.target, d.message]),
+      [[chat('1'), { text: 'hello', replyTo: '1:7' }]],
+    );
+    assert.deepEqual(
+      { ...(await outbox.metrics()), byChannel: undefined },
+      {
+        sent: 1,
+        retried: 0,
+        failed: 0,
+        noConnector: 0,
+        pending: 0,
+        deadLetters: 0,
+        byChannel: undefined,
+      },
+    );
   });
 
   it('refuses malformed targets and empty texts, naming the field', async () => {
@@ -117,10 +129,19 @@ describe('DurableOutbox', () => {
     const small = new ScriptedConnector('small', clock, 20);
     outbox.register(small);
     await outbox.start();
-    await outbox.send({ channel: 'small', chat: 'x' }, { text: 'one two three four five six seven eight nine ten', replyTo: '9' });
+    await outbox.send(
+      { channel: 'small', chat: 'x' },
+      { text: 'one two three four five six seven eight nine ten', replyTo: '9' },
+    );
     await outbox.idle();
-    assert.deepEqual(small.delivered.map((d) => d.message.text), ['one two three four', 'five six seven eight', 'nine ten']);
-    assert.deepEqual(small.delivered.map((d) => d.message.replyTo), ['9', undefined, undefined]);
+    assert.deepEqual(
+      small.delivered.map((d) => d.message.text),
+      ['one two three four', 'five six seven eight', 'nine ten'],
+    );
+    assert.deepEqual(
+      small.delivered.map((d) => d.message.replyTo),
+      ['9', undefined, undefined],
+    );
     assert.equal((await outbox.metrics()).sent, 1);
   });
 
@@ -133,12 +154,22 @@ describe('DurableOutbox', () => {
     await outbox.idle();
     assert.equal(connector.attempts.length, 1);
     // random() = 0 → the lower edge of each jittered step: 500, 1000, 2000 ms.
-    for (const [wait, attempts] of [[499, 1], [1, 2], [999, 2], [1, 3], [1999, 3], [1, 4]] as const) {
+    for (const [wait, attempts] of [
+      [499, 1],
+      [1, 2],
+      [999, 2],
+      [1, 3],
+      [1999, 3],
+      [1, 4],
+    ] as const) {
       clock.advance(wait);
       await outbox.idle();
       assert.equal(connector.attempts.length, attempts, `after +${wait} ms`);
     }
-    assert.deepEqual(connector.attempts.map((a) => a.at - t0), [0, 500, 1500, 3500]);
+    assert.deepEqual(
+      connector.attempts.map((a) => a.at - t0),
+      [0, 500, 1500, 3500],
+    );
     assert.equal(connector.delivered.length, 1);
     const metrics = await outbox.metrics();
     assert.equal(metrics.retried, 3);
@@ -147,7 +178,9 @@ describe('DurableOutbox', () => {
   });
 
   it("honours a server's retry-after instead of the backoff", async () => {
-    connector.script.push(new DeliveryError('429 Too Many Requests', { kind: 'rate_limited', retryAfterMs: 7000, status: 429 }));
+    connector.script.push(
+      new DeliveryError('429 Too Many Requests', { kind: 'rate_limited', retryAfterMs: 7000, status: 429 }),
+    );
     await outbox.start();
     await outbox.send(chat('1'), { text: 'later' });
     await outbox.idle();
@@ -160,14 +193,21 @@ describe('DurableOutbox', () => {
   });
 
   it('never lets a later message overtake an earlier one to the same chat, while other chats go on', async () => {
-    connector.failWhen = (m) => (m.text === 'first' && connector.attempts.filter((a) => a.text === 'first').length <= 2 ? new Error('flaky') : undefined);
+    connector.failWhen = (m) =>
+      m.text === 'first' && connector.attempts.filter((a) => a.text === 'first').length <= 2
+        ? new Error('flaky')
+        : undefined;
     await outbox.start();
     await outbox.send(chat('A'), { text: 'first' });
     await outbox.send(chat('A'), { text: 'second' });
     await outbox.send(chat('B'), { text: 'other chat' });
     await outbox.send(chat('A'), { text: 'third' });
     await outbox.idle();
-    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['other chat'], 'chat B is not held up by chat A');
+    assert.deepEqual(
+      connector.delivered.map((d) => d.message.text),
+      ['other chat'],
+      'chat B is not held up by chat A',
+    );
     assert.ok(!connector.attempts.some((a) => a.text === 'second'), 'second waits behind first');
     clock.advance(10_000);
     await outbox.idle();
@@ -213,13 +253,25 @@ describe('DurableOutbox', () => {
     }
     await outbox.idle();
     assert.equal(connector.attempts.filter((a) => a.text === 'doomed').length, 3);
-    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['next']);
+    assert.deepEqual(
+      connector.delivered.map((d) => d.message.text),
+      ['next'],
+    );
     const dead = await outbox.deadLetters();
     assert.equal(dead.length, 1);
-    assert.deepEqual([dead[0]?.text, dead[0]?.attempts, dead[0]?.error, dead[0]?.target], ['doomed', 3, 'server down', chat('1')]);
+    assert.deepEqual(
+      [dead[0]?.text, dead[0]?.attempts, dead[0]?.error, dead[0]?.target],
+      ['doomed', 3, 'server down', chat('1')],
+    );
     const metrics = await outbox.metrics();
-    assert.deepEqual([metrics.failed, metrics.retried, metrics.sent, metrics.deadLetters, metrics.pending], [1, 2, 1, 1, 0]);
-    assert.ok(logged.some((l) => l.includes('dead letter') && l.includes('"level":50')), logged.join('\n'));
+    assert.deepEqual(
+      [metrics.failed, metrics.retried, metrics.sent, metrics.deadLetters, metrics.pending],
+      [1, 2, 1, 1, 0],
+    );
+    assert.ok(
+      logged.some((l) => l.includes('dead letter') && l.includes('"level":50')),
+      logged.join('\n'),
+    );
   });
 
   it('dead-letters at once a message the service refuses for good, and can retry it on request', async () => {
@@ -256,7 +308,10 @@ describe('DurableOutbox', () => {
     await outbox.send({ channel: 'small', chat: 'z' }, { text: 'aaaa bbbb cccc' });
     await outbox.idle();
     // The first part went out, the second failed: the store remembers how far it got.
-    assert.deepEqual(small.delivered.map((d) => d.message.text), ['aaaa bbbb']);
+    assert.deepEqual(
+      small.delivered.map((d) => d.message.text),
+      ['aaaa bbbb'],
+    );
     assert.equal(connector.delivered.length, 0);
     await outbox.stop();
     db.close();
@@ -273,8 +328,15 @@ describe('DurableOutbox', () => {
     await outbox.idle();
     clock.advance(10_000);
     await outbox.idle();
-    assert.deepEqual(again.delivered.map((d) => d.message.text), ['queued one', 'queued two']);
-    assert.deepEqual(smallAgain.delivered.map((d) => d.message.text), ['cccc'], 'only the undelivered part is sent');
+    assert.deepEqual(
+      again.delivered.map((d) => d.message.text),
+      ['queued one', 'queued two'],
+    );
+    assert.deepEqual(
+      smallAgain.delivered.map((d) => d.message.text),
+      ['cccc'],
+      'only the undelivered part is sent',
+    );
     assert.equal((await outbox.metrics()).pending, 0);
   });
 
@@ -285,7 +347,10 @@ describe('DurableOutbox', () => {
     assert.equal(connector.attempts.length, 0);
     await outbox.start();
     await outbox.idle();
-    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['a', 'b']);
+    assert.deepEqual(
+      connector.delivered.map((d) => d.message.text),
+      ['a', 'b'],
+    );
   });
 
   it('records a message once per idempotency key, also after it was delivered, until the key is pruned', async () => {
@@ -295,7 +360,10 @@ describe('DurableOutbox', () => {
     await outbox.idle();
     await outbox.send(chat('1'), { text: 'reply' }, { key: 'turn-1' });
     await outbox.idle();
-    assert.deepEqual(connector.delivered.map((d) => d.message.text), ['reply']);
+    assert.deepEqual(
+      connector.delivered.map((d) => d.message.text),
+      ['reply'],
+    );
     assert.equal((await outbox.metrics()).pending, 0, 'a delivered keyed row does not count as pending');
     await outbox.stop();
     clock.advance(SENT_KEY_RETENTION_MS + 1);
@@ -325,7 +393,10 @@ describe('DurableOutbox', () => {
     outbox.register(again);
     await outbox.start();
     await outbox.idle();
-    assert.deepEqual(again.delivered.map((d) => d.message.text), ['once only']);
+    assert.deepEqual(
+      again.delivered.map((d) => d.message.text),
+      ['once only'],
+    );
     assert.deepEqual(again.keys, [connector.keys[0]], 'the same delivery key as the interrupted send');
     assert.equal((await outbox.metrics()).retried, 0, 'not counted as a failed attempt');
   });
@@ -337,7 +408,11 @@ describe('DurableOutbox', () => {
     outbox.register(again);
     await outbox.start();
     await outbox.idle();
-    assert.deepEqual(again.delivered.map((d) => d.message.text), ['maybe twice'], 'at least once');
+    assert.deepEqual(
+      again.delivered.map((d) => d.message.text),
+      ['maybe twice'],
+      'at least once',
+    );
 
     // A message whose sends keep being interrupted ends as a dead letter.
     again.script.push('hang');
@@ -351,7 +426,11 @@ describe('DurableOutbox', () => {
     await outbox.start();
     await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(hanging.attempts.length, 1, 'sent again after the first interruption');
-    assert.equal(db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts, 1, 'counted as a failed attempt');
+    assert.equal(
+      db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts,
+      1,
+      'counted as a failed attempt',
+    );
     await outbox.stop();
     outbox = build({ maxAttempts: 2 });
     outbox.register(new ScriptedConnector('chat', clock));

@@ -8,16 +8,16 @@
 // message that keeps crashing the daemon ends as a dead letter after `maxAttempts`.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
+import { backoffDelay } from '../core/backoff.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
-import { backoffDelay } from '../core/backoff.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
-import { WorkLoop } from '../core/work-loop.ts';
 import type { StepResult } from '../core/work-loop.ts';
-import { OutboxStore } from '../store/outbox-store.ts';
+import { WorkLoop } from '../core/work-loop.ts';
 import type { OutboxRecord } from '../store/outbox-store.ts';
+import { OutboxStore } from '../store/outbox-store.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
 import { formatTarget } from './connector.ts';
@@ -115,16 +115,27 @@ export class DurableOutbox implements Outbox {
   async send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): Promise<void> {
     const parsed = targetSchema.safeParse(target);
     if (!parsed.success) throw fromZodError(parsed.error, 'target');
-    if (typeof message.text !== 'string' || message.text.trim() === '') throw invalidInput('text: must not be empty', 'text');
+    if (typeof message.text !== 'string' || message.text.trim() === '')
+      throw invalidInput('text: must not be empty', 'text');
     const clean: ChannelTarget = parsed.data;
     const key = formatTarget(clean);
-    const entry = { targetKey: key, target: JSON.stringify(clean), channel: clean.channel, text: message.text, replyTo: message.replyTo, dedupeKey: options.key };
+    const entry = {
+      targetKey: key,
+      target: JSON.stringify(clean),
+      channel: clean.channel,
+      text: message.text,
+      replyTo: message.replyTo,
+      dedupeKey: options.key,
+    };
     const now = this.#deps.clock.now();
     const recorded = this.#recording.then(() => this.#store.enqueue(entry, now));
     this.#recording = recorded.catch(() => undefined);
     const id = await recorded;
     if (id === null) {
-      this.#deps.logger.debug({ target: key, key: options.key }, 'outbound message already recorded under its key; not queued again');
+      this.#deps.logger.debug(
+        { target: key, key: options.key },
+        'outbound message already recorded under its key; not queued again',
+      );
       return;
     }
     this.#deps.logger.debug({ outboxId: id, target: key, length: message.text.length }, 'outbound message queued');
@@ -221,7 +232,8 @@ export class DurableOutbox implements Outbox {
         step: () => this.#laneStep(key),
         // Only the store can throw here (connector failures are handled per message); try the lane again later.
         retryDelay: () => this.#deps.config.baseDelayMs,
-        onError: (error) => this.#deps.logger.error({ target: key, err: errorMessage(error) }, 'outbound delivery lane failed; retrying'),
+        onError: (error) =>
+          this.#deps.logger.error({ target: key, err: errorMessage(error) }, 'outbound delivery lane failed; retrying'),
         onQuiet: () => {
           if (this.#lanes.get(key) === loop) this.#lanes.delete(key);
         },
@@ -281,7 +293,12 @@ export class DurableOutbox implements Outbox {
   }
 
   /** One connector send, bounded by `sendTimeoutMs` and abandoned when the outbox stops. */
-  async #sendOnce(connector: Connector, target: ChannelTarget, message: OutboundMessage, delivery: { key: string }): Promise<void> {
+  async #sendOnce(
+    connector: Connector,
+    target: ChannelTarget,
+    message: OutboundMessage,
+    delivery: { key: string },
+  ): Promise<void> {
     const { clock, config } = this.#deps;
     let timer: Timer | null = null;
     const timeout = new Promise<never>((_, reject) => {
@@ -304,7 +321,8 @@ export class DurableOutbox implements Outbox {
       await this.#deadLetter(record, attempts, failure.message);
       return;
     }
-    const delay = failure.retryAfterMs ?? backoffDelay(attempts, config.baseDelayMs, config.maxDelayMs, this.#deps.random);
+    const delay =
+      failure.retryAfterMs ?? backoffDelay(attempts, config.baseDelayMs, config.maxDelayMs, this.#deps.random);
     const now = clock.now();
     await this.#store.recordFailure(record.id, attempts, now + delay, failure.message, now);
     this.#count(record.channel, 'retried');
@@ -350,7 +368,10 @@ export class DurableOutbox implements Outbox {
       const connector = this.#connectors.get(record.channel);
       if (connector?.idempotent) {
         await this.#store.unclaim(record.id, now);
-        this.#deps.logger.info({ outboxId: record.id, target: record.targetKey }, 'outbound message interrupted mid-send; sending it again under the same delivery key');
+        this.#deps.logger.info(
+          { outboxId: record.id, target: record.targetKey },
+          'outbound message interrupted mid-send; sending it again under the same delivery key',
+        );
         continue;
       }
       const attempts = record.attempts + 1;

@@ -51,7 +51,8 @@ describe('splitMessage', () => {
     assert.deepEqual(splitMessage('abcdefghij', 4), ['abcd', 'efgh', 'ij']);
     const emoji = '😀'.repeat(5);
     const parts = splitMessage(emoji, 3);
-    for (const part of parts) assert.ok(!/[\uD800-\uDBFF]$/.test(part) && !/^[\uDC00-\uDFFF]/.test(part), JSON.stringify(part));
+    for (const part of parts)
+      assert.ok(!/[\uD800-\uDBFF]$/.test(part) && !/^[\uDC00-\uDFFF]/.test(part), JSON.stringify(part));
     assert.equal(parts.join(''), emoji);
   });
 
@@ -66,7 +67,10 @@ describe('splitMessage', () => {
     }
     assert.ok(parts[1]?.startsWith('```ts\n'), parts[1]);
     // Every line of code survives, in order.
-    const kept = parts.join('\n').split('\n').filter((l) => l.startsWith('const '));
+    const kept = parts
+      .join('\n')
+      .split('\n')
+      .filter((l) => l.startsWith('const '));
     assert.deepEqual(kept, code.split('\n'));
     assert.ok(parts.at(-1)?.endsWith('Done.'));
   });
@@ -90,7 +94,8 @@ describe('splitMessage', () => {
       }
       // When the whole text closes its fences, so does every part.
       if (!endsInsideFence(text)) {
-        for (const part of parts) assert.ok(!endsInsideFence(part), `fence left open: ${JSON.stringify(part)} of ${JSON.stringify(text)}`);
+        for (const part of parts)
+          assert.ok(!endsInsideFence(part), `fence left open: ${JSON.stringify(part)} of ${JSON.stringify(text)}`);
       }
     }
   });
@@ -102,10 +107,25 @@ describe('splitMessage', () => {
 
 describe('backoffDelay', () => {
   it('grows exponentially with jitter in the upper half and stops at the cap', () => {
-    assert.equal(backoffDelay(1, 1000, 60_000, () => 0), 500);
-    assert.equal(backoffDelay(1, 1000, 60_000, () => 0.999999), 1000);
-    assert.equal(backoffDelay(3, 1000, 60_000, () => 0), 2000);
-    assert.equal(backoffDelay(30, 1000, 60_000, () => 0), 30_000);
-    assert.equal(backoffDelay(30, 1000, 60_000, () => 0.999999), 60_000);
+    assert.equal(
+      backoffDelay(1, 1000, 60_000, () => 0),
+      500,
+    );
+    assert.equal(
+      backoffDelay(1, 1000, 60_000, () => 0.999999),
+      1000,
+    );
+    assert.equal(
+      backoffDelay(3, 1000, 60_000, () => 0),
+      2000,
+    );
+    assert.equal(
+      backoffDelay(30, 1000, 60_000, () => 0),
+      30_000,
+    );
+    assert.equal(
+      backoffDelay(30, 1000, 60_000, () => 0.999999),
+      60_000,
+    );
   });
 });

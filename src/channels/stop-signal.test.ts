@@ -6,7 +6,8 @@ import { StopSignal } from './stop-signal.ts';
 describe('StopSignal', () => {
   it('passes values and errors through, and withdraws each wait once it settles', async () => {
     const signal = new StopSignal();
-    for (let i = 0; i < 100; i += 1) assert.deepEqual(await signal.race(Promise.resolve(i)), { stopped: false, value: i });
+    for (let i = 0; i < 100; i += 1)
+      assert.deepEqual(await signal.race(Promise.resolve(i)), { stopped: false, value: i });
     await assert.rejects(signal.race(Promise.reject(new Error('boom'))), /boom/);
     assert.equal(signal.waiting, 0, 'no listener piles up');
   });

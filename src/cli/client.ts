@@ -60,7 +60,10 @@ export async function rpcCall(conn: Connection, method: string, params: Record<s
     body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
   });
   if (response.status === 401) {
-    throw new CliError(`the daemon at ${conn.url} refused the token (check ${conn.home}/gateway.token or SWITCHBOARD_TOKEN)`, 1);
+    throw new CliError(
+      `the daemon at ${conn.url} refused the token (check ${conn.home}/gateway.token or SWITCHBOARD_TOKEN)`,
+      1,
+    );
   }
   let reply: RpcReply;
   try {

@@ -12,7 +12,12 @@ export const KEY_FLAGS: Readonly<Record<string, string>> = {
  * Where a config key's value came from, in the words of the person who set it: the flag, the environment variable,
  * the config file, or the default.
  */
-export function keyOrigin(key: string, loaded: LoadedConfig, overrides: Record<string, unknown>, env: NodeJS.ProcessEnv): string {
+export function keyOrigin(
+  key: string,
+  loaded: LoadedConfig,
+  overrides: Record<string, unknown>,
+  env: NodeJS.ProcessEnv,
+): string {
   if (key in overrides) return `the command line (${KEY_FLAGS[key] ?? `--set ${key}=…`})`;
   const fromEnv = envOverrides(env).get(key);
   if (fromEnv) return `the environment (${fromEnv.source})`;

@@ -22,5 +22,11 @@ export function configModeChecks(path: string, found: boolean): Check[] {
   const can = [mode & 0o044 ? 'read' : '', mode & 0o022 ? 'write' : ''].filter(Boolean).join(' and ');
   const who = [mode & 0o070 ? 'its group' : '', mode & 0o007 ? 'every other user' : ''].filter(Boolean).join(' and ');
   const what = can ? `${who} can ${can} it` : `${who} has access to it`;
-  return [{ status: 'warn', label, detail: `${path} is ${octal}: ${what}, and it may hold tokens and keys; run chmod 600 ${path}` }];
+  return [
+    {
+      status: 'warn',
+      label,
+      detail: `${path} is ${octal}: ${what}, and it may hold tokens and keys; run chmod 600 ${path}`,
+    },
+  ];
 }

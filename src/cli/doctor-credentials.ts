@@ -1,6 +1,6 @@
+import { checkCredentials } from '../coding/credentials.ts';
 import type { Config } from '../core/config.ts';
 import { HARNESS_NAMES } from '../core/config.ts';
-import { checkCredentials } from '../coding/credentials.ts';
 import type { Check } from './doctor.ts';
 
 /**
@@ -14,7 +14,8 @@ export function credentialChecks(config: Config, env: NodeJS.ProcessEnv): Check[
     const status = checkCredentials(name, agentEnv, providerKey ? { codexProviderEnvKey: providerKey } : {});
     const label = `Credentials ${name}`;
     if (status.found) {
-      const where = status.source.kind === 'env' ? `${status.source.variable} is set` : `logged in (${status.source.path})`;
+      const where =
+        status.source.kind === 'env' ? `${status.source.variable} is set` : `logged in (${status.source.path})`;
       return { status: 'ok', label, detail: where };
     }
     return { status: name === config.defaultHarness ? 'fail' : 'warn', label, detail: `missing: ${status.hint}` };

@@ -6,8 +6,8 @@ import { fileURLToPath } from 'node:url';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { startDaemon } from '../main.ts';
 import { VERSION } from '../version.ts';
-import { formatChecks, runDoctor } from './doctor.ts';
 import type { Check } from './doctor.ts';
+import { formatChecks, runDoctor } from './doctor.ts';
 
 const fake = (name: string): string => fileURLToPath(new URL(`../../test/support/fake-${name}.mjs`, import.meta.url));
 
@@ -16,8 +16,15 @@ describe('doctor', () => {
   after(() => dir.remove());
 
   function write(config: Record<string, unknown>): void {
-    const harnesses = { claude: { executable: fake('claude') }, codex: { executable: fake('codex') }, gemini: { executable: fake('gemini') } };
-    writeFileSync(join(dir.path, 'config.json5'), JSON.stringify({ workspaces: [dir.path], harnesses, gateway: { port: 9 }, ...config }));
+    const harnesses = {
+      claude: { executable: fake('claude') },
+      codex: { executable: fake('codex') },
+      gemini: { executable: fake('gemini') },
+    };
+    writeFileSync(
+      join(dir.path, 'config.json5'),
+      JSON.stringify({ workspaces: [dir.path], harnesses, gateway: { port: 9 }, ...config }),
+    );
   }
   const find = (checks: Check[], label: string): Check | undefined => checks.find((c) => c.label === label);
 
@@ -64,7 +71,11 @@ describe('doctor', () => {
 
   it('reports the running daemon with the details of /healthz, which it asks for with the gateway token', async () => {
     write({});
-    const daemon = await startDaemon({ home: dir.path, env: {}, overrides: { 'gateway.port': 0, 'log.level': 'silent' } });
+    const daemon = await startDaemon({
+      home: dir.path,
+      env: {},
+      overrides: { 'gateway.port': 0, 'log.level': 'silent' },
+    });
     try {
       const checks = await runDoctor({ home: dir.path, env: {} });
       assert.equal(find(checks, 'Daemon')?.detail, `running at ${daemon.url} (v${VERSION}, 0 active sessions)`);

@@ -1,15 +1,15 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
+import { createHarnesses } from '../coding/harnesses.ts';
 import type { Config } from '../core/config.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { errorMessage } from '../core/errors.ts';
-import { makePrivateDirs } from '../core/private-files.ts';
 import { silentLogger } from '../core/logger.ts';
-import { createHarnesses } from '../coding/harnesses.ts';
-import { openDatabase } from '../store/database.ts';
-import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
+import { makePrivateDirs } from '../core/private-files.ts';
 import { createInference } from '../inference/inference.ts';
 import { requireLinearSecrets } from '../linear/api/credentials.ts';
+import { openDatabase } from '../store/database.ts';
 import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
 import { credentialChecks } from './doctor-credentials.ts';
@@ -29,7 +29,11 @@ function nodeCheck(): Check {
   const ok = major > 22 || (major === 22 && minor >= 13);
   return ok
     ? { status: 'ok', label: 'Node.js', detail: `v${process.versions.node}` }
-    : { status: 'fail', label: 'Node.js', detail: `v${process.versions.node}; switchboard needs >= 22.13 (run it through npm so the pinned Node 24 is used)` };
+    : {
+        status: 'fail',
+        label: 'Node.js',
+        detail: `v${process.versions.node}; switchboard needs >= 22.13 (run it through npm so the pinned Node 24 is used)`,
+      };
 }
 
 function homeCheck(home: string): Check {
@@ -62,12 +66,17 @@ function inferenceCheck(config: Config, env: NodeJS.ProcessEnv): Check {
     return {
       status: 'warn',
       label: 'Inference',
-      detail: 'no provider configured: the orchestrator answers "No inference provider available." (chat commands still work); add inference.providers',
+      detail:
+        'no provider configured: the orchestrator answers "No inference provider available." (chat commands still work); add inference.providers',
     };
   }
   try {
     createInference(config.inference, silentLogger(), { env });
-    return { status: 'ok', label: 'Inference', detail: providers.map((p) => `${p.id ?? p.kind} (${p.model})`).join(' → ') };
+    return {
+      status: 'ok',
+      label: 'Inference',
+      detail: providers.map((p) => `${p.id ?? p.kind} (${p.model})`).join(' → '),
+    };
   } catch (error) {
     return { status: 'fail', label: 'Inference', detail: errorMessage(error) };
   }
@@ -82,8 +91,16 @@ function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
       resolveBotToken(telegram, env);
       checks.push(
         telegram.allowedUserIds.length > 0
-          ? { status: 'ok', label: 'Telegram', detail: `bot token present; ${telegram.allowedUserIds.length} allowed user(s)` }
-          : { status: 'warn', label: 'Telegram', detail: 'channels.telegram.allowedUserIds is empty: the bot refuses everyone' },
+          ? {
+              status: 'ok',
+              label: 'Telegram',
+              detail: `bot token present; ${telegram.allowedUserIds.length} allowed user(s)`,
+            }
+          : {
+              status: 'warn',
+              label: 'Telegram',
+              detail: 'channels.telegram.allowedUserIds is empty: the bot refuses everyone',
+            },
       );
     } catch (error) {
       checks.push({ status: 'fail', label: 'Telegram', detail: errorMessage(error) });
@@ -92,7 +109,11 @@ function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   if (config.linear.enabled) {
     try {
       requireLinearSecrets(config.linear, env);
-      checks.push({ status: 'ok', label: 'Linear', detail: `webhook signing secret present; API at ${config.linear.apiUrl}` });
+      checks.push({
+        status: 'ok',
+        label: 'Linear',
+        detail: `webhook signing secret present; API at ${config.linear.apiUrl}`,
+      });
     } catch (error) {
       checks.push({ status: 'fail', label: 'Linear', detail: errorMessage(error) });
     }
@@ -127,9 +148,17 @@ async function daemonCheck(home: string, env: NodeJS.ProcessEnv): Promise<Check>
     const response = await fetch(`${conn.url}/healthz`, { headers, signal: AbortSignal.timeout(2_000) });
     const body = (await response.json()) as { version?: string; activeSessions?: number };
     if (body.version === undefined) {
-      return { status: 'warn', label: 'Daemon', detail: `running at ${conn.url}, but it did not accept this gateway token (SWITCHBOARD_TOKEN or <home>/gateway.token)` };
+      return {
+        status: 'warn',
+        label: 'Daemon',
+        detail: `running at ${conn.url}, but it did not accept this gateway token (SWITCHBOARD_TOKEN or <home>/gateway.token)`,
+      };
     }
-    return { status: 'ok', label: 'Daemon', detail: `running at ${conn.url} (v${body.version}, ${body.activeSessions} active sessions)` };
+    return {
+      status: 'ok',
+      label: 'Daemon',
+      detail: `running at ${conn.url} (v${body.version}, ${body.activeSessions} active sessions)`,
+    };
   } catch {
     return { status: 'ok', label: 'Daemon', detail: `not running at ${conn.url} (start it with npm start)` };
   }
@@ -141,21 +170,33 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
   let loaded: ReturnType<typeof loadConfig>;
   try {
     loaded = loadConfig({ env: options.env, ...(options.home ? { home: options.home } : {}) });
-    checks.push({ status: 'ok', label: 'Config', detail: loaded.configFileFound ? loaded.configPath : `${loaded.configPath} (not present: defaults)` });
+    checks.push({
+      status: 'ok',
+      label: 'Config',
+      detail: loaded.configFileFound ? loaded.configPath : `${loaded.configPath} (not present: defaults)`,
+    });
     checks.push(...configModeChecks(loaded.configPath, loaded.configFileFound));
   } catch (error) {
     checks.push({ status: 'fail', label: 'Config', detail: errorMessage(error) });
     return checks;
   }
   const { config, home } = loaded;
-  checks.push(homeCheck(home), storeCheck(home), ...workspaceChecks(config), inferenceCheck(config, options.env), ...integrationChecks(config, options.env));
+  checks.push(
+    homeCheck(home),
+    storeCheck(home),
+    ...workspaceChecks(config),
+    inferenceCheck(config, options.env),
+    ...integrationChecks(config, options.env),
+  );
   const harnesses = createHarnesses(config, silentLogger());
   for (const harness of Object.values(harnesses)) {
     const result = await harness.check();
     checks.push({
       status: result.ok ? 'ok' : 'fail',
       label: `Harness ${harness.name}`,
-      detail: result.ok ? `${result.executable}${result.version ? ` (${result.version})` : ''}` : `${result.executable}: ${result.problem ?? 'not usable'}`,
+      detail: result.ok
+        ? `${result.executable}${result.version ? ` (${result.version})` : ''}`
+        : `${result.executable}: ${result.problem ?? 'not usable'}`,
     });
   }
   checks.push(...credentialChecks(config, options.env));

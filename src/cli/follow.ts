@@ -1,9 +1,9 @@
 import type { Clock } from '../core/clock.ts';
+import { CliError } from './cli-error.ts';
 import type { Connection } from './client.ts';
 import { daemonFetch } from './client.ts';
-import { CliError } from './cli-error.ts';
-import { followStep, renderRecord } from './render.ts';
 import type { WireRecord } from './render.ts';
+import { followStep, renderRecord } from './render.ts';
 import { parseSse } from './sse.ts';
 
 /** How a session is followed: from which record, in which form, to where, and the clock of its reconnect pauses. */
@@ -22,13 +22,21 @@ export interface FollowOptions {
  * Streams a session's log from `from` until it waits for input (not a mere `stalled` silence) or ends, reconnecting with Last-Event-ID when the
  * stream drops so nothing is missed or shown twice. Returns the exit code (1 if the session failed).
  */
-export async function followSession(conn: Connection, session: { id: string; name: string }, options: FollowOptions): Promise<number> {
+export async function followSession(
+  conn: Connection,
+  session: { id: string; name: string },
+  options: FollowOptions,
+): Promise<number> {
   let lastSeq = options.from - 1;
   let retries = options.retries ?? 5;
   for (;;) {
     const resuming = lastSeq >= options.from;
     const path = `/sessions/${encodeURIComponent(session.id)}/events${resuming ? '' : `?from=${options.from}`}`;
-    const response = await daemonFetch(conn, path, resuming ? { headers: { 'last-event-id': String(lastSeq) } } : {}).catch((error: unknown) => {
+    const response = await daemonFetch(
+      conn,
+      path,
+      resuming ? { headers: { 'last-event-id': String(lastSeq) } } : {},
+    ).catch((error: unknown) => {
       if (retries > 0 && resuming) return null;
       throw error;
     });

@@ -8,13 +8,15 @@ import { keyOrigin } from './config-origin.ts';
 import { findPortHolder, portInUseMessage } from './port-in-use.ts';
 
 /** A DNS host name: dot-separated labels of letters, digits and inner hyphens (RFC 1123). */
-const HOSTNAME = /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+const HOSTNAME =
+  /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
 
 /** What went wrong with gateway.host, or null when it is a host name or an IP address. */
 export function hostProblem(host: string): string | null {
   if (isIP(host) !== 0 || HOSTNAME.test(host)) return null;
   if (/^[a-z]+:\/\//i.test(host)) return 'expected a host name or IP address, not a URL';
-  if (/^[^:]+:\d+$/.test(host) || /^\[.*\]:\d+$/.test(host)) return 'expected a host name or IP address without a port (the port is gateway.port)';
+  if (/^[^:]+:\d+$/.test(host) || /^\[.*\]:\d+$/.test(host))
+    return 'expected a host name or IP address without a port (the port is gateway.port)';
   return 'not a host name or IP address (e.g. 127.0.0.1, ::1 or localhost)';
 }
 
@@ -40,7 +42,10 @@ export async function portInUseError(input: PreflightInput): Promise<CliError> {
   const { host, port } = loaded.config.gateway;
   const holder = await findPortHolder(host, port, loaded.home);
   const portOrigin = keyOrigin('gateway.port', loaded, overrides, env);
-  return new CliError(portInUseMessage({ host, port, holder, home: loaded.home, configPath: loaded.configPath, portOrigin }), 1);
+  return new CliError(
+    portInUseMessage({ host, port, holder, home: loaded.home, configPath: loaded.configPath, portOrigin }),
+    1,
+  );
 }
 
 /**
@@ -57,7 +62,10 @@ export async function preflightGateway(input: PreflightInput): Promise<void> {
   try {
     await lookup(host);
   } catch (error) {
-    throw new CliError(`gateway.host "${host}" (from ${hostOrigin()}) does not resolve to an address: ${errorMessage(error)}`, 2);
+    throw new CliError(
+      `gateway.host "${host}" (from ${hostOrigin()}) does not resolve to an address: ${errorMessage(error)}`,
+      2,
+    );
   }
   if (!isLoopback(host) && !allowRemote) {
     throw new CliError(

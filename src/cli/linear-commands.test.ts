@@ -1,11 +1,11 @@
-import { freePort } from '../../test/support/ports.ts';
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Command } from 'commander';
-import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../test/support/fake-linear.ts';
 import type { FakeLinear } from '../../test/support/fake-linear.ts';
+import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../test/support/fake-linear.ts';
+import { freePort } from '../../test/support/ports.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { systemClock } from '../core/clock.ts';
 import { addLinearCommands } from './linear-commands.ts';
@@ -24,7 +24,12 @@ describe('switchboard linear (CLI)', () => {
       linear: {
         enabled: true,
         apiUrl: fake.graphqlUrl,
-        oauth: { clientId: FAKE_OAUTH_CLIENT.clientId, clientSecretEnv: 'TEST_LINEAR_CLIENT_SECRET', authorizeUrl: fake.authorizeUrl, tokenUrl: fake.tokenUrl },
+        oauth: {
+          clientId: FAKE_OAUTH_CLIENT.clientId,
+          clientSecretEnv: 'TEST_LINEAR_CLIENT_SECRET',
+          authorizeUrl: fake.authorizeUrl,
+          tokenUrl: fake.tokenUrl,
+        },
       },
     };
     writeFileSync(join(home.path, 'config.json5'), JSON.stringify(config));
@@ -34,7 +39,12 @@ describe('switchboard linear (CLI)', () => {
     home.remove();
   });
 
-  async function run(args: string[], env: NodeJS.ProcessEnv, out: string[], onLine: (line: string) => void = () => {}): Promise<void> {
+  async function run(
+    args: string[],
+    env: NodeJS.ProcessEnv,
+    out: string[],
+    onLine: (line: string) => void = () => {},
+  ): Promise<void> {
     const program = new Command('switchboard').option('--home <dir>').exitOverride();
     const print = (line: string): void => {
       out.push(line);
@@ -64,12 +74,23 @@ describe('switchboard linear (CLI)', () => {
     // Acts as the browser once the authorize URL is printed.
     const { promise: authorizeUrl, resolve: printedUrl } = Promise.withResolvers<string>();
     const browser = (async () => (await fetch(await authorizeUrl, { redirect: 'follow' })).status)();
-    await run(['linear', 'connect', '--timeout', '20'], env, out, (line) => line.startsWith('http') && printedUrl(line));
+    await run(
+      ['linear', 'connect', '--timeout', '20'],
+      env,
+      out,
+      (line) => line.startsWith('http') && printedUrl(line),
+    );
     assert.equal(await browser, 200);
     assert.match(out.join('\n'), /Linear connected to Acme as switchboard \(callback received by the command line\)/);
-    assert.match(new URL(out.find((l) => l.startsWith('http')) ?? '').searchParams.get('redirect_uri') ?? '', new RegExp(`127\\.0\\.0\\.1:${port}/linear/oauth/callback$`));
+    assert.match(
+      new URL(out.find((l) => l.startsWith('http')) ?? '').searchParams.get('redirect_uri') ?? '',
+      new RegExp(`127\\.0\\.0\\.1:${port}/linear/oauth/callback$`),
+    );
     const status: string[] = [];
     await run(['linear', 'status'], env, status);
-    assert.match(status.join('\n'), /token: oauth \(default\) \(OAuth access token\), expires .*refreshed automatically/);
+    assert.match(
+      status.join('\n'),
+      /token: oauth \(default\) \(OAuth access token\), expires .*refreshed automatically/,
+    );
   });
 });

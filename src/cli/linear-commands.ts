@@ -1,20 +1,20 @@
 // `switchboard linear connect` and `switchboard linear status`: they work on the store directly (the daemon shares it),
-import type { Clock } from '../core/clock.ts';
 // so they run whether or not the daemon is up.
 import { join } from 'node:path';
 import type { Command } from 'commander';
+import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { invalidInput } from '../core/errors.ts';
-import { makePrivateDirs } from '../core/private-files.ts';
 import { silentLogger } from '../core/logger.ts';
-import { buildLinearAccess } from '../linear/api/access.ts';
+import { makePrivateDirs } from '../core/private-files.ts';
 import type { LinearAccess } from '../linear/api/access.ts';
+import { buildLinearAccess } from '../linear/api/access.ts';
 import { linearConnect } from '../linear/api/connect.ts';
 import { defaultRedirectUri } from '../linear/api/oauth.ts';
 import { formatLinearStatus, linearStatus } from '../linear/api/status.ts';
-import { openDatabase } from '../store/database.ts';
 import type { DatabaseSync } from '../store/database.ts';
+import { openDatabase } from '../store/database.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../store/linear-deliveries.ts';
 
@@ -39,7 +39,14 @@ function open(program: Command, io: LinearCommandsIo): Context {
   makePrivateDirs(loaded.home);
   const db = openDatabase(join(loaded.home, 'state.db'), { clock: io.clock });
   const { config } = loaded;
-  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env: io.env, db: sqliteKysely(db), clock: io.clock, logger: silentLogger() });
+  const access = buildLinearAccess({
+    config: config.linear,
+    gateway: config.gateway,
+    env: io.env,
+    db: sqliteKysely(db),
+    clock: io.clock,
+    logger: silentLogger(),
+  });
   return { access, db, config, redirectUri: defaultRedirectUri(config.linear.oauth, config.gateway) };
 }
 
@@ -54,8 +61,12 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
     .action(async (opts: { timeout?: string }) => {
       const ctx = open(program, io);
       try {
-        const timeoutMs = opts.timeout !== undefined ? Math.round(Number(opts.timeout) * 1000) : ctx.config.linear.oauth.connectTimeoutMs;
-        if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw invalidInput('--timeout: expected a positive number of seconds', 'timeout');
+        const timeoutMs =
+          opts.timeout !== undefined
+            ? Math.round(Number(opts.timeout) * 1000)
+            : ctx.config.linear.oauth.connectTimeoutMs;
+        if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+          throw invalidInput('--timeout: expected a positive number of seconds', 'timeout');
         const { via, tokens } = await linearConnect({
           oauth: ctx.access.oauth,
           oauthStore: ctx.access.oauthStore,
@@ -65,8 +76,15 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
           print: io.out,
           timeoutMs,
         });
-        const who = [tokens.organizationName && `to ${tokens.organizationName}`, tokens.appUserName && `as ${tokens.appUserName}`].filter(Boolean).join(' ');
-        io.out(`Linear connected ${who} (callback received by the ${via === 'daemon' ? 'running daemon' : 'command line'}).`);
+        const who = [
+          tokens.organizationName && `to ${tokens.organizationName}`,
+          tokens.appUserName && `as ${tokens.appUserName}`,
+        ]
+          .filter(Boolean)
+          .join(' ');
+        io.out(
+          `Linear connected ${who} (callback received by the ${via === 'daemon' ? 'running daemon' : 'command line'}).`,
+        );
       } finally {
         ctx.db.close();
       }
@@ -81,7 +99,14 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
       const ctx = open(program, io);
       try {
         const status = await linearStatus(
-          { config: ctx.config.linear, env: io.env, tokens: ctx.access.tokens, oauth: ctx.access.oauth, deliveries: new LinearDeliveryStore(sqliteKysely(ctx.db)), api: ctx.access.api },
+          {
+            config: ctx.config.linear,
+            env: io.env,
+            tokens: ctx.access.tokens,
+            oauth: ctx.access.oauth,
+            deliveries: new LinearDeliveryStore(sqliteKysely(ctx.db)),
+            api: ctx.access.api,
+          },
           { check: opts.check === true },
         );
         io.out(opts.json ? JSON.stringify(status, null, 2) : formatLinearStatus(status, io.clock.now()));

@@ -30,7 +30,10 @@ export function buildProgram(io: CliIo, state: { exitCode: number; keepAlive: bo
     .option('--port <port>', 'gateway port (0 picks a free one)')
     .option('--host <host>', 'gateway host (loopback unless gateway.allowRemote)')
     .option('--log-level <level>', 'fatal|error|warn|info|debug|trace|silent')
-    .option('--set <key=value>', 'override any config key (repeatable)', (v: string, prev: string[] = []) => [...prev, v])
+    .option('--set <key=value>', 'override any config key (repeatable)', (v: string, prev: string[] = []) => [
+      ...prev,
+      v,
+    ])
     .action(async (opts: Record<string, unknown>) => {
       const home = program.opts<{ home?: string }>().home;
       await runStart({ ...opts, ...(home ? { home } : {}) }, io.env);

@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
-import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Command, CommanderError } from 'commander';
-import { AppError } from '../core/errors.ts';
 import { systemClock } from '../core/clock.ts';
+import { AppError } from '../core/errors.ts';
 import { cronAddOperation } from '../operations/cron.ts';
 import { launchOperation } from '../operations/launch.ts';
 import { listOperation } from '../operations/list.ts';
@@ -13,17 +13,34 @@ import type { Operation } from '../operations/operation.ts';
 import { addOperationCommands } from './op-commands.ts';
 
 /** A stand-in daemon: answers every JSON-RPC call with a cron task and keeps the calls' params. */
-async function startRpcRecorder(answer?: (method: string) => unknown): Promise<{ server: Server; url: string; calls: { method: string; params: Record<string, unknown> }[] }> {
+async function startRpcRecorder(
+  answer?: (method: string) => unknown,
+): Promise<{ server: Server; url: string; calls: { method: string; params: Record<string, unknown> }[] }> {
   const calls: { method: string; params: Record<string, unknown> }[] = [];
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number; method: string; params: Record<string, unknown> };
+      const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        id: number;
+        method: string;
+        params: Record<string, unknown>;
+      };
       calls.push({ method: body.method, params: body.params });
-      const task = { id: 't1', name: 'nightly', schedule: '0 9 * * *', timezone: null, prompt: 'p', enabled: false, nextRunAt: null, lastRunAt: null };
+      const task = {
+        id: 't1',
+        name: 'nightly',
+        schedule: '0 9 * * *',
+        timezone: null,
+        prompt: 'p',
+        enabled: false,
+        nextRunAt: null,
+        lastRunAt: null,
+      };
       const result = answer ? answer(body.method) : task;
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ jsonrpc: '2.0', id: body.id, result }));
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -44,7 +61,9 @@ describe('operation subcommands', () => {
   });
 
   async function run(args: string[], options: { ops?: Operation[]; cwd?: string } = {}): Promise<void> {
-    const program = new Command('switchboard').exitOverride().configureOutput({ writeOut: (s) => out.push(s), writeErr: (s) => out.push(s) });
+    const program = new Command('switchboard')
+      .exitOverride()
+      .configureOutput({ writeOut: (s) => out.push(s), writeErr: (s) => out.push(s) });
     addOperationCommands(program, options.ops ?? [cronAddOperation], {
       out: (t) => out.push(t),
       env: { SWITCHBOARD_URL: rpc.url, SWITCHBOARD_TOKEN: 'test-token' },
@@ -60,30 +79,54 @@ describe('operation subcommands', () => {
     await run(['cron-add', 'nightly', '0 9 * * *', 'run', 'the', 'checks', '--disabled']);
     await run(['cron-add', 'nightly', '0 9 * * *', 'run the checks', '--timezone', 'UTC']);
     assert.deepEqual(rpc.calls, [
-      { method: 'cron.add', params: { name: 'nightly', schedule: '0 9 * * *', prompt: 'run the checks', enabled: false } },
-      { method: 'cron.add', params: { name: 'nightly', schedule: '0 9 * * *', prompt: 'run the checks', timezone: 'UTC' } },
+      {
+        method: 'cron.add',
+        params: { name: 'nightly', schedule: '0 9 * * *', prompt: 'run the checks', enabled: false },
+      },
+      {
+        method: 'cron.add',
+        params: { name: 'nightly', schedule: '0 9 * * *', prompt: 'run the checks', timezone: 'UTC' },
+      },
     ]);
   });
 
   it('cron-add offers --disabled and no --enabled (a flag that could only say true)', async () => {
-    await assert.rejects(run(['cron-add', '--help']), (e: unknown) => e instanceof CommanderError && e.code === 'commander.helpDisplayed');
+    await assert.rejects(
+      run(['cron-add', '--help']),
+      (e: unknown) => e instanceof CommanderError && e.code === 'commander.helpDisplayed',
+    );
     const help = out.join('');
     assert.match(help, /--disabled\s+add it switched off/);
     assert.doesNotMatch(help, /--enabled/);
-    await assert.rejects(run(['cron-add', 'nightly', '0 9 * * *', 'p', '--enabled']), (e: unknown) => e instanceof CommanderError && e.code === 'commander.unknownOption');
+    await assert.rejects(
+      run(['cron-add', 'nightly', '0 9 * * *', 'p', '--enabled']),
+      (e: unknown) => e instanceof CommanderError && e.code === 'commander.unknownOption',
+    );
     assert.equal(rpc.calls.length, 0);
   });
 
   it('bad input is refused before any call, naming the field', async () => {
-    await assert.rejects(run(['cron-add', 'nightly', '0 9 * * *', ' ', '--disabled']), (e: unknown) => e instanceof AppError && e.field === 'prompt' && /must not be empty/.test(e.message));
+    await assert.rejects(
+      run(['cron-add', 'nightly', '0 9 * * *', ' ', '--disabled']),
+      (e: unknown) => e instanceof AppError && e.field === 'prompt' && /must not be empty/.test(e.message),
+    );
     assert.equal(rpc.calls.length, 0);
   });
 
-  it('launch --workdir sends the directory resolved against where the command was typed, not the daemon\'s cwd', async () => {
+  it("launch --workdir sends the directory resolved against where the command was typed, not the daemon's cwd", async () => {
     const launch = launchOperation as unknown as Operation;
-    await run(['launch', 'fix', 'it', '--workdir', 'repo/sub', '--json'], { ops: [launch], cwd: '/home/someone/projects' });
-    await run(['launch', 'fix', 'it', '--workdir', '../other', '--json'], { ops: [launch], cwd: '/home/someone/projects' });
-    await run(['launch', 'fix', 'it', '--workdir', '/srv/abs', '--json'], { ops: [launch], cwd: '/home/someone/projects' });
+    await run(['launch', 'fix', 'it', '--workdir', 'repo/sub', '--json'], {
+      ops: [launch],
+      cwd: '/home/someone/projects',
+    });
+    await run(['launch', 'fix', 'it', '--workdir', '../other', '--json'], {
+      ops: [launch],
+      cwd: '/home/someone/projects',
+    });
+    await run(['launch', 'fix', 'it', '--workdir', '/srv/abs', '--json'], {
+      ops: [launch],
+      cwd: '/home/someone/projects',
+    });
     assert.deepEqual(
       rpc.calls.map((c) => c.params.workdir),
       ['/home/someone/projects/repo/sub', '/home/someone/other', '/srv/abs'],
@@ -103,8 +146,12 @@ describe('paged list subcommands', () => {
         setExitCode: () => undefined,
         clock: systemClock({ holdProcess: true }),
       });
-      await program.parseAsync(['sessions', '--status', 'failed', '--limit', '2', '--cursor', 'WzMsNF0'], { from: 'user' });
-      assert.deepEqual(rpc.calls, [{ method: 'sessions.list', params: { status: 'failed', limit: 2, cursor: 'WzMsNF0' } }]);
+      await program.parseAsync(['sessions', '--status', 'failed', '--limit', '2', '--cursor', 'WzMsNF0'], {
+        from: 'user',
+      });
+      assert.deepEqual(rpc.calls, [
+        { method: 'sessions.list', params: { status: 'failed', limit: 2, cursor: 'WzMsNF0' } },
+      ]);
       assert.equal(out.at(-1), 'next page: switchboard sessions --status failed --limit 2 --cursor WzEsMl0');
     } finally {
       rpc.server.closeAllConnections();

@@ -16,7 +16,10 @@ import { renderRecord } from './render.ts';
  * What the generated commands need: the CLI's output, environment and working directory, its clock (`--follow` waits
  * with it before reconnecting; its timers hold the process open), and a way to set the exit code.
  */
-export type OperationCommandsIo = Pick<CliIo, 'out' | 'env' | 'cwd'> & { clock: Clock; setExitCode: (code: number) => void };
+export type OperationCommandsIo = Pick<CliIo, 'out' | 'env' | 'cwd'> & {
+  clock: Clock;
+  setExitCode: (code: number) => void;
+};
 
 /** Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute. */
 const PATH_KEYS = new Set(['workdir']);
@@ -43,7 +46,9 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     const positional = spec.args.map(argKey);
     const cmd = program.command(spec.name).description(op.summary);
     for (const arg of spec.args) cmd.argument(arg);
-    const optionKeys = Object.keys(shape).filter((k) => !positional.some((p) => p.key === k) && !(spec.hide ?? []).includes(k));
+    const optionKeys = Object.keys(shape).filter(
+      (k) => !positional.some((p) => p.key === k) && !(spec.hide ?? []).includes(k),
+    );
     for (const key of optionKeys) {
       const schema = shape[key] as ZodType;
       const description = schema.description ?? '';
@@ -61,7 +66,10 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       positional.forEach(({ key, variadic }, i) => {
         const value = values[i];
         if (value === undefined || (Array.isArray(value) && value.length === 0)) return;
-        params[key] = variadic && Array.isArray(value) ? value.join(' ') : coerceText(fieldKind(shape[key] as ZodType), String(value));
+        params[key] =
+          variadic && Array.isArray(value)
+            ? value.join(' ')
+            : coerceText(fieldKind(shape[key] as ZodType), String(value));
       });
       for (const key of optionKeys) {
         const value = opts[key];
@@ -72,13 +80,19 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
       absolutePaths(params, io.cwd ?? process.cwd());
       // Validate here first: bad input is exit code 2 with the field named, whether or not the daemon runs.
       parseOperationInput(op, params);
-      const conn = resolveConnection({ env: io.env, ...(globals.home ? { home: globals.home } : {}), ...(globals.url ? { url: globals.url } : {}) });
+      const conn = resolveConnection({
+        env: io.env,
+        ...(globals.home ? { home: globals.home } : {}),
+        ...(globals.url ? { url: globals.url } : {}),
+      });
       const result = await rpcCall(conn, method, params);
       io.out(opts.json ? JSON.stringify(result, null, 2) : op.format(result));
       if (!opts.json) {
         const words = [
           ...positional.flatMap(({ key }) => (params[key] === undefined ? [] : [String(params[key])])),
-          ...optionKeys.filter((k) => k !== 'cursor' && opts[k] !== undefined).flatMap((k) => (opts[k] === true ? [`--${kebab(k)}`] : [`--${kebab(k)}`, String(opts[k])])),
+          ...optionKeys
+            .filter((k) => k !== 'cursor' && opts[k] !== undefined)
+            .flatMap((k) => (opts[k] === true ? [`--${kebab(k)}`] : [`--${kebab(k)}`, String(opts[k])])),
         ];
         const hint = nextPageHint(spec.name, words, result);
         if (hint) io.out(hint);
@@ -91,11 +105,19 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         case 'idle':
           // The session already waits for input: say so, as following it to that point would have.
           if (start.waitingFor !== null) {
-            for (const line of renderRecord({ seq: 0, type: 'waiting', reason: start.waitingFor }, start.session.name)) io.out(line);
+            for (const line of renderRecord({ seq: 0, type: 'waiting', reason: start.waitingFor }, start.session.name))
+              io.out(line);
           }
           return;
         case 'session':
-          io.setExitCode(await followSession(conn, start.session, { from: start.from, json: Boolean(opts.json), write: io.out, clock: io.clock }));
+          io.setExitCode(
+            await followSession(conn, start.session, {
+              from: start.from,
+              json: Boolean(opts.json),
+              write: io.out,
+              clock: io.clock,
+            }),
+          );
       }
     });
   }

@@ -1,10 +1,7 @@
 import { processAlive, readDaemonInfo } from '../store/daemon-lock.ts';
 
 /** Who holds a port the daemon wanted. */
-export type PortHolder =
-  | { kind: 'this-home'; pid: number }
-  | { kind: 'switchboard' }
-  | { kind: 'other' };
+export type PortHolder = { kind: 'this-home'; pid: number } | { kind: 'switchboard' } | { kind: 'other' };
 
 /** The address to reach a listener bound to `host` (a wildcard bind answers on loopback). */
 function reachableHost(host: string): string {
@@ -18,7 +15,9 @@ export async function findPortHolder(host: string, port: number, home: string, t
   const info = readDaemonInfo(home);
   if (info && info.port === port && processAlive(info.pid)) return { kind: 'this-home', pid: info.pid };
   try {
-    const response = await fetch(`http://${reachableHost(host)}:${port}/healthz`, { signal: AbortSignal.timeout(timeoutMs) });
+    const response = await fetch(`http://${reachableHost(host)}:${port}/healthz`, {
+      signal: AbortSignal.timeout(timeoutMs),
+    });
     // Without the token (another home's daemon has its own), /healthz says only that a switchboard daemon is alive.
     const body = (await response.json()) as { ok?: unknown; service?: unknown };
     if (body.ok === true && body.service === 'switchboard') return { kind: 'switchboard' };
@@ -29,7 +28,14 @@ export async function findPortHolder(host: string, port: number, home: string, t
 }
 
 /** The message for `listen EADDRINUSE`: who holds the port, and which key or flag moves the daemon elsewhere. */
-export function portInUseMessage(options: { host: string; port: number; holder: PortHolder; home: string; configPath: string; portOrigin: string }): string {
+export function portInUseMessage(options: {
+  host: string;
+  port: number;
+  holder: PortHolder;
+  home: string;
+  configPath: string;
+  portOrigin: string;
+}): string {
   const { host, port, holder, home, configPath, portOrigin } = options;
   const where = `port ${port} on ${host} (gateway.port, from ${portOrigin})`;
   let who: string;

@@ -16,7 +16,9 @@ export function renderRecord(record: WireRecord, name: string): string[] {
     case 'tool':
       return [toolUseLine(String(record.name), record.input)];
     case 'toolResult':
-      return record.isError ? [`   ↳ tool failed${record.output ? `: ${String(record.output).slice(0, 200)}` : ''}`] : [];
+      return record.isError
+        ? [`   ↳ tool failed${record.output ? `: ${String(record.output).slice(0, 200)}` : ''}`]
+        : [];
     case 'user':
       return record.source === 'launch' || record.source === 'resume' ? [] : [`> ${String(record.text)}`];
     case 'question':
@@ -32,9 +34,13 @@ export function renderRecord(record: WireRecord, name: string): string[] {
     }
     case 'waiting':
       if (record.reason === 'stalled') {
-        return [`⏳ ${name} has been silent for a while (no output, no tool running); still following. Nudge it with: switchboard send ${name} "<message>"`];
+        return [
+          `⏳ ${name} has been silent for a while (no output, no tool running); still following. Nudge it with: switchboard send ${name} "<message>"`,
+        ];
       }
-      return [`💬 ${name} is waiting for input (${String(record.reason)}). Reply with: switchboard send ${name} "<message>"`];
+      return [
+        `💬 ${name} is waiting for input (${String(record.reason)}). Reply with: switchboard send ${name} "<message>"`,
+      ];
     case 'status': {
       const status = String(record.status);
       if (!TERMINAL.has(status)) return [];

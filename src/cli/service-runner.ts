@@ -1,7 +1,8 @@
 import { spawnSync } from 'node:child_process';
 
 /** How one init-system command went: it ran (with its exit status and output), or the command does not exist here. */
-export type RunOutcome = { kind: 'ran'; status: number; stdout: string; stderr: string } | { kind: 'missing'; command: string };
+export type RunOutcome =
+  { kind: 'ran'; status: number; stdout: string; stderr: string } | { kind: 'missing'; command: string };
 
 /** Runs an init-system command (`systemctl`, `launchctl`) with an argument array; injected so tests never touch the real one. */
 export type CommandRunner = (command: string, args: readonly string[]) => RunOutcome;

@@ -20,7 +20,13 @@ export interface ServiceSpec {
 }
 
 /** Variables that are not daemon settings (the CLI's own, the crash-test knob) and stay out of the service; home and config are set explicitly. */
-const NOT_CARRIED = new Set(['SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_FAULT']);
+const NOT_CARRIED = new Set([
+  'SWITCHBOARD_TOKEN',
+  'SWITCHBOARD_URL',
+  'SWITCHBOARD_HOME',
+  'SWITCHBOARD_CONFIG',
+  'SWITCHBOARD_FAULT',
+]);
 
 /** The entry point the service runs (this folder's src/cli/main.ts). */
 const ENTRY = fileURLToPath(new URL('./main.ts', import.meta.url));

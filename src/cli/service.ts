@@ -12,8 +12,7 @@ import { SYSTEMD_UNIT, systemdUnit } from './service-systemd.ts';
 
 /** Which init system keeps the daemon running, and where its definition lives. */
 export type ServiceTarget =
-  | { kind: 'systemd'; file: string; unit: string }
-  | { kind: 'launchd'; file: string; label: string; domain: string };
+  { kind: 'systemd'; file: string; unit: string } | { kind: 'launchd'; file: string; label: string; domain: string };
 
 /** Where the service is defined on this machine: the platform, the user's home folder and uid, $XDG_CONFIG_HOME. */
 export interface ServiceHost {
@@ -28,11 +27,23 @@ export function serviceTarget(host: ServiceHost): ServiceTarget {
   // eslint-disable-next-line @typescript-eslint/switch-exhaustiveness-check -- every other platform has no service manager
   switch (host.platform) {
     case 'linux':
-      return { kind: 'systemd', file: join(host.xdgConfigHome || join(host.homeDir, '.config'), 'systemd', 'user', SYSTEMD_UNIT), unit: SYSTEMD_UNIT };
+      return {
+        kind: 'systemd',
+        file: join(host.xdgConfigHome || join(host.homeDir, '.config'), 'systemd', 'user', SYSTEMD_UNIT),
+        unit: SYSTEMD_UNIT,
+      };
     case 'darwin':
-      return { kind: 'launchd', file: join(host.homeDir, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`), label: LAUNCHD_LABEL, domain: `gui/${host.uid}` };
+      return {
+        kind: 'launchd',
+        file: join(host.homeDir, 'Library', 'LaunchAgents', `${LAUNCHD_LABEL}.plist`),
+        label: LAUNCHD_LABEL,
+        domain: `gui/${host.uid}`,
+      };
     default:
-      throw new CliError(`switchboard service supports Linux (systemd) and macOS (launchd), not ${host.platform}: start the daemon with \`switchboard start\` from your own service manager`, 1);
+      throw new CliError(
+        `switchboard service supports Linux (systemd) and macOS (launchd), not ${host.platform}: start the daemon with \`switchboard start\` from your own service manager`,
+        1,
+      );
   }
 }
 
@@ -58,7 +69,9 @@ function must(run: CommandRunner, command: string, args: string[]): boolean {
   if (outcome.status !== 0) {
     // No user manager to talk to (a root shell in a container, su, an SSH session without lingering).
     const noBus = command === 'systemctl' && /bus/i.test(outcome.stderr);
-    const hint = noBus ? ' — systemctl --user needs your user manager: log in as that user, or run `loginctl enable-linger` first' : '';
+    const hint = noBus
+      ? ' — systemctl --user needs your user manager: log in as that user, or run `loginctl enable-linger` first'
+      : '';
     throw new CliError(`${describeFailure(command, args, outcome)}${hint}`, 1);
   }
   return true;
@@ -68,7 +81,9 @@ function must(run: CommandRunner, command: string, args: string[]): boolean {
 function runningOutside(spec: ServiceSpec): string[] {
   const info = readDaemonInfo(spec.home);
   return info && processAlive(info.pid)
-    ? [`Note: a daemon (pid ${info.pid}) already runs for ${spec.home}; the service's daemon starts once you stop it (kill ${info.pid}).`]
+    ? [
+        `Note: a daemon (pid ${info.pid}) already runs for ${spec.home}; the service's daemon starts once you stop it (kill ${info.pid}).`,
+      ]
     : [];
 }
 
@@ -80,11 +95,16 @@ export function installService(target: ServiceTarget, spec: ServiceSpec, run: Co
       writePrivate(target.file, systemdUnit(spec));
       const lines = [`Wrote ${target.file}`];
       if (!must(run, 'systemctl', ['--user', 'daemon-reload'])) {
-        return [...lines, 'systemctl not found: nothing was started. Load the unit with your init system, or run `switchboard start`.'];
+        return [
+          ...lines,
+          'systemctl not found: nothing was started. Load the unit with your init system, or run `switchboard start`.',
+        ];
       }
       must(run, 'systemctl', ['--user', 'enable', '--now', target.unit]);
       if (existed) must(run, 'systemctl', ['--user', 'restart', target.unit]);
-      lines.push(`Enabled and started ${target.unit}: it starts at login and restarts on failure (logs: journalctl --user -u ${target.unit}).`);
+      lines.push(
+        `Enabled and started ${target.unit}: it starts at login and restarts on failure (logs: journalctl --user -u ${target.unit}).`,
+      );
       return [...lines, ...runningOutside(spec)];
     }
     case 'launchd': {
@@ -115,7 +135,8 @@ export function uninstallService(target: ServiceTarget, run: CommandRunner): str
       : { command: 'launchctl', args: ['bootout', `${target.domain}/${target.label}`] };
   const outcome = run(stop.command, stop.args);
   // Removing the file is what was asked: a service that was not loaded is reported, not an error.
-  if (outcome.kind === 'missing' || outcome.status !== 0) lines.push(`Could not stop it first (${describeFailure(stop.command, stop.args, outcome)}).`);
+  if (outcome.kind === 'missing' || outcome.status !== 0)
+    lines.push(`Could not stop it first (${describeFailure(stop.command, stop.args, outcome)}).`);
   rmSync(target.file);
   lines.push(`Removed ${target.file}`);
   if (target.kind === 'systemd' && outcome.kind === 'ran') must(run, 'systemctl', ['--user', 'daemon-reload']);
@@ -125,23 +146,52 @@ export function uninstallService(target: ServiceTarget, run: CommandRunner): str
 /** Asks the init system whether the installed service runs. */
 export function serviceStatus(target: ServiceTarget, run: CommandRunner): ServiceStatus {
   const installed = existsSync(target.file);
-  if (!installed) return { target, installed, state: 'stopped', detail: `not installed (run \`switchboard service install\`)` };
+  if (!installed)
+    return { target, installed, state: 'stopped', detail: `not installed (run \`switchboard service install\`)` };
   switch (target.kind) {
     case 'systemd': {
       const active = run('systemctl', ['--user', 'is-active', target.unit]);
-      if (active.kind === 'missing') return { target, installed, state: 'unknown', detail: 'installed; systemctl not found, so not known whether it runs' };
+      if (active.kind === 'missing')
+        return {
+          target,
+          installed,
+          state: 'unknown',
+          detail: 'installed; systemctl not found, so not known whether it runs',
+        };
       const enabled = run('systemctl', ['--user', 'is-enabled', target.unit]);
       const word = active.stdout.trim() || 'unknown';
       const enabledWord = enabled.kind === 'ran' ? enabled.stdout.trim() || 'unknown' : 'unknown';
-      return { target, installed, state: word === 'active' ? 'running' : 'stopped', detail: `installed (${enabledWord}), ${word}` };
+      return {
+        target,
+        installed,
+        state: word === 'active' ? 'running' : 'stopped',
+        detail: `installed (${enabledWord}), ${word}`,
+      };
     }
     case 'launchd': {
       const printed = run('launchctl', ['print', `${target.domain}/${target.label}`]);
-      if (printed.kind === 'missing') return { target, installed, state: 'unknown', detail: 'installed; launchctl not found, so not known whether it runs' };
-      if (printed.status !== 0) return { target, installed, state: 'stopped', detail: 'installed, not loaded (log out and in, or run `switchboard service install` again)' };
+      if (printed.kind === 'missing')
+        return {
+          target,
+          installed,
+          state: 'unknown',
+          detail: 'installed; launchctl not found, so not known whether it runs',
+        };
+      if (printed.status !== 0)
+        return {
+          target,
+          installed,
+          state: 'stopped',
+          detail: 'installed, not loaded (log out and in, or run `switchboard service install` again)',
+        };
       const state = /^\s*state = (\S+)/m.exec(printed.stdout)?.[1] ?? 'unknown';
       const pid = /^\s*pid = (\d+)/m.exec(printed.stdout)?.[1];
-      return { target, installed, state: state === 'running' ? 'running' : 'stopped', detail: `installed, ${state}${pid ? ` (pid ${pid})` : ''}` };
+      return {
+        target,
+        installed,
+        state: state === 'running' ? 'running' : 'stopped',
+        detail: `installed, ${state}${pid ? ` (pid ${pid})` : ''}`,
+      };
     }
     default: {
       const never: never = target;
@@ -149,4 +199,3 @@ export function serviceStatus(target: ServiceTarget, run: CommandRunner): Servic
     }
   }
 }
-

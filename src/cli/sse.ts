@@ -21,7 +21,11 @@ export async function* parseSse(body: ReadableStream<Uint8Array>): AsyncGenerato
       buffer = buffer.slice(newline + 1);
       if (line === '') {
         if (current.data.length > 0) {
-          yield { ...(current.id !== undefined ? { id: current.id } : {}), event: current.event ?? 'message', data: current.data.join('\n') };
+          yield {
+            ...(current.id !== undefined ? { id: current.id } : {}),
+            event: current.event ?? 'message',
+            data: current.data.join('\n'),
+          };
         }
         current = { data: [] };
         continue;

@@ -1,6 +1,6 @@
 import { loadConfig, parseScalar } from '../core/config-load.ts';
-import { startDaemon } from '../main.ts';
 import type { Daemon } from '../main.ts';
+import { startDaemon } from '../main.ts';
 import { CliError } from './cli-error.ts';
 import { portInUseError, preflightGateway } from './gateway-preflight.ts';
 

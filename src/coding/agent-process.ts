@@ -1,8 +1,8 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess, StdioOptions } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { systemClock } from '../core/clock.ts';
 import type { Clock, Timer } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
 import { GUARD_SUPPORTED, orphanGuard } from './orphan-guard.ts';
 
 /** Environment variable set on every agent process so a restarted daemon can find orphans of its sessions. */
@@ -117,7 +117,9 @@ export class AgentProcess {
 }
 
 /** Merges extra variables over the daemon's environment (the agent SDKs replace the environment instead). */
-export function mergeEnv(...layers: (Record<string, string | undefined> | undefined)[]): Record<string, string | undefined> {
+export function mergeEnv(
+  ...layers: (Record<string, string | undefined> | undefined)[]
+): Record<string, string | undefined> {
   const env: Record<string, string | undefined> = { ...process.env };
   for (const layer of layers) Object.assign(env, layer);
   return env;

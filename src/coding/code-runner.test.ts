@@ -1,27 +1,36 @@
-import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { waitFor } from '../../test/support/wait-for.ts';
+import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { SessionManager } from './session-manager.ts';
 import type { DatabaseSync } from '../store/database.ts';
-import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
 import type { CodeRunResult } from './code-runner.ts';
+import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
+import type { SessionManager } from './session-manager.ts';
 
 const fake = (name: string): string => fileURLToPath(new URL(`../../test/support/${name}`, import.meta.url));
 
 describe('resolveCodeRunHarness', () => {
-  const config = (harness?: 'codex') => ({ defaultHarness: 'claude' as const, linear: { codeRun: harness ? { harness } : {} } });
+  const config = (harness?: 'codex') => ({
+    defaultHarness: 'claude' as const,
+    linear: { codeRun: harness ? { harness } : {} },
+  });
   it('takes the explicit backend, then the profile, then linear.codeRun.harness, then defaultHarness', async () => {
-    assert.deepEqual(resolveCodeRunHarness(config('codex'), 'gemini', { harness: 'codex' }), { harness: 'gemini', source: 'explicit' });
-    assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, { harness: 'gemini' }), { harness: 'gemini', source: 'profile' });
+    assert.deepEqual(resolveCodeRunHarness(config('codex'), 'gemini', { harness: 'codex' }), {
+      harness: 'gemini',
+      source: 'explicit',
+    });
+    assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, { harness: 'gemini' }), {
+      harness: 'gemini',
+      source: 'profile',
+    });
     assert.deepEqual(resolveCodeRunHarness(config('codex'), undefined, {}), { harness: 'codex', source: 'config' });
     assert.deepEqual(resolveCodeRunHarness(config(), undefined, undefined), { harness: 'claude', source: 'default' });
   });
@@ -70,7 +79,9 @@ describe('CodeRunner over the fake agents', () => {
 
   /** Waits until the newest run's agent process has reported its session (so the watchdog watches a live agent). */
   async function started(run: Promise<CodeRunResult>): Promise<{ run: Promise<CodeRunResult> }> {
-    await waitFor('the agent to start', async () => (await manager.list()).some((s) => s.backendSessionId !== null && s.status === 'running'));
+    await waitFor('the agent to start', async () =>
+      (await manager.list()).some((s) => s.backendSessionId !== null && s.status === 'running'),
+    );
     return { run };
   }
 
@@ -97,7 +108,10 @@ describe('CodeRunner over the fake agents', () => {
     assert.equal(result.harness, 'gemini');
     assert.equal(result.harnessSource, 'profile');
     assert.match(result.output, /FAKE GEMINI REPLY/);
-    await assert.rejects(runner.run({ prompt: 'x', profile: 'nobody', originChannel: 'test' }), /no agent profile "nobody"/);
+    await assert.rejects(
+      runner.run({ prompt: 'x', profile: 'nobody', originChannel: 'test' }),
+      /no agent profile "nobody"/,
+    );
   });
 
   it('kills a silent agent after the inactivity limit: `inactivity_timeout`', async () => {
@@ -111,7 +125,9 @@ describe('CodeRunner over the fake agents', () => {
   });
 
   it('kills a run past its wall-clock limit even while it is busy: `timeout`', async () => {
-    const { run } = await started(runner.run({ prompt: 'slow [[sleep:60000]]', originChannel: 'test', timeoutSec: 3, inactivitySec: 1_000 }));
+    const { run } = await started(
+      runner.run({ prompt: 'slow [[sleep:60000]]', originChannel: 'test', timeoutSec: 3, inactivitySec: 1_000 }),
+    );
     clock.advance(3_000);
     const result = await run;
     assert.equal(result.error, 'timeout');

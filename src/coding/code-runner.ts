@@ -6,11 +6,11 @@ import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import type { AgentProfileConfig } from '../core/config-linear-agents.ts';
 import { errorMessage, invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { SessionManager } from './session-manager.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
-import { describeTrip, SessionWatchdog, watchdogEventOf } from './session-watchdog.ts';
+import type { SessionManager } from './session-manager.ts';
 import type { WatchdogTrip } from './session-watchdog.ts';
+import { describeTrip, SessionWatchdog, watchdogEventOf } from './session-watchdog.ts';
 
 /** One code_run call. Unset fields come from the agent profile, then `linear.codeRun`, then the top-level config. */
 export interface CodeRunRequest {
@@ -91,7 +91,8 @@ export class CodeRunner {
     const { config, sessions, logs, clock, logger } = this.#d;
     const cr = config.linear.codeRun;
     const profile = request.profile ? config.linear.profiles[request.profile] : undefined;
-    if (request.profile && !profile) throw invalidInput(`agent: no agent profile "${request.profile}" in linear.profiles`, 'agent');
+    if (request.profile && !profile)
+      throw invalidInput(`agent: no agent profile "${request.profile}" in linear.profiles`, 'agent');
     const { harness, source } = resolveCodeRunHarness(config, request.harness, profile);
     const model = request.model ?? (request.harness ? undefined : profile?.model);
     const limits = {
@@ -171,7 +172,10 @@ export class CodeRunner {
       // the working directory after code_run returned. A run whose agent never started has no process to wait for.
       if (agentSeen && !gone) {
         let bound: { cancel(): void } | undefined;
-        await Promise.race([processGone, new Promise<void>((resolve) => (bound = clock.after(config.timings.killGraceMs * 2 + 5_000, resolve)))]);
+        await Promise.race([
+          processGone,
+          new Promise<void>((resolve) => (bound = clock.after(config.timings.killGraceMs * 2 + 5_000, resolve))),
+        ]);
         bound?.cancel();
       }
     } finally {
@@ -184,12 +188,24 @@ export class CodeRunner {
       .outputBlocks(record)
       .map((b) => b.text)
       .join('\n\n');
-    const base = { output: output.length > cr.maxOutputChars ? output.slice(-cr.maxOutputChars) : output, sessionId: id, harness, harnessSource: source };
+    const base = {
+      output: output.length > cr.maxOutputChars ? output.slice(-cr.maxOutputChars) : output,
+      sessionId: id,
+      harness,
+      harnessSource: source,
+    };
     const firedTrip = trip as WatchdogTrip | null;
-    if (firedTrip) return { ...base, success: false, error: firedTrip.kind === 'total' ? 'timeout' : 'inactivity_timeout', detail: describeTrip(firedTrip) };
+    if (firedTrip)
+      return {
+        ...base,
+        success: false,
+        error: firedTrip.kind === 'total' ? 'timeout' : 'inactivity_timeout',
+        detail: describeTrip(firedTrip),
+      };
     if (stopped) return { ...base, success: false, error: 'stopped', detail: 'the run was stopped' };
     const code = exitCode as number | null;
-    if (code !== null && code !== 0) return { ...base, success: false, error: `exit ${code}`, ...(record.error ? { detail: record.error } : {}) };
+    if (code !== null && code !== 0)
+      return { ...base, success: false, error: `exit ${code}`, ...(record.error ? { detail: record.error } : {}) };
     if (record.status !== 'completed') return { ...base, success: false, error: record.error ?? record.status };
     return { ...base, success: true };
   }

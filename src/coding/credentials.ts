@@ -26,7 +26,8 @@ const CODEX_KEYS = ['OPENAI_API_KEY', 'CODEX_API_KEY'] as const;
 const GEMINI_KEYS = ['GEMINI_API_KEY'] as const;
 
 /** Messages with which the agent CLIs say they have no usable credentials. */
-const AUTH_FAILURE = /not logged in|please run \/login|invalid api key|authentication_failed|unauthorized|\b401\b|auth method|api key not (set|found|valid)|OPENAI_API_KEY|GEMINI_API_KEY/i;
+const AUTH_FAILURE =
+  /not logged in|please run \/login|invalid api key|authentication_failed|unauthorized|\b401\b|auth method|api key not (set|found|valid)|OPENAI_API_KEY|GEMINI_API_KEY/i;
 
 /** The home directory the agent CLI sees. */
 function homeOf(env: AgentEnv): string {
@@ -53,20 +54,24 @@ export function credentialHint(harness: HarnessName, options: CredentialOptions 
     case 'claude':
       return (
         'set ANTHROPIC_API_KEY in harnesses.claude.env (config: "harnesses": {"claude": {"env": {"ANTHROPIC_API_KEY": "…"}}}) ' +
-        'or in the daemon\'s environment, or log in to Claude Code as the daemon\'s user (run `claude`, then /login; it keeps the login in ~/.claude/.credentials.json)'
+        "or in the daemon's environment, or log in to Claude Code as the daemon's user (run `claude`, then /login; it keeps the login in ~/.claude/.credentials.json)"
       );
     case 'codex':
       return options.codexProviderEnvKey
         ? `set ${options.codexProviderEnvKey} (the key of harnesses.codex.provider) in harnesses.codex.env or in the daemon's environment`
         : 'set OPENAI_API_KEY in harnesses.codex.env (config: "harnesses": {"codex": {"env": {"OPENAI_API_KEY": "…"}}}) ' +
-            'or in the daemon\'s environment, or log in to Codex as the daemon\'s user (`codex login`; it keeps the login in ~/.codex/auth.json)';
+            "or in the daemon's environment, or log in to Codex as the daemon's user (`codex login`; it keeps the login in ~/.codex/auth.json)";
     case 'gemini':
       return 'set GEMINI_API_KEY in harnesses.gemini.env (config: "harnesses": {"gemini": {"env": {"GEMINI_API_KEY": "…"}}}) or in the daemon\'s environment';
   }
 }
 
 /** Whether a harness has credentials in `env` (or a login file where its CLI keeps it), and if not, where to put them. */
-export function checkCredentials(harness: HarnessName, env: AgentEnv, options: CredentialOptions = {}): CredentialStatus {
+export function checkCredentials(
+  harness: HarnessName,
+  env: AgentEnv,
+  options: CredentialOptions = {},
+): CredentialStatus {
   const missing: CredentialStatus = { found: false, harness, hint: credentialHint(harness, options) };
   switch (harness) {
     case 'claude': {

@@ -5,8 +5,7 @@ export type FailureReason = 'budget_exhausted' | 'max_turns' | 'api_error' | 'ex
 
 /** How a turn ended, decided from the backend's explicit error fields, never from a subtype alone. */
 export type TurnOutcome =
-  | { ok: true; result?: string }
-  | { ok: false; reason: FailureReason; message: string; apiErrorStatus?: number };
+  { ok: true; result?: string } | { ok: false; reason: FailureReason; message: string; apiErrorStatus?: number };
 
 /** Token counts for one turn (not cumulative). */
 export interface Usage {

@@ -9,8 +9,20 @@ import type { Harness } from './harness.ts';
 export function createHarnesses(config: Config, logger: Logger): Record<HarnessName, Harness> {
   const killGraceMs = config.timings.killGraceMs;
   return {
-    claude: createClaudeHarness({ config: config.harnesses.claude, killGraceMs, logger: logger.child({ harness: 'claude' }) }),
-    codex: createCodexHarness({ config: config.harnesses.codex, killGraceMs, logger: logger.child({ harness: 'codex' }) }),
-    gemini: createGeminiHarness({ config: config.harnesses.gemini, killGraceMs, logger: logger.child({ harness: 'gemini' }) }),
+    claude: createClaudeHarness({
+      config: config.harnesses.claude,
+      killGraceMs,
+      logger: logger.child({ harness: 'claude' }),
+    }),
+    codex: createCodexHarness({
+      config: config.harnesses.codex,
+      killGraceMs,
+      logger: logger.child({ harness: 'codex' }),
+    }),
+    gemini: createGeminiHarness({
+      config: config.harnesses.gemini,
+      killGraceMs,
+      logger: logger.child({ harness: 'gemini' }),
+    }),
   };
 }

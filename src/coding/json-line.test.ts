@@ -4,7 +4,11 @@ import { z } from 'zod';
 import { decodeTypedLine, isObject, schemaProblem } from './json-line.ts';
 
 test('decodeTypedLine: a JSON object with a string type, else why not', () => {
-  assert.deepEqual(decodeTypedLine('{"type":"turn.started","x":1}'), { ok: true, value: { type: 'turn.started', x: 1 }, type: 'turn.started' });
+  assert.deepEqual(decodeTypedLine('{"type":"turn.started","x":1}'), {
+    ok: true,
+    value: { type: 'turn.started', x: 1 },
+    type: 'turn.started',
+  });
   assert.deepEqual(decodeTypedLine('not json at all'), { ok: false, error: 'not JSON' });
   assert.deepEqual(decodeTypedLine('[1,2]'), { ok: false, error: 'not a JSON object' });
   assert.deepEqual(decodeTypedLine('null'), { ok: false, error: 'not a JSON object' });

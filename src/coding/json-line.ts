@@ -13,7 +13,9 @@ export function isObject(value: unknown): value is Record<string, unknown> {
 }
 
 /** Decodes a line as a JSON object with a string `type`; otherwise says why it is malformed (not JSON, not an object, no type). */
-export function decodeTypedLine(line: string): { ok: true; value: Record<string, unknown>; type: string } | MalformedLine {
+export function decodeTypedLine(
+  line: string,
+): { ok: true; value: Record<string, unknown>; type: string } | MalformedLine {
   let raw: unknown;
   try {
     raw = JSON.parse(line);

@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, describe, it } from 'node:test';
 import { waitFor } from '../../test/support/wait-for.ts';
@@ -17,7 +17,8 @@ async function agent(stubborn = false): Promise<ChildProcess & { pid: number }> 
   return child as ChildProcess & { pid: number };
 }
 
-const exitSignal = async (child: ChildProcess): Promise<NodeJS.Signals | null> => ((await once(child, 'exit')) as [number | null, NodeJS.Signals | null])[1];
+const exitSignal = async (child: ChildProcess): Promise<NodeJS.Signals | null> =>
+  ((await once(child, 'exit')) as [number | null, NodeJS.Signals | null])[1];
 
 describe('OrphanGuard', { skip: !GUARD_SUPPORTED && 'POSIX process groups only' }, () => {
   const started: ChildProcess[] = [];

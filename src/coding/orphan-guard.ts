@@ -1,5 +1,5 @@
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const GUARD_MAIN = fileURLToPath(new URL('./orphan-guard-main.mjs', import.meta.url));
@@ -71,7 +71,10 @@ export class OrphanGuard {
 
   #start(): ChildProcess {
     // Its own process group, so whatever kills the daemon's group leaves the guard to clean up after it.
-    const child = spawn(process.execPath, [GUARD_MAIN, String(this.#graceMs)], { stdio: ['pipe', 'ignore', 'ignore'], detached: true });
+    const child = spawn(process.execPath, [GUARD_MAIN, String(this.#graceMs)], {
+      stdio: ['pipe', 'ignore', 'ignore'],
+      detached: true,
+    });
     // Writes to a guard that died fail with EPIPE; its exit (below) starts a new one and tells it every live agent.
     child.stdin?.on('error', () => {});
     child.once('exit', (code, signal) => {
@@ -90,7 +93,9 @@ export class OrphanGuard {
     });
     child.once('error', (error) => {
       this.#disabled = true;
-      process.emitWarning(`could not start the orphan guard: ${error.message}; agent processes may outlive a daemon that is killed (the next start stops them)`);
+      process.emitWarning(
+        `could not start the orphan guard: ${error.message}; agent processes may outlive a daemon that is killed (the next start stops them)`,
+      );
     });
     // Never keeps the daemon (or a test) alive.
     child.unref();

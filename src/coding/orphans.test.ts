@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { after, describe, it } from 'node:test';
 import { SESSION_ENV_TAG } from './agent-process.ts';
@@ -35,7 +35,10 @@ describe('orphans left by a daemon that died', { skip: process.platform !== 'lin
     const [, signal] = (await once(orphan, 'exit')) as [number | null, NodeJS.Signals | null];
     assert.equal(signal, 'SIGTERM');
     assert.equal(stranger.exitCode, null, 'a pid now used by another process is not touched');
-    assert.equal(orphanReport(remained, 3), `1 agent process(es) outlived the last daemon and were stopped now: left-behind (pid ${orphan.pid})`);
+    assert.equal(
+      orphanReport(remained, 3),
+      `1 agent process(es) outlived the last daemon and were stopped now: left-behind (pid ${orphan.pid})`,
+    );
     assert.equal(orphanReport([], 2), 'no agent process outlived the last daemon (2 session(s) were cut off)');
   });
 });

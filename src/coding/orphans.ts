@@ -46,7 +46,8 @@ export function sweepOrphans(sessions: readonly { id: string; name: string; pid:
 
 /** The startup report line: which agent processes outlived the last daemon (and were stopped now), or that none did. */
 export function orphanReport(remained: readonly Orphan[], cutSessions: number): string {
-  if (remained.length === 0) return `no agent process outlived the last daemon (${cutSessions} session(s) were cut off)`;
+  if (remained.length === 0)
+    return `no agent process outlived the last daemon (${cutSessions} session(s) were cut off)`;
   const list = remained.map((o) => `${o.name} (pid ${o.pid})`).join(', ');
   return `${remained.length} agent process(es) outlived the last daemon and were stopped now: ${list}`;
 }

@@ -3,10 +3,10 @@
 import type { HarnessName } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Harness, HarnessCheck, Run, RunSpec } from './harness.ts';
-import { PerTurnRun } from './per-turn-run.ts';
 import type { PerTurnBackend } from './per-turn-run.ts';
-import { checkExecutable } from './version-check.ts';
+import { PerTurnRun } from './per-turn-run.ts';
 import type { MissingExecutable } from './version-check.ts';
+import { checkExecutable } from './version-check.ts';
 
 /** What a per-turn harness is made of. */
 export interface PerTurnHarnessSpec {
@@ -35,7 +35,10 @@ export function createPerTurnHarness(def: PerTurnHarnessSpec): Harness {
     supportsFork: false,
     start(spec: RunSpec): Run {
       const executable = def.executable() ?? def.name;
-      def.logger?.debug({ session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId, executable }, `starting ${def.label}`);
+      def.logger?.debug(
+        { session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId, executable },
+        `starting ${def.label}`,
+      );
       return new PerTurnRun(def.backend(spec, executable), {
         sessionId: spec.sessionId,
         prompt: spec.prompt,

@@ -1,5 +1,5 @@
-import { AgentProcess } from './agent-process.ts';
 import type { ExitInfo } from './agent-process.ts';
+import { AgentProcess } from './agent-process.ts';
 import { EventQueue } from './event-queue.ts';
 import type { HarnessEvent, PermissionDecision, Run } from './harness.ts';
 
@@ -43,7 +43,10 @@ export class PerTurnRun implements Run {
   #interrupted = false;
   #finished = false;
 
-  constructor(backend: PerTurnBackend, options: { sessionId: string; prompt: string; resumeId?: string; killGraceMs: number }) {
+  constructor(
+    backend: PerTurnBackend,
+    options: { sessionId: string; prompt: string; resumeId?: string; killGraceMs: number },
+  ) {
     this.#backend = backend;
     this.#sessionId = options.sessionId;
     this.#graceMs = options.killGraceMs;
@@ -137,12 +140,20 @@ export class PerTurnRun implements Run {
         return;
       }
       if (info.spawnError) {
-        this.#finish({ type: 'exited', code: null, error: `could not start ${this.#describe(proc)}: ${info.spawnError}` });
+        this.#finish({
+          type: 'exited',
+          code: null,
+          error: `could not start ${this.#describe(proc)}: ${info.spawnError}`,
+        });
         return;
       }
       if (!ended) {
         if (interrupted) {
-          this.#emit({ type: 'turnEnd', outcome: { ok: false, reason: 'interrupted', message: 'interrupted' }, costUsd: 0 });
+          this.#emit({
+            type: 'turnEnd',
+            outcome: { ok: false, reason: 'interrupted', message: 'interrupted' },
+            costUsd: 0,
+          });
         } else {
           this.#finish({ type: 'exited', code: info.code, error: this.#crashMessage(info, proc) });
           return;

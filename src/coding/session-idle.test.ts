@@ -32,8 +32,16 @@ describe('Session idle end', () => {
   });
 
   it('stops an agent left waiting for a permission answer for idleTimeoutMinutes', async () => {
-    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
-    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
+    const session = await f.manager.launch({
+      prompt: 'p',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      permissionMode: 'default',
+    });
+    await f.harness.last.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } },
+    );
     f.clock.advance(IDLE_MS);
     assert.equal(session.status, 'killed');
     assert.equal(session.record.endReason, 'idle for 30 min');

@@ -1,5 +1,5 @@
-import type { TurnOutcome, Usage } from './harness.ts';
 import type { LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+import type { TurnOutcome, Usage } from './harness.ts';
 
 /** Why a session is waiting for input. */
 export type WaitingReason = 'question' | 'turn-end' | 'stalled' | 'permission';

@@ -2,25 +2,32 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { AppError } from '../core/errors.ts';
 import { managerFixture, managerPerTest } from '../../test/support/manager-fixture.ts';
+import { AppError } from '../core/errors.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
 async function expectAppError(fn: () => unknown, kind: string, pattern: RegExp): Promise<void> {
-  await assert.rejects(async () => fn(), (error: unknown) => {
-    assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
-    assert.equal(error.kind, kind);
-    assert.match(error.message, pattern);
-    return true;
-  });
+  await assert.rejects(
+    async () => fn(),
+    (error: unknown) => {
+      assert.ok(error instanceof AppError, `expected AppError, got ${String(error)}`);
+      assert.equal(error.kind, kind);
+      assert.match(error.message, pattern);
+      return true;
+    },
+  );
 }
 
 describe('SessionManager', () => {
   const { f, signals } = managerPerTest();
 
   it('launches, names the session from the prompt and becomes running on the backend id', async () => {
-    const session = await f.manager.launch({ prompt: 'add a test for parse()', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({
+      prompt: 'add a test for parse()',
+      workdir: f.workdir,
+      originChannel: 'cli',
+    });
     assert.equal(session.name, 'add-test-parse');
     assert.equal(session.status, 'starting');
     assert.equal(f.harness.last.spec.prompt, 'add a test for parse()');
@@ -33,18 +40,32 @@ describe('SessionManager', () => {
 
   it('de-duplicates names with -2, -3', async () => {
     const names: string[] = [];
-    for (let i = 0; i < 3; i += 1) names.push((await f.manager.launch({ prompt: 'fix flaky test', workdir: f.workdir, originChannel: 'cli' })).name);
+    for (let i = 0; i < 3; i += 1)
+      names.push((await f.manager.launch({ prompt: 'fix flaky test', workdir: f.workdir, originChannel: 'cli' })).name);
     assert.deepEqual(names, ['fix-flaky-test', 'fix-flaky-test-2', 'fix-flaky-test-3']);
   });
 
   it('refuses a launch over maxSessions with an error naming the limit', async () => {
-    for (let i = 0; i < 5; i += 1) await f.manager.launch({ prompt: `task ${i}`, workdir: f.workdir, originChannel: 'cli' });
-    await expectAppError(() => f.manager.launch({ prompt: 'one more', workdir: f.workdir, originChannel: 'cli' }), 'limit', /maxSessions.*5 of 5/);
+    for (let i = 0; i < 5; i += 1)
+      await f.manager.launch({ prompt: `task ${i}`, workdir: f.workdir, originChannel: 'cli' });
+    await expectAppError(
+      () => f.manager.launch({ prompt: 'one more', workdir: f.workdir, originChannel: 'cli' }),
+      'limit',
+      /maxSessions.*5 of 5/,
+    );
   });
 
   it('refuses a workdir outside the workspaces', async () => {
-    await expectAppError(() => f.manager.launch({ prompt: 'x', workdir: '/', originChannel: 'cli' }), 'invalid_input', /outside the configured workspaces/);
-    await expectAppError(() => f.manager.launch({ prompt: 'x', workdir: join(f.workdir, 'nope'), originChannel: 'cli' }), 'invalid_input', /does not exist/);
+    await expectAppError(
+      () => f.manager.launch({ prompt: 'x', workdir: '/', originChannel: 'cli' }),
+      'invalid_input',
+      /outside the configured workspaces/,
+    );
+    await expectAppError(
+      () => f.manager.launch({ prompt: 'x', workdir: join(f.workdir, 'nope'), originChannel: 'cli' }),
+      'invalid_input',
+      /does not exist/,
+    );
   });
 
   it('ends a multi-turn turn waiting for input, tells a question from a finished turn, and continues on send', async () => {
@@ -75,17 +96,28 @@ describe('SessionManager', () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit(
       { type: 'started', backendSessionId: 'b' },
-      { type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' }, costUsd: 5 },
+      {
+        type: 'turnEnd',
+        outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' },
+        costUsd: 5,
+      },
     );
     assert.equal(session.status, 'failed');
     assert.equal(session.record.budgetExhausted, true);
     assert.equal(session.record.error, 'Reached maximum budget ($5)');
-    assert.deepEqual(signals.map((s) => s.type).filter((t) => t !== 'running'), ['launched', 'budgetExhausted', 'ended']);
+    assert.deepEqual(
+      signals.map((s) => s.type).filter((t) => t !== 'running'),
+      ['launched', 'budgetExhausted', 'ended'],
+    );
   });
 
   it('fails a session whose agent crashes mid-turn, keeping the error', async () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
-    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'working' }, { type: 'exited', code: 3, error: 'agent process exited with code 3' });
+    await f.harness.last.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'text', text: 'working' },
+      { type: 'exited', code: 3, error: 'agent process exited with code 3' },
+    );
     assert.equal(session.status, 'failed');
     assert.match(session.record.error ?? '', /code 3/);
   });
@@ -93,7 +125,10 @@ describe('SessionManager', () => {
   it('safety net fires once after 15 s of silence, never while a tool call runs', async () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     const run = f.harness.last;
-    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } });
+    await run.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } },
+    );
     f.clock.advance(120_000);
     assert.equal(session.waitingFor, null, 'a running tool call must keep the safety net quiet');
     await run.emit({ type: 'toolResult', id: 't1', isError: false });
@@ -136,7 +171,10 @@ describe('SessionManager', () => {
 
   it('does not idle-kill a long first turn', async () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
-    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't', name: 'Bash', input: {} });
+    await f.harness.last.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'tool', id: 't', name: 'Bash', input: {} },
+    );
     f.clock.advance(2 * 60 * 60_000);
     assert.equal(session.status, 'running');
   });
@@ -151,9 +189,17 @@ describe('SessionManager', () => {
   });
 
   it('answers a permission request with the next message', async () => {
-    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({
+      prompt: 'p',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      permissionMode: 'default',
+    });
     const run = f.harness.last;
-    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } });
+    await run.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm x' } },
+    );
     assert.equal(session.waitingFor, 'permission');
     const { result } = await f.manager.send(session.id, 'yes', { source: 'user' });
     assert.equal(result, 'answered');
@@ -169,7 +215,11 @@ describe('SessionManager', () => {
     await f.manager.send(session.id, 'stop, do X', { source: 'user', interrupt: true });
     assert.equal(f.harness.last.interrupts, 1);
     assert.deepEqual(f.harness.last.sent, ['stop, do X']);
-    await f.harness.last.emit({ type: 'turnEnd', outcome: { ok: false, reason: 'interrupted', message: 'interrupted' }, costUsd: 0 });
+    await f.harness.last.emit({
+      type: 'turnEnd',
+      outcome: { ok: false, reason: 'interrupted', message: 'interrupted' },
+      costUsd: 0,
+    });
     assert.equal(session.status, 'running', 'an interrupted turn does not fail the session');
   });
 
@@ -211,7 +261,11 @@ describe('SessionManager', () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', harness: 'codex' });
     await f.codex.last.emit({ type: 'started', backendSessionId: 'thread-1' });
     await f.manager.kill(session.id);
-    await expectAppError(() => f.manager.resume(session.id, { fork: true }), 'invalid_input', /codex harness cannot fork/);
+    await expectAppError(
+      () => f.manager.resume(session.id, { fork: true }),
+      'invalid_input',
+      /codex harness cannot fork/,
+    );
   });
 
   it('survives a restart: interrupted, output kept, resumable, metrics intact', async () => {
@@ -226,7 +280,10 @@ describe('SessionManager', () => {
       const record = await g.manager.get('b-7');
       assert.equal(record.status, 'interrupted');
       assert.equal(record.originChannel, 'telegram|42');
-      assert.deepEqual(g.manager.outputBlocks(record).map((b) => b.text), ['step one', 'step two']);
+      assert.deepEqual(
+        g.manager.outputBlocks(record).map((b) => b.text),
+        ['step one', 'step two'],
+      );
       assert.equal((await g.manager.stats()).sessionsByStatus.interrupted, 1);
       const resumed = await g.manager.resume(session.name);
       assert.equal(g.harness.last.spec.resumeBackendId, 'b-7');
@@ -250,8 +307,12 @@ describe('SessionManager', () => {
         ids.push(s.id);
       }
       await g.manager.cleanup();
-      assert.deepEqual((await g.manager.list()).map((s) => s.name), ['job-3', 'job-2']);
-      for (const ref of [ids[0] as string, 'job-0', 'backend-0']) await assert.rejects(async () => g.manager.get(ref), /no session/);
+      assert.deepEqual(
+        (await g.manager.list()).map((s) => s.name),
+        ['job-3', 'job-2'],
+      );
+      for (const ref of [ids[0] as string, 'job-0', 'backend-0'])
+        await assert.rejects(async () => g.manager.get(ref), /no session/);
       assert.equal(existsSync(join(g.home, 'logs', `${ids[0]}.jsonl`)), false);
       assert.equal((await g.manager.stats()).totalLaunched, 4, 'metrics outlive eviction');
     } finally {
@@ -265,7 +326,13 @@ describe('SessionManager', () => {
       const log = f.logs.read(s.session.id);
       seen.push({ type: s.type, lastLogType: log[log.length - 1]?.type });
     });
-    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'telegram|42', via: 'telegram|42', permissionMode: 'default' });
+    const session = await f.manager.launch({
+      prompt: 'p',
+      workdir: f.workdir,
+      originChannel: 'telegram|42',
+      via: 'telegram|42',
+      permissionMode: 'default',
+    });
     assert.equal(session.runStartedAt, f.clock.now());
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'question', text: 'Which DB?' }, ok);
@@ -274,23 +341,62 @@ describe('SessionManager', () => {
     await f.manager.send(session.id, 'yes', { source: 'agent' });
     await f.manager.kill(session.id, 'killed by user', { via: 'telegram|42' });
     const types = signals.map((s) => s.type).filter((t) => t !== 'running');
-    assert.deepEqual(types, ['launched', 'question', 'waiting', 'message', 'permission', 'waiting', 'message', 'ended']);
+    assert.deepEqual(types, [
+      'launched',
+      'question',
+      'waiting',
+      'message',
+      'permission',
+      'waiting',
+      'message',
+      'ended',
+    ]);
     const byType = (t: string) => signals.filter((s) => s.type === t);
-    assert.deepEqual(byType('launched').map((s) => (s.type === 'launched' ? [s.kind, s.via] : [])), [['launch', 'telegram|42']]);
-    assert.deepEqual(byType('question').map((s) => (s.type === 'question' ? s.text : '')), ['Which DB?']);
-    assert.deepEqual(byType('waiting').map((s) => (s.type === 'waiting' ? s.reason : '')), ['question', 'permission']);
+    assert.deepEqual(
+      byType('launched').map((s) => (s.type === 'launched' ? [s.kind, s.via] : [])),
+      [['launch', 'telegram|42']],
+    );
+    assert.deepEqual(
+      byType('question').map((s) => (s.type === 'question' ? s.text : '')),
+      ['Which DB?'],
+    );
+    assert.deepEqual(
+      byType('waiting').map((s) => (s.type === 'waiting' ? s.reason : '')),
+      ['question', 'permission'],
+    );
     assert.deepEqual(
       byType('message').map((s) => (s.type === 'message' ? [s.text, s.source, s.answered, s.via] : [])),
-      [['postgres', 'user', false, 'web|w1'], ['yes', 'agent', true, undefined]],
+      [
+        ['postgres', 'user', false, 'web|w1'],
+        ['yes', 'agent', true, undefined],
+      ],
     );
-    assert.deepEqual(byType('ended').map((s) => (s.type === 'ended' ? s.via : '')), ['telegram|42']);
-    const logged: Record<string, string> = { launched: 'user', question: 'question', permission: 'permission', waiting: 'waiting', ended: 'status' };
-    for (const { type, lastLogType } of seen.filter((x) => x.type in logged)) assert.equal(lastLogType, logged[type], `${type} after its record`);
-    assert.deepEqual(seen.filter((x) => x.type === 'message').map((x) => x.lastLogType), ['user', 'permissionAnswer']);
+    assert.deepEqual(
+      byType('ended').map((s) => (s.type === 'ended' ? s.via : '')),
+      ['telegram|42'],
+    );
+    const logged: Record<string, string> = {
+      launched: 'user',
+      question: 'question',
+      permission: 'permission',
+      waiting: 'waiting',
+      ended: 'status',
+    };
+    for (const { type, lastLogType } of seen.filter((x) => x.type in logged))
+      assert.equal(lastLogType, logged[type], `${type} after its record`);
+    assert.deepEqual(
+      seen.filter((x) => x.type === 'message').map((x) => x.lastLogType),
+      ['user', 'permissionAnswer'],
+    );
   });
 
   it('announces a permission request and a turn end that follow a "stalled" alarm', async () => {
-    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({
+      prompt: 'p',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      permissionMode: 'default',
+    });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: 'b' });
     f.clock.advance(15_000);
@@ -330,8 +436,15 @@ describe('SessionManager', () => {
     assert.ok(activeRun.killed && singleRun.killed, 'no agent outlives the stop');
     for (const session of [active, single]) {
       assert.equal(session.attached, false, `${session.name}: its exit was handled before stop resolved`);
-      const records = readFileSync(join(f.home, 'logs', `${session.id}.jsonl`), 'utf8').trim().split('\n').map((line) => JSON.parse(line) as { type: string });
-      assert.equal(records.at(-1)?.type, 'exited', `${session.name}: the exit is the last record, written before stop resolved`);
+      const records = readFileSync(join(f.home, 'logs', `${session.id}.jsonl`), 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { type: string });
+      assert.equal(
+        records.at(-1)?.type,
+        'exited',
+        `${session.name}: the exit is the last record, written before stop resolved`,
+      );
     }
     assert.equal(active.status, 'interrupted');
     assert.equal(single.status, 'completed', 'an ended session keeps its status');
@@ -341,7 +454,10 @@ describe('SessionManager', () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-stop' });
     const stopping = f.manager.stop();
-    await assert.rejects(async () => f.manager.launch({ prompt: 'late', workdir: f.workdir, originChannel: 'cli' }), /the daemon is stopping/);
+    await assert.rejects(
+      async () => f.manager.launch({ prompt: 'late', workdir: f.workdir, originChannel: 'cli' }),
+      /the daemon is stopping/,
+    );
     await stopping;
     await assert.rejects(async () => f.manager.resume(session.id, { prompt: 'again' }), /the daemon is stopping/);
     assert.equal((await f.store.list()).length, 1, 'nothing was stored for the refused launch');
@@ -353,8 +469,18 @@ describe('SessionManager', () => {
     const before = f.manager.lastSeq(session.id);
     await f.manager.setView(await f.manager.get(session.id), 'web|w', true);
     assert.deepEqual((await f.manager.get(session.id)).foreground, { 'web|w': { on: true, seenSeq: before } });
-    assert.deepEqual(f.logs.read(session.id).at(-1), { v: 1, seq: before + 1, ts: f.clock.now(), type: 'foreground', channel: 'web|w', on: true });
-    assert.deepEqual(signals.filter((s) => s.type === 'view').map((s) => (s.type === 'view' ? [s.channel, s.on] : [])), [['web|w', true]]);
+    assert.deepEqual(f.logs.read(session.id).at(-1), {
+      v: 1,
+      seq: before + 1,
+      ts: f.clock.now(),
+      type: 'foreground',
+      channel: 'web|w',
+      on: true,
+    });
+    assert.deepEqual(
+      signals.filter((s) => s.type === 'view').map((s) => (s.type === 'view' ? [s.channel, s.on] : [])),
+      [['web|w', true]],
+    );
     f.manager.markSeen(session.id, 'web|w', 2);
     f.manager.markSeen(session.id, 'other|x', 2);
     assert.deepEqual((await f.manager.get(session.id)).foreground, { 'web|w': { on: true, seenSeq: 2 } });

@@ -1,24 +1,24 @@
 import type { Transaction } from 'kysely';
-import type { Database } from '../store/tables/index.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
-import { looksLikeUuid, newId } from '../core/ids.ts';
 import { faultPoint } from '../core/fault.ts';
-import { TurnGate } from '../core/turn-gate.ts';
+import { looksLikeUuid, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
+import { TurnGate } from '../core/turn-gate.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
+import type { Database } from '../store/tables/index.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
-import { Session } from './session.ts';
 import type { SessionSignal } from './session.ts';
+import { Session } from './session.ts';
 import type { UserMessageSource } from './session-log.ts';
-import { transcriptOf } from './transcript.ts';
 import type { TranscriptEntry, TranscriptView } from './transcript.ts';
+import { transcriptOf } from './transcript.ts';
 import { checkWorkdir } from './workspace.ts';
 
 /** A launch as every surface asks for it; unset fields take the config defaults. */
@@ -102,7 +102,13 @@ export class SessionManager {
     }
     for (const record of cut) {
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
-      const patch = { status: 'interrupted', completedAt: now, updatedAt: now, endReason: 'daemon restarted', pid: null } as const;
+      const patch = {
+        status: 'interrupted',
+        completedAt: now,
+        updatedAt: now,
+        endReason: 'daemon restarted',
+        pid: null,
+      } as const;
       if (notices) await notices.markWithNotice(record.id, now, (trx) => store.update(record.id, patch, trx));
       else await store.update(record.id, patch);
     }
@@ -119,7 +125,10 @@ export class SessionManager {
 
   /** Starts the periodic cleanup (every `timings.cleanupIntervalMs`). */
   startTimers(): void {
-    this.#cleanupTimer ??= this.#deps.clock.every(this.#deps.config.timings.cleanupIntervalMs, () => void this.cleanup());
+    this.#cleanupTimer ??= this.#deps.clock.every(
+      this.#deps.config.timings.cleanupIntervalMs,
+      () => void this.cleanup(),
+    );
   }
 
   /**
@@ -129,13 +138,20 @@ export class SessionManager {
    */
   launch(
     request: LaunchRequest,
-    extra: { resumedFrom?: string; onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void> } = {},
+    extra: {
+      resumedFrom?: string;
+      onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>;
+    } = {},
   ): Promise<Session> {
     return this.#admit(() => this.#launch(request, extra));
   }
 
   /** `launch`'s work; `started` hears of the session the moment it started (before the promise settles). */
-  async #launch(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}, started?: (session: Session) => void): Promise<Session> {
+  async #launch(
+    request: LaunchRequest,
+    extra: Parameters<SessionManager['launch']>[1] = {},
+    started?: (session: Session) => void,
+  ): Promise<Session> {
     this.#refuseWhenStopping();
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
@@ -236,12 +252,18 @@ export class SessionManager {
    * Resumes a session that is not running. In place by default (same id, name and log); with `fork`, as a new
    * session that continues the conversation in a new backend session. Resolves once the change is stored.
    */
-  async resume(ref: string, options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {}): Promise<Session> {
+  async resume(
+    ref: string,
+    options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {},
+  ): Promise<Session> {
     this.#refuseWhenStopping();
     const record = await this.#requireStored(ref);
-    if (isActiveStatus(record.status)) throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
+    if (isActiveStatus(record.status))
+      throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
     if (!record.backendSessionId) {
-      throw conflict(`session ${record.name} cannot be resumed: its agent never reported a session id (it ${record.status} before starting)`);
+      throw conflict(
+        `session ${record.name} cannot be resumed: its agent never reported a session id (it ${record.status} before starting)`,
+      );
     }
     const prompt = options.prompt?.trim() ? options.prompt : DEFAULT_RESUME_PROMPT;
     if (options.fork) {
@@ -263,7 +285,13 @@ export class SessionManager {
     const workdir = checkWorkdir(record.workdir, this.#deps.config.workspaces);
     this.#checkCapacity();
     const now = this.#deps.clock.now();
-    const spec: LaunchSpec = { ...record.spec, prompt, workdir, resumeBackendId: record.backendSessionId, forkSession: false };
+    const spec: LaunchSpec = {
+      ...record.spec,
+      prompt,
+      workdir,
+      resumeBackendId: record.backendSessionId,
+      forkSession: false,
+    };
     const patch = {
       status: 'starting' as SessionStatus,
       spec,
@@ -323,7 +351,8 @@ export class SessionManager {
 
   async #kill(record: StoredSession, reason: string, options: { via?: string }): Promise<StoredSession> {
     const session = this.#live.get(record.id);
-    if (!session || !session.kill(reason, options.via)) throw conflict(`session ${record.name} is already ${record.status}`);
+    if (!session || !session.kill(reason, options.via))
+      throw conflict(`session ${record.name} is already ${record.status}`);
     const final = { ...session.record };
     await session.stored;
     return final;
@@ -424,13 +453,20 @@ export class SessionManager {
     let released = 0;
     for (const [id, session] of this.#live) {
       const completedAt = session.record.completedAt;
-      if (!session.isActive && !session.attached && completedAt !== null && now - completedAt > config.timings.cleanupMaxAgeMs) {
+      if (
+        !session.isActive &&
+        !session.attached &&
+        completedAt !== null &&
+        now - completedAt > config.timings.cleanupMaxAgeMs
+      ) {
         this.#live.delete(id);
         await logs.release(id);
         released += 1;
       }
     }
-    const evict = (await store.evictionCandidates(config.maxPersistedSessions)).filter((id) => !this.#live.get(id)?.attached);
+    const evict = (await store.evictionCandidates(config.maxPersistedSessions)).filter(
+      (id) => !this.#live.get(id)?.attached,
+    );
     for (const id of evict) {
       this.#live.delete(id);
       await store.delete(id);
@@ -497,7 +533,9 @@ export class SessionManager {
   #onSignal(signal: SessionSignal): void {
     if (signal.type === 'ended') {
       const { logger } = this.#deps;
-      this.#inBackground(this.#endRun(signal.session, this.#deps.clock.now()), (error) => logger.error({ err: error }, 'recording a run end failed'));
+      this.#inBackground(this.#endRun(signal.session, this.#deps.clock.now()), (error) =>
+        logger.error({ err: error }, 'recording a run end failed'),
+      );
       this.#inBackground(this.cleanup(), (error) => logger.error({ err: error }, 'session cleanup failed'));
     }
     for (const listener of this.#listeners) {

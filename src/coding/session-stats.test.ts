@@ -45,7 +45,11 @@ describe('Session stats', () => {
     }
     await f.manager.kill(session.id);
     const m = await f.manager.stats();
-    const json = JSON.stringify({ stats: m, summary: summarize(await f.manager.get(session.id), undefined, f.clock.now()), log: f.logs.read(session.id) });
+    const json = JSON.stringify({
+      stats: m,
+      summary: summarize(await f.manager.get(session.id), undefined, f.clock.now()),
+      log: f.logs.read(session.id),
+    });
     assert.doesNotMatch(json, /\d\.\d{7,}/, `no float noise in ${json}`);
     assert.equal(m.totalCostUsd, 0.00072);
     assert.equal(session.record.costUsd, 0.00072);

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { ManualClock } from '../core/clock.ts';
-import { describeTrip, resolveWatchdogLimits, SessionWatchdog } from './session-watchdog.ts';
 import type { WatchdogTrip } from './session-watchdog.ts';
+import { describeTrip, resolveWatchdogLimits, SessionWatchdog } from './session-watchdog.ts';
 
 function watch(limits = { inactivityMs: 120_000, maxTotalMs: 7_200_000, toolTimeoutMs: 600_000 }) {
   const clock = new ManualClock();
@@ -14,12 +14,19 @@ function watch(limits = { inactivityMs: 120_000, maxTotalMs: 7_200_000, toolTime
 
 describe('resolveWatchdogLimits', () => {
   it('takes each limit from the profile, then the config, then the defaults (seconds in, ms out)', () => {
-    assert.deepEqual(resolveWatchdogLimits(undefined, undefined), { inactivityMs: 120_000, maxTotalMs: 7_200_000, toolTimeoutMs: 600_000 });
-    assert.deepEqual(resolveWatchdogLimits({ watchdog: { inactivitySec: 30 } }, { inactivitySec: 60, maxTotalSec: 100 }), {
-      inactivityMs: 30_000,
-      maxTotalMs: 100_000,
+    assert.deepEqual(resolveWatchdogLimits(undefined, undefined), {
+      inactivityMs: 120_000,
+      maxTotalMs: 7_200_000,
       toolTimeoutMs: 600_000,
     });
+    assert.deepEqual(
+      resolveWatchdogLimits({ watchdog: { inactivitySec: 30 } }, { inactivitySec: 60, maxTotalSec: 100 }),
+      {
+        inactivityMs: 30_000,
+        maxTotalMs: 100_000,
+        toolTimeoutMs: 600_000,
+      },
+    );
   });
 });
 

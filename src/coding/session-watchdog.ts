@@ -32,7 +32,11 @@ export function resolveWatchdogLimits(
 ): WatchdogLimits {
   const pick = (key: keyof typeof DEFAULT_WATCHDOG_SECONDS): number =>
     Math.round((profile?.watchdog?.[key] ?? config?.[key] ?? DEFAULT_WATCHDOG_SECONDS[key]) * 1000);
-  return { inactivityMs: pick('inactivitySec'), maxTotalMs: pick('maxTotalSec'), toolTimeoutMs: pick('toolTimeoutSec') };
+  return {
+    inactivityMs: pick('inactivitySec'),
+    maxTotalMs: pick('maxTotalSec'),
+    toolTimeoutMs: pick('toolTimeoutSec'),
+  };
 }
 
 /** Why the watchdog tripped. */
@@ -123,11 +127,33 @@ export class SessionWatchdog {
   /** The next deadline and the trip it would be. */
   #next(): { at: number; trip: (now: number) => WatchdogTrip } {
     const { limits } = this.#options;
-    const total = { at: this.#startedAt + limits.maxTotalMs, trip: (now: number): WatchdogTrip => ({ kind: 'total', limitMs: limits.maxTotalMs, runningMs: now - this.#startedAt }) };
+    const total = {
+      at: this.#startedAt + limits.maxTotalMs,
+      trip: (now: number): WatchdogTrip => ({
+        kind: 'total',
+        limitMs: limits.maxTotalMs,
+        runningMs: now - this.#startedAt,
+      }),
+    };
     const tool = this.#oldestTool();
     const quiet = tool
-      ? { at: tool.since + limits.toolTimeoutMs, trip: (now: number): WatchdogTrip => ({ kind: 'tool', limitMs: limits.toolTimeoutMs, runningMs: now - tool.since, tool: tool.name }) }
-      : { at: this.#lastActivityAt + limits.inactivityMs, trip: (now: number): WatchdogTrip => ({ kind: 'inactivity', limitMs: limits.inactivityMs, silentMs: now - this.#lastActivityAt }) };
+      ? {
+          at: tool.since + limits.toolTimeoutMs,
+          trip: (now: number): WatchdogTrip => ({
+            kind: 'tool',
+            limitMs: limits.toolTimeoutMs,
+            runningMs: now - tool.since,
+            tool: tool.name,
+          }),
+        }
+      : {
+          at: this.#lastActivityAt + limits.inactivityMs,
+          trip: (now: number): WatchdogTrip => ({
+            kind: 'inactivity',
+            limitMs: limits.inactivityMs,
+            silentMs: now - this.#lastActivityAt,
+          }),
+        };
     return quiet.at <= total.at ? quiet : total;
   }
 

@@ -3,15 +3,15 @@
 // log before it is signalled.
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import type { ScriptedRun } from '../../test/support/scripted-harness.ts';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
 import { storedSession as storedSessionRecord } from '../../test/support/stored-session.ts';
-import type { ScriptedRun } from '../../test/support/scripted-harness.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { LaunchSpec, SessionPatch, StoredSession } from '../store/coding-sessions.ts';
 import type { Run, RunSpec } from './harness.ts';
-import { endsWithQuestion, Session } from './session.ts';
 import type { SessionSignal } from './session.ts';
+import { endsWithQuestion, Session } from './session.ts';
 import type { SessionLogEntry } from './session-log.ts';
 
 const SAFETY_NET_MS = 15_000;
@@ -69,7 +69,10 @@ describe('Session state machine', () => {
     assert.equal(r.session.status, 'starting');
     assert.ok(r.session.isActive);
     assert.ok(r.session.attached);
-    assert.deepEqual(r.log.map((e) => e.type), ['run', 'user']);
+    assert.deepEqual(
+      r.log.map((e) => e.type),
+      ['run', 'user'],
+    );
     assert.equal(r.session.runStartSeq, 1);
     assert.equal(r.run().spec.prompt, 'do it');
     assert.equal(r.run().spec.model, 'opus');
@@ -130,7 +133,11 @@ describe('Session state machine', () => {
 
   it('a failed turn fails the session; budget exhaustion is stored and signalled first', async () => {
     const r = await running();
-    await r.run().emit({ type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'over budget' }, costUsd: 5 });
+    await r.run().emit({
+      type: 'turnEnd',
+      outcome: { ok: false, reason: 'budget_exhausted', message: 'over budget' },
+      costUsd: 5,
+    });
     assert.equal(r.session.status, 'failed');
     assert.equal(r.session.record.budgetExhausted, true);
     assert.match(r.session.record.error ?? '', /over budget/);
@@ -139,7 +146,9 @@ describe('Session state machine', () => {
 
   it('an interrupted turn changes nothing: the session goes on', async () => {
     const r = await running();
-    await r.run().emit({ type: 'turnEnd', outcome: { ok: false, reason: 'interrupted', message: 'stopped' }, costUsd: 0 });
+    await r
+      .run()
+      .emit({ type: 'turnEnd', outcome: { ok: false, reason: 'interrupted', message: 'stopped' }, costUsd: 0 });
     assert.equal(r.session.status, 'running');
     assert.equal(r.session.waitingFor, null);
   });
@@ -283,10 +292,26 @@ describe('Session state machine', () => {
 
   it('writes every change to its log and row before it signals it', async () => {
     const r = await running({ multiTurn: false });
-    await r.run().emit({ type: 'text', text: 'hi' }, { type: 'tool', id: 't', name: 'Read', input: {} }, { type: 'toolResult', id: 't', isError: false }, ok);
-    const expected: Record<string, string> = { launched: 'user', running: 'status', output: 'output', tool: 'tool', ended: 'status' };
+    await r
+      .run()
+      .emit(
+        { type: 'text', text: 'hi' },
+        { type: 'tool', id: 't', name: 'Read', input: {} },
+        { type: 'toolResult', id: 't', isError: false },
+        ok,
+      );
+    const expected: Record<string, string> = {
+      launched: 'user',
+      running: 'status',
+      output: 'output',
+      tool: 'tool',
+      ended: 'status',
+    };
     r.signals.forEach((signal, i) => assert.equal(r.loggedBefore[i], expected[signal.type], `before ${signal.type}`));
-    assert.ok(r.patches.some((p) => p.status === 'completed'), 'the row was updated too');
+    assert.ok(
+      r.patches.some((p) => p.status === 'completed'),
+      'the row was updated too',
+    );
   });
 });
 

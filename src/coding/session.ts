@@ -1,8 +1,8 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
-import { roundUsd } from '../core/usd.ts';
 import type { Logger } from '../core/logger.ts';
-import type { ChannelView, SessionStatus, StoredSession, SessionPatch } from '../store/coding-sessions.ts';
+import { roundUsd } from '../core/usd.ts';
+import type { ChannelView, SessionPatch, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
 import { explainCredentialFailure } from './credentials.ts';
 import { formatDuration } from './format.ts';
@@ -193,7 +193,10 @@ export class Session {
    * Sends a user message. A pending permission request is answered by it instead ("yes"/"allow" allows, anything
    * else denies with the text as the reason). With `interrupt`, the current turn is stopped first.
    */
-  async send(text: string, options: { source: UserMessageSource; interrupt?: boolean; via?: string }): Promise<'sent' | 'answered'> {
+  async send(
+    text: string,
+    options: { source: UserMessageSource; interrupt?: boolean; via?: string },
+  ): Promise<'sent' | 'answered'> {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
     if (this.#pendingPermission) {
@@ -312,7 +315,12 @@ export class Session {
         break;
       case 'toolResult':
         this.#openTools.delete(event.id);
-        this.#write({ type: 'toolResult', id: event.id, isError: event.isError, ...(event.output !== undefined ? { output: event.output } : {}) });
+        this.#write({
+          type: 'toolResult',
+          id: event.id,
+          isError: event.isError,
+          ...(event.output !== undefined ? { output: event.output } : {}),
+        });
         break;
       case 'question':
         this.#onContent();
@@ -324,7 +332,13 @@ export class Session {
         this.#onContent();
         this.#pendingPermission = { requestId: event.requestId, tool: event.tool, input: event.input };
         this.#write({ type: 'permission', requestId: event.requestId, tool: event.tool, input: event.input });
-        this.#deps.onSignal({ type: 'permission', session: this, requestId: event.requestId, tool: event.tool, input: event.input });
+        this.#deps.onSignal({
+          type: 'permission',
+          session: this,
+          requestId: event.requestId,
+          tool: event.tool,
+          input: event.input,
+        });
         this.#enterWaiting('permission');
         break;
       case 'turnEnd':
@@ -391,7 +405,13 @@ export class Session {
     this.#onContent();
     const costUsd = roundUsd(Math.max(0, event.costUsd));
     const totalCostUsd = roundUsd(this.#record.costUsd + costUsd);
-    this.#write({ type: 'turn', outcome: event.outcome, costUsd, totalCostUsd, ...(event.usage ? { usage: event.usage } : {}) });
+    this.#write({
+      type: 'turn',
+      outcome: event.outcome,
+      costUsd,
+      totalCostUsd,
+      ...(event.usage ? { usage: event.usage } : {}),
+    });
     void this.#persist({ costUsd: totalCostUsd });
     this.#openTools.clear();
     const asked = this.#askedThisTurn || endsWithQuestion(this.#lastText);
@@ -447,7 +467,14 @@ export class Session {
   }
 
   #signalMessage(text: string, options: { source: UserMessageSource; via?: string }, answered: boolean): void {
-    this.#deps.onSignal({ type: 'message', session: this, text, source: options.source, answered, ...(options.via ? { via: options.via } : {}) });
+    this.#deps.onSignal({
+      type: 'message',
+      session: this,
+      text,
+      source: options.source,
+      answered,
+      ...(options.via ? { via: options.via } : {}),
+    });
   }
 
   /** A user message arrived: the session is working again. */
@@ -502,18 +529,31 @@ export class Session {
     this.#safetyNet = null;
   }
 
-  #finish(status: SessionStatus, details: { error?: string; endReason?: string }, options: { announce?: boolean; via?: string } = {}): void {
+  #finish(
+    status: SessionStatus,
+    details: { error?: string; endReason?: string },
+    options: { announce?: boolean; via?: string } = {},
+  ): void {
     if (!this.isActive) return;
     this.#cancelSafetyNet();
     this.#idleTimer?.cancel();
     this.#idleTimer = null;
     this.#waiting = null;
     this.#pendingPermission = null;
-    if (status === 'failed' && details.error) details = { ...details, error: explainCredentialFailure(this.#deps.harness.name, details.error) };
+    if (status === 'failed' && details.error)
+      details = { ...details, error: explainCredentialFailure(this.#deps.harness.name, details.error) };
     const completedAt = this.#deps.clock.now();
     this.#write({ type: 'status', status, ...details });
-    void this.#persist({ status, completedAt, error: details.error ?? null, endReason: details.endReason ?? null, updatedAt: completedAt, pid: null });
-    if (options.announce ?? true) this.#deps.onSignal({ type: 'ended', session: this, ...(options.via ? { via: options.via } : {}) });
+    void this.#persist({
+      status,
+      completedAt,
+      error: details.error ?? null,
+      endReason: details.endReason ?? null,
+      updatedAt: completedAt,
+      pid: null,
+    });
+    if (options.announce ?? true)
+      this.#deps.onSignal({ type: 'ended', session: this, ...(options.via ? { via: options.via } : {}) });
   }
 
   #setStatus(status: SessionStatus): void {
@@ -542,7 +582,11 @@ export class Session {
 
 /** True when the last non-empty line of `text` ends with a question mark. */
 export function endsWithQuestion(text: string): boolean {
-  const lines = text.trim().split('\n').map((l) => l.trim()).filter(Boolean);
+  const lines = text
+    .trim()
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
   const last = lines[lines.length - 1] ?? '';
   return /\?[)"'*_`]*$/.test(last);
 }

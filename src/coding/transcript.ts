@@ -34,7 +34,14 @@ export function transcriptOf(records: readonly LogRecord[], view: TranscriptView
         break;
       case 'tool': {
         if (view === 'text') break;
-        const entry = { kind: 'tool' as const, seq: r.seq, id: String(r.id), name: String(r.name), input: r.input, failed: false };
+        const entry = {
+          kind: 'tool' as const,
+          seq: r.seq,
+          id: String(r.id),
+          name: String(r.name),
+          input: r.input,
+          failed: false,
+        };
         tools.set(entry.id, entry);
         entries.push(entry);
         break;
@@ -46,7 +53,14 @@ export function transcriptOf(records: readonly LogRecord[], view: TranscriptView
       }
       case 'permission': {
         if (view === 'text') break;
-        const entry = { kind: 'permission' as const, seq: r.seq, requestId: String(r.requestId), tool: String(r.tool), input: r.input, state: 'pending' as PermissionState };
+        const entry = {
+          kind: 'permission' as const,
+          seq: r.seq,
+          requestId: String(r.requestId),
+          tool: String(r.tool),
+          input: r.input,
+          state: 'pending' as PermissionState,
+        };
         permissions.set(entry.requestId, entry);
         entries.push(entry);
         break;

@@ -29,7 +29,11 @@ test('no executable: the missing report as given', async () => {
 
 test('an executable that prints its version: ok with the first line', async () => {
   const agent = script('versioned', "process.stdout.write('agent 1.2.3\\nbuilt today\\n');\n");
-  assert.deepEqual(await checkExecutable(agent, process.env, missing), { ok: true, executable: agent, version: 'agent 1.2.3' });
+  assert.deepEqual(await checkExecutable(agent, process.env, missing), {
+    ok: true,
+    executable: agent,
+    version: 'agent 1.2.3',
+  });
 });
 
 test('an executable that prints nothing: ok without a version', async () => {
@@ -38,16 +42,26 @@ test('an executable that prints nothing: ok without a version', async () => {
 });
 
 test('--version runs in the given environment', async () => {
-  const agent = script('env', "process.stdout.write(`${process.env.AGENT_FLAVOUR}\\n`);\n");
-  assert.deepEqual(await checkExecutable(agent, { ...process.env, AGENT_FLAVOUR: 'mint' }, missing), { ok: true, executable: agent, version: 'mint' });
+  const agent = script('env', 'process.stdout.write(`${process.env.AGENT_FLAVOUR}\\n`);\n');
+  assert.deepEqual(await checkExecutable(agent, { ...process.env, AGENT_FLAVOUR: 'mint' }, missing), {
+    ok: true,
+    executable: agent,
+    version: 'mint',
+  });
 });
 
 test('a failing --version: the problem names the command, the failure and the stderr tail', async () => {
-  const agent = script('failing', "process.stderr.write('line 1\\nline 2\\n\\nline 3\\nline 4\\n');\nprocess.exit(3);\n");
+  const agent = script(
+    'failing',
+    "process.stderr.write('line 1\\nline 2\\n\\nline 3\\nline 4\\n');\nprocess.exit(3);\n",
+  );
   const result = await checkExecutable(agent, process.env, missing);
   assert.equal(result.ok, false);
   assert.equal(result.executable, agent);
-  assert.match(result.problem ?? '', /^`.*failing\.mjs --version` failed: Command failed: .*: line 2 \| line 3 \| line 4$/);
+  assert.match(
+    result.problem ?? '',
+    /^`.*failing\.mjs --version` failed: Command failed: .*: line 2 \| line 3 \| line 4$/,
+  );
 });
 
 test('a missing file: the problem says --version failed', async () => {

@@ -8,7 +8,12 @@ const VERSION_TIMEOUT_MS = 15_000;
 
 /** The last `count` non-blank lines of `text`, each trimmed, joined with " | " ('' when there are none). */
 export function lastLines(text: string, count = 3): string {
-  return text.split('\n').map((l) => l.trim()).filter(Boolean).slice(-count).join(' | ');
+  return text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .slice(-count)
+    .join(' | ');
 }
 
 /**

@@ -1,7 +1,7 @@
 import { realpathSync, statSync } from 'node:fs';
-import { relative, isAbsolute, resolve } from 'node:path';
-import { invalidInput } from '../core/errors.ts';
+import { isAbsolute, relative, resolve } from 'node:path';
 import { expandHome } from '../core/config-load.ts';
+import { invalidInput } from '../core/errors.ts';
 
 function realOrResolved(path: string): string {
   try {

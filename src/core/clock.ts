@@ -92,7 +92,13 @@ export class ManualClock implements Clock {
   }
 
   #add(ms: number, interval: number | null, fn: () => void): Timer {
-    const timer: ManualTimer = { due: this.#now + Math.max(0, ms), interval, fn, cancelled: false, order: this.#order++ };
+    const timer: ManualTimer = {
+      due: this.#now + Math.max(0, ms),
+      interval,
+      fn,
+      cancelled: false,
+      order: this.#order++,
+    };
     this.#timers.push(timer);
     return { cancel: () => void (timer.cancelled = true) };
   }

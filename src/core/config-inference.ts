@@ -48,10 +48,18 @@ export const providerSchema = z
       ctx.addIssue({ code: 'custom', path: ['apiKeyEnv'], message: 'set apiKey or apiKeyEnv, not both' });
     }
     if (provider.kind === 'openai-compatible' && provider.baseUrl === undefined) {
-      ctx.addIssue({ code: 'custom', path: ['baseUrl'], message: 'required for kind openai-compatible (e.g. http://127.0.0.1:11434/v1)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['baseUrl'],
+        message: 'required for kind openai-compatible (e.g. http://127.0.0.1:11434/v1)',
+      });
     }
     if (provider.api !== undefined && provider.kind !== 'openai') {
-      ctx.addIssue({ code: 'custom', path: ['api'], message: 'only for kind openai (openai-compatible always uses Chat Completions)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['api'],
+        message: 'only for kind openai (openai-compatible always uses Chat Completions)',
+      });
     }
   });
 
@@ -76,7 +84,12 @@ export const inferenceSchema = z
       const id = provider.id ?? provider.kind;
       const first = seen.get(id);
       if (first === undefined) seen.set(id, index);
-      else ctx.addIssue({ code: 'custom', path: ['providers', index, 'id'], message: `provider id '${id}' is already used by providers.${first}; give each provider its own id` });
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: ['providers', index, 'id'],
+          message: `provider id '${id}' is already used by providers.${first}; give each provider its own id`,
+        });
     });
   });
 

@@ -42,7 +42,10 @@ export const linearPipelineSchema = z.strictObject({
   /** Where worktrees are created; default `<repo>/.switchboard/worktrees`. */
   worktreeDir: z.string().min(1).optional(),
   /** The remote whose default branch new branches start from (HEAD when it has none). */
-  remote: z.string().regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only').default('origin'),
+  remote: z
+    .string()
+    .regex(/^[A-Za-z0-9._-]+$/, 'letters, digits, ".", "_" and "-" only')
+    .default('origin'),
   /** Fetch the remote (asynchronously, at most once per new worktree) before branching from it. */
   fetchBeforeBranch: z.boolean().default(false),
   /** Harness when no label, profile or tier picks one; default: the top-level `defaultHarness`. */

@@ -1,7 +1,14 @@
 // Config section of the Linear integration: API access, OAuth, webhooks (config-linear-pipeline.ts: the pipeline;
 // config-linear-agents.ts: agent profiles, router, triage, planner, code_run).
 import { z } from 'zod';
-import { agentProfileSchema, linearCodeRunSchema, linearMentionsSchema, linearPlannerSchema, linearRouterSchema, linearTriageSchema } from './config-linear-agents.ts';
+import {
+  agentProfileSchema,
+  linearCodeRunSchema,
+  linearMentionsSchema,
+  linearPlannerSchema,
+  linearRouterSchema,
+  linearTriageSchema,
+} from './config-linear-agents.ts';
 import { linearPipelineSchema } from './config-linear-pipeline.ts';
 
 const positiveMs = z.number().int().positive();
@@ -85,7 +92,12 @@ export const linearSchema = z.strictObject({
   requests: linearRequestsSchema.prefault({}),
   pipeline: linearPipelineSchema.prefault({}),
   /** Named agents (@mention aliases, instructions, backend); see config-linear-agents.ts. */
-  profiles: z.record(z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a profile name: letters, digits, ".", "_" or "-"'), agentProfileSchema).default({}),
+  profiles: z
+    .record(
+      z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/, 'a profile name: letters, digits, ".", "_" or "-"'),
+      agentProfileSchema,
+    )
+    .default({}),
   mentions: linearMentionsSchema.prefault({}),
   router: linearRouterSchema.prefault({}),
   triage: linearTriageSchema.prefault({}),

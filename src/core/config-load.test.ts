@@ -40,9 +40,17 @@ describe('loadConfig', () => {
   });
 
   it('reads JSON5, then env, then flags, and expands ~', () => {
-    writeFileSync(join(dir.path, 'config.json5'), `{ // comment\n maxSessions: 3, workspaces: ['~/src'], agentChannels: {'~/src/app': 'telegram|1'}, }`);
+    writeFileSync(
+      join(dir.path, 'config.json5'),
+      `{ // comment\n maxSessions: 3, workspaces: ['~/src'], agentChannels: {'~/src/app': 'telegram|1'}, }`,
+    );
     const { config } = loadConfig({
-      env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_MAX_SESSIONS: '4', SWITCHBOARD_TIMINGS__SAFETY_NET_MS: '45000', SWITCHBOARD_PORT: '0' },
+      env: {
+        SWITCHBOARD_HOME: dir.path,
+        SWITCHBOARD_MAX_SESSIONS: '4',
+        SWITCHBOARD_TIMINGS__SAFETY_NET_MS: '45000',
+        SWITCHBOARD_PORT: '0',
+      },
       overrides: { maxSessions: 7 },
     });
     assert.equal(config.maxSessions, 7);
@@ -53,7 +61,10 @@ describe('loadConfig', () => {
   });
 
   it('names the key, the reason and the source of a bad value', () => {
-    assert.throws(() => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_MAX_SESSIONS: 'lots' } }), /maxSessions: .*number.*\[from SWITCHBOARD_MAX_SESSIONS\]/);
+    assert.throws(
+      () => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_MAX_SESSIONS: 'lots' } }),
+      /maxSessions: .*number.*\[from SWITCHBOARD_MAX_SESSIONS\]/,
+    );
     writeFileSync(join(dir.path, 'config.json5'), '{ maxSesions: 3 }');
     assert.throws(() => loadConfig({ env: { SWITCHBOARD_HOME: dir.path } }), /Unrecognized key.*maxSesions/);
     writeFileSync(join(dir.path, 'config.json5'), '{ maxSessions: ');
@@ -61,18 +72,30 @@ describe('loadConfig', () => {
   });
 
   it('maps SWITCHBOARD_* names to dotted camelCase paths, leaving reserved ones alone', () => {
-    const map = envOverrides({ SWITCHBOARD_HOME: '/x', SWITCHBOARD_IDLE_TIMEOUT_MINUTES: '5', SWITCHBOARD_HARNESSES__CODEX__SANDBOX: 'read-only' });
+    const map = envOverrides({
+      SWITCHBOARD_HOME: '/x',
+      SWITCHBOARD_IDLE_TIMEOUT_MINUTES: '5',
+      SWITCHBOARD_HARNESSES__CODEX__SANDBOX: 'read-only',
+    });
     assert.deepEqual([...map.keys()], ['idleTimeoutMinutes', 'harnesses.codex.sandbox']);
     assert.equal(map.get('idleTimeoutMinutes')?.value, 5);
   });
 
   it('refuses __proto__, constructor and prototype in a --set path, naming the key, and leaves Object.prototype alone', () => {
     const env = { SWITCHBOARD_HOME: dir.path };
-    for (const key of ['__proto__.polluted', 'constructor.prototype.polluted', 'gateway.__proto__.polluted', 'prototype']) {
+    for (const key of [
+      '__proto__.polluted',
+      'constructor.prototype.polluted',
+      'gateway.__proto__.polluted',
+      'prototype',
+    ]) {
       assert.throws(
         () => loadConfig({ env, overrides: { [key]: 1 } }),
         (error: Error & { field?: string }) => {
-          assert.match(error.message, new RegExp(`command line: config key "${key.replace(/[.]/g, '\\.')}" may not contain`));
+          assert.match(
+            error.message,
+            new RegExp(`command line: config key "${key.replace(/[.]/g, '\\.')}" may not contain`),
+          );
           assert.equal(error.field, key);
           return true;
         },
@@ -83,13 +106,19 @@ describe('loadConfig', () => {
   });
 
   it('refuses a SWITCHBOARD_* variable whose path reaches the prototype, naming the variable', () => {
-    assert.throws(() => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_CONSTRUCTOR__PROTOTYPE__X: '1' } }), /SWITCHBOARD_CONSTRUCTOR__PROTOTYPE__X: config key "constructor\.prototype\.x" may not contain "constructor"/);
+    assert.throws(
+      () => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_CONSTRUCTOR__PROTOTYPE__X: '1' } }),
+      /SWITCHBOARD_CONSTRUCTOR__PROTOTYPE__X: config key "constructor\.prototype\.x" may not contain "constructor"/,
+    );
     assert.equal(Object.hasOwn(Object.prototype, 'x'), false);
   });
 
   it('follows only own properties when setting a path over values from the file', () => {
     writeFileSync(join(dir.path, 'config.json5'), '{ timings: { safetyNetMs: 20000 } }');
-    const { config } = loadConfig({ env: { SWITCHBOARD_HOME: dir.path }, overrides: { 'timings.fsyncBatchMs': 5, 'harnesses.codex.sandbox': 'read-only' } });
+    const { config } = loadConfig({
+      env: { SWITCHBOARD_HOME: dir.path },
+      overrides: { 'timings.fsyncBatchMs': 5, 'harnesses.codex.sandbox': 'read-only' },
+    });
     assert.equal(config.timings.safetyNetMs, 20_000);
     assert.equal(config.timings.fsyncBatchMs, 5);
     assert.equal(config.harnesses.codex.sandbox, 'read-only');
@@ -100,14 +129,26 @@ describe('loadConfig', () => {
     assert.throws(
       () => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_MAX_SESIONS: '4' } }),
       (error: Error) => {
-        assert.match(error.message, /unknown environment variable SWITCHBOARD_MAX_SESIONS: there is no config key "maxSesions"/);
+        assert.match(
+          error.message,
+          /unknown environment variable SWITCHBOARD_MAX_SESIONS: there is no config key "maxSesions"/,
+        );
         assert.doesNotMatch(error.message, /config\.json5/);
         return true;
       },
     );
-    assert.throws(() => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_GATEWAY__PORTT: '1' } }), /unknown environment variable SWITCHBOARD_GATEWAY__PORTT: there is no config key "gateway\.portt"/);
-    assert.throws(() => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_NOPE__DEEP: '1' } }), /unknown environment variable SWITCHBOARD_NOPE__DEEP: there is no config key "nope"/);
-    assert.throws(() => loadConfig({ env: { SWITCHBOARD_HOME: dir.path }, overrides: { maxSesions: 1 } }), /maxSesions: unknown config key \[from command line\]/);
+    assert.throws(
+      () => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_GATEWAY__PORTT: '1' } }),
+      /unknown environment variable SWITCHBOARD_GATEWAY__PORTT: there is no config key "gateway\.portt"/,
+    );
+    assert.throws(
+      () => loadConfig({ env: { SWITCHBOARD_HOME: dir.path, SWITCHBOARD_NOPE__DEEP: '1' } }),
+      /unknown environment variable SWITCHBOARD_NOPE__DEEP: there is no config key "nope"/,
+    );
+    assert.throws(
+      () => loadConfig({ env: { SWITCHBOARD_HOME: dir.path }, overrides: { maxSesions: 1 } }),
+      /maxSesions: unknown config key \[from command line\]/,
+    );
   });
 
   it('does not read SWITCHBOARD_FAULT (the fault-injection switch) as a config key', () => {

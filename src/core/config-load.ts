@@ -2,13 +2,19 @@ import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { isAbsolute, join, resolve } from 'node:path';
 import JSON5 from 'json5';
-import { configSchema } from './config.ts';
 import type { Config } from './config.ts';
+import { configSchema } from './config.ts';
 import { setPath, sourceOf, sourcesUnder } from './config-paths.ts';
 import { errorMessage, invalidInput } from './errors.ts';
 
 /** Environment variables the loader reads for itself rather than as config keys. */
-const RESERVED_ENV = new Set(['SWITCHBOARD_HOME', 'SWITCHBOARD_CONFIG', 'SWITCHBOARD_TOKEN', 'SWITCHBOARD_URL', 'SWITCHBOARD_FAULT']);
+const RESERVED_ENV = new Set([
+  'SWITCHBOARD_HOME',
+  'SWITCHBOARD_CONFIG',
+  'SWITCHBOARD_TOKEN',
+  'SWITCHBOARD_URL',
+  'SWITCHBOARD_FAULT',
+]);
 
 /** Short aliases for the keys people set most. */
 const ENV_ALIASES: Record<string, string> = {
@@ -66,7 +72,9 @@ export function envOverrides(env: NodeJS.ProcessEnv): Map<string, { value: unkno
   const out = new Map<string, { value: unknown; source: string }>();
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('SWITCHBOARD_') || RESERVED_ENV.has(name) || raw === undefined) continue;
-    const path = Object.hasOwn(ENV_ALIASES, name) ? (ENV_ALIASES[name] as string) : name.slice('SWITCHBOARD_'.length).split('__').map(camel).join('.');
+    const path = Object.hasOwn(ENV_ALIASES, name)
+      ? (ENV_ALIASES[name] as string)
+      : name.slice('SWITCHBOARD_'.length).split('__').map(camel).join('.');
     out.set(path, { value: parseScalar(raw), source: name });
   }
   return out;
@@ -96,18 +104,26 @@ function readConfigFile(path: string): Record<string, unknown> {
  * `SWITCHBOARD_*` variable is named as such, a `--set` key as the command line's; the rest keep zod's wording and are
  * blamed on the config file.
  */
-function unknownKeyLines(parent: string, message: string, keys: readonly string[], sources: ReadonlyMap<string, string>, fileOrDefaults: string): string[] {
+function unknownKeyLines(
+  parent: string,
+  message: string,
+  keys: readonly string[],
+  sources: ReadonlyMap<string, string>,
+  fileOrDefaults: string,
+): string[] {
   const lines: string[] = [];
   const fromFile: string[] = [];
   for (const key of keys) {
     const path = parent ? `${parent}.${key}` : key;
     const origins = sourcesUnder(sources, path);
     const variables = origins.filter((origin) => origin.startsWith('SWITCHBOARD_'));
-    if (variables.length > 0) lines.push(`unknown environment variable ${variables.join(', ')}: there is no config key "${path}"`);
+    if (variables.length > 0)
+      lines.push(`unknown environment variable ${variables.join(', ')}: there is no config key "${path}"`);
     else if (origins.length > 0) lines.push(`${path}: unknown config key [from ${origins.join(', ')}]`);
     else fromFile.push(key);
   }
-  if (fromFile.length > 0) lines.push(`${parent || '(root)'}: ${message} (${fromFile.join(', ')}) [from ${fileOrDefaults}]`);
+  if (fromFile.length > 0)
+    lines.push(`${parent || '(root)'}: ${message} (${fromFile.join(', ')}) [from ${fileOrDefaults}]`);
   return lines;
 }
 
@@ -135,10 +151,14 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
     const fileOrDefaults = configFileFound ? configPath : 'defaults';
     const lines = result.error.issues.flatMap((issue) => {
       const path = issue.path.map(String).join('.');
-      if (issue.code === 'unrecognized_keys') return unknownKeyLines(path, issue.message, issue.keys, sources, fileOrDefaults);
+      if (issue.code === 'unrecognized_keys')
+        return unknownKeyLines(path, issue.message, issue.keys, sources, fileOrDefaults);
       return [`${path || '(root)'}: ${issue.message} [from ${sourceOf(sources, path) ?? fileOrDefaults}]`];
     });
-    throw invalidInput(`invalid configuration: ${lines.join('; ')}`, result.error.issues[0]?.path.map(String).join('.'));
+    throw invalidInput(
+      `invalid configuration: ${lines.join('; ')}`,
+      result.error.issues[0]?.path.map(String).join('.'),
+    );
   }
   return { config: normalizePaths(result.data), home, configPath, configFileFound };
 }
@@ -150,7 +170,9 @@ function absolute(path: string): string {
 
 function normalizePaths(config: Config): Config {
   const workspaces = (config.workspaces.length > 0 ? config.workspaces : [homedir()]).map(absolute);
-  const agentChannels = Object.fromEntries(Object.entries(config.agentChannels).map(([dir, ch]) => [absolute(dir), ch]));
+  const agentChannels = Object.fromEntries(
+    Object.entries(config.agentChannels).map(([dir, ch]) => [absolute(dir), ch]),
+  );
   return {
     ...config,
     workspaces,

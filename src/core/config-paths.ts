@@ -13,7 +13,8 @@ export function pathSegments(path: string, source: string): string[] {
   const parts = path.split('.');
   for (const part of parts) {
     if (part === '') throw invalidInput(`${source}: config key "${path}" has an empty segment`, path);
-    if (UNSAFE_SEGMENTS.has(part)) throw invalidInput(`${source}: config key "${path}" may not contain "${part}"`, path);
+    if (UNSAFE_SEGMENTS.has(part))
+      throw invalidInput(`${source}: config key "${path}" may not contain "${part}"`, path);
   }
   return parts;
 }

@@ -92,7 +92,11 @@ export const configSchema = z.strictObject({
       /** Most calls one JSON-RPC batch may hold; a longer batch gets one -32600 error naming the limit. */
       maxBatch: z.number().int().positive().default(100),
       /** Most bytes one /rpc response may carry; results beyond it are refused with a -32005 error, never built. */
-      maxResponseBytes: z.number().int().positive().default(8 * 1_048_576),
+      maxResponseBytes: z
+        .number()
+        .int()
+        .positive()
+        .default(8 * 1_048_576),
       /** Seconds a whole request (headers and body) may take to arrive before its connection is closed. */
       requestTimeoutSec: z.number().positive().default(30),
       /** Seconds the headers, and then the body, may each take to arrive (and an idle connection may stay open). */

@@ -27,5 +27,8 @@ export function decodeCursor(cursor: string): CursorKey {
   ) {
     return [value[0], value[1]];
   }
-  throw invalidInput('cursor: not a cursor this list returned (pass back the nextCursor of the previous page)', 'cursor');
+  throw invalidInput(
+    'cursor: not a cursor this list returned (pass back the nextCursor of the previous page)',
+    'cursor',
+  );
 }

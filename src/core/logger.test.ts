@@ -21,7 +21,8 @@ describe('createLogger', () => {
       },
       'config',
     );
-    for (const secret of ['T1', 'K1', 'A1', 'B1', 'K2', 'C1', 'W1', 'K3', 'E1']) assert.ok(!text.includes(`"${secret}"`), `${secret} leaked: ${text}`);
+    for (const secret of ['T1', 'K1', 'A1', 'B1', 'K2', 'C1', 'W1', 'K3', 'E1'])
+      assert.ok(!text.includes(`"${secret}"`), `${secret} leaked: ${text}`);
     assert.match(text, /\[redacted\]/);
   });
 });

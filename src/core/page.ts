@@ -1,6 +1,6 @@
 // Pages of lists held in memory, newest first, with opaque cursors (see cursor.ts).
-import { decodeCursor, encodeCursor } from './cursor.ts';
 import type { CursorKey } from './cursor.ts';
+import { decodeCursor, encodeCursor } from './cursor.ts';
 
 /** What a paged list asks for. */
 export interface PageRequest {

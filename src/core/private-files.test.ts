@@ -3,7 +3,15 @@ import { closeSync, existsSync, mkdirSync, statSync, writeFileSync } from 'node:
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDirPerTest } from '../../test/support/temp-dir.ts';
-import { enforceMode, ensurePrivateDir, makePrivateDirs, openPrivate, openPrivateAsync, touchPrivateFile, writePrivateFile } from './private-files.ts';
+import {
+  enforceMode,
+  ensurePrivateDir,
+  makePrivateDirs,
+  openPrivate,
+  openPrivateAsync,
+  touchPrivateFile,
+  writePrivateFile,
+} from './private-files.ts';
 
 function mode(path: string): string {
   return (statSync(path).mode & 0o777).toString(8);
@@ -20,7 +28,8 @@ describe('private files', () => {
     touchPrivateFile(join(dir.path, 'c', 'db'));
     await (await openPrivateAsync(join(dir.path, 'c', 'tmp'), 'wx')).close();
     for (const path of ['a', 'a/b', 'c']) assert.equal(mode(join(dir.path, path)), '700', path);
-    for (const path of ['a/b/log.jsonl', 'c/token', 'c/db', 'c/tmp']) assert.equal(mode(join(dir.path, path)), '600', path);
+    for (const path of ['a/b/log.jsonl', 'c/token', 'c/db', 'c/tmp'])
+      assert.equal(mode(join(dir.path, path)), '600', path);
   });
 
   it('keeps the intended modes when the umask would narrow them (umask 277)', async () => {

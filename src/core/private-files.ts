@@ -2,10 +2,10 @@
 // the process umask (the mode is given at creation, and set again with chmod when the umask changed it or the file was
 // already there with a wider one). Everything the daemon writes under its state directory, or into a dispatch's
 // artifact folder, is created through here.
-import { chmodSync, closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import type { OpenMode } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { chmodSync, closeSync, fchmodSync, fstatSync, lstatSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import type { FileHandle } from 'node:fs/promises';
+import { open } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 
 /** Mode of every file the daemon creates: read and write for the owner only. */
@@ -51,7 +51,11 @@ export function openPrivate(path: string, flags: OpenMode, mode: number = PRIVAT
 }
 
 /** The promise version of `openPrivate`: resolves to a FileHandle of a file whose mode is exactly `mode`. */
-export async function openPrivateAsync(path: string, flags: OpenMode, mode: number = PRIVATE_FILE_MODE): Promise<FileHandle> {
+export async function openPrivateAsync(
+  path: string,
+  flags: OpenMode,
+  mode: number = PRIVATE_FILE_MODE,
+): Promise<FileHandle> {
   const handle = await open(path, flags, mode);
   try {
     if (((await handle.stat()).mode & 0o777) !== mode) await handle.chmod(mode);

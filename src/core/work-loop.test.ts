@@ -99,7 +99,11 @@ describe('WorkLoop', () => {
   it('wakes itself when the step asks, and a kick brings the wake-up forward', async () => {
     const clock = new ManualClock();
     let calls = 0;
-    const loop = new WorkLoop({ clock, retryDelay: () => 1, step: () => (++calls === 1 ? { wakeInMs: 500 } : 'quiet') });
+    const loop = new WorkLoop({
+      clock,
+      retryDelay: () => 1,
+      step: () => (++calls === 1 ? { wakeInMs: 500 } : 'quiet'),
+    });
     loop.kick();
     await loop.idle();
     assert.equal(loop.scheduled, true);
@@ -141,7 +145,12 @@ describe('WorkLoop', () => {
 
   it('calls onQuiet when a drain ends with nothing scheduled', async () => {
     let quiet = 0;
-    const loop = new WorkLoop({ clock: new ManualClock(), retryDelay: () => 1, step: () => 'quiet', onQuiet: () => (quiet += 1) });
+    const loop = new WorkLoop({
+      clock: new ManualClock(),
+      retryDelay: () => 1,
+      step: () => 'quiet',
+      onQuiet: () => (quiet += 1),
+    });
     loop.kick();
     await loop.idle();
     assert.equal(quiet, 1);

@@ -1,8 +1,8 @@
 // The agent loop of one turn: call the model, run the tools it asks for, feed the results back, until it answers
 // without tools or `maxIterations` model calls were made. Every step is handed to `record` (the log) as it happens.
 import { errorMessage } from '../core/errors.ts';
-import { NoProviderError } from '../inference/types.ts';
 import type { ChatMessage, Inference, ToolCall, ToolSpec } from '../inference/types.ts';
+import { NoProviderError } from '../inference/types.ts';
 import type { TurnStep } from './history.ts';
 import type { ToolOutcome } from './tool.ts';
 
@@ -35,9 +35,18 @@ export type AgentLoopResult =
   /** The engine is stopping and aborted the model call: the turn stays open (restore closes it). */
   | { outcome: 'abandoned' };
 
-async function callTool(call: ToolCall, offered: Set<string>, run: (call: ToolCall) => Promise<ToolOutcome>): Promise<ToolOutcome> {
-  if (!offered.has(call.name)) return { text: `Unknown tool ${call.name}. Available: ${[...offered].join(', ') || 'none'}.`, isError: true };
-  if (call.input !== undefined && call.input !== null && (typeof call.input !== 'object' || Array.isArray(call.input))) {
+async function callTool(
+  call: ToolCall,
+  offered: Set<string>,
+  run: (call: ToolCall) => Promise<ToolOutcome>,
+): Promise<ToolOutcome> {
+  if (!offered.has(call.name))
+    return { text: `Unknown tool ${call.name}. Available: ${[...offered].join(', ') || 'none'}.`, isError: true };
+  if (
+    call.input !== undefined &&
+    call.input !== null &&
+    (typeof call.input !== 'object' || Array.isArray(call.input))
+  ) {
     return { text: `${call.name}: the input must be an object of named parameters.`, isError: true };
   }
   try {
@@ -64,11 +73,17 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
       });
     } catch (error) {
       if (input.signal.aborted) return { outcome: 'abandoned' };
-      if (error instanceof NoProviderError) return { outcome: 'error', lastText, failure: NO_PROVIDER, error: error.message };
+      if (error instanceof NoProviderError)
+        return { outcome: 'error', lastText, failure: NO_PROVIDER, error: error.message };
       return { outcome: 'error', lastText, failure: INFERENCE_FAILED, error: errorMessage(error) };
     }
     if (result.finishReason === 'error') {
-      return { outcome: 'error', lastText, failure: INFERENCE_FAILED, error: `${result.provider}/${result.model} finished with an error` };
+      return {
+        outcome: 'error',
+        lastText,
+        failure: INFERENCE_FAILED,
+        error: `${result.provider}/${result.model} finished with an error`,
+      };
     }
     const text = result.text ?? '';
     const toolCalls = result.toolCalls ?? [];
@@ -81,8 +96,20 @@ export async function runAgentLoop(input: AgentLoopInput): Promise<AgentLoopResu
     if (toolCalls.length === 0) return { outcome: 'ok', lastText };
     for (const call of toolCalls) {
       const outcome = await callTool(call, offered, (c) => input.runTool(c));
-      input.record({ type: 'tool_result', toolCallId: call.id, name: call.name, content: outcome.text, isError: outcome.isError });
-      messages.push({ role: 'tool', toolCallId: call.id, toolName: call.name, content: outcome.text, isError: outcome.isError });
+      input.record({
+        type: 'tool_result',
+        toolCallId: call.id,
+        name: call.name,
+        content: outcome.text,
+        isError: outcome.isError,
+      });
+      messages.push({
+        role: 'tool',
+        toolCallId: call.id,
+        toolName: call.name,
+        content: outcome.text,
+        isError: outcome.isError,
+      });
     }
   }
   return lastText === null

@@ -56,9 +56,18 @@ export interface EngineApi {
     options?: PostOptions,
   ): Promise<Accepted>;
   /** Starts a subagent session with `prompt` as its first message; returns at once. */
-  startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }>;
+  startBackgroundAgent(input: {
+    prompt: string;
+    name: string;
+    parentSessionId?: string;
+  }): Promise<{ sessionId: string }>;
   /** Starts a subagent and resolves with the text of its first reply (rejects after `timeoutMs`). */
-  askAgent(input: { prompt: string; name: string; parentSessionId?: string; timeoutMs?: number }): Promise<{ sessionId: string; text: string }>;
+  askAgent(input: {
+    prompt: string;
+    name: string;
+    parentSessionId?: string;
+    timeoutMs?: number;
+  }): Promise<{ sessionId: string; text: string }>;
 }
 
 /** One engine session as listings show it. */

@@ -11,8 +11,8 @@ import { EngineIndex } from '../store/engine-index.ts';
 import { EngineLogs } from '../store/engine-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { Engine } from './engine.ts';
-import { emptyToolbox } from './toolbox.ts';
 import type { AgentToolbox } from './toolbox.ts';
+import { emptyToolbox } from './toolbox.ts';
 
 export interface CreateEngineDeps {
   config: Config;

@@ -15,7 +15,11 @@ describe('cutOffAnswer', () => {
   it('nothing recorded, or cut off mid-tool: no answer', () => {
     assert.deepEqual(cutOffAnswer([]), { kind: 'none' });
     assert.deepEqual(cutOffAnswer([said('', 1), result]), { kind: 'none' });
-    assert.deepEqual(cutOffAnswer([said('looking', 1), sent('looking')]), { kind: 'none' }, 'an echo of a model text that called tools');
+    assert.deepEqual(
+      cutOffAnswer([said('looking', 1), sent('looking')]),
+      { kind: 'none' },
+      'an echo of a model text that called tools',
+    );
   });
   it('a final answer recorded but not sent: unsent; sent: answered; empty: silent', () => {
     assert.deepEqual(cutOffAnswer([said('', 1), result, said('done')]), { kind: 'unsent', text: 'done' });
@@ -25,6 +29,8 @@ describe('cutOffAnswer', () => {
   it('a terminal reply after the last step (a failure text, "Internal error."): answered', () => {
     assert.deepEqual(cutOffAnswer([said('', 1), result, sent('Inference failed.')]), { kind: 'answered' });
     assert.deepEqual(cutOffAnswer([sent('Internal error.')]), { kind: 'answered' });
-    assert.deepEqual(cutOffAnswer([said('looking', 1), sent('looking'), sent('Internal error.')]), { kind: 'answered' });
+    assert.deepEqual(cutOffAnswer([said('looking', 1), sent('looking'), sent('Internal error.')]), {
+      kind: 'answered',
+    });
   });
 });

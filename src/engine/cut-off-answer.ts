@@ -10,7 +10,8 @@ import type { TurnStep } from './history.ts';
  * - `silent`: the model finished without text; nothing is owed.
  * - `none`: no answer was recorded; the turn gets "Internal error.".
  */
-export type CutOffAnswer = { kind: 'answered' } | { kind: 'unsent'; text: string } | { kind: 'silent' } | { kind: 'none' };
+export type CutOffAnswer =
+  { kind: 'answered' } | { kind: 'unsent'; text: string } | { kind: 'silent' } | { kind: 'none' };
 
 /** Reads the answer state of a cut-off turn from its steps (oldest first). */
 export function cutOffAnswer(steps: readonly TurnStep[]): CutOffAnswer {
@@ -34,6 +35,7 @@ export function cutOffAnswer(steps: readonly TurnStep[]): CutOffAnswer {
   if (i === steps.length - 1) return { kind: 'none' };
   const before = steps[i];
   const first = steps[i + 1];
-  const echo = before?.type === 'assistant' && first?.type === 'outgoing' && first.text === before.text && i + 2 === steps.length;
+  const echo =
+    before?.type === 'assistant' && first?.type === 'outgoing' && first.text === before.text && i + 2 === steps.length;
   return echo ? { kind: 'none' } : { kind: 'answered' };
 }

@@ -44,7 +44,12 @@ export function descriptorKey(d: SessionDescriptor): string {
 
 /** The user descriptor of the conversation a chat message belongs to; channelId is the formatted target. */
 export function userDescriptor(message: Pick<InboundMessage, 'target' | 'userId'>): SessionDescriptor {
-  return { type: 'user', connector: message.target.channel, userId: message.userId, channelId: formatTarget(message.target) };
+  return {
+    type: 'user',
+    connector: message.target.channel,
+    userId: message.userId,
+    channelId: formatTarget(message.target),
+  };
 }
 
 /** One line naming a session for people: `user telegram|42 (42)`, `cron nightly`, `subagent fixer (parent abc)`. */

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
+import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 import type { InboundMessage } from '../channels/connector.ts';
 import { InferenceError, NoProviderError } from '../inference/types.ts';
-import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
-import type { EngineFixture } from '../../test/support/engine-fixture.ts';
-import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 
 let fx: EngineFixture | null = null;
 afterEach(async () => {
@@ -13,7 +13,8 @@ afterEach(async () => {
 });
 
 /** A message in chat `chatId` (default 42) from user 42 unless `userId` says otherwise. */
-const chat = (id: string, text: string, chatId = '42', userId = '42'): InboundMessage => chatMessage(id, text, chatId, userId);
+const chat = (id: string, text: string, chatId = '42', userId = '42'): InboundMessage =>
+  chatMessage(id, text, chatId, userId);
 
 describe('engine: user sessions', { timeout: 30_000 }, () => {
   it('answers in the same channel, replying to the message, and logs the turn incrementally', async () => {
@@ -21,11 +22,29 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     const accepted = await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     assert.equal(accepted.duplicate, false);
     await fx.engine.idle();
-    assert.deepEqual(fx.outbox.deliveries, [{ target: { channel: 'telegram', chat: '42' }, to: 'telegram|42', text: 'echo: hello', replyTo: 'm1' }]);
+    assert.deepEqual(fx.outbox.deliveries, [
+      { target: { channel: 'telegram', chat: '42' }, to: 'telegram|42', text: 'echo: hello', replyTo: 'm1' },
+    ]);
     const records = fx.records(accepted.sessionId);
-    assert.deepEqual(records.map((r) => r.type), ['session_created', 'incoming', 'turn_start', 'assistant', 'outgoing', 'turn_end']);
-    assert.deepEqual(records[0]?.descriptor, { type: 'user', connector: 'telegram', userId: '42', channelId: 'telegram|42' });
-    assert.deepEqual(records[1], { ...records[1], messageId: 'm1', kind: 'user', origin: 'telegram|42', text: 'hello', from: '42', replyTo: 'm1' });
+    assert.deepEqual(
+      records.map((r) => r.type),
+      ['session_created', 'incoming', 'turn_start', 'assistant', 'outgoing', 'turn_end'],
+    );
+    assert.deepEqual(records[0]?.descriptor, {
+      type: 'user',
+      connector: 'telegram',
+      userId: '42',
+      channelId: 'telegram|42',
+    });
+    assert.deepEqual(records[1], {
+      ...records[1],
+      messageId: 'm1',
+      kind: 'user',
+      origin: 'telegram|42',
+      text: 'hello',
+      from: '42',
+      replyTo: 'm1',
+    });
     assert.equal(records[5]?.outcome, 'ok');
     const request = fx.inference.requests[0];
     assert.match(request?.system ?? '', /orchestrator/);
@@ -38,7 +57,10 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     await fx.engine.postScheduled({ type: 'heartbeat' }, 'checks', 'heartbeat');
     await fx.engine.idle();
-    const [user, heartbeat] = [fx.inference.requests.find((r) => r.system.includes('orchestrator')), fx.inference.requests.find((r) => r.system.includes('This is the heartbeat session'))];
+    const [user, heartbeat] = [
+      fx.inference.requests.find((r) => r.system.includes('orchestrator')),
+      fx.inference.requests.find((r) => r.system.includes('This is the heartbeat session')),
+    ];
     assert.ok(user?.system.endsWith('Always answer in French.'));
     assert.ok(heartbeat?.system.startsWith('You are a background agent'));
     assert.ok(heartbeat?.system.endsWith('Always answer in French.'));
@@ -67,40 +89,59 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     await first.reached();
     // Session 2 gets its turn while session 1's first turn is still waiting for the model.
     await fx.outbox.waitFor(1);
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: b1']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['echo: b1'],
+    );
     assert.equal(fx.inference.requests.filter((r) => r.messages.at(-1)?.content === 'a2').length, 0);
     first.release({ text: 'reply a1' });
     await fx.engine.idle();
     assert.deepEqual(fx.outbox.to('telegram|1'), ['reply a1', 'echo: a2']);
     // The second turn sees the first one as history.
     const a2 = fx.inference.requests.find((r) => r.messages.at(-1)?.content === 'a2');
-    assert.deepEqual(a2?.messages.map((m) => [m.role, m.content]), [
-      ['user', 'a1'],
-      ['assistant', 'reply a1'],
-      ['user', 'a2'],
-    ]);
+    assert.deepEqual(
+      a2?.messages.map((m) => [m.role, m.content]),
+      [
+        ['user', 'a1'],
+        ['assistant', 'reply a1'],
+        ['user', 'a2'],
+      ],
+    );
   });
 
   it('treats a repeated caller-chosen id of a scheduled or system post as a duplicate, also after a restart', async () => {
     fx = await engineFixture();
-    const first = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', { messageId: 'cron-nightly-1' });
+    const first = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', {
+      messageId: 'cron-nightly-1',
+    });
     assert.equal(first.duplicate, false);
     assert.equal(first.messageId, 'cron-nightly-1');
     await fx.engine.idle();
     fx = await fx.reopen();
-    const again = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', { messageId: 'cron-nightly-1' });
+    const again = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', {
+      messageId: 'cron-nightly-1',
+    });
     assert.equal(again.duplicate, true);
     assert.equal(again.sessionId, first.sessionId);
     const route = { sessionId: first.sessionId };
     const sys = await fx.engine.postSystemMessage(route, 'wake up', 'wake', { messageId: 'wake-7' });
     assert.equal(sys?.duplicate, false);
-    assert.equal((await fx.engine.postSystemMessage(route, 'wake up', 'wake', { messageId: 'wake-7' }))?.duplicate, true);
-    await assert.rejects(fx.engine.postSystemMessage(route, 'x', 'wake', { messageId: ' ' }), /messageId must not be empty/);
+    assert.equal(
+      (await fx.engine.postSystemMessage(route, 'wake up', 'wake', { messageId: 'wake-7' }))?.duplicate,
+      true,
+    );
+    await assert.rejects(
+      fx.engine.postSystemMessage(route, 'x', 'wake', { messageId: ' ' }),
+      /messageId must not be empty/,
+    );
   });
 
   it('acknowledges a redelivered message id without queueing it twice, also after a restart', async () => {
     fx = await engineFixture();
-    const [one, two] = await Promise.all([fx.engine.acceptUserMessage(chat('m1', 'hi')), fx.engine.acceptUserMessage(chat('m1', 'hi'))]);
+    const [one, two] = await Promise.all([
+      fx.engine.acceptUserMessage(chat('m1', 'hi')),
+      fx.engine.acceptUserMessage(chat('m1', 'hi')),
+    ]);
     assert.equal(one.duplicate, false);
     assert.equal(two.duplicate, true);
     assert.equal(two.sessionId, one.sessionId);
@@ -116,7 +157,10 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     const fresh = await fx.engine.acceptUserMessage(chat('m2', 'again'));
     assert.equal(fresh.duplicate, false);
     await fx.engine.idle();
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['echo: again']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['echo: again'],
+    );
     assert.equal(fx.records(one.sessionId).filter((r) => r.type === 'incoming').length, 2);
   });
 
@@ -129,10 +173,15 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
 
 describe('engine: failures and limits', { timeout: 30_000 }, () => {
   it('says "Inference failed." when every provider failed, and records it', async () => {
-    fx = await engineFixture({ inference: new ScriptedInference().script(new InferenceError('all failed', ['a: 500'])) });
+    fx = await engineFixture({
+      inference: new ScriptedInference().script(new InferenceError('all failed', ['a: 500'])),
+    });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Inference failed.']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['Inference failed.'],
+    );
     const end = fx.records(sessionId).at(-1);
     assert.equal(end?.type, 'turn_end');
     assert.equal(end?.outcome, 'error');
@@ -143,24 +192,35 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
     fx = await engineFixture({ inference: new ScriptedInference().script(new NoProviderError()) });
     await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['No inference provider available.']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['No inference provider available.'],
+    );
   });
 
   it('says "Inference failed." when the model finishes with an error', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script({ text: '', finishReason: 'error' }) });
     await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Inference failed.']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['Inference failed.'],
+    );
   });
 
   it('stops after engine.maxToolIterations model calls with "Tool execution limit reached."', async () => {
-    const inference = new ScriptedInference().onRequest(() => ({ toolCalls: [{ id: `c${Math.random()}`, name: 'lookup', input: { word: 'x' } }] }));
+    const inference = new ScriptedInference().onRequest(() => ({
+      toolCalls: [{ id: `c${Math.random()}`, name: 'lookup', input: { word: 'x' } }],
+    }));
     fx = await engineFixture({ inference, overrides: { engine: { maxToolIterations: 3 } } });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'loop'));
     await fx.engine.idle();
     assert.equal(fx.inference.requests.length, 3);
     assert.equal(fx.toolbox.calls.length, 3);
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Tool execution limit reached.']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['Tool execution limit reached.'],
+    );
     assert.equal(fx.records(sessionId).at(-1)?.outcome, 'limit');
   });
 
@@ -196,14 +256,21 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
     assert.match(texts[1] ?? '', /Unknown tool no_such_tool/);
     assert.match(texts[2] ?? '', /prompt: the prompt must not be empty/);
     assert.match(texts[3] ?? '', /must be an object/);
-    assert.deepEqual(fx.outbox.sent.map((m) => m.text), ['Working on it.', 'Done despite errors.']);
+    assert.deepEqual(
+      fx.outbox.sent.map((m) => m.text),
+      ['Working on it.', 'Done despite errors.'],
+    );
     assert.equal(fx.records(sessionId).filter((r) => r.type === 'tool_result').length, 4);
     assert.equal(fx.records(sessionId).at(-1)?.outcome, 'ok');
   });
 
   it('records a background session failure without sending anything', async () => {
     fx = await engineFixture({ inference: new ScriptedInference().script(new InferenceError('down', [])) });
-    const { sessionId } = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the nightly checks', 'cron:nightly');
+    const { sessionId } = await fx.engine.postScheduled(
+      { type: 'cron', id: 'nightly' },
+      'run the nightly checks',
+      'cron:nightly',
+    );
     await fx.engine.idle();
     assert.equal(fx.outbox.sent.length, 0);
     const end = fx.records(sessionId).at(-1);

@@ -5,14 +5,14 @@
 import { z } from 'zod';
 import type { InboundMessage, Outbox } from '../channels/connector.ts';
 import { formatTarget, parseTarget } from '../channels/connector.ts';
+import { backoffDelay } from '../core/backoff.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
-import { backoffDelay } from '../core/backoff.ts';
 import { AppError, errorMessage, fromZodError, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
-import { WorkLoop } from '../core/work-loop.ts';
 import type { StepResult } from '../core/work-loop.ts';
+import { WorkLoop } from '../core/work-loop.ts';
 import type { Inference } from '../inference/types.ts';
 import type { EngineIndex } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
@@ -58,7 +58,11 @@ const postSchema = z.object({
   origin: nonEmpty('origin'),
   messageId: z.string().trim().min(1, 'messageId must not be empty').max(200).optional(),
 });
-const agentInput = z.object({ prompt: nonEmpty('prompt'), name: nonEmpty('name').max(64), parentSessionId: z.string().min(1).optional() });
+const agentInput = z.object({
+  prompt: nonEmpty('prompt'),
+  name: nonEmpty('name').max(64),
+  parentSessionId: z.string().min(1).optional(),
+});
 
 function check<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   const result = schema.safeParse(value);
@@ -78,7 +82,14 @@ export class Engine implements EngineControl {
 
   constructor(deps: EngineDeps) {
     this.#deps = deps;
-    this.#inbox = new Inbox({ clock: deps.clock, logger: deps.logger, logs: deps.logs, index: deps.index, onQueued: (session) => this.#kick(session), closed: () => this.#state === 'stopped' });
+    this.#inbox = new Inbox({
+      clock: deps.clock,
+      logger: deps.logger,
+      logs: deps.logs,
+      index: deps.index,
+      onQueued: (session) => this.#kick(session),
+      closed: () => this.#state === 'stopped',
+    });
     this.#turns = new TurnRunner({
       config: deps.config,
       logger: deps.logger,
@@ -144,7 +155,8 @@ export class Engine implements EngineControl {
     }
     this.#state = 'stopped';
     await this.#inbox.flushIndex();
-    for (const session of this.#inbox.sessions.values()) session.waiter?.reject(new AppError('unavailable', 'the engine stopped'));
+    for (const session of this.#inbox.sessions.values())
+      session.waiter?.reject(new AppError('unavailable', 'the engine stopped'));
     await this.#deps.logs.closeAll();
   }
 
@@ -176,7 +188,12 @@ export class Engine implements EngineControl {
     });
   }
 
-  async postSystemMessage(route: MessageRoute, text: string, origin: string, options: PostOptions = {}): Promise<Accepted | null> {
+  async postSystemMessage(
+    route: MessageRoute,
+    text: string,
+    origin: string,
+    options: PostOptions = {},
+  ): Promise<Accepted | null> {
     this.#assertOpen();
     check(postSchema, { text, origin, messageId: options.messageId });
     const session = resolveRoute(this.#inbox.sessions, route);
@@ -196,15 +213,25 @@ export class Engine implements EngineControl {
     return this.#inbox.accept(this.#inbox.getOrCreate(d), systemEntry(text, origin, options.messageId));
   }
 
-  async startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }> {
+  async startBackgroundAgent(input: {
+    prompt: string;
+    name: string;
+    parentSessionId?: string;
+  }): Promise<{ sessionId: string }> {
     const { session, accepted } = this.#spawn(input, null);
     await accepted;
     return { sessionId: session.id };
   }
 
-  async askAgent(input: { prompt: string; name: string; parentSessionId?: string; timeoutMs?: number }): Promise<{ sessionId: string; text: string }> {
+  async askAgent(input: {
+    prompt: string;
+    name: string;
+    parentSessionId?: string;
+    timeoutMs?: number;
+  }): Promise<{ sessionId: string; text: string }> {
     const timeoutMs = input.timeoutMs ?? this.#deps.config.engine.askTimeoutMs;
-    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) throw invalidInput('timeoutMs: must be a positive number of milliseconds', 'timeoutMs');
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0)
+      throw invalidInput('timeoutMs: must be a positive number of milliseconds', 'timeoutMs');
     let waiter: ReplyWaiter | null = null;
     const reply = new Promise<string>((resolve, reject) => (waiter = { resolve, reject }));
     const { session, accepted } = this.#spawn(input, waiter);
@@ -212,7 +239,11 @@ export class Engine implements EngineControl {
     const timer = this.#deps.clock.after(timeoutMs, () => {
       if (session.waiter !== waiter) return;
       session.waiter = null;
-      waiter?.reject(limitReached(`no reply from agent "${input.name}" (session ${session.id}) within ${timeoutMs} ms; its reply will go to its parent session`));
+      waiter?.reject(
+        limitReached(
+          `no reply from agent "${input.name}" (session ${session.id}) within ${timeoutMs} ms; its reply will go to its parent session`,
+        ),
+      );
     });
     try {
       return { sessionId: session.id, text: await reply };
@@ -239,7 +270,8 @@ export class Engine implements EngineControl {
   // ---- the loop ---------------------------------------------------------------------------------------------------
 
   #assertOpen(): void {
-    if (this.#state !== 'running' && this.#state !== 'starting') throw new AppError('unavailable', `the agent engine is ${this.#state === 'new' ? 'not started' : 'stopped'}`);
+    if (this.#state !== 'running' && this.#state !== 'starting')
+      throw new AppError('unavailable', `the agent engine is ${this.#state === 'new' ? 'not started' : 'stopped'}`);
   }
 
   #kick(session: EngineSession): void {
@@ -251,7 +283,11 @@ export class Engine implements EngineControl {
         clock: this.#deps.clock,
         step: () => this.#turn(session),
         retryDelay: (failures) => backoffDelay(failures, 1_000, 60_000),
-        onError: (error, failures, retryInMs) => this.#deps.logger.error({ session: session.id, failures, retryInMs, err: errorMessage(error) }, 'engine session loop failed; retrying'),
+        onError: (error, failures, retryInMs) =>
+          this.#deps.logger.error(
+            { session: session.id, failures, retryInMs, err: errorMessage(error) },
+            'engine session loop failed; retrying',
+          ),
       });
       this.#loops.set(session.id, loop);
     }
@@ -277,10 +313,17 @@ export class Engine implements EngineControl {
   // ---- subagents and messages between sessions --------------------------------------------------------------------
 
   #defaultParent(): EngineSession {
-    return mostRecentForeground(this.#inbox.sessions.values()) ?? heartbeatSession(this.#inbox.sessions.values()) ?? this.#inbox.getOrCreate({ type: 'heartbeat' });
+    return (
+      mostRecentForeground(this.#inbox.sessions.values()) ??
+      heartbeatSession(this.#inbox.sessions.values()) ??
+      this.#inbox.getOrCreate({ type: 'heartbeat' })
+    );
   }
 
-  #spawn(raw: { prompt: string; name: string; parentSessionId?: string }, waiter: ReplyWaiter | null): { session: EngineSession; accepted: Promise<Accepted> } {
+  #spawn(
+    raw: { prompt: string; name: string; parentSessionId?: string },
+    waiter: ReplyWaiter | null,
+  ): { session: EngineSession; accepted: Promise<Accepted> } {
     this.#assertOpen();
     const input = check(agentInput, raw);
     const parent = input.parentSessionId ? this.#inbox.sessions.get(input.parentSessionId) : this.#defaultParent();
@@ -305,7 +348,8 @@ export class Engine implements EngineControl {
       if (!target) throw notFound(`session_id: no engine session ${targetId}`);
     } else if (from.descriptor.type === 'subagent') {
       target = this.#inbox.sessions.get(from.descriptor.parentSessionId) ?? null;
-      if (!target) throw notFound(`your parent session ${from.descriptor.parentSessionId} no longer exists; give session_id`);
+      if (!target)
+        throw notFound(`your parent session ${from.descriptor.parentSessionId} no longer exists; give session_id`);
     } else {
       target = mostRecentForeground(this.#inbox.sessions.values(), from.id);
       if (!target) throw notFound('there is no other user session to send to; give session_id');

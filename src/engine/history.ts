@@ -2,7 +2,7 @@
 // messages fit in `maxChars` (the newest turn always stays). Turns are kept whole, so every tool call keeps its
 // result; a call without a recorded result (a cut-off turn) gets an error result so pairs stay intact.
 import type { ChatMessage, ToolCall } from '../inference/types.ts';
-import type { EngineLogRecord, IncomingEntry, EngineTurnOutcome } from './log-records.ts';
+import type { EngineLogRecord, EngineTurnOutcome, IncomingEntry } from './log-records.ts';
 import { renderSystemMessage } from './prompts.ts';
 
 /** What one turn recorded between its start and end. */
@@ -40,7 +40,11 @@ export function turnMessages(turn: TurnLog): ChatMessage[] {
   let answered = false;
   for (const step of turn.steps) {
     if (step.type !== 'assistant') continue;
-    out.push({ role: 'assistant', content: step.text, ...(step.toolCalls.length > 0 ? { toolCalls: step.toolCalls } : {}) });
+    out.push({
+      role: 'assistant',
+      content: step.text,
+      ...(step.toolCalls.length > 0 ? { toolCalls: step.toolCalls } : {}),
+    });
     for (const call of step.toolCalls) {
       const result = results.get(call.id);
       out.push({
@@ -88,7 +92,8 @@ export class History {
     this.#turns.push({ turn, messages, size: size(messages) });
     while (this.#turns.length > this.#limits.turns) this.#turns.shift();
     let total = this.#turns.reduce((n, t) => n + t.size, 0);
-    while (this.#turns.length > 1 && total > this.#limits.maxChars) total -= (this.#turns.shift() as { size: number }).size;
+    while (this.#turns.length > 1 && total > this.#limits.maxChars)
+      total -= (this.#turns.shift() as { size: number }).size;
   }
 
   /** Number of turns kept. */

@@ -88,7 +88,8 @@ export class Inbox {
     let duplicate = session.recentIds.has(entry.messageId);
     while (!duplicate) {
       const flushes = this.#flushes;
-      duplicate = (await this.#deps.index.hasMessage(session.id, entry.messageId)) || session.recentIds.has(entry.messageId);
+      duplicate =
+        (await this.#deps.index.hasMessage(session.id, entry.messageId)) || session.recentIds.has(entry.messageId);
       if (flushes === this.#flushes) break;
     }
     // The engine may have stopped while the index was looked up.
@@ -139,7 +140,15 @@ export class Inbox {
       if (!s.dirty && s.unindexed.length === 0) continue;
       const floor = s.inflight.size > 0 ? Math.min(...s.inflight) - 1 : Infinity;
       const indexedSeq = Math.min(s.durableSeq, floor);
-      rows.push({ id: s.id, key: s.key, type: s.descriptor.type, createdAt: s.createdAt, updatedAt: s.updatedAt, lastUserAt: s.lastUserAt, indexedSeq });
+      rows.push({
+        id: s.id,
+        key: s.key,
+        type: s.descriptor.type,
+        createdAt: s.createdAt,
+        updatedAt: s.updatedAt,
+        lastUserAt: s.lastUserAt,
+        indexedSeq,
+      });
       for (const m of s.unindexed) messages.push({ sessionId: s.id, messageId: m.messageId, seq: m.seq });
       taken.set(s, s.unindexed.length);
       // Cleared now: a change while the transaction runs marks the session again for the next flush.

@@ -14,8 +14,14 @@ describe('lateToolbox', () => {
     const box = lateToolbox();
     assert.throws(() => box.tools(session), /not bound yet/);
     box.bind(echo);
-    assert.deepEqual(box.tools(session).map((t) => t.name), ['echo']);
-    assert.deepEqual(await box.run({ id: 'c1', name: 'echo', input: {} }, session), { text: 'echo echo', isError: false });
+    assert.deepEqual(
+      box.tools(session).map((t) => t.name),
+      ['echo'],
+    );
+    assert.deepEqual(await box.run({ id: 'c1', name: 'echo', input: {} }, session), {
+      text: 'echo echo',
+      isError: false,
+    });
     assert.throws(() => box.bind(echo), /already bound/);
   });
 });

@@ -1,8 +1,8 @@
 // The records of an engine session's JSONL log (store/engine-logs.ts writes them untyped). History is incremental:
 // one record per message, model reply, tool result, reply sent and turn boundary — never the whole context.
 import { z } from 'zod';
-import type { LogRecord } from '../store/jsonl-log.ts';
 import type { ToolCall } from '../inference/types.ts';
+import type { LogRecord } from '../store/jsonl-log.ts';
 import type { SessionDescriptor } from './api.ts';
 
 /**
@@ -58,7 +58,13 @@ const entrySchema = z.discriminatedUnion('type', [
   }),
   z.object({ type: z.literal('turn_start'), messageId: z.string().min(1) }),
   z.object({ type: z.literal('assistant'), text: z.string(), toolCalls: z.array(toolCall) }),
-  z.object({ type: z.literal('tool_result'), toolCallId: z.string(), name: z.string(), content: z.string(), isError: z.boolean() }),
+  z.object({
+    type: z.literal('tool_result'),
+    toolCallId: z.string(),
+    name: z.string(),
+    content: z.string(),
+    isError: z.boolean(),
+  }),
   z.object({ type: z.literal('outgoing'), text: z.string(), target: z.string() }),
   z.object({
     type: z.literal('turn_end'),

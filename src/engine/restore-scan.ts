@@ -2,9 +2,9 @@
 // as it knows: the turn cut off by a crash (turn_start without turn_end), the messages accepted but never started,
 // the last user activity, and the accepted message ids the SQLite index has not seen yet.
 import type { LogRecord } from '../store/jsonl-log.ts';
-import { asEngineRecord } from './log-records.ts';
-import type { EngineLogRecord, IncomingEntry, EngineTurnOutcome } from './log-records.ts';
 import type { TurnStep } from './history.ts';
+import type { EngineLogRecord, EngineTurnOutcome, IncomingEntry } from './log-records.ts';
+import { asEngineRecord } from './log-records.ts';
 
 /** A queued message as restore found it. */
 export interface FoundIncoming extends IncomingEntry {
@@ -52,7 +52,15 @@ export class RestoreScanner {
   #steps: TurnStep[] = [];
   #sent: SentRecord[] = [];
   #open = false;
-  #state: RestoreState = { lastSeq: 0, updatedAt: 0, openTurn: null, pending: [], lastOutcome: null, lastUserAt: null, unindexed: [] };
+  #state: RestoreState = {
+    lastSeq: 0,
+    updatedAt: 0,
+    openTurn: null,
+    pending: [],
+    lastOutcome: null,
+    lastUserAt: null,
+    unindexed: [],
+  };
 
   /** `indexedSeq`: records up to this seq are already in the index (0 = index everything). */
   constructor(indexedSeq: number) {
@@ -90,7 +98,8 @@ export class RestoreScanner {
       } else if (record.type === 'assistant' || record.type === 'tool_result' || record.type === 'outgoing') {
         const { v: _v, seq: _seq, ts: _ts, ...step } = record;
         this.#steps.unshift(step);
-        if (record.type === 'outgoing') this.#sent.unshift({ seq: record.seq, text: record.text, target: record.target });
+        if (record.type === 'outgoing')
+          this.#sent.unshift({ seq: record.seq, text: record.text, target: record.target });
       }
     }
     return !(this.#phase === 'done' && record.seq <= this.#indexedSeq + 1);

@@ -5,8 +5,8 @@ import type { Logger } from '../core/logger.ts';
 import type { EngineIndex, EngineIndexRow } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import { parseDescriptor } from './descriptor.ts';
-import { RestoreScanner } from './restore-scan.ts';
 import type { RestoreState } from './restore-scan.ts';
+import { RestoreScanner } from './restore-scan.ts';
 import { EngineSession } from './session.ts';
 
 /** A session read back from disk with what its log says is unfinished. */
@@ -23,7 +23,11 @@ export interface LoadReport {
   malformed: number;
 }
 
-function scan(logs: EngineLogs, id: string, indexedSeq: number): { state: RestoreState; records: number; malformed: number } {
+function scan(
+  logs: EngineLogs,
+  id: string,
+  indexedSeq: number,
+): { state: RestoreState; records: number; malformed: number } {
   const scanner = new RestoreScanner(indexedSeq);
   const report = logs.scanBackward(
     id,
@@ -38,7 +42,11 @@ function scan(logs: EngineLogs, id: string, indexedSeq: number): { state: Restor
  * and logged. Index rows of logs that are gone are dropped. Two logs with the same descriptor key keep the most
  * recently active one (logged). Returns the sessions and the load figures.
  */
-export async function loadSessions(logs: EngineLogs, index: EngineIndex, logger: Logger): Promise<{ loaded: LoadedSession[]; report: LoadReport }> {
+export async function loadSessions(
+  logs: EngineLogs,
+  index: EngineIndex,
+  logger: Logger,
+): Promise<{ loaded: LoadedSession[]; report: LoadReport }> {
   const rows = await index.all();
   const report: LoadReport = { files: 0, skipped: 0, records: 0, malformed: 0 };
   const byKey = new Map<string, LoadedSession>();
@@ -50,13 +58,19 @@ export async function loadSessions(logs: EngineLogs, index: EngineIndex, logger:
     const descriptor = first?.type === 'session_created' ? parseDescriptor(first.descriptor) : null;
     if (!first || !descriptor) {
       report.skipped += 1;
-      logger.warn({ session: id, path: logs.path(id) }, 'engine log skipped: its first record is not a session_created with a valid descriptor');
+      logger.warn(
+        { session: id, path: logs.path(id) },
+        'engine log skipped: its first record is not a session_created with a valid descriptor',
+      );
       continue;
     }
     let row: EngineIndexRow | undefined = rows.get(id);
     let result = scan(logs, id, row?.indexedSeq ?? 0);
     if (row && result.state.lastSeq < row.indexedSeq) {
-      logger.warn({ session: id, indexedSeq: row.indexedSeq, lastSeq: result.state.lastSeq }, 'engine index ahead of its log: reindexing the session from its log');
+      logger.warn(
+        { session: id, indexedSeq: row.indexedSeq, lastSeq: result.state.lastSeq },
+        'engine index ahead of its log: reindexing the session from its log',
+      );
       await index.forget(id);
       row = undefined;
       result = scan(logs, id, 0);
@@ -80,7 +94,10 @@ export async function loadSessions(logs: EngineLogs, index: EngineIndex, logger:
     if (other) {
       const keep = other.session.updatedAt >= session.updatedAt ? other : { session, state };
       const drop = keep === other ? session : other.session;
-      logger.warn({ key: session.key, kept: keep.session.id, ignored: drop.id }, 'two engine logs share one session key; the older one is ignored');
+      logger.warn(
+        { key: session.key, kept: keep.session.id, ignored: drop.id },
+        'two engine logs share one session key; the older one is ignored',
+      );
       byKey.set(session.key, keep);
       continue;
     }

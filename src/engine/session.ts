@@ -3,7 +3,7 @@
 import type { SessionDescriptor } from './api.ts';
 import { descriptorKey } from './descriptor.ts';
 import type { History } from './history.ts';
-import type { IncomingEntry, EngineTurnOutcome } from './log-records.ts';
+import type { EngineTurnOutcome, IncomingEntry } from './log-records.ts';
 
 /** A durably accepted message waiting for its turn. */
 export interface QueuedMessage extends IncomingEntry {
@@ -49,7 +49,14 @@ export class EngineSession {
   /** askAgent's wait for the first reply; consumes that reply instead of the parent. */
   waiter: ReplyWaiter | null = null;
 
-  constructor(init: { id: string; descriptor: SessionDescriptor; createdAt: number; updatedAt?: number; lastUserAt?: number | null; lastOutcome?: EngineTurnOutcome | null }) {
+  constructor(init: {
+    id: string;
+    descriptor: SessionDescriptor;
+    createdAt: number;
+    updatedAt?: number;
+    lastUserAt?: number | null;
+    lastOutcome?: EngineTurnOutcome | null;
+  }) {
     this.id = init.id;
     this.descriptor = init.descriptor;
     this.key = descriptorKey(init.descriptor);

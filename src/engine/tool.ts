@@ -56,12 +56,19 @@ export function defineTool<C, S extends z.ZodObject>(def: ToolDefinition<C, S>):
  * Runs `call` on the tool of its name. Never throws: an unknown name, bad input and failures come back as error
  * outcomes (an AppError as its message, anything else as `<name> failed: <message>`), so the model can correct itself.
  */
-export async function runToolCall<C>(tools: readonly Tool<C>[], ctx: C, call: Pick<ToolCall, 'name' | 'input'>): Promise<ToolOutcome> {
+export async function runToolCall<C>(
+  tools: readonly Tool<C>[],
+  ctx: C,
+  call: Pick<ToolCall, 'name' | 'input'>,
+): Promise<ToolOutcome> {
   const tool = tools.find((t) => t.spec.name === call.name);
   if (!tool) return { text: `Unknown tool ${call.name}.`, isError: true };
   try {
     return { text: await tool.call(ctx, call.input), isError: false };
   } catch (error) {
-    return { text: error instanceof AppError ? error.message : `${call.name} failed: ${errorMessage(error)}`, isError: true };
+    return {
+      text: error instanceof AppError ? error.message : `${call.name} failed: ${errorMessage(error)}`,
+      isError: true,
+    };
   }
 }

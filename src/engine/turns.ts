@@ -10,12 +10,12 @@ import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
+import type { AgentLoopResult } from './agent-loop.ts';
 import { INTERNAL_ERROR, runAgentLoop } from './agent-loop.ts';
 import { cutOffAnswer } from './cut-off-answer.ts';
-import type { AgentLoopResult } from './agent-loop.ts';
 import { originOf } from './descriptor.ts';
-import { History, HistoryCollector, renderIncoming } from './history.ts';
 import type { TurnLog, TurnStep } from './history.ts';
+import { History, HistoryCollector, renderIncoming } from './history.ts';
 import type { Inbox } from './inbox.ts';
 import { systemEntry } from './inbox.ts';
 import type { IncomingEntry } from './log-records.ts';
@@ -110,12 +110,21 @@ export class TurnRunner {
       session.abort = null;
     }
     if (result.outcome === 'abandoned' || this.#deps.closed()) return;
-    if (result.failure) logger.warn({ session: session.id, type: session.descriptor.type, error: result.error }, `engine turn ended: ${result.failure}`);
+    if (result.failure)
+      logger.warn(
+        { session: session.id, type: session.descriptor.type, error: result.error },
+        `engine turn ended: ${result.failure}`,
+      );
     if (isUser && result.failure) await this.#reply(session, message, turn, result.failure);
     if (session.descriptor.type === 'subagent') await this.#report(session, message, turn, result);
     const error = result.error ? (result.failure ? `${result.failure} ${result.error}` : result.error) : undefined;
     faultPoint('engine.turn.before-end');
-    inbox.write(session, { type: 'turn_end', messageId: message.messageId, outcome: result.outcome, ...(error ? { error } : {}) });
+    inbox.write(session, {
+      type: 'turn_end',
+      messageId: message.messageId,
+      outcome: result.outcome,
+      ...(error ? { error } : {}),
+    });
     await inbox.sync(session);
     turn.outcome = result.outcome;
     history.add(turn);
@@ -133,7 +142,12 @@ export class TurnRunner {
    * record's seq, so restore can hand a recorded reply over again without it being queued twice. Resolves once the
    * Outbox has recorded it.
    */
-  async #reply(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, turn: TurnLog | null, text: string): Promise<void> {
+  async #reply(
+    session: EngineSession,
+    message: Pick<IncomingEntry, 'kind' | 'replyTo'>,
+    turn: TurnLog | null,
+    text: string,
+  ): Promise<void> {
     if (session.descriptor.type !== 'user') return;
     const seq = this.#step(session, turn, { type: 'outgoing', text, target: session.descriptor.channelId });
     faultPoint('engine.reply.after-record');
@@ -141,12 +155,20 @@ export class TurnRunner {
   }
 
   /** Hands a recorded reply (its `outgoing` record has `seq`) to the Outbox; a repeat with the same seq is a no-op. */
-  async #send(session: EngineSession, message: Pick<IncomingEntry, 'kind' | 'replyTo'>, text: string, seq: number): Promise<void> {
+  async #send(
+    session: EngineSession,
+    message: Pick<IncomingEntry, 'kind' | 'replyTo'>,
+    text: string,
+    seq: number,
+  ): Promise<void> {
     if (session.descriptor.type !== 'user') return;
     const channelId = session.descriptor.channelId;
     const target = parseTarget(channelId);
     if (!target) {
-      this.#deps.logger.error({ session: session.id, channel: channelId }, 'engine reply has no valid target; recorded only');
+      this.#deps.logger.error(
+        { session: session.id, channel: channelId },
+        'engine reply has no valid target; recorded only',
+      );
       return;
     }
     const replyTo = message.kind === 'user' && message.replyTo ? { replyTo: message.replyTo } : {};
@@ -182,16 +204,28 @@ export class TurnRunner {
    * Records `text` as sent to the parent, then puts it in the parent's inbox. Its message id derives from the turn,
    * so delivering it again (on restore) never queues it twice.
    */
-  async #deliverToParent(session: EngineSession, turn: TurnLog | null, messageId: string, text: string, suffix = ''): Promise<void> {
+  async #deliverToParent(
+    session: EngineSession,
+    turn: TurnLog | null,
+    messageId: string,
+    text: string,
+    suffix = '',
+  ): Promise<void> {
     if (session.descriptor.type !== 'subagent') return;
     const parentId = session.descriptor.parentSessionId;
     this.#step(session, turn, { type: 'outgoing', text, target: `session:${parentId}` });
     const parent = this.#deps.inbox.sessions.get(parentId);
     if (!parent) {
-      this.#deps.logger.error({ session: session.id, parent: parentId }, 'subagent result recorded but its parent session does not exist');
+      this.#deps.logger.error(
+        { session: session.id, parent: parentId },
+        'subagent result recorded but its parent session does not exist',
+      );
       return;
     }
-    await this.#deps.inbox.accept(parent, systemEntry(text, originOf(session.descriptor, session.id), `sub-${session.id}-${messageId}${suffix}`));
+    await this.#deps.inbox.accept(
+      parent,
+      systemEntry(text, originOf(session.descriptor, session.id), `sub-${session.id}-${messageId}${suffix}`),
+    );
   }
 
   /** An engine fault during a turn (e.g. a failed write): closes the turn as internal_error and says so. */
@@ -207,12 +241,20 @@ export class TurnRunner {
         session.waiter = null;
         await this.#deliverToParent(session, null, message.messageId, text, '-failed');
       }
-      inbox.write(session, { type: 'turn_end', messageId: message.messageId, outcome: 'internal_error', error: errorMessage(error) });
+      inbox.write(session, {
+        type: 'turn_end',
+        messageId: message.messageId,
+        outcome: 'internal_error',
+        error: errorMessage(error),
+      });
       await inbox.sync(session);
       session.lastOutcome = 'internal_error';
       session.history = null;
     } catch (second) {
-      logger.error({ session: session.id, err: errorMessage(second) }, 'could not close the failed engine turn; the next start closes it');
+      logger.error(
+        { session: session.id, err: errorMessage(second) },
+        'could not close the failed engine turn; the next start closes it',
+      );
     }
   }
 
@@ -229,17 +271,24 @@ export class TurnRunner {
     if (!open) return;
     const d = session.descriptor;
     const { logger, inbox } = this.#deps;
-    logger.warn({ session: session.id, type: d.type, message: open.messageId }, 'engine turn cut off by a restart; closing it');
+    logger.warn(
+      { session: session.id, type: d.type, message: open.messageId },
+      'engine turn cut off by a restart; closing it',
+    );
     if (d.type === 'user') {
       const message = open.incoming ?? { kind: 'system' as const };
-      for (const sent of open.sent) if (sent.target === d.channelId) await this.#send(session, message, sent.text, sent.seq);
+      for (const sent of open.sent)
+        if (sent.target === d.channelId) await this.#send(session, message, sent.text, sent.seq);
       const answer = cutOffAnswer(open.steps);
       switch (answer.kind) {
         case 'answered':
         case 'silent':
           break;
         case 'unsent':
-          logger.info({ session: session.id, message: open.messageId }, 'cut-off turn had recorded its answer; delivering it');
+          logger.info(
+            { session: session.id, message: open.messageId },
+            'cut-off turn had recorded its answer; delivering it',
+          );
           await this.#reply(session, message, null, answer.text);
           break;
         case 'none':
@@ -251,17 +300,28 @@ export class TurnRunner {
     } else if (d.type === 'subagent') {
       const recorded = [...open.steps]
         .reverse()
-        .find((s): s is Extract<TurnStep, { type: 'outgoing' }> => s.type === 'outgoing' && s.target === `session:${d.parentSessionId}`);
+        .find(
+          (s): s is Extract<TurnStep, { type: 'outgoing' }> =>
+            s.type === 'outgoing' && s.target === `session:${d.parentSessionId}`,
+        );
       const parent = inbox.sessions.get(d.parentSessionId);
       if (recorded && parent) {
-        await inbox.accept(parent, systemEntry(recorded.text, originOf(d, session.id), `sub-${session.id}-${open.messageId}`));
+        await inbox.accept(
+          parent,
+          systemEntry(recorded.text, originOf(d, session.id), `sub-${session.id}-${open.messageId}`),
+        );
       } else {
         const text = `Background agent "${d.name}" (session ${session.id}) failed while offline: its turn was cut off by a daemon restart.`;
         await this.#deliverToParent(session, null, open.messageId, text, '-offline');
       }
     }
     faultPoint('engine.cut-off.before-end');
-    inbox.write(session, { type: 'turn_end', messageId: open.messageId, outcome: 'internal_error', error: 'cut off by a daemon restart' });
+    inbox.write(session, {
+      type: 'turn_end',
+      messageId: open.messageId,
+      outcome: 'internal_error',
+      error: 'cut off by a daemon restart',
+    });
     await inbox.sync(session);
     session.lastOutcome = 'internal_error';
   }

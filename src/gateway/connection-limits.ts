@@ -9,7 +9,11 @@ import type { Config } from '../core/config.ts';
 type GatewayTimeouts = Pick<Config['gateway'], 'requestTimeoutSec' | 'bodyTimeoutSec'>;
 
 /** The Fastify options that make Node's HTTP server close slow or idle connections within `gateway.*TimeoutSec`. */
-export function connectionTimeoutOptions(gateway: GatewayTimeouts): { requestTimeout: number; keepAliveTimeout: number; http: ServerOptions } {
+export function connectionTimeoutOptions(gateway: GatewayTimeouts): {
+  requestTimeout: number;
+  keepAliveTimeout: number;
+  http: ServerOptions;
+} {
   const requestMs = Math.ceil(gateway.requestTimeoutSec * 1000);
   const bodyMs = Math.ceil(gateway.bodyTimeoutSec * 1000);
   const headersMs = Math.min(bodyMs, requestMs);

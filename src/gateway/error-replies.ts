@@ -3,7 +3,7 @@
 // whether an error or the route itself produced it.
 import type { FastifyError, FastifyInstance, FastifyRequest } from 'fastify';
 import type { Logger } from '../core/logger.ts';
-import { rpcError, RPC_ERRORS } from './json-rpc.ts';
+import { RPC_ERRORS, rpcError } from './json-rpc.ts';
 
 /** The HTTP status an error carries (Fastify's and http-errors' `statusCode`), else 500. */
 function statusOf(error: unknown): number {
@@ -47,5 +47,7 @@ export function registerErrorReplies(app: FastifyInstance, logger: Logger): void
     const level = reply.statusCode === 503 ? 'warn' : 'error';
     logger[level]({ method: request.method, url: request.url, status: reply.statusCode }, 'gateway answered 5xx');
   });
-  app.setNotFoundHandler((request, reply) => reply.code(404).send({ error: `no route ${request.method} ${request.url}` }));
+  app.setNotFoundHandler((request, reply) =>
+    reply.code(404).send({ error: `no route ${request.method} ${request.url}` }),
+  );
 }

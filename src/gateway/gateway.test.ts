@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { mkdirSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { startDaemon } from '../main.ts';
-import type { Daemon } from '../main.ts';
-import { parseSse } from '../cli/sse.ts';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { httpCall } from '../../test/support/web-http.ts';
+import { parseSse } from '../cli/sse.ts';
+import type { Daemon } from '../main.ts';
+import { startDaemon } from '../main.ts';
 
 describe('gateway', () => {
   const dir = tempDir();
@@ -25,7 +25,10 @@ describe('gateway', () => {
     return { status: response.status, json: text ? JSON.parse(text) : null };
   }
 
-  async function call(method: string, params?: unknown): Promise<{ result?: unknown; error?: { code: number; message: string; data?: { field?: string } } }> {
+  async function call(
+    method: string,
+    params?: unknown,
+  ): Promise<{ result?: unknown; error?: { code: number; message: string; data?: { field?: string } } }> {
     const { json } = await rpc({ jsonrpc: '2.0', id: 1, method, ...(params === undefined ? {} : { params }) });
     return json as { result?: unknown; error?: { code: number; message: string } };
   }
@@ -47,13 +50,23 @@ describe('gateway', () => {
   it('creates the token with mode 0600; /healthz says only "alive" without it, and the details with it', async () => {
     assert.equal(statSync(join(daemon.home, 'gateway.token')).mode & 0o777, 0o600);
     const port = Number(new URL(daemon.url).port);
-    const callers: Record<string, string>[] = [{}, { host: 'attacker.example' }, { authorization: 'Bearer wrong-token' }];
+    const callers: Record<string, string>[] = [
+      {},
+      { host: 'attacker.example' },
+      { authorization: 'Bearer wrong-token' },
+    ];
     for (const headers of callers) {
       const anonymous = await httpCall(port, 'GET', '/healthz', headers);
       assert.equal(anonymous.status, 200);
-      assert.deepEqual(JSON.parse(anonymous.body), { ok: true, service: 'switchboard' }, `no details for ${JSON.stringify(headers)}`);
+      assert.deepEqual(
+        JSON.parse(anonymous.body),
+        { ok: true, service: 'switchboard' },
+        `no details for ${JSON.stringify(headers)}`,
+      );
     }
-    const health = (await (await fetch(`${daemon.url}/healthz`, { headers: { authorization: `Bearer ${daemon.token}` } })).json()) as Record<string, unknown>;
+    const health = (await (
+      await fetch(`${daemon.url}/healthz`, { headers: { authorization: `Bearer ${daemon.token}` } })
+    ).json()) as Record<string, unknown>;
     assert.equal(health.ok, true);
     assert.equal(typeof health.version, 'string');
     assert.equal(health.activeSessions, 0);
@@ -104,7 +117,10 @@ describe('gateway', () => {
       { jsonrpc: '2.0', id: 'c', method: 'sessions.launch', params: { prompt: 'three', workdir } },
     ]);
     const replies = json as { id: string; result?: { name: string }; error?: { code: number; message: string } }[];
-    assert.deepEqual(replies.map((r) => r.id), ['a', 'b', 'c']);
+    assert.deepEqual(
+      replies.map((r) => r.id),
+      ['a', 'b', 'c'],
+    );
     assert.equal(replies[0]?.result?.name, 'one');
     const refused = replies.find((r) => r.error);
     assert.equal(refused?.error?.code, -32005);
@@ -136,8 +152,14 @@ describe('gateway', () => {
       if (event.event === 'output' && JSON.parse(event.data).text === 'beta') break;
     }
     controller.abort();
-    assert.deepEqual(seen.map((e) => e.event), ['created', 'run', 'user', 'backend', 'status', 'output', 'output']);
-    assert.deepEqual(seen.map((e) => Number(e.id)), [1, 2, 3, 4, 5, 6, 7]);
+    assert.deepEqual(
+      seen.map((e) => e.event),
+      ['created', 'run', 'user', 'backend', 'status', 'output', 'output'],
+    );
+    assert.deepEqual(
+      seen.map((e) => Number(e.id)),
+      [1, 2, 3, 4, 5, 6, 7],
+    );
     const again = new AbortController();
     const resumed = await fetch(`${daemon.url}/sessions/sse-1/events`, {
       headers: { authorization: `Bearer ${daemon.token}`, 'last-event-id': '5' },
@@ -150,7 +172,9 @@ describe('gateway', () => {
     again.abort();
     const unauthorized = await fetch(`${daemon.url}/sessions/${launched.id}/events`);
     assert.equal(unauthorized.status, 401);
-    const unknown = await fetch(`${daemon.url}/sessions/ghost/events`, { headers: { authorization: `Bearer ${daemon.token}` } });
+    const unknown = await fetch(`${daemon.url}/sessions/ghost/events`, {
+      headers: { authorization: `Bearer ${daemon.token}` },
+    });
     assert.equal(unknown.status, 404);
   });
 });

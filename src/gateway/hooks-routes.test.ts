@@ -56,7 +56,10 @@ describe('POST /hooks/wake', () => {
     return new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock);
   }
 
-  async function wake(body: unknown, headers: Record<string, string> = { authorization: `Bearer ${hooksToken}` }): Promise<{ status: number; json: Record<string, unknown> }> {
+  async function wake(
+    body: unknown,
+    headers: Record<string, string> = { authorization: `Bearer ${hooksToken}` },
+  ): Promise<{ status: number; json: Record<string, unknown> }> {
     const res = await fetch(`${url}/hooks/wake`, {
       method: 'POST',
       headers: { 'content-type': 'application/json', ...headers },
@@ -68,7 +71,13 @@ describe('POST /hooks/wake', () => {
   beforeEach(async () => {
     f = managerFixture({ 'gateway.port': 0 });
     engine = new RecordingEngine();
-    scheduler = createScheduler({ db: sqliteKysely(f.db), engine, clock: f.clock, logger: silentLogger(), config: f.config });
+    scheduler = createScheduler({
+      db: sqliteKysely(f.db),
+      engine,
+      clock: f.clock,
+      logger: silentLogger(),
+      config: f.config,
+    });
     await scheduler.start();
     gatewayToken = ensureToken(f.home, 'gateway.token');
     hooksToken = ensureToken(f.home, 'hooks.token');
@@ -82,7 +91,12 @@ describe('POST /hooks/wake', () => {
   it('needs the hooks token: none, the gateway token or a wrong one get 401; the hooks token does not open /rpc', async () => {
     await serve(false);
     engine.addUserSession('eng-1', 1);
-    const refused: Record<string, string>[] = [{}, { authorization: `Bearer ${gatewayToken}` }, { authorization: 'Bearer nope' }, { 'x-switchboard-token': gatewayToken }];
+    const refused: Record<string, string>[] = [
+      {},
+      { authorization: `Bearer ${gatewayToken}` },
+      { authorization: 'Bearer nope' },
+      { 'x-switchboard-token': gatewayToken },
+    ];
     for (const headers of refused) {
       const res = await wake({ text: 'hi' }, headers);
       assert.equal(res.status, 401, JSON.stringify(headers));
@@ -127,7 +141,10 @@ describe('POST /hooks/wake', () => {
     const res = await wake({ text: 'deploy done', mode: 'now' });
     assert.equal(res.status, 200);
     assert.deepEqual([res.json.sessionId, res.json.via], ['newer', 'most-recent-foreground']);
-    assert.deepEqual([engine.posts[0]?.origin, engine.posts[0]?.text, engine.posts[0]?.via], ['hook', 'deploy done', 'system']);
+    assert.deepEqual(
+      [engine.posts[0]?.origin, engine.posts[0]?.text, engine.posts[0]?.via],
+      ['hook', 'deploy done', 'system'],
+    );
     engine.removeSession('older');
     engine.removeSession('newer');
     engine.addSession('hb', { type: 'heartbeat' });
@@ -193,7 +210,7 @@ describe('POST /hooks/wake', () => {
     assert.equal((await scheduler.heartbeat.status()).pendingEvents, 1, 'queued once');
   });
 
-  it('answers a 5xx through the gateway\'s one error handler, and logs every 5xx once', async () => {
+  it("answers a 5xx through the gateway's one error handler, and logs every 5xx once", async () => {
     const log = captureLogger('info');
     const wakeRouter = { deliver: async () => null };
     const heartbeat = {
@@ -222,7 +239,10 @@ describe('POST /hooks/wake', () => {
     assert.equal(logged[0]?.status, 500);
     const unavailable = await wake({ text: 'anyone?', mode: 'now' });
     assert.equal(unavailable.status, 503);
-    assert.deepEqual(log.find('warn', /^gateway answered 5xx$/).map((l) => [l.url, l.status]), [['/hooks/wake', 503]]);
+    assert.deepEqual(
+      log.find('warn', /^gateway answered 5xx$/).map((l) => [l.url, l.status]),
+      [['/hooks/wake', 503]],
+    );
     assert.equal(log.find('error', /^gateway error$/).length, 1, 'the 500 is logged once');
   });
 
@@ -238,7 +258,10 @@ describe('POST /hooks/wake', () => {
     const port = Number(new URL(url).port);
     const halfSent = await rawExchange(port, postHead(port, '/hooks/wake', 50_000) + '{"text":"', 5_000);
     assert.match(halfSent.data, /^HTTP\/1\.1 401 /);
-    assert.ok(halfSent.closedAfterMs !== null && halfSent.closedAfterMs < 1_000, `closed after ${halfSent.closedAfterMs} ms`);
+    assert.ok(
+      halfSent.closedAfterMs !== null && halfSent.closedAfterMs < 1_000,
+      `closed after ${halfSent.closedAfterMs} ms`,
+    );
   });
 
   it('is not served when hooks are disabled, and refuses a hooks token equal to the gateway token', async () => {
@@ -246,12 +269,27 @@ describe('POST /hooks/wake', () => {
     await app.close();
     const { default: Fastify } = await import('fastify');
     const bare = Fastify();
-    const deps = { token: hooksToken, gatewayToken, logger: silentLogger(), wake: { deliver: async () => null }, heartbeat: scheduler.heartbeat, idempotency: keys() };
+    const deps = {
+      token: hooksToken,
+      gatewayToken,
+      logger: silentLogger(),
+      wake: { deliver: async () => null },
+      heartbeat: scheduler.heartbeat,
+      idempotency: keys(),
+    };
     await registerHookRoutes(bare, { ...deps, config: { hooks: { enabled: false, maxTextChars: 10 } } });
-    const res = await bare.inject({ method: 'POST', url: '/hooks/wake', headers: { authorization: `Bearer ${hooksToken}` }, payload: { text: 'x' } });
+    const res = await bare.inject({
+      method: 'POST',
+      url: '/hooks/wake',
+      headers: { authorization: `Bearer ${hooksToken}` },
+      payload: { text: 'x' },
+    });
     assert.equal(res.statusCode, 404);
     await bare.close();
-    await assert.rejects(registerHookRoutes(Fastify(), { ...deps, gatewayToken: hooksToken, config: f.config }), /hooks.token is the same as gateway.token/);
+    await assert.rejects(
+      registerHookRoutes(Fastify(), { ...deps, gatewayToken: hooksToken, config: f.config }),
+      /hooks.token is the same as gateway.token/,
+    );
   });
 
   it('an idempotency key (header or field) answers a repeat with the first answer, and refuses another body under it with 422', async () => {

@@ -47,7 +47,11 @@ function presentedToken(headers: Record<string, string | string[] | undefined>):
 
 function bodySchema(maxTextChars: number) {
   return z.strictObject({
-    text: z.string({ error: 'required, a string' }).trim().min(1, 'must not be empty').max(maxTextChars, `at most ${maxTextChars} characters (hooks.maxTextChars)`),
+    text: z
+      .string({ error: 'required, a string' })
+      .trim()
+      .min(1, 'must not be empty')
+      .max(maxTextChars, `at most ${maxTextChars} characters (hooks.maxTextChars)`),
     mode: z.enum(['now', 'next-heartbeat'], { error: 'must be "now" or "next-heartbeat"' }).default('now'),
     idempotencyKey: z.string().optional(),
   });
@@ -65,15 +69,23 @@ const hookAnswerSchema = z.object({ status: z.number().int(), body: z.record(z.s
 type HookAnswer = z.infer<typeof hookAnswerSchema>;
 
 /** The request's idempotency key: the `Idempotency-Key` header or the `idempotencyKey` field (the same if both). */
-function idempotencyKeyOf(header: string | string[] | undefined, field: string | undefined): { ok: true; key: string | undefined } | { ok: false; message: string } {
+function idempotencyKeyOf(
+  header: string | string[] | undefined,
+  field: string | undefined,
+): { ok: true; key: string | undefined } | { ok: false; message: string } {
   if (Array.isArray(header)) return { ok: false, message: 'Idempotency-Key: send the header once' };
   if (header !== undefined && field !== undefined && header !== field) {
-    return { ok: false, message: 'idempotencyKey: the Idempotency-Key header and the idempotencyKey field differ; send one' };
+    return {
+      ok: false,
+      message: 'idempotencyKey: the Idempotency-Key header and the idempotencyKey field differ; send one',
+    };
   }
   const key = header ?? field;
   if (key === undefined) return { ok: true, key: undefined };
   const parsed = idempotencyKeySchema.safeParse(key);
-  return parsed.success ? { ok: true, key: parsed.data } : { ok: false, message: `idempotencyKey: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
+  return parsed.success
+    ? { ok: true, key: parsed.data }
+    : { ok: false, message: `idempotencyKey: ${parsed.error.issues[0]?.message ?? 'invalid'}` };
 }
 
 /**
@@ -81,13 +93,22 @@ function idempotencyKeyOf(header: string | string[] | undefined, field: string |
  * `commit` records a 200 answer together with the queued heartbeat event (one transaction: a crash leaves both or
  * neither).
  */
-async function wakeAnswer(deps: HookRouteDeps, text: string, mode: 'now' | 'next-heartbeat', messageId: string | undefined, commit: KeyCommit | null): Promise<HookAnswer> {
+async function wakeAnswer(
+  deps: HookRouteDeps,
+  text: string,
+  mode: 'now' | 'next-heartbeat',
+  messageId: string | undefined,
+  commit: KeyCommit | null,
+): Promise<HookAnswer> {
   const { logger } = deps;
   if (mode === 'next-heartbeat') {
     try {
       return await deps.idempotency.atomically(async (trx) => {
         const { event, nextRunAt } = await deps.heartbeat.queueEvent(text, 'hook', trx);
-        const answer: HookAnswer = { status: 200, body: { ok: true, mode, queued: event.id, nextHeartbeatAt: new Date(nextRunAt).toISOString() } };
+        const answer: HookAnswer = {
+          status: 200,
+          body: { ok: true, mode, queued: event.id, nextHeartbeatAt: new Date(nextRunAt).toISOString() },
+        };
         await commit?.commitIn(trx, answer);
         faultPoint('hooks.wake.before-commit');
         return answer;
@@ -104,12 +125,23 @@ async function wakeAnswer(deps: HookRouteDeps, text: string, mode: 'now' | 'next
   try {
     delivery = await deps.wake.deliver(text, 'hook', messageId);
   } catch (error) {
-    logger.error({ mode, chars: text.length, err: errorMessage(error) }, 'hook wake could not be accepted by the engine');
-    return { status: 503, body: { error: `the engine could not accept the wake (${errorMessage(error)}); nothing was queued, send it again shortly` } };
+    logger.error(
+      { mode, chars: text.length, err: errorMessage(error) },
+      'hook wake could not be accepted by the engine',
+    );
+    return {
+      status: 503,
+      body: {
+        error: `the engine could not accept the wake (${errorMessage(error)}); nothing was queued, send it again shortly`,
+      },
+    };
   }
   faultPoint('hooks.wake.after-deliver');
   if (!delivery) {
-    logger.warn({ mode, chars: text.length }, 'hook wake undelivered: no foreground user session, no heartbeat session, no heartbeat to run');
+    logger.warn(
+      { mode, chars: text.length },
+      'hook wake undelivered: no foreground user session, no heartbeat session, no heartbeat to run',
+    );
     return {
       status: 503,
       body: {
@@ -118,8 +150,21 @@ async function wakeAnswer(deps: HookRouteDeps, text: string, mode: 'now' | 'next
       },
     };
   }
-  logger.info({ mode, chars: text.length, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate }, 'hook wake delivered');
-  return { status: 200, body: { ok: true, mode, sessionId: delivery.sessionId, messageId: delivery.messageId, via: delivery.via, duplicate: delivery.duplicate } };
+  logger.info(
+    { mode, chars: text.length, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate },
+    'hook wake delivered',
+  );
+  return {
+    status: 200,
+    body: {
+      ok: true,
+      mode,
+      sessionId: delivery.sessionId,
+      messageId: delivery.messageId,
+      via: delivery.via,
+      duplicate: delivery.duplicate,
+    },
+  };
 }
 
 /**
@@ -134,7 +179,9 @@ export async function registerHookRoutes(app: FastifyInstance, deps: HookRouteDe
     return;
   }
   if (sameToken(deps.token, deps.gatewayToken)) {
-    throw new Error('hooks.token is the same as gateway.token; each must be its own secret (delete hooks.token to have a new one made)');
+    throw new Error(
+      'hooks.token is the same as gateway.token; each must be its own secret (delete hooks.token to have a new one made)',
+    );
   }
   const schema = bodySchema(config.hooks.maxTextChars);
   await app.register(async (scope) => {
@@ -143,13 +190,15 @@ export async function registerHookRoutes(app: FastifyInstance, deps: HookRouteDe
     scope.addHook('onRequest', async (request, reply) => {
       const given = presentedToken(request.headers);
       if (given === undefined || !sameToken(given, deps.token)) {
-        logger.warn({ path: request.url, presented: given !== undefined }, 'hook request refused: missing or wrong hooks token');
+        logger.warn(
+          { path: request.url, presented: given !== undefined },
+          'hook request refused: missing or wrong hooks token',
+        );
         // Refused before the body is read; the connection is closed, whatever the caller still meant to send.
-        return reply
-          .code(401)
-          .header('www-authenticate', 'Bearer')
-          .header('connection', 'close')
-          .send({ error: 'missing or invalid hooks token: send Authorization: Bearer <token from hooks.token> (or x-switchboard-token); the gateway token is not accepted here' });
+        return reply.code(401).header('www-authenticate', 'Bearer').header('connection', 'close').send({
+          error:
+            'missing or invalid hooks token: send Authorization: Bearer <token from hooks.token> (or x-switchboard-token); the gateway token is not accepted here',
+        });
       }
       return undefined;
     });
@@ -163,14 +212,27 @@ export async function registerHookRoutes(app: FastifyInstance, deps: HookRouteDe
         return badRequest(reply, `body: not valid JSON (${errorMessage(error)})`, 'body');
       }
       if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-        return badRequest(reply, 'body: expected a JSON object {"text": "...", "mode": "now" | "next-heartbeat"}', 'body');
+        return badRequest(
+          reply,
+          'body: expected a JSON object {"text": "...", "mode": "now" | "next-heartbeat"}',
+          'body',
+        );
       }
       const parsed = schema.safeParse(body);
       if (!parsed.success) {
         const issue = parsed.error.issues[0];
-        if (issue?.code === 'unrecognized_keys') return badRequest(reply, `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (accepted: text, mode, idempotencyKey)`, issue.keys[0]);
+        if (issue?.code === 'unrecognized_keys')
+          return badRequest(
+            reply,
+            `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.join(', ')} (accepted: text, mode, idempotencyKey)`,
+            issue.keys[0],
+          );
         const field = issue?.path.map(String).join('.') || 'body';
-        return badRequest(reply, parsed.error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`).join('; '), field);
+        return badRequest(
+          reply,
+          parsed.error.issues.map((i) => `${i.path.map(String).join('.') || 'body'}: ${i.message}`).join('; '),
+          field,
+        );
       }
       const { text, mode } = parsed.data;
       const key = idempotencyKeyOf(request.headers['idempotency-key'], parsed.data.idempotencyKey);
@@ -189,12 +251,15 @@ export async function registerHookRoutes(app: FastifyInstance, deps: HookRouteDe
       } catch (error) {
         if (error instanceof IdempotencyError) {
           logger.warn({ mode, reason: error.reason }, 'hook wake refused: idempotency key');
-          return reply.code(error.reason === 'mismatch' ? 422 : 409).send({ error: error.message, field: 'idempotencyKey' });
+          return reply
+            .code(error.reason === 'mismatch' ? 422 : 409)
+            .send({ error: error.message, field: 'idempotencyKey' });
         }
         throw error;
       }
       const stored = hookAnswerSchema.parse(answer.response);
-      if (answer.replayed) logger.info({ mode }, 'hook wake repeated under its idempotency key; answered with the first answer');
+      if (answer.replayed)
+        logger.info({ mode }, 'hook wake repeated under its idempotency key; answered with the first answer');
       return reply
         .code(stored.status)
         .header('idempotent-replayed', answer.replayed ? 'true' : 'false')

@@ -1,8 +1,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { httpCall } from '../../test/support/web-http.ts';
-import { webGateway } from '../../test/support/web-gateway.ts';
 import type { WebGatewayFixture } from '../../test/support/web-gateway.ts';
+import { webGateway } from '../../test/support/web-gateway.ts';
+import { httpCall } from '../../test/support/web-http.ts';
 
 interface RpcReply {
   id: unknown;
@@ -36,7 +36,12 @@ describe('hostile input to the gateway', () => {
   };
 
   it('answers batches of 10,000 calls (a body just under 1 MiB) with one -32600 error each, and /healthz stays quick', async () => {
-    const calls = Array.from({ length: 10_000 }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'sessions.output', params: { session: 'x' } }));
+    const calls = Array.from({ length: 10_000 }, (_, i) => ({
+      jsonrpc: '2.0',
+      id: i,
+      method: 'sessions.output',
+      params: { session: 'x' },
+    }));
     const body = JSON.stringify(calls);
     assert.ok(body.length > 700_000 && body.length < 1_048_576, `body of ${body.length} bytes`);
     const batches = Array.from({ length: 4 }, () => rpc(body));
@@ -65,7 +70,9 @@ describe('hostile input to the gateway', () => {
     const answered = replies.filter((r) => r.result !== undefined);
     assert.ok(answered.length > 0 && answered.length < 50, `${answered.length} results fit`);
     const refused = replies.filter((r) => r.error);
-    assert.ok(refused.every((r) => r.error?.code === -32005 && /gateway\.maxResponseBytes \(2000\)/.test(r.error.message)));
+    assert.ok(
+      refused.every((r) => r.error?.code === -32005 && /gateway\.maxResponseBytes \(2000\)/.test(r.error.message)),
+    );
     assert.ok(res.body.length < 2_000 + 50 * 250, `the body stays near the limit (${res.body.length} bytes)`);
   });
 
@@ -98,7 +105,11 @@ describe('hostile input to the gateway', () => {
   });
 
   it('answers 5,000-level nesting in a web API body with a 400', async () => {
-    for (const body of [`{"id":"msg-00000001","text":${deepArray}}`, `{"id":"msg-00000001","text":"hi","a":${deepObject}}`, deepArray]) {
+    for (const body of [
+      `{"id":"msg-00000001","text":${deepArray}}`,
+      `{"id":"msg-00000001","text":"hi","a":${deepObject}}`,
+      deepArray,
+    ]) {
       const res = await httpCall(g.port, 'POST', '/web/api/chats/chat-test-0001/messages', auth, body);
       assert.equal(res.status, 400, res.body.slice(0, 200));
       assert.match(JSON.parse(res.body).error as string, /text|a|expected object/);

@@ -35,7 +35,8 @@ export interface RpcErrorObject {
   data?: { kind: ErrorKind; field?: string };
 }
 
-export type RpcResponse = { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: RpcErrorObject };
+export type RpcResponse =
+  { jsonrpc: '2.0'; id: RpcId; result: unknown } | { jsonrpc: '2.0'; id: RpcId; error: RpcErrorObject };
 
 /** Calls one method by name with params; `undefined` means no such method. */
 export type MethodCaller = (method: string, params: unknown) => Promise<unknown> | undefined;
@@ -52,18 +53,27 @@ function describeType(value: unknown): string {
 /** Runs one request object of a body (single or batch item); null for a notification. Never throws. */
 export async function handleOne(request: unknown, call: MethodCaller, logger: Logger): Promise<RpcResponse | null> {
   if (typeof request !== 'object' || request === null || Array.isArray(request)) {
-    return rpcError(null, RPC_ERRORS.invalidRequest, `invalid request: expected an object, got ${describeType(request)}`);
+    return rpcError(
+      null,
+      RPC_ERRORS.invalidRequest,
+      `invalid request: expected an object, got ${describeType(request)}`,
+    );
   }
   const r = request as Record<string, unknown>;
   const idValid = r.id === undefined || r.id === null || typeof r.id === 'string' || typeof r.id === 'number';
   const id: RpcId = idValid ? ((r.id as RpcId | undefined) ?? null) : null;
   if (r.jsonrpc !== '2.0') return rpcError(id, RPC_ERRORS.invalidRequest, 'invalid request: "jsonrpc" must be "2.0"');
-  if (!idValid) return rpcError(null, RPC_ERRORS.invalidRequest, 'invalid request: "id" must be a string, a number or null');
+  if (!idValid)
+    return rpcError(null, RPC_ERRORS.invalidRequest, 'invalid request: "id" must be a string, a number or null');
   if (typeof r.method !== 'string' || r.method.length === 0) {
     return rpcError(id, RPC_ERRORS.invalidRequest, 'invalid request: "method" must be a non-empty string');
   }
   if (r.params !== undefined && (typeof r.params !== 'object' || r.params === null || Array.isArray(r.params))) {
-    return rpcError(id, RPC_ERRORS.invalidParams, `invalid params: "params" must be an object of named parameters, got ${describeType(r.params)}`);
+    return rpcError(
+      id,
+      RPC_ERRORS.invalidParams,
+      `invalid params: "params" must be an object of named parameters, got ${describeType(r.params)}`,
+    );
   }
   const isNotification = !Object.hasOwn(r, 'id');
   let response: RpcResponse;
@@ -76,7 +86,10 @@ export async function handleOne(request: unknown, call: MethodCaller, logger: Lo
     }
   } catch (error) {
     if (error instanceof AppError) {
-      response = rpcError(id, KIND_CODES[error.kind], error.message, { kind: error.kind, ...(error.field ? { field: error.field } : {}) });
+      response = rpcError(id, KIND_CODES[error.kind], error.message, {
+        kind: error.kind,
+        ...(error.field ? { field: error.field } : {}),
+      });
     } else {
       logger.error({ err: error, method: r.method }, 'rpc method failed');
       response = rpcError(id, RPC_ERRORS.internal, `internal error: ${errorMessage(error)}`, { kind: 'internal' });

@@ -1,8 +1,8 @@
 // Linear's HTTP routes: signed webhooks (raw body kept, in their own parser scope) and the OAuth callback.
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Logger } from '../core/logger.ts';
-import { handleOAuthCallback } from '../linear/api/oauth-callback.ts';
 import type { LinearOAuth } from '../linear/api/oauth.ts';
+import { handleOAuthCallback } from '../linear/api/oauth-callback.ts';
 import type { WebhookIntake } from '../linear/webhooks/intake.ts';
 
 export interface LinearRoutesDeps {
@@ -31,7 +31,9 @@ function firstHeader(value: string | string[] | undefined): string | undefined {
 export async function registerLinearRoutes(app: FastifyInstance, deps: LinearRoutesDeps): Promise<void> {
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
-    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: deps.maxBodyBytes }, (_request, body, done) =>
+      done(null, body),
+    );
     const webhook = async (request: FastifyRequest, reply: FastifyReply) => {
       const raw = Buffer.isBuffer(request.body) ? request.body : Buffer.alloc(0);
       const result = await deps.intake.receive(raw, {
@@ -48,7 +50,11 @@ export async function registerLinearRoutes(app: FastifyInstance, deps: LinearRou
   if (oauth) {
     app.get('/linear/oauth/callback', async (request, reply) => {
       const result = await handleOAuthCallback(oauth, request.query, deps.logger);
-      return reply.code(result.status).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(result.html);
+      return reply
+        .code(result.status)
+        .header('cache-control', 'no-store')
+        .type('text/html; charset=utf-8')
+        .send(result.html);
     });
   }
 }

@@ -6,7 +6,12 @@ import { handleRpcBody } from './rpc-body.ts';
 
 const logger = silentLogger();
 const LIMITS = { maxBatch: 100, maxResponseBytes: 1_048_576 };
-const req = (id: number | string, method = 'echo', params: Record<string, unknown> = {}) => ({ jsonrpc: '2.0', id, method, params });
+const req = (id: number | string, method = 'echo', params: Record<string, unknown> = {}) => ({
+  jsonrpc: '2.0',
+  id,
+  method,
+  params,
+});
 
 interface Reply {
   id: unknown;
@@ -26,7 +31,12 @@ describe('JSON-RPC bodies within the gateway limits', () => {
     assert.equal(reply.error?.code, -32600);
     assert.match(reply.error?.message ?? '', /at most 100 calls \(gateway\.maxBatch\); this one holds 10000/);
     assert.equal(calls, 0);
-    const atLimit = await handleRpcBody(JSON.stringify(Array.from({ length: 100 }, (_, i) => req(i))), call, logger, LIMITS);
+    const atLimit = await handleRpcBody(
+      JSON.stringify(Array.from({ length: 100 }, (_, i) => req(i))),
+      call,
+      logger,
+      LIMITS,
+    );
     assert.equal((JSON.parse(atLimit.body ?? '[]') as Reply[]).length, 100);
   });
 
@@ -44,7 +54,10 @@ describe('JSON-RPC bodies within the gateway limits', () => {
 
   it('refuses a single result over gateway.maxResponseBytes with a clear error instead of sending it', async () => {
     const call: MethodCaller = async () => 'x'.repeat(5_000);
-    const answer = await handleRpcBody(JSON.stringify(req(7)), call, logger, { maxBatch: 100, maxResponseBytes: 4_096 });
+    const answer = await handleRpcBody(JSON.stringify(req(7)), call, logger, {
+      maxBatch: 100,
+      maxResponseBytes: 4_096,
+    });
     assert.ok((answer.body ?? '').length < 1_000);
     const reply = JSON.parse(answer.body ?? 'null') as Reply;
     assert.equal(reply.id, 7);
@@ -65,10 +78,16 @@ describe('JSON-RPC bodies within the gateway limits', () => {
     assert.equal(answer.status, 200);
     assert.ok((answer.body ?? '').length < 3_500 + 20 * 250, 'only small errors beyond the limit');
     const replies = JSON.parse(answer.body ?? '[]') as Reply[];
-    assert.deepEqual(replies.map((r) => r.id), Array.from({ length: 20 }, (_, n) => n));
+    assert.deepEqual(
+      replies.map((r) => r.id),
+      Array.from({ length: 20 }, (_, n) => n),
+    );
     assert.equal(replies.filter((r) => r.result !== undefined).length, 3);
     assert.match(replies[3]?.error?.message ?? '', /response too large/);
-    assert.match(replies[4]?.error?.message ?? '', /^not run: the batch's responses reached gateway\.maxResponseBytes \(3500\)/);
+    assert.match(
+      replies[4]?.error?.message ?? '',
+      /^not run: the batch's responses reached gateway\.maxResponseBytes \(3500\)/,
+    );
     assert.deepEqual(called, [0, 1, 2, 3], 'calls after the limit are not run');
   });
 
@@ -84,7 +103,9 @@ describe('JSON-RPC bodies within the gateway limits', () => {
     const methods = new Map([['echo', async () => 'ok']]);
     const call: MethodCaller = (method) => methods.get(method)?.();
     for (const method of ['constructor', 'toString', '__proto__', 'hasOwnProperty']) {
-      const reply = JSON.parse((await handleRpcBody(JSON.stringify(req(1, method)), call, logger, LIMITS)).body ?? 'null') as Reply;
+      const reply = JSON.parse(
+        (await handleRpcBody(JSON.stringify(req(1, method)), call, logger, LIMITS)).body ?? 'null',
+      ) as Reply;
       assert.equal(reply.error?.code, -32601, method);
       assert.equal(reply.error?.message, `method not found: ${method}`);
     }

@@ -5,8 +5,8 @@
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { handleOne, rpcError, RPC_ERRORS } from './json-rpc.ts';
 import type { MethodCaller, RpcId, RpcResponse } from './json-rpc.ts';
+import { handleOne, RPC_ERRORS, rpcError } from './json-rpc.ts';
 
 /** The limits a body is answered within (`gateway.maxBatch`, `gateway.maxResponseBytes`). */
 export interface RpcLimits {
@@ -26,19 +26,36 @@ function serialize(response: RpcResponse, logger: Logger): string {
     return JSON.stringify(response);
   } catch (error) {
     logger.error({ err: error }, 'rpc result could not be serialized');
-    return JSON.stringify(rpcError(response.id, RPC_ERRORS.internal, `internal error: the result could not be serialized (${errorMessage(error)})`, { kind: 'internal' }));
+    return JSON.stringify(
+      rpcError(
+        response.id,
+        RPC_ERRORS.internal,
+        `internal error: the result could not be serialized (${errorMessage(error)})`,
+        { kind: 'internal' },
+      ),
+    );
   }
 }
 
 function tooLarge(id: RpcId, bytes: number, max: number): string {
   return JSON.stringify(
-    rpcError(id, RPC_ERRORS.limit, `response too large: ${bytes} bytes, over gateway.maxResponseBytes (${max}); ask for less (fewer lines, fewer calls)`, { kind: 'limit' }),
+    rpcError(
+      id,
+      RPC_ERRORS.limit,
+      `response too large: ${bytes} bytes, over gateway.maxResponseBytes (${max}); ask for less (fewer lines, fewer calls)`,
+      { kind: 'limit' },
+    ),
   );
 }
 
 function notRun(id: RpcId, max: number): string {
   return JSON.stringify(
-    rpcError(id, RPC_ERRORS.limit, `not run: the batch's responses reached gateway.maxResponseBytes (${max}) before this call; send it in another request`, { kind: 'limit' }),
+    rpcError(
+      id,
+      RPC_ERRORS.limit,
+      `not run: the batch's responses reached gateway.maxResponseBytes (${max}) before this call; send it in another request`,
+      { kind: 'limit' },
+    ),
   );
 }
 
@@ -52,8 +69,17 @@ function isNotification(item: unknown): boolean {
   return typeof item === 'object' && item !== null && !Array.isArray(item) && !Object.hasOwn(item, 'id');
 }
 
-async function handleBatch(items: unknown[], call: MethodCaller, logger: Logger, limits: RpcLimits): Promise<RpcAnswer> {
-  if (items.length === 0) return { status: 400, body: JSON.stringify(rpcError(null, RPC_ERRORS.invalidRequest, 'invalid request: empty batch')) };
+async function handleBatch(
+  items: unknown[],
+  call: MethodCaller,
+  logger: Logger,
+  limits: RpcLimits,
+): Promise<RpcAnswer> {
+  if (items.length === 0)
+    return {
+      status: 400,
+      body: JSON.stringify(rpcError(null, RPC_ERRORS.invalidRequest, 'invalid request: empty batch')),
+    };
   if (items.length > limits.maxBatch) {
     const message = `invalid request: a batch may hold at most ${limits.maxBatch} calls (gateway.maxBatch); this one holds ${items.length}`;
     return { status: 400, body: JSON.stringify(rpcError(null, RPC_ERRORS.invalidRequest, message)) };
@@ -81,7 +107,11 @@ async function handleBatch(items: unknown[], call: MethodCaller, logger: Logger,
     bytes += size;
     parts.push(text);
   }
-  if (full) logger.warn({ calls: items.length, skipped, maxResponseBytes: limits.maxResponseBytes }, 'rpc batch response reached gateway.maxResponseBytes');
+  if (full)
+    logger.warn(
+      { calls: items.length, skipped, maxResponseBytes: limits.maxResponseBytes },
+      'rpc batch response reached gateway.maxResponseBytes',
+    );
   return { status: 200, body: parts.length > 0 ? `[${parts.join(',')}]` : null };
 }
 
@@ -89,12 +119,20 @@ async function handleBatch(items: unknown[], call: MethodCaller, logger: Logger,
  * Answers a JSON-RPC 2.0 body (text): a single request or a batch, within `limits`. Never throws: every failure is a
  * JSON-RPC error in the answer.
  */
-export async function handleRpcBody(body: string, call: MethodCaller, logger: Logger, limits: RpcLimits): Promise<RpcAnswer> {
+export async function handleRpcBody(
+  body: string,
+  call: MethodCaller,
+  logger: Logger,
+  limits: RpcLimits,
+): Promise<RpcAnswer> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(body);
   } catch (error) {
-    return { status: 400, body: JSON.stringify(rpcError(null, RPC_ERRORS.parseError, `parse error: ${errorMessage(error)}`)) };
+    return {
+      status: 400,
+      body: JSON.stringify(rpcError(null, RPC_ERRORS.parseError, `parse error: ${errorMessage(error)}`)),
+    };
   }
   if (Array.isArray(parsed)) return handleBatch(parsed, call, logger, limits);
   const response = await handleOne(parsed, call, logger);
@@ -102,5 +140,8 @@ export async function handleRpcBody(body: string, call: MethodCaller, logger: Lo
   const invalid = 'error' in response && response.error.code === RPC_ERRORS.invalidRequest;
   const text = serialize(response, logger);
   const size = Buffer.byteLength(text);
-  return { status: invalid ? 400 : 200, body: size > limits.maxResponseBytes ? tooLarge(response.id, size, limits.maxResponseBytes) : text };
+  return {
+    status: invalid ? 400 : 200,
+    body: size > limits.maxResponseBytes ? tooLarge(response.id, size, limits.maxResponseBytes) : text,
+  };
 }

@@ -1,24 +1,24 @@
-import Fastify, { LogController } from 'fastify';
 import type { FastifyBaseLogger, FastifyInstance, FastifyRequest } from 'fastify';
+import Fastify, { LogController } from 'fastify';
+import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Caller, Operation, OperationServices } from '../operations/operation.ts';
 import { rpcMethods } from '../operations/rpc-methods.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
-import type { Clock } from '../core/clock.ts';
+import { bearerMatches } from './auth.ts';
 import { connectionTimeoutOptions, registerBodyTimeout } from './connection-limits.ts';
 import { registerErrorReplies } from './error-replies.ts';
 import { registerHealthz } from './healthz.ts';
-import { rpcError, RPC_ERRORS } from './json-rpc.ts';
+import type { HookRouteDeps } from './hooks-routes.ts';
+import { registerHookRoutes } from './hooks-routes.ts';
+import { RPC_ERRORS, rpcError } from './json-rpc.ts';
 import { handleRpcBody } from './rpc-body.ts';
 import { registerSessionEvents } from './session-events.ts';
-import { bearerMatches } from './auth.ts';
 import { requestFacts, webAuthFor } from './web-auth.ts';
-import { registerWebRoutes } from './web-routes.ts';
 import type { WebGatewayDeps } from './web-routes.ts';
-import { registerHookRoutes } from './hooks-routes.ts';
-import type { HookRouteDeps } from './hooks-routes.ts';
+import { registerWebRoutes } from './web-routes.ts';
 
 export interface GatewayDeps {
   config: Config;
@@ -94,7 +94,9 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.removeAllContentTypeParsers();
     // JSON by name as well as '*': Fastify caches the parser it found for a named type, and parses the header again
     // for every request that only the catch-all matches.
-    scope.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) => done(null, body));
+    scope.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) =>
+      done(null, body),
+    );
     // Before the body is read: a caller without the token never gets to send (or half-send) one.
     scope.addHook('onRequest', async (request, reply) => {
       if (authorize(request)) return undefined;
@@ -102,19 +104,39 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
         .code(401)
         .header('www-authenticate', 'Bearer')
         .header('connection', 'close')
-        .send(rpcError(null, RPC_ERRORS.unauthorized, 'missing or invalid bearer token (send Authorization: Bearer <token from gateway.token>)'));
+        .send(
+          rpcError(
+            null,
+            RPC_ERRORS.unauthorized,
+            'missing or invalid bearer token (send Authorization: Bearer <token from gateway.token>)',
+          ),
+        );
     });
     scope.post('/rpc', async (request, reply) => {
       const caller: Caller = { kind: 'rpc' };
       const body = typeof request.body === 'string' ? request.body : '';
-      const { status, body: out } = await handleRpcBody(body, (method, params) => methods.get(method)?.call(params, caller, deps.services), logger, limits);
+      const { status, body: out } = await handleRpcBody(
+        body,
+        (method, params) => methods.get(method)?.call(params, caller, deps.services),
+        logger,
+        limits,
+      );
       if (out === null) return reply.code(status === 200 ? 204 : status).send();
       return reply.code(status).header('content-type', 'application/json').send(out);
     });
   });
 
   registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize, clock });
-  if (webAuth && deps.web) registerWebRoutes(app, { ...deps.web, auth: webAuth, config: config.channels.web, gatewayToken: token, ops: deps.ops, logger, version: deps.version });
+  if (webAuth && deps.web)
+    registerWebRoutes(app, {
+      ...deps.web,
+      auth: webAuth,
+      config: config.channels.web,
+      gatewayToken: token,
+      ops: deps.ops,
+      logger,
+      version: deps.version,
+    });
   if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
   return app;
 }

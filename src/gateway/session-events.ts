@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 
@@ -43,50 +43,61 @@ export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsD
   });
   // Checked before anything else of the request is read; a refused caller's connection is closed.
   const onRequest = async (request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> =>
-    deps.authorize(request) ? undefined : reply.code(401).header('connection', 'close').send({ error: 'missing or invalid bearer token (or web page cookie)' });
-  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>('/sessions/:ref/events', { onRequest }, async (request, reply) => {
-    let sessionId: string;
-    try {
-      sessionId = (await deps.sessions.get(request.params.ref)).id;
-    } catch (error) {
-      if (error instanceof AppError && error.kind === 'not_found') return reply.code(404).send({ error: error.message });
-      throw error;
-    }
-    const header = request.headers['last-event-id'];
-    const from = startSeq(Array.isArray(header) ? header[0] : header, request.query.from);
-    if (from === null) return reply.code(400).send({ error: 'from / Last-Event-ID: must be a whole number (a log seq)' });
+    deps.authorize(request)
+      ? undefined
+      : reply
+          .code(401)
+          .header('connection', 'close')
+          .send({ error: 'missing or invalid bearer token (or web page cookie)' });
+  app.get<{ Params: { ref: string }; Querystring: { from?: string } }>(
+    '/sessions/:ref/events',
+    { onRequest },
+    async (request, reply) => {
+      let sessionId: string;
+      try {
+        sessionId = (await deps.sessions.get(request.params.ref)).id;
+      } catch (error) {
+        if (error instanceof AppError && error.kind === 'not_found')
+          return reply.code(404).send({ error: error.message });
+        throw error;
+      }
+      const header = request.headers['last-event-id'];
+      const from = startSeq(Array.isArray(header) ? header[0] : header, request.query.from);
+      if (from === null)
+        return reply.code(400).send({ error: 'from / Last-Event-ID: must be a whole number (a log seq)' });
 
-    reply.hijack();
-    const raw = reply.raw;
-    raw.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-cache, no-transform',
-      connection: 'keep-alive',
-      'x-accel-buffering': 'no',
-    });
-    let sent = from - 1;
-    let backlog: LogRecord[] | null = [];
-    const write = (record: LogRecord): void => {
-      if (record.seq <= sent) return;
-      sent = record.seq;
-      raw.write(sseFrame(record));
-    };
-    const unsubscribe = deps.logs.subscribe(sessionId, (record) => {
-      if (backlog) backlog.push(record);
-      else write(record);
-    });
-    for (const record of deps.logs.read(sessionId, from)) write(record);
-    for (const record of backlog) write(record);
-    backlog = null;
-    raw.write(`: streaming session ${sessionId} from seq ${sent + 1}\n\n`);
-    const keepAlive = deps.clock.every(deps.keepAliveMs ?? 15_000, () => raw.write(': keep-alive\n\n'));
-    const end = (): void => {
-      keepAlive.cancel();
-      unsubscribe();
-      open.delete(end);
-      raw.end();
-    };
-    open.add(end);
-    request.raw.on('close', end);
-  });
+      reply.hijack();
+      const raw = reply.raw;
+      raw.writeHead(200, {
+        'content-type': 'text/event-stream; charset=utf-8',
+        'cache-control': 'no-cache, no-transform',
+        connection: 'keep-alive',
+        'x-accel-buffering': 'no',
+      });
+      let sent = from - 1;
+      let backlog: LogRecord[] | null = [];
+      const write = (record: LogRecord): void => {
+        if (record.seq <= sent) return;
+        sent = record.seq;
+        raw.write(sseFrame(record));
+      };
+      const unsubscribe = deps.logs.subscribe(sessionId, (record) => {
+        if (backlog) backlog.push(record);
+        else write(record);
+      });
+      for (const record of deps.logs.read(sessionId, from)) write(record);
+      for (const record of backlog) write(record);
+      backlog = null;
+      raw.write(`: streaming session ${sessionId} from seq ${sent + 1}\n\n`);
+      const keepAlive = deps.clock.every(deps.keepAliveMs ?? 15_000, () => raw.write(': keep-alive\n\n'));
+      const end = (): void => {
+        keepAlive.cancel();
+        unsubscribe();
+        open.delete(end);
+        raw.end();
+      };
+      open.add(end);
+      request.raw.on('close', end);
+    },
+  );
 }

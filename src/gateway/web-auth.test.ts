@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cookieValue, isLoopbackAddress, isLoopbackHost, originMatchesHost, WebAuth } from './web-auth.ts';
 import type { RequestFacts, WebAuthOptions } from './web-auth.ts';
+import { cookieValue, isLoopbackAddress, isLoopbackHost, originMatchesHost, WebAuth } from './web-auth.ts';
 
 const PORT = 18789;
 const WEB = 'w'.repeat(64);
@@ -23,15 +23,32 @@ function facts(over: Partial<RequestFacts> = {}): RequestFacts {
 }
 
 function auth(over: Partial<WebAuthOptions> = {}): WebAuth {
-  return new WebAuth({ webToken: WEB, gatewayToken: GATEWAY, allowRemote: false, requireLogin: false, cookieMaxAgeSeconds: 3600, secureCookie: false, ...over });
+  return new WebAuth({
+    webToken: WEB,
+    gatewayToken: GATEWAY,
+    allowRemote: false,
+    requireLogin: false,
+    cookieMaxAgeSeconds: 3600,
+    secureCookie: false,
+    ...over,
+  });
 }
 
 describe('web auth rules', () => {
   it('knows loopback socket addresses and loopback Host headers with the right port', () => {
     for (const a of ['127.0.0.1', '127.1.2.3', '::1', '::ffff:127.0.0.1']) assert.equal(isLoopbackAddress(a), true, a);
-    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', '192.168.1.2', '', undefined]) assert.equal(isLoopbackAddress(a), false, String(a));
-    for (const h of [`127.0.0.1:${PORT}`, `localhost:${PORT}`, `LOCALHOST:${PORT}`, `[::1]:${PORT}`]) assert.equal(isLoopbackHost(h, PORT), true, h);
-    for (const h of [`evil.example:${PORT}`, `127.0.0.1:1234`, '127.0.0.1', `localhost.evil.example:${PORT}`, `127.0.0.1.nip.io:${PORT}`, undefined]) {
+    for (const a of ['10.0.0.1', '::ffff:10.0.0.1', '192.168.1.2', '', undefined])
+      assert.equal(isLoopbackAddress(a), false, String(a));
+    for (const h of [`127.0.0.1:${PORT}`, `localhost:${PORT}`, `LOCALHOST:${PORT}`, `[::1]:${PORT}`])
+      assert.equal(isLoopbackHost(h, PORT), true, h);
+    for (const h of [
+      `evil.example:${PORT}`,
+      `127.0.0.1:1234`,
+      '127.0.0.1',
+      `localhost.evil.example:${PORT}`,
+      `127.0.0.1.nip.io:${PORT}`,
+      undefined,
+    ]) {
       assert.equal(isLoopbackHost(h, PORT), false, String(h));
     }
     assert.equal(isLoopbackHost('localhost', 80), true);
@@ -89,7 +106,13 @@ describe('web auth rules', () => {
 
   it('logs in with the gateway token only, from the same origin', () => {
     const a = auth({ allowRemote: true });
-    const post = { method: 'POST', remoteAddress: '10.0.0.7', host: 'box.lan:18789', origin: 'http://box.lan:18789', cookie: undefined };
+    const post = {
+      method: 'POST',
+      remoteAddress: '10.0.0.7',
+      host: 'box.lan:18789',
+      origin: 'http://box.lan:18789',
+      cookie: undefined,
+    };
     assert.deepEqual(a.login(facts(post), GATEWAY), { ok: true });
     assert.equal(a.login(facts(post), WEB).ok, false);
     assert.equal(a.login(facts({ ...post, origin: 'http://evil.example' }), GATEWAY).ok, false);
@@ -98,7 +121,10 @@ describe('web auth rules', () => {
 
   it('builds an HttpOnly SameSite=Strict cookie named for the port', () => {
     const cookie = auth({ secureCookie: true }).setCookie(facts());
-    assert.match(cookie, new RegExp(`^switchboard_web_${PORT}=${WEB}; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$`));
+    assert.match(
+      cookie,
+      new RegExp(`^switchboard_web_${PORT}=${WEB}; Path=/; HttpOnly; SameSite=Strict; Max-Age=3600; Secure$`),
+    );
     assert.match(auth().clearCookie(facts()), /=; Path=\/; HttpOnly; SameSite=Strict; Max-Age=0$/);
   });
 });

@@ -133,9 +133,18 @@ export class WebAuth {
   /** May this client reach the web surface at all (page, assets, login)? */
   reachable(f: RequestFacts): Verdict {
     if (this.#options.allowRemote) return OK;
-    if (!isLoopbackAddress(f.remoteAddress)) return { ok: false, status: 403, reason: 'the web page is served to this machine only (gateway.allowRemote is off)' };
+    if (!isLoopbackAddress(f.remoteAddress))
+      return {
+        ok: false,
+        status: 403,
+        reason: 'the web page is served to this machine only (gateway.allowRemote is off)',
+      };
     if (!isLoopbackHost(f.host, f.localPort)) {
-      return { ok: false, status: 403, reason: `Host "${f.host ?? ''}" is not this machine's loopback address with port ${f.localPort ?? '?'}; open http://127.0.0.1:${f.localPort ?? ''}/` };
+      return {
+        ok: false,
+        status: 403,
+        reason: `Host "${f.host ?? ''}" is not this machine's loopback address with port ${f.localPort ?? '?'}; open http://127.0.0.1:${f.localPort ?? ''}/`,
+      };
     }
     return OK;
   }
@@ -157,7 +166,11 @@ export class WebAuth {
     if (!reach.ok) return reach;
     const given = cookieValue(f.cookie, webCookieName(f.localPort));
     if (given === undefined || !secretsMatch(given, this.#options.webToken)) {
-      return { ok: false, status: 401, reason: 'not logged in: open the page again (or send Authorization: Bearer <gateway token>)' };
+      return {
+        ok: false,
+        status: 401,
+        reason: 'not logged in: open the page again (or send Authorization: Bearer <gateway token>)',
+      };
     }
     return this.#sameOrigin(f);
   }
@@ -165,7 +178,9 @@ export class WebAuth {
   /** May loading the page hand out the cookie without a login? */
   mayAutoLogin(f: RequestFacts): boolean {
     if (this.loginRequired || f.forwarded || !this.reachable(f).ok) return false;
-    return f.fetchSite === undefined || f.fetchSite === 'same-origin' || f.fetchSite === 'none' || f.fetchMode === 'navigate';
+    return (
+      f.fetchSite === undefined || f.fetchSite === 'same-origin' || f.fetchSite === 'none' || f.fetchMode === 'navigate'
+    );
   }
 
   /** Checks a login form post: reachable, same origin, and the gateway token. */
@@ -174,7 +189,8 @@ export class WebAuth {
     if (!reach.ok) return reach;
     const origin = this.#sameOrigin(f);
     if (!origin.ok) return origin;
-    if (!secretsMatch(token.trim(), this.#options.gatewayToken)) return { ok: false, status: 401, reason: 'that is not the gateway token' };
+    if (!secretsMatch(token.trim(), this.#options.gatewayToken))
+      return { ok: false, status: 401, reason: 'that is not the gateway token' };
     return OK;
   }
 

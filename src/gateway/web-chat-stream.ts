@@ -17,7 +17,16 @@ export interface WebMessageView {
 
 /** The page's view of a transcript row. */
 export function messageView(m: WebMessage): WebMessageView {
-  return { pos: m.pos, version: m.version, role: m.role, text: m.text, status: m.status, clientId: m.clientId, error: m.error, createdAt: m.createdAt };
+  return {
+    pos: m.pos,
+    version: m.version,
+    role: m.role,
+    text: m.text,
+    status: m.status,
+    clientId: m.clientId,
+    error: m.error,
+    createdAt: m.createdAt,
+  };
 }
 
 /** One transcript change as a Server-Sent Event: id = version, event = `message`. */
@@ -26,7 +35,10 @@ export function chatFrame(m: WebMessage): string {
 }
 
 /** Parses where a chat stream resumes: the `Last-Event-ID` header, else `?after=N`; null = from the recent history. */
-export function resumeVersion(lastEventId: string | undefined, after: string | undefined): { ok: true; version: number | null } | { ok: false } {
+export function resumeVersion(
+  lastEventId: string | undefined,
+  after: string | undefined,
+): { ok: true; version: number | null } | { ok: false } {
   const value = lastEventId !== undefined && lastEventId !== '' ? lastEventId : after;
   if (value === undefined || value === '') return { ok: true, version: null };
   return /^\d{1,15}$/.test(value) ? { ok: true, version: Number(value) } : { ok: false };
@@ -47,7 +59,13 @@ export interface ChatStreamDeps {
  * then every change live, with a keep-alive comment every `keepAliveMs`. Takes over the reply (hijack). Resolves once
  * the history is written; rejects (after ending the stream, which the page then reopens) when it cannot be read.
  */
-export async function streamChat(request: FastifyRequest, reply: FastifyReply, chatId: string, version: number | null, deps: ChatStreamDeps): Promise<void> {
+export async function streamChat(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  chatId: string,
+  version: number | null,
+  deps: ChatStreamDeps,
+): Promise<void> {
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {

@@ -1,10 +1,10 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { InboundMessage } from '../channels/connector.ts';
-import { httpCall, openSse } from '../../test/support/web-http.ts';
-import type { SseClient } from '../../test/support/web-http.ts';
-import { webGateway } from '../../test/support/web-gateway.ts';
 import type { WebGatewayFixture } from '../../test/support/web-gateway.ts';
+import { webGateway } from '../../test/support/web-gateway.ts';
+import type { SseClient } from '../../test/support/web-http.ts';
+import { httpCall, openSse } from '../../test/support/web-http.ts';
+import type { InboundMessage } from '../channels/connector.ts';
 
 const CHAT = 'chat-test-0001';
 
@@ -26,14 +26,20 @@ async function login(g: WebGatewayFixture): Promise<string> {
 }
 
 function pageHeaders(g: WebGatewayFixture, cookie: string): Record<string, string> {
-  return { cookie, origin: `http://127.0.0.1:${g.port}`, 'sec-fetch-site': 'same-origin', 'content-type': 'application/json' };
+  return {
+    cookie,
+    origin: `http://127.0.0.1:${g.port}`,
+    'sec-fetch-site': 'same-origin',
+    'content-type': 'application/json',
+  };
 }
 
 function postChat(g: WebGatewayFixture, headers: Record<string, string>, id: string, text: string, chat = CHAT) {
   return httpCall(g.port, 'POST', `/web/api/chats/${chat}/messages`, headers, JSON.stringify({ id, text }));
 }
 
-const rpcBody = (method: string, params: Record<string, unknown> = {}): string => JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+const rpcBody = (method: string, params: Record<string, unknown> = {}): string =>
+  JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
 
 describe('web routes', () => {
   let g: WebGatewayFixture;
@@ -62,7 +68,10 @@ describe('web routes', () => {
     const proxied = await httpCall(g.port, 'GET', '/', { 'x-forwarded-for': '203.0.113.9' });
     assert.equal(proxied.headers['set-cookie'], undefined);
     assert.match(proxied.body, /name="token" type="password"/);
-    const crossSiteFetch = await httpCall(g.port, 'GET', '/', { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'cors' });
+    const crossSiteFetch = await httpCall(g.port, 'GET', '/', {
+      'sec-fetch-site': 'cross-site',
+      'sec-fetch-mode': 'cors',
+    });
     assert.equal(crossSiteFetch.headers['set-cookie'], undefined);
 
     const script = await httpCall(g.port, 'GET', '/web/assets/app.js');
@@ -155,14 +164,23 @@ describe('web routes', () => {
     assert.equal(first.status, 200);
     await g.connector.send(target, { text: '🔔 [fix-tests] asks: which file?' });
     const seen = await first.waitFor(2);
-    assert.deepEqual(seen.map((e) => JSON.parse(e.data).text), ['sent before any page was open', '🔔 [fix-tests] asks: which file?']);
+    assert.deepEqual(
+      seen.map((e) => JSON.parse(e.data).text),
+      ['sent before any page was open', '🔔 [fix-tests] asks: which file?'],
+    );
     first.close();
     await g.connector.send(target, { text: '✅ [fix-tests] Completed' });
     await g.connector.send(target, { text: 'while nobody watched' });
-    const resumed = await openSse(g.port, `/web/api/chats/${CHAT}/events`, { cookie, 'last-event-id': seen[1]?.id ?? '' });
+    const resumed = await openSse(g.port, `/web/api/chats/${CHAT}/events`, {
+      cookie,
+      'last-event-id': seen[1]?.id ?? '',
+    });
     streams.push(resumed);
     const missed = await resumed.waitFor(2);
-    assert.deepEqual(missed.map((e) => JSON.parse(e.data).text), ['✅ [fix-tests] Completed', 'while nobody watched']);
+    assert.deepEqual(
+      missed.map((e) => JSON.parse(e.data).text),
+      ['✅ [fix-tests] Completed', 'while nobody watched'],
+    );
     assert.ok(Number(missed[0]?.id) > Number(seen[1]?.id));
     await g.connector.send(target, { text: 'live again' });
     assert.equal(JSON.parse((await resumed.waitFor(3))[2]?.data ?? '{}').text, 'live again');
@@ -175,37 +193,91 @@ describe('web routes', () => {
   it('refuses the chat API without the cookie, from a foreign Origin, a non-loopback Host or cross-site', async () => {
     g = await webGateway();
     const cookie = await login(g);
-    const none = await postChat(g, { 'content-type': 'application/json', origin: `http://127.0.0.1:${g.port}` }, 'msg-00000006', 'hi');
+    const none = await postChat(
+      g,
+      { 'content-type': 'application/json', origin: `http://127.0.0.1:${g.port}` },
+      'msg-00000006',
+      'hi',
+    );
     assert.equal(none.status, 401);
-    const foreign = await postChat(g, { ...pageHeaders(g, cookie), origin: 'http://127.0.0.1:3000' }, 'msg-00000006', 'hi');
+    const foreign = await postChat(
+      g,
+      { ...pageHeaders(g, cookie), origin: 'http://127.0.0.1:3000' },
+      'msg-00000006',
+      'hi',
+    );
     assert.equal(foreign.status, 403);
     const noOrigin = await postChat(g, { cookie, 'content-type': 'application/json' }, 'msg-00000006', 'hi');
     assert.equal(noOrigin.status, 403);
-    const rebinding = await postChat(g, { ...pageHeaders(g, cookie), host: `attacker.example:${g.port}`, origin: `http://attacker.example:${g.port}` }, 'msg-00000006', 'hi');
+    const rebinding = await postChat(
+      g,
+      { ...pageHeaders(g, cookie), host: `attacker.example:${g.port}`, origin: `http://attacker.example:${g.port}` },
+      'msg-00000006',
+      'hi',
+    );
     assert.equal(rebinding.status, 403);
-    const crossSite = await openSse(g.port, `/web/api/chats/${CHAT}/events`, { cookie, 'sec-fetch-site': 'cross-site' });
+    const crossSite = await openSse(g.port, `/web/api/chats/${CHAT}/events`, {
+      cookie,
+      'sec-fetch-site': 'cross-site',
+    });
     streams.push(crossSite);
     assert.equal(crossSite.status, 403);
-    const bearer = await postChat(g, { authorization: `Bearer ${g.gatewayToken}`, 'content-type': 'application/json' }, 'msg-00000006', 'hi');
+    const bearer = await postChat(
+      g,
+      { authorization: `Bearer ${g.gatewayToken}`, 'content-type': 'application/json' },
+      'msg-00000006',
+      'hi',
+    );
     assert.equal(bearer.status, 202, 'the bearer token works without a page');
   });
 
   it('accepts the cookie on /rpc and /sessions/:ref/events, with the same checks; the bearer path is unchanged', async () => {
     g = await webGateway();
     const cookie = await login(g);
-    const session = await g.manager.manager.launch({ prompt: 'add a test', workdir: g.manager.workdir, originChannel: 'cli' });
-    await g.manager.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'Reading the code.' });
+    const session = await g.manager.manager.launch({
+      prompt: 'add a test',
+      workdir: g.manager.workdir,
+      originChannel: 'cli',
+    });
+    await g.manager.harness.last.emit(
+      { type: 'started', backendSessionId: 'b-1' },
+      { type: 'text', text: 'Reading the code.' },
+    );
 
     const listed = await httpCall(g.port, 'POST', '/rpc', pageHeaders(g, cookie), rpcBody('sessions.list'));
     assert.equal(listed.status, 200);
     assert.equal(JSON.parse(listed.body).result.sessions[0].name, session.name);
-    const foreign = await httpCall(g.port, 'POST', '/rpc', { ...pageHeaders(g, cookie), origin: 'http://evil.example' }, rpcBody('sessions.list'));
+    const foreign = await httpCall(
+      g.port,
+      'POST',
+      '/rpc',
+      { ...pageHeaders(g, cookie), origin: 'http://evil.example' },
+      rpcBody('sessions.list'),
+    );
     assert.equal(foreign.status, 401);
-    const anonymous = await httpCall(g.port, 'POST', '/rpc', { 'content-type': 'application/json', origin: `http://127.0.0.1:${g.port}` }, rpcBody('sessions.list'));
+    const anonymous = await httpCall(
+      g.port,
+      'POST',
+      '/rpc',
+      { 'content-type': 'application/json', origin: `http://127.0.0.1:${g.port}` },
+      rpcBody('sessions.list'),
+    );
     assert.equal(anonymous.status, 401);
-    const bearer = await httpCall(g.port, 'POST', '/rpc', { authorization: `Bearer ${g.gatewayToken}` }, rpcBody('sessions.list'));
+    const bearer = await httpCall(
+      g.port,
+      'POST',
+      '/rpc',
+      { authorization: `Bearer ${g.gatewayToken}` },
+      rpcBody('sessions.list'),
+    );
     assert.equal(bearer.status, 200);
-    const webTokenAsBearer = await httpCall(g.port, 'POST', '/rpc', { authorization: `Bearer ${g.webToken}` }, rpcBody('sessions.list'));
+    const webTokenAsBearer = await httpCall(
+      g.port,
+      'POST',
+      '/rpc',
+      { authorization: `Bearer ${g.webToken}` },
+      rpcBody('sessions.list'),
+    );
     assert.equal(webTokenAsBearer.status, 401, 'the web token is a cookie, not a bearer token');
 
     const events = await openSse(g.port, `/sessions/${session.id}/events`, { cookie, 'sec-fetch-site': 'same-origin' });
@@ -214,12 +286,18 @@ describe('web routes', () => {
     await g.manager.harness.last.emit({ type: 'text', text: 'Now writing the test.' });
     const outputs = async (): Promise<string[]> => {
       for (let n = 1; ; n += 1) {
-        const got = (await events.waitFor(n)).filter((e) => e.event === 'output').map((e) => JSON.parse(e.data).text as string);
+        const got = (await events.waitFor(n))
+          .filter((e) => e.event === 'output')
+          .map((e) => JSON.parse(e.data).text as string);
         if (got.length === 2) return got;
       }
     };
     assert.deepEqual(await outputs(), ['Reading the code.', 'Now writing the test.']);
-    const refusals: Record<string, string>[] = [{ cookie, 'sec-fetch-site': 'cross-site' }, { cookie, host: `attacker.example:${g.port}` }, {}];
+    const refusals: Record<string, string>[] = [
+      { cookie, 'sec-fetch-site': 'cross-site' },
+      { cookie, host: `attacker.example:${g.port}` },
+      {},
+    ];
     for (const headers of refusals) {
       const refused = await openSse(g.port, `/sessions/${session.id}/events`, headers);
       streams.push(refused);
@@ -238,7 +316,13 @@ describe('web routes', () => {
     assert.equal(wrong.status, 401);
     assert.match(wrong.body, /not the gateway token/);
     assert.equal(wrong.headers['set-cookie'], undefined);
-    const foreign = await httpCall(g.port, 'POST', '/web/login', { ...form, origin: 'http://evil.example' }, `token=${g.gatewayToken}`);
+    const foreign = await httpCall(
+      g.port,
+      'POST',
+      '/web/login',
+      { ...form, origin: 'http://evil.example' },
+      `token=${g.gatewayToken}`,
+    );
     assert.equal(foreign.status, 403);
     const inUrl = await httpCall(g.port, 'GET', `/?token=${g.gatewayToken}`);
     assert.equal(inUrl.headers['set-cookie'], undefined);

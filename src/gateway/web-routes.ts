@@ -12,8 +12,8 @@ import type { Logger } from '../core/logger.ts';
 import { commandList } from '../operations/commands.ts';
 import type { Operation } from '../operations/operation.ts';
 import { bearerMatches } from './auth.ts';
-import { loadWebAssets, PAGE_HEADERS } from './web-assets.ts';
 import type { WebAsset } from './web-assets.ts';
+import { loadWebAssets, PAGE_HEADERS } from './web-assets.ts';
 import type { WebAuth } from './web-auth.ts';
 import { requestFacts } from './web-auth.ts';
 import { messageView, resumeVersion, streamChat } from './web-chat-stream.ts';
@@ -74,7 +74,12 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     return found;
   };
   const sendPage = (reply: FastifyReply, status: number, body: Buffer | string): FastifyReply =>
-    reply.code(status).headers(PAGE_HEADERS).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(body);
+    reply
+      .code(status)
+      .headers(PAGE_HEADERS)
+      .header('cache-control', 'no-store')
+      .type('text/html; charset=utf-8')
+      .send(body);
   const refuse = (reply: FastifyReply, status: number, reason: string): FastifyReply =>
     reply.code(status).headers(PAGE_HEADERS).header('cache-control', 'no-store').send({ error: reason });
   /**
@@ -115,13 +120,22 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
     const reach = auth.reachable(requestFacts(request));
     if (!reach.ok) return refuse(reply, reach.status, reach.reason);
     const found = assets.get(request.params.name);
-    if (!found || request.params.name.endsWith('.html')) return refuse(reply, 404, `no page file ${request.params.name}`);
-    return reply.code(200).headers(PAGE_HEADERS).header('cache-control', 'no-cache').type(found.contentType).send(found.body);
+    if (!found || request.params.name.endsWith('.html'))
+      return refuse(reply, 404, `no page file ${request.params.name}`);
+    return reply
+      .code(200)
+      .headers(PAGE_HEADERS)
+      .header('cache-control', 'no-cache')
+      .type(found.contentType)
+      .send(found.body);
   });
 
   app.register(async (scope) => {
-    scope.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 4096 }, (_request, body, done) =>
-      done(null, new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))),
+    scope.addContentTypeParser(
+      'application/x-www-form-urlencoded',
+      { parseAs: 'string', bodyLimit: 4096 },
+      (_request, body, done) =>
+        done(null, new URLSearchParams(typeof body === 'string' ? body : body.toString('utf8'))),
     );
     scope.post('/web/login', (request, reply) => {
       const facts = requestFacts(request);
@@ -132,7 +146,12 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
         if (verdict.status === 403) return refuse(reply, 403, verdict.reason);
         return sendPage(reply, 401, asset('login.html').body.toString('utf8').replace('<!--error-->', LOGIN_ERROR));
       }
-      return reply.code(303).headers(PAGE_HEADERS).header('set-cookie', auth.setCookie(facts)).header('location', '/').send();
+      return reply
+        .code(303)
+        .headers(PAGE_HEADERS)
+        .header('set-cookie', auth.setCookie(facts))
+        .header('location', '/')
+        .send();
     });
   });
 
@@ -142,49 +161,69 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
   };
   app.post('/web/logout', { onRequest: cookieAuth }, (request, reply) => {
     const facts = requestFacts(request);
-    return reply.code(303).headers(PAGE_HEADERS).header('set-cookie', auth.clearCookie(facts)).header('location', '/').send();
+    return reply
+      .code(303)
+      .headers(PAGE_HEADERS)
+      .header('set-cookie', auth.clearCookie(facts))
+      .header('location', '/')
+      .send();
   });
 
   app.get('/web/api/info', { onRequest: apiAuth }, (_request, reply) => {
-    return reply.headers(PAGE_HEADERS).header('cache-control', 'no-store').send({
-      version: deps.version,
-      loginRequired: auth.loginRequired,
-      maxMessageLength: config.maxMessageLength,
-      sessionsRefreshMs: config.sessionsRefreshMs,
-      commands: commandList(deps.ops),
-    });
+    return reply
+      .headers(PAGE_HEADERS)
+      .header('cache-control', 'no-store')
+      .send({
+        version: deps.version,
+        loginRequired: auth.loginRequired,
+        maxMessageLength: config.maxMessageLength,
+        sessionsRefreshMs: config.sessionsRefreshMs,
+        commands: commandList(deps.ops),
+      });
   });
 
-  app.post<{ Params: { chat: string } }>('/web/api/chats/:chat/messages', { onRequest: apiAuth }, async (request, reply) => {
-    const chatId = chatParam(request, reply);
-    if (chatId === null) return reply;
-    const body = messageSchema.safeParse(request.body);
-    if (!body.success) return refuse(reply, 400, formatZodError(body.error));
-    try {
-      const result = await connector.accept(chatId, body.data);
-      return reply.code(202).headers(PAGE_HEADERS).header('cache-control', 'no-store').send({ duplicate: result.duplicate, message: messageView(result.message) });
-    } catch (error) {
-      if (error instanceof AppError) return refuse(reply, ERROR_STATUS[error.kind], error.message);
-      throw error;
-    }
-  });
+  app.post<{ Params: { chat: string } }>(
+    '/web/api/chats/:chat/messages',
+    { onRequest: apiAuth },
+    async (request, reply) => {
+      const chatId = chatParam(request, reply);
+      if (chatId === null) return reply;
+      const body = messageSchema.safeParse(request.body);
+      if (!body.success) return refuse(reply, 400, formatZodError(body.error));
+      try {
+        const result = await connector.accept(chatId, body.data);
+        return reply
+          .code(202)
+          .headers(PAGE_HEADERS)
+          .header('cache-control', 'no-store')
+          .send({ duplicate: result.duplicate, message: messageView(result.message) });
+      } catch (error) {
+        if (error instanceof AppError) return refuse(reply, ERROR_STATUS[error.kind], error.message);
+        throw error;
+      }
+    },
+  );
 
-  app.get<{ Params: { chat: string }; Querystring: { after?: string } }>('/web/api/chats/:chat/events', { onRequest: apiAuth }, async (request, reply) => {
-    const chatId = chatParam(request, reply);
-    if (chatId === null) return reply;
-    const header = request.headers['last-event-id'];
-    const resume = resumeVersion(Array.isArray(header) ? header[0] : header, request.query.after);
-    if (!resume.ok) return refuse(reply, 400, 'after / Last-Event-ID: must be a whole number (a transcript version)');
-    await streamChat(request, reply, chatId, resume.version, {
-      connector,
-      clock: deps.clock,
-      keepAliveMs: config.keepAliveMs,
-      headers: PAGE_HEADERS,
-      track: (end) => {
-        streams.add(end);
-        return () => streams.delete(end);
-      },
-    });
-    return reply;
-  });
+  app.get<{ Params: { chat: string }; Querystring: { after?: string } }>(
+    '/web/api/chats/:chat/events',
+    { onRequest: apiAuth },
+    async (request, reply) => {
+      const chatId = chatParam(request, reply);
+      if (chatId === null) return reply;
+      const header = request.headers['last-event-id'];
+      const resume = resumeVersion(Array.isArray(header) ? header[0] : header, request.query.after);
+      if (!resume.ok) return refuse(reply, 400, 'after / Last-Event-ID: must be a whole number (a transcript version)');
+      await streamChat(request, reply, chatId, resume.version, {
+        connector,
+        clock: deps.clock,
+        keepAliveMs: config.keepAliveMs,
+        headers: PAGE_HEADERS,
+        track: (end) => {
+          streams.add(end);
+          return () => streams.delete(end);
+        },
+      });
+      return reply;
+    },
+  );
 }

@@ -96,7 +96,8 @@ function providerErrorType(like: ErrorLike): string | undefined {
   const data = asErrorLike(like.data);
   const inner = asErrorLike(data && 'error' in data ? (data as { error?: unknown }).error : undefined);
   if (inner && typeof inner.type === 'string') return inner.type;
-  if (inner && typeof (inner as { status?: unknown }).status === 'string') return String((inner as { status?: unknown }).status);
+  if (inner && typeof (inner as { status?: unknown }).status === 'string')
+    return String((inner as { status?: unknown }).status);
   return undefined;
 }
 
@@ -120,20 +121,33 @@ export function scrubSecrets(text: string, secrets: readonly (string | undefined
 export function classifyFailure(error: unknown, secrets: readonly (string | undefined)[] = []): AttemptFailure {
   const inner = unwrapRetry(error);
   const like = asErrorLike(inner);
-  const message = scrubSecrets(oneLine(like && typeof like.message === 'string' ? like.message : String(inner)), secrets);
+  const message = scrubSecrets(
+    oneLine(like && typeof like.message === 'string' ? like.message : String(inner)),
+    secrets,
+  );
   // A 2xx status means the answer started and then broke (e.g. "Failed to process successful response" when the
   // connection drops mid-body): that is decided by the socket error below, not by the status.
   const status = like && typeof like.statusCode === 'number' && like.statusCode >= 300 ? like.statusCode : undefined;
   if (status !== undefined) {
     const type = like ? providerErrorType(like) : undefined;
-    return { retryable: isRetryableStatus(status), kind: 'http', status, reason: `HTTP ${status}${type ? ` ${type}` : ''}: ${message}` };
+    return {
+      retryable: isRetryableStatus(status),
+      kind: 'http',
+      status,
+      reason: `HTTP ${status}${type ? ` ${type}` : ''}: ${message}`,
+    };
   }
   const code = connectionCode(inner);
-  if (code !== undefined) return { retryable: true, kind: 'connection', reason: `connection error (${code}): ${message}` };
+  if (code !== undefined)
+    return { retryable: true, kind: 'connection', reason: `connection error (${code}): ${message}` };
   const name = like && typeof like.name === 'string' ? like.name : 'Error';
   if (like?.isRetryable === true) {
     return name === 'AI_StreamProviderError'
-      ? { retryable: true, kind: 'stream', reason: `stream error${typeof like.type === 'string' ? ` ${like.type}` : ''}: ${message}` }
+      ? {
+          retryable: true,
+          kind: 'stream',
+          reason: `stream error${typeof like.type === 'string' ? ` ${like.type}` : ''}: ${message}`,
+        }
       : { retryable: true, kind: 'connection', reason: `connection error: ${message}` };
   }
   return { retryable: false, kind: 'other', reason: `${name}: ${message}` };

@@ -5,13 +5,19 @@ import assert from 'node:assert/strict';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { ManualClock } from '../core/clock.ts';
-import { REQUEST, buildInference, closedPort, rejection, startModelMocks } from '../../test/support/inference-fixture.ts';
-import { waitFor } from '../../test/support/wait-for.ts';
 import type { ModelMocks } from '../../test/support/inference-fixture.ts';
+import {
+  buildInference,
+  closedPort,
+  rejection,
+  REQUEST,
+  startModelMocks,
+} from '../../test/support/inference-fixture.ts';
 import { textReply } from '../../test/support/mock-anthropic.ts';
 import { geminiText } from '../../test/support/mock-gemini.ts';
 import { chatText } from '../../test/support/mock-openai-chat.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
+import { ManualClock } from '../core/clock.ts';
 import { InferenceError } from './types.ts';
 
 describe('inference fallback on time-outs and broken connections', () => {
@@ -24,7 +30,9 @@ describe('inference fallback on time-outs and broken connections', () => {
 
   it('a time-out moves to the next provider (the time limit runs on the injected clock)', async () => {
     const clock = new ManualClock();
-    const { inference, logged } = buildInference([m.chatProvider({ timeoutMs: 5_000 }), m.anthropicProvider()], { clock });
+    const { inference, logged } = buildInference([m.chatProvider({ timeoutMs: 5_000 }), m.anthropicProvider()], {
+      clock,
+    });
     m.chat.enqueue(chatText('too late', { delayMs: 60_000 }));
     m.anthropic.enqueue(textReply('answered by anthropic'));
     const pending = inference.complete(REQUEST);
@@ -43,7 +51,9 @@ describe('inference fallback on time-outs and broken connections', () => {
 
   it('streaming: a time-out mid-stream moves to the next provider', async () => {
     const clock = new ManualClock();
-    const { inference } = buildInference([m.anthropicProvider({ stream: true, timeoutMs: 1_000 }), m.chatProvider()], { clock });
+    const { inference } = buildInference([m.anthropicProvider({ stream: true, timeoutMs: 1_000 }), m.chatProvider()], {
+      clock,
+    });
     m.anthropic.enqueue(textReply('a slow answer that never ends', { chunkDelayMs: 60_000 }));
     m.chat.enqueue(chatText('answered by openai'));
     const pending = inference.complete(REQUEST);
@@ -55,7 +65,10 @@ describe('inference fallback on time-outs and broken connections', () => {
 
   it('connection refused moves to the next provider', async () => {
     const port = await closedPort();
-    const { inference, logged } = buildInference([m.chatProvider({ id: 'down', baseUrl: `http://127.0.0.1:${port}/v1` }), m.anthropicProvider()]);
+    const { inference, logged } = buildInference([
+      m.chatProvider({ id: 'down', baseUrl: `http://127.0.0.1:${port}/v1` }),
+      m.anthropicProvider(),
+    ]);
     m.anthropic.enqueue(textReply('answered by anthropic'));
     const result = await inference.complete(REQUEST);
     assert.equal(result.provider, 'anthropic');
@@ -100,7 +113,10 @@ describe('inference fallback on time-outs and broken connections', () => {
     await new Promise<void>((resolve) => empty.listen(0, '127.0.0.1', resolve));
     try {
       const { port } = empty.address() as AddressInfo;
-      const { inference, logged } = buildInference([m.chatProvider({ id: 'empty', stream: true, baseUrl: `http://127.0.0.1:${port}/v1` }), m.anthropicProvider()]);
+      const { inference, logged } = buildInference([
+        m.chatProvider({ id: 'empty', stream: true, baseUrl: `http://127.0.0.1:${port}/v1` }),
+        m.anthropicProvider(),
+      ]);
       m.anthropic.enqueue(textReply('a whole answer'));
       const result = await inference.complete(REQUEST);
       assert.equal(result.provider, 'anthropic');
@@ -118,11 +134,19 @@ describe('inference fallback on time-outs and broken connections', () => {
     const fetchWithDns: typeof globalThis.fetch = async (input, init) => {
       const url = new URL(input instanceof Request ? input.url : String(input));
       if (url.hostname === 'llm.invalid') {
-        throw new TypeError('fetch failed', { cause: Object.assign(new Error('getaddrinfo ENOTFOUND llm.invalid'), { code: 'ENOTFOUND', hostname: 'llm.invalid' }) });
+        throw new TypeError('fetch failed', {
+          cause: Object.assign(new Error('getaddrinfo ENOTFOUND llm.invalid'), {
+            code: 'ENOTFOUND',
+            hostname: 'llm.invalid',
+          }),
+        });
       }
       return globalThis.fetch(input, init);
     };
-    const { inference, logged } = buildInference([m.chatProvider({ id: 'nxdomain', baseUrl: 'http://llm.invalid/v1' }), m.anthropicProvider()], { fetch: fetchWithDns });
+    const { inference, logged } = buildInference(
+      [m.chatProvider({ id: 'nxdomain', baseUrl: 'http://llm.invalid/v1' }), m.anthropicProvider()],
+      { fetch: fetchWithDns },
+    );
     m.anthropic.enqueue(textReply('answered by anthropic'));
     const result = await inference.complete(REQUEST);
     assert.equal(result.provider, 'anthropic');

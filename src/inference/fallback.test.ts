@@ -3,14 +3,21 @@
 // the call; every provider failing lists each attempt; no provider is NoProviderError; no API key reaches a log line.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { inferenceSchema } from '../core/config-inference.ts';
-import { silentLogger } from '../core/logger.ts';
-import { OPENAI_KEY, REQUEST, buildInference, closedPort, rejection, startModelMocks } from '../../test/support/inference-fixture.ts';
 import type { ModelMocks } from '../../test/support/inference-fixture.ts';
+import {
+  buildInference,
+  closedPort,
+  OPENAI_KEY,
+  rejection,
+  REQUEST,
+  startModelMocks,
+} from '../../test/support/inference-fixture.ts';
 import { errorReply, textReply } from '../../test/support/mock-anthropic.ts';
 import { geminiError, geminiText } from '../../test/support/mock-gemini.ts';
 import { chatError, chatText } from '../../test/support/mock-openai-chat.ts';
 import { responsesError, responsesText } from '../../test/support/mock-openai-responses.ts';
+import { inferenceSchema } from '../core/config-inference.ts';
+import { silentLogger } from '../core/logger.ts';
 import { createInference } from './inference.ts';
 import { InferenceError, NoProviderError } from './types.ts';
 
@@ -32,7 +39,13 @@ describe('inference fallback on HTTP errors', () => {
 
   it('429 with retry-after moves to the next provider at once, and the fallback is logged without secrets', async () => {
     const { inference, raw, logged } = buildInference([m.anthropicProvider(), m.chatProvider()]);
-    m.anthropic.enqueue({ kind: 'error', status: 429, errorType: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit', headers: { 'retry-after': '30' } });
+    m.anthropic.enqueue({
+      kind: 'error',
+      status: 429,
+      errorType: 'rate_limit_error',
+      message: 'Number of request tokens has exceeded your per-minute rate limit',
+      headers: { 'retry-after': '30' },
+    });
     m.chat.enqueue(chatText('answered by openai'));
     const result = await inference.complete(REQUEST);
     assert.equal(result.text, 'answered by openai');
@@ -80,17 +93,29 @@ describe('inference fallback on HTTP errors', () => {
   for (const stream of [false, true]) {
     it(`OpenAI Responses (${stream ? 'streaming' : 'non-streaming'}): 429 falls back, 400 does not`, async () => {
       const { inference, logged } = buildInference([m.responsesProvider({ stream }), m.chatProvider()]);
-      m.responses.enqueue({ kind: 'error', status: 429, message: 'Rate limit reached for gpt-mock-r', type: 'requests', code: 'rate_limit_exceeded', headers: { 'retry-after': '20' } });
+      m.responses.enqueue({
+        kind: 'error',
+        status: 429,
+        message: 'Rate limit reached for gpt-mock-r',
+        type: 'requests',
+        code: 'rate_limit_exceeded',
+        headers: { 'retry-after': '20' },
+      });
       m.chat.enqueue(chatText('answered by chat'));
       const result = await inference.complete(REQUEST);
       assert.equal(result.provider, 'openai');
       assert.equal(m.responses.responseRequests().length, 1, 'the 429 is not retried on the same provider');
-      assert.equal(logged(/^inference fallback: openai-responses → openai$/)[0]?.reason, 'HTTP 429 requests: Rate limit reached for gpt-mock-r');
+      assert.equal(
+        logged(/^inference fallback: openai-responses → openai$/)[0]?.reason,
+        'HTTP 429 requests: Rate limit reached for gpt-mock-r',
+      );
 
       m.responses.enqueue(responsesError(400, "Invalid type for 'input[0].content'"));
       const error = await rejection(inference.complete(REQUEST));
       assert.ok(error instanceof InferenceError);
-      assert.deepEqual(error.attempts, ["openai-responses: HTTP 400 invalid_request_error: Invalid type for 'input[0].content'"]);
+      assert.deepEqual(error.attempts, [
+        "openai-responses: HTTP 400 invalid_request_error: Invalid type for 'input[0].content'",
+      ]);
       assert.equal(m.chat.completionRequests().length, 1, 'no fallback after the 400');
 
       m.responses.enqueue(responsesText('answered by responses'));
@@ -101,8 +126,15 @@ describe('inference fallback on HTTP errors', () => {
   }
 
   it('streaming: an error event after part of the answer moves to the next provider', async () => {
-    const { inference, logged } = buildInference([m.anthropicProvider({ stream: true }), m.chatProvider({ stream: true })]);
-    m.anthropic.enqueue({ kind: 'message', content: [{ type: 'text', text: 'Half an ans' }], streamError: { type: 'overloaded_error', message: 'Overloaded' } });
+    const { inference, logged } = buildInference([
+      m.anthropicProvider({ stream: true }),
+      m.chatProvider({ stream: true }),
+    ]);
+    m.anthropic.enqueue({
+      kind: 'message',
+      content: [{ type: 'text', text: 'Half an ans' }],
+      streamError: { type: 'overloaded_error', message: 'Overloaded' },
+    });
     m.chat.enqueue(chatText('a whole answer'));
     const result = await inference.complete(REQUEST);
     assert.equal(result.text, 'a whole answer', 'the partial answer is not returned');
@@ -133,17 +165,30 @@ describe('inference fallback on HTTP errors', () => {
 
   it('an error message echoing the API key is scrubbed from the attempts and the logs', async () => {
     const { inference, raw } = buildInference([m.chatProvider()]);
-    m.chat.enqueue(chatError(401, `Incorrect API key provided: ${OPENAI_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`));
+    m.chat.enqueue(
+      chatError(
+        401,
+        `Incorrect API key provided: ${OPENAI_KEY}. You can find your API key at https://platform.openai.com/account/api-keys.`,
+      ),
+    );
     const error = await rejection(inference.complete(REQUEST));
     assert.ok(error instanceof InferenceError);
-    assert.match(error.attempts[0] ?? '', /^openai: HTTP 401 invalid_request_error: Incorrect API key provided: \[redacted\]\./);
+    assert.match(
+      error.attempts[0] ?? '',
+      /^openai: HTTP 401 invalid_request_error: Incorrect API key provided: \[redacted\]\./,
+    );
     assert.doesNotMatch(error.message, /SECRET/);
     assert.doesNotMatch(raw(), /SECRET/);
   });
 
   it('every provider failing: InferenceError listing each attempt, logged as an error', async () => {
     const port = await closedPort();
-    const { inference, logged } = buildInference([m.anthropicProvider(), m.chatProvider(), m.geminiProvider(), m.chatProvider({ id: 'local', baseUrl: `http://127.0.0.1:${port}/v1` })]);
+    const { inference, logged } = buildInference([
+      m.anthropicProvider(),
+      m.chatProvider(),
+      m.geminiProvider(),
+      m.chatProvider({ id: 'local', baseUrl: `http://127.0.0.1:${port}/v1` }),
+    ]);
     m.anthropic.enqueue(errorReply(529, 'Overloaded', 'overloaded_error'));
     m.chat.enqueue(chatError(429, 'Rate limit reached for gpt-mock'));
     m.gemini.enqueue(geminiError(503, 'The model is overloaded. Please try again later.'));
@@ -161,8 +206,13 @@ describe('inference fallback on HTTP errors', () => {
   });
 
   it('retriesPerProvider hands retries to the SDK before moving on', async () => {
-    const { inference, logged } = buildInference([m.anthropicProvider(), m.chatProvider()], { section: { retriesPerProvider: 1 } });
-    m.anthropic.enqueue({ kind: 'error', status: 503, errorType: 'api_error', message: 'blip', headers: { 'retry-after-ms': '1' } }, textReply('second try'));
+    const { inference, logged } = buildInference([m.anthropicProvider(), m.chatProvider()], {
+      section: { retriesPerProvider: 1 },
+    });
+    m.anthropic.enqueue(
+      { kind: 'error', status: 503, errorType: 'api_error', message: 'blip', headers: { 'retry-after-ms': '1' } },
+      textReply('second try'),
+    );
     const result = await inference.complete(REQUEST);
     assert.equal(result.text, 'second try');
     assert.equal(result.provider, 'anthropic');
@@ -171,8 +221,16 @@ describe('inference fallback on HTTP errors', () => {
   });
 
   it('after the SDK retries are used up, the fallback still happens', async () => {
-    const { inference, logged } = buildInference([m.anthropicProvider(), m.chatProvider()], { section: { retriesPerProvider: 1 } });
-    const busy = { kind: 'error', status: 529, errorType: 'overloaded_error', message: 'Overloaded', headers: { 'retry-after-ms': '1' } } as const;
+    const { inference, logged } = buildInference([m.anthropicProvider(), m.chatProvider()], {
+      section: { retriesPerProvider: 1 },
+    });
+    const busy = {
+      kind: 'error',
+      status: 529,
+      errorType: 'overloaded_error',
+      message: 'Overloaded',
+      headers: { 'retry-after-ms': '1' },
+    } as const;
     m.anthropic.enqueue(busy, busy);
     m.chat.enqueue(chatText('answered by openai'));
     const result = await inference.complete(REQUEST);

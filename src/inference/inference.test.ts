@@ -2,17 +2,17 @@
 // (assistant tool call → tool result → final text) for every wire API, streaming and not.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { inferenceSchema } from '../core/config-inference.ts';
-import type { ProviderConfig } from '../core/config-inference.ts';
-import { silentLogger } from '../core/logger.ts';
-import { startMockAnthropic, textReply, toolUseReply } from '../../test/support/mock-anthropic.ts';
 import type { MessagesBody, MockAnthropic } from '../../test/support/mock-anthropic.ts';
-import { chatText, chatToolCall, startMockOpenAIChat } from '../../test/support/mock-openai-chat.ts';
-import type { ChatBody, MockOpenAIChat } from '../../test/support/mock-openai-chat.ts';
-import { geminiFunctionCall, geminiText, startMockGemini } from '../../test/support/mock-gemini.ts';
+import { startMockAnthropic, textReply, toolUseReply } from '../../test/support/mock-anthropic.ts';
 import type { GeminiBody, MockGemini } from '../../test/support/mock-gemini.ts';
-import { responsesFunctionCall, responsesText, startMockResponses } from '../../test/support/mock-openai-responses.ts';
+import { geminiFunctionCall, geminiText, startMockGemini } from '../../test/support/mock-gemini.ts';
+import type { ChatBody, MockOpenAIChat } from '../../test/support/mock-openai-chat.ts';
+import { chatText, chatToolCall, startMockOpenAIChat } from '../../test/support/mock-openai-chat.ts';
 import type { MockResponses, ResponsesBody } from '../../test/support/mock-openai-responses.ts';
+import { responsesFunctionCall, responsesText, startMockResponses } from '../../test/support/mock-openai-responses.ts';
+import type { ProviderConfig } from '../core/config-inference.ts';
+import { inferenceSchema } from '../core/config-inference.ts';
+import { silentLogger } from '../core/logger.ts';
 import { createInference } from './inference.ts';
 import type { ChatMessage, Inference, ToolSpec } from './types.ts';
 
@@ -20,7 +20,12 @@ const TOOLS: ToolSpec[] = [
   {
     name: 'session_kill',
     description: 'Kill a coding session by name.',
-    inputSchema: { type: 'object', properties: { name: { type: 'string' } }, required: ['name'], additionalProperties: false },
+    inputSchema: {
+      type: 'object',
+      properties: { name: { type: 'string' } },
+      required: ['name'],
+      additionalProperties: false,
+    },
   },
 ];
 const SYSTEM = 'You are the switchboard orchestrator.';
@@ -52,9 +57,15 @@ interface Case {
 }
 
 function anthropicSeen(body: MessagesBody): Seen {
-  const system = Array.isArray(body.system) ? (body.system as { text: string }[]).map((b) => b.text).join('') : String(body.system ?? '');
+  const system = Array.isArray(body.system)
+    ? (body.system as { text: string }[]).map((b) => b.text).join('')
+    : String(body.system ?? '');
   const last = body.messages?.at(-1);
-  const block = Array.isArray(last?.content) ? (last.content as { type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }[]).find((b) => b.type === 'tool_result') : undefined;
+  const block = Array.isArray(last?.content)
+    ? (last.content as { type: string; tool_use_id?: string; content?: unknown; is_error?: boolean }[]).find(
+        (b) => b.type === 'tool_result',
+      )
+    : undefined;
   const content = typeof block?.content === 'string' ? block.content : JSON.stringify(block?.content);
   return {
     model: body.model,
@@ -69,7 +80,8 @@ function anthropicSeen(body: MessagesBody): Seen {
 function unwrapError(content: string): { content: string; isError: boolean } {
   try {
     const parsed = JSON.parse(content) as unknown;
-    if (parsed && typeof parsed === 'object' && 'error' in parsed) return { content: String(parsed.error), isError: true };
+    if (parsed && typeof parsed === 'object' && 'error' in parsed)
+      return { content: String(parsed.error), isError: true };
   } catch {
     // plain text
   }
@@ -82,7 +94,10 @@ function chatSeen(body: ChatBody): Seen {
   return {
     model: body.model,
     stream: body.stream === true,
-    system: messages.filter((m) => m.role === 'system' || m.role === 'developer').map((m) => String(m.content)).join(''),
+    system: messages
+      .filter((m) => m.role === 'system' || m.role === 'developer')
+      .map((m) => String(m.content))
+      .join(''),
     toolNames: (body.tools ?? []).map((t) => String(t.function?.name)),
     ...(tool ? { toolResult: { id: String(tool.tool_call_id), ...unwrapError(String(tool.content)) } } : {}),
   };
@@ -91,7 +106,9 @@ function chatSeen(body: ChatBody): Seen {
 function responsesSeen(body: ResponsesBody): Seen {
   const items = Array.isArray(body.input) ? body.input : [];
   const output = items.filter((i) => i.type === 'function_call_output').at(-1);
-  const system = items.filter((i) => i.role === 'system' || i.role === 'developer').map((i) => (typeof i.content === 'string' ? i.content : JSON.stringify(i.content)));
+  const system = items
+    .filter((i) => i.role === 'system' || i.role === 'developer')
+    .map((i) => (typeof i.content === 'string' ? i.content : JSON.stringify(i.content)));
   return {
     model: body.model,
     stream: body.stream === true,
@@ -103,16 +120,27 @@ function responsesSeen(body: ResponsesBody): Seen {
 
 function geminiSeen(body: GeminiBody, path: string): Seen {
   const parts = body.contents?.at(-1)?.parts ?? [];
-  const response = parts.find((p) => p.functionResponse !== undefined)?.functionResponse as { id?: string; name?: string; response?: { content?: unknown; error?: unknown } } | undefined;
-  const system = ((body.systemInstruction as { parts?: { text?: string }[] } | undefined)?.parts ?? []).map((p) => p.text ?? '').join('');
-  const declarations = ((body.tools ?? []) as { functionDeclarations?: { name: string }[] }[]).flatMap((t) => t.functionDeclarations ?? []);
+  const response = parts.find((p) => p.functionResponse !== undefined)?.functionResponse as
+    { id?: string; name?: string; response?: { content?: unknown; error?: unknown } } | undefined;
+  const system = ((body.systemInstruction as { parts?: { text?: string }[] } | undefined)?.parts ?? [])
+    .map((p) => p.text ?? '')
+    .join('');
+  const declarations = ((body.tools ?? []) as { functionDeclarations?: { name: string }[] }[]).flatMap(
+    (t) => t.functionDeclarations ?? [],
+  );
   return {
     model: /models\/([^:]+)/.exec(path)?.[1],
     stream: path.endsWith(':streamGenerateContent'),
     system,
     toolNames: declarations.map((d) => d.name),
     ...(response
-      ? { toolResult: { id: String(response.id), content: String(response.response?.content ?? response.response?.error), isError: response.response?.error !== undefined } }
+      ? {
+          toolResult: {
+            id: String(response.id),
+            content: String(response.response?.content ?? response.response?.error),
+            isError: response.response?.error !== undefined,
+          },
+        }
       : {}),
   };
 }
@@ -125,7 +153,12 @@ describe('inference against the mock model servers', () => {
 
   // Fresh mocks per test: a failing test leaves no queued reply behind for the next one.
   beforeEach(async () => {
-    [anthropic, chat, gemini, responses] = await Promise.all([startMockAnthropic(), startMockOpenAIChat(), startMockGemini(), startMockResponses()]);
+    [anthropic, chat, gemini, responses] = await Promise.all([
+      startMockAnthropic(),
+      startMockOpenAIChat(),
+      startMockGemini(),
+      startMockResponses(),
+    ]);
   });
   afterEach(async () => {
     await Promise.all([anthropic.close(), chat.close(), gemini.close(), responses.close()]);
@@ -134,7 +167,14 @@ describe('inference against the mock model servers', () => {
   const cases: Case[] = [
     {
       name: 'Anthropic Messages',
-      provider: (stream) => ({ kind: 'anthropic', model: 'claude-mock-1', apiKey: 'sk-ant-test', baseUrl: `${anthropic.url}/v1`, maxOutputTokens: 1024, stream }),
+      provider: (stream) => ({
+        kind: 'anthropic',
+        model: 'claude-mock-1',
+        apiKey: 'sk-ant-test',
+        baseUrl: `${anthropic.url}/v1`,
+        maxOutputTokens: 1024,
+        stream,
+      }),
       scriptToolCall: (id) => anthropic.enqueue(toolUseReply('session_kill', { name: 'fix-tests' }, id)),
       scriptText: (text) => anthropic.enqueue(textReply(text, { usage: { inputTokens: 31, outputTokens: 9 } })),
       lastRequest: () => anthropicSeen(anthropic.messageRequests().at(-1)?.body as MessagesBody),
@@ -143,7 +183,13 @@ describe('inference against the mock model servers', () => {
     },
     {
       name: 'OpenAI Responses',
-      provider: (stream) => ({ kind: 'openai', model: 'gpt-mock', apiKey: 'sk-test', baseUrl: `${responses.url}/v1`, stream }),
+      provider: (stream) => ({
+        kind: 'openai',
+        model: 'gpt-mock',
+        apiKey: 'sk-test',
+        baseUrl: `${responses.url}/v1`,
+        stream,
+      }),
       scriptToolCall: (id) => responses.enqueue(responsesFunctionCall('session_kill', { name: 'fix-tests' }, id)),
       scriptText: (text) => responses.enqueue(responsesText(text, { usage: { inputTokens: 31, outputTokens: 9 } })),
       lastRequest: () => responsesSeen(responses.responseRequests().at(-1)?.body as ResponsesBody),
@@ -152,7 +198,14 @@ describe('inference against the mock model servers', () => {
     },
     {
       name: 'OpenAI Chat Completions (openai.chat)',
-      provider: (stream) => ({ kind: 'openai', api: 'chat', model: 'gpt-mock', apiKey: 'sk-test', baseUrl: `${chat.url}/v1`, stream }),
+      provider: (stream) => ({
+        kind: 'openai',
+        api: 'chat',
+        model: 'gpt-mock',
+        apiKey: 'sk-test',
+        baseUrl: `${chat.url}/v1`,
+        stream,
+      }),
       scriptToolCall: (id) => chat.enqueue(chatToolCall('session_kill', { name: 'fix-tests' }, id)),
       scriptText: (text) => chat.enqueue(chatText(text, { usage: { promptTokens: 31, completionTokens: 9 } })),
       lastRequest: () => chatSeen(chat.completionRequests().at(-1)?.body as ChatBody),
@@ -161,7 +214,13 @@ describe('inference against the mock model servers', () => {
     },
     {
       name: 'OpenAI-compatible Chat Completions (a local server)',
-      provider: (stream) => ({ id: 'local', kind: 'openai-compatible', model: 'llama-mock', baseUrl: `${chat.url}/v1`, stream }),
+      provider: (stream) => ({
+        id: 'local',
+        kind: 'openai-compatible',
+        model: 'llama-mock',
+        baseUrl: `${chat.url}/v1`,
+        stream,
+      }),
       scriptToolCall: (id) => chat.enqueue(chatToolCall('session_kill', { name: 'fix-tests' }, id)),
       scriptText: (text) => chat.enqueue(chatText(text, { usage: { promptTokens: 31, completionTokens: 9 } })),
       lastRequest: () => chatSeen(chat.completionRequests().at(-1)?.body as ChatBody),
@@ -170,7 +229,13 @@ describe('inference against the mock model servers', () => {
     },
     {
       name: 'Google generateContent',
-      provider: (stream) => ({ kind: 'google', model: 'gemini-mock', apiKey: 'g-test', baseUrl: `${gemini.url}/v1beta`, stream }),
+      provider: (stream) => ({
+        kind: 'google',
+        model: 'gemini-mock',
+        apiKey: 'g-test',
+        baseUrl: `${gemini.url}/v1beta`,
+        stream,
+      }),
       scriptToolCall: () => gemini.enqueue(geminiFunctionCall('session_kill', { name: 'fix-tests' })),
       scriptText: (text) => gemini.enqueue(geminiText(text, { usage: { promptTokens: 31, candidatesTokens: 9 } })),
       lastRequest: () => {
@@ -197,7 +262,11 @@ describe('inference against the mock model servers', () => {
         const inf = inference(provider);
         assert.equal(inf.available, true);
         c.scriptText(`hello from ${c.name}`);
-        const result = await inf.complete({ system: SYSTEM, messages: [{ role: 'user', content: 'hi' }], tools: TOOLS });
+        const result = await inf.complete({
+          system: SYSTEM,
+          messages: [{ role: 'user', content: 'hi' }],
+          tools: TOOLS,
+        });
         assert.equal(result.text, `hello from ${c.name}`);
         assert.deepEqual(result.toolCalls, []);
         assert.equal(result.finishReason, 'stop');
@@ -228,7 +297,11 @@ describe('inference against the mock model servers', () => {
           const content = isError ? 'no session named fix-tests' : 'killed fix-tests';
           const second = await inf.complete({
             system: SYSTEM,
-            messages: [...messages, { role: 'assistant', content: '', toolCalls: [call] }, { role: 'tool', toolCallId: call.id, toolName: call.name, content, isError }],
+            messages: [
+              ...messages,
+              { role: 'assistant', content: '', toolCalls: [call] },
+              { role: 'tool', toolCallId: call.id, toolName: call.name, content, isError },
+            ],
             tools: TOOLS,
           });
           assert.match(second.text, c.answerTo(content));
@@ -254,7 +327,11 @@ describe('inference against the mock model servers', () => {
         { type: 'tool_use', id: 't_b', name: 'session_kill', input: { name: 'b' } },
       ],
     });
-    const result = await inf.complete({ system: SYSTEM, messages: [{ role: 'user', content: 'kill a and b' }], tools: TOOLS });
+    const result = await inf.complete({
+      system: SYSTEM,
+      messages: [{ role: 'user', content: 'kill a and b' }],
+      tools: TOOLS,
+    });
     assert.equal(result.text, 'Killing both.');
     assert.deepEqual(result.toolCalls, [
       { id: 't_a', name: 'session_kill', input: { name: 'a' } },

@@ -5,20 +5,20 @@
 //
 // Retries: the AI SDK's own retry loop is set to `inference.retriesPerProvider` (default 0). Our fallback is the retry
 // policy: a struggling provider is left at once for the next one instead of being retried with seconds of backoff.
-import { generateText, streamText } from 'ai';
 import type { FinishReason, LanguageModelUsage } from 'ai';
+import { generateText, streamText } from 'ai';
 import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import type { InferenceConfig } from '../core/config-inference.ts';
 import type { Logger } from '../core/logger.ts';
-import { classifyFailure } from './failure.ts';
 import type { AttemptFailure } from './failure.ts';
-import { fromToolCalls, toModelMessages, toToolSet } from './messages.ts';
+import { classifyFailure } from './failure.ts';
 import type { SdkToolCall } from './messages.ts';
-import { resolveProviders } from './providers.ts';
+import { fromToolCalls, toModelMessages, toToolSet } from './messages.ts';
 import type { ResolvedProvider } from './providers.ts';
-import { InferenceError, NoProviderError } from './types.ts';
+import { resolveProviders } from './providers.ts';
 import type { Inference, InferenceRequest, InferenceResult } from './types.ts';
+import { InferenceError, NoProviderError } from './types.ts';
 
 export interface InferenceOptions {
   /** Time source for the per-call time limit; default the system clock. */
@@ -71,17 +71,32 @@ class FallbackInference implements Inference {
     const attempts: string[] = [];
     const log = this.#logger.child({ ...(request.sessionId !== undefined ? { sessionId: request.sessionId } : {}) });
     for (const [index, provider] of this.#providers.entries()) {
-      const outcome: Outcome = request.signal?.aborted ? { ok: false, failure: ABORTED } : await this.#attempt(provider, request);
+      const outcome: Outcome = request.signal?.aborted
+        ? { ok: false, failure: ABORTED }
+        : await this.#attempt(provider, request);
       if (outcome.ok) {
         const { result } = outcome;
-        const fields = { provider: result.provider, model: result.model, finishReason: result.finishReason, usage: result.usage, toolCalls: result.toolCalls.length };
-        if (attempts.length > 0) log.info({ ...fields, failedProviders: attempts.length }, 'inference answered after fallback');
+        const fields = {
+          provider: result.provider,
+          model: result.model,
+          finishReason: result.finishReason,
+          usage: result.usage,
+          toolCalls: result.toolCalls.length,
+        };
+        if (attempts.length > 0)
+          log.info({ ...fields, failedProviders: attempts.length }, 'inference answered after fallback');
         else log.debug(fields, 'inference answered');
         return result;
       }
       const { failure } = outcome;
       attempts.push(`${provider.id}: ${failure.reason}`);
-      const fields = { provider: provider.id, model: provider.model, kind: failure.kind, ...(failure.status !== undefined ? { status: failure.status } : {}), reason: failure.reason };
+      const fields = {
+        provider: provider.id,
+        model: provider.model,
+        kind: failure.kind,
+        ...(failure.status !== undefined ? { status: failure.status } : {}),
+        reason: failure.reason,
+      };
       if (failure.kind === 'aborted') {
         log.info(fields, 'inference aborted');
         throw new InferenceError('Inference aborted.', attempts);
@@ -91,7 +106,11 @@ class FallbackInference implements Inference {
         throw new InferenceError(`Inference failed: ${attempts.join('; ')}`, attempts);
       }
       const next = this.#providers[index + 1];
-      if (next) log.warn({ ...fields, from: provider.id, to: next.id, toModel: next.model }, `inference fallback: ${provider.id} → ${next.id}`);
+      if (next)
+        log.warn(
+          { ...fields, from: provider.id, to: next.id, toModel: next.model },
+          `inference fallback: ${provider.id} → ${next.id}`,
+        );
     }
     log.error({ attempts }, 'inference failed on every provider');
     throw new InferenceError(`Inference failed: ${attempts.join('; ')}`, attempts);
@@ -108,13 +127,23 @@ class FallbackInference implements Inference {
     const onAbort = (): void => controller.abort(request.signal?.reason);
     request.signal?.addEventListener('abort', onAbort, { once: true });
     try {
-      const answer = provider.stream ? await this.#stream(provider, request, controller.signal) : await this.#generate(provider, request, controller.signal);
+      const answer = provider.stream
+        ? await this.#stream(provider, request, controller.signal)
+        : await this.#generate(provider, request, controller.signal);
       if (BROKEN_FINISH.has(answer.finishReason)) {
-        return { ok: false, failure: { retryable: true, kind: 'stream', reason: `the answer ended with finish reason '${answer.finishReason}'` } };
+        return {
+          ok: false,
+          failure: {
+            retryable: true,
+            kind: 'stream',
+            reason: `the answer ended with finish reason '${answer.finishReason}'`,
+          },
+        };
       }
-      const usage = answer.usage.inputTokens !== undefined || answer.usage.outputTokens !== undefined
-        ? { usage: { inputTokens: answer.usage.inputTokens ?? 0, outputTokens: answer.usage.outputTokens ?? 0 } }
-        : {};
+      const usage =
+        answer.usage.inputTokens !== undefined || answer.usage.outputTokens !== undefined
+          ? { usage: { inputTokens: answer.usage.inputTokens ?? 0, outputTokens: answer.usage.outputTokens ?? 0 } }
+          : {};
       return {
         ok: true,
         result: {
@@ -127,7 +156,11 @@ class FallbackInference implements Inference {
         },
       };
     } catch (error) {
-      if (timedOut) return { ok: false, failure: { retryable: true, kind: 'timeout', reason: `timed out after ${provider.timeoutMs} ms` } };
+      if (timedOut)
+        return {
+          ok: false,
+          failure: { retryable: true, kind: 'timeout', reason: `timed out after ${provider.timeoutMs} ms` },
+        };
       if (request.signal?.aborted) return { ok: false, failure: ABORTED };
       return { ok: false, failure: classifyFailure(error, [provider.secret]) };
     } finally {
@@ -152,7 +185,13 @@ class FallbackInference implements Inference {
   async #generate(provider: ResolvedProvider, request: InferenceRequest, signal: AbortSignal): Promise<Answer> {
     const result = await generateText(this.#callOptions(provider, request, signal));
     this.#warn(provider, result.warnings);
-    return { text: result.text, toolCalls: result.toolCalls, finishReason: result.finishReason, usage: result.usage, modelId: result.response.modelId };
+    return {
+      text: result.text,
+      toolCalls: result.toolCalls,
+      finishReason: result.finishReason,
+      usage: result.usage,
+      modelId: result.response.modelId,
+    };
   }
 
   /** Streams the answer and collects it; an error part (or an abort) fails the attempt as a whole. */
@@ -191,7 +230,11 @@ class FallbackInference implements Inference {
       this.#warned.add(key);
       return true;
     });
-    if (fresh.length > 0) this.#logger.warn({ provider: provider.id, model: provider.model, warnings: fresh }, 'inference provider warnings');
+    if (fresh.length > 0)
+      this.#logger.warn(
+        { provider: provider.id, model: provider.model, warnings: fresh },
+        'inference provider warnings',
+      );
   }
 }
 
@@ -201,8 +244,15 @@ class FallbackInference implements Inference {
  * With no provider configured the result is `available: false` and `complete()` throws NoProviderError.
  */
 export function createInference(config: InferenceConfig, logger: Logger, options: InferenceOptions = {}): Inference {
-  const providers = resolveProviders(config, { ...(options.env ? { env: options.env } : {}), ...(options.fetch ? { fetch: options.fetch } : {}) });
+  const providers = resolveProviders(config, {
+    ...(options.env ? { env: options.env } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
   const log = logger.child({ component: 'inference' });
-  if (providers.length > 0) log.info({ providers: providers.map((p) => ({ id: p.id, kind: p.kind, api: p.api, model: p.model, stream: p.stream })) }, 'inference providers');
+  if (providers.length > 0)
+    log.info(
+      { providers: providers.map((p) => ({ id: p.id, kind: p.kind, api: p.api, model: p.model, stream: p.stream })) },
+      'inference providers',
+    );
   return new FallbackInference(providers, log, options.clock ?? systemClock(), config.retriesPerProvider);
 }

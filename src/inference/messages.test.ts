@@ -20,14 +20,26 @@ describe('toModelMessages', () => {
           { type: 'tool-call', toolCallId: 'c1', toolName: 'list', input: { all: true } },
         ],
       },
-      { role: 'tool', content: [{ type: 'tool-result', toolCallId: 'c1', toolName: 'list', output: { type: 'text', value: '2 sessions' } }] },
+      {
+        role: 'tool',
+        content: [
+          { type: 'tool-result', toolCallId: 'c1', toolName: 'list', output: { type: 'text', value: '2 sessions' } },
+        ],
+      },
       { role: 'assistant', content: 'There are 2.' },
     ]);
   });
 
   it('puts consecutive tool results in one tool message and flags errors as error-text', () => {
     const out = toModelMessages([
-      { role: 'assistant', content: '', toolCalls: [{ id: 'a', name: 'x', input: {} }, { id: 'b', name: 'y', input: {} }] },
+      {
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'a', name: 'x', input: {} },
+          { id: 'b', name: 'y', input: {} },
+        ],
+      },
       { role: 'tool', toolCallId: 'a', toolName: 'x', content: 'ok', isError: false },
       { role: 'tool', toolCallId: 'b', toolName: 'y', content: 'no such session', isError: true },
     ]);
@@ -43,7 +55,12 @@ describe('toModelMessages', () => {
       role: 'tool',
       content: [
         { type: 'tool-result', toolCallId: 'a', toolName: 'x', output: { type: 'text', value: 'ok' } },
-        { type: 'tool-result', toolCallId: 'b', toolName: 'y', output: { type: 'error-text', value: 'no such session' } },
+        {
+          type: 'tool-result',
+          toolCallId: 'b',
+          toolName: 'y',
+          output: { type: 'error-text', value: 'no such session' },
+        },
       ],
     });
   });
@@ -82,6 +99,8 @@ describe('toToolSet', () => {
 
 describe('fromToolCalls', () => {
   it('keeps id, name and input', () => {
-    assert.deepEqual(fromToolCalls([{ toolCallId: 't1', toolName: 'get', input: { id: 3 } }]), [{ id: 't1', name: 'get', input: { id: 3 } }]);
+    assert.deepEqual(fromToolCalls([{ toolCallId: 't1', toolName: 'get', input: { id: 3 } }]), [
+      { id: 't1', name: 'get', input: { id: 3 } },
+    ]);
   });
 });

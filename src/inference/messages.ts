@@ -1,7 +1,7 @@
 // Maps the engine's provider-neutral conversation (ChatMessage, ToolSpec) to the AI SDK's ModelMessage and tool
 // definitions, and the SDK's tool calls back. Tools carry no `execute`: the engine runs them and sends results back.
-import { jsonSchema, tool } from 'ai';
 import type { JSONSchema7, ModelMessage, ToolCallPart, ToolResultPart, ToolSet } from 'ai';
+import { jsonSchema, tool } from 'ai';
 import type { ChatMessage, ToolCall, ToolSpec } from './types.ts';
 
 /**
@@ -24,7 +24,8 @@ export function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
         }
         const parts: ({ type: 'text'; text: string } | ToolCallPart)[] = [];
         if (message.content !== '') parts.push({ type: 'text', text: message.content });
-        for (const call of calls) parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input ?? {} });
+        for (const call of calls)
+          parts.push({ type: 'tool-call', toolCallId: call.id, toolName: call.name, input: call.input ?? {} });
         out.push({ role: 'assistant', content: parts });
         break;
       }
@@ -33,7 +34,9 @@ export function toModelMessages(messages: ChatMessage[]): ModelMessage[] {
           type: 'tool-result',
           toolCallId: message.toolCallId,
           toolName: message.toolName,
-          output: message.isError ? { type: 'error-text', value: message.content } : { type: 'text', value: message.content },
+          output: message.isError
+            ? { type: 'error-text', value: message.content }
+            : { type: 'text', value: message.content },
         };
         const last = out.at(-1);
         if (last?.role === 'tool') last.content.push(part);
@@ -50,7 +53,10 @@ export function toToolSet(specs: ToolSpec[]): ToolSet | undefined {
   if (specs.length === 0) return undefined;
   const tools: ToolSet = {};
   for (const spec of specs) {
-    tools[spec.name] = tool({ description: spec.description, inputSchema: jsonSchema(spec.inputSchema as JSONSchema7) });
+    tools[spec.name] = tool({
+      description: spec.description,
+      inputSchema: jsonSchema(spec.inputSchema as JSONSchema7),
+    });
   }
   return tools;
 }

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../core/errors.ts';
 import { inferenceSchema } from '../core/config-inference.ts';
+import { AppError } from '../core/errors.ts';
 import { resolveApiKey, resolveProviders } from './providers.ts';
 
 const parse = (input: unknown) => inferenceSchema.parse(input);
@@ -25,7 +25,13 @@ describe('resolveApiKey', () => {
     const [open, keyed] = parse({
       providers: [
         { id: 'ollama', kind: 'openai-compatible', model: 'llama', baseUrl: 'http://127.0.0.1:11434/v1' },
-        { id: 'vllm', kind: 'openai-compatible', model: 'llama', baseUrl: 'http://127.0.0.1:8000/v1', apiKeyEnv: 'VLLM_KEY' },
+        {
+          id: 'vllm',
+          kind: 'openai-compatible',
+          model: 'llama',
+          baseUrl: 'http://127.0.0.1:8000/v1',
+          apiKeyEnv: 'VLLM_KEY',
+        },
       ],
     }).providers;
     assert.equal(resolveApiKey(open!, 0, {}), undefined);
@@ -33,17 +39,29 @@ describe('resolveApiKey', () => {
   });
 
   it('names the missing variable and the config field', () => {
-    const config = parse({ providers: [{ kind: 'openai-compatible', model: 'x', baseUrl: 'http://127.0.0.1:1/v1' }, { id: 'work', kind: 'openai', model: 'gpt', apiKeyEnv: 'WORK_OPENAI_KEY' }] });
+    const config = parse({
+      providers: [
+        { kind: 'openai-compatible', model: 'x', baseUrl: 'http://127.0.0.1:1/v1' },
+        { id: 'work', kind: 'openai', model: 'gpt', apiKeyEnv: 'WORK_OPENAI_KEY' },
+      ],
+    });
     assert.throws(
       () => resolveProviders(config, { env: { WORK_OPENAI_KEY: '  ' } }),
       (error: unknown) =>
         error instanceof AppError &&
         error.kind === 'invalid_input' &&
         error.field === 'inference.providers.1.apiKeyEnv' &&
-        error.message === "Inference provider 'work': environment variable WORK_OPENAI_KEY is not set (apiKeyEnv names WORK_OPENAI_KEY).",
+        error.message ===
+          "Inference provider 'work': environment variable WORK_OPENAI_KEY is not set (apiKeyEnv names WORK_OPENAI_KEY).",
     );
     const google = parse({ providers: [{ kind: 'google', model: 'gemini' }] });
-    assert.throws(() => resolveProviders(google, { env: {} }), (error: unknown) => error instanceof AppError && error.field === 'inference.providers.0.apiKey' && /GOOGLE_GENERATIVE_AI_API_KEY is not set/.test(error.message));
+    assert.throws(
+      () => resolveProviders(google, { env: {} }),
+      (error: unknown) =>
+        error instanceof AppError &&
+        error.field === 'inference.providers.0.apiKey' &&
+        /GOOGLE_GENERATIVE_AI_API_KEY is not set/.test(error.message),
+    );
   });
 });
 
@@ -54,8 +72,22 @@ describe('resolveProviders', () => {
       providers: [
         { kind: 'anthropic', model: 'claude-sonnet-4-5', apiKey: 'k1' },
         { kind: 'openai', model: 'gpt-5', apiKey: 'k2' },
-        { id: 'openai-chat', kind: 'openai', model: 'gpt-4.1', api: 'chat', apiKey: 'k3', timeoutMs: 5_000, stream: true },
-        { id: 'ollama', kind: 'openai-compatible', model: 'llama3.2', baseUrl: 'http://127.0.0.1:11434/v1', maxOutputTokens: 512 },
+        {
+          id: 'openai-chat',
+          kind: 'openai',
+          model: 'gpt-4.1',
+          api: 'chat',
+          apiKey: 'k3',
+          timeoutMs: 5_000,
+          stream: true,
+        },
+        {
+          id: 'ollama',
+          kind: 'openai-compatible',
+          model: 'llama3.2',
+          baseUrl: 'http://127.0.0.1:11434/v1',
+          maxOutputTokens: 512,
+        },
         { kind: 'google', model: 'gemini-2.5-flash', apiKey: 'k4' },
       ],
     });
@@ -71,13 +103,10 @@ describe('resolveProviders', () => {
       ],
     );
     const model = (i: number) => providers[i]?.languageModel as { provider: string; modelId: string };
-    assert.deepEqual([model(0).provider, model(1).provider, model(2).provider, model(3).provider, model(4).provider], [
-      'anthropic.messages',
-      'openai.responses',
-      'openai.chat',
-      'ollama.chat',
-      'google.generative-ai',
-    ]);
+    assert.deepEqual(
+      [model(0).provider, model(1).provider, model(2).provider, model(3).provider, model(4).provider],
+      ['anthropic.messages', 'openai.responses', 'openai.chat', 'ollama.chat', 'google.generative-ai'],
+    );
     assert.equal(model(3).modelId, 'llama3.2');
   });
 

@@ -5,8 +5,8 @@ import { createGoogle } from '@ai-sdk/google';
 import { createOpenAI } from '@ai-sdk/openai';
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { LanguageModel } from 'ai';
-import { DEFAULT_API_KEY_ENV, providerId } from '../core/config-inference.ts';
 import type { InferenceConfig, ProviderConfig } from '../core/config-inference.ts';
+import { DEFAULT_API_KEY_ENV, providerId } from '../core/config-inference.ts';
 import { invalidInput } from '../core/errors.ts';
 
 /** A configured provider, ready to call. */
@@ -45,16 +45,34 @@ export function resolveApiKey(provider: ProviderConfig, index: number, env: Node
   const value = env[name];
   if (value !== undefined && value.trim() !== '') return value.trim();
   const field = `inference.providers.${index}.${provider.apiKeyEnv !== undefined ? 'apiKeyEnv' : 'apiKey'}`;
-  const how = provider.apiKeyEnv !== undefined ? `apiKeyEnv names ${name}` : `${name} is the default for kind ${provider.kind}; set apiKey or apiKeyEnv to use another`;
-  throw invalidInput(`Inference provider '${providerId(provider)}': environment variable ${name} is not set (${how}).`, field);
+  const how =
+    provider.apiKeyEnv !== undefined
+      ? `apiKeyEnv names ${name}`
+      : `${name} is the default for kind ${provider.kind}; set apiKey or apiKeyEnv to use another`;
+  throw invalidInput(
+    `Inference provider '${providerId(provider)}': environment variable ${name} is not set (${how}).`,
+    field,
+  );
 }
 
-function buildModel(provider: ProviderConfig, apiKey: string | undefined, fetch: typeof globalThis.fetch | undefined): { languageModel: LanguageModel; api: string } {
-  const common = { ...(provider.baseUrl !== undefined ? { baseURL: provider.baseUrl } : {}), ...(fetch ? { fetch } : {}) };
+function buildModel(
+  provider: ProviderConfig,
+  apiKey: string | undefined,
+  fetch: typeof globalThis.fetch | undefined,
+): { languageModel: LanguageModel; api: string } {
+  const common = {
+    ...(provider.baseUrl !== undefined ? { baseURL: provider.baseUrl } : {}),
+    ...(fetch ? { fetch } : {}),
+  };
   const id = providerId(provider);
   switch (provider.kind) {
     case 'anthropic':
-      return { languageModel: createAnthropic({ ...common, ...(apiKey !== undefined ? { apiKey } : {}) }).messages(provider.model), api: 'messages' };
+      return {
+        languageModel: createAnthropic({ ...common, ...(apiKey !== undefined ? { apiKey } : {}) }).messages(
+          provider.model,
+        ),
+        api: 'messages',
+      };
     case 'openai': {
       const openai = createOpenAI({ ...common, ...(apiKey !== undefined ? { apiKey } : {}) });
       return provider.api === 'chat'
@@ -73,7 +91,12 @@ function buildModel(provider: ProviderConfig, apiKey: string | undefined, fetch:
       return { languageModel: compatible.chatModel(provider.model), api: 'chat' };
     }
     case 'google':
-      return { languageModel: createGoogle({ ...common, ...(apiKey !== undefined ? { apiKey } : {}) }).languageModel(provider.model), api: 'generateContent' };
+      return {
+        languageModel: createGoogle({ ...common, ...(apiKey !== undefined ? { apiKey } : {}) }).languageModel(
+          provider.model,
+        ),
+        api: 'generateContent',
+      };
   }
 }
 

@@ -12,13 +12,23 @@ function config(overrides: Record<string, unknown>) {
 
 function captured(): { logger: Logger; lines: { level: number; msg: string; [k: string]: unknown }[] } {
   const lines: { level: number; msg: string }[] = [];
-  return { logger: pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) }), lines };
+  return {
+    logger: pino(
+      { level: 'debug' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as { level: number; msg: string }) },
+    ),
+    lines,
+  };
 }
 
 describe('OutboxNotifier', () => {
   it('sends stuck and done notices to linear.pipeline.originChannel when it names a chat', async () => {
     const outbox = new RecordingOutbox();
-    const notifier = new OutboxNotifier({ config: config({ 'linear.pipeline.originChannel': 'telegram|42' }), outbox, logger: captured().logger });
+    const notifier = new OutboxNotifier({
+      config: config({ 'linear.pipeline.originChannel': 'telegram|42' }),
+      outbox,
+      logger: captured().logger,
+    });
     await notifier.notify('Linear ENG-1 is stuck');
     await notifier.done('Linear ENG-2 is done');
     assert.deepEqual(outbox.sent, [
@@ -30,7 +40,11 @@ describe('OutboxNotifier', () => {
   it('falls back to fallbackChannel when originChannel is not a chat', async () => {
     assert.deepEqual(pipelineNotifyTarget(config({ fallbackChannel: 'web|main' })), { channel: 'web', chat: 'main' });
     const outbox = new RecordingOutbox();
-    await new OutboxNotifier({ config: config({ fallbackChannel: 'telegram|7' }), outbox, logger: captured().logger }).notify('stuck');
+    await new OutboxNotifier({
+      config: config({ fallbackChannel: 'telegram|7' }),
+      outbox,
+      logger: captured().logger,
+    }).notify('stuck');
     assert.deepEqual(outbox.to('telegram|7'), ['stuck']);
   });
 

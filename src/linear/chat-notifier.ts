@@ -8,7 +8,9 @@ import type { Logger } from '../core/logger.ts';
 import type { PipelineNotifier } from './pipeline/types.ts';
 
 /** Where pipeline notifications go: originChannel when it parses as a chat target, else fallbackChannel, else null. */
-export function pipelineNotifyTarget(config: Pick<Config, 'fallbackChannel'> & { linear: { pipeline: { originChannel: string } } }): ChannelTarget | null {
+export function pipelineNotifyTarget(
+  config: Pick<Config, 'fallbackChannel'> & { linear: { pipeline: { originChannel: string } } },
+): ChannelTarget | null {
   return parseTarget(config.linear.pipeline.originChannel) ?? parseTarget(config.fallbackChannel);
 }
 
@@ -40,7 +42,10 @@ export class OutboxNotifier implements PipelineNotifier {
 
   async #send(text: string, kind: 'stuck' | 'done'): Promise<void> {
     if (!this.target || !this.#outbox) {
-      this.#logger.warn({ kind, text, reason: this.target ? 'no chat connectors are running' : 'no chat channel configured' }, 'linear pipeline notification not delivered to chat');
+      this.#logger.warn(
+        { kind, text, reason: this.target ? 'no chat connectors are running' : 'no chat channel configured' },
+        'linear pipeline notification not delivered to chat',
+      );
       return;
     }
     await this.#outbox.send(this.target, { text });

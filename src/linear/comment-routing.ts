@@ -9,16 +9,16 @@ import type { Logger } from '../core/logger.ts';
 import type { LinearClaimStore } from '../store/linear-claims.ts';
 import type { LinearJobStore } from '../store/linear-jobs.ts';
 import type { LinearApi } from './api/types.ts';
+import type { LinearEffects } from './effects.ts';
 import type { JobRunner } from './jobs.ts';
 import { profileForMentions } from './mentions.ts';
 import type { Planner } from './planner/planner.ts';
-import { plannerCommand } from './planner/prompts.ts';
 import type { PlannerCommand } from './planner/prompts.ts';
-import type { LinearEffects } from './effects.ts';
-import { postReply } from './reply.ts';
+import { plannerCommand } from './planner/prompts.ts';
 import type { ReplyTarget } from './reply.ts';
-import { JOB } from './router-jobs.ts';
+import { postReply } from './reply.ts';
 import type { NotificationMentionJob } from './router-jobs.ts';
+import { JOB } from './router-jobs.ts';
 import { extractMentions } from './webhooks/parse.ts';
 
 /** A comment as it is routed, from the Comment webhook or from an AppUserNotification. */
@@ -76,7 +76,16 @@ export class CommentRouting {
     const profile = profileForMentions(c.mentions, config.linear.profiles);
     const command = plannerCommand(c.body);
     const toPlanner = (): Promise<void> =>
-      this.toPlanner({ issueId: c.issueId, commentId: c.commentId, parentId: c.parentId, body: c.body, command, agentSessionId: null, author: c.author, owner: this.#owner(c, 'planner') });
+      this.toPlanner({
+        issueId: c.issueId,
+        commentId: c.commentId,
+        parentId: c.parentId,
+        body: c.body,
+        command,
+        agentSessionId: null,
+        author: c.author,
+        owner: this.#owner(c, 'planner'),
+      });
     if (command === 'start' && c.addressed) return toPlanner();
     if (profile) return this.#mention(c, profile);
     if (await this.planning(c.issueId)) return toPlanner();
@@ -101,7 +110,10 @@ export class CommentRouting {
 
   /** True while the issue is a planning issue, or a "plan this project" on it is queued or running. */
   async planning(issueId: string): Promise<boolean> {
-    return (await this.#d.planner.activeForIssue(issueId)) !== null || (await this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart));
+    return (
+      (await this.#d.planner.activeForIssue(issueId)) !== null ||
+      (await this.#d.jobStore.hasOpen(`plan-issue:${issueId}`, JOB.planStart))
+    );
   }
 
   /**
@@ -111,20 +123,32 @@ export class CommentRouting {
   async toPlanner(route: PlannerRoute): Promise<void> {
     const { claims, clock, api, logger, jobs, effects } = this.#d;
     const won = route.commentId ? await claims.claim(`comment:${route.commentId}`, route.owner, clock.now()) : true;
-    const source = route.commentId ? `comment:${route.commentId}` : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
+    const source = route.commentId
+      ? `comment:${route.commentId}`
+      : `activity:${route.activityId ?? route.agentSessionId ?? 'none'}`;
     const said = effects.scope(`planner:${source}`);
     const agentSessionId = route.agentSessionId;
     if (agentSessionId) {
       const thought = route.command === 'start' ? 'Starting planning mode for this project…' : 'Working on the plan…';
       await said
-        .run('ack', 'keyed', (id) => api.createAgentActivity(agentSessionId, { type: 'thought', body: thought }, id ? { id } : {}))
-        .catch((error: unknown) => logger.warn({ err: errorMessage(error), agentSession: agentSessionId }, 'linear: could not post a thought'));
+        .run('ack', 'keyed', (id) =>
+          api.createAgentActivity(agentSessionId, { type: 'thought', body: thought }, id ? { id } : {}),
+        )
+        .catch((error: unknown) =>
+          logger.warn({ err: errorMessage(error), agentSession: agentSessionId }, 'linear: could not post a thought'),
+        );
     }
     if (!won) {
       logger.info({ comment: route.commentId, owner: route.owner }, 'linear comment already taken by another path');
       if (agentSessionId) {
         await said.run('already-handled', 'at-most-once', () =>
-          postReply(api, logger, { kind: 'session', agentSessionId, issueId: route.issueId }, 'This message is already being handled in the comment thread.', 'response'),
+          postReply(
+            api,
+            logger,
+            { kind: 'session', agentSessionId, issueId: route.issueId },
+            'This message is already being handled in the comment thread.',
+            'response',
+          ),
         );
       }
       return;
@@ -149,7 +173,14 @@ export class CommentRouting {
       kind: JOB.planTurn,
       serialKey,
       agentSessionId: route.agentSessionId,
-      payload: { issueId: route.issueId, text: route.body, command: route.command, reply, agentSessionId: route.agentSessionId, author: route.author },
+      payload: {
+        issueId: route.issueId,
+        text: route.body,
+        command: route.command,
+        reply,
+        agentSessionId: route.agentSessionId,
+        author: route.author,
+      },
     });
   }
 
@@ -160,7 +191,10 @@ export class CommentRouting {
       const viewer = await this.#d.api.viewer();
       handles.push(viewer.name.toLowerCase().replace(/\s+/g, ''));
     } catch (error) {
-      this.#d.logger.warn({ err: errorMessage(error) }, 'linear: could not read the app user; using linear.mentions.appAliases only');
+      this.#d.logger.warn(
+        { err: errorMessage(error) },
+        'linear: could not read the app user; using linear.mentions.appAliases only',
+      );
     }
     return handles;
   }
@@ -178,14 +212,24 @@ export class CommentRouting {
     const { claims, clock, logger, jobs } = this.#d;
     const owner = this.#owner(c, `mention:${profile ?? 'default'}`);
     if (!(await claims.claim(`comment:${c.commentId}`, owner, clock.now()))) {
-      logger.info({ comment: c.commentId, owner, holder: await claims.owner(`comment:${c.commentId}`) }, 'linear comment already answered by another path');
+      logger.info(
+        { comment: c.commentId, owner, holder: await claims.owner(`comment:${c.commentId}`) },
+        'linear comment already answered by another path',
+      );
       return;
     }
     await jobs.enqueue({
       key: `mention:${c.commentId}`,
       kind: JOB.mention,
       serialKey: `comment:${c.commentId}`,
-      payload: { issueId: c.issueId, commentId: c.commentId, threadId: c.parentId ?? c.commentId, body: c.body, author: c.author, profile },
+      payload: {
+        issueId: c.issueId,
+        commentId: c.commentId,
+        threadId: c.parentId ?? c.commentId,
+        body: c.body,
+        author: c.author,
+        profile,
+      },
     });
   }
 }

@@ -36,22 +36,33 @@ describe('LinearEffects', () => {
     assert.deepEqual(refused, { kind: 'skipped', reason: 'in-linear' });
     assert.deepEqual(ids, [effectId('k/answer')]);
     await store.claim('k/other', 0);
-    assert.equal((await effects.run('k/other', 'keyed', async () => 'ok')).kind, 'sent', 'it had not got there: sent now');
+    assert.equal(
+      (await effects.run('k/other', 'keyed', async () => 'ok')).kind,
+      'sent',
+      'it had not got there: sent now',
+    );
   });
 
   it('does not send an at-most-once effect an earlier attempt claimed without confirming', async () => {
     const { effects, store } = setup();
     await store.claim('job:x/update', 0);
     let calls = 0;
-    assert.deepEqual(await effects.run('job:x/update', 'at-most-once', async () => void (calls += 1)), { kind: 'skipped', reason: 'unconfirmed' });
+    assert.deepEqual(await effects.run('job:x/update', 'at-most-once', async () => void (calls += 1)), {
+      kind: 'skipped',
+      reason: 'unconfirmed',
+    });
     assert.equal(calls, 0);
   });
 
   it('releases the claim of an effect Linear refused before doing anything, and keeps it after a network failure', async () => {
     const { effects, store } = setup();
-    await assert.rejects(effects.run('a/x', 'at-most-once', async () => Promise.reject(new LinearApiError('rate_limit', 'slow down'))));
+    await assert.rejects(
+      effects.run('a/x', 'at-most-once', async () => Promise.reject(new LinearApiError('rate_limit', 'slow down'))),
+    );
     assert.equal(await store.state('a/x'), null, 'sent afresh next time');
-    await assert.rejects(effects.run('b/x', 'at-most-once', async () => Promise.reject(new LinearApiError('network', 'reset'))));
+    await assert.rejects(
+      effects.run('b/x', 'at-most-once', async () => Promise.reject(new LinearApiError('network', 'reset'))),
+    );
     assert.equal(await store.state('b/x'), 'pending', 'it may have been applied');
   });
 });

@@ -9,8 +9,8 @@ import { errorMessage } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LinearEffectStore } from '../store/linear-effects.ts';
-import { LinearApiError } from './api/types.ts';
 import type { LinearErrorKind } from './api/types.ts';
+import { LinearApiError } from './api/types.ts';
 
 /** Failures that mean Linear did not apply the request. */
 const NOT_APPLIED: readonly LinearErrorKind[] = ['user', 'auth', 'rate_limit'];
@@ -45,7 +45,11 @@ export interface EffectScope {
 
 /** A scope without a ledger: every run sends (callers outside webhook handling and jobs, and unit tests). */
 export const UNLEDGERED: EffectScope = {
-  async run<T>(_name: string, _mode: EffectMode, send: (id: string | undefined) => Promise<T>): Promise<EffectResult<T>> {
+  async run<T>(
+    _name: string,
+    _mode: EffectMode,
+    send: (id: string | undefined) => Promise<T>,
+  ): Promise<EffectResult<T>> {
     return { kind: 'sent', value: await send(undefined) };
   },
 };
@@ -86,7 +90,8 @@ export class LinearEffects {
       }
       // Refused before anything was done (bad request, auth, rate limit): nothing reached Linear, a retry sends afresh.
       // A network or server failure may have been applied: the claim stays pending.
-      if (claim === 'new' && error instanceof LinearApiError && NOT_APPLIED.includes(error.kind)) await this.#store.release(key);
+      if (claim === 'new' && error instanceof LinearApiError && NOT_APPLIED.includes(error.kind))
+        await this.#store.release(key);
       throw error;
     }
     faultPoint('linear.effect.after-send');

@@ -1,9 +1,9 @@
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { managerFixture } from '../../test/support/manager-fixture.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { createLinearIntegration } from './integration.ts';
 
 describe('createLinearIntegration', () => {
@@ -19,9 +19,14 @@ describe('createLinearIntegration', () => {
         sessions: m.manager,
         logs: m.logs,
       });
-      assert.throws(() => createLinearIntegration(deps({ 'linear.enabled': true })), /webhook signing secret|LINEAR_WEBHOOK_SECRET|webhookSecret/i);
+      assert.throws(
+        () => createLinearIntegration(deps({ 'linear.enabled': true })),
+        /webhook signing secret|LINEAR_WEBHOOK_SECRET|webhookSecret/i,
+      );
       assert.throws(() => createLinearIntegration(deps({})), /linear\.enabled: the Linear integration is turned off/);
-      const linear = createLinearIntegration(deps({ 'linear.enabled': true, 'linear.apiKey': 'lin_api_x' }, { LINEAR_WEBHOOK_SECRET: 's3cret' }));
+      const linear = createLinearIntegration(
+        deps({ 'linear.enabled': true, 'linear.apiKey': 'lin_api_x' }, { LINEAR_WEBHOOK_SECRET: 's3cret' }),
+      );
       assert.equal(linear.routes.maxBodyBytes, 1_048_576);
       assert.equal(linear.handler, linear.router);
       assert.equal(linear.services.pipeline, linear.pipeline);

@@ -1,39 +1,39 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../store/tables/index.ts';
 // The Linear integration for the composition root: API access, the webhook intake and worker, the dispatch pipeline
 // (guarded by the planner), the planner, triage, mention answers, the router and the chat notifier, built from config.
 // main.ts registers the HTTP routes with gateway/linear-routes.ts using `routes` (linear/ may not import gateway/).
 import type { Outbox } from '../channels/connector.ts';
+import { CodeRunner } from '../coding/code-runner.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { EngineApi } from '../engine/api.ts';
 import type { Inference } from '../inference/types.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
-import { LinearJobStore } from '../store/linear-jobs.ts';
 import { LinearEffectStore } from '../store/linear-effects.ts';
-import { LinearEffects } from './effects.ts';
+import { LinearJobStore } from '../store/linear-jobs.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
-import { buildLinearAccess } from './api/access.ts';
+import type { Database } from '../store/tables/index.ts';
 import type { LinearAccess } from './api/access.ts';
+import { buildLinearAccess } from './api/access.ts';
 import { requireLinearSecrets } from './api/credentials.ts';
 import type { LinearOAuth } from './api/oauth.ts';
 import type { LinearApi } from './api/types.ts';
 import { OutboxNotifier } from './chat-notifier.ts';
+import { LinearEffects } from './effects.ts';
 import { MentionResponder } from './mentions.ts';
-import { createPipeline } from './pipeline/pipeline.ts';
 import type { Pipeline } from './pipeline/pipeline.ts';
+import { createPipeline } from './pipeline/pipeline.ts';
 import type { PipelineNotifier } from './pipeline/types.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
-import { CodeRunner } from '../coding/code-runner.ts';
 import { Triage } from './triage.ts';
 import type { LinearEventHandler } from './webhooks/events.ts';
 import type { WebhookIntake } from './webhooks/intake.ts';
-import { appUserIdSource, buildLinearWebhooks } from './webhooks/service.ts';
 import type { LinearWebhooks } from './webhooks/service.ts';
+import { appUserIdSource, buildLinearWebhooks } from './webhooks/service.ts';
 
 export interface LinearIntegrationDeps {
   config: Config;
@@ -98,13 +98,29 @@ export interface LinearIntegration {
  */
 export function createLinearIntegration(deps: LinearIntegrationDeps): LinearIntegration {
   const { config, env, db, clock, logger, sessions, logs } = deps;
-  if (!config.linear.enabled) throw invalidInput('linear.enabled: the Linear integration is turned off', 'linear.enabled');
+  if (!config.linear.enabled)
+    throw invalidInput('linear.enabled: the Linear integration is turned off', 'linear.enabled');
   const secrets = requireLinearSecrets(config.linear, env);
   // The typed query builder over the same connection, for the stores converted to it (claims, jobs, effects, deliveries).
-  const access = buildLinearAccess({ config: config.linear, gateway: config.gateway, env, db, clock, logger: logger.child({ component: 'linear-api' }) });
+  const access = buildLinearAccess({
+    config: config.linear,
+    gateway: config.gateway,
+    env,
+    db,
+    clock,
+    logger: logger.child({ component: 'linear-api' }),
+  });
   const api = access.api;
-  const planner = new Planner({ api, db, ...(deps.inference ? { inference: deps.inference } : {}), config: config.linear.planner, clock, logger: logger.child({ component: 'planner' }) });
-  const notifier = deps.notifier ?? new OutboxNotifier({ config, ...(deps.outbox ? { outbox: deps.outbox } : {}), logger });
+  const planner = new Planner({
+    api,
+    db,
+    ...(deps.inference ? { inference: deps.inference } : {}),
+    config: config.linear.planner,
+    clock,
+    logger: logger.child({ component: 'planner' }),
+  });
+  const notifier =
+    deps.notifier ?? new OutboxNotifier({ config, ...(deps.outbox ? { outbox: deps.outbox } : {}), logger });
   const pipeline = createPipeline({
     config,
     clock,
@@ -117,8 +133,19 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     guard: { isBlocked: (issue) => planner.isBlocked(issue) },
   });
   const codeRunner = deps.codeRunner ?? new CodeRunner({ config, sessions, logs, clock, logger });
-  const triage = new Triage({ api, ...(deps.inference ? { inference: deps.inference } : {}), config: config.linear.triage, logger: logger.child({ component: 'triage' }) });
-  const mentions = new MentionResponder({ api, config, ...(deps.engine ? { engine: deps.engine } : {}), codeRunner, logger: logger.child({ component: 'mentions' }) });
+  const triage = new Triage({
+    api,
+    ...(deps.inference ? { inference: deps.inference } : {}),
+    config: config.linear.triage,
+    logger: logger.child({ component: 'triage' }),
+  });
+  const mentions = new MentionResponder({
+    api,
+    config,
+    ...(deps.engine ? { engine: deps.engine } : {}),
+    codeRunner,
+    logger: logger.child({ component: 'mentions' }),
+  });
   const router = new LinearRouter({
     config,
     api,
@@ -163,7 +190,10 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
       await planner.recover();
       await router.start();
       await webhooks.worker.start();
-      logger.info({ apiUrl: config.linear.apiUrl, triage: triage.active, profiles: Object.keys(config.linear.profiles) }, 'linear integration started');
+      logger.info(
+        { apiUrl: config.linear.apiUrl, triage: triage.active, profiles: Object.keys(config.linear.profiles) },
+        'linear integration started',
+      );
     },
     async stop() {
       await webhooks.worker.stop();

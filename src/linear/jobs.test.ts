@@ -6,14 +6,14 @@ import { ManualClock } from '../core/clock.ts';
 import { linearRouterSchema } from '../core/config-linear-agents.ts';
 import { AppError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
-import { openDatabase } from '../store/database.ts';
 import type { DatabaseSync } from '../store/database.ts';
+import { openDatabase } from '../store/database.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
-import { LinearJobStore } from '../store/linear-jobs.ts';
 import type { LinearJob } from '../store/linear-jobs.ts';
+import { LinearJobStore } from '../store/linear-jobs.ts';
 import { LinearApiError } from './api/types.ts';
-import { JobRunner } from './jobs.ts';
 import type { JobKind } from './jobs.ts';
+import { JobRunner } from './jobs.ts';
 
 const config = linearRouterSchema.parse({ concurrency: 2, maxAttempts: 3, retryInitialSec: 10 });
 
@@ -23,41 +23,48 @@ function runner(db: DatabaseSync, clock: ManualClock, kinds: Record<string, JobK
 
 describe('JobRunner', () => {
   // Times out (rather than failing `most`) if the two keys never run at once: a1 and b1 wait for each other.
-  it('runs jobs of one serial key one at a time and in order, other keys alongside; a key is queued once', { timeout: 10_000 }, async () => {
-    const clock = new ManualClock();
-    const db = openDatabase(':memory:');
-    const order: string[] = [];
-    let running = 0;
-    let most = 0;
-    const startedKeys = new Set<string>();
-    const { promise: bothKeysRunning, resolve: bothKeysStarted } = Promise.withResolvers<void>();
-    const r = runner(db, clock, {
-      work: {
-        run: async (job) => {
-          running += 1;
-          most = Math.max(most, running);
-          startedKeys.add(job.serialKey);
-          if (startedKeys.size === 2) bothKeysStarted();
-          await bothKeysRunning;
-          order.push(job.key);
-          running -= 1;
+  it(
+    'runs jobs of one serial key one at a time and in order, other keys alongside; a key is queued once',
+    { timeout: 10_000 },
+    async () => {
+      const clock = new ManualClock();
+      const db = openDatabase(':memory:');
+      const order: string[] = [];
+      let running = 0;
+      let most = 0;
+      const startedKeys = new Set<string>();
+      const { promise: bothKeysRunning, resolve: bothKeysStarted } = Promise.withResolvers<void>();
+      const r = runner(db, clock, {
+        work: {
+          run: async (job) => {
+            running += 1;
+            most = Math.max(most, running);
+            startedKeys.add(job.serialKey);
+            if (startedKeys.size === 2) bothKeysStarted();
+            await bothKeysRunning;
+            order.push(job.key);
+            running -= 1;
+          },
+          giveUp: async () => undefined,
         },
-        giveUp: async () => undefined,
-      },
-    });
-    await r.start();
-    for (const key of ['a1', 'a2', 'a3']) await r.enqueue({ key, kind: 'work', serialKey: 'a', payload: {} });
-    await r.enqueue({ key: 'b1', kind: 'work', serialKey: 'b', payload: {} });
-    assert.equal((await r.enqueue({ key: 'a1', kind: 'work', serialKey: 'a', payload: {} })).created, false);
-    await r.idle();
-    assert.deepEqual(
-      order.filter((k) => k.startsWith('a')),
-      ['a1', 'a2', 'a3'],
-    );
-    assert.ok(order.includes('b1'));
-    assert.equal(most, 2, 'two keys ran at once');
-    assert.deepEqual((await new LinearJobStore(sqliteKysely(db)).list()).map((j) => j.status), ['done', 'done', 'done', 'done']);
-  });
+      });
+      await r.start();
+      for (const key of ['a1', 'a2', 'a3']) await r.enqueue({ key, kind: 'work', serialKey: 'a', payload: {} });
+      await r.enqueue({ key: 'b1', kind: 'work', serialKey: 'b', payload: {} });
+      assert.equal((await r.enqueue({ key: 'a1', kind: 'work', serialKey: 'a', payload: {} })).created, false);
+      await r.idle();
+      assert.deepEqual(
+        order.filter((k) => k.startsWith('a')),
+        ['a1', 'a2', 'a3'],
+      );
+      assert.ok(order.includes('b1'));
+      assert.equal(most, 2, 'two keys ran at once');
+      assert.deepEqual(
+        (await new LinearJobStore(sqliteKysely(db)).list()).map((j) => j.status),
+        ['done', 'done', 'done', 'done'],
+      );
+    },
+  );
 
   it('retries failures that may pass with backoff, then gives up and says so; never retries what cannot pass', async () => {
     const clock = new ManualClock();
@@ -94,7 +101,10 @@ describe('JobRunner', () => {
     clock.advance(20_000);
     await r.idle();
     assert.deepEqual(attempts, [1, 2, 3]);
-    assert.deepEqual(gaveUp.map((g) => g.key), ['x', 'f']);
+    assert.deepEqual(
+      gaveUp.map((g) => g.key),
+      ['x', 'f'],
+    );
     assert.equal((await new LinearJobStore(sqliteKysely(db)).get('f'))?.status, 'failed');
   });
 
@@ -104,7 +114,10 @@ describe('JobRunner', () => {
     const clock = new ManualClock();
     const db = openDatabase(path);
     const store = new LinearJobStore(sqliteKysely(db));
-    await store.enqueue({ key: 'cut', kind: 'work', serialKey: 's', agentSessionId: 'as-1', payload: { n: 1 } }, clock.now());
+    await store.enqueue(
+      { key: 'cut', kind: 'work', serialKey: 's', agentSessionId: 'as-1', payload: { n: 1 } },
+      clock.now(),
+    );
     assert.equal((await store.claimDue(clock.now(), 5)).length, 1, 'running when the process died');
     db.close();
     const db2 = openDatabase(path);
@@ -124,9 +137,15 @@ describe('JobRunner', () => {
     });
     await r.start();
     await new Promise((resolve) => setImmediate(resolve));
-    assert.deepEqual(seen.map((j) => [j.key, j.attempts, j.payload]), [['cut', 2, { n: 1 }]]);
+    assert.deepEqual(
+      seen.map((j) => [j.key, j.attempts, j.payload]),
+      [['cut', 2, { n: 1 }]],
+    );
     const cancelled = await r.cancelForSession('as-1');
-    assert.deepEqual(cancelled.map((j) => j.key), ['cut']);
+    assert.deepEqual(
+      cancelled.map((j) => j.key),
+      ['cut'],
+    );
     await r.idle();
     assert.equal((await new LinearJobStore(sqliteKysely(db2)).get('cut'))?.status, 'cancelled');
     release();

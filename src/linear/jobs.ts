@@ -5,8 +5,8 @@ import type { Clock, Timer } from '../core/clock.ts';
 import type { LinearRouterConfig } from '../core/config-linear-agents.ts';
 import { AppError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import { WorkLoop } from '../core/work-loop.ts';
 import type { StepResult } from '../core/work-loop.ts';
+import { WorkLoop } from '../core/work-loop.ts';
 import type { LinearJob, LinearJobStore, NewJob } from '../store/linear-jobs.ts';
 import { LinearApiError } from './api/types.ts';
 
@@ -47,7 +47,11 @@ export class JobRunner {
   }
 
   #newLoop(): WorkLoop {
-    return new WorkLoop({ clock: this.#d.clock, step: () => this.#turn(), retryDelay: () => this.#d.config.retryInitialSec * 1000 });
+    return new WorkLoop({
+      clock: this.#d.clock,
+      step: () => this.#turn(),
+      retryDelay: () => this.#d.config.retryInitialSec * 1000,
+    });
   }
 
   /** Queues jobs interrupted by the last process again and starts working (resolves once that is committed). */
@@ -75,7 +79,11 @@ export class JobRunner {
   async cancelForSession(agentSessionId: string): Promise<LinearJob[]> {
     const cancelled = await this.#d.store.cancelForSession(agentSessionId, this.#d.clock.now());
     for (const job of cancelled) this.#active.get(job.seq)?.controller.abort();
-    if (cancelled.length > 0) this.#d.logger.info({ agentSession: agentSessionId, jobs: cancelled.map((j) => j.key) }, 'linear jobs cancelled by a stop');
+    if (cancelled.length > 0)
+      this.#d.logger.info(
+        { agentSession: agentSessionId, jobs: cancelled.map((j) => j.key) },
+        'linear jobs cancelled by a stop',
+      );
     return cancelled;
   }
 
@@ -96,7 +104,11 @@ export class JobRunner {
         new Promise<boolean>((resolve) => (grace = clock.after(config.stopGraceSec * 1000, () => resolve(true)))),
       ]);
       grace?.cancel();
-      if (timedOut) logger.warn({ running: this.#active.size }, 'linear jobs still running at shutdown; they run again at the next start');
+      if (timedOut)
+        logger.warn(
+          { running: this.#active.size },
+          'linear jobs still running at shutdown; they run again at the next start',
+        );
     }
   }
 

@@ -2,6 +2,7 @@
 // engine (a subagent turn with the profile's instructions and the issue's context) or one coding-agent turn in the
 // issue's repository when the profile says so.
 import { resolve } from 'node:path';
+import type { CodeRunner } from '../coding/code-runner.ts';
 import type { Config } from '../core/config.ts';
 import type { AgentProfileConfig } from '../core/config-linear-agents.ts';
 import { expandHome } from '../core/config-load.ts';
@@ -9,21 +10,26 @@ import { AppError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EngineApi } from '../engine/api.ts';
 import type { LinearApi, LinearIssue } from './api/types.ts';
+import type { EffectScope } from './effects.ts';
+import { UNLEDGERED } from './effects.ts';
 import { sanitizePromptInput } from './pipeline/prompts.ts';
 import { capReply } from './reply.ts';
-import { UNLEDGERED } from './effects.ts';
-import type { EffectScope } from './effects.ts';
-import type { CodeRunner } from '../coding/code-runner.ts';
 
 /** The mention handles of a profile: its `mentionAliases`, else its name. */
 export function profileAliases(name: string, profile: Pick<AgentProfileConfig, 'mentionAliases'>): string[] {
-  return (profile.mentionAliases && profile.mentionAliases.length > 0 ? profile.mentionAliases : [name]).map((a) => a.toLowerCase());
+  return (profile.mentionAliases && profile.mentionAliases.length > 0 ? profile.mentionAliases : [name]).map((a) =>
+    a.toLowerCase(),
+  );
 }
 
 /** The first profile (in order of the comment's mentions) one of whose aliases is mentioned, or null. */
-export function profileForMentions(mentions: readonly string[], profiles: Readonly<Record<string, AgentProfileConfig>>): string | null {
+export function profileForMentions(
+  mentions: readonly string[],
+  profiles: Readonly<Record<string, AgentProfileConfig>>,
+): string | null {
   for (const handle of mentions) {
-    for (const [name, profile] of Object.entries(profiles)) if (profileAliases(name, profile).includes(handle.toLowerCase())) return name;
+    for (const [name, profile] of Object.entries(profiles))
+      if (profileAliases(name, profile).includes(handle.toLowerCase())) return name;
   }
   return null;
 }
@@ -48,10 +54,13 @@ export interface MentionResponderDeps {
   logger: Logger;
 }
 
-const DEFAULT_INSTRUCTIONS = 'You are the switchboard assistant of a software team, answering a question asked in a Linear comment. Be concise and concrete.';
+const DEFAULT_INSTRUCTIONS =
+  'You are the switchboard assistant of a software team, answering a question asked in a Linear comment. Be concise and concrete.';
 
 function recentComments(issue: LinearIssue, skipId: string, maxChars: number): string {
-  const lines = issue.comments.filter((c) => c.id !== skipId).map((c) => `- ${c.user?.name ?? 'someone'}: ${sanitizePromptInput(c.body, 600)}`);
+  const lines = issue.comments
+    .filter((c) => c.id !== skipId)
+    .map((c) => `- ${c.user?.name ?? 'someone'}: ${sanitizePromptInput(c.body, 600)}`);
   return sanitizePromptInput(lines.join('\n') || '(none)', maxChars);
 }
 
@@ -118,7 +127,11 @@ export class MentionResponder {
    * Answers a mention: asks the profile's agent and posts the answer as a reply in the comment's thread. Throws when
    * the agent cannot answer (no engine, timeout, a failed coding turn is answered with its error instead).
    */
-  async answer(request: MentionRequest, signal: AbortSignal, effects: EffectScope = UNLEDGERED): Promise<{ commentId: string; text: string }> {
+  async answer(
+    request: MentionRequest,
+    signal: AbortSignal,
+    effects: EffectScope = UNLEDGERED,
+  ): Promise<{ commentId: string; text: string }> {
     const { api, config, engine, codeRunner, logger } = this.#d;
     const { name, profile } = this.profileFor(request);
     const issue = await api.getIssue(request.issueId);
@@ -142,15 +155,26 @@ export class MentionResponder {
         signal,
       );
       if (signal.aborted) throw new Error('stopped');
-      text = result.success ? result.output.trim() : `I could not finish (${result.error}${result.detail ? `: ${result.detail}` : ''}).${result.output.trim() ? `\n\n${result.output.trim()}` : ''}`;
+      text = result.success
+        ? result.output.trim()
+        : `I could not finish (${result.error}${result.detail ? `: ${result.detail}` : ''}).${result.output.trim() ? `\n\n${result.output.trim()}` : ''}`;
     } else {
-      if (!engine) throw new AppError('unavailable', 'the agent engine is not running, so nobody can answer this mention');
-      const reply = await untilAborted(engine.askAgent({ prompt, name: name ?? 'linear', timeoutMs: Math.round(timeoutSec * 1000) }), signal);
+      if (!engine)
+        throw new AppError('unavailable', 'the agent engine is not running, so nobody can answer this mention');
+      const reply = await untilAborted(
+        engine.askAgent({ prompt, name: name ?? 'linear', timeoutMs: Math.round(timeoutSec * 1000) }),
+        signal,
+      );
       text = reply.text.trim();
     }
-    const body = capReply(`**${name ?? 'switchboard'}**: ${text || '(no answer)'}`, config.linear.mentions.maxReplyChars);
+    const body = capReply(
+      `**${name ?? 'switchboard'}**: ${text || '(no answer)'}`,
+      config.linear.mentions.maxReplyChars,
+    );
     // Keyed: a job run again after a crash does not answer twice.
-    const posted = await effects.run('answer', 'keyed', (id) => api.createComment(request.issueId, body, { parentId: request.threadId, ...(id ? { id } : {}) }));
+    const posted = await effects.run('answer', 'keyed', (id) =>
+      api.createComment(request.issueId, body, { parentId: request.threadId, ...(id ? { id } : {}) }),
+    );
     logger.info({ issue: issue.identifier, profile: name, comment: request.commentId }, 'linear mention answered');
     return { commentId: posted.kind === 'sent' ? posted.value.id : 'already-posted', text: body };
   }

@@ -17,13 +17,22 @@ export type ReplyKind = 'elicitation' | 'response' | 'error';
  * Posts `body` to `target`. A session activity that fails (deleted session, user error) falls back to one comment on
  * the issue. Throws only when the comment fails too (the caller logs it or retries).
  */
-export async function postReply(api: LinearApi, logger: Logger, target: ReplyTarget, body: string, kind: ReplyKind = 'response'): Promise<void> {
+export async function postReply(
+  api: LinearApi,
+  logger: Logger,
+  target: ReplyTarget,
+  body: string,
+  kind: ReplyKind = 'response',
+): Promise<void> {
   if (target.kind === 'session') {
     try {
       await api.createAgentActivity(target.agentSessionId, { type: kind, body });
       return;
     } catch (error) {
-      logger.warn({ err: errorMessage(error), agentSession: target.agentSessionId }, 'linear: could not post to the agent session; commenting instead');
+      logger.warn(
+        { err: errorMessage(error), agentSession: target.agentSessionId },
+        'linear: could not post to the agent session; commenting instead',
+      );
     }
     await api.createComment(target.issueId, body);
     return;

@@ -8,8 +8,8 @@ import type { LinearEffects } from './effects.ts';
 import type { JobKind } from './jobs.ts';
 import type { MentionResponder } from './mentions.ts';
 import type { Planner } from './planner/planner.ts';
-import { postReply } from './reply.ts';
 import type { ReplyTarget } from './reply.ts';
+import { postReply } from './reply.ts';
 import type { Triage } from './triage.ts';
 
 const replyTarget = z.discriminatedUnion('kind', [
@@ -34,7 +34,12 @@ export const notificationMentionJob = z.object({
   addressed: z.boolean(),
 });
 export const triageJob = z.object({ issueId: z.string(), identifier: z.string() });
-export const planStartJob = z.object({ issueId: z.string(), reply: replyTarget, agentSessionId: z.string().nullable(), author: z.string().nullable() });
+export const planStartJob = z.object({
+  issueId: z.string(),
+  reply: replyTarget,
+  agentSessionId: z.string().nullable(),
+  author: z.string().nullable(),
+});
 export const planTurnJob = z.object({
   /** The planning issue; its planning session is looked up when the turn runs (it may start just before). */
   issueId: z.string(),
@@ -81,27 +86,43 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
   const { api, planner, triage, mentions, logger } = deps;
   // A job's last word is said at most once (a crash between saying it and recording the failure does not repeat it).
   const sayOnce = async (job: LinearJob, target: ReplyTarget, body: string): Promise<void> => {
-    await deps.effects.run(`job:${job.key}/give-up`, 'at-most-once', () => postReply(api, logger, target, body, 'error'));
+    await deps.effects.run(`job:${job.key}/give-up`, 'at-most-once', () =>
+      postReply(api, logger, target, body, 'error'),
+    );
   };
   return {
     [JOB.mention]: {
-      run: async (job, signal) => void (await mentions.answer(payload(mentionJob, job), signal, deps.effects.scope(`job:${job.key}`))),
+      run: async (job, signal) =>
+        void (await mentions.answer(payload(mentionJob, job), signal, deps.effects.scope(`job:${job.key}`))),
       giveUp: async (job, error) => {
         const p = payload(mentionJob, job);
-        await sayOnce(job, { kind: 'comment', issueId: p.issueId, parentId: p.threadId }, `**${p.profile ?? 'switchboard'}** could not answer: ${error}`);
+        await sayOnce(
+          job,
+          { kind: 'comment', issueId: p.issueId, parentId: p.threadId },
+          `**${p.profile ?? 'switchboard'}** could not answer: ${error}`,
+        );
       },
     },
     [JOB.notificationMention]: {
       run: async (job) => deps.routeNotificationMention(payload(notificationMentionJob, job)),
       giveUp: async (job, error) => {
         const p = payload(notificationMentionJob, job);
-        await sayOnce(job, { kind: 'comment', issueId: p.issueId, parentId: p.commentId }, `I could not handle this mention: ${error}`);
+        await sayOnce(
+          job,
+          { kind: 'comment', issueId: p.issueId, parentId: p.commentId },
+          `I could not handle this mention: ${error}`,
+        );
       },
     },
     [JOB.triage]: {
-      run: async (job) => void (await triage.run(payload(triageJob, job).issueId, deps.effects.scope(`job:${job.key}`))),
+      run: async (job) =>
+        void (await triage.run(payload(triageJob, job).issueId, deps.effects.scope(`job:${job.key}`))),
       giveUp: async (job, error) => {
-        await sayOnce(job, { kind: 'comment', issueId: payload(triageJob, job).issueId }, `Auto-triage failed: ${error}`);
+        await sayOnce(
+          job,
+          { kind: 'comment', issueId: payload(triageJob, job).issueId },
+          `Auto-triage failed: ${error}`,
+        );
       },
     },
     [JOB.planStart]: {
@@ -109,21 +130,36 @@ export function routerJobKinds(deps: RouterJobDeps): Record<string, JobKind> {
         const p = payload(planStartJob, job);
         await planner.start(p.issueId, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author });
       },
-      giveUp: async (job, error) => sayOnce(job, payload(planStartJob, job).reply, `Could not start planning: ${error}`),
+      giveUp: async (job, error) =>
+        sayOnce(job, payload(planStartJob, job).reply, `Could not start planning: ${error}`),
     },
     [JOB.planTurn]: {
       run: async (job, signal) => {
         const p = payload(planTurnJob, job);
         const session = await planner.activeForIssue(p.issueId);
         if (!session) {
-          const text = 'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.';
-          await deps.effects.run(`job:${job.key}/not-planning`, 'at-most-once', () => postReply(api, logger, p.reply, text, 'response'));
+          const text =
+            'This issue is not being planned any more (the plan was approved or abandoned); say "plan this project" to plan again.';
+          await deps.effects.run(`job:${job.key}/not-planning`, 'at-most-once', () =>
+            postReply(api, logger, p.reply, text, 'response'),
+          );
           return;
         }
-        const result = await planner.turn(session.id, p.text, p.command, { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author }, signal);
+        const result = await planner.turn(
+          session.id,
+          p.text,
+          p.command,
+          { reply: p.reply, agentSessionId: p.agentSessionId, author: p.author },
+          signal,
+        );
         if (result.outcome === 'stopped') throw new Error('the planning turn was stopped');
       },
-      giveUp: async (job, error) => sayOnce(job, payload(planTurnJob, job).reply, `This planning turn failed: ${error}. Send your message again to retry.`),
+      giveUp: async (job, error) =>
+        sayOnce(
+          job,
+          payload(planTurnJob, job).reply,
+          `This planning turn failed: ${error}. Send your message again to retry.`,
+        ),
     },
   };
 }

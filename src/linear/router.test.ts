@@ -1,25 +1,25 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { engineFixture } from '../../test/support/engine-fixture.ts';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import { engineFixture } from '../../test/support/engine-fixture.ts';
 import { FAKE_IDS } from '../../test/support/fake-linear.ts';
-import { linearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
 import type { LinearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
-import { LINEAR_FIXTURES, linearFixture } from '../../test/support/linear-webhook-fixtures.ts';
+import { linearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
 import type { LinearFixtureName } from '../../test/support/linear-webhook-fixtures.ts';
+import { LINEAR_FIXTURES, linearFixture } from '../../test/support/linear-webhook-fixtures.ts';
 import { RecordingPipeline } from '../../test/support/recording-pipeline.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
+import { LinearEffectStore } from '../store/linear-effects.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
 import { LinearApiError } from './api/types.ts';
+import { LinearEffects } from './effects.ts';
 import { MentionResponder } from './mentions.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
-import { LinearEffects } from './effects.ts';
-import { LinearEffectStore } from '../store/linear-effects.ts';
 import { Triage } from './triage.ts';
 import type { LinearEvent } from './webhooks/events.ts';
 import { parseLinearEvent } from './webhooks/parse.ts';
@@ -39,7 +39,10 @@ interface Setup {
   router: LinearRouter;
   claims: LinearClaimStore;
   /** Parses a fixture (optionally changed) as the webhook worker would and hands it to the router. */
-  send(name: LinearFixtureName, options?: { deliveryId?: string; change?: (payload: Record<string, unknown>) => void }): Promise<LinearEvent>;
+  send(
+    name: LinearFixtureName,
+    options?: { deliveryId?: string; change?: (payload: Record<string, unknown>) => void },
+  ): Promise<LinearEvent>;
   /** Lets the router's job queue run (after moving the clock by `ms`). */
   idle(ms?: number): Promise<void>;
   close(): Promise<void>;
@@ -51,24 +54,51 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   const clock = new ManualClock(Date.parse('2026-03-01T12:00:00.000Z'));
   const fx = await linearGlueFixture(
     {
-      profiles: { qa: { instructions: 'You are the QA lead. Review test plans.' }, reviewer: { mentionAliases: ['review', 'reviewer'] } },
+      profiles: {
+        qa: { instructions: 'You are the QA lead. Review test plans.' },
+        reviewer: { mentionAliases: ['review', 'reviewer'] },
+      },
       'router.retryInitialSec': 1,
       ...options.linear,
     },
     clock,
   );
   // The fixtures' Issue.create issue exists in the workspace, as it would in Linear.
-  fx.fake.workspace.addIssue({ id: ISSUE3, teamId: FAKE_IDS.team, title: 'Checkout button does nothing on Android', description: 'Tapping Pay on Android Chrome does nothing.' });
+  fx.fake.workspace.addIssue({
+    id: ISSUE3,
+    teamId: FAKE_IDS.team,
+    title: 'Checkout button does nothing on Android',
+    description: 'Tapping Pay on Android Chrome does nothing.',
+  });
   const engineInference = new ScriptedInference();
   const ef = options.engine === false ? null : await engineFixture({ inference: engineInference });
   const logger = silentLogger();
   const pipeline = new RecordingPipeline(fx.api);
-  const planner = new Planner({ api: fx.api, db: sqliteKysely(fx.db), inference: fx.inference, config: fx.config.planner, clock, logger });
+  const planner = new Planner({
+    api: fx.api,
+    db: sqliteKysely(fx.db),
+    inference: fx.inference,
+    config: fx.config.planner,
+    clock,
+    logger,
+  });
   const triage = new Triage({ api: fx.api, inference: fx.inference, config: fx.config.triage, logger });
   const mentions = new MentionResponder({ api: fx.api, config: fx.full, ...(ef ? { engine: ef.engine } : {}), logger });
   const store = sqliteKysely(fx.db);
   const claims = new LinearClaimStore(store);
-  const router = new LinearRouter({ config: fx.full, api: fx.api, pipeline, planner, triage, mentions, claims, jobStore: new LinearJobStore(store), effects: new LinearEffects(new LinearEffectStore(store), clock, logger), clock, logger });
+  const router = new LinearRouter({
+    config: fx.full,
+    api: fx.api,
+    pipeline,
+    planner,
+    triage,
+    mentions,
+    claims,
+    jobStore: new LinearJobStore(store),
+    effects: new LinearEffects(new LinearEffectStore(store), clock, logger),
+    clock,
+    logger,
+  });
   await router.start();
   const idle = async (ms = 0): Promise<void> => {
     if (ms > 0) clock.advance(ms);
@@ -103,7 +133,10 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
 }
 
 function thoughts(fx: LinearGlueFixture, agentSessionId: string): string[] {
-  return fx.activities(agentSessionId).filter((a) => a.type === 'thought').map((a) => String(a.body));
+  return fx
+    .activities(agentSessionId)
+    .filter((a) => a.type === 'thought')
+    .map((a) => String(a.body));
 }
 
 function mutationCount(fx: LinearGlueFixture, name: string): number {
@@ -146,7 +179,9 @@ describe('LinearRouter', () => {
     await s.send('agent-session-created');
     await s.send('agent-session-prompted', { deliveryId: 'd-prompt' });
     await s.send('agent-session-prompted', { deliveryId: 'd-prompt' });
-    assert.deepEqual(s.pipeline.prompts, [{ agentSessionId: FAKE_IDS.agentSession, text: 'Use the existing session cookie helper instead of a new one.' }]);
+    assert.deepEqual(s.pipeline.prompts, [
+      { agentSessionId: FAKE_IDS.agentSession, text: 'Use the existing session cookie helper instead of a new one.' },
+    ]);
     await s.send('agent-session-stop');
     assert.deepEqual(s.pipeline.stops, [FAKE_IDS.agentSession]);
   });
@@ -183,7 +218,10 @@ describe('LinearRouter', () => {
     assert.equal(replies[0]?.parentId, COMMENT_QA, 'a reply in the comment thread');
     const prompt = s.engineInference.requests[0]?.messages.find((m) => m.role === 'user');
     assert.ok(prompt && prompt.role === 'user');
-    assert.match(prompt.content, /You are the QA lead\. Review test plans\.[\s\S]*ENG-1 "Fix login redirect loop"[\s\S]*Seen on Safari only\.[\s\S]*by Ada Lovelace\)\n@qa please review the test plan/);
+    assert.match(
+      prompt.content,
+      /You are the QA lead\. Review test plans\.[\s\S]*ENG-1 "Fix login redirect loop"[\s\S]*Seen on Safari only\.[\s\S]*by Ada Lovelace\)\n@qa please review the test plan/,
+    );
     await s.idle(10_000);
     replies = s.fx.appComments(FAKE_IDS.issue1);
     assert.equal(replies.length, 1, 'the notification path stood down');
@@ -232,7 +270,9 @@ describe('LinearRouter', () => {
       assert.equal(created.length, 1);
       const sessionId = created[0]?.id as string;
       assert.deepEqual(thoughts(s.fx, sessionId), ['Picked up ENG-2'], 'only one path posted the first thought');
-      assert.ok(s.pipeline.dispatches.every((d) => d.issueRef === FAKE_IDS.issue2 && d.ctx.agentSessionId === sessionId));
+      assert.ok(
+        s.pipeline.dispatches.every((d) => d.issueRef === FAKE_IDS.issue2 && d.ctx.agentSessionId === sessionId),
+      );
       await s.close();
       s = undefined;
     }
@@ -241,7 +281,9 @@ describe('LinearRouter', () => {
   it('triages a new issue: one issueUpdate and the assessment as a comment; skipped when off', async () => {
     s = await setup();
     const feature = [...s.fx.fake.workspace.labels.values()].find((l) => l.name === 'Bug')?.id;
-    s.fx.inference.script({ text: `{"estimate": 2, "labelIds": ["${feature}"], "priority": 2, "assessment": "A click handler problem on Android."}` });
+    s.fx.inference.script({
+      text: `{"estimate": 2, "labelIds": ["${feature}"], "priority": 2, "assessment": "A click handler problem on Android."}`,
+    });
     await s.send('issue-create', { deliveryId: 'triage-1' });
     await s.send('issue-create', { deliveryId: 'triage-1' });
     await s.idle();
@@ -260,7 +302,8 @@ describe('LinearRouter', () => {
 
   it('a triage job run again after a crash (left running, its effects done) neither updates the issue nor comments twice', async () => {
     s = await setup();
-    const answer = '{"estimate": 2, "labelIds": [], "priority": 2, "assessment": "A click handler problem on Android."}';
+    const answer =
+      '{"estimate": 2, "labelIds": [], "priority": 2, "assessment": "A click handler problem on Android."}';
     s.fx.inference.script({ text: answer });
     await s.send('issue-create');
     await s.idle();
@@ -291,7 +334,10 @@ describe('LinearRouter', () => {
     await s.idle();
     const planning = await s.planner.activeForIssue(FAKE_IDS.issue1);
     assert.ok(planning, 'planning mode is on');
-    assert.match(s.fx.appComments(FAKE_IDS.issue1).at(-2)?.body ?? '', /Planning mode is on for the project \*\*Launch\*\*/);
+    assert.match(
+      s.fx.appComments(FAKE_IDS.issue1).at(-2)?.body ?? '',
+      /Planning mode is on for the project \*\*Launch\*\*/,
+    );
     await s.send('app-user-notification-mention', {
       change: (p) => {
         p.action = 'issueNewComment';
@@ -308,7 +354,10 @@ describe('LinearRouter', () => {
 
   it('routes prompts of a planning session to the planner and a stop cancels the running turn', async () => {
     s = await setup();
-    const started = await s.planner.start(FAKE_IDS.issue1, { reply: { kind: 'comment', issueId: FAKE_IDS.issue1 }, agentSessionId: FAKE_IDS.agentSession });
+    const started = await s.planner.start(FAKE_IDS.issue1, {
+      reply: { kind: 'comment', issueId: FAKE_IDS.issue1 },
+      agentSessionId: FAKE_IDS.agentSession,
+    });
     assert.equal(started.outcome, 'started');
     const gate = new Gate();
     s.fx.inference.script(gate);
@@ -320,13 +369,19 @@ describe('LinearRouter', () => {
     gate.release({ text: 'too late' });
     await s.idle();
     const last = s.fx.activities(FAKE_IDS.agentSession).at(-1);
-    assert.deepEqual(last, { type: 'response', body: 'Stopped the planning turn. Planning mode stays on until you say "abandon planning".' });
+    assert.deepEqual(last, {
+      type: 'response',
+      body: 'Stopped the planning turn. Planning mode stays on until you say "abandon planning".',
+    });
     assert.equal((await s.planner.store.get(started.session?.id ?? ''))?.turnCount, 0);
   });
 
   it('a planning prompt handled again (a re-run after a crash) acknowledges it once and queues one turn', async () => {
     s = await setup();
-    const started = await s.planner.start(FAKE_IDS.issue1, { reply: { kind: 'comment', issueId: FAKE_IDS.issue1 }, agentSessionId: FAKE_IDS.agentSession });
+    const started = await s.planner.start(FAKE_IDS.issue1, {
+      reply: { kind: 'comment', issueId: FAKE_IDS.issue1 },
+      agentSessionId: FAKE_IDS.agentSession,
+    });
     assert.equal(started.outcome, 'started');
     const before = thoughts(s.fx, FAKE_IDS.agentSession).length;
     s.fx.inference.script({ text: 'Noted.' });

@@ -8,26 +8,29 @@ import type { Config } from '../core/config.ts';
 import { errorMessage } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
+import type { AssignmentSource, LinearClaimStore } from '../store/linear-claims.ts';
 import { ACTIVE_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
-import type { LinearClaimStore, AssignmentSource } from '../store/linear-claims.ts';
 import type { LinearJobStore } from '../store/linear-jobs.ts';
 import type { LinearApi } from './api/types.ts';
-import { isRetryable, JobRunner } from './jobs.ts';
-import { profileForMentions } from './mentions.ts';
-import type { MentionResponder } from './mentions.ts';
-import type { Pipeline } from './pipeline/pipeline.ts';
-import type { Planner } from './planner/planner.ts';
-import { plannerCommand } from './planner/prompts.ts';
 import { CommentRouting } from './comment-routing.ts';
 import type { LinearEffects } from './effects.ts';
 import { eventKey } from './event-keys.ts';
+import { isRetryable, JobRunner } from './jobs.ts';
+import type { MentionResponder } from './mentions.ts';
+import { profileForMentions } from './mentions.ts';
+import type { Pipeline } from './pipeline/pipeline.ts';
+import type { Planner } from './planner/planner.ts';
+import { plannerCommand } from './planner/prompts.ts';
 import { JOB, routerJobKinds } from './router-jobs.ts';
 import type { Triage } from './triage.ts';
 import type { LinearEvent, LinearEventHandler } from './webhooks/events.ts';
 import { extractMentions } from './webhooks/parse.ts';
 
 /** What the router needs of the pipeline. */
-export type RouterPipeline = Pick<Pipeline, 'dispatch' | 'onPrompt' | 'onStop' | 'get' | 'forAgentSession' | 'announce'>;
+export type RouterPipeline = Pick<
+  Pipeline,
+  'dispatch' | 'onPrompt' | 'onStop' | 'get' | 'forAgentSession' | 'announce'
+>;
 
 export interface LinearRouterDeps {
   config: Config;
@@ -85,7 +88,10 @@ export class LinearRouter implements LinearEventHandler {
   async start(): Promise<void> {
     await this.jobs.start();
     await this.#prune();
-    this.#pruneTimer ??= this.#d.clock.every(this.#d.config.linear.router.pruneIntervalSec * 1000, () => void this.#prune());
+    this.#pruneTimer ??= this.#d.clock.every(
+      this.#d.config.linear.router.pruneIntervalSec * 1000,
+      () => void this.#prune(),
+    );
   }
 
   async stop(): Promise<void> {
@@ -98,7 +104,8 @@ export class LinearRouter implements LinearEventHandler {
     const { claims, jobStore, clock, logger, config } = this.#d;
     try {
       const before = clock.now() - config.linear.router.retentionSec * 1000;
-      const removed = (await claims.prune(before)) + (await jobStore.prune(before)) + (await this.#d.effects.prune(before));
+      const removed =
+        (await claims.prune(before)) + (await jobStore.prune(before)) + (await this.#d.effects.prune(before));
       if (removed > 0) logger.info({ removed }, 'linear router: pruned old claims and jobs');
     } catch (error) {
       logger.error({ err: errorMessage(error) }, 'linear router: prune failed');
@@ -120,7 +127,11 @@ export class LinearRouter implements LinearEventHandler {
         case 'agentSession.stop':
           return await this.#stop(event);
         case 'comment.created':
-          if (!event.issue) return logger.info({ delivery: event.deliveryId, comment: event.commentId }, 'linear comment without an issue; nothing to do');
+          if (!event.issue)
+            return logger.info(
+              { delivery: event.deliveryId, comment: event.commentId },
+              'linear comment without an issue; nothing to do',
+            );
           return await this.#comments.route({
             issueId: event.issue.id,
             commentId: event.commentId,
@@ -158,14 +169,19 @@ export class LinearRouter implements LinearEventHandler {
     try {
       if (event.type.startsWith('agentSession.') && 'agentSessionId' in event) {
         const agentSessionId = event.agentSessionId;
-        await this.#d.effects.run(key, 'keyed', (id) => api.createAgentActivity(agentSessionId, { type: 'error', body: text }, { id }));
+        await this.#d.effects.run(key, 'keyed', (id) =>
+          api.createAgentActivity(agentSessionId, { type: 'error', body: text }, { id }),
+        );
       } else if (event.type === 'comment.created' && event.issue) {
         const issueId = event.issue.id;
         const parentId = event.parentId ?? event.commentId;
         await this.#d.effects.run(key, 'keyed', (id) => api.createComment(issueId, text, { parentId, id }));
       }
     } catch (reportError) {
-      logger.error({ ...meta, reportErr: errorMessage(reportError) }, 'linear: could not report a failed event in Linear');
+      logger.error(
+        { ...meta, reportErr: errorMessage(reportError) },
+        'linear: could not report a failed event in Linear',
+      );
     }
   }
 
@@ -179,7 +195,10 @@ export class LinearRouter implements LinearEventHandler {
     // crash may run it again; once the session has a dispatch (whatever its status), nothing new starts.
     const existing = await pipeline.forAgentSession(agentSessionId);
     if (existing) {
-      logger.info({ agentSession: agentSessionId, dispatch: existing.id, status: existing.status }, 'linear agent session already has its dispatch; nothing new started');
+      logger.info(
+        { agentSession: agentSessionId, dispatch: existing.id, status: existing.status },
+        'linear agent session already has its dispatch; nothing new started',
+      );
       // A re-run after a crash right after the dispatch was recorded: its first thought may not have gone out.
       await pipeline.announce(existing);
       return;
@@ -192,13 +211,25 @@ export class LinearRouter implements LinearEventHandler {
     const body = event.comment?.body ?? '';
     const command = plannerCommand(body);
     if (command === 'start' || (await this.#comments.planning(issueId))) {
-      await this.#comments.toPlanner({ issueId, commentId: event.comment?.id ?? null, body, command, agentSessionId, author: event.creator?.name ?? null, owner: 'planner' });
+      await this.#comments.toPlanner({
+        issueId,
+        commentId: event.comment?.id ?? null,
+        body,
+        command,
+        agentSessionId,
+        author: event.creator?.name ?? null,
+        owner: 'planner',
+      });
       return;
     }
     // This session answers its comment: the Comment webhook and a mention notification of it stand down.
-    if (event.comment) await claims.claim(`comment:${event.comment.id}`, `agent-session:${agentSessionId}`, clock.now());
+    if (event.comment)
+      await claims.claim(`comment:${event.comment.id}`, `agent-session:${agentSessionId}`, clock.now());
     const profile = this.#pipelineProfile(body ? extractMentions(body) : []);
-    logger.info({ agentSession: agentSessionId, issue: event.issue?.identifier ?? issueId }, 'linear agent session: dispatching');
+    logger.info(
+      { agentSession: agentSessionId, issue: event.issue?.identifier ?? issueId },
+      'linear agent session: dispatching',
+    );
     try {
       await pipeline.dispatch(issueId, {
         agentSessionId,
@@ -234,10 +265,14 @@ export class LinearRouter implements LinearEventHandler {
     }
     const key = `prompt:${event.activityId}`;
     if (await claims.owner(key)) {
-      logger.info({ agentSession: agentSessionId, activity: event.activityId }, 'linear prompt already handled (redelivery)');
+      logger.info(
+        { agentSession: agentSessionId, activity: event.activityId },
+        'linear prompt already handled (redelivery)',
+      );
       return;
     }
-    if (event.sourceCommentId) await claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
+    if (event.sourceCommentId)
+      await claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
     const result = await pipeline.onPrompt(agentSessionId, event.body, event.activityId);
     // Crash tests: the prompt is taken in, its claim not yet recorded (the delivery runs again after a restart).
     faultPoint('linear.router.after-prompt');
@@ -247,7 +282,12 @@ export class LinearRouter implements LinearEventHandler {
       } else {
         // No dispatch belongs to this session yet (it was refused or never started): the message starts one.
         try {
-          await pipeline.dispatch(issueId, { agentSessionId, prompt: event.body, effectKey: key, promptId: event.activityId });
+          await pipeline.dispatch(issueId, {
+            agentSessionId,
+            prompt: event.body,
+            effectKey: key,
+            promptId: event.activityId,
+          });
         } catch (error) {
           throw new AlreadyReported(error);
         }
@@ -270,7 +310,9 @@ export class LinearRouter implements LinearEventHandler {
           ? 'Stopped the planning turn. Planning mode stays on until you say "abandon planning".'
           : 'Stopped.';
     try {
-      await effects.run(`${key}/response`, 'keyed', (id) => api.createAgentActivity(event.agentSessionId, { type: 'response', body }, { id }));
+      await effects.run(`${key}/response`, 'keyed', (id) =>
+        api.createAgentActivity(event.agentSessionId, { type: 'response', body }, { id }),
+      );
     } catch (error) {
       logger.warn({ err: errorMessage(error), agentSession: event.agentSessionId }, 'linear: could not confirm a stop');
     }
@@ -285,7 +327,12 @@ export class LinearRouter implements LinearEventHandler {
       logger.info({ issue: identifier }, 'linear triage skipped: no inference provider is configured');
       return;
     }
-    await this.jobs.enqueue({ key: `triage:${issueId}`, kind: JOB.triage, serialKey: `issue:${issueId}`, payload: { issueId, identifier } });
+    await this.jobs.enqueue({
+      key: `triage:${issueId}`,
+      kind: JOB.triage,
+      serialKey: `issue:${issueId}`,
+      payload: { issueId, identifier },
+    });
   }
 
   /**
@@ -294,9 +341,18 @@ export class LinearRouter implements LinearEventHandler {
    */
   async #assigned(issueId: string, source: AssignmentSource, deliveryId: string): Promise<void> {
     const { claims, pipeline, api, clock, logger, config, effects } = this.#d;
-    const claim = await claims.recordAssignment({ issueId, source, deliveryId, now: clock.now(), windowMs: config.linear.router.assignmentPairWindowSec * 1000 });
+    const claim = await claims.recordAssignment({
+      issueId,
+      source,
+      deliveryId,
+      now: clock.now(),
+      windowMs: config.linear.router.assignmentPairWindowSec * 1000,
+    });
     if (claim.kind === 'paired' || (claim.kind === 'redelivery' && claim.paired)) {
-      logger.info({ issue: issueId, source }, 'linear assignment already reported by the other webhook; dispatched once');
+      logger.info(
+        { issue: issueId, source },
+        'linear assignment already reported by the other webhook; dispatched once',
+      );
       return;
     }
     let agentSessionId = claim.agentSessionId;
@@ -304,7 +360,10 @@ export class LinearRouter implements LinearEventHandler {
     if (!agentSessionId) {
       const existing = await pipeline.get(issueId);
       if (existing && ACTIVE_DISPATCH_STATUSES.includes(existing.status)) {
-        logger.info({ issue: existing.identifier, status: existing.status }, 'linear assignment of an issue already in progress; nothing new started');
+        logger.info(
+          { issue: existing.identifier, status: existing.status },
+          'linear assignment of an issue already in progress; nothing new started',
+        );
         return;
       }
       try {
@@ -319,7 +378,10 @@ export class LinearRouter implements LinearEventHandler {
         if (made.kind === 'sent') agentSessionId = made.value.id;
       } catch (error) {
         if (isRetryable(error)) throw error;
-        logger.warn({ err: errorMessage(error), issue: issueId }, 'could not create a Linear agent session for an assignment; the pipeline reports with comments');
+        logger.warn(
+          { err: errorMessage(error), issue: issueId },
+          'could not create a Linear agent session for an assignment; the pipeline reports with comments',
+        );
       }
     }
     try {
@@ -343,19 +405,34 @@ export class LinearRouter implements LinearEventHandler {
         kind: JOB.notificationMention,
         serialKey: `comment:${event.comment.id}`,
         runAt: clock.now() + config.linear.mentions.notificationDelaySec * 1000,
-        payload: { issueId, commentId: event.comment.id, body: event.comment.body, author: event.actor?.name ?? null, addressed: event.action === 'issueCommentMention' },
+        payload: {
+          issueId,
+          commentId: event.comment.id,
+          body: event.comment.body,
+          author: event.actor?.name ?? null,
+          addressed: event.action === 'issueCommentMention',
+        },
       });
-      if (created) logger.info({ comment: event.comment.id, action: event.action }, 'linear notification: comment routed after the notification delay');
+      if (created)
+        logger.info(
+          { comment: event.comment.id, action: event.action },
+          'linear notification: comment routed after the notification delay',
+        );
       return;
     }
-    logger.info({ action: event.action, issue: event.issue?.identifier ?? issueId ?? null }, 'linear notification needs nothing from switchboard');
+    logger.info(
+      { action: event.action, issue: event.issue?.identifier ?? issueId ?? null },
+      'linear notification needs nothing from switchboard',
+    );
   }
 
   // ---- helpers ----------------------------------------------------------------------------------------------------
 
   async #notOnIssue(agentSessionId: string, key: string): Promise<void> {
     const body = 'This agent session is not on an issue; switchboard works on issues.';
-    await this.#d.effects.run(key, 'keyed', (id) => this.#d.api.createAgentActivity(agentSessionId, { type: 'error', body }, { id }));
+    await this.#d.effects.run(key, 'keyed', (id) =>
+      this.#d.api.createAgentActivity(agentSessionId, { type: 'error', body }, { id }),
+    );
   }
 
   /** A pipeline profile named by the comment's mentions (a linear.profiles alias whose name is a pipeline profile). */

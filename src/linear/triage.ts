@@ -7,11 +7,18 @@ import { formatZodError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
 import type { LinearApi, LinearIssue, LinearLabel, UpdateIssueInput } from './api/types.ts';
-import { UNLEDGERED } from './effects.ts';
 import type { EffectScope } from './effects.ts';
+import { UNLEDGERED } from './effects.ts';
 import { sanitizePromptInput } from './pipeline/prompts.ts';
 
-const integerish = z.union([z.number(), z.string().trim().regex(/^\d+(\.\d+)?$/).transform(Number)]);
+const integerish = z.union([
+  z.number(),
+  z
+    .string()
+    .trim()
+    .regex(/^\d+(\.\d+)?$/)
+    .transform(Number),
+]);
 
 /** The model's answer (the reference's triage JSON); unknown extra keys are ignored. */
 export const triageAnswerSchema = z
@@ -28,7 +35,8 @@ export type TriageAnswer = z.infer<typeof triageAnswerSchema>;
 /** The JSON objects in a text: fenced code blocks first, then every balanced {…} (strings respected), in order. */
 export function jsonCandidates(text: string): string[] {
   const out: string[] = [];
-  for (const match of text.matchAll(/```(?:json)?\s*([\s\S]*?)```/g)) if (match[1]?.trim().startsWith('{')) out.push(match[1].trim());
+  for (const match of text.matchAll(/```(?:json)?\s*([\s\S]*?)```/g))
+    if (match[1]?.trim().startsWith('{')) out.push(match[1].trim());
   for (let i = 0; i < text.length; i += 1) {
     if (text[i] !== '{') continue;
     let depth = 0;
@@ -83,10 +91,17 @@ export function snapEstimate(value: number, allowed: readonly number[]): number 
  * What to write to the issue: the estimate and priority only where the issue has none yet, labels added to the ones
  * it has (known team labels only, at most `maxLabels` new). Empty when there is nothing to change.
  */
-export function triageUpdate(issue: LinearIssue, answer: TriageAnswer, teamLabels: readonly LinearLabel[], config: LinearTriageConfig): UpdateIssueInput {
+export function triageUpdate(
+  issue: LinearIssue,
+  answer: TriageAnswer,
+  teamLabels: readonly LinearLabel[],
+  config: LinearTriageConfig,
+): UpdateIssueInput {
   const update: UpdateIssueInput = {};
-  if (issue.estimate === null && answer.estimate !== null && answer.estimate !== undefined) update.estimate = snapEstimate(answer.estimate, config.estimates);
-  if (!(issue.priority > 0) && answer.priority !== null && answer.priority !== undefined) update.priority = answer.priority;
+  if (issue.estimate === null && answer.estimate !== null && answer.estimate !== undefined)
+    update.estimate = snapEstimate(answer.estimate, config.estimates);
+  if (!(issue.priority > 0) && answer.priority !== null && answer.priority !== undefined)
+    update.priority = answer.priority;
   const known = new Set(teamLabels.map((l) => l.id));
   const have = new Set(issue.labels.map((l) => l.id));
   const added = [...new Set(answer.labelIds)].filter((id) => known.has(id) && !have.has(id)).slice(0, config.maxLabels);
@@ -147,20 +162,40 @@ export class Triage {
       'Labels you can choose from (id: name):',
       ...(labels.length > 0 ? labels.map((l) => `- ${l.id}: ${l.name}`) : ['(none)']),
     ].join('\n');
-    const system = SYSTEM.replace('{{estimates}}', JSON.stringify(config.estimates)).replace('{{maxLabels}}', String(config.maxLabels));
-    const result = await inference.complete({ system, messages: [{ role: 'user', content: user }], tools: [], sessionId: `triage:${issue.identifier}` });
+    const system = SYSTEM.replace('{{estimates}}', JSON.stringify(config.estimates)).replace(
+      '{{maxLabels}}',
+      String(config.maxLabels),
+    );
+    const result = await inference.complete({
+      system,
+      messages: [{ role: 'user', content: user }],
+      tools: [],
+      sessionId: `triage:${issue.identifier}`,
+    });
     const parsed = parseTriageAnswer(result.text);
     if (!parsed.ok) throw new Error(`the model's triage answer could not be used: ${parsed.error}`);
     const update = triageUpdate(issue, parsed.answer, labels, config);
-    if (Object.keys(update).length > 0) await effects.run('update', 'at-most-once', () => api.updateIssue(issue.id, update));
+    if (Object.keys(update).length > 0)
+      await effects.run('update', 'at-most-once', () => api.updateIssue(issue.id, update));
     const facts = [
       update.estimate !== undefined ? `estimate ${update.estimate}` : null,
-      update.priority !== undefined ? `priority ${['', 'urgent', 'high', 'medium', 'low'][update.priority] ?? update.priority}` : null,
-      update.labelIds ? `labels ${update.labelIds.map((id) => labels.find((l) => l.id === id)?.name ?? issue.labels.find((l) => l.id === id)?.name ?? id).join(', ')}` : null,
+      update.priority !== undefined
+        ? `priority ${['', 'urgent', 'high', 'medium', 'low'][update.priority] ?? update.priority}`
+        : null,
+      update.labelIds
+        ? `labels ${update.labelIds.map((id) => labels.find((l) => l.id === id)?.name ?? issue.labels.find((l) => l.id === id)?.name ?? id).join(', ')}`
+        : null,
     ].filter(Boolean);
     const body = `**Triage**: ${parsed.answer.assessment}${facts.length > 0 ? `\n\n_Set: ${facts.join(' · ')}_` : ''}`;
-    const comment = await effects.run('comment', 'keyed', (id) => api.createComment(issue.id, body, id ? { id } : undefined));
+    const comment = await effects.run('comment', 'keyed', (id) =>
+      api.createComment(issue.id, body, id ? { id } : undefined),
+    );
     logger.info({ issue: issue.identifier, update }, 'linear triage applied');
-    return { outcome: 'applied', answer: parsed.answer, update, commentId: comment.kind === 'sent' ? comment.value.id : 'already-posted' };
+    return {
+      outcome: 'applied',
+      answer: parsed.answer,
+      update,
+      commentId: comment.kind === 'sent' ? comment.value.id : 'already-posted',
+    };
   }
 }

@@ -1,6 +1,6 @@
 import type { ChannelTarget } from '../channels/connector.ts';
-import type { Clock, Timer } from '../core/clock.ts';
 import type { Session } from '../coding/session.ts';
+import type { Clock, Timer } from '../core/clock.ts';
 
 /** Assistant text gathered for one channel of one session, ready to send as one message. */
 export interface TextBatch {
@@ -94,5 +94,12 @@ function keyOf(sessionId: string, channel: string): string {
 }
 
 function toBatch(p: Pending): TextBatch {
-  return { session: p.session, channel: p.channel, target: p.target, text: p.texts.join('\n'), firstSeq: p.firstSeq, lastSeq: p.lastSeq };
+  return {
+    session: p.session,
+    channel: p.channel,
+    target: p.target,
+    text: p.texts.join('\n'),
+    firstSeq: p.firstSeq,
+    lastSeq: p.lastSeq,
+  };
 }

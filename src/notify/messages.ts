@@ -73,7 +73,8 @@ function nudgeLine(name: string): string {
 
 /** `↩️ [name] Launched:` / `Resumed:` + the run's prompt (≤80). */
 export function launchedText(record: SessionRecord, kind: 'launch' | 'resume'): string {
-  const verb = kind === 'resume' ? 'Resumed' : record.resumedFrom ? `Resumed as a fork of ${record.resumedFrom}` : 'Launched';
+  const verb =
+    kind === 'resume' ? 'Resumed' : record.resumedFrom ? `Resumed as a fork of ${record.resumedFrom}` : 'Launched';
   return `↩️ [${record.name}] ${verb}:\n${truncate(record.spec.prompt, LAUNCH_PROMPT_CHARS)}`;
 }
 
@@ -99,7 +100,9 @@ export function originWaitingText(record: SessionRecord, info: WaitingInfo): str
     case 'turn-end':
       return withTail(`💬 [${name}] is waiting for input`);
     case 'stalled':
-      return withTail(`⏳ [${name}] has been silent for ${formatDuration(info.quietMs)} with no tool running (still thinking, or stuck)`);
+      return withTail(
+        `⏳ [${name}] has been silent for ${formatDuration(info.quietMs)} with no tool running (still thinking, or stuck)`,
+      );
   }
 }
 
@@ -113,7 +116,9 @@ export function foregroundWaitingText(record: SessionRecord, runMs: number, info
   const reply = replyLine(record.name);
   switch (info.reason) {
     case 'question':
-      return info.question ? `💬 ${label} asks (${dur}):\n${info.question.trim()}\n${reply}` : `💬 ${label} is waiting for input (${dur})\n${reply}`;
+      return info.question
+        ? `💬 ${label} asks (${dur}):\n${info.question.trim()}\n${reply}`
+        : `💬 ${label} is waiting for input (${dur})\n${reply}`;
     case 'permission':
       return [`💬 ${label} asks permission (${dur}):`, ...permissionLines(record.name, info)].join('\n');
     case 'turn-end':
@@ -132,12 +137,19 @@ export function originEndedText(record: SessionRecord, preview: string): string 
   const name = record.name;
   switch (record.status) {
     case 'completed': {
-      const head = [`✅ [${name}] Completed`, workdirLine(record), costLine(record), ...endReasonLine(record)].join('\n');
+      const head = [`✅ [${name}] Completed`, workdirLine(record), costLine(record), ...endReasonLine(record)].join(
+        '\n',
+      );
       const tail = outputPreview(preview, COMPLETION_TAIL_CHARS);
       return tail ? `${head}\n\n${tail}` : head;
     }
     case 'failed':
-      return [`❌ [${name}] Failed`, workdirLine(record), promptLine(record), `   ⚠️ ${record.error ?? record.endReason ?? 'unknown error'}`].join('\n');
+      return [
+        `❌ [${name}] Failed`,
+        workdirLine(record),
+        promptLine(record),
+        `   ⚠️ ${record.error ?? record.endReason ?? 'unknown error'}`,
+      ].join('\n');
     case 'killed':
       return [`⛔ [${name}] Killed`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join('\n');
     case 'starting':
@@ -156,11 +168,24 @@ export function foregroundEndedText(record: SessionRecord, runMs: number): strin
   const label = sessionLabel(record);
   switch (record.status) {
     case 'completed':
-      return [`✅ ${label} completed (${dur})`, workdirLine(record), promptLine(record), costLine(record), ...endReasonLine(record)].join('\n');
+      return [
+        `✅ ${label} completed (${dur})`,
+        workdirLine(record),
+        promptLine(record),
+        costLine(record),
+        ...endReasonLine(record),
+      ].join('\n');
     case 'failed':
-      return [`❌ ${label} failed (${dur})`, workdirLine(record), promptLine(record), `   ⚠️ ${record.error ?? record.endReason ?? 'unknown error'}`].join('\n');
+      return [
+        `❌ ${label} failed (${dur})`,
+        workdirLine(record),
+        promptLine(record),
+        `   ⚠️ ${record.error ?? record.endReason ?? 'unknown error'}`,
+      ].join('\n');
     case 'killed':
-      return [`⛔ ${label} killed (${dur})`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join('\n');
+      return [`⛔ ${label} killed (${dur})`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join(
+        '\n',
+      );
     case 'starting':
     case 'running':
     case 'interrupted':
@@ -193,7 +218,10 @@ export function reminderText(record: SessionRecord, runMs: number): string {
  * `⏸️ [name] Interrupted` by a daemon restart (a crash found at startup) or stop (`runMs` known) + 📁 + 📝 + how to
  * resume it (or why it cannot be: its agent never reported a session id).
  */
-export function interruptedText(record: SessionRecord, cause: { kind: 'restart' } | { kind: 'stop'; runMs: number }): string {
+export function interruptedText(
+  record: SessionRecord,
+  cause: { kind: 'restart' } | { kind: 'stop'; runMs: number },
+): string {
   const head =
     cause.kind === 'restart'
       ? `⏸️ [${record.name}] Interrupted by a daemon restart`

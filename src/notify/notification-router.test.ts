@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { silentLogger } from '../core/logger.ts';
-import type { LaunchRequest } from '../coding/session-manager.ts';
-import { foregroundOperation } from '../operations/foreground.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
 import { RecordingOutbox } from '../../test/support/recording-outbox.ts';
-import { createNotificationRouter } from './notification-router.ts';
+import type { LaunchRequest } from '../coding/session-manager.ts';
+import { silentLogger } from '../core/logger.ts';
+import { foregroundOperation } from '../operations/foreground.ts';
 import type { NotificationRouter } from './notification-router.ts';
+import { createNotificationRouter } from './notification-router.ts';
 
 const TG = 'telegram|42';
 const WEB = 'web|w1';
@@ -19,12 +19,24 @@ describe('NotificationRouter', () => {
   let router: NotificationRouter;
 
   function routerFor(fixture: ManagerFixture, box: RecordingOutbox): NotificationRouter {
-    return createNotificationRouter({ sessions: fixture.manager, outbox: box, clock: fixture.clock, config: fixture.config, logger: silentLogger() });
+    return createNotificationRouter({
+      sessions: fixture.manager,
+      outbox: box,
+      clock: fixture.clock,
+      config: fixture.config,
+      logger: silentLogger(),
+    });
   }
 
   /** Launches a session that reports to TG and has started; the launch message is cleared. */
   async function launch(name: string, request: Partial<LaunchRequest> = {}) {
-    const session = await f.manager.launch({ prompt: `do the ${name} task`, workdir: f.workdir, originChannel: TG, name, ...request });
+    const session = await f.manager.launch({
+      prompt: `do the ${name} task`,
+      workdir: f.workdir,
+      originChannel: TG,
+      name,
+      ...request,
+    });
     const run = f.harness.last;
     await run.emit({ type: 'started', backendSessionId: `backend-${name}` });
     outbox.clear();
@@ -48,7 +60,12 @@ describe('NotificationRouter', () => {
   });
 
   it('says Launched and Resumed to the origin, with the prompt', async () => {
-    const session = await f.manager.launch({ prompt: 'add a parser\nfor   the config file', workdir: f.workdir, originChannel: TG, name: 'parser' });
+    const session = await f.manager.launch({
+      prompt: 'add a parser\nfor   the config file',
+      workdir: f.workdir,
+      originChannel: TG,
+      name: 'parser',
+    });
     assert.deepEqual(outbox.sent, [{ to: TG, text: '↩️ [parser] Launched:\nadd a parser for the config file' }]);
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' });
     await f.manager.kill(session.id);
@@ -59,11 +76,19 @@ describe('NotificationRouter', () => {
 
   it('sends nothing, and does not throw, for a session whose origin has no chat target', async () => {
     for (const origin of ['unknown', 'cli']) {
-      const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: origin, permissionMode: 'default' });
+      const session = await f.manager.launch({
+        prompt: 'p',
+        workdir: f.workdir,
+        originChannel: origin,
+        permissionMode: 'default',
+      });
       const run = f.harness.last;
       await run.emit({ type: 'started', backendSessionId: `b-${origin}` }, { type: 'text', text: 'Which one?' }, ok);
       await f.manager.send(session.id, 'the first', { source: 'agent' });
-      await run.emit({ type: 'permission', requestId: 'r', tool: 'Bash', input: {} }, { type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'budget' }, costUsd: 5 });
+      await run.emit(
+        { type: 'permission', requestId: 'r', tool: 'Bash', input: {} },
+        { type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'budget' }, costUsd: 5 },
+      );
     }
     f.clock.advance(60 * 60_000);
     assert.deepEqual(outbox.sent, []);
@@ -100,7 +125,10 @@ describe('NotificationRouter', () => {
   it('flushes pending text before a tool line, and streams only to foreground channels', async () => {
     const { session, run } = await launch('tools');
     await foreground(session.id, WEB);
-    await run.emit({ type: 'text', text: 'Running the tests.' }, { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } });
+    await run.emit(
+      { type: 'text', text: 'Running the tests.' },
+      { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } },
+    );
     assert.deepEqual(outbox.sent, [
       { to: WEB, text: 'Running the tests.' },
       { to: WEB, text: '🔧 Bash — npm test' },
@@ -113,10 +141,21 @@ describe('NotificationRouter', () => {
 
   it('tells a background origin what the session asks, what was sent to it, and quietly when a turn just ended', async () => {
     const { session, run } = await launch('docs', { permissionMode: 'default' });
-    await run.emit({ type: 'text', text: 'I changed the parser.' }, { type: 'tool', id: 't', name: 'Edit', input: { file_path: 'src/a.ts' } });
-    await run.emit({ type: 'toolResult', id: 't', isError: false }, { type: 'text', text: 'Should I also update the **docs**?' }, ok);
+    await run.emit(
+      { type: 'text', text: 'I changed the parser.' },
+      { type: 'tool', id: 't', name: 'Edit', input: { file_path: 'src/a.ts' } },
+    );
+    await run.emit(
+      { type: 'toolResult', id: 't', isError: false },
+      { type: 'text', text: 'Should I also update the **docs**?' },
+      ok,
+    );
     await f.manager.send(session.id, 'yes please', { source: 'agent' });
-    await run.emit({ type: 'question', text: 'Which format: Markdown or AsciiDoc?' }, { type: 'text', text: 'Waiting for your answer.' }, ok);
+    await run.emit(
+      { type: 'question', text: 'Which format: Markdown or AsciiDoc?' },
+      { type: 'text', text: 'Waiting for your answer.' },
+      ok,
+    );
     await f.manager.send(session.id, 'markdown', { source: 'user' });
     await run.emit({ type: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm -rf build' } });
     await f.manager.send(session.id, 'yes', { source: 'user' });
@@ -136,12 +175,17 @@ describe('NotificationRouter', () => {
 
   it('says a stall is silence, not a wait for input, never while a tool runs', async () => {
     const { run } = await launch('slow');
-    await run.emit({ type: 'text', text: 'Building…' }, { type: 'tool', id: 't', name: 'Bash', input: { command: 'make' } });
+    await run.emit(
+      { type: 'text', text: 'Building…' },
+      { type: 'tool', id: 't', name: 'Bash', input: { command: 'make' } },
+    );
     f.clock.advance(5 * 60_000);
     assert.deepEqual(outbox.sent, [], 'a long tool run is not a question');
     await run.emit({ type: 'toolResult', id: 't', isError: false });
     f.clock.advance(15_000);
-    assert.deepEqual(outbox.to(TG), ['⏳ [slow] has been silent for 15s with no tool running (still thinking, or stuck):\nBuilding…']);
+    assert.deepEqual(outbox.to(TG), [
+      '⏳ [slow] has been silent for 15s with no tool running (still thinking, or stuck):\nBuilding…',
+    ]);
     assert.doesNotMatch(outbox.to(TG).join('\n'), /waiting/);
   });
 
@@ -152,14 +196,21 @@ describe('NotificationRouter', () => {
     f.clock.advance(15_000);
     const stalled = outbox.to(WEB).at(-1) ?? '';
     assert.match(stalled, /^⏳ Session thinker \[[^\]]+\] has been silent for 15s \(15s\) with no tool running/);
-    assert.match(stalled, /It is not waiting for you\. Nudge it: \/claude_respond thinker <message>, or stop it: \/claude_kill thinker$/);
+    assert.match(
+      stalled,
+      /It is not waiting for you\. Nudge it: \/claude_respond thinker <message>, or stop it: \/claude_kill thinker$/,
+    );
     assert.doesNotMatch(stalled, /waiting for input/);
   });
 
   it('completes, fails and is killed with the Level-1 texts; the completion preview is the stripped tail', async () => {
     const done = await launch('done', { multiTurn: false });
     const long = `START ${'filler words '.repeat(100).trim()}`;
-    await done.run.emit({ type: 'text', text: long }, { type: 'text', text: '## Summary\n**Fixed** the `parse()` bug in _src/parse_util.ts_' }, { ...ok, costUsd: 0.1234 });
+    await done.run.emit(
+      { type: 'text', text: long },
+      { type: 'text', text: '## Summary\n**Fixed** the `parse()` bug in _src/parse_util.ts_' },
+      { ...ok, costUsd: 0.1234 },
+    );
     const completed = outbox.to(TG)[0] ?? '';
     assert.match(completed, /^✅ \[done\] Completed\n {3}📁 .+\/work\n {3}💰 \$0\.1234\n\n…/);
     assert.ok(completed.endsWith('filler words\nSummary\nFixed the parse() bug in src/parse_util.ts'), completed);
@@ -167,7 +218,9 @@ describe('NotificationRouter', () => {
 
     const crash = await launch('crash');
     await crash.run.emit({ type: 'exited', code: 3, error: 'agent process exited with code 3' });
-    assert.deepEqual(outbox.to(TG), [`❌ [crash] Failed\n   📁 ${f.workdir}\n   📝 "do the crash task"\n   ⚠️ agent process exited with code 3`]);
+    assert.deepEqual(outbox.to(TG), [
+      `❌ [crash] Failed\n   📁 ${f.workdir}\n   📝 "do the crash task"\n   ⚠️ agent process exited with code 3`,
+    ]);
 
     const stop = await launch('stop');
     await f.manager.kill(stop.session.id);
@@ -188,7 +241,10 @@ describe('NotificationRouter', () => {
     const { run } = await launch('idle');
     await run.emit({ type: 'text', text: 'Finished the refactor.' }, { ...ok, costUsd: 0.5 });
     f.clock.advance(30 * 60_000);
-    assert.deepEqual(outbox.to(TG).at(-1), `⛔ [idle] Killed\n   📁 ${f.workdir}\n   📝 "do the idle task"\n   ℹ️ idle for 30 min`);
+    assert.deepEqual(
+      outbox.to(TG).at(-1),
+      `⛔ [idle] Killed\n   📁 ${f.workdir}\n   📝 "do the idle task"\n   ℹ️ idle for 30 min`,
+    );
   });
 
   it('sends one message, not two, to a foreground channel that is also the origin', async () => {
@@ -204,7 +260,10 @@ describe('NotificationRouter', () => {
     await f.manager.send(session.id, 'go on', { source: 'agent' });
     assert.deepEqual(outbox.to(WEB).length, 2, 'Responded goes to the origin only');
     await run.emit({ type: 'question', text: 'Rebase or merge?' }, ok);
-    assert.equal(outbox.to(TG).at(-1), `💬 Session both [${session.id}] asks (1m 5s):\nRebase or merge?\n   Reply: /claude_respond both <message>`);
+    assert.equal(
+      outbox.to(TG).at(-1),
+      `💬 Session both [${session.id}] asks (1m 5s):\nRebase or merge?\n   Reply: /claude_respond both <message>`,
+    );
     outbox.clear();
     await f.manager.kill(session.id);
     const killed = `⛔ Session both [${session.id}] killed (1m 5s)\n   📁 ${f.workdir}\n   📝 "do the both task"`;
@@ -215,7 +274,13 @@ describe('NotificationRouter', () => {
   });
 
   it('skips the chat a command came from: it already shows the command’s reply', async () => {
-    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: TG, name: 'cmd', via: TG });
+    const session = await f.manager.launch({
+      prompt: 'p',
+      workdir: f.workdir,
+      originChannel: TG,
+      name: 'cmd',
+      via: TG,
+    });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
     await foreground(session.id, WEB);
     await f.manager.send(session.id, 'hello', { source: 'user', via: TG });
@@ -228,10 +293,20 @@ describe('NotificationRouter', () => {
     const { session, run } = await launch('spend');
     await foreground(session.id, WEB);
     f.clock.advance(125_000);
-    await run.emit({ type: 'turnEnd', outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' }, costUsd: 5 });
+    await run.emit({
+      type: 'turnEnd',
+      outcome: { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($5)' },
+      costUsd: 5,
+    });
     const text = `⛔ Session limit reached — spend [${session.id}] (2m 5s)\n   📁 ${f.workdir}\n   💰 $5.0000 spent of its $5.00 budget (maxBudgetUsd)`;
-    assert.deepEqual(outbox.to(WEB).filter((t) => !t.startsWith('⏳')), [text]);
-    assert.deepEqual(outbox.to(TG).filter((t) => !t.startsWith('⏳')), [text]);
+    assert.deepEqual(
+      outbox.to(WEB).filter((t) => !t.startsWith('⏳')),
+      [text],
+    );
+    assert.deepEqual(
+      outbox.to(TG).filter((t) => !t.startsWith('⏳')),
+      [text],
+    );
   });
 
   it('reminds once about a long background run, never while a channel streams it', async () => {
@@ -262,7 +337,10 @@ describe('NotificationRouter', () => {
       await second.announceInterrupted(await g.manager.restore());
       await second.announceInterrupted(await g.manager.restore());
       assert.deepEqual(box.sent, [
-        { to: TG, text: `⏸️ [crashy] Interrupted by a daemon restart\n   📁 ${f.workdir}\n   📝 "do the crashy task"\n   ↩️ It can be resumed: claude_resume crashy` },
+        {
+          to: TG,
+          text: `⏸️ [crashy] Interrupted by a daemon restart\n   📁 ${f.workdir}\n   📝 "do the crashy task"\n   ↩️ It can be resumed: claude_resume crashy`,
+        },
       ]);
       g.clock.advance(20 * 60_000);
       assert.equal(box.sent.length, 1);
@@ -286,7 +364,10 @@ describe('NotificationRouter', () => {
 
   it('keeps claude_fg catch-up exact: text pending at claude_bg is caught up later, never shown twice', async () => {
     const { session, run } = await launch('catch');
-    const ctx = { caller: { kind: 'chat', channel: WEB, userId: 'u' } as const, services: { config: f.config, sessions: f.manager, clock: f.clock } };
+    const ctx = {
+      caller: { kind: 'chat', channel: WEB, userId: 'u' } as const,
+      services: { config: f.config, sessions: f.manager, clock: f.clock },
+    };
     const fg = () => foregroundOperation.run(ctx, { session: session.id, lines: 30 });
     await fg();
     await run.emit({ type: 'text', text: 'one' });

@@ -1,15 +1,16 @@
 import type { ChannelTarget, Outbox } from '../channels/connector.ts';
 import { formatTarget } from '../channels/connector.ts';
-import type { Clock, Timer } from '../core/clock.ts';
-import type { Config } from '../core/config.ts';
-import type { Logger } from '../core/logger.ts';
 import type { Session, SessionSignal } from '../coding/session.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import { toolUseLine } from '../coding/tool-summary.ts';
+import type { Clock, Timer } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import type { Logger } from '../core/logger.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
-import { ForegroundStream } from './foreground-stream.ts';
 import type { TextBatch } from './foreground-stream.ts';
+import { ForegroundStream } from './foreground-stream.ts';
 import { LongRunReminders } from './long-run-reminders.ts';
+import type { WaitingInfo } from './messages.ts';
 import {
   budgetText,
   foregroundEndedText,
@@ -21,9 +22,8 @@ import {
   reminderText,
   respondedText,
 } from './messages.ts';
-import type { WaitingInfo } from './messages.ts';
-import { recipients, streamingChannels } from './recipients.ts';
 import type { Audience } from './recipients.ts';
+import { recipients, streamingChannels } from './recipients.ts';
 
 export interface NotificationRouterDeps {
   sessions: SessionManager;
@@ -85,8 +85,9 @@ class SessionNotifier implements NotificationRouter {
   start(): void {
     if (this.#unsubscribe) return;
     this.#unsubscribe = this.#deps.sessions.on((signal) => this.#onSignal(signal));
-    this.#reminderTimer = this.#deps.clock.every(this.#deps.config.timings.reminderCheckIntervalMs, () =>
-      void this.#guard('long-run reminder check', () => this.#checkLongRuns()),
+    this.#reminderTimer = this.#deps.clock.every(
+      this.#deps.config.timings.reminderCheckIntervalMs,
+      () => void this.#guard('long-run reminder check', () => this.#checkLongRuns()),
     );
   }
 
@@ -106,7 +107,15 @@ class SessionNotifier implements NotificationRouter {
       for (const id of sessionIds) {
         const record = interrupted.get(id);
         // Keyed per interruption and recipient: announcing again after a crash queues nothing twice.
-        if (record) sends.push(this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'restart' }), `restart-${id}-${record.completedAt ?? record.updatedAt}`));
+        if (record)
+          sends.push(
+            this.#announce(
+              record,
+              { foreground: true, origin: true },
+              interruptedText(record, { kind: 'restart' }),
+              `restart-${id}-${record.completedAt ?? record.updatedAt}`,
+            ),
+          );
       }
       await Promise.all(sends);
     });
@@ -118,10 +127,15 @@ class SessionNotifier implements NotificationRouter {
     switch (signal.type) {
       case 'launched':
         this.#turns.set(session.id, { startSeq: session.runStartSeq });
-        void this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, launchedText(record, signal.kind));
+        void this.#announce(
+          record,
+          { foreground: false, origin: true, ...via(signal.via) },
+          launchedText(record, signal.kind),
+        );
         return;
       case 'output':
-        for (const { channel, target } of streamingChannels(record)) this.#stream.add(session, channel, target, signal.text, signal.seq);
+        for (const { channel, target } of streamingChannels(record))
+          this.#stream.add(session, channel, target, signal.text, signal.seq);
         return;
       case 'tool': {
         this.#stream.flushSession(session.id);
@@ -140,7 +154,11 @@ class SessionNotifier implements NotificationRouter {
         delete turn.permission;
         // An answered permission request continues the same turn; any other message starts a new one.
         if (!signal.answered) turn.startSeq = this.#deps.sessions.lastSeq(session.id);
-        void this.#announce(record, { foreground: false, origin: true, ...via(signal.via) }, respondedText(record.name, signal.text, signal.answered));
+        void this.#announce(
+          record,
+          { foreground: false, origin: true, ...via(signal.via) },
+          respondedText(record.name, signal.text, signal.answered),
+        );
         return;
       }
       case 'waiting':
@@ -156,7 +174,11 @@ class SessionNotifier implements NotificationRouter {
       case 'interrupted':
         this.#stream.flushSession(session.id);
         this.#forget(session.id);
-        void this.#announce(record, { foreground: true, origin: true }, interruptedText(record, { kind: 'stop', runMs: this.#runMs(session) }));
+        void this.#announce(
+          record,
+          { foreground: true, origin: true },
+          interruptedText(record, { kind: 'stop', runMs: this.#runMs(session) }),
+        );
         return;
       case 'view':
         this.#onView(session, signal.channel, signal.on);
@@ -179,10 +201,14 @@ class SessionNotifier implements NotificationRouter {
       ...(reason === 'question' && turn.question ? { question: turn.question } : {}),
       ...(reason === 'permission' && turn.permission ? { permission: turn.permission } : {}),
     };
-    void this.#announce(session.record, { foreground: true, origin: true }, {
-      streaming: foregroundWaitingText(session.record, this.#runMs(session), info),
-      origin: originWaitingText(session.record, info),
-    });
+    void this.#announce(
+      session.record,
+      { foreground: true, origin: true },
+      {
+        streaming: foregroundWaitingText(session.record, this.#runMs(session), info),
+        origin: originWaitingText(session.record, info),
+      },
+    );
     delete turn.question;
   }
 
@@ -193,10 +219,14 @@ class SessionNotifier implements NotificationRouter {
     this.#forget(session.id);
     // A budget stop was already announced by its own message; the failure that follows adds nothing.
     if (record.status === 'failed' && record.budgetExhausted) return;
-    void this.#announce(record, { foreground: true, origin: true, ...via(commandChat) }, {
-      streaming: foregroundEndedText(record, this.#runMs(session)),
-      origin: originEndedText(record, this.#turnOutput(session, turn)),
-    });
+    void this.#announce(
+      record,
+      { foreground: true, origin: true, ...via(commandChat) },
+      {
+        streaming: foregroundEndedText(record, this.#runMs(session)),
+        origin: originEndedText(record, this.#turnOutput(session, turn)),
+      },
+    );
   }
 
   /**
@@ -213,18 +243,29 @@ class SessionNotifier implements NotificationRouter {
   async #deliverText(batch: TextBatch): Promise<void> {
     const view = batch.session.record.foreground[batch.channel];
     if (!view?.on) {
-      this.#deps.logger.warn({ session: batch.session.id, channel: batch.channel }, 'dropped streamed text for a channel that stopped streaming');
+      this.#deps.logger.warn(
+        { session: batch.session.id, channel: batch.channel },
+        'dropped streamed text for a channel that stopped streaming',
+      );
       return;
     }
     if (!(await this.#send(batch.target, batch.text))) return;
     const current = batch.session.record.foreground[batch.channel];
-    this.#deps.sessions.markSeen(batch.session.id, batch.channel, Math.max(current?.seenSeq ?? view.seenSeq, batch.lastSeq));
+    this.#deps.sessions.markSeen(
+      batch.session.id,
+      batch.channel,
+      Math.max(current?.seenSeq ?? view.seenSeq, batch.lastSeq),
+    );
   }
 
   #checkLongRuns(): void {
     const { sessions, clock } = this.#deps;
     for (const session of this.#reminders.due(sessions.liveSessions(), clock.now())) {
-      void this.#announce(session.record, { foreground: false, origin: true }, reminderText(session.record, this.#runMs(session)));
+      void this.#announce(
+        session.record,
+        { foreground: false, origin: true },
+        reminderText(session.record, this.#runMs(session)),
+      );
     }
   }
 
@@ -233,11 +274,18 @@ class SessionNotifier implements NotificationRouter {
    * not stream the session) gets `text.origin`. A channel that is both gets one message, never two. The messages are
    * handed to the Outbox at the call (in order); resolves once they are recorded (failures are logged).
    */
-  async #announce(record: Readonly<StoredSession>, audience: Audience, text: string | { streaming: string; origin: string }, key?: string): Promise<void> {
+  async #announce(
+    record: Readonly<StoredSession>,
+    audience: Audience,
+    text: string | { streaming: string; origin: string },
+    key?: string,
+  ): Promise<void> {
     const sends: Promise<boolean>[] = [];
     for (const recipient of recipients(record, audience)) {
       const body = typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin;
-      sends.push(this.#send(recipient.target, body, key === undefined ? undefined : `${key}-${formatTarget(recipient.target)}`));
+      sends.push(
+        this.#send(recipient.target, body, key === undefined ? undefined : `${key}-${formatTarget(recipient.target)}`),
+      );
     }
     await Promise.all(sends);
   }

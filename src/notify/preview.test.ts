@@ -22,7 +22,15 @@ describe('previews', () => {
     ].join('\n');
     assert.equal(
       stripMarkdown(md),
-      ['Result', 'Fixed the flaky test in src/parse_util.ts (old new).', '', 'const max_len = 3;', '', '- see the docs (https://example.test/a_b)', 'quoted'].join('\n'),
+      [
+        'Result',
+        'Fixed the flaky test in src/parse_util.ts (old new).',
+        '',
+        'const max_len = 3;',
+        '',
+        '- see the docs (https://example.test/a_b)',
+        'quoted',
+      ].join('\n'),
     );
   });
 

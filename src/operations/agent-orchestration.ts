@@ -3,10 +3,16 @@
 import { z } from 'zod';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
-import { defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
+import { defineOperation } from './operation.ts';
 
-const agent = z.string().trim().min(1).max(64).optional().describe('an agent profile of linear.profiles (default: a plain agent)');
+const agent = z
+  .string()
+  .trim()
+  .min(1)
+  .max(64)
+  .optional()
+  .describe('an agent profile of linear.profiles (default: a plain agent)');
 const message = z.string().trim().min(1, 'the prompt must not be empty').describe('the task or question for the agent');
 
 /** The subagent's name and first prompt for `agent` (a profile) and `message`. Throws invalid_input for an unknown profile. */
@@ -16,7 +22,10 @@ export function agentRequest(config: Config, name: string | undefined, text: str
   const profile = Object.hasOwn(profiles, name) ? profiles[name] : undefined;
   if (!profile) {
     const known = Object.keys(config.linear.profiles);
-    throw invalidInput(`agent: no agent profile "${name}" (known: ${known.join(', ') || 'none; add them under linear.profiles'})`, 'agent');
+    throw invalidInput(
+      `agent: no agent profile "${name}" (known: ${known.join(', ') || 'none; add them under linear.profiles'})`,
+      'agent',
+    );
   }
   return { name, prompt: profile.instructions.trim() ? `${profile.instructions.trim()}\n\n${text}` : text };
 }
@@ -28,12 +37,19 @@ function parentOf(ctx: OperationContext): { parentSessionId?: string } {
 /** Starts an agent (a subagent of the calling session, if an agent calls) on a task and returns at once; its replies go to its parent. */
 export const spawnAgentOperation = defineOperation({
   name: 'spawn-agent',
-  summary: 'Start an agent (optionally a named profile) on a task in the background; returns at once, its reply comes back to you later',
+  summary:
+    'Start an agent (optionally a named profile) on a task in the background; returns at once, its reply comes back to you later',
   needs: ['engine'],
   input: z.strictObject({
     agent,
     message,
-    name: z.string().trim().min(1, 'give the agent a name').max(64).optional().describe('a short name for the agent, used in its reports (default: the profile, or "agent")'),
+    name: z
+      .string()
+      .trim()
+      .min(1, 'give the agent a name')
+      .max(64)
+      .optional()
+      .describe('a short name for the agent, used in its reports (default: the profile, or "agent")'),
   }),
   aliases: { prompt: 'message' },
   expose: {
@@ -44,7 +60,11 @@ export const spawnAgentOperation = defineOperation({
   async run(ctx, args): Promise<{ sessionId: string; agent: string }> {
     const request = agentRequest(ctx.services.config, args.agent, args.message);
     const name = args.name ?? request.name;
-    const { sessionId } = await ctx.services.engine.startBackgroundAgent({ prompt: request.prompt, name, ...parentOf(ctx) });
+    const { sessionId } = await ctx.services.engine.startBackgroundAgent({
+      prompt: request.prompt,
+      name,
+      ...parentOf(ctx),
+    });
     return { sessionId, agent: name };
   },
   format(r) {
@@ -60,7 +80,12 @@ export const askAgentOperation = defineOperation({
   input: z.strictObject({
     agent,
     message,
-    timeoutSec: z.number().positive().max(3_600).optional().describe('how long to wait for the reply (default engine.askTimeoutMs)'),
+    timeoutSec: z
+      .number()
+      .positive()
+      .max(3_600)
+      .optional()
+      .describe('how long to wait for the reply (default engine.askTimeoutMs)'),
   }),
   expose: {
     tool: 'ask_agent',

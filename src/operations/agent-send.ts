@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { invalidInput, notFound } from '../core/errors.ts';
 import type { Accepted } from '../engine/api.ts';
 import { callerOrigin } from './engine-common.ts';
-import { defineOperation } from './operation.ts';
 import type { OperationContext } from './operation.ts';
+import { defineOperation } from './operation.ts';
 
 const input = z.strictObject({
   session: z
@@ -40,7 +40,8 @@ async function send(ctx: OperationContext<'engine'>, session: string | undefined
  */
 export const agentSendOperation = defineOperation({
   name: 'agent-send',
-  summary: 'Send a message to another agent engine session; it arrives there as a system message and runs a turn. Without a session an agent reaches its parent (subagents) or the most recent user session',
+  summary:
+    'Send a message to another agent engine session; it arrives there as a system message and runs a turn. Without a session an agent reaches its parent (subagents) or the most recent user session',
   needs: ['engine'],
   input,
   aliases: { sessionId: 'session' },

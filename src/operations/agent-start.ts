@@ -4,7 +4,12 @@ import { defineOperation } from './operation.ts';
 const input = z.strictObject({
   name: z.string().trim().min(1, 'give the agent a name').max(64).describe('a short name for the agent'),
   prompt: z.string().trim().min(1, 'the prompt must not be empty'),
-  parent: z.string().trim().min(1).optional().describe('engine session that gets its replies (default: the most recent chat session)'),
+  parent: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('engine session that gets its replies (default: the most recent chat session)'),
 });
 
 /**

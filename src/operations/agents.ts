@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import type { EngineSessionSummary } from '../engine/api.ts';
-import { describeDescriptor } from '../engine/descriptor.ts';
 import { formatDuration } from '../coding/format.ts';
 import { pageOf } from '../core/page.ts';
+import type { EngineSessionSummary } from '../engine/api.ts';
+import { describeDescriptor } from '../engine/descriptor.ts';
 import { visibleTo } from './engine-common.ts';
 import { defineOperation } from './operation.ts';
 import { moreLine, pageFields } from './paging.ts';
@@ -10,7 +10,10 @@ import { moreLine, pageFields } from './paging.ts';
 const TYPES = ['all', 'user', 'cron', 'heartbeat', 'subagent'] as const;
 
 const input = z.strictObject({
-  type: z.enum(TYPES).default('all').describe('filter by session type: user, cron, heartbeat or subagent (default all)'),
+  type: z
+    .enum(TYPES)
+    .default('all')
+    .describe('filter by session type: user, cron, heartbeat or subagent (default all)'),
   ...pageFields,
 });
 
@@ -24,7 +27,12 @@ interface AgentsResult {
   nextCursor: string | null;
 }
 
-const OUTCOME_ICON: Record<NonNullable<EngineSessionSummary['lastOutcome']>, string> = { ok: '✅', error: '❌', limit: '⚠️', internal_error: '💥' };
+const OUTCOME_ICON: Record<NonNullable<EngineSessionSummary['lastOutcome']>, string> = {
+  ok: '✅',
+  error: '❌',
+  limit: '⚠️',
+  internal_error: '💥',
+};
 
 function line(s: EngineSessionSummary, now: number): string {
   const state = s.state === 'running' ? '🟢 running' : '⚪ idle';
@@ -36,12 +44,17 @@ function line(s: EngineSessionSummary, now: number): string {
 /** Lists the agent engine's sessions, newest first, one page at a time. */
 export const agentsOperation = defineOperation({
   name: 'agents',
-  summary: 'List agent engine sessions: chat conversations, background agents, cron and heartbeat sessions (newest first, paged: limit, cursor)',
+  summary:
+    'List agent engine sessions: chat conversations, background agents, cron and heartbeat sessions (newest first, paged: limit, cursor)',
   input,
   needs: ['engine'],
   expose: {
     tool: 'list_agents',
-    command: { name: 'agents', positional: ['type'], usage: '/agents [--limit <n>] [--cursor <c>] [user|cron|heartbeat|subagent]' },
+    command: {
+      name: 'agents',
+      positional: ['type'],
+      usage: '/agents [--limit <n>] [--cursor <c>] [user|cron|heartbeat|subagent]',
+    },
     rpc: 'engine.sessions',
     cli: { name: 'agents', args: [] },
   },
@@ -49,7 +62,13 @@ export const agentsOperation = defineOperation({
     const all = visibleTo(ctx.caller, ctx.services.engine.listSessions());
     const matching = args.type === 'all' ? all : all.filter((s) => s.descriptor.type === args.type);
     const page = pageOf(matching, args, (s) => [s.createdAt, s.id]);
-    return { type: args.type, now: ctx.services.clock.now(), sessions: page.items, count: page.items.length, nextCursor: page.nextCursor };
+    return {
+      type: args.type,
+      now: ctx.services.clock.now(),
+      sessions: page.items,
+      count: page.items.length,
+      nextCursor: page.nextCursor,
+    };
   },
   format(r) {
     if (r.sessions.length === 0) return r.type === 'all' ? 'No agent sessions.' : `No ${r.type} agent sessions.`;

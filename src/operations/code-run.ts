@@ -2,18 +2,26 @@
 // `timeout`, `inactivity_timeout` or `exit N` (the seed's kinds). Backend: explicit > the calling agent's profile >
 // linear.codeRun.harness > defaultHarness.
 import { z } from 'zod';
-import { HARNESS_NAMES } from '../core/config.ts';
 import type { CodeRunResult } from '../coding/code-runner.ts';
-import { callerChannel, defineOperation } from './operation.ts';
+import { HARNESS_NAMES } from '../core/config.ts';
 import type { OperationContext } from './operation.ts';
+import { callerChannel, defineOperation } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
 
 const input = z.strictObject({
   prompt: z.string().trim().min(1, 'the prompt must not be empty').describe('the task for the coding agent'),
-  harness: z.enum(HARNESS_NAMES).optional().describe('claude, codex or gemini (default: your profile, then linear.codeRun.harness, then defaultHarness)'),
+  harness: z
+    .enum(HARNESS_NAMES)
+    .optional()
+    .describe('claude, codex or gemini (default: your profile, then linear.codeRun.harness, then defaultHarness)'),
   workdir: z.string().trim().min(1).optional().describe('working directory, inside a configured workspace'),
   model: z.string().trim().min(1).optional(),
-  timeoutSec: z.number().positive().max(86_400).optional().describe('wall-clock limit in seconds (default linear.codeRun.timeoutSec)'),
+  timeoutSec: z
+    .number()
+    .positive()
+    .max(86_400)
+    .optional()
+    .describe('wall-clock limit in seconds (default linear.codeRun.timeoutSec)'),
 });
 
 /** The agent profile of a calling engine session: a subagent started with `agent: <profile>` carries its name. */
@@ -28,7 +36,8 @@ export function callerProfile(ctx: OperationContext): string | undefined {
 /** Runs one coding turn and waits for it. */
 export const codeRunOperation = defineOperation({
   name: 'code-run',
-  summary: 'Run one coding-agent turn (Claude Code, Codex or Gemini) and wait for it; returns {success, output, error?}',
+  summary:
+    'Run one coding-agent turn (Claude Code, Codex or Gemini) and wait for it; returns {success, output, error?}',
   input,
   needs: ['codeRunner'],
   expose: {
@@ -48,11 +57,25 @@ export const codeRunOperation = defineOperation({
       ...(args.model ? { model: args.model } : {}),
       ...(args.timeoutSec ? { timeoutSec: args.timeoutSec } : {}),
       ...(profile ? { profile } : {}),
-      originChannel: resolveOriginChannel(config, { ...(channel ? { callerChannel: channel } : {}), workdir: workdir ?? process.cwd() }),
+      originChannel: resolveOriginChannel(config, {
+        ...(channel ? { callerChannel: channel } : {}),
+        workdir: workdir ?? process.cwd(),
+      }),
       originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
     });
   },
   format(r) {
-    return JSON.stringify({ success: r.success, output: r.output, ...(r.error ? { error: r.error } : {}), ...(r.detail ? { detail: r.detail } : {}), session: r.sessionId, harness: r.harness }, null, 2);
+    return JSON.stringify(
+      {
+        success: r.success,
+        output: r.output,
+        ...(r.error ? { error: r.error } : {}),
+        ...(r.detail ? { detail: r.detail } : {}),
+        session: r.sessionId,
+        harness: r.harness,
+      },
+      null,
+      2,
+    );
   },
 });

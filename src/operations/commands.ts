@@ -56,7 +56,8 @@ export function parseCommandArgs(op: Operation, args: string): Record<string, un
       const key = flags.get(token.text.slice(2)) ?? negated;
       if (!key) throw invalidInput(`unknown option ${token.text} (usage: ${spec.usage})`);
       const kind = fieldKind(shape[key] as ZodType);
-      if (negated && kind !== 'boolean') throw invalidInput(`${token.text}: only a yes/no option can be negated (usage: ${spec.usage})`);
+      if (negated && kind !== 'boolean')
+        throw invalidInput(`${token.text}: only a yes/no option can be negated (usage: ${spec.usage})`);
       if (kind === 'boolean') {
         out[key] = !negated;
         i += 1;
@@ -97,7 +98,13 @@ export function splitCommand(text: string): { name: string; args: string } | nul
 
 /** The chat commands of the table, with their usage lines. */
 export function commandList(ops: readonly Operation[]): { name: string; usage: string; summary: string }[] {
-  return ops.filter((o) => o.expose.command).map((o) => ({ name: o.expose.command?.name as string, usage: o.expose.command?.usage as string, summary: o.summary }));
+  return ops
+    .filter((o) => o.expose.command)
+    .map((o) => ({
+      name: o.expose.command?.name as string,
+      usage: o.expose.command?.usage as string,
+      summary: o.summary,
+    }));
 }
 
 /** The operation whose chat command `text` is, or undefined when it is not one of the table's commands. */
@@ -110,7 +117,12 @@ export function commandOperation(ops: readonly Operation[], text: string): Opera
  * Runs a chat command if `text` is one of the table's commands. Returns the reply text (an error reply for bad
  * input), or null when the text is not a known command.
  */
-export async function runCommand(ops: readonly Operation[], text: string, caller: Caller, services: OperationServices): Promise<string | null> {
+export async function runCommand(
+  ops: readonly Operation[],
+  text: string,
+  caller: Caller,
+  services: OperationServices,
+): Promise<string | null> {
   const parts = splitCommand(text);
   if (!parts) return null;
   const op = ops.find((o) => o.expose.command?.name === parts.name);

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import type { SessionListing } from '../store/coding-session-listings.ts';
 import type { OperationContext } from './operation.ts';
-import { summarize } from './session-summary.ts';
 import type { SessionSummary } from './session-summary.ts';
+import { summarize } from './session-summary.ts';
 
 /** A session reference: our id, the session name, or the agent's own session id. */
 export const sessionRef = z.string().trim().min(1, 'give a session id, name, or agent session id');

@@ -25,9 +25,14 @@ function formatTask(t: CronTaskInfo | CronTask): string {
     `   ⏭️ next: ${t.enabled ? when(t.nextRunAt) : 'off'} · last run: ${when(t.lastRunAt)}`,
   ];
   const last = 'lastRun' in t ? t.lastRun : null;
-  if (last?.status === 'skipped') lines.push(`   ⚠️ ${last.missed} run${last.missed === 1 ? '' : 's'} missed while the daemon was down (skipped, last due ${iso(last.dueAt)})`);
-  if (last?.status === 'failed' || last?.status === 'abandoned') lines.push(`   ❌ run due ${iso(last.dueAt)} ${last.status}: ${truncate(last.error ?? '', 160)}`);
-  if (last?.kind === 'catch-up' && last.status === 'posted') lines.push(`   ↩️ catch-up run for ${last.missed} missed run${last.missed === 1 ? '' : 's'}`);
+  if (last?.status === 'skipped')
+    lines.push(
+      `   ⚠️ ${last.missed} run${last.missed === 1 ? '' : 's'} missed while the daemon was down (skipped, last due ${iso(last.dueAt)})`,
+    );
+  if (last?.status === 'failed' || last?.status === 'abandoned')
+    lines.push(`   ❌ run due ${iso(last.dueAt)} ${last.status}: ${truncate(last.error ?? '', 160)}`);
+  if (last?.kind === 'catch-up' && last.status === 'posted')
+    lines.push(`   ↩️ catch-up run for ${last.missed} missed run${last.missed === 1 ? '' : 's'}`);
   return lines.join('\n');
 }
 
@@ -38,20 +43,39 @@ export const cronAddOperation = defineOperation({
   needs: ['scheduler'],
   input: z.strictObject({
     name: z.string().trim().min(1, 'give the task a name').describe('unique name (letters, digits, ".", "_", "-")'),
-    schedule: z.string().trim().min(1, 'give a cron expression').describe('5-field cron expression ("0 9 * * 1-5") or @hourly/@daily/@weekly/@monthly/@yearly'),
-    prompt: z.string().trim().min(1, 'the prompt must not be empty').describe('what the cron session is asked at each run'),
-    timezone: z.string().trim().min(1).optional().describe('IANA time zone the schedule is read in (default: scheduler.timezone, else local time)'),
+    schedule: z
+      .string()
+      .trim()
+      .min(1, 'give a cron expression')
+      .describe('5-field cron expression ("0 9 * * 1-5") or @hourly/@daily/@weekly/@monthly/@yearly'),
+    prompt: z
+      .string()
+      .trim()
+      .min(1, 'the prompt must not be empty')
+      .describe('what the cron session is asked at each run'),
+    timezone: z
+      .string()
+      .trim()
+      .min(1)
+      .optional()
+      .describe('IANA time zone the schedule is read in (default: scheduler.timezone, else local time)'),
     enabled: z.boolean().optional().describe('false to add it switched off (default true)'),
   }),
   expose: {
     tool: 'cron_add',
-    command: { name: 'cron_add', positional: ['name', 'schedule', 'prompt'], usage: '/cron_add [--timezone <zone>] [--no-enabled] <name> "<min hour day month weekday>" <prompt>' },
+    command: {
+      name: 'cron_add',
+      positional: ['name', 'schedule', 'prompt'],
+      usage: '/cron_add [--timezone <zone>] [--no-enabled] <name> "<min hour day month weekday>" <prompt>',
+    },
     rpc: 'cron.add',
     cli: {
       name: 'cron-add',
       args: ['<name>', '<schedule>', '<prompt...>'],
       hide: ['enabled'],
-      switches: { disabled: { key: 'enabled', value: false, description: 'add it switched off (cron-enable switches it on)' } },
+      switches: {
+        disabled: { key: 'enabled', value: false, description: 'add it switched off (cron-enable switches it on)' },
+      },
     },
   },
   async run(ctx, args): Promise<CronTask> {
@@ -94,7 +118,12 @@ export const cronListOperation = defineOperation({
  * An operation on one cron task named by id or name: `cron-<verb>` exposed as tool `cron_<verb>`, chat command
  * `/cron_<verb> <id-or-name>`, RPC method `cron.<verb>` and CLI subcommand `cron-<verb> <task>`.
  */
-function cronTaskOperation<T>(verb: string, summary: string, run: (cron: Scheduler['cron'], task: string) => Promise<T>, format: (result: T) => string) {
+function cronTaskOperation<T>(
+  verb: string,
+  summary: string,
+  run: (cron: Scheduler['cron'], task: string) => Promise<T>,
+  format: (result: T) => string,
+) {
   return defineOperation({
     name: `cron-${verb}`,
     summary,

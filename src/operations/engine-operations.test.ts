@@ -1,20 +1,20 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
+import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
+import { ScriptedInference } from '../../test/support/scripted-inference.ts';
 import { silentLogger } from '../core/logger.ts';
 import { NoProviderError } from '../inference/types.ts';
-import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
-import type { EngineFixture } from '../../test/support/engine-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { InboundCommandStore } from '../store/inbound-commands.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
 import { runCommand } from './commands.ts';
 import { createInboundHandler } from './inbound.ts';
 import type { OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 import { createOperationsToolbox } from './toolbox.ts';
-import { InboundCommandStore } from '../store/inbound-commands.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 
 const chat = chatMessage;
 
@@ -38,7 +38,13 @@ describe('engine operations', { timeout: 30_000 }, () => {
     await fx.close();
     fx = await engineFixture({ inference: noModel });
     services.engine = fx.engine;
-    const handle = createInboundHandler({ ops: OPERATIONS, services, engine: fx.engine, outbox: fx.outbox, logger: silentLogger() });
+    const handle = createInboundHandler({
+      ops: OPERATIONS,
+      services,
+      engine: fx.engine,
+      outbox: fx.outbox,
+      logger: silentLogger(),
+    });
     await handle(chat('1', `/claude --name fixer --workdir ${m.workdir} fix the test`));
     assert.match(fx.outbox.to('telegram|42')[0] ?? '', /↩️ \[fixer\] Launched \(claude\)/);
     assert.equal(fx.outbox.deliveries[0]?.replyTo, '1');
@@ -58,7 +64,15 @@ describe('engine operations', { timeout: 30_000 }, () => {
 
   it('runs a chat command redelivered after a crash at most once, and tells the user when a crash cut it off', async () => {
     const commands = new InboundCommandStore(sqliteKysely(m.db));
-    const deps = { ops: OPERATIONS, services, engine: fx.engine, outbox: fx.outbox, logger: silentLogger(), commands, now: () => 1_000 };
+    const deps = {
+      ops: OPERATIONS,
+      services,
+      engine: fx.engine,
+      outbox: fx.outbox,
+      logger: silentLogger(),
+      commands,
+      now: () => 1_000,
+    };
     const handle = createInboundHandler(deps);
     await handle(chat('7', `/claude --name once --workdir ${m.workdir} do it`));
     await handle(chat('7', `/claude --name once --workdir ${m.workdir} do it`));
@@ -77,21 +91,63 @@ describe('engine operations', { timeout: 30_000 }, () => {
     await fx.engine.acceptUserMessage(chat('2', 'hello', '99'));
     await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run', 'cron:nightly');
     await fx.engine.idle();
-    const listed = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number; nextCursor: string | null };
+    const listed = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({}, { kind: 'rpc' }, services)) as {
+      count: number;
+      nextCursor: string | null;
+    };
     assert.deepEqual([listed.count, listed.nextCursor], [3, null]);
     // Paged newest first: two pages of two and one, each session once.
-    const page1 = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({ limit: 2 }, { kind: 'rpc' }, services)) as { sessions: { id: string; createdAt: number }[]; nextCursor: string | null };
-    const page2 = (await rpcMethods(OPERATIONS).get('engine.sessions')?.call({ limit: 2, cursor: page1.nextCursor }, { kind: 'rpc' }, services)) as { sessions: { id: string; createdAt: number }[]; nextCursor: string | null };
+    const page1 = (await rpcMethods(OPERATIONS)
+      .get('engine.sessions')
+      ?.call({ limit: 2 }, { kind: 'rpc' }, services)) as {
+      sessions: { id: string; createdAt: number }[];
+      nextCursor: string | null;
+    };
+    const page2 = (await rpcMethods(OPERATIONS)
+      .get('engine.sessions')
+      ?.call({ limit: 2, cursor: page1.nextCursor }, { kind: 'rpc' }, services)) as {
+      sessions: { id: string; createdAt: number }[];
+      nextCursor: string | null;
+    };
     const paged = [...page1.sessions, ...page2.sessions];
-    assert.deepEqual([page1.sessions.length, page2.sessions.length, new Set(paged.map((s) => s.id)).size, page2.nextCursor], [2, 1, 3, null]);
+    assert.deepEqual(
+      [page1.sessions.length, page2.sessions.length, new Set(paged.map((s) => s.id)).size, page2.nextCursor],
+      [2, 1, 3, null],
+    );
     assert.ok(paged.every((s, i) => i === 0 || (paged[i - 1] as { createdAt: number }).createdAt >= s.createdAt));
-    const mine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services);
+    const mine = await runCommand(
+      OPERATIONS,
+      '/agents',
+      { kind: 'chat', channel: 'telegram|42', userId: '42' },
+      services,
+    );
     assert.match(mine ?? '', /user telegram\|42 \(42\)/);
     assert.match(mine ?? '', /cron nightly/);
     assert.doesNotMatch(mine ?? '', /telegram\|99/);
-    assert.match((await runCommand(OPERATIONS, '/agents cron', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services)) ?? '', /^⚪ idle cron nightly/);
-    assert.match((await runCommand(OPERATIONS, '/agents robots', { kind: 'chat', channel: 'telegram|42', userId: '42' }, services)) ?? '', /type: Invalid option/);
-    const withoutEngine = await runCommand(OPERATIONS, '/agents', { kind: 'chat', channel: 'telegram|42', userId: '42' }, { config: m.config, sessions: m.manager, clock: m.clock });
+    assert.match(
+      (await runCommand(
+        OPERATIONS,
+        '/agents cron',
+        { kind: 'chat', channel: 'telegram|42', userId: '42' },
+        services,
+      )) ?? '',
+      /^⚪ idle cron nightly/,
+    );
+    assert.match(
+      (await runCommand(
+        OPERATIONS,
+        '/agents robots',
+        { kind: 'chat', channel: 'telegram|42', userId: '42' },
+        services,
+      )) ?? '',
+      /type: Invalid option/,
+    );
+    const withoutEngine = await runCommand(
+      OPERATIONS,
+      '/agents',
+      { kind: 'chat', channel: 'telegram|42', userId: '42' },
+      { config: m.config, sessions: m.manager, clock: m.clock },
+    );
     assert.match(withoutEngine ?? '', /the agent engine is not running/);
   });
 
@@ -99,24 +155,49 @@ describe('engine operations', { timeout: 30_000 }, () => {
     const { sessionId: user } = await fx.engine.acceptUserMessage(chat('1', 'hello'));
     await fx.engine.idle();
     const methods = rpcMethods(OPERATIONS);
-    const started = (await methods.get('engine.start')?.call({ name: 'scout', prompt: 'look around', parent: user }, { kind: 'rpc' }, services)) as { sessionId: string };
+    const started = (await methods
+      .get('engine.start')
+      ?.call({ name: 'scout', prompt: 'look around', parent: user }, { kind: 'rpc' }, services)) as {
+      sessionId: string;
+    };
     await fx.engine.idle();
     assert.ok(fx.records(user).some((r) => r.type === 'incoming' && r.origin === 'subagent:scout'));
-    const sent = (await methods.get('engine.send')?.call({ session: started.sessionId, text: 'and report back' }, { kind: 'rpc' }, services)) as { sessionId: string };
+    const sent = (await methods
+      .get('engine.send')
+      ?.call({ session: started.sessionId, text: 'and report back' }, { kind: 'rpc' }, services)) as {
+      sessionId: string;
+    };
     assert.equal(sent.sessionId, started.sessionId);
     await fx.engine.idle();
-    assert.ok(fx.records(started.sessionId).some((r) => r.type === 'incoming' && r.origin === 'rpc' && r.text === 'and report back'));
-    await assert.rejects(methods.get('engine.send')?.call({ session: 'nope', text: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(), /no engine session nope/);
-    await assert.rejects(methods.get('engine.start')?.call({ name: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(), /prompt/);
+    assert.ok(
+      fx
+        .records(started.sessionId)
+        .some((r) => r.type === 'incoming' && r.origin === 'rpc' && r.text === 'and report back'),
+    );
+    await assert.rejects(
+      methods.get('engine.send')?.call({ session: 'nope', text: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(),
+      /no engine session nope/,
+    );
+    await assert.rejects(
+      methods.get('engine.start')?.call({ name: 'x' }, { kind: 'rpc' }, services) ?? Promise.resolve(),
+      /prompt/,
+    );
   });
 
   it('gives the orchestrator the table tools, run as the calling session with its chat as origin', async () => {
     const toolbox = createOperationsToolbox({ ops: OPERATIONS, services });
-    const session = { id: 'eng-1', descriptor: { type: 'user' as const, connector: 'telegram', userId: '42', channelId: 'telegram|42' }, channel: 'telegram|42' };
+    const session = {
+      id: 'eng-1',
+      descriptor: { type: 'user' as const, connector: 'telegram', userId: '42', channelId: 'telegram|42' },
+      channel: 'telegram|42',
+    };
     const names = toolbox.tools(session).map((t) => t.name);
     assert.ok(names.includes('claude_launch') && names.includes('list_agents'));
     assert.ok(!names.includes('start_background_agent'), 'the engine adds its own tools');
-    const launched = await toolbox.run({ id: 'c1', name: 'claude_launch', input: { prompt: 'p', workdir: m.workdir, name: 'viaagent' } }, session);
+    const launched = await toolbox.run(
+      { id: 'c1', name: 'claude_launch', input: { prompt: 'p', workdir: m.workdir, name: 'viaagent' } },
+      session,
+    );
     assert.equal(launched.isError, false);
     assert.equal((await m.manager.get('viaagent')).originChannel, 'telegram|42');
     assert.equal((await m.manager.get('viaagent')).originSessionId, 'eng-1');

@@ -21,8 +21,13 @@ export function fieldKind(schema: z.ZodType): FieldKind {
 /** Converts a text value to what a field of this kind expects (numbers, comma lists); leaves anything odd for zod to reject. */
 export function coerceText(kind: FieldKind, value: string): unknown {
   if (kind === 'number' && /^-?\d+(\.\d+)?$/.test(value.trim())) return Number(value);
-  if (kind === 'boolean') return /^(true|yes|1|on)$/i.test(value) ? true : /^(false|no|0|off)$/i.test(value) ? false : value;
-  if (kind === 'array') return value.split(',').map((v) => v.trim()).filter(Boolean);
+  if (kind === 'boolean')
+    return /^(true|yes|1|on)$/i.test(value) ? true : /^(false|no|0|off)$/i.test(value) ? false : value;
+  if (kind === 'array')
+    return value
+      .split(',')
+      .map((v) => v.trim())
+      .filter(Boolean);
   return value;
 }
 

@@ -6,7 +6,13 @@ import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
   session: sessionRef,
-  lines: z.number().int().positive().max(1_000).default(30).describe('blocks to show when there is nothing to catch up on'),
+  lines: z
+    .number()
+    .int()
+    .positive()
+    .max(1_000)
+    .default(30)
+    .describe('blocks to show when there is nothing to catch up on'),
   channel: z.string().trim().min(1).optional().describe('the channel to stream to (default: the caller’s)'),
 });
 
@@ -46,7 +52,10 @@ export const foregroundOperation = defineOperation({
         ? `📋 Catchup (${r.lines.length} missed output${r.lines.length === 1 ? '' : 's'}):`
         : `📋 ${r.session.name} [${r.session.id}] — last ${r.lines.length} output${r.lines.length === 1 ? '' : 's'}:`;
     const body = r.lines.length > 0 ? r.lines.join('\n') : '(no output yet)';
-    const tail = r.session.status === 'running' || r.session.status === 'starting' ? 'Streaming new output... Use claude_bg to detach.' : `Session is ${r.session.status}.`;
+    const tail =
+      r.session.status === 'running' || r.session.status === 'starting'
+        ? 'Streaming new output... Use claude_bg to detach.'
+        : `Session is ${r.session.status}.`;
     return `${head}\n${body}\n\n${tail}`;
   },
 });

@@ -33,7 +33,10 @@ export function formatSessionLine(s: SessionSummary): string {
     `   📁 ${s.workdir}`,
     `   📝 "${truncate(s.prompt, 80)}"`,
   ];
-  if (s.pendingPermission) lines.push(`   🔐 ${toolUseLine(s.pendingPermission.tool, s.pendingPermission.input)} — reply yes to allow, anything else to deny`);
+  if (s.pendingPermission)
+    lines.push(
+      `   🔐 ${toolUseLine(s.pendingPermission.tool, s.pendingPermission.input)} — reply yes to allow, anything else to deny`,
+    );
   if (s.costUsd > 0) lines.push(`   💰 $${s.costUsd.toFixed(4)}`);
   if (s.backendSessionId) lines.push(`   🔗 ${s.harness} session: ${s.backendSessionId}`);
   if (s.resumedFrom) lines.push(`   ↩️  Resumed from: ${s.resumedFrom}${s.forked ? ' (forked)' : ''}`);
@@ -61,7 +64,9 @@ export function formatStats(m: SessionMetrics): string {
   const days = Object.entries(m.costPerDay).slice(-7);
   if (days.length > 0) lines.push(`📅 Cost per day: ${days.map(([d, c]) => `${d} $${c.toFixed(4)}`).join(', ')}`);
   if (m.mostExpensive) {
-    lines.push(`🏆 Most expensive: ${m.mostExpensive.name} [${m.mostExpensive.id}] $${m.mostExpensive.costUsd.toFixed(4)} — "${truncate(m.mostExpensive.prompt, 60)}"`);
+    lines.push(
+      `🏆 Most expensive: ${m.mostExpensive.name} [${m.mostExpensive.id}] $${m.mostExpensive.costUsd.toFixed(4)} — "${truncate(m.mostExpensive.prompt, 60)}"`,
+    );
   }
   return lines.join('\n');
 }

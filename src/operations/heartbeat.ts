@@ -9,8 +9,14 @@ import { truncate } from './format.ts';
 import { defineOperation } from './operation.ts';
 
 function formatHeartbeat(s: HeartbeatStatus): string {
-  const timer = s.intervalMinutes > 0 ? `every ${s.intervalMinutes} min, next ${when(s.nextRunAt)}` : 'timer off (heartbeat.intervalMinutes = 0)';
-  const last = s.lastRun && (s.lastRun.status === 'failed' || s.lastRun.status === 'abandoned') ? `\n   ❌ last run ${s.lastRun.status}: ${truncate(s.lastRun.error ?? '', 160)}` : '';
+  const timer =
+    s.intervalMinutes > 0
+      ? `every ${s.intervalMinutes} min, next ${when(s.nextRunAt)}`
+      : 'timer off (heartbeat.intervalMinutes = 0)';
+  const last =
+    s.lastRun && (s.lastRun.status === 'failed' || s.lastRun.status === 'abandoned')
+      ? `\n   ❌ last run ${s.lastRun.status}: ${truncate(s.lastRun.error ?? '', 160)}`
+      : '';
   return `💓 Heartbeat: ${timer} · last run ${when(s.lastRunAt)}${s.lastReason ? ` (${s.lastReason})` : ''} · ${s.tasks} task${s.tasks === 1 ? '' : 's'} · ${s.pendingEvents} queued event${s.pendingEvents === 1 ? '' : 's'}${last}`;
 }
 
@@ -54,7 +60,10 @@ export const heartbeatListOperation = defineOperation({
     return { tasks: await heartbeat.listTasks(), status: await heartbeat.status() };
   },
   format(r) {
-    const tasks = r.tasks.length === 0 ? 'No heartbeat tasks.' : r.tasks.map((t, i) => `${i + 1}. ${t.title} [${t.id}]\n   📝 "${truncate(t.prompt, 80)}"`).join('\n');
+    const tasks =
+      r.tasks.length === 0
+        ? 'No heartbeat tasks.'
+        : r.tasks.map((t, i) => `${i + 1}. ${t.title} [${t.id}]\n   📝 "${truncate(t.prompt, 80)}"`).join('\n');
     return `${formatHeartbeat(r.status)}\n\n${tasks}`;
   },
 });
@@ -85,7 +94,9 @@ export const heartbeatRunOperation = defineOperation({
   name: 'heartbeat-run',
   summary: 'Run the heartbeat now (even with no tasks), optionally with a note for it',
   needs: ['scheduler'],
-  input: z.strictObject({ text: z.string().trim().min(1).optional().describe('a note included in this run as an event') }),
+  input: z.strictObject({
+    text: z.string().trim().min(1).optional().describe('a note included in this run as an event'),
+  }),
   expose: {
     command: { name: 'heartbeat_run', positional: ['text'], usage: '/heartbeat_run [note]' },
     rpc: 'heartbeat.run',
@@ -122,8 +133,13 @@ export const schedulerStatusOperation = defineOperation({
     ];
     if (s.wake) {
       const w = s.wake;
-      lines.push(`🔔 Wakes since start: ${w.delivered} delivered, ${w.undelivered} undelivered, ${w.debounced} debounced, ${w.failedAttempts} failed attempts · ${w.pending} pending`);
-      for (const e of w.recentUndelivered) lines.push(`   ⚠️ undelivered ${e.kind} event of session ${e.codingSessionId} (${iso(e.createdAt)}): ${truncate(e.error ?? '', 160)}`);
+      lines.push(
+        `🔔 Wakes since start: ${w.delivered} delivered, ${w.undelivered} undelivered, ${w.debounced} debounced, ${w.failedAttempts} failed attempts · ${w.pending} pending`,
+      );
+      for (const e of w.recentUndelivered)
+        lines.push(
+          `   ⚠️ undelivered ${e.kind} event of session ${e.codingSessionId} (${iso(e.createdAt)}): ${truncate(e.error ?? '', 160)}`,
+        );
     }
     return lines.join('\n');
   },

@@ -41,14 +41,20 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
     if (commandOperation(ops, message.text)) {
       const state = (await commands?.begin(channel, message.id, message.text, now())) ?? 'new';
       if (state === 'done') {
-        logger.info({ channel, messageId: message.id }, 'chat command delivered again; it already ran and was answered');
+        logger.info(
+          { channel, messageId: message.id },
+          'chat command delivered again; it already ran and was answered',
+        );
         return;
       }
       // One answer per command: the reply and the "cut off" notice share a key, so a notice after a crash that came
       // between the reply and `finish` is not queued (the command ran and its reply is on its way).
       const key = { key: `command-${channel}-${message.id}` };
       if (state === 'running') {
-        logger.warn({ channel, messageId: message.id }, 'chat command delivered again after a crash cut it off; not run twice');
+        logger.warn(
+          { channel, messageId: message.id },
+          'chat command delivered again after a crash cut it off; not run twice',
+        );
         await outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id }, key);
       } else {
         const reply = await runCommand(ops, message.text, { kind: 'chat', channel, userId: message.userId }, services);
@@ -63,6 +69,10 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
       return;
     }
     const accepted = await engine.acceptUserMessage(message);
-    if (accepted.duplicate) logger.info({ channel, messageId: message.id, session: accepted.sessionId }, 'inbound message delivered again; already accepted');
+    if (accepted.duplicate)
+      logger.info(
+        { channel, messageId: message.id, session: accepted.sessionId },
+        'inbound message delivered again; already accepted',
+      );
   };
 }

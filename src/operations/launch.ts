@@ -1,14 +1,14 @@
 import type { Transaction } from 'kysely';
-import type { Database } from '../store/tables/index.ts';
 import { z } from 'zod';
 import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
+import type { StoredSession } from '../store/coding-sessions.ts';
+import type { Database } from '../store/tables/index.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
 import { legacyLaunch } from './legacy-rpc.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
 import type { SessionSummary } from './session-summary.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
 
 const input = z.strictObject({
   prompt: z.string().trim().min(1, 'the prompt must not be empty'),
@@ -23,7 +23,12 @@ const input = z.strictObject({
   forkSession: z.boolean().optional().describe('with resumeSessionId: continue in a new agent session'),
   multiTurnDisabled: z.boolean().optional().describe('end the session after its first turn'),
   permissionMode: z.enum(PERMISSION_MODES).optional(),
-  channel: z.string().trim().min(1).optional().describe('where notifications go: channel|target or channel|account|target'),
+  channel: z
+    .string()
+    .trim()
+    .min(1)
+    .optional()
+    .describe('where notifications go: channel|target or channel|account|target'),
 });
 
 /** Starts a coding session. */
@@ -34,7 +39,11 @@ export const launchOperation = defineOperation({
   aliases: { originChannel: 'channel' },
   expose: {
     tool: 'claude_launch',
-    command: { name: 'claude', positional: ['prompt'], usage: '/claude [--name <name>] [--harness claude|codex|gemini] [--workdir <dir>] <prompt>' },
+    command: {
+      name: 'claude',
+      positional: ['prompt'],
+      usage: '/claude [--name <name>] [--harness claude|codex|gemini] [--workdir <dir>] <prompt>',
+    },
     rpc: 'sessions.launch',
     legacyRpc: legacyLaunch,
     cli: { name: 'launch', args: ['<prompt...>'], hide: ['channel'] },
@@ -45,27 +54,34 @@ export const launchOperation = defineOperation({
     const { sessions, config } = ctx.services;
     const workdir = args.workdir ?? config.defaultWorkdir;
     const keyed = ctx.idempotency;
-    const stored = keyed ? { onStored: (record: StoredSession, trx: Transaction<Database>) => keyed.commitIn(trx, summaryOf(ctx, record)) } : {};
-    const session = await sessions.launchSoon({
-      prompt: args.prompt,
-      ...(args.harness ? { harness: args.harness } : {}),
-      ...(args.name ? { name: args.name } : {}),
-      ...(workdir ? { workdir } : {}),
-      ...(args.model ? { model: args.model } : {}),
-      ...(args.maxBudgetUsd ? { maxBudgetUsd: args.maxBudgetUsd } : {}),
-      ...(args.systemPrompt ? { systemPrompt: args.systemPrompt } : {}),
-      ...(args.allowedTools ? { allowedTools: args.allowedTools } : {}),
-      ...(args.resumeSessionId ? { resumeSessionRef: args.resumeSessionId, forkSession: args.forkSession ?? false } : {}),
-      ...(args.permissionMode ? { permissionMode: args.permissionMode } : {}),
-      multiTurn: !args.multiTurnDisabled,
-      originChannel: resolveOriginChannel(config, {
-        ...(args.channel ? { explicit: args.channel } : {}),
-        ...(callerChannel(ctx.caller) ? { callerChannel: callerChannel(ctx.caller) } : {}),
-        workdir: workdir ?? process.cwd(),
-      }),
-      originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
-      ...commandChannel(ctx.caller),
-    }, stored);
+    const stored = keyed
+      ? { onStored: (record: StoredSession, trx: Transaction<Database>) => keyed.commitIn(trx, summaryOf(ctx, record)) }
+      : {};
+    const session = await sessions.launchSoon(
+      {
+        prompt: args.prompt,
+        ...(args.harness ? { harness: args.harness } : {}),
+        ...(args.name ? { name: args.name } : {}),
+        ...(workdir ? { workdir } : {}),
+        ...(args.model ? { model: args.model } : {}),
+        ...(args.maxBudgetUsd ? { maxBudgetUsd: args.maxBudgetUsd } : {}),
+        ...(args.systemPrompt ? { systemPrompt: args.systemPrompt } : {}),
+        ...(args.allowedTools ? { allowedTools: args.allowedTools } : {}),
+        ...(args.resumeSessionId
+          ? { resumeSessionRef: args.resumeSessionId, forkSession: args.forkSession ?? false }
+          : {}),
+        ...(args.permissionMode ? { permissionMode: args.permissionMode } : {}),
+        multiTurn: !args.multiTurnDisabled,
+        originChannel: resolveOriginChannel(config, {
+          ...(args.channel ? { explicit: args.channel } : {}),
+          ...(callerChannel(ctx.caller) ? { callerChannel: callerChannel(ctx.caller) } : {}),
+          workdir: workdir ?? process.cwd(),
+        }),
+        originSessionId: ctx.caller.kind === 'agent' ? ctx.caller.sessionId : null,
+        ...commandChannel(ctx.caller),
+      },
+      stored,
+    );
     return summaryOf(ctx, session.record);
   },
   follow(s) {

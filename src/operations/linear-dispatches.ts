@@ -3,8 +3,8 @@
 import { z } from 'zod';
 import { formatDuration } from '../coding/format.ts';
 import { pageOf } from '../core/page.ts';
-import { ACTIVE_DISPATCH_STATUSES, DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import type { DispatchRecord, DispatchStatus } from '../store/linear-dispatches.ts';
+import { ACTIVE_DISPATCH_STATUSES, DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import { ACTIVE_PLANNING_STATUSES } from '../store/linear-planning.ts';
 import { defineOperation } from './operation.ts';
 import { moreLine, pageFields } from './paging.ts';
@@ -12,7 +12,10 @@ import { moreLine, pageFields } from './paging.ts';
 const FILTERS = ['active', 'finished', 'all', ...DISPATCH_STATUSES] as const;
 
 const input = z.strictObject({
-  status: z.enum(FILTERS).default('all').describe('active, finished, all, or one status (queued, working, auditing, done, stuck, …)'),
+  status: z
+    .enum(FILTERS)
+    .default('all')
+    .describe('active, finished, all, or one status (queued, working, auditing, done, stuck, …)'),
   issue: z.string().trim().min(1).optional().describe('only this issue (identifier such as ENG-12, or id)'),
   ...pageFields,
 });
@@ -40,7 +43,15 @@ export interface DispatchesResult {
   planning: { project: string; issue: string; status: string; turns: number }[];
 }
 
-const ICON: Record<DispatchStatus, string> = { queued: '⏳', dispatched: '🔧', working: '🟢', auditing: '🔍', done: '✅', stuck: '🛑', stopped: '⏹️' };
+const ICON: Record<DispatchStatus, string> = {
+  queued: '⏳',
+  dispatched: '🔧',
+  working: '🟢',
+  auditing: '🔍',
+  done: '✅',
+  stuck: '🛑',
+  stopped: '⏹️',
+};
 
 function view(d: DispatchRecord): DispatchView {
   return {
@@ -61,19 +72,30 @@ function view(d: DispatchRecord): DispatchView {
 /** Lists the pipeline's dispatches (newest first, paged) and the projects being planned. */
 export const linearDispatchesOperation = defineOperation({
   name: 'linear-dispatches',
-  summary: 'List the Linear pipeline: dispatches (queued, working, auditing, done, stuck, stopped) and projects in planning mode (newest first, paged: limit, cursor)',
+  summary:
+    'List the Linear pipeline: dispatches (queued, working, auditing, done, stuck, stopped) and projects in planning mode (newest first, paged: limit, cursor)',
   input,
   needs: ['linear'],
   expose: {
     tool: 'linear_dispatches',
-    command: { name: 'dispatches', positional: ['status'], usage: '/dispatches [--limit <n>] [--cursor <c>] [active|finished|all|<status>]' },
+    command: {
+      name: 'dispatches',
+      positional: ['status'],
+      usage: '/dispatches [--limit <n>] [--cursor <c>] [active|finished|all|<status>]',
+    },
     rpc: 'linear.dispatches',
     cli: { name: 'dispatches', args: ['[status]'] },
   },
   async run(ctx, args): Promise<DispatchesResult> {
     const { linear } = ctx.services;
     const statuses: readonly DispatchStatus[] | undefined =
-      args.status === 'all' ? undefined : args.status === 'active' ? ACTIVE_DISPATCH_STATUSES : args.status === 'finished' ? FINISHED_DISPATCH_STATUSES : [args.status];
+      args.status === 'all'
+        ? undefined
+        : args.status === 'active'
+          ? ACTIVE_DISPATCH_STATUSES
+          : args.status === 'finished'
+            ? FINISHED_DISPATCH_STATUSES
+            : [args.status];
     let list = await linear.pipeline.list(statuses);
     if (args.issue) {
       const ref = args.issue.toUpperCase();
@@ -92,7 +114,8 @@ export const linearDispatchesOperation = defineOperation({
       return `${ICON[d.status]} ${d.issue} ${d.title} — ${d.status}, attempt ${d.attempt}, ${d.tier} (${runner}), updated ${formatDuration(Math.max(0, r.now - d.updatedAt))} ago${error}`;
     });
     if (lines.length === 0) lines.push('No Linear dispatches.');
-    for (const p of r.planning) lines.push(`📝 Planning ${p.project} on ${p.issue} — ${p.status}, ${p.turns} turn${p.turns === 1 ? '' : 's'}`);
+    for (const p of r.planning)
+      lines.push(`📝 Planning ${p.project} on ${p.issue} — ${p.status}, ${p.turns} turn${p.turns === 1 ? '' : 's'}`);
     return lines.join('\n') + moreLine(r.nextCursor);
   },
 });

@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../core/cursor.ts';
 import { invalidInput } from '../core/errors.ts';
-import { SESSION_STATUSES } from '../store/coding-sessions.ts';
 import type { SessionStatus } from '../store/coding-sessions.ts';
+import { SESSION_STATUSES } from '../store/coding-sessions.ts';
 import { summaryOf } from './common.ts';
 import { formatSessionList } from './format.ts';
 import { legacySessions } from './legacy-rpc.ts';
@@ -11,7 +11,10 @@ import { moreLine, pageFields } from './paging.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
-  status: z.enum(['all', ...SESSION_STATUSES]).default('all').describe('filter by status (default all)'),
+  status: z
+    .enum(['all', ...SESSION_STATUSES])
+    .default('all')
+    .describe('filter by status (default all)'),
   ...pageFields,
 });
 
@@ -30,7 +33,11 @@ export const listOperation = defineOperation({
   input,
   expose: {
     tool: 'claude_sessions',
-    command: { name: 'claude_sessions', positional: ['status'], usage: '/claude_sessions [--limit <n>] [--cursor <c>] [status]' },
+    command: {
+      name: 'claude_sessions',
+      positional: ['status'],
+      usage: '/claude_sessions [--limit <n>] [--cursor <c>] [status]',
+    },
     rpc: 'sessions.list',
     legacyRpc: legacySessions,
     cli: { name: 'sessions', args: [] },
@@ -39,9 +46,18 @@ export const listOperation = defineOperation({
     const statuses: SessionStatus[] | undefined = args.status === 'all' ? undefined : [args.status];
     const after = args.cursor === undefined ? undefined : decodeCursor(args.cursor);
     if (after && typeof after[1] !== 'string') throw invalidInput('cursor: not a cursor of the session list', 'cursor');
-    const page = await ctx.services.sessions.page({ ...(statuses ? { statuses } : {}), limit: args.limit, ...(after ? { after } : {}) });
+    const page = await ctx.services.sessions.page({
+      ...(statuses ? { statuses } : {}),
+      limit: args.limit,
+      ...(after ? { after } : {}),
+    });
     const sessions = page.sessions.map((r) => summaryOf(ctx, r));
-    return { status: args.status, sessions, count: sessions.length, nextCursor: page.next ? encodeCursor(page.next) : null };
+    return {
+      status: args.status,
+      sessions,
+      count: sessions.length,
+      nextCursor: page.next ? encodeCursor(page.next) : null,
+    };
   },
   format(r) {
     return formatSessionList(r.sessions, r.status) + moreLine(r.nextCursor);

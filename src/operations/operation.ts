@@ -145,7 +145,10 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
 }
 
 /** An operation as written: its `run` sees the services it declared in `needs` as present. */
-export interface OperationDefinition<S extends z.ZodObject, T, N extends ServiceName> extends Omit<Operation<S, T>, 'needs' | 'run'> {
+export interface OperationDefinition<S extends z.ZodObject, T, N extends ServiceName> extends Omit<
+  Operation<S, T>,
+  'needs' | 'run'
+> {
   needs?: readonly N[];
   run(ctx: OperationContext<N>, input: z.output<S>): Promise<T>;
 }
@@ -154,8 +157,13 @@ export interface OperationDefinition<S extends z.ZodObject, T, N extends Service
  * Builds an operation from its definition, keeping its input and result types tied together. The `run` it gives
  * checks the declared `needs` once, for every surface, before the definition's `run` (operations/needs.ts).
  */
-export function defineOperation<S extends z.ZodObject, T, N extends ServiceName = never>(definition: OperationDefinition<S, T, N>): Operation<S, T> {
-  return { ...definition, run: (ctx, input) => definition.run({ ...ctx, services: servicesFor(definition.needs ?? [], ctx.services) }, input) };
+export function defineOperation<S extends z.ZodObject, T, N extends ServiceName = never>(
+  definition: OperationDefinition<S, T, N>,
+): Operation<S, T> {
+  return {
+    ...definition,
+    run: (ctx, input) => definition.run({ ...ctx, services: servicesFor(definition.needs ?? [], ctx.services) }, input),
+  };
 }
 
 /**

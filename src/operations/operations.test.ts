@@ -8,9 +8,9 @@ import { parseOperationInput } from './input.ts';
 import { launchOperation } from './launch.ts';
 import type { Caller, OperationServices } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
-import { rpcMethods } from './rpc-methods.ts';
 import { respondOperation } from './respond.ts';
 import { resumeOperation } from './resume.ts';
+import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 import { runTool, toolDefinitions } from './tools.ts';
 
@@ -48,31 +48,28 @@ describe('operations table', () => {
         'linear_dispatches',
       ],
     );
-    assert.deepEqual(
-      OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(),
-      [
-        '/agents',
-        '/claude',
-        '/claude_bg',
-        '/claude_fg',
-        '/claude_kill',
-        '/claude_respond',
-        '/claude_resume',
-        '/claude_sessions',
-        '/claude_stats',
-        '/cron_add',
-        '/cron_disable',
-        '/cron_enable',
-        '/cron_list',
-        '/cron_remove',
-        '/dispatches',
-        '/heartbeat_add',
-        '/heartbeat_list',
-        '/heartbeat_remove',
-        '/heartbeat_run',
-        '/scheduler_status',
-      ],
-    );
+    assert.deepEqual(OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(), [
+      '/agents',
+      '/claude',
+      '/claude_bg',
+      '/claude_fg',
+      '/claude_kill',
+      '/claude_respond',
+      '/claude_resume',
+      '/claude_sessions',
+      '/claude_stats',
+      '/cron_add',
+      '/cron_disable',
+      '/cron_enable',
+      '/cron_list',
+      '/cron_remove',
+      '/dispatches',
+      '/heartbeat_add',
+      '/heartbeat_list',
+      '/heartbeat_remove',
+      '/heartbeat_run',
+      '/scheduler_status',
+    ]);
     assert.deepEqual([...rpcMethods(OPERATIONS).keys()].sort(), [
       'agents.ask',
       'agents.spawn',
@@ -111,17 +108,31 @@ describe('operations table', () => {
     const launch = toolDefinitions(OPERATIONS).find((t) => t.name === 'claude_launch');
     const props = launch?.inputSchema.properties as Record<string, { enum?: string[] }>;
     assert.deepEqual(props.harness?.enum, ['claude', 'codex', 'gemini']);
-    for (const key of ['prompt', 'max_budget_usd', 'resume_session_id', 'multi_turn_disabled', 'system_prompt', 'allowed_tools']) assert.ok(key in props, key);
+    for (const key of [
+      'prompt',
+      'max_budget_usd',
+      'resume_session_id',
+      'multi_turn_disabled',
+      'system_prompt',
+      'allowed_tools',
+    ])
+      assert.ok(key in props, key);
     assert.deepEqual(launch?.inputSchema.required, ['prompt']);
   });
 
   it('accepts snake_case, camelCase and aliases, and names the field in errors', async () => {
-    assert.deepEqual(parseOperationInput(launchOperation as never, { prompt: 'x', max_budget_usd: 2, originChannel: 'slack|c' }), {
-      prompt: 'x',
-      maxBudgetUsd: 2,
-      channel: 'slack|c',
-    });
-    assert.throws(() => parseOperationInput(launchOperation, { prompt: 'x', max_budget_usd: 'two' }), /max_budget_usd: .*number/);
+    assert.deepEqual(
+      parseOperationInput(launchOperation as never, { prompt: 'x', max_budget_usd: 2, originChannel: 'slack|c' }),
+      {
+        prompt: 'x',
+        maxBudgetUsd: 2,
+        channel: 'slack|c',
+      },
+    );
+    assert.throws(
+      () => parseOperationInput(launchOperation, { prompt: 'x', max_budget_usd: 'two' }),
+      /max_budget_usd: .*number/,
+    );
     assert.throws(() => parseOperationInput(launchOperation, { prompt: '' }), /prompt: the prompt must not be empty/);
     assert.throws(() => parseOperationInput(launchOperation, { prompt: 'x', budget: 1 }), /unknown parameter budget/);
     assert.throws(() => parseOperationInput(launchOperation, ['x']), /parameters must be an object/);
@@ -141,8 +152,14 @@ describe('operations table', () => {
       );
     }
     // An own-property alias table still works, and a name that is an inherited member of it is not an alias.
-    assert.deepEqual(parseOperationInput(respondOperation as never, { id: 'a', message: 'm' }), parseOperationInput(respondOperation as never, { session: 'a', message: 'm' }));
-    assert.equal(Object.getPrototypeOf(parseOperationInput(launchOperation as never, JSON.parse('{"prompt": "x"}'))), Object.prototype);
+    assert.deepEqual(
+      parseOperationInput(respondOperation as never, { id: 'a', message: 'm' }),
+      parseOperationInput(respondOperation as never, { session: 'a', message: 'm' }),
+    );
+    assert.equal(
+      Object.getPrototypeOf(parseOperationInput(launchOperation as never, JSON.parse('{"prompt": "x"}'))),
+      Object.prototype,
+    );
   });
 
   it('names no agent profile after an inherited member (agents.spawn agent: "constructor")', async () => {
@@ -153,7 +170,10 @@ describe('operations table', () => {
   });
 
   it('parses chat command syntax: flags, positionals, rest of line, quotes', async () => {
-    assert.deepEqual(tokenize(`a "b c" 'd'`).map((t) => t.text), ['a', 'b c', 'd']);
+    assert.deepEqual(
+      tokenize(`a "b c" 'd'`).map((t) => t.text),
+      ['a', 'b c', 'd'],
+    );
     assert.deepEqual(parseCommandArgs(launchOperation as never, '--name fixer --harness codex fix the  "flaky" test'), {
       name: 'fixer',
       harness: 'codex',
@@ -164,16 +184,27 @@ describe('operations table', () => {
       session: 'my-task',
       message: 'please stop',
     });
-    assert.deepEqual(parseCommandArgs(resumeOperation as never, '--fork my-task try again'), { fork: true, session: 'my-task', prompt: 'try again' });
+    assert.deepEqual(parseCommandArgs(resumeOperation as never, '--fork my-task try again'), {
+      fork: true,
+      session: 'my-task',
+      prompt: 'try again',
+    });
     assert.deepEqual(parseCommandArgs(resumeOperation as never, '--list'), { list: true });
     assert.throws(() => parseCommandArgs(launchOperation, '--nope x'), /unknown option --nope/);
-    assert.deepEqual(parseCommandArgs(respondOperation as never, '--no-interrupt my-task go'), { interrupt: false, session: 'my-task', message: 'go' });
+    assert.deepEqual(parseCommandArgs(respondOperation as never, '--no-interrupt my-task go'), {
+      interrupt: false,
+      session: 'my-task',
+      message: 'go',
+    });
     assert.throws(() => parseCommandArgs(launchOperation, '--no-name x'), /only a yes\/no option can be negated/);
   });
 
   it('resolves origin channels in the seed order', async () => {
     const config = { agentChannels: { '/src': 'telegram|1', '/src/app': 'telegram|2' }, fallbackChannel: 'slack|ops' };
-    assert.equal(resolveOriginChannel(config, { explicit: 'discord|9', callerChannel: 'telegram|42', workdir: '/src/app' }), 'discord|9');
+    assert.equal(
+      resolveOriginChannel(config, { explicit: 'discord|9', callerChannel: 'telegram|42', workdir: '/src/app' }),
+      'discord|9',
+    );
     assert.equal(resolveOriginChannel(config, { callerChannel: 'telegram|42', workdir: '/src/app' }), 'telegram|42');
     assert.equal(resolveOriginChannel(config, { workdir: '/src/app/lib' }), 'telegram|2');
     assert.equal(resolveOriginChannel(config, { workdir: '/elsewhere' }), 'slack|ops');
@@ -189,11 +220,19 @@ describe('operations over a session manager', () => {
   });
 
   it('launches from a chat command with the caller channel as origin', async () => {
-    const reply = await runCommand(OPERATIONS, `/claude --name fixer --workdir ${f.workdir} fix the test`, chat, services);
+    const reply = await runCommand(
+      OPERATIONS,
+      `/claude --name fixer --workdir ${f.workdir} fix the test`,
+      chat,
+      services,
+    );
     assert.match(reply ?? '', /↩️ \[fixer\] Launched \(claude\)/);
     assert.equal((await f.manager.get('fixer')).originChannel, 'telegram|42');
     assert.equal(await runCommand(OPERATIONS, 'hello there', chat, services), null);
-    assert.match((await runCommand(OPERATIONS, '/claude_kill', chat, services)) ?? '', /session: .*Usage: \/claude_kill/s);
+    assert.match(
+      (await runCommand(OPERATIONS, '/claude_kill', chat, services)) ?? '',
+      /session: .*Usage: \/claude_kill/s,
+    );
   });
 
   it('counts agent responds and lets userInitiated reset them; tool errors are results, not throws', async () => {
@@ -202,20 +241,40 @@ describe('operations over a session manager', () => {
     const record = (await f.manager.list())[0];
     assert.equal(record?.originSessionId, 'eng-1');
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
-    for (let i = 0; i < 10; i += 1) await runTool(OPERATIONS, 'claude_respond', { session: record?.name, message: `m${i}` }, agent, services);
-    const refused = await runTool(OPERATIONS, 'claude_respond', { session: record?.name, message: 'again' }, agent, services);
+    for (let i = 0; i < 10; i += 1)
+      await runTool(OPERATIONS, 'claude_respond', { session: record?.name, message: `m${i}` }, agent, services);
+    const refused = await runTool(
+      OPERATIONS,
+      'claude_respond',
+      { session: record?.name, message: 'again' },
+      agent,
+      services,
+    );
     assert.equal(refused.isError, true);
     assert.match(refused.text, /auto-respond limit reached/);
-    const user = await runTool(OPERATIONS, 'claude_respond', { session: record?.name, message: 'ok', userInitiated: true }, agent, services);
+    const user = await runTool(
+      OPERATIONS,
+      'claude_respond',
+      { session: record?.name, message: 'ok', userInitiated: true },
+      agent,
+      services,
+    );
     assert.equal(user.isError, false);
     const bad = await runTool(OPERATIONS, 'claude_output', { session: 'nope' }, agent, services);
-    assert.deepEqual(bad, { text: 'no session "nope" (give a session id, name, or the agent\'s own session id)', isError: true });
+    assert.deepEqual(bad, {
+      text: 'no session "nope" (give a session id, name, or the agent\'s own session id)',
+      isError: true,
+    });
   });
 
   it('foreground shows the last blocks, background saves the offset, foreground again catches up', async () => {
     await runCommand(OPERATIONS, `/claude --name w --workdir ${f.workdir} go`, chat, services);
     const run = f.harness.last;
-    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'text', text: 'one' }, { type: 'text', text: 'two' });
+    await run.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'text', text: 'one' },
+      { type: 'text', text: 'two' },
+    );
     const fg = await runCommand(OPERATIONS, '/claude_fg w', chat, services);
     assert.match(fg ?? '', /last 2 outputs:\none\ntwo\n\nStreaming new output/);
     assert.deepEqual((await f.manager.get('w')).foreground['telegram|42']?.on, true);
@@ -230,20 +289,36 @@ describe('operations over a session manager', () => {
 
   it('answers the seed-compatible RPC shapes', async () => {
     const methods = rpcMethods(OPERATIONS);
-    const launched = (await methods.get('claude-code.launch')?.call({ prompt: 'hi', workdir: f.workdir, max_budget_usd: 1, originChannel: 'telegram|7' }, { kind: 'rpc' }, services)) as Record<string, unknown>;
+    const launched = (await methods
+      .get('claude-code.launch')
+      ?.call(
+        { prompt: 'hi', workdir: f.workdir, max_budget_usd: 1, originChannel: 'telegram|7' },
+        { kind: 'rpc' },
+        services,
+      )) as Record<string, unknown>;
     assert.deepEqual(Object.keys(launched).sort(), ['harness', 'id', 'model', 'name', 'status', 'workdir']);
     assert.equal((await f.manager.get(launched.id as string)).originChannel, 'telegram|7');
     assert.equal((await f.manager.get(launched.id as string)).spec.maxBudgetUsd, 1);
     await f.harness.last.emit({ type: 'started', backendSessionId: 'claude-uuid' }, { type: 'text', text: 'hello' });
-    const listed = (await methods.get('claude-code.sessions')?.call({}, { kind: 'rpc' }, services)) as { count: number; sessions: Record<string, unknown>[] };
+    const listed = (await methods.get('claude-code.sessions')?.call({}, { kind: 'rpc' }, services)) as {
+      count: number;
+      sessions: Record<string, unknown>[];
+    };
     assert.equal(listed.count, 1);
     assert.equal(listed.sessions[0]?.claudeSessionId, 'claude-uuid');
-    const output = (await methods.get('claude-code.output')?.call({ id: 'claude-uuid' }, { kind: 'rpc' }, services)) as Record<string, unknown>;
+    const output = (await methods
+      .get('claude-code.output')
+      ?.call({ id: 'claude-uuid' }, { kind: 'rpc' }, services)) as Record<string, unknown>;
     assert.deepEqual(output.lines, ['hello']);
     assert.equal(output.lineCount, 1);
-    const killed = (await methods.get('claude-code.kill')?.call({ session: launched.name }, { kind: 'rpc' }, services)) as Record<string, unknown>;
+    const killed = (await methods
+      .get('claude-code.kill')
+      ?.call({ session: launched.name }, { kind: 'rpc' }, services)) as Record<string, unknown>;
     assert.equal(killed.status, 'killed');
-    const stats = (await methods.get('claude-code.stats')?.call({}, { kind: 'rpc' }, services)) as Record<string, unknown>;
+    const stats = (await methods.get('claude-code.stats')?.call({}, { kind: 'rpc' }, services)) as Record<
+      string,
+      unknown
+    >;
     assert.deepEqual(stats.sessionsByStatus, { completed: 0, failed: 0, killed: 1, running: 0 });
     assert.equal(typeof stats.display, 'string');
   });

@@ -1,5 +1,5 @@
-import type { Config } from '../core/config.ts';
 import { isInside } from '../coding/workspace.ts';
+import type { Config } from '../core/config.ts';
 
 /**
  * Resolves the channel a session reports back to, in the seed's order: the explicit value, the caller's channel,

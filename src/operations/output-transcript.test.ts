@@ -16,7 +16,13 @@ describe('output, show and sessions: tool calls and a pending permission request
   });
 
   async function sessionAwaitingApproval(): Promise<string> {
-    const session = await f.manager.launch({ prompt: 'clean up', name: 'cleaner', workdir: f.workdir, originChannel: 'cli', permissionMode: 'default' });
+    const session = await f.manager.launch({
+      prompt: 'clean up',
+      name: 'cleaner',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      permissionMode: 'default',
+    });
     const run = f.harness.last;
     await run.emit(
       { type: 'started', backendSessionId: 'b' },
@@ -52,11 +58,24 @@ describe('output, show and sessions: tool calls and a pending permission request
       entries: ({ kind: string; seq: number } & Record<string, unknown>)[];
       lines: string[];
     };
-    assert.deepEqual(json.entries.map((e) => e.kind), ['text', 'tool', 'tool', 'text', 'permission']);
+    assert.deepEqual(
+      json.entries.map((e) => e.kind),
+      ['text', 'tool', 'tool', 'text', 'permission'],
+    );
     const { seq, ...pending } = json.entries.at(-1) ?? { seq: 0 };
     assert.ok(seq > 0);
-    assert.deepEqual(pending, { kind: 'permission', requestId: 'r1', tool: 'Bash', input: { command: 'rm -rf build' }, state: 'pending' });
-    assert.deepEqual(json.lines, ['Looking at the build.', 'I will remove the build directory.'], '`lines` keeps the text blocks');
+    assert.deepEqual(pending, {
+      kind: 'permission',
+      requestId: 'r1',
+      tool: 'Bash',
+      input: { command: 'rm -rf build' },
+      state: 'pending',
+    });
+    assert.deepEqual(
+      json.lines,
+      ['Looking at the build.', 'I will remove the build directory.'],
+      '`lines` keeps the text blocks',
+    );
   });
 
   it('output --text keeps the text-only view', async () => {
@@ -76,10 +95,15 @@ describe('output, show and sessions: tool calls and a pending permission request
   it('show, sessions and sessions.get say which tool waits for approval', async () => {
     await sessionAwaitingApproval();
     const methods = rpcMethods(OPERATIONS);
-    const got = (await methods.get('sessions.get')?.call({ session: 'cleaner' }, rpc, services)) as { waitingFor: string; pendingPermission: unknown };
+    const got = (await methods.get('sessions.get')?.call({ session: 'cleaner' }, rpc, services)) as {
+      waitingFor: string;
+      pendingPermission: unknown;
+    };
     assert.equal(got.waitingFor, 'permission');
     assert.deepEqual(got.pendingPermission, { tool: 'Bash', input: { command: 'rm -rf build' } });
-    const listed = (await methods.get('sessions.list')?.call({}, rpc, services)) as { sessions: { pendingPermission: unknown }[] };
+    const listed = (await methods.get('sessions.list')?.call({}, rpc, services)) as {
+      sessions: { pendingPermission: unknown }[];
+    };
     assert.deepEqual(listed.sessions[0]?.pendingPermission, { tool: 'Bash', input: { command: 'rm -rf build' } });
     const show = await runTool(OPERATIONS, 'claude_sessions', {}, rpc, services);
     assert.match(show.text, /running, waiting for approval of Bash,/);

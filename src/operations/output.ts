@@ -9,7 +9,13 @@ import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
   session: sessionRef,
-  lines: z.number().int().positive().max(10_000).default(50).describe('how many entries: text blocks, tool calls, permission requests (default 50)'),
+  lines: z
+    .number()
+    .int()
+    .positive()
+    .max(10_000)
+    .default(50)
+    .describe('how many entries: text blocks, tool calls, permission requests (default 50)'),
   full: z.boolean().optional().describe('every output block the session ever produced'),
   text: z.boolean().optional().describe('only the text the agent wrote (no tool calls or permission requests)'),
 });

@@ -1,20 +1,28 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
 import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
+import { managerFixture } from '../../test/support/manager-fixture.ts';
 import { storedSession } from '../../test/support/stored-session.ts';
 import { AppError } from '../core/errors.ts';
+import { pageOf } from '../core/page.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
 import { runCommand } from './commands.ts';
-import type { OperationServices } from './operation.ts';
-import { pageOf } from '../core/page.ts';
-import { rpcMethods } from './rpc-methods.ts';
 import type { SessionListResult } from './list.ts';
+import type { OperationServices } from './operation.ts';
+import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 
 function stored(i: number, startedAt: number, status: StoredSession['status'] = 'completed'): StoredSession {
   return storedSession(
-    { id: `id-${String(i).padStart(3, '0')}`, name: `s-${i}`, status, prompt: `prompt ${i}`, startedAt, completedAt: startedAt + 1, updatedAt: startedAt + 1 },
+    {
+      id: `id-${String(i).padStart(3, '0')}`,
+      name: `s-${i}`,
+      status,
+      prompt: `prompt ${i}`,
+      startedAt,
+      completedAt: startedAt + 1,
+      updatedAt: startedAt + 1,
+    },
     { maxBudgetUsd: 1, permissionMode: 'bypassPermissions' },
   );
 }
@@ -45,7 +53,10 @@ describe('pageOf (lists held in memory)', () => {
 
   it('gives no next cursor when the page holds the rest, and refuses a cursor it did not make', async () => {
     assert.equal(pageOf(items, { limit: 5 }, key).nextCursor, null);
-    assert.throws(() => pageOf(items, { limit: 5, cursor: 'not-a-cursor' }, key), (e: unknown) => e instanceof AppError && e.field === 'cursor');
+    assert.throws(
+      () => pageOf(items, { limit: 5, cursor: 'not-a-cursor' }, key),
+      (e: unknown) => e instanceof AppError && e.field === 'cursor',
+    );
   });
 });
 
@@ -56,7 +67,8 @@ describe('sessions.list paging', () => {
     f = managerFixture();
     services = { config: f.config, sessions: f.manager, clock: f.clock };
     // Three sessions share a start time: the id breaks the tie (zero-padded, the ids sort in insertion order).
-    for (let i = 0; i < 120; i += 1) await f.store.insert(stored(i, 1_000 + Math.floor(i / 3), i % 4 === 0 ? 'failed' : 'completed'));
+    for (let i = 0; i < 120; i += 1)
+      await f.store.insert(stored(i, 1_000 + Math.floor(i / 3), i % 4 === 0 ? 'failed' : 'completed'));
   });
   afterEach(async () => {
     await f.close();
@@ -77,37 +89,70 @@ describe('sessions.list paging', () => {
       names.push(...page.sessions.map((s) => s.name));
       cursor = page.nextCursor;
     }
-    assert.deepEqual(names, Array.from({ length: 120 }, (_, i) => `s-${119 - i}`));
+    assert.deepEqual(
+      names,
+      Array.from({ length: 120 }, (_, i) => `s-${119 - i}`),
+    );
   });
 
   it('pages a status filter with limit, and the legacy method passes the cursor on', async () => {
     const page = await list({ status: 'failed', limit: 7 });
-    assert.deepEqual(page.sessions.map((s) => s.name), ['s-116', 's-112', 's-108', 's-104', 's-100', 's-96', 's-92']);
+    assert.deepEqual(
+      page.sessions.map((s) => s.name),
+      ['s-116', 's-112', 's-108', 's-104', 's-100', 's-96', 's-92'],
+    );
     const next = await list({ status: 'failed', limit: 100, cursor: page.nextCursor });
     assert.equal(next.count, 23);
     assert.equal(next.nextCursor, null);
-    const legacy = (await rpcMethods(OPERATIONS).get('claude-code.sessions')?.call({ limit: 2 }, { kind: 'rpc' }, services)) as { count: number; nextCursor: string | null };
+    const legacy = (await rpcMethods(OPERATIONS)
+      .get('claude-code.sessions')
+      ?.call({ limit: 2 }, { kind: 'rpc' }, services)) as { count: number; nextCursor: string | null };
     assert.equal(legacy.count, 2);
     assert.ok(legacy.nextCursor);
   });
 
   it('a page asked again after a write shows the write (launch, update, delete)', async () => {
     const before = await list({ limit: 2 });
-    assert.deepEqual(before.sessions.map((s) => [s.name, s.status]), [['s-119', 'completed'], ['s-118', 'completed']]);
+    assert.deepEqual(
+      before.sessions.map((s) => [s.name, s.status]),
+      [
+        ['s-119', 'completed'],
+        ['s-118', 'completed'],
+      ],
+    );
     await f.store.update('id-119', { status: 'killed' });
     await f.store.delete('id-118');
-    assert.deepEqual((await list({ limit: 2 })).sessions.map((s) => [s.name, s.status]), [['s-119', 'killed'], ['s-117', 'completed']]);
+    assert.deepEqual(
+      (await list({ limit: 2 })).sessions.map((s) => [s.name, s.status]),
+      [
+        ['s-119', 'killed'],
+        ['s-117', 'completed'],
+      ],
+    );
     f.clock.advance(1_000_000);
-    const launched = await f.manager.launch({ prompt: 'new work', workdir: f.workdir, originChannel: 'cli', name: 'newest' });
+    const launched = await f.manager.launch({
+      prompt: 'new work',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      name: 'newest',
+    });
     const after = await list({ limit: 2 });
-    assert.deepEqual(after.sessions.map((s) => s.name), ['newest', 's-119']);
+    assert.deepEqual(
+      after.sessions.map((s) => s.name),
+      ['newest', 's-119'],
+    );
     assert.equal(after.sessions[0]?.id, launched.id);
   });
 
   it('refuses a bad limit or cursor naming the field, and the chat reply says how to get more', async () => {
     await assert.rejects(list({ limit: 0 }), (e: unknown) => e instanceof AppError && e.field === 'limit');
     await assert.rejects(list({ cursor: 'bogus' }), (e: unknown) => e instanceof AppError && e.field === 'cursor');
-    const reply = await runCommand(OPERATIONS, '/claude_sessions --limit 2 failed', { kind: 'chat', channel: 'telegram|1', userId: '1' }, services);
+    const reply = await runCommand(
+      OPERATIONS,
+      '/claude_sessions --limit 2 failed',
+      { kind: 'chat', channel: 'telegram|1', userId: '1' },
+      services,
+    );
     assert.match(reply ?? '', /s-116[\s\S]*s-112[\s\S]*… more: ask again with cursor \S+$/);
   });
 });

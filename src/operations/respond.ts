@@ -19,7 +19,11 @@ export const respondOperation = defineOperation({
   aliases: { id: 'session', text: 'message' },
   expose: {
     tool: 'claude_respond',
-    command: { name: 'claude_respond', positional: ['session', 'message'], usage: '/claude_respond [--interrupt] <id-or-name> <message>' },
+    command: {
+      name: 'claude_respond',
+      positional: ['session', 'message'],
+      usage: '/claude_respond [--interrupt] <id-or-name> <message>',
+    },
     rpc: 'sessions.send',
     cli: { name: 'send', args: ['<session>', '<message...>'], hide: ['userInitiated'] },
   },
@@ -30,7 +34,11 @@ export const respondOperation = defineOperation({
       ...(args.interrupt ? { interrupt: true } : {}),
       ...commandChannel(ctx.caller),
     });
-    return { session: summaryOf(ctx, session.record), message: args.message, answeredPermission: result === 'answered' };
+    return {
+      session: summaryOf(ctx, session.record),
+      message: args.message,
+      answeredPermission: result === 'answered',
+    };
   },
   format(r) {
     const verb = r.answeredPermission ? 'Answered permission request' : 'Responded';

@@ -12,7 +12,8 @@ const input = z.strictObject({
   list: z.boolean().optional().describe('list the sessions that can be resumed'),
 });
 
-type ResumeResult = { kind: 'resumed'; session: SessionSummary; prompt: string } | { kind: 'list'; sessions: SessionSummary[] };
+type ResumeResult =
+  { kind: 'resumed'; session: SessionSummary; prompt: string } | { kind: 'list'; sessions: SessionSummary[] };
 
 /** Resumes a finished, failed, killed or interrupted session where it stopped. */
 export const resumeOperation = defineOperation({
@@ -22,7 +23,11 @@ export const resumeOperation = defineOperation({
   aliases: { id: 'session' },
   expose: {
     tool: 'claude_resume',
-    command: { name: 'claude_resume', positional: ['session', 'prompt'], usage: '/claude_resume <id-or-name> [prompt] · --list · --fork <id-or-name> [prompt]' },
+    command: {
+      name: 'claude_resume',
+      positional: ['session', 'prompt'],
+      usage: '/claude_resume <id-or-name> [prompt] · --list · --fork <id-or-name> [prompt]',
+    },
     rpc: 'sessions.resume',
     cli: { name: 'resume', args: ['<session>', '[prompt...]'], hide: ['list'] },
   },
@@ -53,7 +58,10 @@ export const resumeOperation = defineOperation({
     }
   },
   format(r) {
-    if (r.kind === 'list') return r.sessions.length > 0 ? `Resumable sessions:\n\n${formatSessionList(r.sessions, 'resumable')}` : 'No resumable sessions.';
+    if (r.kind === 'list')
+      return r.sessions.length > 0
+        ? `Resumable sessions:\n\n${formatSessionList(r.sessions, 'resumable')}`
+        : 'No resumable sessions.';
     const s = r.session;
     return `↩️ [${s.name}] Resumed${s.forked ? ` as a fork of ${s.resumedFrom}` : ''} (${s.harness})\n   ID: ${s.id}\n   📁 ${s.workdir}\n   📝 "${truncate(r.prompt, 80)}"`;
   },

@@ -15,14 +15,23 @@ export interface RpcMethod {
  * Calls an `idempotent` operation, under the request's `idempotencyKey` when it has one: scoped per caller kind and
  * method, a repeat with the same parameters answers the first answer, other parameters under the key are a conflict.
  */
-async function keyedCall(op: Operation, method: string, params: unknown, caller: Caller, services: OperationServices): Promise<unknown> {
-  if (typeof params !== 'object' || params === null || Array.isArray(params)) return op.run({ caller, services }, parseOperationInput(op, params));
+async function keyedCall(
+  op: Operation,
+  method: string,
+  params: unknown,
+  caller: Caller,
+  services: OperationServices,
+): Promise<unknown> {
+  if (typeof params !== 'object' || params === null || Array.isArray(params))
+    return op.run({ caller, services }, parseOperationInput(op, params));
   const { idempotencyKey, idempotency_key: snake, ...rest } = params as Record<string, unknown>;
-  if (idempotencyKey !== undefined && snake !== undefined) throw invalidInput('idempotencyKey: given twice (as idempotencyKey and idempotency_key)', 'idempotencyKey');
+  if (idempotencyKey !== undefined && snake !== undefined)
+    throw invalidInput('idempotencyKey: given twice (as idempotencyKey and idempotency_key)', 'idempotencyKey');
   const raw = idempotencyKey ?? snake;
   if (raw === undefined) return op.run({ caller, services }, parseOperationInput(op, rest));
   const key = idempotencyKeySchema.safeParse(raw);
-  if (!key.success) throw invalidInput(`idempotencyKey: ${key.error.issues[0]?.message ?? 'invalid'}`, 'idempotencyKey');
+  if (!key.success)
+    throw invalidInput(`idempotencyKey: ${key.error.issues[0]?.message ?? 'invalid'}`, 'idempotencyKey');
   const input = parseOperationInput(op, rest);
   // A key needs the idempotency store; a request without one does not.
   const { idempotency: keys } = servicesFor(['idempotency'], services);
@@ -42,7 +51,10 @@ export function rpcMethods(ops: readonly Operation[]): Map<string, RpcMethod> {
     methods.set(name, {
       name,
       summary: op.summary,
-      call: async (params, caller, services) => (op.idempotent ? keyedCall(op, name, params, caller, services) : op.run({ caller, services }, parseOperationInput(op, params))),
+      call: async (params, caller, services) =>
+        op.idempotent
+          ? keyedCall(op, name, params, caller, services)
+          : op.run({ caller, services }, parseOperationInput(op, params)),
     });
   }
   for (const op of ops) {
@@ -51,7 +63,8 @@ export function rpcMethods(ops: readonly Operation[]): Map<string, RpcMethod> {
     methods.set(legacy.method, {
       name: legacy.method,
       summary: `${op.summary} (seed-compatible)`,
-      call: async (params, caller, services) => legacy.shape(await op.run({ caller, services }, parseOperationInput(op, params))),
+      call: async (params, caller, services) =>
+        legacy.shape(await op.run({ caller, services }, parseOperationInput(op, params))),
     });
   }
   return methods;

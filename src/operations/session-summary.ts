@@ -1,7 +1,7 @@
-import type { HarnessName } from '../core/config.ts';
-import { roundUsd } from '../core/usd.ts';
 import type { Session } from '../coding/session.ts';
 import type { WaitingReason } from '../coding/session-log.ts';
+import type { HarnessName } from '../core/config.ts';
+import { roundUsd } from '../core/usd.ts';
 import type { SessionListing } from '../store/coding-session-listings.ts';
 import type { SessionStatus } from '../store/coding-sessions.ts';
 

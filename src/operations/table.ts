@@ -4,7 +4,13 @@ import { agentStartOperation } from './agent-start.ts';
 import { agentsOperation } from './agents.ts';
 import { backgroundOperation } from './background.ts';
 import { codeRunOperation } from './code-run.ts';
-import { cronAddOperation, cronDisableOperation, cronEnableOperation, cronListOperation, cronRemoveOperation } from './cron.ts';
+import {
+  cronAddOperation,
+  cronDisableOperation,
+  cronEnableOperation,
+  cronListOperation,
+  cronRemoveOperation,
+} from './cron.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
 import {

@@ -21,6 +21,13 @@ export function createOperationsToolbox(deps: OperationsToolboxDeps): AgentToolb
   return {
     tools: () => specs,
     run: (call, session) =>
-      runToolCall(tools, { caller: { kind: 'agent', sessionId: session.id, ...(session.channel ? { channel: session.channel } : {}) }, services: deps.services }, call),
+      runToolCall(
+        tools,
+        {
+          caller: { kind: 'agent', sessionId: session.id, ...(session.channel ? { channel: session.channel } : {}) },
+          services: deps.services,
+        },
+        call,
+      ),
   };
 }

@@ -1,7 +1,7 @@
 // The table's operations as model tools: each operation exposed as a tool becomes one Tool (engine/tool.ts), with the
 // operation's summary as description, its snake_case input schema, and its formatted result as the answer.
-import { defineTool, runToolCall } from '../engine/tool.ts';
 import type { Tool, ToolOutcome } from '../engine/tool.ts';
+import { defineTool, runToolCall } from '../engine/tool.ts';
 import type { ToolSpec } from '../inference/types.ts';
 import { inputJsonSchema, parseOperationInput } from './input.ts';
 import type { Caller, Operation, OperationServices } from './operation.ts';
@@ -36,6 +36,16 @@ export function toolDefinitions(ops: readonly Operation[]): ToolSpec[] {
 }
 
 /** Runs the operation behind tool `name` for `caller`; errors come back as an error outcome, never as a throw. */
-export async function runTool(ops: readonly Operation[], name: string, args: unknown, caller: Caller, services: OperationServices): Promise<ToolOutcome> {
-  return runToolCall(operationTools(ops.filter((op) => op.expose.tool === name)), { caller, services }, { name, input: args });
+export async function runTool(
+  ops: readonly Operation[],
+  name: string,
+  args: unknown,
+  caller: Caller,
+  services: OperationServices,
+): Promise<ToolOutcome> {
+  return runToolCall(
+    operationTools(ops.filter((op) => op.expose.tool === name)),
+    { caller, services },
+    { name, input: args },
+  );
 }

@@ -2,8 +2,8 @@ import { randomBytes } from 'node:crypto';
 import { readFile, rename, rm, stat } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { ensurePrivateDir, makePrivateDirs, openPrivateAsync, PRIVATE_FILE_MODE } from '../core/private-files.ts';
-import { fsyncDirectory, JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord } from './jsonl-log.ts';
+import { fsyncDirectory, JsonlLog } from './jsonl-log.ts';
 
 const SAFE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 

@@ -1,7 +1,7 @@
 // What a session list reads of the coding sessions: the listing (a stored session without what only a run needs),
 // its page, the page SELECTs (portable: the paging indexes order by start time, then id) and the row mapping.
-import { sql } from 'kysely';
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
+import { sql } from 'kysely';
 import type { CursorKey } from '../core/cursor.ts';
 import type { ChannelView, LaunchSpec, SessionStatus, StoredSession } from './coding-sessions.ts';
 import type { Database } from './tables/index.ts';
@@ -92,7 +92,11 @@ function listedViews(json: string): Record<string, ChannelView> {
  * The listing of a row; `multiTurn` comes from the spec (parsed, for a whole row) or from the listing's LIKE, and
  * `foreground` from the row's JSON (parsed by the caller).
  */
-export function listingFromRow(row: ListingRow, multiTurn: boolean, foreground: Record<string, ChannelView>): SessionListing {
+export function listingFromRow(
+  row: ListingRow,
+  multiTurn: boolean,
+  foreground: Record<string, ChannelView>,
+): SessionListing {
   return {
     id: row.id,
     name: row.name,
@@ -124,7 +128,10 @@ export interface PageRange {
 }
 
 /** `query` narrowed to one page: newest first (ties by id), the statuses, after the cursor. */
-function pageOf<O>(query: SelectQueryBuilder<Database, 'coding_sessions', O>, range: PageRange): SelectQueryBuilder<Database, 'coding_sessions', O> {
+function pageOf<O>(
+  query: SelectQueryBuilder<Database, 'coding_sessions', O>,
+  range: PageRange,
+): SelectQueryBuilder<Database, 'coding_sessions', O> {
   const { statuses = [], limit, after } = range;
   let page = query.orderBy('started_at', 'desc').orderBy('id', 'desc').limit(limit);
   if (statuses.length > 0) page = page.where('status', 'in', statuses);
@@ -137,7 +144,15 @@ export function selectListings(db: Kysely<Database>) {
   return db
     .selectFrom('coding_sessions')
     .select(LISTING_COLUMNS)
-    .select((eb) => eb.case().when('spec', 'like', sql.lit(MULTI_TURN_PATTERN)).then(eb.lit(1)).else(eb.lit(0)).end().as('multi_turn'));
+    .select((eb) =>
+      eb
+        .case()
+        .when('spec', 'like', sql.lit(MULTI_TURN_PATTERN))
+        .then(eb.lit(1))
+        .else(eb.lit(0))
+        .end()
+        .as('multi_turn'),
+    );
 }
 
 /** One page of the session list in one SELECT (exported for the benchmark, which runs it bare beside the store). */

@@ -15,7 +15,14 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
   test('inserts, reads back every field, and resolves a session by id, name and backend id', async () => {
     const store = new CodingSessionStore((await fresh()).db);
     const session = storedSession(
-      { id: 's1', name: 'one', backendSessionId: 'b-1', startedAt: 2 ** 41 + 7, foreground: { 'web|w': { on: true, seenSeq: 3 } }, forked: true },
+      {
+        id: 's1',
+        name: 'one',
+        backendSessionId: 'b-1',
+        startedAt: 2 ** 41 + 7,
+        foreground: { 'web|w': { on: true, seenSeq: 3 } },
+        forked: true,
+      },
       { multiTurn: false, allowedTools: ['Bash'] },
     );
     await store.insert(session);
@@ -30,9 +37,18 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
     const store = new CodingSessionStore((await fresh()).db);
     await store.insert(storedSession({ id: 's1', name: 'one', backendSessionId: 'b-1' }));
     await store.insert(storedSession({ id: 's2', name: 'two' }));
-    await store.update('s2', { status: 'running', backendSessionId: 'b-1', budgetExhausted: true, completedAt: null, costUsd: 0.25 });
+    await store.update('s2', {
+      status: 'running',
+      backendSessionId: 'b-1',
+      budgetExhausted: true,
+      completedAt: null,
+      costUsd: 0.25,
+    });
     const two = await store.get('s2');
-    assert.deepEqual([two?.status, two?.backendSessionId, two?.budgetExhausted, two?.costUsd, two?.prompt], ['running', 'b-1', true, 0.25, 'do it']);
+    assert.deepEqual(
+      [two?.status, two?.backendSessionId, two?.budgetExhausted, two?.costUsd, two?.prompt],
+      ['running', 'b-1', true, 0.25, 'do it'],
+    );
     assert.equal((await store.resolve('b-1'))?.id, 's2');
     // An id key never moves: a backend id equal to another session's id leaves that id with its session.
     await store.update('s2', { backendSessionId: 's1' });
@@ -53,22 +69,42 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
       await store.insert(storedSession({ id, name: `n-${id}`, startedAt, status }, { multiTurn: id !== 'e' }));
     }
     const first = await store.page({ limit: 2 });
-    assert.deepEqual(first.sessions.map((s) => s.id), ['e', 'd']);
+    assert.deepEqual(
+      first.sessions.map((s) => s.id),
+      ['e', 'd'],
+    );
     assert.deepEqual(first.next, [2_000, 'd']);
-    assert.deepEqual(first.sessions.map((s) => s.spec), [{ multiTurn: false }, { multiTurn: true }]);
+    assert.deepEqual(
+      first.sessions.map((s) => s.spec),
+      [{ multiTurn: false }, { multiTurn: true }],
+    );
     const second = await store.page({ limit: 2, after: first.next ?? undefined });
-    assert.deepEqual(second.sessions.map((s) => s.id), ['c', 'b']);
+    assert.deepEqual(
+      second.sessions.map((s) => s.id),
+      ['c', 'b'],
+    );
     const last = await store.page({ limit: 2, after: second.next ?? undefined });
     assert.deepEqual([last.sessions.map((s) => s.id), last.next], [['a'], null]);
     const failed = await store.page({ statuses: ['failed'], limit: 1 });
     assert.deepEqual([failed.sessions.map((s) => s.id), failed.next], [['d'], [2_000, 'd']]);
-    assert.deepEqual((await store.page({ statuses: ['failed', 'completed'], limit: 10, after: [2_000, 'c'] })).sessions.map((s) => s.id), ['b', 'a']);
+    assert.deepEqual(
+      (await store.page({ statuses: ['failed', 'completed'], limit: 10, after: [2_000, 'c'] })).sessions.map(
+        (s) => s.id,
+      ),
+      ['b', 'a'],
+    );
     assert.equal(await store.page({ limit: 2 }), await store.page({ limit: 2 }), 'unchanged: the page read before');
     await store.update('e', { status: 'killed' });
     assert.equal((await store.page({ limit: 2 })).sessions[0]?.status, 'killed');
     await store.delete('e');
-    assert.deepEqual((await store.page({ limit: 2 })).sessions.map((s) => s.id), ['d', 'c']);
-    assert.deepEqual((await store.list(['completed'])).map((s) => s.id), ['b', 'a']);
+    assert.deepEqual(
+      (await store.page({ limit: 2 })).sessions.map((s) => s.id),
+      ['d', 'c'],
+    );
+    assert.deepEqual(
+      (await store.list(['completed'])).map((s) => s.id),
+      ['b', 'a'],
+    );
   });
 
   test('a page read while a write is under way is kept nowhere: the next read shows the write', async () => {
@@ -80,7 +116,13 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
       const reading = store.page({ limit: 10 });
       const writing = store.update('a', { status });
       await Promise.all([reading, writing]);
-      assert.deepEqual((await store.page({ limit: 10 })).sessions.map((s) => [s.id, s.status]), [['b', 'starting'], ['a', status]]);
+      assert.deepEqual(
+        (await store.page({ limit: 10 })).sessions.map((s) => [s.id, s.status]),
+        [
+          ['b', 'starting'],
+          ['a', status],
+        ],
+      );
     }
   });
 

@@ -4,7 +4,14 @@ import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
 import { roundUsd } from '../core/usd.ts';
 import type { PageRange, PageRow, SessionListing, SessionListingPage } from './coding-session-listings.ts';
-import { listingFromRow, listingOf, listingPageQuery, pageKeysQuery, pageOfListings, selectListings } from './coding-session-listings.ts';
+import {
+  listingFromRow,
+  listingOf,
+  listingPageQuery,
+  pageKeysQuery,
+  pageOfListings,
+  selectListings,
+} from './coding-session-listings.ts';
 import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
@@ -209,7 +216,11 @@ export class CodingSessionStore {
    * Inserts a new session and the start of its first run in one transaction (one fsync); `also` runs inside the same
    * transaction (an idempotency key's answer), given it to write in. Resolves with the run id once committed.
    */
-  async insertLaunched(session: StoredSession, at: number, also?: (trx: Transaction<Database>) => Promise<void>): Promise<number> {
+  async insertLaunched(
+    session: StoredSession,
+    at: number,
+    also?: (trx: Transaction<Database>) => Promise<void>,
+  ): Promise<number> {
     this.#changed(session.id);
     return this.#db.transaction().execute(async (trx) => {
       await this.#insertRow(trx, session);
@@ -288,7 +299,11 @@ export class CodingSessionStore {
    * then, asking again for a page answers the page already read (a list polled by the web page, the CLI or a script
    * reads the database once per change, not once per call).
    */
-  async page(options: { statuses?: readonly SessionStatus[]; limit: number; after?: CursorKey }): Promise<SessionListingPage> {
+  async page(options: {
+    statuses?: readonly SessionStatus[];
+    limit: number;
+    after?: CursorKey;
+  }): Promise<SessionListingPage> {
     const { statuses = [], limit, after } = options;
     const afterKey = after ? ([after[0], String(after[1])] as const) : undefined;
     const cacheKey = `${statuses.join(',')}\n${afterKey ? `${afterKey[0]}\n${afterKey[1]}` : ''}\n${limit}`;
@@ -310,7 +325,10 @@ export class CodingSessionStore {
       this.#listings.set(listing.id, listing);
     }
     if (this.#lastRead.size >= LAST_READ_SIZE) this.#lastRead.clear();
-    this.#lastRead.set(cacheKey, listings.map((l) => l.id));
+    this.#lastRead.set(
+      cacheKey,
+      listings.map((l) => l.id),
+    );
     const page = pageOfListings(listings, limit);
     if (this.#pages.size >= PAGE_CACHE_SIZE) this.#pages.clear();
     this.#pages.set(cacheKey, page);
@@ -340,7 +358,11 @@ export class CodingSessionStore {
   }
 
   /** The rows of a page SELECT (`query`: its listings or its sort keys), compiled once per shape (see HotStatements). */
-  #pageRows<R>(name: 'keys' | 'page', range: PageRange, query: (db: Kysely<Database>, range: PageRange) => Compilable<R>): Promise<R[]> {
+  #pageRows<R>(
+    name: 'keys' | 'page',
+    range: PageRange,
+    query: (db: Kysely<Database>, range: PageRange) => Compilable<R>,
+  ): Promise<R[]> {
     const { statuses = [], limit, after } = range;
     const values = [...statuses, ...(after ?? []), limit];
     return this.#hot.rows(this.#db, `${name} ${statuses.length}${after ? ' after' : ''}`, values, (slot) =>
@@ -359,7 +381,13 @@ export class CodingSessionStore {
 
   /** The rows of the listings of these sessions, compiled once per number of ids (see HotStatements). */
   #listingRows(ids: readonly string[]): Promise<PageRow[]> {
-    return this.#hot.rows(this.#db, `listings ${ids.length}`, ids, (slot) => selectListings(this.#db).where('id', 'in', ids.map((_, i) => slot<string>(i))));
+    return this.#hot.rows(this.#db, `listings ${ids.length}`, ids, (slot) =>
+      selectListings(this.#db).where(
+        'id',
+        'in',
+        ids.map((_, i) => slot<string>(i)),
+      ),
+    );
   }
 
   /** Deletes a session and its lookup keys. */
@@ -387,10 +415,23 @@ export class CodingSessionStore {
     return this.#startRun(this.#db, session, kind, at);
   }
 
-  async #startRun(db: Kysely<Database>, session: StoredSession, kind: 'launch' | 'resume', at: number): Promise<number> {
+  async #startRun(
+    db: Kysely<Database>,
+    session: StoredSession,
+    kind: 'launch' | 'resume',
+    at: number,
+  ): Promise<number> {
     const row = await db
       .insertInto('session_runs')
-      .values({ session_id: session.id, name: session.name, prompt: session.prompt, harness: session.harness, kind, status: 'running', started_at: at })
+      .values({
+        session_id: session.id,
+        name: session.name,
+        prompt: session.prompt,
+        harness: session.harness,
+        kind,
+        status: 'running',
+        started_at: at,
+      })
       .returning('id')
       .executeTakeFirstOrThrow();
     return row.id;
@@ -400,7 +441,12 @@ export class CodingSessionStore {
   async endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): Promise<void> {
     await this.#db
       .updateTable('session_runs')
-      .set((eb) => ({ status, cost_usd: costUsd, ended_at: endedAt, duration_ms: eb(eb.val(endedAt), '-', eb.ref('started_at')) }))
+      .set((eb) => ({
+        status,
+        cost_usd: costUsd,
+        ended_at: endedAt,
+        duration_ms: eb(eb.val(endedAt), '-', eb.ref('started_at')),
+      }))
       .where('id', '=', runId)
       .where('ended_at', 'is', null)
       .execute();
@@ -408,7 +454,12 @@ export class CodingSessionStore {
 
   /** Records what an open run has cost so far (after each turn), so stats count running sessions and crash-cut runs. */
   async setRunCost(runId: number, costUsd: number): Promise<void> {
-    await this.#db.updateTable('session_runs').set({ cost_usd: costUsd }).where('id', '=', runId).where('ended_at', 'is', null).execute();
+    await this.#db
+      .updateTable('session_runs')
+      .set({ cost_usd: costUsd })
+      .where('id', '=', runId)
+      .where('ended_at', 'is', null)
+      .execute();
   }
 
   /** Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far). Resolves with how many. */
@@ -449,9 +500,17 @@ export class CodingSessionStore {
       .having((eb) => eb.or([eb(eb.fn.sum('cost_usd'), '>', 0), eb(eb.fn.max('ended_at'), 'is not', null)]))
       .orderBy('day')
       .execute();
-    const byStatus = await runs.select((eb) => ['status', eb.fn.countAll<number>().as('n')]).groupBy('status').execute();
+    const byStatus = await runs
+      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
+      .groupBy('status')
+      .execute();
     const top = await runs
-      .select((eb) => ['session_id', eb.fn.max('name').as('name'), eb.fn.max('prompt').as('prompt'), eb.fn.sum<number>('cost_usd').as('cost')])
+      .select((eb) => [
+        'session_id',
+        eb.fn.max('name').as('name'),
+        eb.fn.max('prompt').as('prompt'),
+        eb.fn.sum<number>('cost_usd').as('cost'),
+      ])
       .groupBy('session_id')
       .having((eb) => eb(eb.fn.sum('cost_usd'), '>', 0))
       .orderBy('cost', 'desc')
@@ -463,11 +522,15 @@ export class CodingSessionStore {
     }
     return {
       totalCostUsd: roundUsd(Number(totals.cost)),
-      costPerDay: Object.fromEntries(perDay.map((d) => [new Date(Number(d.day) * MS_PER_DAY).toISOString().slice(0, 10), roundUsd(Number(d.cost))])),
+      costPerDay: Object.fromEntries(
+        perDay.map((d) => [new Date(Number(d.day) * MS_PER_DAY).toISOString().slice(0, 10), roundUsd(Number(d.cost))]),
+      ),
       sessionsByStatus,
       totalLaunched: Number(totals.launched),
       averageDurationMs: Math.round(Number(totals.avg)),
-      mostExpensive: top ? { id: top.session_id, name: top.name, costUsd: roundUsd(Number(top.cost)), prompt: top.prompt.slice(0, 80) } : null,
+      mostExpensive: top
+        ? { id: top.session_id, name: top.name, costUsd: roundUsd(Number(top.cost)), prompt: top.prompt.slice(0, 80) }
+        : null,
     };
   }
 

@@ -135,7 +135,11 @@ export class CronTaskStore {
 
   /** Turns a task on (with its next due time) or off (next due time cleared). */
   async setEnabled(id: string, enabled: boolean, nextRunAt: number | null, now: number): Promise<void> {
-    await this.#db.updateTable('cron_tasks').set({ enabled: enabled ? 1 : 0, next_run_at: nextRunAt, updated_at: now }).where('id', '=', id).execute();
+    await this.#db
+      .updateTable('cron_tasks')
+      .set({ enabled: enabled ? 1 : 0, next_run_at: nextRunAt, updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Sets the next due time of a task. */
@@ -166,7 +170,11 @@ export class CronTaskStore {
     nextRunAt: number | null;
   }): Promise<CronRun | null> {
     return this.#db.transaction().execute(async (trx) => {
-      const task = await trx.selectFrom('cron_tasks').select('last_due_at').where('id', '=', input.taskId).executeTakeFirst();
+      const task = await trx
+        .selectFrom('cron_tasks')
+        .select('last_due_at')
+        .where('id', '=', input.taskId)
+        .executeTakeFirst();
       if (!task || (task.last_due_at !== null && task.last_due_at >= input.dueAt)) return null;
       const row = await trx
         .insertInto('cron_runs')
@@ -201,11 +209,21 @@ export class CronTaskStore {
   }
 
   /** Records a run as accepted by the engine (its session, whether it was a duplicate) and trims the task's history. */
-  async finishRun(run: CronRun, outcome: { sessionId: string; duplicate: boolean; now: number }, keepRuns: number): Promise<void> {
+  async finishRun(
+    run: CronRun,
+    outcome: { sessionId: string; duplicate: boolean; now: number },
+    keepRuns: number,
+  ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await trx
         .updateTable('cron_runs')
-        .set({ status: 'posted', session_id: outcome.sessionId, duplicate: outcome.duplicate ? 1 : 0, finished_at: outcome.now, error: null })
+        .set({
+          status: 'posted',
+          session_id: outcome.sessionId,
+          duplicate: outcome.duplicate ? 1 : 0,
+          finished_at: outcome.now,
+          error: null,
+        })
         .where('id', '=', run.id)
         .execute();
       await trx.updateTable('cron_tasks').set({ last_run_at: outcome.now }).where('id', '=', run.taskId).execute();
@@ -214,7 +232,13 @@ export class CronTaskStore {
   }
 
   /** Records a run the engine refused (`failed`) or a crashed post not tried again (`abandoned`). */
-  async failRun(run: CronRun, status: 'failed' | 'abandoned', error: string, now: number, keepRuns: number): Promise<void> {
+  async failRun(
+    run: CronRun,
+    status: 'failed' | 'abandoned',
+    error: string,
+    now: number,
+    keepRuns: number,
+  ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await trx.updateTable('cron_runs').set({ status, error, finished_at: now }).where('id', '=', run.id).execute();
       await trim(trx, run.taskId, keepRuns);
@@ -223,7 +247,15 @@ export class CronTaskStore {
 
   /** Records runs missed while the daemon was down and skipped by policy (one row for all of them); the task moves on. */
   async recordMissed(
-    input: { taskId: string; firstDueAt: number; lastDueAt: number; count: number; messageId: string; now: number; nextRunAt: number | null },
+    input: {
+      taskId: string;
+      firstDueAt: number;
+      lastDueAt: number;
+      count: number;
+      messageId: string;
+      now: number;
+      nextRunAt: number | null;
+    },
     keepRuns: number,
   ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
@@ -257,7 +289,13 @@ export class CronTaskStore {
 
   /** Runs whose post was started and never recorded (a crash in between), oldest first. */
   async unfinishedRuns(): Promise<CronRun[]> {
-    const rows = await this.#db.selectFrom('cron_runs').selectAll().where('status', '=', 'posting').orderBy('due_at').orderBy('id').execute();
+    const rows = await this.#db
+      .selectFrom('cron_runs')
+      .selectAll()
+      .where('status', '=', 'posting')
+      .orderBy('due_at')
+      .orderBy('id')
+      .execute();
     return rows.map(runFromRow);
   }
 
@@ -299,7 +337,13 @@ async function trim(db: Kysely<Database>, taskId: string, keep: number): Promise
     .where('task_id', '=', taskId)
     .where('status', '!=', 'posting')
     .where('id', 'not in', (eb) =>
-      eb.selectFrom('cron_runs').select('id').where('task_id', '=', taskId).orderBy('due_at', 'desc').orderBy('id', 'desc').limit(keep),
+      eb
+        .selectFrom('cron_runs')
+        .select('id')
+        .where('task_id', '=', taskId)
+        .orderBy('due_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(keep),
     )
     .execute();
 }

@@ -52,7 +52,9 @@ export function acquireDaemonLock(home: string, info: DaemonInfo): void {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const existing = readDaemonInfo(home);
       if (existing && existing.pid !== process.pid && processAlive(existing.pid)) {
-        throw conflict(`a switchboard daemon is already running for ${home} (pid ${existing.pid}${existing.url ? `, ${existing.url}` : ''})`);
+        throw conflict(
+          `a switchboard daemon is already running for ${home} (pid ${existing.pid}${existing.url ? `, ${existing.url}` : ''})`,
+        );
       }
       rmSync(path, { force: true });
     }

@@ -1,15 +1,15 @@
 import { DatabaseSync } from 'node:sqlite';
-import { systemClock } from '../core/clock.ts';
 import type { Clock } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
 import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
 import { sqliteKysely } from './kysely/connection.ts';
 import { runCompiled } from './kysely/node-sqlite-dialect.ts';
-import { schemaKit } from './kysely/schema-kit.ts';
 import type { Migration } from './kysely/schema-kit.ts';
+import { schemaKit } from './kysely/schema-kit.ts';
 import { MIGRATIONS } from './migrations.ts';
 
-export type { DatabaseSync } from 'node:sqlite';
 export type { Migration } from './kysely/schema-kit.ts';
+export type { DatabaseSync } from 'node:sqlite';
 
 /** The files SQLite keeps next to a database in WAL mode (and the rollback journal of older runs). */
 const COMPANION_SUFFIXES = ['-wal', '-shm', '-journal'];

@@ -32,7 +32,15 @@ export interface IndexedMessage {
 const MAX_CHUNK = 128;
 
 function toIndexRow(r: Selectable<Database['engine_sessions']>): EngineIndexRow {
-  return { id: r.id, key: r.key, type: r.type, createdAt: r.created_at, updatedAt: r.updated_at, lastUserAt: r.last_user_at, indexedSeq: r.indexed_seq };
+  return {
+    id: r.id,
+    key: r.key,
+    type: r.type,
+    createdAt: r.created_at,
+    updatedAt: r.updated_at,
+    lastUserAt: r.last_user_at,
+    indexedSeq: r.indexed_seq,
+  };
 }
 
 /** `items` cut into consecutive chunks of MAX_CHUNK rows, then one each of falling powers of two (see MAX_CHUNK). */
@@ -115,13 +123,21 @@ export class EngineIndex {
   }
 
   /** SELECT of the pairs among `size` (session, message id) pairs that the index holds (slots: session, id, …). */
-  #lookup(pairs: readonly MessageKey[]): Promise<Pick<Selectable<Database['engine_message_ids']>, 'session_id' | 'message_id'>[]> {
+  #lookup(
+    pairs: readonly MessageKey[],
+  ): Promise<Pick<Selectable<Database['engine_message_ids']>, 'session_id' | 'message_id'>[]> {
     const values = pairs.flatMap((k) => [k.sessionId, k.messageId]);
     return this.#hot.rows(this.#db, `lookup ${pairs.length}`, values, (slot) =>
       this.#db
         .selectFrom('engine_message_ids')
         .select(['session_id', 'message_id'])
-        .where((eb) => eb(eb.refTuple('session_id', 'message_id'), 'in', pairs.map((_, i) => eb.tuple(slot<string>(2 * i), slot<string>(2 * i + 1))))),
+        .where((eb) =>
+          eb(
+            eb.refTuple('session_id', 'message_id'),
+            'in',
+            pairs.map((_, i) => eb.tuple(slot<string>(2 * i), slot<string>(2 * i + 1))),
+          ),
+        ),
     );
   }
 
@@ -160,7 +176,13 @@ export class EngineIndex {
     await this.#hot.execute(trx, `message insert ${messages.length}`, values, (slot) =>
       trx
         .insertInto('engine_message_ids')
-        .values(messages.map((_, i) => ({ session_id: slot<string>(3 * i), message_id: slot<string>(3 * i + 1), seq: slot<number>(3 * i + 2) })))
+        .values(
+          messages.map((_, i) => ({
+            session_id: slot<string>(3 * i),
+            message_id: slot<string>(3 * i + 1),
+            seq: slot<number>(3 * i + 2),
+          })),
+        )
         .onConflict((oc) => oc.columns(['session_id', 'message_id']).doNothing()),
     );
   }

@@ -4,10 +4,10 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir } from '../core/private-files.ts';
-import { JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
-import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
+import { JsonlLog } from './jsonl-log.ts';
 import type { LineNeedle, ScanReport } from './jsonl-scan.ts';
+import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
 
 export interface EngineLogsOptions {
   /** Appends within this window share one fdatasync (group commit). */

@@ -42,8 +42,18 @@ describe('file modes of the stores', () => {
     await artifacts.close();
     releaseDaemonLock(home);
     db.close();
-    for (const expected of ['logs/s1.jsonl', 'engine/e1.jsonl', 'work/.switchboard/plan.md', 'state.db-wal', 'state.db-shm', 'daemon.json']) {
-      assert.ok(entries.some((e) => e.path === expected), `${expected} exists`);
+    for (const expected of [
+      'logs/s1.jsonl',
+      'engine/e1.jsonl',
+      'work/.switchboard/plan.md',
+      'state.db-wal',
+      'state.db-shm',
+      'daemon.json',
+    ]) {
+      assert.ok(
+        entries.some((e) => e.path === expected),
+        `${expected} exists`,
+      );
     }
     assert.deepEqual(notOwnerOnly(entries), []);
   });
@@ -72,7 +82,15 @@ describe('file modes of the stores', () => {
     symlinkSync(join(dir.path, 'elsewhere'), join(home, 'logs', 'link.jsonl'));
 
     const changed = secureHome(home);
-    assert.deepEqual(changed.sort(), ['.', 'gateway.token', 'logs', 'logs/nested', 'logs/nested/deeper.jsonl', 'logs/old.jsonl', 'state.db']);
+    assert.deepEqual(changed.sort(), [
+      '.',
+      'gateway.token',
+      'logs',
+      'logs/nested',
+      'logs/nested/deeper.jsonl',
+      'logs/old.jsonl',
+      'state.db',
+    ]);
     const entries = modesUnder(home);
     assert.deepEqual(notOwnerOnly(entries), [{ path: 'config.json5', kind: 'file', mode: '644' }]);
     assert.equal(modesUnder(dir.path).find((e) => e.path === 'elsewhere')?.mode, '644');

@@ -11,7 +11,10 @@ describe('GroupedLookup', () => {
     }, 3);
     const answers = await Promise.all([1, 2, 3, 4, 5].map((k) => lookup.has(k)));
     assert.deepEqual(answers, [false, true, false, true, false]);
-    assert.deepEqual(queries, [[1, 2, 3], [4, 5]]);
+    assert.deepEqual(queries, [
+      [1, 2, 3],
+      [4, 5],
+    ]);
     assert.equal(await lookup.has(6), true);
     assert.deepEqual(queries.at(-1), [6]);
   });
@@ -23,7 +26,10 @@ describe('GroupedLookup', () => {
       return () => true;
     }, 10);
     const results = await Promise.allSettled([lookup.has('a'), lookup.has('b')]);
-    assert.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+    assert.deepEqual(
+      results.map((r) => r.status),
+      ['rejected', 'rejected'],
+    );
     fail = false;
     assert.equal(await lookup.has('c'), true);
   });

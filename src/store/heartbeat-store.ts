@@ -96,7 +96,13 @@ export class HeartbeatStore {
   async insertTask(task: HeartbeatTask): Promise<void> {
     await this.#db
       .insertInto('heartbeat_tasks')
-      .values({ id: task.id, title: task.title, prompt: task.prompt, created_at: task.createdAt, updated_at: task.updatedAt })
+      .values({
+        id: task.id,
+        title: task.title,
+        prompt: task.prompt,
+        created_at: task.createdAt,
+        updated_at: task.updatedAt,
+      })
       .execute();
   }
 
@@ -137,10 +143,19 @@ export class HeartbeatStore {
    * Given `trx`, both run in the caller's transaction (so what the caller writes there commits with the event, e.g. an
    * idempotency key's answer); else in one of their own.
    */
-  async addEvent(text: string, source: string, now: number, trx?: Transaction<Database>): Promise<{ event: HeartbeatEvent; state: HeartbeatState }> {
+  async addEvent(
+    text: string,
+    source: string,
+    now: number,
+    trx?: Transaction<Database>,
+  ): Promise<{ event: HeartbeatEvent; state: HeartbeatState }> {
     const queue = async (db: Kysely<Database>) => {
       const cadence = await state(db, now);
-      const row = await db.insertInto('heartbeat_events').values({ text, source, created_at: now }).returningAll().executeTakeFirstOrThrow();
+      const row = await db
+        .insertInto('heartbeat_events')
+        .values({ text, source, created_at: now })
+        .returningAll()
+        .executeTakeFirstOrThrow();
       return { event: eventFromRow(row), state: cadence };
     };
     return trx ? queue(trx) : this.#db.transaction().execute(queue);
@@ -153,7 +168,12 @@ export class HeartbeatStore {
 
   /** Events carried by a run, oldest first. */
   async eventsOf(runId: number): Promise<HeartbeatEvent[]> {
-    const rows = await this.#db.selectFrom('heartbeat_events').selectAll().where('run_id', '=', runId).orderBy('id').execute();
+    const rows = await this.#db
+      .selectFrom('heartbeat_events')
+      .selectAll()
+      .where('run_id', '=', runId)
+      .orderBy('id')
+      .execute();
     return rows.map(eventFromRow);
   }
 
@@ -161,14 +181,28 @@ export class HeartbeatStore {
    * Writes a run's intent (status `posting`), claims the events waiting for it and moves the cadence anchor to `now`,
    * in one transaction. `build` makes the prompt from the tasks and the events still waiting at that moment.
    */
-  async beginRun(input: { messageId: string; reason: string; now: number; build: (tasks: HeartbeatTask[], events: HeartbeatEvent[]) => string }): Promise<HeartbeatRun> {
+  async beginRun(input: {
+    messageId: string;
+    reason: string;
+    now: number;
+    build: (tasks: HeartbeatTask[], events: HeartbeatEvent[]) => string;
+  }): Promise<HeartbeatRun> {
     return this.#db.transaction().execute(async (trx) => {
       const tasks = await listTasks(trx);
       const events = await pendingEvents(trx);
       const prompt = input.build(tasks, events);
       const row = await trx
         .insertInto('heartbeat_runs')
-        .values({ message_id: input.messageId, reason: input.reason, prompt, status: 'posting', attempts: 1, tasks: tasks.length, events: events.length, created_at: input.now })
+        .values({
+          message_id: input.messageId,
+          reason: input.reason,
+          prompt,
+          status: 'posting',
+          attempts: 1,
+          tasks: tasks.length,
+          events: events.length,
+          created_at: input.now,
+        })
         .returningAll()
         .executeTakeFirstOrThrow();
       if (events.length > 0) {
@@ -202,18 +236,30 @@ export class HeartbeatStore {
   }
 
   /** Records a run as accepted by the engine, sets the last run time and keeps the newest `keepRuns` finished runs. */
-  async finishRun(id: number, outcome: { sessionId: string; duplicate: boolean; now: number }, keepRuns: number): Promise<void> {
+  async finishRun(
+    id: number,
+    outcome: { sessionId: string; duplicate: boolean; now: number },
+    keepRuns: number,
+  ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await trx
         .updateTable('heartbeat_runs')
-        .set({ status: 'posted', session_id: outcome.sessionId, duplicate: outcome.duplicate ? 1 : 0, finished_at: outcome.now, error: null })
+        .set({
+          status: 'posted',
+          session_id: outcome.sessionId,
+          duplicate: outcome.duplicate ? 1 : 0,
+          finished_at: outcome.now,
+          error: null,
+        })
         .where('id', '=', id)
         .execute();
       await trx.updateTable('heartbeat_state').set({ last_run_at: outcome.now }).where('id', '=', STATE_ID).execute();
       await trx
         .deleteFrom('heartbeat_runs')
         .where('status', '!=', 'posting')
-        .where('id', 'not in', (eb) => eb.selectFrom('heartbeat_runs').select('id').orderBy('id', 'desc').limit(keepRuns))
+        .where('id', 'not in', (eb) =>
+          eb.selectFrom('heartbeat_runs').select('id').orderBy('id', 'desc').limit(keepRuns),
+        )
         .execute();
     });
   }
@@ -225,7 +271,8 @@ export class HeartbeatStore {
   async failRun(id: number, status: 'failed' | 'abandoned', error: string, now: number): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
       await trx.updateTable('heartbeat_runs').set({ status, error, finished_at: now }).where('id', '=', id).execute();
-      if (status === 'failed') await trx.updateTable('heartbeat_events').set({ run_id: null }).where('run_id', '=', id).execute();
+      if (status === 'failed')
+        await trx.updateTable('heartbeat_events').set({ run_id: null }).where('run_id', '=', id).execute();
     });
   }
 
@@ -237,7 +284,12 @@ export class HeartbeatStore {
 
   /** Runs whose post was started and never recorded, oldest first. */
   async unfinishedRuns(): Promise<HeartbeatRun[]> {
-    const rows = await this.#db.selectFrom('heartbeat_runs').selectAll().where('status', '=', 'posting').orderBy('id').execute();
+    const rows = await this.#db
+      .selectFrom('heartbeat_runs')
+      .selectAll()
+      .where('status', '=', 'posting')
+      .orderBy('id')
+      .execute();
     return rows.map(runFromRow);
   }
 

@@ -50,7 +50,12 @@ export class HotStatements {
    * database, or a transaction of it: the text is its dialect's) with `values`; resolves its result (rows, and for a
    * write the number of rows it changed).
    */
-  async execute<R>(db: Kysely<Database>, shape: string, values: readonly unknown[], build: (slot: SlotOf) => Compilable<R>): Promise<QueryResult<R>> {
+  async execute<R>(
+    db: Kysely<Database>,
+    shape: string,
+    values: readonly unknown[],
+    build: (slot: SlotOf) => Compilable<R>,
+  ): Promise<QueryResult<R>> {
     let compiled = this.#shapes.get(shape);
     if (!compiled) {
       compiled = compileShape(shape, values.length, build);
@@ -63,7 +68,12 @@ export class HotStatements {
   }
 
   /** `execute`, resolving the rows only (a SELECT, or a write's RETURNING). */
-  async rows<R>(db: Kysely<Database>, shape: string, values: readonly unknown[], build: (slot: SlotOf) => Compilable<R>): Promise<R[]> {
+  async rows<R>(
+    db: Kysely<Database>,
+    shape: string,
+    values: readonly unknown[],
+    build: (slot: SlotOf) => Compilable<R>,
+  ): Promise<R[]> {
     return (await this.execute(db, shape, values, build)).rows;
   }
 }
@@ -74,7 +84,8 @@ function compileShape(shape: string, slots: number, build: (slot: SlotOf) => Com
   const bindings = query.parameters.map((p): Binding => (p instanceof Slot ? { slot: p.index } : { constant: p }));
   const bound = new Set(bindings.flatMap((b) => ('slot' in b ? [b.slot] : [])));
   for (let i = 0; i < slots; i++) {
-    if (!bound.has(i)) throw new Error(`hot statement ${shape}: slot ${i} of ${slots} is not among the parameters of ${query.sql}`);
+    if (!bound.has(i))
+      throw new Error(`hot statement ${shape}: slot ${i} of ${slots} is not among the parameters of ${query.sql}`);
   }
   if (bound.size !== slots) throw new Error(`hot statement ${shape}: slots beyond the ${slots} values in ${query.sql}`);
   return { sql: query.sql, bindings, slots };

@@ -13,7 +13,11 @@ describeEachDatabase('IdempotencyKeyStore', (fresh) => {
     assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h1', 1), { kind: 'new' });
     assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h1', 2), { kind: 'in-progress' });
     assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h2', 2), { kind: 'mismatch' });
-    assert.deepEqual(await keys.claim('rpc:sessions.launch', 'k', 'h2', 2), { kind: 'new' }, 'scoped per caller and method');
+    assert.deepEqual(
+      await keys.claim('rpc:sessions.launch', 'k', 'h2', 2),
+      { kind: 'new' },
+      'scoped per caller and method',
+    );
     await keys.complete('hooks:wake', 'k', '{"ok":true}', 3);
     assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h1', 4), { kind: 'replay', response: '{"ok":true}' });
   });
@@ -65,8 +69,15 @@ describeEachDatabase('IdempotencyKeyStore.atomically', (fresh) => {
       /the effect failed/,
     );
     assert.deepEqual(await keys.claim('hooks:wake', 'a', 'h', 3), { kind: 'replay', response: '"a"' });
-    assert.deepEqual(await keys.claim('hooks:wake', 'b', 'h', 3), { kind: 'in-progress' }, 'rolled back with its effect');
-    assert.deepEqual((await db.selectFrom('heartbeat_events').select('text').execute()).map((r) => r.text), ['a']);
+    assert.deepEqual(
+      await keys.claim('hooks:wake', 'b', 'h', 3),
+      { kind: 'in-progress' },
+      'rolled back with its effect',
+    );
+    assert.deepEqual(
+      (await db.selectFrom('heartbeat_events').select('text').execute()).map((r) => r.text),
+      ['a'],
+    );
   });
 });
 
@@ -77,7 +88,9 @@ describeEachDatabase('a keyed launch', (fresh) => {
     const sessions = new CodingSessionStore(db);
     await keys.claim('rpc:sessions.launch', 'a', 'h', 1);
     await keys.claim('rpc:sessions.launch', 'b', 'h', 1);
-    await sessions.insertLaunched(storedSession({ id: 's-a', name: 'a' }), 2, (trx) => keys.complete('rpc:sessions.launch', 'a', '"a"', 2, trx));
+    await sessions.insertLaunched(storedSession({ id: 's-a', name: 'a' }), 2, (trx) =>
+      keys.complete('rpc:sessions.launch', 'a', '"a"', 2, trx),
+    );
     await assert.rejects(
       sessions.insertLaunched(storedSession({ id: 's-b', name: 'b' }), 2, async (trx) => {
         await keys.complete('rpc:sessions.launch', 'b', '"b"', 2, trx);
@@ -85,7 +98,11 @@ describeEachDatabase('a keyed launch', (fresh) => {
       }),
     );
     assert.deepEqual(await keys.claim('rpc:sessions.launch', 'a', 'h', 3), { kind: 'replay', response: '"a"' });
-    assert.deepEqual(await keys.claim('rpc:sessions.launch', 'b', 'h', 3), { kind: 'in-progress' }, 'rolled back with the session');
+    assert.deepEqual(
+      await keys.claim('rpc:sessions.launch', 'b', 'h', 3),
+      { kind: 'in-progress' },
+      'rolled back with the session',
+    );
     assert.equal(await sessions.get('s-b'), null, 'no session b');
   });
 });

@@ -37,7 +37,15 @@ export class IdempotencyKeyStore {
     for (;;) {
       const inserted = await this.#db
         .insertInto('idempotency_keys')
-        .values({ scope, key, request_hash: hash, state: 'started', owner: this.#owner, created_at: now, updated_at: now })
+        .values({
+          scope,
+          key,
+          request_hash: hash,
+          state: 'started',
+          owner: this.#owner,
+          created_at: now,
+          updated_at: now,
+        })
         .onConflict((oc) => oc.columns(['scope', 'key']).doNothing())
         .returning('state')
         .executeTakeFirst();
@@ -70,7 +78,13 @@ export class IdempotencyKeyStore {
    * Records the answer of a claimed key; committed when this resolves, or, given `trx`, written in that transaction
    * (so it commits with the effect written there, see `atomically`).
    */
-  async complete(scope: string, key: string, response: string, now: number, trx?: Transaction<Database>): Promise<void> {
+  async complete(
+    scope: string,
+    key: string,
+    response: string,
+    now: number,
+    trx?: Transaction<Database>,
+  ): Promise<void> {
     await (trx ?? this.#db)
       .updateTable('idempotency_keys')
       .set({ state: 'done', response, updated_at: now })
@@ -89,7 +103,12 @@ export class IdempotencyKeyStore {
 
   /** Drops a claim whose request failed without effect, so that a retry runs it; committed when this resolves. */
   async release(scope: string, key: string): Promise<void> {
-    await this.#db.deleteFrom('idempotency_keys').where('scope', '=', scope).where('key', '=', key).where('state', '=', 'started').execute();
+    await this.#db
+      .deleteFrom('idempotency_keys')
+      .where('scope', '=', scope)
+      .where('key', '=', key)
+      .where('state', '=', 'started')
+      .execute();
   }
 
   /** Deletes keys claimed before `before`; a later repeat runs as a new request. Resolves how many. */

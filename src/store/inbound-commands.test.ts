@@ -19,6 +19,10 @@ describeEachDatabase('InboundCommandStore', (fresh) => {
     const commands = new InboundCommandStore((await fresh()).db);
     assert.equal(await commands.begin('telegram|42', 'old', '/x', 1_000), 'new');
     assert.equal(await commands.begin('telegram|42', 'new', '/x', 1_000 + 7 * DAY + 1), 'new');
-    assert.equal(await commands.begin('telegram|42', 'old', '/x', 1_000 + 7 * DAY + 2), 'new', 'the old record was dropped');
+    assert.equal(
+      await commands.begin('telegram|42', 'old', '/x', 1_000 + 7 * DAY + 2),
+      'new',
+      'the old record was dropped',
+    );
   });
 });

@@ -30,7 +30,10 @@ export class InboundCommandStore {
       .returning('status')
       .executeTakeFirst();
     if (inserted) {
-      await this.#db.deleteFrom('inbound_commands').where('started_at', '<', at - KEEP_MS).execute();
+      await this.#db
+        .deleteFrom('inbound_commands')
+        .where('started_at', '<', at - KEEP_MS)
+        .execute();
       return 'new';
     }
     const row = await this.#db

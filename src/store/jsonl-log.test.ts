@@ -30,13 +30,19 @@ describe('JsonlLog', () => {
     log.write({ type: 'b' });
     await log.sync();
     assert.deepEqual(
-      readFileSync(path, 'utf8').trim().split('\n').map((l) => JSON.parse(l)),
+      readFileSync(path, 'utf8')
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l)),
       [
         { type: 'a', n: 1, v: 1, seq: 1, ts: 42 },
         { type: 'b', v: 1, seq: 2, ts: 42 },
       ],
     );
-    assert.deepEqual(log.readFrom(2).map((r) => r.type), ['b']);
+    assert.deepEqual(
+      log.readFrom(2).map((r) => r.type),
+      ['b'],
+    );
     await log.close();
   });
 
@@ -51,7 +57,10 @@ describe('JsonlLog', () => {
     assert.equal(reopened.lastSeq, 2);
     const c = await reopened.append({ type: 'c' });
     assert.equal(c.seq, 3);
-    assert.deepEqual(reopened.readFrom().map((r) => r.seq), [1, 2, 3]);
+    assert.deepEqual(
+      reopened.readFrom().map((r) => r.seq),
+      [1, 2, 3],
+    );
     await reopened.close();
   });
 
@@ -67,7 +76,10 @@ describe('JsonlLog', () => {
     writeFileSync(path, '{"type":"a","v":1,"seq":1,"ts":1}\ngarbage\n{"type":"b","v":1,"seq":2,"ts":1}\n');
     const log = JsonlLog.open(path);
     assert.equal(log.repair, null);
-    assert.deepEqual(log.readFrom().map((r) => r.type), ['a', 'b']);
+    assert.deepEqual(
+      log.readFrom().map((r) => r.type),
+      ['a', 'b'],
+    );
     assert.equal(log.malformedLines, 1);
     await log.close();
   });
@@ -75,7 +87,10 @@ describe('JsonlLog', () => {
   it('group-commits: many appends share fdatasync calls and all resolve', async () => {
     const log = JsonlLog.open(path, { fsyncBatchMs: 5 });
     const records = await Promise.all(Array.from({ length: 500 }, (_, i) => log.append({ type: 'x', i })));
-    assert.deepEqual(records.map((r) => r.seq), Array.from({ length: 500 }, (_, i) => i + 1));
+    assert.deepEqual(
+      records.map((r) => r.seq),
+      Array.from({ length: 500 }, (_, i) => i + 1),
+    );
     assert.equal(readFileSync(path, 'utf8').trim().split('\n').length, 500);
     await log.close();
   });

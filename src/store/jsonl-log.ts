@@ -1,8 +1,18 @@
-import { closeSync, existsSync, fdatasync, fstatSync, fsyncSync, ftruncateSync, openSync, readSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fdatasync,
+  fstatSync,
+  fsyncSync,
+  ftruncateSync,
+  openSync,
+  readSync,
+  writeSync,
+} from 'node:fs';
 import { open as openFile } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { systemClock } from '../core/clock.ts';
 import type { Clock, Timer } from '../core/clock.ts';
+import { systemClock } from '../core/clock.ts';
 import { openPrivate } from '../core/private-files.ts';
 
 /** One line of a log: every record carries a format version, a per-file sequence number and a timestamp. */
@@ -107,7 +117,13 @@ export class JsonlLog {
   /** The fsync of the directory entry of a log this open created; every sync() waits for it too. */
   #dirSync: Promise<void> | null = null;
 
-  private constructor(path: string, fd: number, lastSeq: number, repair: RepairReport | null, options: JsonlLogOptions) {
+  private constructor(
+    path: string,
+    fd: number,
+    lastSeq: number,
+    repair: RepairReport | null,
+    options: JsonlLogOptions,
+  ) {
     this.path = path;
     this.#fd = fd;
     this.#seq = lastSeq;

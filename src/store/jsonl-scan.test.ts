@@ -5,7 +5,8 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
 
-const line = (seq: number, extra: Record<string, unknown> = {}): string => `${JSON.stringify({ type: 't', v: 1, seq, ts: seq, ...extra })}\n`;
+const line = (seq: number, extra: Record<string, unknown> = {}): string =>
+  `${JSON.stringify({ type: 't', v: 1, seq, ts: seq, ...extra })}\n`;
 
 describe('jsonl scan', () => {
   let dir: ReturnType<typeof tempDir>;
@@ -28,26 +29,45 @@ describe('jsonl scan', () => {
     writeFileSync(path, text);
     for (const chunk of [1, 7, 64, 1000, 1 << 20]) {
       const { seqs, report } = seqsBackward(chunk);
-      assert.deepEqual(seqs, Array.from({ length: 50 }, (_, i) => 50 - i), `chunk ${chunk}`);
+      assert.deepEqual(
+        seqs,
+        Array.from({ length: 50 }, (_, i) => 50 - i),
+        `chunk ${chunk}`,
+      );
       assert.deepEqual(report, { visited: 50, malformed: 0, reachedStart: true });
     }
   });
 
   it('with a needle, visits only the lines that hold it, across chunk boundaries, and can switch it on mid-scan', () => {
     let text = '';
-    for (let i = 1; i <= 60; i += 1) text += line(i, { kind: i % 4 === 0 ? 'incoming' : 'other', pad: 'x'.repeat((i * 13) % 40) });
+    for (let i = 1; i <= 60; i += 1)
+      text += line(i, { kind: i % 4 === 0 ? 'incoming' : 'other', pad: 'x'.repeat((i * 13) % 40) });
     writeFileSync(path, text);
     const needle = Buffer.from('incoming');
     const wanted = Array.from({ length: 60 }, (_, i) => 60 - i).filter((seq) => seq % 4 === 0);
     for (const chunk of [1, 5, 33, 100, 1 << 20]) {
       const seqs: number[] = [];
-      const report = scanBackward(path, (r) => (seqs.push(r.seq), true), chunk, () => needle);
+      const report = scanBackward(
+        path,
+        (r) => (seqs.push(r.seq), true),
+        chunk,
+        () => needle,
+      );
       assert.deepEqual(seqs, wanted, `chunk ${chunk}`);
       assert.deepEqual(report, { visited: wanted.length, malformed: 0, reachedStart: true });
       // Every line until seq 50 has been seen, then only the needle's.
       const mixed: number[] = [];
-      scanBackward(path, (r) => (mixed.push(r.seq), true), chunk, () => (mixed.length > 0 && (mixed.at(-1) as number) <= 50 ? needle : null));
-      assert.deepEqual(mixed, [...Array.from({ length: 11 }, (_, i) => 60 - i), ...wanted.filter((seq) => seq < 50)], `chunk ${chunk}`);
+      scanBackward(
+        path,
+        (r) => (mixed.push(r.seq), true),
+        chunk,
+        () => (mixed.length > 0 && (mixed.at(-1) as number) <= 50 ? needle : null),
+      );
+      assert.deepEqual(
+        mixed,
+        [...Array.from({ length: 11 }, (_, i) => 60 - i), ...wanted.filter((seq) => seq < 50)],
+        `chunk ${chunk}`,
+      );
     }
   });
 

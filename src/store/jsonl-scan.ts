@@ -1,8 +1,8 @@
 // Reading a JSONL log without loading all of it: its first record, or its records from the last one backwards.
 // Restore uses these so that it parses only the lines it needs (the descriptor and the tail of each log).
 import { closeSync, fstatSync, openSync, readSync } from 'node:fs';
-import { parseLine } from './jsonl-log.ts';
 import type { LogRecord } from './jsonl-log.ts';
+import { parseLine } from './jsonl-log.ts';
 
 /** What a backward scan went through. */
 export interface ScanReport {
@@ -62,7 +62,12 @@ export type LineNeedle = () => Buffer | null;
  * lines that do not parse are skipped and counted. With `needle`, lines without its bytes are passed over unparsed.
  * Returns what the scan went through.
  */
-export function scanBackward(path: string, visit: (record: LogRecord) => boolean, chunkBytes = 16_384, needle?: LineNeedle): ScanReport {
+export function scanBackward(
+  path: string,
+  visit: (record: LogRecord) => boolean,
+  chunkBytes = 16_384,
+  needle?: LineNeedle,
+): ScanReport {
   const report: ScanReport = { visited: 0, malformed: 0, reachedStart: false };
   const fd = openSync(path, 'r');
   try {

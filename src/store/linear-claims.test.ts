@@ -42,32 +42,99 @@ describeEachDatabase('LinearClaimStore', (fresh) => {
 
   it('pairs an assignment reported by both webhooks within the window, in either order, once', async () => {
     const claims = new LinearClaimStore((await fresh()).db);
-    const first = await claims.recordAssignment({ issueId: 'i1', source: 'issue', deliveryId: 'a', now: 1_000, windowMs: WINDOW });
+    const first = await claims.recordAssignment({
+      issueId: 'i1',
+      source: 'issue',
+      deliveryId: 'a',
+      now: 1_000,
+      windowMs: WINDOW,
+    });
     assert.equal(first.kind, 'new');
     await claims.setAssignmentSession(first.seq, 'as-1');
-    assert.deepEqual(await claims.recordAssignment({ issueId: 'i1', source: 'issue', deliveryId: 'a', now: 2_000, windowMs: WINDOW }), {
-      kind: 'redelivery',
-      seq: first.seq,
-      agentSessionId: 'as-1',
-      paired: false,
+    assert.deepEqual(
+      await claims.recordAssignment({ issueId: 'i1', source: 'issue', deliveryId: 'a', now: 2_000, windowMs: WINDOW }),
+      {
+        kind: 'redelivery',
+        seq: first.seq,
+        agentSessionId: 'as-1',
+        paired: false,
+      },
+    );
+    const second = await claims.recordAssignment({
+      issueId: 'i1',
+      source: 'notification',
+      deliveryId: 'b',
+      now: 3_000,
+      windowMs: WINDOW,
     });
-    const second = await claims.recordAssignment({ issueId: 'i1', source: 'notification', deliveryId: 'b', now: 3_000, windowMs: WINDOW });
     assert.deepEqual(second, { kind: 'paired', seq: second.seq, pairedWith: first.seq });
-    assert.equal((await claims.recordAssignment({ issueId: 'i1', source: 'notification', deliveryId: 'b', now: 4_000, windowMs: WINDOW })).kind, 'redelivery');
+    assert.equal(
+      (
+        await claims.recordAssignment({
+          issueId: 'i1',
+          source: 'notification',
+          deliveryId: 'b',
+          now: 4_000,
+          windowMs: WINDOW,
+        })
+      ).kind,
+      'redelivery',
+    );
     // A second notification for the same issue is a new assignment (its partner is taken).
-    assert.equal((await claims.recordAssignment({ issueId: 'i1', source: 'notification', deliveryId: 'c', now: 5_000, windowMs: WINDOW })).kind, 'new');
+    assert.equal(
+      (
+        await claims.recordAssignment({
+          issueId: 'i1',
+          source: 'notification',
+          deliveryId: 'c',
+          now: 5_000,
+          windowMs: WINDOW,
+        })
+      ).kind,
+      'new',
+    );
     // Notification first, then the Issue webhook.
-    assert.equal((await claims.recordAssignment({ issueId: 'i2', source: 'notification', deliveryId: 'd', now: 1_000, windowMs: WINDOW })).kind, 'new');
-    assert.equal((await claims.recordAssignment({ issueId: 'i2', source: 'issue', deliveryId: 'e', now: 1_500, windowMs: WINDOW })).kind, 'paired');
+    assert.equal(
+      (
+        await claims.recordAssignment({
+          issueId: 'i2',
+          source: 'notification',
+          deliveryId: 'd',
+          now: 1_000,
+          windowMs: WINDOW,
+        })
+      ).kind,
+      'new',
+    );
+    assert.equal(
+      (await claims.recordAssignment({ issueId: 'i2', source: 'issue', deliveryId: 'e', now: 1_500, windowMs: WINDOW }))
+        .kind,
+      'paired',
+    );
   });
 
   it('treats reports further apart than the window as two assignments, and prunes old rows', async () => {
     const claims = new LinearClaimStore((await fresh()).db);
-    assert.equal((await claims.recordAssignment({ issueId: 'i1', source: 'issue', deliveryId: 'a', now: 0, windowMs: WINDOW })).kind, 'new');
-    assert.equal((await claims.recordAssignment({ issueId: 'i1', source: 'notification', deliveryId: 'b', now: WINDOW + 1, windowMs: WINDOW })).kind, 'new');
+    assert.equal(
+      (await claims.recordAssignment({ issueId: 'i1', source: 'issue', deliveryId: 'a', now: 0, windowMs: WINDOW }))
+        .kind,
+      'new',
+    );
+    assert.equal(
+      (
+        await claims.recordAssignment({
+          issueId: 'i1',
+          source: 'notification',
+          deliveryId: 'b',
+          now: WINDOW + 1,
+          windowMs: WINDOW,
+        })
+      ).kind,
+      'new',
+    );
     await claims.claim('comment:old', 'x', 0);
     await claims.claim('comment:new', 'x', WINDOW * 2);
-    assert.equal(await claims.prune(WINDOW), 2, "the first assignment and the old claim");
+    assert.equal(await claims.prune(WINDOW), 2, 'the first assignment and the old claim');
     assert.equal(await claims.owner('comment:old'), null);
     assert.equal(await claims.owner('comment:new'), 'x');
   });

@@ -52,10 +52,26 @@ export class LinearClaimStore {
    * Records that `source` reported the assignment of `issueId` to the app (delivery `deliveryId`). Within `windowMs`
    * of an unpaired report from the other source, the two are one assignment (`paired`). All in one transaction.
    */
-  async recordAssignment(input: { issueId: string; source: AssignmentSource; deliveryId: string; now: number; windowMs: number }): Promise<AssignmentClaim> {
+  async recordAssignment(input: {
+    issueId: string;
+    source: AssignmentSource;
+    deliveryId: string;
+    now: number;
+    windowMs: number;
+  }): Promise<AssignmentClaim> {
     return this.#db.transaction().execute(async (trx): Promise<AssignmentClaim> => {
-      const same = await trx.selectFrom('linear_assignments').selectAll().where('delivery_id', '=', input.deliveryId).executeTakeFirst();
-      if (same) return { kind: 'redelivery', seq: same.seq, agentSessionId: same.agent_session_id, paired: same.paired_with !== null };
+      const same = await trx
+        .selectFrom('linear_assignments')
+        .selectAll()
+        .where('delivery_id', '=', input.deliveryId)
+        .executeTakeFirst();
+      if (same)
+        return {
+          kind: 'redelivery',
+          seq: same.seq,
+          agentSessionId: same.agent_session_id,
+          paired: same.paired_with !== null,
+        };
       const other = await trx
         .selectFrom('linear_assignments as a')
         .select('a.seq')
@@ -63,13 +79,23 @@ export class LinearClaimStore {
         .where('a.source', '<>', input.source)
         .where('a.created_at', '>=', input.now - input.windowMs)
         .where('a.paired_with', 'is', null)
-        .where((eb) => eb.not(eb.exists(eb.selectFrom('linear_assignments as b').select('b.seq').whereRef('b.paired_with', '=', 'a.seq'))))
+        .where((eb) =>
+          eb.not(
+            eb.exists(eb.selectFrom('linear_assignments as b').select('b.seq').whereRef('b.paired_with', '=', 'a.seq')),
+          ),
+        )
         .orderBy('a.seq', 'desc')
         .limit(1)
         .executeTakeFirst();
       const inserted = await trx
         .insertInto('linear_assignments')
-        .values({ issue_id: input.issueId, source: input.source, delivery_id: input.deliveryId, paired_with: other?.seq ?? null, created_at: input.now })
+        .values({
+          issue_id: input.issueId,
+          source: input.source,
+          delivery_id: input.deliveryId,
+          paired_with: other?.seq ?? null,
+          created_at: input.now,
+        })
         .returning('seq')
         .executeTakeFirstOrThrow();
       if (other) return { kind: 'paired', seq: inserted.seq, pairedWith: other.seq };
@@ -79,7 +105,11 @@ export class LinearClaimStore {
 
   /** Remembers the agent session created for an assignment (a redelivery reuses it). */
   async setAssignmentSession(seq: number, agentSessionId: string): Promise<void> {
-    await this.#db.updateTable('linear_assignments').set({ agent_session_id: agentSessionId }).where('seq', '=', seq).execute();
+    await this.#db
+      .updateTable('linear_assignments')
+      .set({ agent_session_id: agentSessionId })
+      .where('seq', '=', seq)
+      .execute();
   }
 
   /** Deletes claims and assignments older than `before` (one transaction); resolves how many rows went. */

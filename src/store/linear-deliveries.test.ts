@@ -6,22 +6,38 @@ import { describeEachDatabase } from '../../test/support/databases.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { openDatabase } from './database.ts';
 import { sqliteKysely } from './kysely/connection.ts';
-import { LinearDeliveryStore, runnableQuery } from './linear-deliveries.ts';
 import type { NewDelivery } from './linear-deliveries.ts';
+import { LinearDeliveryStore, runnableQuery } from './linear-deliveries.ts';
 
 function delivery(n: number, orderKey: string): NewDelivery {
-  return { deliveryId: `d-${n}`, eventType: 'Issue', action: 'update', orderKey, payload: '{}', bodyDigest: `digest-${n}`, receivedAt: 1 };
+  return {
+    deliveryId: `d-${n}`,
+    eventType: 'Issue',
+    action: 'update',
+    orderKey,
+    payload: '{}',
+    bodyDigest: `digest-${n}`,
+    receivedAt: 1,
+  };
 }
 
 describe('LinearDeliveryStore on SQLite', () => {
   it('claims from the index of pending deliveries in arrival order: no sort of the backlog', () => {
     const db = openDatabase(':memory:');
     const compiled = runnableQuery(sqliteKysely(db), 0, 1).compile();
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...(compiled.parameters as number[])) as { detail: string }[]).map((r) => r.detail);
+    const plan = (
+      db.prepare(`EXPLAIN QUERY PLAN ${compiled.sql}`).all(...(compiled.parameters as number[])) as { detail: string }[]
+    ).map((r) => r.detail);
     assert.ok(!plan.some((d) => /TEMP B-TREE/.test(d)), plan.join('\n'));
-    assert.ok(plan.some((d) => /linear_webhook_deliveries_pending/.test(d)), plan.join('\n'));
+    assert.ok(
+      plan.some((d) => /linear_webhook_deliveries_pending/.test(d)),
+      plan.join('\n'),
+    );
     // The look-behind for an open earlier delivery of the same key uses the partial index of open deliveries.
-    assert.ok(plan.some((d) => /linear_webhook_deliveries_open/.test(d)), plan.join('\n'));
+    assert.ok(
+      plan.some((d) => /linear_webhook_deliveries_open/.test(d)),
+      plan.join('\n'),
+    );
   });
 
   it("commits the worker's bookkeeping without fsync and gives the connection its synchronous setting back", async () => {
@@ -47,7 +63,8 @@ describe('LinearDeliveryStore on SQLite', () => {
             return new Proxy(statement, {
               get(st, k) {
                 const value = Reflect.get(st, k) as unknown;
-                if ((k !== 'run' && k !== 'all') || typeof value !== 'function') return typeof value === 'function' ? value.bind(st) : value;
+                if ((k !== 'run' && k !== 'all') || typeof value !== 'function')
+                  return typeof value === 'function' ? value.bind(st) : value;
                 return (...args: unknown[]) => (atCommit.push(synchronous()), value.apply(st, args));
               },
             });
@@ -59,7 +76,10 @@ describe('LinearDeliveryStore on SQLite', () => {
     });
     const store = new LinearDeliveryStore(sqliteKysely(watched));
     await store.enqueueMany([delivery(1, 'a')]);
-    const [claimed, queued] = await Promise.all([store.settleAndClaim([], 10, 1), store.enqueueMany([delivery(2, 'b')])]);
+    const [claimed, queued] = await Promise.all([
+      store.settleAndClaim([], 10, 1),
+      store.enqueueMany([delivery(2, 'b')]),
+    ]);
     assert.equal(claimed.length, 1);
     assert.deepEqual(queued, [true]);
     assert.deepEqual(atCommit, [2, 1, 2], 'intake FULL, worker NORMAL, intake FULL');
@@ -94,19 +114,33 @@ describeEachDatabase('LinearDeliveryStore claims', (fresh) => {
     const store = new LinearDeliveryStore((await fresh()).db);
     await store.enqueueMany([delivery(1, 'a'), delivery(2, 'a'), delivery(3, 'b'), delivery(4, 'c'), delivery(5, 'b')]);
     const first = await store.settleAndClaim([], 10, 10);
-    assert.deepEqual(first.map((d) => d.deliveryId), ['d-1', 'd-3', 'd-4']);
+    assert.deepEqual(
+      first.map((d) => d.deliveryId),
+      ['d-1', 'd-3', 'd-4'],
+    );
     assert.ok(first.every((d) => d.status === 'processing' && d.attempts === 1));
     assert.deepEqual(await store.settleAndClaim([], 10, 10), [], 'the rest wait behind their key');
     const next = await store.settleAndClaim([{ seq: first[0]?.seq ?? 0, kind: 'done', outcome: 'ok' }], 11, 10);
-    assert.deepEqual(next.map((d) => d.deliveryId), ['d-2']);
+    assert.deepEqual(
+      next.map((d) => d.deliveryId),
+      ['d-2'],
+    );
     assert.equal((await store.get('d-1'))?.status, 'done');
   });
 
   it('dedups by delivery id and by body digest, within a group and across groups', async () => {
     const store = new LinearDeliveryStore((await fresh()).db);
     const sameDigest = { ...delivery(9, 'c'), bodyDigest: 'digest-1' };
-    assert.deepEqual(await store.enqueueMany([delivery(1, 'a'), delivery(1, 'a'), sameDigest, delivery(2, 'b')]), [true, false, false, true]);
-    assert.deepEqual(await store.enqueueMany([delivery(2, 'b'), { ...delivery(7, 'x'), bodyDigest: 'digest-2' }]), [false, false]);
+    assert.deepEqual(await store.enqueueMany([delivery(1, 'a'), delivery(1, 'a'), sameDigest, delivery(2, 'b')]), [
+      true,
+      false,
+      false,
+      true,
+    ]);
+    assert.deepEqual(await store.enqueueMany([delivery(2, 'b'), { ...delivery(7, 'x'), bodyDigest: 'digest-2' }]), [
+      false,
+      false,
+    ]);
     assert.equal(await store.enqueue(delivery(3, 'c')), true);
     assert.deepEqual(await store.counts(), { pending: 3, processing: 0, done: 0, dead: 0 });
   });
@@ -121,7 +155,10 @@ describeEachDatabase('LinearDeliveryStore claims', (fresh) => {
     assert.equal(await store.nextDueAfter(20), 500);
     assert.equal(await store.hasRunnable(20), false, 'a waits for its retry time; c is processing');
     assert.equal(await store.hasRunnable(500), true);
-    assert.deepEqual((await store.deadLetters()).map((d) => d.deliveryId), ['d-2']);
+    assert.deepEqual(
+      (await store.deadLetters()).map((d) => d.deliveryId),
+      ['d-2'],
+    );
     assert.equal(await store.retryDead('d-2', 30), true);
     assert.equal(await store.retryDead('d-2', 30), false, 'not dead any more');
     assert.equal((await store.get('d-2'))?.attempts, 0);

@@ -1,5 +1,5 @@
 import type { ExpressionBuilder, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import { sql,SqliteAdapter } from 'kysely';
+import { sql, SqliteAdapter } from 'kysely';
 import type { SlotOf } from './hot-statements.ts';
 import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
@@ -167,7 +167,11 @@ function claimUpdate(db: Kysely<Database>, count: number, slot: SlotOf) {
   return db
     .updateTable('linear_webhook_deliveries')
     .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: slot<number>(0) }))
-    .where('seq', 'in', Array.from({ length: count }, (_, i) => slot<number>(i + 1)));
+    .where(
+      'seq',
+      'in',
+      Array.from({ length: count }, (_, i) => slot<number>(i + 1)),
+    );
 }
 
 /** The values of a new delivery's row that vary, in the order `deliveryInsert` takes them. */
@@ -199,7 +203,10 @@ function deliveryGroupInsert(db: Kysely<Database>, count: number, slot: SlotOf) 
       updated_at: received,
     };
   });
-  return db.insertInto('linear_webhook_deliveries').values(rows).onConflict((oc) => oc.doNothing());
+  return db
+    .insertInto('linear_webhook_deliveries')
+    .values(rows)
+    .onConflict((oc) => oc.doNothing());
 }
 
 /**
@@ -215,7 +222,19 @@ function deliveryInsert(db: Kysely<Database>, slot: SlotOf) {
   const at = (eb: ExpressionBuilder<Database, never>) => eb.cast<number>(eb.val(slot<number>(6)), 'bigint');
   return db
     .insertInto('linear_webhook_deliveries')
-    .columns(['delivery_id', 'event_type', 'action', 'order_key', 'payload', 'body_digest', 'status', 'attempts', 'next_attempt_at', 'received_at', 'updated_at'])
+    .columns([
+      'delivery_id',
+      'event_type',
+      'action',
+      'order_key',
+      'payload',
+      'body_digest',
+      'status',
+      'attempts',
+      'next_attempt_at',
+      'received_at',
+      'updated_at',
+    ])
     .expression(
       db
         .selectNoFrom((eb) => [
@@ -307,8 +326,16 @@ export class LinearDeliveryStore {
         .select(['delivery_id', 'body_digest'])
         .where((eb) =>
           eb.or([
-            eb('delivery_id', 'in', ids.map((_, i) => slot<string>(i))),
-            eb('body_digest', 'in', digests.map((_, i) => slot<string>(ids.length + i))),
+            eb(
+              'delivery_id',
+              'in',
+              ids.map((_, i) => slot<string>(i)),
+            ),
+            eb(
+              'body_digest',
+              'in',
+              digests.map((_, i) => slot<string>(ids.length + i)),
+            ),
           ]),
         ),
     );
@@ -340,7 +367,11 @@ export class LinearDeliveryStore {
 
   /** Records a failed attempt: back to pending until `retryAt`, or dead when `retryAt` is null. */
   async fail(seq: number, error: string, now: number, retryAt: number | null): Promise<void> {
-    await this.settleAndClaim([retryAt === null ? { seq, kind: 'dead', error } : { seq, kind: 'retry', error, retryAt }], now, 0);
+    await this.settleAndClaim(
+      [retryAt === null ? { seq, kind: 'dead', error } : { seq, kind: 'retry', error, retryAt }],
+      now,
+      0,
+    );
   }
 
   /**
@@ -353,14 +384,20 @@ export class LinearDeliveryStore {
     return bookkeeping(this.#db, async (trx) => {
       // Outcomes that set the same values share one UPDATE (most of a turn's are "handled: <type>").
       for (const { kind, values, seqs } of groupOutcomes(outcomes)) {
-        await this.#hot.rows(trx, `${kind}:${seqs.length}`, [...values, now, ...seqs], (slot) => outcomeUpdate(trx, kind, seqs.length, slot));
+        await this.#hot.rows(trx, `${kind}:${seqs.length}`, [...values, now, ...seqs], (slot) =>
+          outcomeUpdate(trx, kind, seqs.length, slot),
+        );
       }
       if (limit <= 0) return [];
       // One query for the whole batch (at most one per order key, see runnableQuery), then one update for the claimed.
       const rows = await this.#runnable(trx, now, limit);
       if (rows.length === 0) return [];
-      await this.#hot.rows(trx, `claim:${rows.length}`, [now, ...rows.map((row) => row.seq)], (slot) => claimUpdate(trx, rows.length, slot));
-      return rows.map((row) => toDelivery({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }));
+      await this.#hot.rows(trx, `claim:${rows.length}`, [now, ...rows.map((row) => row.seq)], (slot) =>
+        claimUpdate(trx, rows.length, slot),
+      );
+      return rows.map((row) =>
+        toDelivery({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }),
+      );
     });
   }
 
@@ -390,7 +427,11 @@ export class LinearDeliveryStore {
 
   /** One delivery by id. */
   async get(deliveryId: string): Promise<StoredDelivery | undefined> {
-    const row = await this.#db.selectFrom('linear_webhook_deliveries').selectAll().where('delivery_id', '=', deliveryId).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('linear_webhook_deliveries')
+      .selectAll()
+      .where('delivery_id', '=', deliveryId)
+      .executeTakeFirst();
     return row ? toDelivery(row) : undefined;
   }
 

@@ -4,11 +4,11 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Worker } from 'node:worker_threads';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
-import { openDatabase } from './database.ts';
 import type { DatabaseSync } from './database.ts';
+import { openDatabase } from './database.ts';
 import { sqliteKysely } from './kysely/connection.ts';
-import { DispatchStore } from './linear-dispatches.ts';
 import type { NewDispatch } from './linear-dispatches.ts';
+import { DispatchStore } from './linear-dispatches.ts';
 
 const WORKER = new URL('../../test/support/dispatch-cas-worker.ts', import.meta.url);
 
@@ -34,7 +34,12 @@ function newDispatch(id: string, issueId: string, createdAt = 1_000): NewDispatc
 }
 
 /** Runs `workers` threads that race one operation against the same file; returns what each reported. */
-async function race(path: string, workers: number, op: 'transition' | 'claim', dispatchId = ''): Promise<(string | null)[]> {
+async function race(
+  path: string,
+  workers: number,
+  op: 'transition' | 'claim',
+  dispatchId = '',
+): Promise<(string | null)[]> {
   const barrier = new SharedArrayBuffer(4);
   const results = await Promise.all(
     Array.from(
@@ -71,7 +76,7 @@ describeEachDatabase('DispatchStore', (fresh) => {
     assert.equal((await store.insert(newDispatch('d3', 'i1'))).created, true);
   });
 
-  it('swaps the status only from an expected status, and attempt when given (the edges are the pipeline\'s: dispatch-transitions.test.ts)', async () => {
+  it("swaps the status only from an expected status, and attempt when given (the edges are the pipeline's: dispatch-transitions.test.ts)", async () => {
     await store.insert(newDispatch('d1', 'i1'));
     assert.equal(await store.compareAndSwap('d1', 'working', 'auditing', 1), null, 'not in the expected status');
     assert.equal((await store.compareAndSwap('d1', 'queued', 'dispatched', 1))?.status, 'dispatched');
@@ -79,13 +84,18 @@ describeEachDatabase('DispatchStore', (fresh) => {
     assert.equal(await store.compareAndSwap('d1', 'working', 'auditing', 3, { attempt: 2 }), null, 'wrong attempt');
     const auditing = await store.compareAndSwap('d1', 'working', 'auditing', 3, { attempt: 1 });
     assert.equal(auditing?.status, 'auditing');
-    const rework = await store.compareAndSwap('d1', 'auditing', 'working', 4, { attempt: 1, patch: { attempt: 2, context: { lastGaps: ['x'] } } });
+    const rework = await store.compareAndSwap('d1', 'auditing', 'working', 4, {
+      attempt: 1,
+      patch: { attempt: 2, context: { lastGaps: ['x'] } },
+    });
     assert.equal(rework?.attempt, 2);
     assert.deepEqual(rework?.context.lastGaps, ['x']);
     await store.compareAndSwap('d1', 'working', 'auditing', 5, { attempt: 2 });
     const done = await store.compareAndSwap('d1', 'auditing', 'done', 6);
     assert.equal(done?.completedAt, 6);
-    const reopened = await store.compareAndSwap('d1', 'done', 'queued', 7, { patch: { roundStart: 3, attempt: 3, stopRequested: false } });
+    const reopened = await store.compareAndSwap('d1', 'done', 'queued', 7, {
+      patch: { roundStart: 3, attempt: 3, stopRequested: false },
+    });
     assert.equal(reopened?.completedAt, null);
     assert.equal(reopened?.roundStart, 3);
   });
@@ -127,7 +137,14 @@ describeEachDatabase('DispatchStore', (fresh) => {
     await store.insert(newDispatch('old', 'i1'));
     await store.insert(newDispatch('new', 'i2'));
     await store.insert(newDispatch('live', 'i3'));
-    await store.addSession({ sessionId: 's-old', dispatchId: 'old', phase: 'worker', attempt: 1, try: 1, startedAt: 1 });
+    await store.addSession({
+      sessionId: 's-old',
+      dispatchId: 'old',
+      phase: 'worker',
+      attempt: 1,
+      try: 1,
+      startedAt: 1,
+    });
     await store.compareAndSwap('old', 'queued', 'stopped', 100);
     await store.compareAndSwap('new', 'queued', 'stopped', 900);
     assert.equal(await store.prune(500), 1);

@@ -75,12 +75,31 @@ export interface DispatchRecord {
 
 export type NewDispatch = Omit<
   DispatchRecord,
-  'status' | 'attempt' | 'roundStart' | 'stopRequested' | 'queueSeq' | 'lastError' | 'updatedAt' | 'lastActivityAt' | 'completedAt' | 'worktreePath'
+  | 'status'
+  | 'attempt'
+  | 'roundStart'
+  | 'stopRequested'
+  | 'queueSeq'
+  | 'lastError'
+  | 'updatedAt'
+  | 'lastActivityAt'
+  | 'completedAt'
+  | 'worktreePath'
 >;
 
 /** Fields a transition or an update may change besides the status. */
 export type DispatchPatch = Partial<
-  Pick<DispatchRecord, 'attempt' | 'roundStart' | 'lastError' | 'stopRequested' | 'worktreePath' | 'context' | 'agentSessionId' | 'lastActivityAt'>
+  Pick<
+    DispatchRecord,
+    | 'attempt'
+    | 'roundStart'
+    | 'lastError'
+    | 'stopRequested'
+    | 'worktreePath'
+    | 'context'
+    | 'agentSessionId'
+    | 'lastActivityAt'
+  >
 >;
 
 export type DispatchPhase = 'worker' | 'audit';
@@ -100,7 +119,6 @@ export interface DispatchSession {
   startedAt: number;
   endedAt: number | null;
 }
-
 
 type DispatchTable = Database['linear_dispatches'];
 type DispatchRow = Selectable<DispatchTable>;
@@ -330,8 +348,25 @@ export class DispatchStore {
       .where('status', '=', 'queued')
       .where((eb) =>
         eb.and([
-          eb('id', '=', eb.selectFrom('linear_dispatches').select('id').where('status', '=', 'queued').orderBy('queue_seq').orderBy('id').limit(1)),
-          eb(eb.selectFrom('linear_dispatches').select((sub) => sub.fn.countAll().as('n')).where('status', 'in', SLOT_STATUSES), '<', cap),
+          eb(
+            'id',
+            '=',
+            eb
+              .selectFrom('linear_dispatches')
+              .select('id')
+              .where('status', '=', 'queued')
+              .orderBy('queue_seq')
+              .orderBy('id')
+              .limit(1),
+          ),
+          eb(
+            eb
+              .selectFrom('linear_dispatches')
+              .select((sub) => sub.fn.countAll().as('n'))
+              .where('status', 'in', SLOT_STATUSES),
+            '<',
+            cap,
+          ),
         ]),
       )
       .returningAll()
@@ -370,7 +405,12 @@ export class DispatchStore {
 
   /** Records activity on a dispatch (the monitor marks dispatches without any for `staleAfterSec` as stuck). */
   async touch(id: string, now: number): Promise<void> {
-    await this.#db.updateTable('linear_dispatches').set({ last_activity_at: now }).where('id', '=', id).where('last_activity_at', '<', now).execute();
+    await this.#db
+      .updateTable('linear_dispatches')
+      .set({ last_activity_at: now })
+      .where('id', '=', id)
+      .where('last_activity_at', '<', now)
+      .execute();
   }
 
   /** Deletes finished dispatches (and their session map) completed before `before`. Returns how many. */
@@ -402,7 +442,11 @@ export class DispatchStore {
 
   /** The dispatch phase a coding session works for, if it is one of the pipeline's. */
   async session(sessionId: string): Promise<DispatchSession | null> {
-    const row = await this.#db.selectFrom('linear_dispatch_sessions').selectAll().where('session_id', '=', sessionId).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('linear_dispatch_sessions')
+      .selectAll()
+      .where('session_id', '=', sessionId)
+      .executeTakeFirst();
     return row ? sessionOf(row) : null;
   }
 
@@ -420,7 +464,12 @@ export class DispatchStore {
 
   /** Every session of a dispatch, oldest first. */
   async sessions(dispatchId: string): Promise<DispatchSession[]> {
-    const rows = await this.#db.selectFrom('linear_dispatch_sessions').selectAll().where('dispatch_id', '=', dispatchId).orderBy('seq').execute();
+    const rows = await this.#db
+      .selectFrom('linear_dispatch_sessions')
+      .selectAll()
+      .where('dispatch_id', '=', dispatchId)
+      .orderBy('seq')
+      .execute();
     return rows.map(sessionOf);
   }
 

@@ -31,7 +31,11 @@ export class LinearEffectStore {
 
   /** Marks a claimed effect as sent. */
   async markDone(key: string, now: number): Promise<void> {
-    await this.#db.updateTable('linear_effects').set({ state: 'done', updated_at: now }).where('key', '=', key).execute();
+    await this.#db
+      .updateTable('linear_effects')
+      .set({ state: 'done', updated_at: now })
+      .where('key', '=', key)
+      .execute();
   }
 
   /** Drops a pending claim (its effect was refused before anything happened: it may be sent afresh). */

@@ -1,8 +1,8 @@
 // The durable work queue of the Linear router: work the router took over from a webhook (answer a mention, triage an
 // issue, run a planner turn) is written here before the webhook is acknowledged, and run from here, at least once,
 // in order per serial key (one planning session's turns never overlap), resumed after a restart.
-import { sql } from 'kysely';
 import type { Kysely, Selectable } from 'kysely';
+import { sql } from 'kysely';
 import type { Database } from './tables/index.ts';
 
 export const JOB_STATUSES = ['queued', 'running', 'done', 'failed', 'cancelled'] as const;
@@ -120,10 +120,23 @@ export class LinearJobStore {
         .where('j.next_at', '<=', now)
         .where((eb) =>
           eb.and([
-            eb.not(eb.exists(eb.selectFrom('linear_jobs as r').select('r.seq').whereRef('r.serial_key', '=', 'j.serial_key').where('r.status', '=', RUNNING))),
             eb.not(
               eb.exists(
-                eb.selectFrom('linear_jobs as e').select('e.seq').whereRef('e.serial_key', '=', 'j.serial_key').where('e.status', '=', QUEUED).whereRef('e.seq', '<', 'j.seq'),
+                eb
+                  .selectFrom('linear_jobs as r')
+                  .select('r.seq')
+                  .whereRef('r.serial_key', '=', 'j.serial_key')
+                  .where('r.status', '=', RUNNING),
+              ),
+            ),
+            eb.not(
+              eb.exists(
+                eb
+                  .selectFrom('linear_jobs as e')
+                  .select('e.seq')
+                  .whereRef('e.serial_key', '=', 'j.serial_key')
+                  .where('e.status', '=', QUEUED)
+                  .whereRef('e.seq', '<', 'j.seq'),
               ),
             ),
           ]),
@@ -135,15 +148,29 @@ export class LinearJobStore {
       await trx
         .updateTable('linear_jobs')
         .set((eb) => ({ status: 'running', attempts: eb('attempts', '+', 1), updated_at: now }))
-        .where('seq', 'in', rows.map((row) => row.seq))
+        .where(
+          'seq',
+          'in',
+          rows.map((row) => row.seq),
+        )
         .where('status', '=', QUEUED)
         .execute();
-      return rows.map((row) => ({ ...toJob(row), status: 'running' as const, attempts: row.attempts + 1, updatedAt: now }));
+      return rows.map((row) => ({
+        ...toJob(row),
+        status: 'running' as const,
+        attempts: row.attempts + 1,
+        updatedAt: now,
+      }));
     });
   }
 
   /** Ends a running job; resolves false when it was not running (cancelled meanwhile). */
-  async finish(seq: number, status: 'done' | 'failed' | 'cancelled', error: string | null, now: number): Promise<boolean> {
+  async finish(
+    seq: number,
+    status: 'done' | 'failed' | 'cancelled',
+    error: string | null,
+    now: number,
+  ): Promise<boolean> {
     const result = await this.#db
       .updateTable('linear_jobs')
       .set({ status, last_error: error, updated_at: now })
@@ -220,7 +247,13 @@ export class LinearJobStore {
 
   /** True when a queued job is due now. */
   async hasDue(now: number): Promise<boolean> {
-    const row = await this.#db.selectFrom('linear_jobs').select('seq').where('status', '=', QUEUED).where('next_at', '<=', now).limit(1).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('linear_jobs')
+      .select('seq')
+      .where('status', '=', QUEUED)
+      .where('next_at', '<=', now)
+      .limit(1)
+      .executeTakeFirst();
     return row !== undefined;
   }
 

@@ -15,12 +15,23 @@ describeEachDatabase('LinearOAuthStore', (fresh) => {
     const installed = await store.tokens();
     assert.deepEqual(
       { ...installed },
-      { profile: 'default', ...grant, accessToken: 'at-2', ...identity, appUserName: 'App 2', createdAt: 1_000, updatedAt: 2_000 },
+      {
+        profile: 'default',
+        ...grant,
+        accessToken: 'at-2',
+        ...identity,
+        appUserName: 'App 2',
+        createdAt: 1_000,
+        updatedAt: 2_000,
+      },
     );
     const kept = await store.saveRefresh('default', { ...grant, accessToken: 'at-3', refreshToken: null }, 3_000);
     assert.equal(kept.accessToken, 'at-3');
     assert.equal(kept.refreshToken, 'rt-1');
-    assert.equal((await store.saveRefresh('default', { ...grant, accessToken: 'at-4', refreshToken: 'rt-2' }, 4_000)).refreshToken, 'rt-2');
+    assert.equal(
+      (await store.saveRefresh('default', { ...grant, accessToken: 'at-4', refreshToken: 'rt-2' }, 4_000)).refreshToken,
+      'rt-2',
+    );
     await assert.rejects(store.saveRefresh('other', grant, 4_000), /no Linear OAuth tokens stored for profile other/);
     await store.saveIdentity('default', 'u9', 'Nine', 5_000);
     assert.equal((await store.tokens())?.appUserId, 'u9');
@@ -37,7 +48,10 @@ describeEachDatabase('LinearOAuthStore', (fresh) => {
     assert.deepEqual(await store.consumeState('s1', 1_200), { check: 'reused' });
     assert.deepEqual(await store.consumeState('s2', 1_600), { check: 'expired' });
     assert.deepEqual(await store.consumeState('s2', 1_700), { check: 'reused' }, 'an expired state is used up too');
-    const both = await Promise.all([store.addState('s3', 'http://cb', 1_000, 9_000).then(() => store.consumeState('s3', 1_100)), store.consumeState('s3', 1_100)]);
+    const both = await Promise.all([
+      store.addState('s3', 'http://cb', 1_000, 9_000).then(() => store.consumeState('s3', 1_100)),
+      store.consumeState('s3', 1_100),
+    ]);
     assert.ok(both.filter((r) => r.check === 'ok').length <= 1);
     assert.equal(await store.stateOutcome('s1'), undefined);
     await store.setStateOutcome('s1', 'connected');

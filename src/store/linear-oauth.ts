@@ -60,7 +60,11 @@ export class LinearOAuthStore {
 
   /** The stored tokens of `profile`, or undefined when the workspace was never connected. */
   async tokens(profile = 'default'): Promise<StoredLinearTokens | undefined> {
-    const row = await this.#db.selectFrom('linear_oauth_tokens').selectAll().where('profile', '=', profile).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('linear_oauth_tokens')
+      .selectAll()
+      .where('profile', '=', profile)
+      .executeTakeFirst();
     return row ? toTokens(row) : undefined;
   }
 
@@ -71,7 +75,12 @@ export class LinearOAuthStore {
   async saveInstall(
     profile: string,
     grant: TokenGrant,
-    identity: { appUserId: string | null; appUserName: string | null; organizationId: string | null; organizationName: string | null },
+    identity: {
+      appUserId: string | null;
+      appUserName: string | null;
+      organizationId: string | null;
+      organizationName: string | null;
+    },
     now: number,
   ): Promise<void> {
     await this.#db
@@ -147,8 +156,14 @@ export class LinearOAuthStore {
   /** Records a freshly issued authorize `state`, valid until `expiresAt`; expired states are pruned on the way. */
   async addState(state: string, redirectUri: string, now: number, expiresAt: number): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await trx.deleteFrom('linear_oauth_states').where('expires_at', '<', now - 86_400_000).execute();
-      await trx.insertInto('linear_oauth_states').values({ state, redirect_uri: redirectUri, created_at: now, expires_at: expiresAt }).execute();
+      await trx
+        .deleteFrom('linear_oauth_states')
+        .where('expires_at', '<', now - 86_400_000)
+        .execute();
+      await trx
+        .insertInto('linear_oauth_states')
+        .values({ state, redirect_uri: redirectUri, created_at: now, expires_at: expiresAt })
+        .execute();
     });
   }
 
@@ -167,7 +182,11 @@ export class LinearOAuthStore {
         .returning(['redirect_uri', 'expires_at'])
         .executeTakeFirst();
       if (!marked) {
-        const known = await trx.selectFrom('linear_oauth_states').select('state').where('state', '=', state).executeTakeFirst();
+        const known = await trx
+          .selectFrom('linear_oauth_states')
+          .select('state')
+          .where('state', '=', state)
+          .executeTakeFirst();
         return { check: known ? 'reused' : 'unknown' };
       }
       if (marked.expires_at <= now) return { check: 'expired' };
@@ -182,7 +201,11 @@ export class LinearOAuthStore {
 
   /** The outcome recorded for `state`; undefined while its callback has not finished. */
   async stateOutcome(state: string): Promise<string | undefined> {
-    const row = await this.#db.selectFrom('linear_oauth_states').select('outcome').where('state', '=', state).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('linear_oauth_states')
+      .select('outcome')
+      .where('state', '=', state)
+      .executeTakeFirst();
     return row?.outcome ?? undefined;
   }
 }

@@ -1,11 +1,20 @@
 import assert from 'node:assert/strict';
 import { beforeEach, it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
-import { PlanningStore } from './linear-planning.ts';
 import type { NewPlanningSession } from './linear-planning.ts';
+import { PlanningStore } from './linear-planning.ts';
 
 function newSession(id: string, projectId: string, agentSessionId: string | null = null): NewPlanningSession {
-  return { id, projectId, projectName: `Project ${projectId}`, issueId: `issue-${id}`, issueIdentifier: `ENG-${id}`, teamId: 't', agentSessionId, createdBy: null };
+  return {
+    id,
+    projectId,
+    projectName: `Project ${projectId}`,
+    issueId: `issue-${id}`,
+    issueIdentifier: `ENG-${id}`,
+    teamId: 't',
+    agentSessionId,
+    createdBy: null,
+  };
 }
 
 describeEachDatabase('PlanningStore', (fresh) => {
@@ -19,7 +28,13 @@ describeEachDatabase('PlanningStore', (fresh) => {
     const first = await store.create(newSession('p1', 'proj', 'as-1'), 10);
     assert.equal(first.created, true);
     assert.deepEqual(
-      [first.session.status, first.session.turnCount, first.session.history, first.session.lastAudit, first.session.createdAt],
+      [
+        first.session.status,
+        first.session.turnCount,
+        first.session.history,
+        first.session.lastAudit,
+        first.session.createdAt,
+      ],
       ['interviewing', 0, [], null, 10],
     );
     const again = await store.create(newSession('p2', 'proj'), 11);
@@ -44,9 +59,21 @@ describeEachDatabase('PlanningStore', (fresh) => {
     const review = await store.compareAndSwap('p1', 'interviewing', 'plan_review', 12, { lastAudit: ['x'] });
     assert.deepEqual([review?.status, review?.lastAudit, review?.updatedAt], ['plan_review', ['x'], 12]);
     const history = [{ role: 'user' as const, content: 'hi' }];
-    const updated = await store.update('p1', { turnCount: 1, issuesCreated: 2, history, lastAudit: null, agentSessionId: 'as-2' }, 13);
+    const updated = await store.update(
+      'p1',
+      { turnCount: 1, issuesCreated: 2, history, lastAudit: null, agentSessionId: 'as-2' },
+      13,
+    );
     assert.deepEqual(
-      [updated?.status, updated?.turnCount, updated?.issuesCreated, updated?.history, updated?.lastAudit, updated?.agentSessionId, updated?.updatedAt],
+      [
+        updated?.status,
+        updated?.turnCount,
+        updated?.issuesCreated,
+        updated?.history,
+        updated?.lastAudit,
+        updated?.agentSessionId,
+        updated?.updatedAt,
+      ],
       ['plan_review', 1, 2, history, null, 'as-2', 13],
     );
     assert.equal(await store.update('nope', { turnCount: 1 }, 14), null);

@@ -36,9 +36,14 @@ export interface PlanningSession {
   updatedAt: number;
 }
 
-export type NewPlanningSession = Pick<PlanningSession, 'id' | 'projectId' | 'projectName' | 'issueId' | 'issueIdentifier' | 'teamId' | 'agentSessionId' | 'createdBy'>;
+export type NewPlanningSession = Pick<
+  PlanningSession,
+  'id' | 'projectId' | 'projectName' | 'issueId' | 'issueIdentifier' | 'teamId' | 'agentSessionId' | 'createdBy'
+>;
 
-export type PlanningPatch = Partial<Pick<PlanningSession, 'turnCount' | 'issuesCreated' | 'history' | 'lastAudit' | 'agentSessionId'>>;
+export type PlanningPatch = Partial<
+  Pick<PlanningSession, 'turnCount' | 'issuesCreated' | 'history' | 'lastAudit' | 'agentSessionId'>
+>;
 
 type PlanningTable = Database['linear_planning'];
 
@@ -69,7 +74,8 @@ function patchColumns(patch: PlanningPatch): Updateable<PlanningTable> {
   if (patch.turnCount !== undefined) columns.turn_count = patch.turnCount;
   if (patch.issuesCreated !== undefined) columns.issues_created = patch.issuesCreated;
   if (patch.history !== undefined) columns.history = JSON.stringify(patch.history);
-  if (patch.lastAudit !== undefined) columns.last_audit = patch.lastAudit === null ? null : JSON.stringify(patch.lastAudit);
+  if (patch.lastAudit !== undefined)
+    columns.last_audit = patch.lastAudit === null ? null : JSON.stringify(patch.lastAudit);
   if (patch.agentSessionId !== undefined) columns.agent_session_id = patch.agentSessionId;
   return columns;
 }
@@ -162,7 +168,13 @@ export class PlanningStore {
    * Compare-and-swap: moves the session from `from` to `to` with `patch`; resolves to the updated session, or null
    * when it is no longer in `from`. The edge itself is the caller's to check (transitionPlanning).
    */
-  async compareAndSwap(id: string, from: PlanningStatus, to: PlanningStatus, now: number, patch: PlanningPatch = {}): Promise<PlanningSession | null> {
+  async compareAndSwap(
+    id: string,
+    from: PlanningStatus,
+    to: PlanningStatus,
+    now: number,
+    patch: PlanningPatch = {},
+  ): Promise<PlanningSession | null> {
     const row = await this.#db
       .updateTable('linear_planning')
       .set({ status: to, updated_at: now, ...patchColumns(patch) })

@@ -87,7 +87,10 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
       db.schema.dropIndex('coding_sessions_started'),
       db.schema.dropIndex('coding_sessions_status_started'),
       db.schema.createIndex('coding_sessions_started_id').on('coding_sessions').columns(['started_at', 'id']),
-      db.schema.createIndex('coding_sessions_status_started_id').on('coding_sessions').columns(['status', 'started_at', 'id']),
+      db.schema
+        .createIndex('coding_sessions_status_started_id')
+        .on('coding_sessions')
+        .columns(['status', 'started_at', 'id']),
     ],
   },
 ];

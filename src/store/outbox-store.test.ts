@@ -3,8 +3,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
-import { OutboxStore } from './outbox-store.ts';
 import type { OutboxEntry } from './outbox-store.ts';
+import { OutboxStore } from './outbox-store.ts';
 
 const entry = (chat: string, text: string, dedupeKey?: string): OutboxEntry => ({
   targetKey: `chat|${chat}`,
@@ -53,7 +53,10 @@ describeEachDatabase('OutboxStore', (fresh) => {
     assert.equal((await store.head('chat|A'))?.text, 'one');
 
     await store.claim(one, 5);
-    assert.deepEqual((await store.claimed()).map((r) => [r.id, r.status]), [[one, 'sending']]);
+    assert.deepEqual(
+      (await store.claimed()).map((r) => [r.id, r.status]),
+      [[one, 'sending']],
+    );
     assert.equal((await store.head('chat|A'))?.text, 'two', 'a claimed message is not pending');
     assert.deepEqual(await store.counts(), { pending: 3, failed: 0 }, 'claimed messages count as pending');
     await store.unclaim(one, 6);
@@ -61,7 +64,15 @@ describeEachDatabase('OutboxStore', (fresh) => {
 
     await store.recordProgress(one, 2, 7);
     await store.recordFailure(one, 1, 100, 'flaky', 8);
-    assert.deepEqual(await store.head('chat|A'), { ...(await store.get(one)), status: 'pending', partsSent: 2, attempts: 1, nextAttemptAt: 100, lastError: 'flaky', updatedAt: 8 });
+    assert.deepEqual(await store.head('chat|A'), {
+      ...(await store.get(one)),
+      status: 'pending',
+      partsSent: 2,
+      attempts: 1,
+      nextAttemptAt: 100,
+      lastError: 'flaky',
+      updatedAt: 8,
+    });
     await store.recordProgress(one, 3, 9);
     const progressed = await store.get(one);
     assert.deepEqual([progressed?.partsSent, progressed?.attempts, progressed?.lastError], [3, 0, null]);
@@ -69,7 +80,11 @@ describeEachDatabase('OutboxStore', (fresh) => {
     await store.markSent(one, 10);
     assert.equal(await store.get(one), null, 'an unkeyed message is deleted when sent');
     await store.markSent(two, 11);
-    assert.deepEqual([(await store.get(two))?.status, (await store.get(two))?.updatedAt], ['sent', 11], 'a keyed one is kept as sent');
+    assert.deepEqual(
+      [(await store.get(two))?.status, (await store.get(two))?.updatedAt],
+      ['sent', 11],
+      'a keyed one is kept as sent',
+    );
     assert.equal(await store.head('chat|A'), null);
     assert.deepEqual(await store.pendingTargets(), ['chat|B']);
     assert.equal(await store.enqueue(entry('A', 'two again', 'k-2'), 12), null, 'a sent key still dedupes');
@@ -83,8 +98,14 @@ describeEachDatabase('OutboxStore', (fresh) => {
     await store.markFailed(a, 3, 'down', 20);
     await store.markFailed(b, 3, 'down', 30);
     await store.markFailed(c, 3, 'down', 30);
-    assert.deepEqual((await store.listFailed()).map((r) => r.text), ['c', 'b', 'a']);
-    assert.deepEqual((await store.listFailed(1)).map((r) => r.text), ['c']);
+    assert.deepEqual(
+      (await store.listFailed()).map((r) => r.text),
+      ['c', 'b', 'a'],
+    );
+    assert.deepEqual(
+      (await store.listFailed(1)).map((r) => r.text),
+      ['c'],
+    );
     assert.deepEqual(await store.counts(), { pending: 0, failed: 3 });
 
     assert.equal(await store.requeue(c, 40), true);
@@ -93,11 +114,18 @@ describeEachDatabase('OutboxStore', (fresh) => {
     assert.deepEqual([requeued?.status, requeued?.attempts, requeued?.nextAttemptAt], ['pending', 0, 40]);
 
     assert.equal(await store.pruneFailed(25), 1);
-    assert.deepEqual((await store.listFailed()).map((r) => r.text), ['b']);
+    assert.deepEqual(
+      (await store.listFailed()).map((r) => r.text),
+      ['b'],
+    );
     const kept = (await store.enqueue(entry('1', 'kept', 'key'), 50)) ?? -1;
     await store.markSent(kept, 50);
     assert.equal(await store.pruneSent(50), 0, 'settled at the bound: kept');
     assert.equal(await store.pruneSent(51), 1);
-    assert.equal((await store.enqueue(entry('1', 'kept', 'key'), 52)) === null, false, 'a pruned key no longer dedupes');
+    assert.equal(
+      (await store.enqueue(entry('1', 'kept', 'key'), 52)) === null,
+      false,
+      'a pruned key no longer dedupes',
+    );
   });
 });

@@ -97,12 +97,21 @@ export class OutboxStore {
 
   /** Claims a message for one send (status `sending`), committed before the connector is called. */
   async claim(id: number, now: number): Promise<void> {
-    await this.#db.updateTable('outbox_messages').set({ status: 'sending', updated_at: now }).where('id', '=', id).execute();
+    await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'sending', updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Messages left claimed by a crash (their send may or may not have happened), oldest first. */
   async claimed(): Promise<OutboxRecord[]> {
-    const rows = await this.#db.selectFrom('outbox_messages').selectAll().where('status', '=', 'sending').orderBy('id').execute();
+    const rows = await this.#db
+      .selectFrom('outbox_messages')
+      .selectAll()
+      .where('status', '=', 'sending')
+      .orderBy('id')
+      .execute();
     return rows.map(toRecord);
   }
 
@@ -118,7 +127,12 @@ export class OutboxStore {
 
   /** Conversation keys that have pending messages. */
   async pendingTargets(): Promise<string[]> {
-    const rows = await this.#db.selectFrom('outbox_messages').select('target_key').distinct().where('status', '=', 'pending').execute();
+    const rows = await this.#db
+      .selectFrom('outbox_messages')
+      .select('target_key')
+      .distinct()
+      .where('status', '=', 'pending')
+      .execute();
     return rows.map((r) => r.target_key);
   }
 
@@ -173,9 +187,17 @@ export class OutboxStore {
    * alone leaves a consistent row (a crash in between changes nothing: the delete only ever removes unkeyed rows).
    */
   async markSent(id: number, now: number): Promise<void> {
-    const deleted = await this.#db.deleteFrom('outbox_messages').where('id', '=', id).where('dedupe_key', 'is', null).executeTakeFirst();
+    const deleted = await this.#db
+      .deleteFrom('outbox_messages')
+      .where('id', '=', id)
+      .where('dedupe_key', 'is', null)
+      .executeTakeFirst();
     if (deleted.numDeletedRows > 0n) return;
-    await this.#db.updateTable('outbox_messages').set({ status: 'sent', updated_at: now }).where('id', '=', id).execute();
+    await this.#db
+      .updateTable('outbox_messages')
+      .set({ status: 'sent', updated_at: now })
+      .where('id', '=', id)
+      .execute();
   }
 
   /** Puts a dead letter back in its conversation's queue (at its original place); false if there is no such dead letter. */
@@ -219,13 +241,21 @@ export class OutboxStore {
 
   /** Deletes delivered (keyed) messages settled before `before`; their keys stop deduplicating. Resolves to how many. */
   async pruneSent(before: number): Promise<number> {
-    const result = await this.#db.deleteFrom('outbox_messages').where('status', '=', 'sent').where('updated_at', '<', before).executeTakeFirst();
+    const result = await this.#db
+      .deleteFrom('outbox_messages')
+      .where('status', '=', 'sent')
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 
   /** Deletes dead letters last touched before `before`; resolves to how many. */
   async pruneFailed(before: number): Promise<number> {
-    const result = await this.#db.deleteFrom('outbox_messages').where('status', '=', 'failed').where('updated_at', '<', before).executeTakeFirst();
+    const result = await this.#db
+      .deleteFrom('outbox_messages')
+      .where('status', '=', 'failed')
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 }

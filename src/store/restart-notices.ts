@@ -30,7 +30,12 @@ export class RestartNoticeStore {
 
   /** Session ids whose notice is still owed, oldest first. */
   async pending(): Promise<string[]> {
-    const rows = await this.#db.selectFrom('restart_notices').select('session_id').orderBy('interrupted_at').orderBy('session_id').execute();
+    const rows = await this.#db
+      .selectFrom('restart_notices')
+      .select('session_id')
+      .orderBy('interrupted_at')
+      .orderBy('session_id')
+      .execute();
     return rows.map((r) => r.session_id);
   }
 

@@ -1,8 +1,8 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir } from '../core/private-files.ts';
-import { JsonlLog } from './jsonl-log.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
+import { JsonlLog } from './jsonl-log.ts';
 
 export type Listener = (record: LogRecord) => void;
 

@@ -58,7 +58,14 @@ export class WakeEventStore {
   }
 
   /** Stores a new pending event; resolves to it, or to null when an event with this message id is already stored. */
-  async insert(input: { messageId: string; codingSessionId: string; kind: WakeEventKind; originSessionId: string | null; text: string; now: number }): Promise<WakeEvent | null> {
+  async insert(input: {
+    messageId: string;
+    codingSessionId: string;
+    kind: WakeEventKind;
+    originSessionId: string | null;
+    text: string;
+    now: number;
+  }): Promise<WakeEvent | null> {
     const row = await this.#db
       .insertInto('wake_events')
       .values({
@@ -84,7 +91,13 @@ export class WakeEventStore {
 
   /** The oldest pending event (events are delivered in the order they happened). */
   async oldestPending(): Promise<WakeEvent | undefined> {
-    const row = await this.#db.selectFrom('wake_events').selectAll().where('status', '=', 'pending').orderBy('id').limit(1).executeTakeFirst();
+    const row = await this.#db
+      .selectFrom('wake_events')
+      .selectAll()
+      .where('status', '=', 'pending')
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst();
     return row ? fromRow(row) : undefined;
   }
 
@@ -92,7 +105,14 @@ export class WakeEventStore {
   async markDelivered(id: number, targetSessionId: string, via: WakeVia, now: number): Promise<void> {
     await this.#db
       .updateTable('wake_events')
-      .set((eb) => ({ status: 'delivered', target_session_id: targetSessionId, via, attempts: eb('attempts', '+', 1), error: null, settled_at: now }))
+      .set((eb) => ({
+        status: 'delivered',
+        target_session_id: targetSessionId,
+        via,
+        attempts: eb('attempts', '+', 1),
+        error: null,
+        settled_at: now,
+      }))
       .where('id', '=', id)
       .execute();
   }
@@ -129,7 +149,13 @@ export class WakeEventStore {
 
   /** The newest events with a status, newest first. */
   async recent(status: WakeEventStatus, limit = 10): Promise<WakeEvent[]> {
-    const rows = await this.#db.selectFrom('wake_events').selectAll().where('status', '=', status).orderBy('id', 'desc').limit(limit).execute();
+    const rows = await this.#db
+      .selectFrom('wake_events')
+      .selectAll()
+      .where('status', '=', status)
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .execute();
     return rows.map(fromRow);
   }
 
@@ -138,7 +164,9 @@ export class WakeEventStore {
     await this.#db
       .deleteFrom('wake_events')
       .where('status', '!=', 'pending')
-      .where('id', 'not in', (eb) => eb.selectFrom('wake_events').select('id').where('status', '!=', 'pending').orderBy('id', 'desc').limit(keep))
+      .where('id', 'not in', (eb) =>
+        eb.selectFrom('wake_events').select('id').where('status', '!=', 'pending').orderBy('id', 'desc').limit(keep),
+      )
       .execute();
   }
 }

@@ -25,7 +25,10 @@ describeEachDatabase('WebTranscriptStore', (fresh) => {
     assert.deepEqual(await store.byClientId('chat-1', 'msg-1'), added);
     assert.equal(await store.byClientId('chat-2', 'msg-1'), undefined, 'client ids are per chat');
     const failed = await store.setStatus(added.pos, 'failed', 'inbox is full', 11);
-    assert.deepEqual([failed.version, failed.status, failed.error, failed.updatedAt], [2, 'failed', 'inbox is full', 11]);
+    assert.deepEqual(
+      [failed.version, failed.status, failed.error, failed.updatedAt],
+      [2, 'failed', 'inbox is full', 11],
+    );
     const accepted = await store.setStatus(added.pos, 'accepted', null, 12);
     assert.deepEqual([accepted.version, accepted.status, accepted.error], [3, 'accepted', null]);
     await assert.rejects(store.setStatus(added.pos + 1000, 'accepted', null, 13), /vanished/);
@@ -36,12 +39,24 @@ describeEachDatabase('WebTranscriptStore', (fresh) => {
     const store = new WebTranscriptStore((await fresh()).db, 100);
     const first = await store.addAgentMessage('chat-1', 'part one', 'chat-1:msg-1', 20, 'outbox-1-0');
     assert.equal(first.duplicate, false);
-    assert.deepEqual([first.message.role, first.message.status, first.message.replyTo, first.message.clientId], ['agent', 'sent', 'chat-1:msg-1', null]);
+    assert.deepEqual(
+      [first.message.role, first.message.status, first.message.replyTo, first.message.clientId],
+      ['agent', 'sent', 'chat-1:msg-1', null],
+    );
     const again = await store.addAgentMessage('chat-1', 'part one', 'chat-1:msg-1', 21, 'outbox-1-0');
     assert.deepEqual(again, { message: first.message, duplicate: true });
-    const unkeyed = [await store.addAgentMessage('chat-1', 'note', null, 22), await store.addAgentMessage('chat-1', 'note', null, 23)];
-    assert.deepEqual(unkeyed.map((r) => r.duplicate), [false, false]);
-    assert.deepEqual((await store.recent('chat-1', 10)).map((m) => m.text), ['part one', 'note', 'note']);
+    const unkeyed = [
+      await store.addAgentMessage('chat-1', 'note', null, 22),
+      await store.addAgentMessage('chat-1', 'note', null, 23),
+    ];
+    assert.deepEqual(
+      unkeyed.map((r) => r.duplicate),
+      [false, false],
+    );
+    assert.deepEqual(
+      (await store.recent('chat-1', 10)).map((m) => m.text),
+      ['part one', 'note', 'note'],
+    );
   });
 
   test('recent history and changes after a version, per chat, in version order; old messages are trimmed', async () => {
@@ -49,13 +64,32 @@ describeEachDatabase('WebTranscriptStore', (fresh) => {
     for (const text of ['a', 'b', 'c', 'd']) await store.addAgentMessage('chat-1', text, null, 1);
     await store.addAgentMessage('chat-2', 'elsewhere', null, 1);
     const user = await store.addUserMessage('chat-1', 'msg-1', 'e', 2);
-    assert.deepEqual((await store.recent('chat-1', 10)).map((m) => m.text), ['c', 'd', 'e'], 'only the newest 3 are kept');
+    assert.deepEqual(
+      (await store.recent('chat-1', 10)).map((m) => m.text),
+      ['c', 'd', 'e'],
+      'only the newest 3 are kept',
+    );
     const updated = await store.setStatus(user.pos, 'accepted', null, 3);
     const recent = await store.recent('chat-1', 2);
-    assert.deepEqual(recent.map((m) => [m.text, m.version]), [['d', 4], ['e', updated.version]]);
-    assert.deepEqual((await store.changedAfter('chat-1', 4)).map((m) => [m.text, m.status]), [['e', 'accepted']]);
-    assert.deepEqual((await store.changedAfter('chat-1', 0)).map((m) => m.text), ['c', 'd', 'e']);
-    assert.deepEqual((await store.changedAfter('chat-2', 0)).map((m) => m.text), ['elsewhere']);
+    assert.deepEqual(
+      recent.map((m) => [m.text, m.version]),
+      [
+        ['d', 4],
+        ['e', updated.version],
+      ],
+    );
+    assert.deepEqual(
+      (await store.changedAfter('chat-1', 4)).map((m) => [m.text, m.status]),
+      [['e', 'accepted']],
+    );
+    assert.deepEqual(
+      (await store.changedAfter('chat-1', 0)).map((m) => m.text),
+      ['c', 'd', 'e'],
+    );
+    assert.deepEqual(
+      (await store.changedAfter('chat-2', 0)).map((m) => m.text),
+      ['elsewhere'],
+    );
     assert.deepEqual(await store.changedAfter('chat-1', updated.version), []);
   });
 });

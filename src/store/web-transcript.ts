@@ -64,7 +64,13 @@ export class WebTranscriptStore {
   async addUserMessage(chatId: string, clientId: string, text: string, now: number): Promise<WebMessage> {
     return this.#db.transaction().execute(async (trx) => {
       const version = await nextVersion(trx);
-      return this.#insert(trx, chatId, version, { role: 'user', text, clientId, status: 'pending', replyTo: null, deliveryKey: null }, now);
+      return this.#insert(
+        trx,
+        chatId,
+        version,
+        { role: 'user', text, clientId, status: 'pending', replyTo: null, deliveryKey: null },
+        now,
+      );
     });
   }
 
@@ -83,10 +89,20 @@ export class WebTranscriptStore {
       // The counter first: its row lock orders concurrent writers, so the key check below sees an earlier one's row.
       const version = await nextVersion(trx);
       if (deliveryKey !== null) {
-        const row = await trx.selectFrom('web_messages').selectAll().where('delivery_key', '=', deliveryKey).executeTakeFirst();
+        const row = await trx
+          .selectFrom('web_messages')
+          .selectAll()
+          .where('delivery_key', '=', deliveryKey)
+          .executeTakeFirst();
         if (row) return { message: toMessage(row), duplicate: true };
       }
-      const message = await this.#insert(trx, chatId, version, { role: 'agent', text, clientId: null, status: 'sent', replyTo, deliveryKey }, now);
+      const message = await this.#insert(
+        trx,
+        chatId,
+        version,
+        { role: 'agent', text, clientId: null, status: 'sent', replyTo, deliveryKey },
+        now,
+      );
       return { message, duplicate: false };
     });
   }
@@ -142,7 +158,13 @@ export class WebTranscriptStore {
   }
 
   /** Inserts a row under `version`, then trims the chat to its newest `maxPerChat` messages. */
-  async #insert(trx: Transaction<Database>, chatId: string, version: number, fields: NewMessage, now: number): Promise<WebMessage> {
+  async #insert(
+    trx: Transaction<Database>,
+    chatId: string,
+    version: number,
+    fields: NewMessage,
+    now: number,
+  ): Promise<WebMessage> {
     const row = await trx
       .insertInto('web_messages')
       .values({
@@ -163,7 +185,13 @@ export class WebTranscriptStore {
       .deleteFrom('web_messages')
       .where('chat_id', '=', chatId)
       .where('pos', '<=', (eb) =>
-        eb.selectFrom('web_messages').select('pos').where('chat_id', '=', chatId).orderBy('pos', 'desc').limit(1).offset(this.#maxPerChat),
+        eb
+          .selectFrom('web_messages')
+          .select('pos')
+          .where('chat_id', '=', chatId)
+          .orderBy('pos', 'desc')
+          .limit(1)
+          .offset(this.#maxPerChat),
       )
       .execute();
     return toMessage(row);

@@ -3,13 +3,13 @@
 import assert from 'node:assert/strict';
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { TestContext } from 'node:test';
+import { afterEach, beforeEach, describe, it } from 'node:test';
 import { bundledClaudeExecutable, createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
 import type { HarnessEvent, Run, RunSpec } from '../../src/coding/harness.ts';
 import { drive, exitedOf, ofType } from '../support/harness-run.ts';
-import { startMockAnthropic, textReply, toolUseReply } from '../support/mock-anthropic.ts';
 import type { MockAnthropic } from '../support/mock-anthropic.ts';
+import { startMockAnthropic, textReply, toolUseReply } from '../support/mock-anthropic.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -107,7 +107,12 @@ describe('Claude Code contract (real binary, mock Messages API)', { timeout: 60_
     const [end, ...more] = ofType(events, 'turnEnd');
     assert.equal(more.length, 0);
     assert.equal(end?.outcome.ok, false);
-    assert.deepEqual(end?.outcome, { ok: false, reason: 'api_error', message: 'API Error: 400 mock bad request', apiErrorStatus: 400 });
+    assert.deepEqual(end?.outcome, {
+      ok: false,
+      reason: 'api_error',
+      message: 'API Error: 400 mock bad request',
+      apiErrorStatus: 400,
+    });
     const exited = exitedOf(events);
     assert.equal(exited.code, 1);
     assert.equal(exited.error, undefined, 'the failure was reported by the turn, not as a crash');

@@ -13,9 +13,25 @@ import { after, before, test } from 'node:test';
 import { codexNativeBinary, createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import type { Harness, Run, RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect as collectEvents, interruptTurn, meaningful, ofType, resumeAfterInterrupt, runOneTurn, runTwoTurns } from '../support/harness-run.ts';
-import { allInputTexts, inputItems, itemTexts, lastUserText, responsesText, startMockResponses } from '../support/mock-openai-responses.ts';
+import {
+  assertApiErrorTurn,
+  collect as collectEvents,
+  interruptTurn,
+  meaningful,
+  ofType,
+  resumeAfterInterrupt,
+  runOneTurn,
+  runTwoTurns,
+} from '../support/harness-run.ts';
 import type { MockResponses, ResponsesBody } from '../support/mock-openai-responses.ts';
+import {
+  allInputTexts,
+  inputItems,
+  itemTexts,
+  lastUserText,
+  responsesText,
+  startMockResponses,
+} from '../support/mock-openai-responses.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
 const executable = codexNativeBinary() ?? findPackageFile('@openai/codex', 'bin/codex.js');
@@ -54,8 +70,20 @@ function setup(): { harness: Harness; workdir: string } {
   const workdir = join(dir.path, `work-${counter}`);
   for (const d of [join(home, '.codex'), workdir]) mkdirSync(d, { recursive: true });
   const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  const proxies = Object.fromEntries(['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY'].flatMap((k) => [[k, proxyUrl], [k.toLowerCase(), proxyUrl]]));
-  const env = { HOME: home, CODEX_HOME: join(home, '.codex'), MOCK_KEY: 'x', ...proxies, NO_PROXY: '127.0.0.1,localhost', no_proxy: '127.0.0.1,localhost' };
+  const proxies = Object.fromEntries(
+    ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY'].flatMap((k) => [
+      [k, proxyUrl],
+      [k.toLowerCase(), proxyUrl],
+    ]),
+  );
+  const env = {
+    HOME: home,
+    CODEX_HOME: join(home, '.codex'),
+    MOCK_KEY: 'x',
+    ...proxies,
+    NO_PROXY: '127.0.0.1,localhost',
+    no_proxy: '127.0.0.1,localhost',
+  };
   const harness = createCodexHarness({
     config: {
       ...(executable ? { executable } : {}),
@@ -69,7 +97,14 @@ function setup(): { harness: Harness; workdir: string } {
 }
 
 function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): RunSpec {
-  return { sessionId: `sb-contract-${counter}`, prompt, workdir, model: 'mock-model', permissionMode: 'bypassPermissions', ...extra };
+  return {
+    sessionId: `sb-contract-${counter}`,
+    prompt,
+    workdir,
+    model: 'mock-model',
+    permissionMode: 'bypassPermissions',
+    ...extra,
+  };
 }
 
 /** Collects a run's events; the real CLI may take a while to answer. */
@@ -84,7 +119,11 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   const c = collect(run);
   const turnMs = (await runOneTurn(run, c)) - t0;
   const events = meaningful(c.events);
-  assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],
+    JSON.stringify(c.events),
+  );
   const [tool] = ofType(events, 'tool');
   assert.equal(tool?.name, 'shell');
   assert.match(String((tool?.input as { command?: unknown }).command), /echo hello-from-codex-tool/);
@@ -98,66 +137,106 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   assert.deepEqual(events.at(-1), { type: 'exited', code: 0 });
   const requests = mock.responseRequests().slice(before);
   assert.equal(requests.length, 2);
-  assert.ok((bodyOf(-2).tools ?? []).some((t) => t.name === 'exec_command'), 'Codex offers exec_command');
-  assert.ok(inputItems(bodyOf(-1)).some((i) => i.type === 'function_call_output'), 'the tool output went back to the model');
+  assert.ok(
+    (bodyOf(-2).tools ?? []).some((t) => t.name === 'exec_command'),
+    'Codex offers exec_command',
+  );
+  assert.ok(
+    inputItems(bodyOf(-1)).some((i) => i.type === 'function_call_output'),
+    'the tool output went back to the model',
+  );
   console.log(`codex contract: tool turn took ${turnMs} ms`);
 });
 
-test('resume: a second turn (send) and a second run (resumeBackendId) continue the same thread', { skip, timeout: TIMEOUT }, async () => {
-  const { harness, workdir } = setup();
-  const t0 = Date.now();
-  const run = harness.start(spec('remember the word PINEAPPLE', workdir, { systemPrompt: 'Answer like a pirate.' }));
-  const c = collect(run);
-  const id = await runTwoTurns(run, c, 'second turn', () => {
-    const developer = inputItems(bodyOf(-1)).filter((i) => i.role === 'developer').flatMap(itemTexts);
-    assert.ok(developer.length >= 2 && developer[0]?.includes('Codex'), 'Codex keeps its own instructions first');
-    assert.ok(developer.slice(1).includes('Answer like a pirate.'), 'the system prompt is appended as developer instructions');
-  });
-  const turn = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 };
-  assert.deepEqual(ofType(c.events, 'turnEnd').map((e) => e.usage), [turn, turn], 'cumulative thread usage comes out per turn');
-
-  const second = harness.start(spec('third turn', workdir, { resumeBackendId: id, systemPrompt: 'Answer like a pirate.' }));
-  const again = collect(second);
-  await again.waitFor((e) => e.type === 'turnEnd');
-  second.end();
-  await again.done;
-  assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, id);
-  assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
-  const texts = allInputTexts(bodyOf(-1));
-  for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK CODEX REPLY', 'third turn']) assert.ok(texts.some((t) => t.includes(earlier)), `history has ${earlier}`);
-  assert.equal(texts.filter((t) => t === 'Answer like a pirate.').length, 1, 'the system prompt is in the history once');
-  console.log(`codex contract: three turns over two runs took ${Date.now() - t0} ms`);
-});
-
-test('API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits', { skip, timeout: TIMEOUT }, async () => {
-  const { harness, workdir } = setup();
-  const c = collect(harness.start(spec('API_ERROR please', workdir)));
-  await c.done;
-  assertApiErrorTurn(c.events, 400, /mock bad request/);
-  assert.ok(ofType(c.events, 'warning').some((w) => /mock bad request/.test(w.message)), 'the `error` line before turn.failed is a warning');
-  assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
-});
-
-test('interrupt while the model is answering: turnEnd interrupted, then the next send resumes', { skip, timeout: TIMEOUT }, async () => {
-  const { harness, workdir } = setup();
-  // Resolves once the slow answer is being given: the turn to interrupt is under way.
-  const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
-  mock.setHandler((body) => {
-    if (!lastUserText(body).includes('SLOW')) return responsesText('MOCK CODEX REPLY');
-    answer();
-    return responsesText('late', { delayMs: 20_000 });
-  });
-  try {
-    const run = harness.start(spec('SLOW answer', workdir));
+test(
+  'resume: a second turn (send) and a second run (resumeBackendId) continue the same thread',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { harness, workdir } = setup();
+    const t0 = Date.now();
+    const run = harness.start(spec('remember the word PINEAPPLE', workdir, { systemPrompt: 'Answer like a pirate.' }));
     const c = collect(run);
-    await c.waitFor((e) => e.type === 'started');
-    await answering;
-    await interruptTurn(run, c);
-    await resumeAfterInterrupt(run, c, 'fast now');
-  } finally {
-    mock.setHandler(undefined);
-  }
-});
+    const id = await runTwoTurns(run, c, 'second turn', () => {
+      const developer = inputItems(bodyOf(-1))
+        .filter((i) => i.role === 'developer')
+        .flatMap(itemTexts);
+      assert.ok(developer.length >= 2 && developer[0]?.includes('Codex'), 'Codex keeps its own instructions first');
+      assert.ok(
+        developer.slice(1).includes('Answer like a pirate.'),
+        'the system prompt is appended as developer instructions',
+      );
+    });
+    const turn = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 };
+    assert.deepEqual(
+      ofType(c.events, 'turnEnd').map((e) => e.usage),
+      [turn, turn],
+      'cumulative thread usage comes out per turn',
+    );
+
+    const second = harness.start(
+      spec('third turn', workdir, { resumeBackendId: id, systemPrompt: 'Answer like a pirate.' }),
+    );
+    const again = collect(second);
+    await again.waitFor((e) => e.type === 'turnEnd');
+    second.end();
+    await again.done;
+    assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, id);
+    assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
+    const texts = allInputTexts(bodyOf(-1));
+    for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK CODEX REPLY', 'third turn'])
+      assert.ok(
+        texts.some((t) => t.includes(earlier)),
+        `history has ${earlier}`,
+      );
+    assert.equal(
+      texts.filter((t) => t === 'Answer like a pirate.').length,
+      1,
+      'the system prompt is in the history once',
+    );
+    console.log(`codex contract: three turns over two runs took ${Date.now() - t0} ms`);
+  },
+);
+
+test(
+  'API_ERROR: an HTTP 400 fails the turn with api_error 400 and the run exits',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { harness, workdir } = setup();
+    const c = collect(harness.start(spec('API_ERROR please', workdir)));
+    await c.done;
+    assertApiErrorTurn(c.events, 400, /mock bad request/);
+    assert.ok(
+      ofType(c.events, 'warning').some((w) => /mock bad request/.test(w.message)),
+      'the `error` line before turn.failed is a warning',
+    );
+    assert.deepEqual(c.events.at(-1), { type: 'exited', code: 1 });
+  },
+);
+
+test(
+  'interrupt while the model is answering: turnEnd interrupted, then the next send resumes',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { harness, workdir } = setup();
+    // Resolves once the slow answer is being given: the turn to interrupt is under way.
+    const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
+    mock.setHandler((body) => {
+      if (!lastUserText(body).includes('SLOW')) return responsesText('MOCK CODEX REPLY');
+      answer();
+      return responsesText('late', { delayMs: 20_000 });
+    });
+    try {
+      const run = harness.start(spec('SLOW answer', workdir));
+      const c = collect(run);
+      await c.waitFor((e) => e.type === 'started');
+      await answering;
+      await interruptTurn(run, c);
+      await resumeAfterInterrupt(run, c, 'fast now');
+    } finally {
+      mock.setHandler(undefined);
+    }
+  },
+);
 
 test('check(): the installed CLI reports its version', { skip, timeout: TIMEOUT }, async () => {
   const { harness } = setup();
@@ -166,7 +245,14 @@ test('check(): the installed CLI reports its version', { skip, timeout: TIMEOUT 
   assert.match(result.version ?? '', /^codex-cli \d+\.\d+\.\d+/);
 });
 
-test('no request reached a public host (every proxy variable pointed at a refusing recorder)', { skip, timeout: TIMEOUT }, () => {
-  assert.deepEqual(proxied, []);
-  assert.ok(mock.requests.every((r) => !r.upgrade), 'a custom provider is reached over plain HTTP');
-});
+test(
+  'no request reached a public host (every proxy variable pointed at a refusing recorder)',
+  { skip, timeout: TIMEOUT },
+  () => {
+    assert.deepEqual(proxied, []);
+    assert.ok(
+      mock.requests.every((r) => !r.upgrade),
+      'a custom provider is reached over plain HTTP',
+    );
+  },
+);

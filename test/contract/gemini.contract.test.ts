@@ -9,9 +9,18 @@ import { after, before, test } from 'node:test';
 import { findPackageFile } from '../../src/coding/executables.ts';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { Harness, Run, RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect as collectEvents, interruptTurn, meaningful, ofType, resumeAfterInterrupt, runOneTurn, runTwoTurns } from '../support/harness-run.ts';
-import { allTexts, geminiText, startMockGemini } from '../support/mock-gemini.ts';
+import {
+  assertApiErrorTurn,
+  collect as collectEvents,
+  interruptTurn,
+  meaningful,
+  ofType,
+  resumeAfterInterrupt,
+  runOneTurn,
+  runTwoTurns,
+} from '../support/harness-run.ts';
 import type { GeminiBody, MockGemini } from '../support/mock-gemini.ts';
+import { allTexts, geminiText, startMockGemini } from '../support/mock-gemini.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
 const bundle = findPackageFile('@google/gemini-cli', 'bundle/gemini.js');
@@ -73,7 +82,11 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   const c = collect(run);
   const turnMs = (await runOneTurn(run, c)) - t0;
   const events = meaningful(c.events);
-  assert.deepEqual(events.map((e) => e.type), ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'], JSON.stringify(c.events));
+  assert.deepEqual(
+    events.map((e) => e.type),
+    ['started', 'tool', 'toolResult', 'text', 'turnEnd', 'exited'],
+    JSON.stringify(c.events),
+  );
   const [started] = ofType(events, 'started');
   assert.match(started?.backendSessionId ?? '', UUID);
   const [tool] = ofType(events, 'tool');
@@ -91,30 +104,39 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   assert.ok((end?.usage?.inputTokens ?? 0) > 0);
   assert.deepEqual(events.at(-1), { type: 'exited', code: 0 });
   const settings = JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')) as Record<string, unknown>;
-  assert.deepEqual(settings.security, { auth: { selectedType: 'gemini-api-key' } }, 'the harness selected the auth type');
+  assert.deepEqual(
+    settings.security,
+    { auth: { selectedType: 'gemini-api-key' } },
+    'the harness selected the auth type',
+  );
   assert.deepEqual(settings.privacy, { usageStatisticsEnabled: false }, 'and kept the rest');
   console.log(`gemini contract: tool turn took ${turnMs} ms`);
 });
 
-test('resume: a second turn (send) and a second run (resumeBackendId) continue the same session', { skip, timeout: TIMEOUT }, async () => {
-  const { harness, workdir } = setup();
-  const t0 = Date.now();
-  const run = harness.start(spec('remember the word PINEAPPLE', workdir));
-  const id = await runTwoTurns(run, collect(run), 'second turn');
-  const before = mock.contentRequests().length;
+test(
+  'resume: a second turn (send) and a second run (resumeBackendId) continue the same session',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { harness, workdir } = setup();
+    const t0 = Date.now();
+    const run = harness.start(spec('remember the word PINEAPPLE', workdir));
+    const id = await runTwoTurns(run, collect(run), 'second turn');
+    const before = mock.contentRequests().length;
 
-  const second = harness.start(spec('third turn', workdir, { resumeBackendId: id }));
-  const again = collect(second);
-  await again.waitFor((e) => e.type === 'turnEnd');
-  second.end();
-  await again.done;
-  assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, id);
-  assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
-  const seen = mock.contentRequests().slice(before);
-  const texts = allTexts((seen.at(-1)?.body ?? {}) as GeminiBody).join('\n');
-  for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK GEMINI REPLY', 'third turn']) assert.ok(texts.includes(earlier), `history has ${earlier}`);
-  console.log(`gemini contract: three turns over two runs took ${Date.now() - t0} ms`);
-});
+    const second = harness.start(spec('third turn', workdir, { resumeBackendId: id }));
+    const again = collect(second);
+    await again.waitFor((e) => e.type === 'turnEnd');
+    second.end();
+    await again.done;
+    assert.equal(ofType(again.events, 'started')[0]?.backendSessionId, id);
+    assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.outcome, { ok: true });
+    const seen = mock.contentRequests().slice(before);
+    const texts = allTexts((seen.at(-1)?.body ?? {}) as GeminiBody).join('\n');
+    for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK GEMINI REPLY', 'third turn'])
+      assert.ok(texts.includes(earlier), `history has ${earlier}`);
+    console.log(`gemini contract: three turns over two runs took ${Date.now() - t0} ms`);
+  },
+);
 
 test('API_ERROR: the turn fails with api_error 400 and the run exits', { skip, timeout: TIMEOUT }, async () => {
   const { harness, workdir } = setup();
@@ -126,26 +148,31 @@ test('API_ERROR: the turn fails with api_error 400 and the run exits', { skip, t
   assert.equal((exited as { code: number | null }).code, 144);
 });
 
-test('interrupt while the model is answering: turnEnd interrupted, then the next send resumes', { skip, timeout: TIMEOUT }, async () => {
-  const { harness, workdir } = setup();
-  // Resolves once the slow answer is being given: the turn to interrupt is under way.
-  const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
-  mock.setHandler((body) => {
-    if (!allTexts(body).some((t) => t.includes('SLOW')) || allTexts(body).some((t) => t.includes('fast now'))) return geminiText('MOCK GEMINI REPLY');
-    answer();
-    return geminiText('late', { delayMs: 20_000 });
-  });
-  try {
-    const run = harness.start(spec('SLOW answer', workdir));
-    const c = collect(run);
-    await c.waitFor((e) => e.type === 'started');
-    await answering;
-    await interruptTurn(run, c);
-    await resumeAfterInterrupt(run, c, 'fast now');
-  } finally {
-    mock.setHandler(undefined);
-  }
-});
+test(
+  'interrupt while the model is answering: turnEnd interrupted, then the next send resumes',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { harness, workdir } = setup();
+    // Resolves once the slow answer is being given: the turn to interrupt is under way.
+    const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
+    mock.setHandler((body) => {
+      if (!allTexts(body).some((t) => t.includes('SLOW')) || allTexts(body).some((t) => t.includes('fast now')))
+        return geminiText('MOCK GEMINI REPLY');
+      answer();
+      return geminiText('late', { delayMs: 20_000 });
+    });
+    try {
+      const run = harness.start(spec('SLOW answer', workdir));
+      const c = collect(run);
+      await c.waitFor((e) => e.type === 'started');
+      await answering;
+      await interruptTurn(run, c);
+      await resumeAfterInterrupt(run, c, 'fast now');
+    } finally {
+      mock.setHandler(undefined);
+    }
+  },
+);
 
 test('check(): the bundled CLI reports its version', { skip, timeout: TIMEOUT }, async () => {
   const { harness } = setup();

@@ -11,12 +11,34 @@ describe('switchboard --follow through a stalled turn', () => {
   const { workdir, env } = rig;
 
   it('launch --follow keeps following past "stalled" to the turn end, saying the agent is silent, not waiting', async () => {
-    const launched = await switchboard(['launch', 'think', 'long', '[[sleep:1500]]', '--name', 'thinker', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
+    const launched = await switchboard(
+      [
+        'launch',
+        'think',
+        'long',
+        '[[sleep:1500]]',
+        '--name',
+        'thinker',
+        '--workdir',
+        workdir,
+        '--harness',
+        'claude',
+        '--follow',
+      ],
+      env,
+    );
     assert.equal(launched.code, 0, launched.stderr);
-    assert.match(launched.stdout, /⏳ thinker has been silent for a while \(no output, no tool running\); still following/);
+    assert.match(
+      launched.stdout,
+      /⏳ thinker has been silent for a while \(no output, no tool running\); still following/,
+    );
     assert.match(launched.stdout, /FAKE CLAUDE REPLY to: think long/, 'the reply after the stall is shown');
     assert.match(launched.stdout, /💬 thinker is waiting for input \(turn-end\)/, 'it stops at the real wait');
-    assert.doesNotMatch(launched.stdout.split('FAKE CLAUDE REPLY')[0] ?? '', /waiting for input/, 'the stall is not called a wait for input');
+    assert.doesNotMatch(
+      launched.stdout.split('FAKE CLAUDE REPLY')[0] ?? '',
+      /waiting for input/,
+      'the stall is not called a wait for input',
+    );
   });
 
   it('output --follow on a stalled session follows it to the turn end', { timeout: 30_000 }, async () => {
@@ -25,7 +47,10 @@ describe('switchboard --follow through a stalled turn', () => {
     const unsubscribe = sessions.on((signal) => {
       if (signal.type === 'waiting' && signal.reason === 'stalled' && signal.session.name === 'ponder') stall();
     });
-    await switchboard(['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'], env);
+    await switchboard(
+      ['launch', 'ponder', '[[sleep:2500]]', '--name', 'ponder', '--workdir', workdir, '--harness', 'claude'],
+      env,
+    );
     await stalled;
     unsubscribe();
     assert.equal((await sessions.live('ponder'))?.waitingFor, 'stalled', 'the session stalls');
@@ -34,18 +59,22 @@ describe('switchboard --follow through a stalled turn', () => {
     assert.match(followed.stdout, /FAKE CLAUDE REPLY to: ponder/);
     assert.match(followed.stdout, /💬 ponder is waiting for input \(turn-end\)/);
   });
-  it('output --follow on a session that already waits for input says what it waits on, and stops', { timeout: 30_000 }, async () => {
-    const sessions = rig.daemon.services.sessions;
-    const { promise: waiting, resolve: waited } = Promise.withResolvers<void>();
-    const unsubscribe = sessions.on((signal) => {
-      if (signal.type === 'waiting' && signal.reason === 'turn-end' && signal.session.name === 'quick') waited();
-    });
-    await switchboard(['launch', 'hello', '--name', 'quick', '--workdir', workdir, '--harness', 'claude'], env);
-    await waiting;
-    unsubscribe();
-    const followed = await switchboard(['output', 'quick', '--follow'], env);
-    assert.equal(followed.code, 0, followed.stderr);
-    assert.match(followed.stdout, /FAKE CLAUDE REPLY to: hello/);
-    assert.match(followed.stdout, /💬 quick is waiting for input \(turn-end\)/);
-  });
+  it(
+    'output --follow on a session that already waits for input says what it waits on, and stops',
+    { timeout: 30_000 },
+    async () => {
+      const sessions = rig.daemon.services.sessions;
+      const { promise: waiting, resolve: waited } = Promise.withResolvers<void>();
+      const unsubscribe = sessions.on((signal) => {
+        if (signal.type === 'waiting' && signal.reason === 'turn-end' && signal.session.name === 'quick') waited();
+      });
+      await switchboard(['launch', 'hello', '--name', 'quick', '--workdir', workdir, '--harness', 'claude'], env);
+      await waiting;
+      unsubscribe();
+      const followed = await switchboard(['output', 'quick', '--follow'], env);
+      assert.equal(followed.code, 0, followed.stderr);
+      assert.match(followed.stdout, /FAKE CLAUDE REPLY to: hello/);
+      assert.match(followed.stdout, /💬 quick is waiting for input \(turn-end\)/);
+    },
+  );
 });

@@ -12,7 +12,23 @@ describe('switchboard CLI', () => {
   const { dir, workdir, env } = rig;
 
   it('launch --follow streams what the agent says until it waits, then send, output and sessions --json', async () => {
-    const launched = await switchboard(['launch', 'add', 'a', 'test', 'for', 'parse()', '[[tool]]', '--workdir', workdir, '--harness', 'claude', '--follow'], env);
+    const launched = await switchboard(
+      [
+        'launch',
+        'add',
+        'a',
+        'test',
+        'for',
+        'parse()',
+        '[[tool]]',
+        '--workdir',
+        workdir,
+        '--harness',
+        'claude',
+        '--follow',
+      ],
+      env,
+    );
     assert.equal(launched.code, 0, launched.stderr);
     assert.match(launched.stdout, /Launched \(claude\)/);
     assert.match(launched.stdout, /🔧 Bash — echo hello-from-tool/);
@@ -35,7 +51,10 @@ describe('switchboard CLI', () => {
 
     const output = await switchboard(['output', 'add-test-parse', '--json'], env);
     const lines = (JSON.parse(output.stdout) as { lines: string[] }).lines;
-    assert.ok(lines.some((l) => l.includes('also cover empty input')), 'the second turn answered');
+    assert.ok(
+      lines.some((l) => l.includes('also cover empty input')),
+      'the second turn answered',
+    );
 
     const killed = await switchboard(['kill', 'add-test-parse'], env);
     assert.equal(killed.code, 0, killed.stderr);
@@ -63,7 +82,9 @@ describe('switchboard CLI', () => {
   });
 
   it('an invalid --url is bad input (exit 2), not a daemon that is not running', async () => {
-    const result = await switchboard(['sessions', '--url', 'localhost:18789'], { SWITCHBOARD_HOME: join(dir, 'nowhere') });
+    const result = await switchboard(['sessions', '--url', 'localhost:18789'], {
+      SWITCHBOARD_HOME: join(dir, 'nowhere'),
+    });
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /--url "localhost:18789"/);
     assert.doesNotMatch(result.stderr, /not running/);
@@ -71,14 +92,20 @@ describe('switchboard CLI', () => {
 
   it('a relative --workdir is relative to where the command was typed', async () => {
     mkdirSync(join(workdir, 'nested'), { recursive: true });
-    const launched = await switchboard(['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'], env, workdir);
+    const launched = await switchboard(
+      ['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'],
+      env,
+      workdir,
+    );
     assert.equal(launched.code, 0, launched.stderr);
     assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, join(workdir, 'nested'));
     await switchboard(['kill', 'rel-wd'], env);
   });
 
   it('start on a port a switchboard daemon holds says so and names gateway.port and --port', async () => {
-    const result = await switchboard(['start', '--port', String(rig.daemon.port)], { SWITCHBOARD_HOME: join(dir, 'second-home') });
+    const result = await switchboard(['start', '--port', String(rig.daemon.port)], {
+      SWITCHBOARD_HOME: join(dir, 'second-home'),
+    });
     assert.equal(result.code, 1, result.stderr);
     assert.match(result.stderr, new RegExp(`port ${rig.daemon.port} on 127\\.0\\.0\\.1`));
     assert.match(result.stderr, /another switchboard daemon/);
@@ -88,7 +115,9 @@ describe('switchboard CLI', () => {
 
   it('start refuses an invalid gateway.host before anything starts, naming the key', async () => {
     const elsewhere = join(dir, 'bad-host-home');
-    const result = await switchboard(['start', '--port', '0', '--host', 'localhost:8080'], { SWITCHBOARD_HOME: elsewhere });
+    const result = await switchboard(['start', '--port', '0', '--host', 'localhost:8080'], {
+      SWITCHBOARD_HOME: elsewhere,
+    });
     assert.equal(result.code, 2, result.stderr);
     assert.match(result.stderr, /gateway\.host "localhost:8080"/);
     assert.match(result.stderr, /without a port/);
@@ -96,7 +125,10 @@ describe('switchboard CLI', () => {
   });
 
   it('exits 1 and says how to start the daemon when it is not running', async () => {
-    const result = await switchboard(['sessions'], { SWITCHBOARD_HOME: join(dir, 'nowhere'), SWITCHBOARD_URL: 'http://127.0.0.1:9' });
+    const result = await switchboard(['sessions'], {
+      SWITCHBOARD_HOME: join(dir, 'nowhere'),
+      SWITCHBOARD_URL: 'http://127.0.0.1:9',
+    });
     assert.equal(result.code, 1);
     assert.match(result.stderr, /daemon is not running/);
     assert.match(result.stderr, /npm start/);

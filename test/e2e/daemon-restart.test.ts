@@ -5,10 +5,10 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
-import { waitFor } from '../support/wait-for.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -48,7 +48,11 @@ describe('SIGKILL of the daemon mid-session, then a restart', () => {
 
   it('loses nothing: the session comes back interrupted with its output, and resumes the same agent session', async () => {
     daemon = await startDaemonProcess(home);
-    const launched = await daemon.rpc<Summary>('sessions.launch', { prompt: 'write many notes [[stream:40]]', workdir, name: 'notes' });
+    const launched = await daemon.rpc<Summary>('sessions.launch', {
+      prompt: 'write many notes [[stream:40]]',
+      workdir,
+      name: 'notes',
+    });
     const before = await waitFor('five output blocks', async () => {
       const out = await daemon?.rpc<Output>('sessions.output', { session: 'notes', full: true });
       return out && out.lines.length >= 5 ? out : undefined;
@@ -70,7 +74,10 @@ describe('SIGKILL of the daemon mid-session, then a restart', () => {
     assert.ok(after.lines.length >= before.lines.length, 'every block seen before the kill is still there');
     assert.deepEqual(after.lines.slice(0, before.lines.length), before.lines);
 
-    const resumed = await daemon.rpc<{ kind: string; session: Summary }>('sessions.resume', { session: 'notes', prompt: 'carry on' });
+    const resumed = await daemon.rpc<{ kind: string; session: Summary }>('sessions.resume', {
+      session: 'notes',
+      prompt: 'carry on',
+    });
     assert.equal(resumed.kind, 'resumed');
     assert.equal(resumed.session.id, launched.id);
     const continued = await waitFor('the resumed turn to answer', async () => {

@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { DatabaseSync } from 'node:sqlite';
 import { describe, it } from 'node:test';
 import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/wait-for.ts';
 import { systemText, textsTo } from '../support/e2e-daemon.ts';
-import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody, ChatReply } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const LONG = 60_000;
 
@@ -42,8 +42,16 @@ describe('SIGKILL of the daemon inside the reply windows of a user turn', { conc
       await rig.start();
       await waitFor('the answer', () => textsTo(telegram, RIG_USER).includes('answer to: hello'), LONG);
       await waitFor('the outbox to be empty', async () => (await rig.health()).outbox.pending === 0, LONG);
-      assert.deepEqual(textsTo(telegram, RIG_USER), ['answer to: hello'], 'the recorded answer, once, and no "Internal error."');
-      assert.equal(rig.model.completionRequests().filter((r) => isUserTurn(r.body as ChatBody)).length, 1, 'the turn is not re-run');
+      assert.deepEqual(
+        textsTo(telegram, RIG_USER),
+        ['answer to: hello'],
+        'the recorded answer, once, and no "Internal error."',
+      );
+      assert.equal(
+        rig.model.completionRequests().filter((r) => isUserTurn(r.body as ChatBody)).length,
+        1,
+        'the turn is not re-run',
+      );
       assert.equal(rig.restored().cutOff, 1);
       await rig.stop();
     });
@@ -61,7 +69,11 @@ describe('SIGKILL of the daemon inside the reply windows of a user turn', { conc
       await waitFor('the answer', () => textsTo(telegram, RIG_USER).includes('answer to: hello'), LONG);
       await waitFor('the outbox to be empty', async () => (await rig.health()).outbox.pending === 0, LONG);
       assert.equal(rig.restored().cutOff, 1);
-      assert.deepEqual(outboxTexts(rig.home), ['answer to: hello'], 'restore handed the recorded answer over again under its key: still one row');
+      assert.deepEqual(
+        outboxTexts(rig.home),
+        ['answer to: hello'],
+        'restore handed the recorded answer over again under its key: still one row',
+      );
       assert.ok(!textsTo(telegram, RIG_USER).includes('Internal error.'), 'no "Internal error." for an answered turn');
       // A further restart finds the turn closed.
       await rig.kill();
@@ -75,7 +87,8 @@ describe('SIGKILL of the daemon inside the reply windows of a user turn', { conc
     let holding = true;
     const held: (() => void)[] = [];
     const handler = (body: ChatBody): ChatReply | Promise<ChatReply> => {
-      if (holding && isUserTurn(body)) return new Promise<ChatReply>((resolve) => held.push(() => resolve(chatText('answered too late'))));
+      if (holding && isUserTurn(body))
+        return new Promise<ChatReply>((resolve) => held.push(() => resolve(chatText('answered too late'))));
       return answer(body);
     };
     await withCrashRig('sb-crash-reply-cut-', handler, {}, async (rig) => {

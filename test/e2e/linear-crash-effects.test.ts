@@ -8,17 +8,26 @@ import { after, afterEach, before, describe, it } from 'node:test';
 import { FAULT_ENV } from '../../src/core/fault.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { LinearDeliveryStore } from '../../src/store/linear-deliveries.ts';
-import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
-import { waitFor } from '../support/wait-for.ts';
+import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
-import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
+import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';
-import { addTeam, agentSessionCreated, agentSessionPrompted, agentSessionStop, delegated, linearDaemonConfig, postWebhook, replayRepo } from '../support/linear-e2e.ts';
+import {
+  addTeam,
+  agentSessionCreated,
+  agentSessionPrompted,
+  agentSessionStop,
+  delegated,
+  linearDaemonConfig,
+  postWebhook,
+  replayRepo,
+} from '../support/linear-e2e.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 interface SessionView {
   name: string;
@@ -51,7 +60,13 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     mkdirSync(path, { recursive: true });
     const repo = replayRepo(join(dir.path, `repo-${n}`));
     const config = {
-      ...linearDaemonConfig({ dir: dir.path, repo, linearUrl: fake.graphqlUrl, agentLog: join(dir.path, `agents-${n}.jsonl`), originChannel: 'linear' }),
+      ...linearDaemonConfig({
+        dir: dir.path,
+        repo,
+        linearUrl: fake.graphqlUrl,
+        agentLog: join(dir.path, `agents-${n}.jsonl`),
+        originChannel: 'linear',
+      }),
       log: { level: 'warn' },
     };
     writeFileSync(join(path, 'config.json5'), JSON.stringify(config));
@@ -66,12 +81,18 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
 
   /** Starts a dispatch whose worker sleeps, and waits until the worker runs. */
   async function working(d: DaemonProcess): Promise<{ issue: FakeIssue; agentSessionId: string }> {
-    const issue = fake.workspace.addIssue({ teamId: team, title: 'Add a greeting', description: 'Add a greeting to the README. [[sleep:20000]]' });
+    const issue = fake.workspace.addIssue({
+      teamId: team,
+      title: 'Add a greeting',
+      description: 'Add a greeting to the README. [[sleep:20000]]',
+    });
     const { payload, agentSessionId } = agentSessionCreated(fake.workspace, issue, '@switchboard please do this');
     assert.equal(await postWebhook(d.url, payload), 200);
     await waitFor('the worker to run', async () => {
       const list = await d.rpc<{ sessions: SessionView[] }>('sessions.list', {});
-      return list.sessions.some((s) => s.name.startsWith(`${issue.identifier.toLowerCase()}-worker`) && s.status === 'running');
+      return list.sessions.some(
+        (s) => s.name.startsWith(`${issue.identifier.toLowerCase()}-worker`) && s.status === 'running',
+      );
     });
     return { issue, agentSessionId };
   }
@@ -79,7 +100,17 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
   async function killedBy(d: DaemonProcess, step: string): Promise<void> {
     const exit = await Promise.race([
       d.exited(),
-      new Promise<never>((_, reject) => setTimeout(() => reject(new Error(`not killed at ${step}: ${JSON.stringify([...fake.workspace.agentSessions.values()].map((s) => s.activities))}\n${d.output()}`)), 30_000).unref()),
+      new Promise<never>((_, reject) =>
+        setTimeout(
+          () =>
+            reject(
+              new Error(
+                `not killed at ${step}: ${JSON.stringify([...fake.workspace.agentSessions.values()].map((s) => s.activities))}\n${d.output()}`,
+              ),
+            ),
+          30_000,
+        ).unref(),
+      ),
     ]);
     assert.equal(exit.signal, 'SIGKILL', d.output());
     assert.match(d.output(), new RegExp(`fault injected at ${step.replace(/[.:]/g, '\\$&')}`));
@@ -143,7 +174,13 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     const path = home();
     const first = await start(path, 'linear.router.after-prompt');
     const { issue, agentSessionId } = await working(first);
-    assert.equal(await postWebhook(first.url, agentSessionPrompted(fake.workspace, issue, agentSessionId, 'Also greet in French.')), 200);
+    assert.equal(
+      await postWebhook(
+        first.url,
+        agentSessionPrompted(fake.workspace, issue, agentSessionId, 'Also greet in French.'),
+      ),
+      200,
+    );
     await killedBy(first, 'linear.router.after-prompt');
 
     const second = await start(path);
@@ -151,7 +188,10 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     const db = openDatabase(join(path, 'state.db'));
     try {
       const d = await new DispatchStore(sqliteKysely(db)).latestForAgentSession(agentSessionId);
-      assert.deepEqual(d?.context.userMessages?.filter((m) => m === 'Also greet in French.'), ['Also greet in French.']);
+      assert.deepEqual(
+        d?.context.userMessages?.filter((m) => m === 'Also greet in French.'),
+        ['Also greet in French.'],
+      );
     } finally {
       db.close();
     }
@@ -162,16 +202,24 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
   it('an assignment run again after a kill between creating its agent session and recording it creates no second session', async () => {
     const path = home();
     const first = await start(path, 'linear.router.after-agent-session');
-    const issue = fake.workspace.addIssue({ teamId: team, title: 'Add a farewell', description: 'Add a farewell to the README. [[sleep:20000]]' });
+    const issue = fake.workspace.addIssue({
+      teamId: team,
+      title: 'Add a farewell',
+      description: 'Add a farewell to the README. [[sleep:20000]]',
+    });
     issue.delegateId = FAKE_IDS.appUser;
     assert.equal(await postWebhook(first.url, delegated(issue)), 200);
     await killedBy(first, 'linear.router.after-agent-session');
 
     const second = await start(path);
     await deliveriesDone(path);
-    const created = fake.mutations.filter((m) => m.name === 'agentSessionCreateOnIssue' && JSON.stringify(m.variables).includes(issue.id));
+    const created = fake.mutations.filter(
+      (m) => m.name === 'agentSessionCreateOnIssue' && JSON.stringify(m.variables).includes(issue.id),
+    );
     assert.equal(created.length, 1, 'one agent session for the assignment');
-    const dispatches = (await second.rpc<{ dispatches: { issue: string }[] }>('linear.dispatches', {})).dispatches.filter((x) => x.issue === issue.identifier);
+    const dispatches = (
+      await second.rpc<{ dispatches: { issue: string }[] }>('linear.dispatches', {})
+    ).dispatches.filter((x) => x.issue === issue.identifier);
     assert.equal(dispatches.length, 1, 'one dispatch');
     await stopCleanly(second);
     assert.deepEqual(unexpectedErrors(second.output()), []);
@@ -181,7 +229,11 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
   async function createdAcrossKill(fault: string): Promise<Record<string, unknown>[]> {
     const path = home();
     const first = await start(path, fault);
-    const issue = fake.workspace.addIssue({ teamId: team, title: 'Add a greeting', description: 'Add a greeting to the README.' });
+    const issue = fake.workspace.addIssue({
+      teamId: team,
+      title: 'Add a greeting',
+      description: 'Add a greeting to the README.',
+    });
     const { payload, agentSessionId } = agentSessionCreated(fake.workspace, issue, '@switchboard please do this');
     assert.equal(await postWebhook(first.url, payload), 200);
     await killedBy(first, fault);
@@ -189,20 +241,25 @@ describe('Linear effects across a SIGKILL between the effect and its commit', { 
     await waitFor(
       'the dispatch done',
       async () => {
-        const list = (await second.rpc<{ dispatches: { issue: string; status: string }[] }>('linear.dispatches', {})).dispatches.filter((x) => x.issue === issue.identifier);
+        const list = (
+          await second.rpc<{ dispatches: { issue: string; status: string }[] }>('linear.dispatches', {})
+        ).dispatches.filter((x) => x.issue === issue.identifier);
         return list.length === 1 && list[0]?.status === 'done';
       },
       60_000,
     );
     await deliveriesDone(path);
-    const dispatches = (await second.rpc<{ dispatches: { issue: string }[] }>('linear.dispatches', {})).dispatches.filter((x) => x.issue === issue.identifier);
+    const dispatches = (
+      await second.rpc<{ dispatches: { issue: string }[] }>('linear.dispatches', {})
+    ).dispatches.filter((x) => x.issue === issue.identifier);
     assert.equal(dispatches.length, 1, 'one dispatch');
     await stopCleanly(second);
     assert.deepEqual(unexpectedErrors(second.output()), []);
     return fake.workspace.agentSessions.get(agentSessionId)?.activities.map((a) => a.content) ?? [];
   }
 
-  const pickedUp = (activities: Record<string, unknown>[]) => activities.filter((a) => a.type === 'thought' && String(a.body).startsWith('Picked up'));
+  const pickedUp = (activities: Record<string, unknown>[]) =>
+    activities.filter((a) => a.type === 'thought' && String(a.body).startsWith('Picked up'));
 
   it('a created event run again after a kill between recording its dispatch and saying so says "Picked up" once (not zero times)', async () => {
     const activities = await createdAcrossKill('linear.pipeline.after-insert');

@@ -4,17 +4,21 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { startDaemon } from '../../src/main.ts';
-import { ScriptedHarness } from '../support/scripted-harness.ts';
-import { startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
+import { startFakeLinear } from '../support/fake-linear.ts';
 import { postWebhook } from '../support/linear-e2e.ts';
 import { linearFixture, TEST_WEBHOOK_SECRET } from '../support/linear-webhook-fixtures.ts';
+import { ScriptedHarness } from '../support/scripted-harness.ts';
 import { tempDir } from '../support/temp-dir.ts';
 
 describe('the daemon with linear.enabled', { timeout: 60_000 }, () => {
   const dir = tempDir('sb-linear-daemon-');
   let fake: FakeLinear;
-  const harnesses = () => ({ claude: new ScriptedHarness('claude'), codex: new ScriptedHarness('codex', false), gemini: new ScriptedHarness('gemini', false) });
+  const harnesses = () => ({
+    claude: new ScriptedHarness('claude'),
+    codex: new ScriptedHarness('codex', false),
+    gemini: new ScriptedHarness('gemini', false),
+  });
 
   before(async () => {
     fake = await startFakeLinear();
@@ -26,7 +30,12 @@ describe('the daemon with linear.enabled', { timeout: 60_000 }, () => {
 
   it('refuses to start without a webhook signing secret, naming the key', async () => {
     await assert.rejects(
-      startDaemon({ home: join(dir.path, 'a'), env: {}, overrides: { 'gateway.port': 0, workspaces: [dir.path], 'log.level': 'silent', 'linear.enabled': true }, harnesses: harnesses() }),
+      startDaemon({
+        home: join(dir.path, 'a'),
+        env: {},
+        overrides: { 'gateway.port': 0, workspaces: [dir.path], 'log.level': 'silent', 'linear.enabled': true },
+        harnesses: harnesses(),
+      }),
       /linear\.webhookSecret: Linear is enabled but no webhook signing secret is configured/,
     );
   });
@@ -35,7 +44,15 @@ describe('the daemon with linear.enabled', { timeout: 60_000 }, () => {
     const daemon = await startDaemon({
       home: join(dir.path, 'b'),
       env: { LINEAR_WEBHOOK_SECRET: TEST_WEBHOOK_SECRET },
-      overrides: { 'gateway.port': 0, workspaces: [dir.path], 'log.level': 'silent', 'linear.enabled': true, 'linear.apiUrl': fake.graphqlUrl, 'linear.apiKey': 'lin_api_fake', 'linear.triage.enabled': false },
+      overrides: {
+        'gateway.port': 0,
+        workspaces: [dir.path],
+        'log.level': 'silent',
+        'linear.enabled': true,
+        'linear.apiUrl': fake.graphqlUrl,
+        'linear.apiKey': 'lin_api_fake',
+        'linear.triage.enabled': false,
+      },
       harnesses: harnesses(),
     });
     try {

@@ -5,14 +5,21 @@ import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
-import { waitFor } from '../support/wait-for.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
-import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
-import { addTeam, agentSessionCreated, delegated, linearDaemonConfig, postWebhook, replayRepo } from '../support/linear-e2e.ts';
+import { FAKE_IDS, startFakeLinear } from '../support/fake-linear.ts';
+import {
+  addTeam,
+  agentSessionCreated,
+  delegated,
+  linearDaemonConfig,
+  postWebhook,
+  replayRepo,
+} from '../support/linear-e2e.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 interface DispatchView {
   id: string;
@@ -40,7 +47,13 @@ describe('SIGKILL of the daemon mid-pipeline, then a restart', { timeout: 180_00
     const repo = replayRepo(join(dir.path, 'repo'));
     // No chat connector in this test: the pipeline's notifications only go to the log (originChannel `linear`).
     const config = {
-      ...linearDaemonConfig({ dir: dir.path, repo, linearUrl: fake.graphqlUrl, agentLog: join(dir.path, 'agents.jsonl'), originChannel: 'linear' }),
+      ...linearDaemonConfig({
+        dir: dir.path,
+        repo,
+        linearUrl: fake.graphqlUrl,
+        agentLog: join(dir.path, 'agents.jsonl'),
+        originChannel: 'linear',
+      }),
       log: { level: 'warn' },
     };
     writeFileSync(join(home, 'config.json5'), JSON.stringify(config));
@@ -55,7 +68,11 @@ describe('SIGKILL of the daemon mid-pipeline, then a restart', { timeout: 180_00
   it('finishes every dispatch exactly once: none doubled, none lost', async () => {
     const ws = fake.workspace;
     const team = addTeam(ws, 'OK');
-    const one = ws.addIssue({ teamId: team, title: 'Add a greeting', description: 'Add a greeting to the README. [[sleep:3000]]' });
+    const one = ws.addIssue({
+      teamId: team,
+      title: 'Add a greeting',
+      description: 'Add a greeting to the README. [[sleep:3000]]',
+    });
     const two = ws.addIssue({ teamId: team, title: 'Add a farewell', description: 'Add a farewell to the README.' });
     two.delegateId = FAKE_IDS.appUser;
 
@@ -82,17 +99,27 @@ describe('SIGKILL of the daemon mid-pipeline, then a restart', { timeout: 180_00
       'both dispatches done',
       async () => {
         const result = await again.rpc<{ dispatches: DispatchView[] }>('linear.dispatches', {});
-        return result.dispatches.length === 2 && result.dispatches.every((x) => x.status === 'done') ? result.dispatches : undefined;
+        return result.dispatches.length === 2 && result.dispatches.every((x) => x.status === 'done')
+          ? result.dispatches
+          : undefined;
       },
       120_000,
     );
     assert.deepEqual(done.map((x) => x.issue).sort(), ['OK-1', 'OK-2'], 'one dispatch per issue');
     // `done` is recorded before the summary is posted and the issue moved to Done: wait for those too.
-    await waitFor('both issues Done in Linear', () => ws.states.get(one.stateId)?.name === 'Done' && ws.states.get(two.stateId)?.name === 'Done', 30_000);
+    await waitFor(
+      'both issues Done in Linear',
+      () => ws.states.get(one.stateId)?.name === 'Done' && ws.states.get(two.stateId)?.name === 'Done',
+      30_000,
+    );
 
     // OK-1: its worker was resumed in place (one worker session), and Linear heard the start and the end once.
     const sessions = (await again.rpc<{ sessions: SessionView[] }>('sessions.list', {})).sessions;
-    assert.equal(sessions.filter((s) => s.name.startsWith('ok-1-worker')).length, 1, 'the interrupted worker was resumed, not doubled');
+    assert.equal(
+      sessions.filter((s) => s.name.startsWith('ok-1-worker')).length,
+      1,
+      'the interrupted worker was resumed, not doubled',
+    );
     const activities = ws.agentSessions.get(agentSessionId)?.activities.map((a) => a.content) ?? [];
     assert.equal(activities.filter((a) => a.type === 'thought' && String(a.body).startsWith('Picked up')).length, 1);
     assert.equal(activities.filter((a) => a.type === 'response').length, 1);

@@ -2,8 +2,8 @@
 // Linear sending `created` again long after (under a new delivery id) starts nothing, and an empty prompt is ignored.
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { agentSessionCreated, agentSessionPrompted, linearE2E } from '../support/linear-e2e.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
+import { agentSessionCreated, agentSessionPrompted, linearE2E } from '../support/linear-e2e.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 let rigs: LinearE2E[] = [];
@@ -16,10 +16,19 @@ afterEach(async () => {
 async function finishedSession() {
   const r = await linearE2E();
   rigs.push(r);
-  const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Add a greeting', description: 'Add a greeting to the README.', estimate: 1 });
+  const issue = r.ws.addIssue({
+    teamId: r.teams.OK,
+    title: 'Add a greeting',
+    description: 'Add a greeting to the README.',
+    estimate: 1,
+  });
   const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, '@switchboard please do this');
   assert.equal(await r.post(payload, 'delivery-first'), 200);
-  await waitFor('the dispatch to be done', async () => (await r.linear.pipeline.get(issue.id))?.status === 'done', 90_000);
+  await waitFor(
+    'the dispatch to be done',
+    async () => (await r.linear.pipeline.get(issue.id))?.status === 'done',
+    90_000,
+  );
   await r.linear.pipeline.idle();
   return { r, issue, payload, agentSessionId, before: r.activities(agentSessionId).length };
 }
@@ -30,7 +39,11 @@ async function assertUntouched(r: LinearE2E, agentSessionId: string, before: num
   assert.equal(dispatches.length, 1, 'one dispatch for the agent session');
   assert.equal(dispatches[0]?.status, 'done', 'the finished dispatch was not reopened');
   const activities = r.activities(agentSessionId);
-  assert.equal(activities.length, before, `nothing more was said in the session: ${JSON.stringify(activities.slice(before))}`);
+  assert.equal(
+    activities.length,
+    before,
+    `nothing more was said in the session: ${JSON.stringify(activities.slice(before))}`,
+  );
   assert.equal(activities.filter((a) => a.type === 'thought' && String(a.body).startsWith('Picked up')).length, 1);
   assert.equal(activities.filter((a) => a.type === 'response').length, 1);
 }

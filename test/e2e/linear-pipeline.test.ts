@@ -4,14 +4,14 @@
 // NO always fail).
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
+import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
+import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { FAKE_IDS } from '../support/fake-linear.ts';
-import { agentSessionCreated, agentSessionStop, CHAT, delegated, linearE2E } from '../support/linear-e2e.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
+import { agentSessionCreated, agentSessionStop, CHAT, delegated, linearE2E } from '../support/linear-e2e.ts';
 import { linearFixture } from '../support/linear-webhook-fixtures.ts';
 import { waitFor } from '../support/wait-for.ts';
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import { DispatchStore } from '../../src/store/linear-dispatches.ts';
-import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
 
 const TIMEOUT = 120_000;
 
@@ -27,9 +27,13 @@ afterEach(async () => {
 });
 
 async function until(r: LinearE2E, issueId: string, status: DispatchStatus): Promise<DispatchRecord> {
-  await waitFor(`dispatch of ${issueId} to be ${status} (is ${(await r.linear.pipeline.get(issueId))?.status})`, async () => (await r.linear.pipeline.get(issueId))?.status === status, 90_000);
+  await waitFor(
+    `dispatch of ${issueId} to be ${status} (is ${(await r.linear.pipeline.get(issueId))?.status})`,
+    async () => (await r.linear.pipeline.get(issueId))?.status === status,
+    90_000,
+  );
   await r.linear.pipeline.idle();
-  return await r.linear.pipeline.get(issueId) as DispatchRecord;
+  return (await r.linear.pipeline.get(issueId)) as DispatchRecord;
 }
 
 function ofType(list: Record<string, unknown>[], type: string): string[] {
@@ -47,7 +51,12 @@ async function workers(r: LinearE2E, dispatchId: string) {
 describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, () => {
   it('pass: agent session → worker → audit → done; one response, the issue Done, the chat told', async () => {
     const r = await rig();
-    const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Add a greeting', description: 'Add a greeting to the README.', estimate: 1 });
+    const issue = r.ws.addIssue({
+      teamId: r.teams.OK,
+      title: 'Add a greeting',
+      description: 'Add a greeting to the README.',
+      estimate: 1,
+    });
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, '@switchboard please do this');
     assert.equal(await r.post(payload), 200);
     const d = await until(r, issue.id, 'done');
@@ -68,12 +77,20 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
 
   it('fail then pass: the worker is re-spawned with the gaps and the dispatch ends done on attempt 2', async () => {
     const r = await rig();
-    const issue = r.ws.addIssue({ teamId: r.teams.RW, title: 'Add a greeting', description: 'Add a greeting and test it.' });
+    const issue = r.ws.addIssue({
+      teamId: r.teams.RW,
+      title: 'Add a greeting',
+      description: 'Add a greeting and test it.',
+    });
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
     const d = await until(r, issue.id, 'done');
     assert.equal(d.attempt, 2);
-    assert.ok(ofType(r.activities(agentSessionId), 'thought').some((t) => /The audit of attempt 1 failed[\s\S]*attempt 2 of 2/.test(t)));
+    assert.ok(
+      ofType(r.activities(agentSessionId), 'thought').some((t) =>
+        /The audit of attempt 1 failed[\s\S]*attempt 2 of 2/.test(t),
+      ),
+    );
     assert.equal(ofType(r.activities(agentSessionId), 'response').length, 1);
   });
 
@@ -87,7 +104,10 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     const errors = ofType(r.activities(agentSessionId), 'error');
     assert.equal(errors.length, 1);
     assert.match(errors[0] ?? '', /NO-1 is stuck: the audit failed 2 times \(maxAttempts 2\)/);
-    assert.deepEqual(r.outbox.deliveries.map((m) => m.to), [CHAT]);
+    assert.deepEqual(
+      r.outbox.deliveries.map((m) => m.to),
+      [CHAT],
+    );
     assert.match(r.outbox.to(CHAT)[0] ?? '', /^Linear NO-1 \(Impossible\) is stuck: the audit failed 2 times/);
     assert.equal(r.ws.states.get(issue.stateId)?.name, 'Backlog', 'the issue stays open');
   });
@@ -100,7 +120,11 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     await waitFor('the dispatch', async () => (await r.linear.pipeline.get(issue.id)) !== null);
     const id = ((await r.linear.pipeline.get(issue.id)) as DispatchRecord).id;
     for (const n of [1, 2]) {
-      await waitFor(`worker try ${n} running`, async () => (await workers(r, id)).length === n && (await workers(r, id))[n - 1]?.status === 'running', 60_000);
+      await waitFor(
+        `worker try ${n} running`,
+        async () => (await workers(r, id)).length === n && (await workers(r, id))[n - 1]?.status === 'running',
+        60_000,
+      );
       r.clock.advance(60_000);
       await waitFor(`worker try ${n} killed`, async () => (await workers(r, id))[n - 1]?.status === 'killed');
     }
@@ -129,13 +153,20 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     assert.equal(d.stopRequested, true);
     assert.equal((await workers(r, id))[0]?.status, 'killed');
     await r.linear.webhooks.worker.idle();
-    assert.match(ofType(r.activities(agentSessionId), 'response').at(-1) ?? '', /Stopped work on OK-1 \(during the worker\)/);
+    assert.match(
+      ofType(r.activities(agentSessionId), 'response').at(-1) ?? '',
+      /Stopped work on OK-1 \(during the worker\)/,
+    );
     assert.equal((await workers(r, id)).length, 1, 'no retry after a stop');
   });
 
   it('an assignment reported by the Issue webhook and the AppUserNotification is one agent session and one dispatch', async () => {
     const r = await rig();
-    const issue = r.ws.addIssue({ teamId: r.teams.OK, title: 'Add a greeting', description: 'Add a greeting to the README.' });
+    const issue = r.ws.addIssue({
+      teamId: r.teams.OK,
+      title: 'Add a greeting',
+      description: 'Add a greeting to the README.',
+    });
     issue.delegateId = FAKE_IDS.appUser;
     const notification = linearFixture('app-user-notification-assigned');
     const n = notification.notification as Record<string, unknown>;
@@ -167,7 +198,9 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue2, '@switchboard implement this');
     assert.equal(await r.post(payload), 200);
     await waitFor('the refusal', () => r.activities(agentSessionId).some((a) => a.type === 'response'));
-    assert.deepEqual(ofType(r.activities(agentSessionId), 'response'), ['This project is in planning mode. Finalize the plan before dispatching implementation.']);
+    assert.deepEqual(ofType(r.activities(agentSessionId), 'response'), [
+      'This project is in planning mode. Finalize the plan before dispatching implementation.',
+    ]);
     assert.equal(await r.linear.pipeline.get(issue2.id), null, 'nothing dispatched');
     const abandon = linearFixture('comment-create-mention');
     const abandonData = abandon.data as Record<string, unknown>;
@@ -181,9 +214,17 @@ describe('Linear end to end over the real webhook route', { timeout: TIMEOUT }, 
   it('refuses unsigned and badly signed webhooks at the route', async () => {
     const r = await rig();
     const body = JSON.stringify({ ...linearFixture('issue-create'), webhookTimestamp: Date.now() });
-    const unsigned = await fetch(`${r.url}/linear/webhook`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+    const unsigned = await fetch(`${r.url}/linear/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body,
+    });
     assert.equal(unsigned.status, 401);
-    const forged = await fetch(`${r.url}/linear/webhook`, { method: 'POST', headers: { 'content-type': 'application/json', 'linear-signature': 'ab'.repeat(32) }, body });
+    const forged = await fetch(`${r.url}/linear/webhook`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'linear-signature': 'ab'.repeat(32) },
+      body,
+    });
     assert.equal(forged.status, 401);
     assert.equal((await r.linear.pipeline.list()).length, 0);
   });

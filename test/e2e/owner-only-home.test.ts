@@ -6,12 +6,12 @@ import { chmodSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { logLines } from '../support/e2e-daemon.ts';
-import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
-import { waitFor } from '../support/wait-for.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
+import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
+import { logLines } from '../support/e2e-daemon.ts';
 import { modesUnder, notOwnerOnly } from '../support/file-modes.ts';
 import { tempDir } from '../support/temp-dir.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
 
@@ -28,7 +28,11 @@ describe('the daemon keeps its state directory owner-only', () => {
     chmodSync(home, 0o755);
     mkdirSync(workdir, { recursive: true });
     writeFileSync(join(home, 'logs', 'older.jsonl'), '', { mode: 0o644 });
-    const config = { workspaces: [dir.path], log: { level: 'info' }, harnesses: { claude: { executable: FAKE_CLAUDE } } };
+    const config = {
+      workspaces: [dir.path],
+      log: { level: 'info' },
+      harnesses: { claude: { executable: FAKE_CLAUDE } },
+    };
     writeFileSync(join(home, 'config.json5'), JSON.stringify(config), { mode: 0o644 });
   });
 
@@ -50,14 +54,30 @@ describe('the daemon keeps its state directory owner-only', () => {
     const stopped = await daemon.exited();
     assert.equal(stopped.code, 0, daemon.output());
 
-    const tightened = logLines(daemon.output()).find((l) => String(l.msg).startsWith('made the state directory owner-only'));
+    const tightened = logLines(daemon.output()).find((l) =>
+      String(l.msg).startsWith('made the state directory owner-only'),
+    );
     assert.ok(tightened, `the start-up log says what was tightened:\n${daemon.output()}`);
     assert.deepEqual(tightened.paths, ['.', 'logs', 'logs/older.jsonl']);
 
-    for (const expected of ['logs', 'engine', 'state.db', 'state.db-wal', 'state.db-shm', 'gateway.token', 'daemon.json']) {
-      assert.ok(running.some((e) => e.path === expected), `${expected} exists while the daemon runs`);
+    for (const expected of [
+      'logs',
+      'engine',
+      'state.db',
+      'state.db-wal',
+      'state.db-shm',
+      'gateway.token',
+      'daemon.json',
+    ]) {
+      assert.ok(
+        running.some((e) => e.path === expected),
+        `${expected} exists while the daemon runs`,
+      );
     }
-    assert.ok(running.some((e) => e.path.startsWith('logs/') && e.path !== 'logs/older.jsonl'), 'the session has a log');
+    assert.ok(
+      running.some((e) => e.path.startsWith('logs/') && e.path !== 'logs/older.jsonl'),
+      'the session has a log',
+    );
     const userFile = { path: 'config.json5', kind: 'file', mode: '644' };
     assert.deepEqual(notOwnerOnly(running), [userFile]);
     assert.deepEqual(notOwnerOnly(modesUnder(home)), [userFile]);

@@ -9,10 +9,10 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { RIG_USER, withCrashRig } from '../support/crash-rig.ts';
-import { waitFor } from '../support/wait-for.ts';
 import { systemText, textsTo } from '../support/e2e-daemon.ts';
-import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText } from '../support/mock-openai-chat.ts';
+import { waitFor } from '../support/wait-for.ts';
 
 const LONG = 60_000;
 const FAKE_CLAUDE = fileURLToPath(new URL('../support/fake-claude.mjs', import.meta.url));
@@ -38,11 +38,23 @@ describe('SIGKILL of the daemon inside the restore of interrupted coding session
       // A user session for the wake to reach.
       telegram.pushMessage({ fromId: RIG_USER, text: 'hi' });
       await waitFor('the first answer', () => chat().includes('answer to: hi'), LONG);
-      await rig.daemon.rpc('sessions.launch', { prompt: '[[hang]] fix the build', name: 'build-fix', workdir, channel: `telegram|${RIG_USER}` });
-      await waitFor('the session to run', async () => {
-        const { sessions } = await rig.daemon.rpc<{ sessions: { name: string; status: string }[] }>('sessions.list', {});
-        return sessions.find((s) => s.name === 'build-fix')?.status === 'running';
-      }, LONG);
+      await rig.daemon.rpc('sessions.launch', {
+        prompt: '[[hang]] fix the build',
+        name: 'build-fix',
+        workdir,
+        channel: `telegram|${RIG_USER}`,
+      });
+      await waitFor(
+        'the session to run',
+        async () => {
+          const { sessions } = await rig.daemon.rpc<{ sessions: { name: string; status: string }[] }>(
+            'sessions.list',
+            {},
+          );
+          return sessions.find((s) => s.name === 'build-fix')?.status === 'running';
+        },
+        LONG,
+      );
       await waitFor('the launch notice', () => chat().some((t) => t.startsWith('↩️ [build-fix] Launched')), LONG);
       await rig.kill();
 
@@ -53,7 +65,11 @@ describe('SIGKILL of the daemon inside the restore of interrupted coding session
 
       const notice = (t: string): boolean => t.startsWith('⏸️ [build-fix] Interrupted by a daemon restart');
       await waitFor('the interruption notice', () => chat().some(notice), LONG);
-      await waitFor('the orchestrator reply to the wake', () => chat().includes('noted: build-fix was interrupted'), LONG);
+      await waitFor(
+        'the orchestrator reply to the wake',
+        () => chat().includes('noted: build-fix was interrupted'),
+        LONG,
+      );
       await waitFor('the outbox to be empty', async () => (await rig.health()).outbox.pending === 0, LONG);
       assert.equal(chat().filter(notice).length, 1, 'the chat notice is sent once');
       const wakes = rig.model.completionRequests().filter((r) => {

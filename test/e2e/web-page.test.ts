@@ -4,14 +4,16 @@
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
-import { chromium } from 'playwright-core';
 import type { Browser, Page } from 'playwright-core';
+import { chromium } from 'playwright-core';
 import type { Session } from '../../src/coding/session.ts';
-import { webGateway } from '../support/web-gateway.ts';
 import type { WebGatewayFixture } from '../support/web-gateway.ts';
+import { webGateway } from '../support/web-gateway.ts';
 
 const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM) ? false : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser test`;
+const skip = existsSync(CHROMIUM)
+  ? false
+  : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser test`;
 
 /** Flags that keep Chromium off the network: without the background-networking ones it dials out and is refused. */
 const CHROMIUM_ARGS = [
@@ -34,8 +36,15 @@ describe('web page in headless Chromium', { skip }, () => {
 
   before(async () => {
     g = await webGateway();
-    session = await g.manager.manager.launch({ prompt: 'add a test for parse()', workdir: g.manager.workdir, originChannel: 'cli' });
-    await g.manager.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'Reading parse.ts first.' });
+    session = await g.manager.manager.launch({
+      prompt: 'add a test for parse()',
+      workdir: g.manager.workdir,
+      originChannel: 'cli',
+    });
+    await g.manager.harness.last.emit(
+      { type: 'started', backendSessionId: 'b-1' },
+      { type: 'text', text: 'Reading parse.ts first.' },
+    );
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     // A phone-sized screen: one view at a time, switched by the tabs.
     const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
@@ -81,7 +90,9 @@ describe('web page in headless Chromium', { skip }, () => {
     const chatId = await page.evaluate('localStorage.getItem("switchboard.chatId")');
     assert.equal(typeof chatId, 'string');
     const target = { channel: 'web', chat: String(chatId) };
-    await g.outbox.send(target, { text: `🔔 [${session.name}] asks: Which test runner? <img src=x onerror="document.title='pwned'">` });
+    await g.outbox.send(target, {
+      text: `🔔 [${session.name}] asks: Which test runner? <img src=x onerror="document.title='pwned'">`,
+    });
     await page.locator('.msg-agent .text', { hasText: 'asks: Which test runner?' }).waitFor();
     assert.equal(await page.locator('#messages img').count(), 0, 'agent text is never parsed as HTML');
     await page.reload();
@@ -102,14 +113,24 @@ describe('web page in headless Chromium', { skip }, () => {
     await row.click();
     await page.locator('#detail-name', { hasText: session.name }).waitFor();
     await page.locator('#session-log .rec-output', { hasText: 'Reading parse.ts first.' }).waitFor();
-    await g.manager.harness.last.emit({ type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } }, { type: 'text', text: 'Writing the new test now.' });
+    await g.manager.harness.last.emit(
+      { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } },
+      { type: 'text', text: 'Writing the new test now.' },
+    );
     await page.locator('#session-log .rec-tool', { hasText: 'npm test' }).waitFor();
     await page.locator('#session-log .rec-output', { hasText: 'Writing the new test now.' }).waitFor();
-    await g.manager.harness.last.emit({ type: 'text', text: 'Which file should hold the test?' }, { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.0123 });
+    await g.manager.harness.last.emit(
+      { type: 'text', text: 'Which file should hold the test?' },
+      { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.0123 },
+    );
     await page.locator('#session-log .rec-waiting').first().waitFor();
     await page.locator('#detail-status', { hasText: 'asks (question)' }).waitFor();
     const outputs = await page.locator('#session-log .rec-output').allTextContents();
-    assert.deepEqual(outputs, ['Reading parse.ts first.', 'Writing the new test now.', 'Which file should hold the test?']);
+    assert.deepEqual(outputs, [
+      'Reading parse.ts first.',
+      'Writing the new test now.',
+      'Which file should hold the test?',
+    ]);
   });
 
   it('shows the newest 50 sessions and the older ones a page at a time', async () => {
@@ -117,7 +138,14 @@ describe('web page in headless Chromium', { skip }, () => {
     const template = await store.get(session.id);
     assert.ok(template);
     for (let i = 0; i < 60; i += 1) {
-      await store.insert({ ...template, id: `old-${i}`, name: `old-${String(i).padStart(2, '0')}`, status: 'completed', startedAt: template.startedAt - 1_000 + i, backendSessionId: null });
+      await store.insert({
+        ...template,
+        id: `old-${i}`,
+        name: `old-${String(i).padStart(2, '0')}`,
+        status: 'completed',
+        startedAt: template.startedAt - 1_000 + i,
+        backendSessionId: null,
+      });
     }
     await page.click('#session-back');
     await page.locator('.session-list .more button', { hasText: 'Show older sessions' }).waitFor();

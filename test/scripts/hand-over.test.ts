@@ -14,7 +14,11 @@ function handOver(args: string[]): Promise<{ code: number; stdout: string; stder
   const script = `import(${JSON.stringify(HAND_OVER)}).then((m) => m.handOver(${JSON.stringify(args)}))`;
   return new Promise((resolve) => {
     execFile(process.execPath, ['--input-type=module', '-e', script], { timeout: 30_000 }, (error, stdout, stderr) => {
-      resolve({ code: error ? (typeof error.code === 'number' ? error.code : 1) : 0, stdout: String(stdout), stderr: String(stderr) });
+      resolve({
+        code: error ? (typeof error.code === 'number' ? error.code : 1) : 0,
+        stdout: String(stdout),
+        stderr: String(stderr),
+      });
     });
   });
 }
@@ -30,10 +34,17 @@ describe('bin hand-over to the pinned Node', () => {
   });
 
   it('package.json pins the runtime (engines >= 22.13, Node 24), and the project .npmrc keeps npm warnings such as EBADENGINE out of the CLI', () => {
-    const pkg = JSON.parse(readFileSync(PACKAGE, 'utf8')) as { engines: { node: string }; devDependencies: Record<string, string> };
+    const pkg = JSON.parse(readFileSync(PACKAGE, 'utf8')) as {
+      engines: { node: string };
+      devDependencies: Record<string, string>;
+    };
     assert.equal(pkg.engines.node, '>=22.13');
     assert.match(pkg.devDependencies.node ?? '', /^\^24\./, 'the runtime is the pinned Node 24');
     const npmrc = readFileSync(NPMRC, 'utf8');
-    assert.match(npmrc, /^loglevel=error$/m, 'npm under an older system Node prints no EBADENGINE warning on npx switchboard');
+    assert.match(
+      npmrc,
+      /^loglevel=error$/m,
+      'npm under an older system Node prints no EBADENGINE warning on npx switchboard',
+    );
   });
 });

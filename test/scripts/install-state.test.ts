@@ -28,7 +28,10 @@ describe('ensure-install', () => {
     writeFileSync(join(root, 'package-lock.json'), JSON.stringify({ name: 'x', lockfileVersion: 3, packages }));
     if (installed) {
       mkdirSync(join(root, 'node_modules'), { recursive: true });
-      writeFileSync(join(root, 'node_modules', '.package-lock.json'), JSON.stringify({ name: 'x', lockfileVersion: 3, packages: installed }));
+      writeFileSync(
+        join(root, 'node_modules', '.package-lock.json'),
+        JSON.stringify({ name: 'x', lockfileVersion: 3, packages: installed }),
+      );
       if (options.nodeBinary !== false) {
         mkdirSync(join(root, 'node_modules', 'node', 'bin'), { recursive: true });
         writeFileSync(join(root, 'node_modules', 'node', 'bin', 'node'), '');
@@ -48,8 +51,14 @@ describe('ensure-install', () => {
 
   it('is missing without node_modules, stale when a package is absent or at another version, or the pinned Node is missing', () => {
     assert.equal(installState(project()).kind, 'missing');
-    assert.deepEqual(installState(project({ 'node_modules/node': { version: '24.21.0' } })), { kind: 'stale', reason: 'commander is not installed' });
-    assert.match(reason(project({ ...both, 'node_modules/commander': { version: '14.0.0' } })), /commander is 14\.0\.0, package-lock\.json wants 15\.1\.0/);
+    assert.deepEqual(installState(project({ 'node_modules/node': { version: '24.21.0' } })), {
+      kind: 'stale',
+      reason: 'commander is not installed',
+    });
+    assert.match(
+      reason(project({ ...both, 'node_modules/commander': { version: '14.0.0' } })),
+      /commander is 14\.0\.0, package-lock\.json wants 15\.1\.0/,
+    );
     assert.match(reason(project(both, { nodeBinary: false })), /pinned Node/);
     const noHidden = project(both);
     writeFileSync(join(noHidden, 'node_modules', '.package-lock.json'), '');
@@ -59,13 +68,19 @@ describe('ensure-install', () => {
   it('runs `npm ci` quietly (argument array, through the npm that runs the script) only when something is missing', () => {
     const record = join(dir.path, 'npm-calls.json');
     const fakeNpm = join(dir.path, 'fake-npm-cli.js');
-    writeFileSync(fakeNpm, `require('node:fs').appendFileSync(${JSON.stringify(record)}, JSON.stringify({ args: process.argv.slice(2), cwd: process.cwd() }) + '\\n');\n`);
+    writeFileSync(
+      fakeNpm,
+      `require('node:fs').appendFileSync(${JSON.stringify(record)}, JSON.stringify({ args: process.argv.slice(2), cwd: process.cwd() }) + '\\n');\n`,
+    );
     const env = { ...process.env, npm_execpath: fakeNpm };
     const fresh = project(both);
     assert.equal(ensureInstall(fresh, env), 0);
     const missing = project();
     assert.equal(ensureInstall(missing, env), 0);
-    const calls = readFileSync(record, 'utf8').trim().split('\n').map((l) => JSON.parse(l) as { args: string[]; cwd: string });
+    const calls = readFileSync(record, 'utf8')
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l) as { args: string[]; cwd: string });
     assert.deepEqual(calls, [{ args: ['ci', '--no-audit', '--no-fund', '--loglevel=error'], cwd: missing }]);
   });
 
@@ -75,7 +90,7 @@ describe('ensure-install', () => {
     assert.equal(ensureInstall(project(), { ...process.env, npm_execpath: failing }), 7);
   });
 
-  it('package.json runs it before `npm start` and `npm test`, and this checkout is fresh (so CI\'s `npm ci` then `npm test` does not install twice)', () => {
+  it("package.json runs it before `npm start` and `npm test`, and this checkout is fresh (so CI's `npm ci` then `npm test` does not install twice)", () => {
     const pkg = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
     assert.equal(pkg.scripts.prestart, 'node scripts/ensure-install.mjs');
     assert.equal(pkg.scripts.pretest, 'node scripts/ensure-install.mjs');

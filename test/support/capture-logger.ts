@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/core/logger.ts';
 import type { Logger } from '../../src/core/logger.ts';
+import { createLogger } from '../../src/core/logger.ts';
 
 /** One parsed log line. */
 export interface LogLine {
@@ -13,7 +13,11 @@ export interface LogLine {
 export const LEVELS = { trace: 10, debug: 20, info: 30, warn: 40, error: 50, fatal: 60 } as const;
 
 /** A real pino logger (with the daemon's redaction) whose lines are kept, parsed, in `lines`. */
-export function captureLogger(level = 'debug'): { logger: Logger; lines: LogLine[]; find(level: keyof typeof LEVELS, msg: RegExp): LogLine[] } {
+export function captureLogger(level = 'debug'): {
+  logger: Logger;
+  lines: LogLine[];
+  find(level: keyof typeof LEVELS, msg: RegExp): LogLine[];
+} {
   const lines: LogLine[] = [];
   const destination = new Writable({
     write(chunk: Buffer, _encoding, done) {

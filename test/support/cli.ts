@@ -5,8 +5,8 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { startDaemon } from '../../src/main.ts';
 import type { Daemon } from '../../src/main.ts';
+import { startDaemon } from '../../src/main.ts';
 import { tempDir } from './temp-dir.ts';
 
 const BIN = fileURLToPath(new URL('../../bin/switchboard.js', import.meta.url));
@@ -21,10 +21,15 @@ export interface CliResult {
 /** Runs `switchboard <args>` with `env` over this process's environment (in `cwd` when given); never rejects. */
 export function switchboard(args: string[], env: NodeJS.ProcessEnv, cwd?: string): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [BIN, ...args], { env: { ...process.env, ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) }, (error, stdout, stderr) => {
-      const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
-      resolve({ code, stdout: String(stdout), stderr: String(stderr) });
-    });
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { env: { ...process.env, ...env }, timeout: 30_000, ...(cwd ? { cwd } : {}) },
+      (error, stdout, stderr) => {
+        const code = error ? (typeof error.code === 'number' ? error.code : 1) : 0;
+        resolve({ code, stdout: String(stdout), stderr: String(stderr) });
+      },
+    );
   });
 }
 

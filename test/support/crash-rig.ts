@@ -3,14 +3,14 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { killDaemonProcess, startDaemonProcess } from './daemon-process.ts';
 import type { DaemonProcess } from './daemon-process.ts';
-import { chatInference, diagnostics, logLines, telegramSection, unexpectedErrors } from './e2e-daemon.ts';
+import { killDaemonProcess, startDaemonProcess } from './daemon-process.ts';
 import type { DaemonLogLine } from './e2e-daemon.ts';
-import { startFakeTelegram } from './fake-telegram.ts';
+import { chatInference, diagnostics, logLines, telegramSection, unexpectedErrors } from './e2e-daemon.ts';
 import type { FakeTelegram } from './fake-telegram.ts';
-import { startMockOpenAIChat } from './mock-openai-chat.ts';
+import { startFakeTelegram } from './fake-telegram.ts';
 import type { ChatHandler, MockOpenAIChat } from './mock-openai-chat.ts';
+import { startMockOpenAIChat } from './mock-openai-chat.ts';
 import { tempDir } from './temp-dir.ts';
 
 /** The one Telegram user the rig's bot answers. */
@@ -47,7 +47,11 @@ export interface CrashRig {
 }
 
 /** Builds a rig: `config` is merged over the rig's own (Telegram, inference, log level info, web page off). */
-export async function crashRig(prefix: string, handler: ChatHandler, config: Record<string, unknown> = {}): Promise<CrashRig> {
+export async function crashRig(
+  prefix: string,
+  handler: ChatHandler,
+  config: Record<string, unknown> = {},
+): Promise<CrashRig> {
   const dir = tempDir(prefix);
   const home = join(dir.path, 'home');
   mkdirSync(home, { recursive: true });
@@ -83,7 +87,8 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
     async start(extra = {}) {
       // Keep the SWITCHBOARD_* settings of the environment out of the child: the config file alone decides.
       const env: NodeJS.ProcessEnv = {};
-      for (const key of Object.keys(process.env)) if (key.startsWith('SWITCHBOARD_') || key === 'TELEGRAM_BOT_TOKEN') env[key] = undefined;
+      for (const key of Object.keys(process.env))
+        if (key.startsWith('SWITCHBOARD_') || key === 'TELEGRAM_BOT_TOKEN') env[key] = undefined;
       const daemon = await startDaemonProcess(home, { ...env, ...extra }, 30_000);
       current = daemon;
       runs.push(daemon);
@@ -101,7 +106,10 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
         await rig.start({ SWITCHBOARD_FAULT: step });
       } catch (error) {
         // Killed before it listened (a fault point on the start-up path).
-        assert.ok(String(error).includes(`fault injected at ${step}`), `the daemon killed itself at ${step}: ${String(error)}`);
+        assert.ok(
+          String(error).includes(`fault injected at ${step}`),
+          `the daemon killed itself at ${step}: ${String(error)}`,
+        );
         return;
       }
       await rig.crashed(step);
@@ -126,7 +134,9 @@ export async function crashRig(prefix: string, handler: ChatHandler, config: Rec
       return line;
     },
     async health() {
-      const response = await fetch(`${rig.daemon.url}/healthz`, { headers: { authorization: `Bearer ${rig.daemon.token}` } });
+      const response = await fetch(`${rig.daemon.url}/healthz`, {
+        headers: { authorization: `Bearer ${rig.daemon.token}` },
+      });
       return (await response.json()) as { outbox: { pending: number }; engineSessions: number };
     },
     async close() {
@@ -153,7 +163,12 @@ export async function withCrashRig(
   try {
     await body(rig);
   } catch (error) {
-    console.log(diagnostics(rig.telegram, rig.runs.map((r) => r.output())));
+    console.log(
+      diagnostics(
+        rig.telegram,
+        rig.runs.map((r) => r.output()),
+      ),
+    );
     throw error;
   } finally {
     await rig.close();
@@ -162,7 +177,8 @@ export async function withCrashRig(
 
 /** Asserts that no daemon run of the rig logged an error line. */
 export function assertNoErrorLines(rig: CrashRig): void {
-  for (const [i, run] of rig.runs.entries()) assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
+  for (const [i, run] of rig.runs.entries())
+    assert.deepEqual(unexpectedErrors(run.output()), [], `no error lines in run ${i + 1}`);
 }
 
 /** A cron task as `cron.list` answers it, as far as the crash tests look. */

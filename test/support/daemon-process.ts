@@ -1,7 +1,7 @@
 // Starts the real daemon as a child process (`node src/cli/main.ts start`) on a temp state directory, for tests that
 // need a real process to SIGKILL and restart. Waits until the daemon has written its URL to daemon.json.
-import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -24,7 +24,11 @@ export interface DaemonProcess {
 }
 
 /** Spawns `switchboard start` with SWITCHBOARD_HOME=`home` and waits (up to `timeoutMs`) for it to listen. */
-export async function startDaemonProcess(home: string, env: NodeJS.ProcessEnv = {}, timeoutMs = 20_000): Promise<DaemonProcess> {
+export async function startDaemonProcess(
+  home: string,
+  env: NodeJS.ProcessEnv = {},
+  timeoutMs = 20_000,
+): Promise<DaemonProcess> {
   const child = spawn(process.execPath, [MAIN, 'start', '--port', '0'], {
     env: { ...process.env, ...env, SWITCHBOARD_HOME: home },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -86,4 +90,3 @@ export async function killDaemonProcess(daemon: DaemonProcess | null | undefined
   daemon.child.kill('SIGKILL');
   await daemon.exited();
 }
-

@@ -23,7 +23,10 @@ export function telegramSection(fake: FakeTelegram, allowedUserIds: number[]): R
 
 /** `inference` with one openai-compatible provider at the mock Chat Completions server `url`. */
 export function chatInference(url: string): Record<string, unknown> {
-  return { providers: [{ id: 'mock', kind: 'openai-compatible', model: 'gpt-mock', baseUrl: `${url}/v1` }], timeoutMs: 300_000 };
+  return {
+    providers: [{ id: 'mock', kind: 'openai-compatible', model: 'gpt-mock', baseUrl: `${url}/v1` }],
+    timeoutMs: 300_000,
+  };
 }
 
 /** One parsed pino line. */
@@ -86,7 +89,13 @@ export function isCronTurn(body: ChatBody): boolean {
 export function diagnostics(fake: FakeTelegram, outputs: string[]): string {
   const chat = fake.sent.map((m) => `  → ${m.chatId}: ${JSON.stringify(m.text)}`).join('\n');
   const logs = outputs
-    .map((output, i) => `  run ${i + 1}:\n${logLines(output).filter((l) => l.level >= 40).map((l) => `    ${JSON.stringify(l)}`).join('\n')}`)
+    .map(
+      (output, i) =>
+        `  run ${i + 1}:\n${logLines(output)
+          .filter((l) => l.level >= 40)
+          .map((l) => `    ${JSON.stringify(l)}`)
+          .join('\n')}`,
+    )
     .join('\n');
   return `Telegram messages sent:\n${chat || '  (none)'}\nDaemon log (warn and above):\n${logs}`;
 }

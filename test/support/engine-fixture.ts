@@ -1,28 +1,28 @@
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pino } from 'pino';
+import type { InboundMessage } from '../../src/channels/connector.ts';
+import { createHarnesses } from '../../src/coding/harnesses.ts';
+import { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
 import type { Logger } from '../../src/core/logger.ts';
-import { createHarnesses } from '../../src/coding/harnesses.ts';
-import { SessionManager } from '../../src/coding/session-manager.ts';
 import { createEngine } from '../../src/engine/create.ts';
 import type { Engine } from '../../src/engine/engine.ts';
-import type { ToolOutcome } from '../../src/engine/tool.ts';
 import { lateToolbox } from '../../src/engine/late-toolbox.ts';
-import { mergeToolboxes } from '../../src/engine/toolbox.ts';
+import type { ToolOutcome } from '../../src/engine/tool.ts';
 import type { AgentToolbox, EngineSessionInfo } from '../../src/engine/toolbox.ts';
-import type { InboundMessage } from '../../src/channels/connector.ts';
+import { mergeToolboxes } from '../../src/engine/toolbox.ts';
 import type { InferenceRequest, ToolCall, ToolSpec } from '../../src/inference/types.ts';
 import type { OperationServices } from '../../src/operations/operation.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
 import { createOperationsToolbox } from '../../src/operations/toolbox.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { SessionLogs } from '../../src/store/session-logs.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
-import { readFileSync } from 'node:fs';
+import { openDatabase } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
+import { SessionLogs } from '../../src/store/session-logs.ts';
 import { RecordingOutbox } from './recording-outbox.ts';
 import { ScriptedInference } from './scripted-inference.ts';
 import { tempDir } from './temp-dir.ts';
@@ -43,7 +43,11 @@ export class FakeToolbox implements AgentToolbox {
 
   tools(): ToolSpec[] {
     return [
-      { name: 'lookup', description: 'Looks a word up', inputSchema: { type: 'object', properties: { word: { type: 'string' } } } },
+      {
+        name: 'lookup',
+        description: 'Looks a word up',
+        inputSchema: { type: 'object', properties: { word: { type: 'string' } } },
+      },
       { name: 'explode', description: 'Always fails', inputSchema: { type: 'object', properties: {} } },
     ];
   }
@@ -94,9 +98,19 @@ function captureLogger(lines: CapturedLog[]): Logger {
  * An engine over a real SQLite file and real logs in a temp dir, with scripted inference, a recording outbox, and the
  * test tools in front of the operations table's tools.
  */
-export async function engineFixture(options: EngineFixtureOptions = {}, existing?: { path: string; remove: () => void }): Promise<EngineFixture> {
+export async function engineFixture(
+  options: EngineFixtureOptions = {},
+  existing?: { path: string; remove: () => void },
+): Promise<EngineFixture> {
   const dir = existing ?? tempDir('sb-engine-');
-  const { config } = loadConfig({ home: dir.path, env: {}, overrides: { ...options.overrides, engine: { stopGraceMs: 0, ...(options.overrides?.engine as object | undefined) } } });
+  const { config } = loadConfig({
+    home: dir.path,
+    env: {},
+    overrides: {
+      ...options.overrides,
+      engine: { stopGraceMs: 0, ...(options.overrides?.engine as object | undefined) },
+    },
+  });
   const clock = new ManualClock();
   const db = openDatabase(join(dir.path, 'state.db'));
   const inference = options.inference ?? new ScriptedInference();
@@ -114,7 +128,16 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
     harnesses: createHarnesses(config, logger),
   });
   const tools = lateToolbox();
-  const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home: dir.path, inference, outbox, toolbox: tools });
+  const engine = createEngine({
+    config,
+    clock,
+    logger,
+    db: sqliteKysely(db),
+    home: dir.path,
+    inference,
+    outbox,
+    toolbox: tools,
+  });
   const services: OperationServices = { config, sessions, clock, engine };
   tools.bind(mergeToolboxes(toolbox, createOperationsToolbox({ ops: OPERATIONS, services })));
   if (!options.noStart) await engine.start();
@@ -139,7 +162,15 @@ export async function engineFixture(options: EngineFixtureOptions = {}, existing
             return [];
           }
         }),
-    reopen: (next = {}) => engineFixture({ ...options, noStart: false, ...(next.inference ? { inference: next.inference } : { inference: new ScriptedInference() }) }, dir),
+    reopen: (next = {}) =>
+      engineFixture(
+        {
+          ...options,
+          noStart: false,
+          ...(next.inference ? { inference: next.inference } : { inference: new ScriptedInference() }),
+        },
+        dir,
+      ),
     async close() {
       await engine.stop();
       await sessions.stop();

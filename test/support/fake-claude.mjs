@@ -24,7 +24,19 @@
 //   without any stdout.
 import { randomUUID } from 'node:crypto';
 import { createInterface } from 'node:readline';
-import { answerVersion, directive, emit, exitAfterFlush, flagValue, hang, logInvocation, parseDirectives, replayCapture, replyText, writeGarbage } from './fake-scenario.mjs';
+import {
+  answerVersion,
+  directive,
+  emit,
+  exitAfterFlush,
+  flagValue,
+  hang,
+  logInvocation,
+  parseDirectives,
+  replayCapture,
+  replyText,
+  writeGarbage,
+} from './fake-scenario.mjs';
 
 const argv = process.argv.slice(2);
 
@@ -36,8 +48,13 @@ logInvocation('claude');
 answerVersion(argv, '-v', '2.1.330-fake (Claude Code)');
 
 const permissionMode = flag('--permission-mode') ?? 'default';
-if (process.env.FAKE_ROOT_REFUSAL === '1' && (permissionMode === 'bypassPermissions' || has('--dangerously-skip-permissions'))) {
-  process.stderr.write('--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n');
+if (
+  process.env.FAKE_ROOT_REFUSAL === '1' &&
+  (permissionMode === 'bypassPermissions' || has('--dangerously-skip-permissions'))
+) {
+  process.stderr.write(
+    '--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons\n',
+  );
   process.exit(1);
 }
 
@@ -116,7 +133,12 @@ function toolResult(id, content, isError) {
 }
 
 function userNote(text) {
-  emit({ type: 'user', message: { role: 'user', content: [{ type: 'text', text }] }, parent_tool_use_id: null, ...base() });
+  emit({
+    type: 'user',
+    message: { role: 'user', content: [{ type: 'text', text }] },
+    parent_tool_use_id: null,
+    ...base(),
+  });
 }
 
 function result(fields, cost = TURN_COST) {
@@ -130,7 +152,9 @@ function result(fields, cost = TURN_COST) {
     stop_reason: 'end_turn',
     total_cost_usd: totalCost,
     usage,
-    modelUsage: { [MODEL]: { inputTokens: 10 * (resultIndex + 1), outputTokens: 7 * (resultIndex + 1), costUSD: totalCost } },
+    modelUsage: {
+      [MODEL]: { inputTokens: 10 * (resultIndex + 1), outputTokens: 7 * (resultIndex + 1), costUSD: totalCost },
+    },
     model_usage_since_last_result: cost > 0 ? { [MODEL]: { inputTokens: 10, outputTokens: 7, costUSD: cost } } : {},
     permission_denials: [],
     queued_turn_count: turns.length,
@@ -223,14 +247,17 @@ async function runTurn(prompt, signal) {
   }
   if (names.has('error')) {
     assistant([{ type: 'text', text: 'API Error: 400 fake bad request' }], { error: 'unknown' });
-    result({
-      subtype: 'success',
-      is_error: true,
-      terminal_reason: 'api_error',
-      api_error_status: 400,
-      result: 'API Error: 400 fake bad request',
-      stop_reason: 'stop_sequence',
-    }, 0);
+    result(
+      {
+        subtype: 'success',
+        is_error: true,
+        terminal_reason: 'api_error',
+        api_error_status: 400,
+        result: 'API Error: 400 fake bad request',
+        stop_reason: 'stop_sequence',
+      },
+      0,
+    );
     return 'exit';
   }
   if (names.has('budget')) {
@@ -246,18 +273,42 @@ async function runTurn(prompt, signal) {
   }
   let reply = replyText('claude', prompt);
   if (names.has('tool')) {
-    const tool = await runTool('Bash', { command: 'echo hello-from-tool', description: 'echo' }, 'hello-from-tool', 0, signal);
+    const tool = await runTool(
+      'Bash',
+      { command: 'echo hello-from-tool', description: 'echo' },
+      'hello-from-tool',
+      0,
+      signal,
+    );
     reply = `tool said: ${tool.text}`;
   }
   const slow = directive(prompt, 'slow-tool');
   if (slow !== undefined) {
     const ms = Number(slow || 1000);
-    const tool = await runTool('Bash', { command: `sleep ${ms / 1000}; echo slow-done`, description: 'slow' }, 'slow-done', ms, signal);
+    const tool = await runTool(
+      'Bash',
+      { command: `sleep ${ms / 1000}; echo slow-done`, description: 'slow' },
+      'slow-done',
+      ms,
+      signal,
+    );
     reply = `tool said: ${tool.text}`;
   }
   if (names.has('question')) {
     const question = 'Which file should I change?';
-    const input = { questions: [{ question, header: 'File', multiSelect: false, options: [{ label: 'a.ts', description: 'the first' }, { label: 'b.ts', description: 'the second' }] }] };
+    const input = {
+      questions: [
+        {
+          question,
+          header: 'File',
+          multiSelect: false,
+          options: [
+            { label: 'a.ts', description: 'the first' },
+            { label: 'b.ts', description: 'the second' },
+          ],
+        },
+      ],
+    };
     await runTool('AskUserQuestion', input, 'User has not answered yet.', 0, signal);
     reply = question;
   }
@@ -294,7 +345,9 @@ async function drain() {
         is_error: true,
         terminal_reason: error.duringTool ? 'aborted_tools' : 'aborted_streaming',
         stop_reason: null,
-        errors: [`[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=${error.duringTool ? 'tool_use' : 'null'}`],
+        errors: [
+          `[ede_diagnostic] result_type=user last_content_type=n/a stop_reason=${error.duringTool ? 'tool_use' : 'null'}`,
+        ],
       });
     }
     current = null;
@@ -307,7 +360,11 @@ async function drain() {
 function promptOf(message) {
   const content = message?.message?.content;
   if (typeof content === 'string') return content;
-  if (Array.isArray(content)) return content.filter((b) => b?.type === 'text').map((b) => b.text).join('\n');
+  if (Array.isArray(content))
+    return content
+      .filter((b) => b?.type === 'text')
+      .map((b) => b.text)
+      .join('\n');
   return '';
 }
 
@@ -324,7 +381,15 @@ function onLine(line) {
     const subtype = message.request?.subtype;
     let response = {};
     if (subtype === 'initialize') {
-      response = { commands: [], agents: [], output_style: 'default', available_output_styles: ['default'], models: [], account: {}, pid: process.pid };
+      response = {
+        commands: [],
+        agents: [],
+        output_style: 'default',
+        available_output_styles: ['default'],
+        models: [],
+        account: {},
+        pid: process.pid,
+      };
     } else if (subtype === 'interrupt') {
       response = { still_queued: [] };
       current?.abort();
@@ -336,7 +401,11 @@ function onLine(line) {
     const resolve = pendingPermissions.get(message.response?.request_id);
     if (resolve) {
       pendingPermissions.delete(message.response.request_id);
-      resolve(message.response?.subtype === 'success' ? message.response.response : { behavior: 'deny', message: message.response?.error ?? 'error' });
+      resolve(
+        message.response?.subtype === 'success'
+          ? message.response.response
+          : { behavior: 'deny', message: message.response?.error ?? 'error' },
+      );
     }
     return;
   }

@@ -8,8 +8,8 @@ import { fileURLToPath } from 'node:url';
 import { createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
 import type { Harness, RunSpec } from '../../src/coding/harness.ts';
 import type { Config } from '../../src/core/config.ts';
-import { drive, exitedOf, ofType, readInvocations } from './harness-run.ts';
 import type { EventOf, FakeInvocation } from './harness-run.ts';
+import { drive, exitedOf, ofType, readInvocations } from './harness-run.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
@@ -27,7 +27,12 @@ afterEach(() => dir.remove());
 
 function harness(overrides: Partial<Config['harnesses']['claude']> = {}, killGraceMs = 2_000): Harness {
   return createClaudeHarness({
-    config: { executable: FAKE, settingSources: ['project'], env: { FAKE_AGENT_LOG: logPath, FAKE_CONFIG_VAR: 'c' }, ...overrides },
+    config: {
+      executable: FAKE,
+      settingSources: ['project'],
+      env: { FAKE_AGENT_LOG: logPath, FAKE_CONFIG_VAR: 'c' },
+      ...overrides,
+    },
     killGraceMs,
   });
 }
@@ -46,7 +51,9 @@ function reasonOf(event: EventOf<'turnEnd'> | undefined): string | undefined {
 
 describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
   it('serves two turns from one process with one backend id, passing the options through', async () => {
-    const run = harness().start(spec('first question', { model: 'claude-test', maxBudgetUsd: 2, env: { FAKE_SPEC_VAR: 's' } }));
+    const run = harness().start(
+      spec('first question', { model: 'claude-test', maxBudgetUsd: 2, env: { FAKE_SPEC_VAR: 's' } }),
+    );
     let pidDuringRun: number | undefined;
     let turns = 0;
     const events = await drive(run, (event, r) => {
@@ -64,7 +71,10 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
         { ok: true, result: 'FAKE CLAUDE REPLY to: second question' },
       ],
     );
-    assert.deepEqual(ends.map((e) => e.costUsd), [0.0001, 0.0001]);
+    assert.deepEqual(
+      ends.map((e) => e.costUsd),
+      [0.0001, 0.0001],
+    );
     const ids = new Set(ofType(events, 'started').map((e) => e.backendSessionId));
     assert.equal(ids.size, 1);
     assert.deepEqual(exitedOf(events), { type: 'exited', code: 0 });
@@ -75,10 +85,22 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
     assert.equal(call?.env.SWITCHBOARD_SESSION_ID, 'sb-test-1');
     assert.equal(call?.env.FAKE_SPEC_VAR, 's');
     assert.equal(call?.env.FAKE_CONFIG_VAR, 'c');
-    for (const arg of ['--permission-mode=bypassPermissions', '--setting-sources=project', '--model=claude-test', '--max-budget-usd=2', '--input-format']) {
-      assert.ok(call?.argv.some((a) => a.startsWith(arg)), `${arg} in ${call?.argv.join(' ')}`);
+    for (const arg of [
+      '--permission-mode=bypassPermissions',
+      '--setting-sources=project',
+      '--model=claude-test',
+      '--max-budget-usd=2',
+      '--input-format',
+    ]) {
+      assert.ok(
+        call?.argv.some((a) => a.startsWith(arg)),
+        `${arg} in ${call?.argv.join(' ')}`,
+      );
     }
-    assert.ok(!call?.argv.some((a) => a.startsWith('--permission-prompt-tool')), 'no permission prompts in bypass mode');
+    assert.ok(
+      !call?.argv.some((a) => a.startsWith('--permission-prompt-tool')),
+      'no permission prompts in bypass mode',
+    );
     assert.throws(() => run.send('too late'), /ended/);
   });
 
@@ -86,7 +108,12 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
     const events = await drive(harness().start(spec('go [[tool]]')));
     const [tool] = ofType(events, 'tool');
     const [result] = ofType(events, 'toolResult');
-    assert.deepEqual(tool, { type: 'tool', id: tool?.id, name: 'Bash', input: { command: 'echo hello-from-tool', description: 'echo' } });
+    assert.deepEqual(tool, {
+      type: 'tool',
+      id: tool?.id,
+      name: 'Bash',
+      input: { command: 'echo hello-from-tool', description: 'echo' },
+    });
     assert.deepEqual(result, { type: 'toolResult', id: tool?.id, isError: false, output: 'hello-from-tool' });
     assert.deepEqual(ofType(events, 'text').at(-1), { type: 'text', text: 'tool said: hello-from-tool' });
   });
@@ -152,7 +179,12 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
   it('an API error ends the turn as api_error 400 and ends the run', async () => {
     const events = await drive(harness().start(spec('[[error]]')), () => {});
     const [end] = ofType(events, 'turnEnd');
-    assert.deepEqual(end?.outcome, { ok: false, reason: 'api_error', message: 'API Error: 400 fake bad request', apiErrorStatus: 400 });
+    assert.deepEqual(end?.outcome, {
+      ok: false,
+      reason: 'api_error',
+      message: 'API Error: 400 fake bad request',
+      apiErrorStatus: 400,
+    });
     assert.equal(end?.costUsd, 0);
     assert.equal(ofType(events, 'text').length, 0, 'the synthetic error message is a warning, not assistant text');
     assert.deepEqual(exitedOf(events), { type: 'exited', code: 1 });
@@ -160,14 +192,21 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
 
   it('the budget stop is budget_exhausted', async () => {
     const events = await drive(harness().start(spec('[[budget]]', { maxBudgetUsd: 0.0001 })), () => {});
-    assert.deepEqual(ofType(events, 'turnEnd')[0]?.outcome, { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($0.0001)' });
+    assert.deepEqual(ofType(events, 'turnEnd')[0]?.outcome, {
+      ok: false,
+      reason: 'budget_exhausted',
+      message: 'Reached maximum budget ($0.0001)',
+    });
     assert.equal(exitedOf(events).code, 1);
   });
 
   it('kill() stops a hung process at once, and escalates to SIGKILL after the grace when SIGTERM is ignored', async () => {
     for (const ignore of [false, true]) {
       const graceMs = 500;
-      const run = harness({ env: { FAKE_AGENT_LOG: logPath, ...(ignore ? { FAKE_IGNORE_SIGTERM: '1' } : {}) } }, graceMs).start(spec('[[hang]]'));
+      const run = harness(
+        { env: { FAKE_AGENT_LOG: logPath, ...(ignore ? { FAKE_IGNORE_SIGTERM: '1' } : {}) } },
+        graceMs,
+      ).start(spec('[[hang]]'));
       let killedAt = 0;
       const events = await drive(run, (event, r) => {
         if (event.type === 'started') {
@@ -177,7 +216,8 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
       });
       const elapsed = Date.now() - killedAt;
       assert.deepEqual(exitedOf(events), { type: 'exited', code: null, error: 'killed' });
-      if (ignore) assert.ok(elapsed >= graceMs - 50 && elapsed < graceMs + 2_000, `SIGKILL after the grace: ${elapsed} ms`);
+      if (ignore)
+        assert.ok(elapsed >= graceMs - 50 && elapsed < graceMs + 2_000, `SIGKILL after the grace: ${elapsed} ms`);
       else assert.ok(elapsed < graceMs, `SIGTERM was enough: ${elapsed} ms`);
     }
   });
@@ -263,7 +303,10 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
     const ends = ofType(events, 'turnEnd');
     assert.equal(ends.length, 2);
     assert.ok(ends.every((e) => e.outcome.ok && Math.abs(e.costUsd - 0.00018) < 1e-12));
-    assert.deepEqual(new Set(ofType(events, 'started').map((e) => e.backendSessionId)), new Set(['af62ec28-9e75-4803-b8f1-42f4f66f8d55']));
+    assert.deepEqual(
+      new Set(ofType(events, 'started').map((e) => e.backendSessionId)),
+      new Set(['af62ec28-9e75-4803-b8f1-42f4f66f8d55']),
+    );
     assert.equal(exitedOf(events).code, 0);
   });
 
@@ -284,7 +327,10 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
 
 describe('fake-claude spawned directly', { timeout: TEST_TIMEOUT }, () => {
   /** Runs the fake with `args`, writing `stdin` lines; resolves to its stdout messages and exit code. */
-  function runFake(args: string[], stdin: unknown[]): Promise<{ messages: { type: string; subtype?: string; result?: string }[]; code: number | null }> {
+  function runFake(
+    args: string[],
+    stdin: unknown[],
+  ): Promise<{ messages: { type: string; subtype?: string; result?: string }[]; code: number | null }> {
     return new Promise((resolve, reject) => {
       const child = spawn(process.execPath, [FAKE, ...args], { cwd: dir.path, stdio: ['pipe', 'pipe', 'inherit'] });
       let out = '';
@@ -293,23 +339,42 @@ describe('fake-claude spawned directly', { timeout: TEST_TIMEOUT }, () => {
         out += chunk;
       });
       child.on('error', reject);
-      child.on('close', (code) => resolve({ messages: out.split('\n').filter(Boolean).map((l) => JSON.parse(l)), code }));
+      child.on('close', (code) =>
+        resolve({
+          messages: out
+            .split('\n')
+            .filter(Boolean)
+            .map((l) => JSON.parse(l)),
+          code,
+        }),
+      );
       for (const line of stdin) child.stdin.write(`${JSON.stringify(line)}\n`);
       child.stdin.end();
     });
   }
 
   it('speaks stream-json on stdin/stdout without the SDK', async () => {
-    const user = (text: string): unknown => ({ type: 'user', message: { role: 'user', content: text }, parent_tool_use_id: null, session_id: '' });
-    const { messages, code } = await runFake(['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json'], [
-      { type: 'control_request', request_id: 'init-1', request: { subtype: 'initialize' } },
-      user('one [[tool]]'),
-      user('two'),
-    ]);
+    const user = (text: string): unknown => ({
+      type: 'user',
+      message: { role: 'user', content: text },
+      parent_tool_use_id: null,
+      session_id: '',
+    });
+    const { messages, code } = await runFake(
+      ['--output-format', 'stream-json', '--verbose', '--input-format', 'stream-json'],
+      [
+        { type: 'control_request', request_id: 'init-1', request: { subtype: 'initialize' } },
+        user('one [[tool]]'),
+        user('two'),
+      ],
+    );
     assert.equal(code, 0);
     assert.equal(messages[0]?.type, 'control_response');
     const results = messages.filter((m) => m.type === 'result');
-    assert.deepEqual(results.map((r) => r.result), ['tool said: hello-from-tool', 'FAKE CLAUDE REPLY to: two']);
+    assert.deepEqual(
+      results.map((r) => r.result),
+      ['tool said: hello-from-tool', 'FAKE CLAUDE REPLY to: two'],
+    );
     assert.equal(messages.filter((m) => m.type === 'system' && m.subtype === 'init').length, 2);
   });
 

@@ -24,12 +24,61 @@ import { randomUUID } from 'node:crypto';
 import { existsSync, fstatSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { answerVersion, directive, emit, exitAfterFlush, hang, logInvocation, parseDirectives, replayCapture, replyText, sleep, writeGarbage } from './fake-scenario.mjs';
+import {
+  answerVersion,
+  directive,
+  emit,
+  exitAfterFlush,
+  hang,
+  logInvocation,
+  parseDirectives,
+  replayCapture,
+  replyText,
+  sleep,
+  writeGarbage,
+} from './fake-scenario.mjs';
 
-const WITH_VALUE = new Set(['-c', '--config', '-m', '--model', '-s', '--sandbox', '-C', '--cd', '-i', '--image', '-p', '--profile', '--enable', '--disable',
-  '--local-provider', '--add-dir', '--output-schema', '--color', '-o', '--output-last-message', '--thread-source', '--cyber-access-program']);
-const FLAGS = new Set(['--json', '--experimental-json', '--skip-git-repo-check', '--dangerously-bypass-approvals-and-sandbox', '--dangerously-bypass-hook-trust',
-  '--ephemeral', '--oss', '--strict-config', '--approve-for-me', '--worktree', '--trust', '--ignore-user-config', '--ignore-rules', '--last', '--all']);
+const WITH_VALUE = new Set([
+  '-c',
+  '--config',
+  '-m',
+  '--model',
+  '-s',
+  '--sandbox',
+  '-C',
+  '--cd',
+  '-i',
+  '--image',
+  '-p',
+  '--profile',
+  '--enable',
+  '--disable',
+  '--local-provider',
+  '--add-dir',
+  '--output-schema',
+  '--color',
+  '-o',
+  '--output-last-message',
+  '--thread-source',
+  '--cyber-access-program',
+]);
+const FLAGS = new Set([
+  '--json',
+  '--experimental-json',
+  '--skip-git-repo-check',
+  '--dangerously-bypass-approvals-and-sandbox',
+  '--dangerously-bypass-hook-trust',
+  '--ephemeral',
+  '--oss',
+  '--strict-config',
+  '--approve-for-me',
+  '--worktree',
+  '--trust',
+  '--ignore-user-config',
+  '--ignore-rules',
+  '--last',
+  '--all',
+]);
 const SANDBOXES = new Set(['read-only', 'workspace-write', 'danger-full-access']);
 
 function fail(message, code = 2) {
@@ -48,7 +97,10 @@ function parseArgv(argv) {
       positional.push(...argv.slice(i + 1));
       break;
     }
-    const [name, inline] = arg.startsWith('--') && arg.includes('=') ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)] : [arg, undefined];
+    const [name, inline] =
+      arg.startsWith('--') && arg.includes('=')
+        ? [arg.slice(0, arg.indexOf('=')), arg.slice(arg.indexOf('=') + 1)]
+        : [arg, undefined];
     if (WITH_VALUE.has(name)) {
       const value = inline ?? argv[++i];
       if (value === undefined) fail(`error: a value is required for '${name}'`);
@@ -59,7 +111,13 @@ function parseArgv(argv) {
   }
   const resume = positional[0] === 'resume';
   if (resume && !positional[1]) fail('error: resume needs a thread id (--last is not faked)');
-  return { options, flags, resume: resume ? positional[1] : undefined, prompt: resume ? positional[2] : positional[0], extra: positional.slice(resume ? 3 : 1) };
+  return {
+    options,
+    flags,
+    resume: resume ? positional[1] : undefined,
+    prompt: resume ? positional[2] : positional[0],
+    extra: positional.slice(resume ? 3 : 1),
+  };
 }
 
 logInvocation('codex');
@@ -69,11 +127,14 @@ if (argv[0] !== 'exec') fail('only `codex exec` is faked');
 const args = parseArgv(argv.slice(1));
 const one = (a, b) => (args.options.get(a) ?? args.options.get(b) ?? []).at(-1);
 if (!args.flags.has('--json') && !args.flags.has('--experimental-json')) fail('only `exec --json` is faked');
-if (args.prompt === undefined || args.prompt === '-') fail('no prompt argument (reading the prompt from stdin is not faked)');
+if (args.prompt === undefined || args.prompt === '-')
+  fail('no prompt argument (reading the prompt from stdin is not faked)');
 if (args.extra.length > 0) fail(`error: unexpected argument '${args.extra[0]}' found`);
-for (const pair of args.options.get('-c') ?? []) if (!/^[^=\s]+=/.test(pair)) fail(`error: invalid -c override '${pair}' (want key=value)`);
+for (const pair of args.options.get('-c') ?? [])
+  if (!/^[^=\s]+=/.test(pair)) fail(`error: invalid -c override '${pair}' (want key=value)`);
 const sandbox = one('-s', '--sandbox');
-if (sandbox !== undefined && !SANDBOXES.has(sandbox)) fail(`error: invalid value '${sandbox}' for '--sandbox <SANDBOX_MODE>'`);
+if (sandbox !== undefined && !SANDBOXES.has(sandbox))
+  fail(`error: invalid value '${sandbox}' for '--sandbox <SANDBOX_MODE>'`);
 const cd = one('-C', '--cd');
 if (cd !== undefined && !existsSync(cd)) fail(`Error: cannot change to ${cd}: No such file or directory`, 1);
 const stdin = fstatSync(0);
@@ -96,9 +157,29 @@ const message = (text) => emit({ type: 'item.completed', item: { id: nextId(), t
 async function command(cmd, output, delayMs = 0) {
   const id = nextId();
   const shell = `/bin/bash -lc '${cmd}'`;
-  emit({ type: 'item.started', item: { id, type: 'command_execution', command: shell, aggregated_output: '', exit_code: null, status: 'in_progress' } });
+  emit({
+    type: 'item.started',
+    item: {
+      id,
+      type: 'command_execution',
+      command: shell,
+      aggregated_output: '',
+      exit_code: null,
+      status: 'in_progress',
+    },
+  });
   if (delayMs > 0) await sleep(delayMs);
-  emit({ type: 'item.completed', item: { id, type: 'command_execution', command: shell, aggregated_output: `${output}\n`, exit_code: 0, status: 'completed' } });
+  emit({
+    type: 'item.completed',
+    item: {
+      id,
+      type: 'command_execution',
+      command: shell,
+      aggregated_output: `${output}\n`,
+      exit_code: 0,
+      status: 'completed',
+    },
+  });
   now.requests += 1;
 }
 
@@ -107,10 +188,20 @@ function cumulativeUsage() {
   const dir = join(process.env.CODEX_HOME || join(process.env.HOME || homedir(), '.codex'), 'fake-codex-threads');
   const file = join(dir, `${threadId}.json`);
   const before = existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : { input: 0, cached: 0, output: 0 };
-  const after = { input: before.input + 100 * now.requests, cached: before.cached + 20 * now.requests, output: before.output + 10 * now.requests };
+  const after = {
+    input: before.input + 100 * now.requests,
+    cached: before.cached + 20 * now.requests,
+    output: before.output + 10 * now.requests,
+  };
   mkdirSync(dir, { recursive: true });
   writeFileSync(file, JSON.stringify(after));
-  return { input_tokens: after.input, cached_input_tokens: after.cached, cache_write_input_tokens: 0, output_tokens: after.output, reasoning_output_tokens: 0 };
+  return {
+    input_tokens: after.input,
+    cached_input_tokens: after.cached,
+    cache_write_input_tokens: 0,
+    output_tokens: after.output,
+    reasoning_output_tokens: 0,
+  };
 }
 
 const GARBAGE = '{"type":"item.completed","item":{"id":"x","type":"agent_message","text":42}}';
@@ -118,7 +209,15 @@ const GARBAGE = '{"type":"item.completed","item":{"id":"x","type":"agent_message
 async function main() {
   if (replayCapture(prompt)) return 0;
   emit({ type: 'thread.started', thread_id: threadId });
-  if (model) emit({ type: 'item.completed', item: { id: nextId(), type: 'error', message: `Model metadata for \`${model}\` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.` } });
+  if (model)
+    emit({
+      type: 'item.completed',
+      item: {
+        id: nextId(),
+        type: 'error',
+        message: `Model metadata for \`${model}\` not found. Defaulting to fallback metadata; this can degrade performance and cause issues.`,
+      },
+    });
   emit({ type: 'turn.started' });
   if (names.has('garbage')) writeGarbage(GARBAGE);
   if (names.has('hang')) await hang();
@@ -130,7 +229,9 @@ async function main() {
     return 3;
   }
   if (names.has('error') || names.has('budget')) {
-    const body = JSON.stringify({ error: { message: 'fake bad request', type: 'invalid_request_error', param: null, code: null } });
+    const body = JSON.stringify({
+      error: { message: 'fake bad request', type: 'invalid_request_error', param: null, code: null },
+    });
     emit({ type: 'error', message: body });
     emit({ type: 'turn.failed', error: { message: body } });
     return 1;
@@ -148,8 +249,19 @@ async function main() {
   }
   if (names.has('question')) {
     const question = 'Which file should I change?';
-    const options = [{ label: 'a.ts', description: 'the first' }, { label: 'b.ts', description: 'the second' }];
-    emit({ type: 'item.completed', item: { id: nextId(), type: 'request_user_input', call_id: 'call_fake_1', questions: [{ id: 'file', header: 'File', question, options }] } });
+    const options = [
+      { label: 'a.ts', description: 'the first' },
+      { label: 'b.ts', description: 'the second' },
+    ];
+    emit({
+      type: 'item.completed',
+      item: {
+        id: nextId(),
+        type: 'request_user_input',
+        call_id: 'call_fake_1',
+        questions: [{ id: 'file', header: 'File', question, options }],
+      },
+    });
     reply = question;
   }
   const blocks = Number(directive(prompt, 'stream') ?? 0);

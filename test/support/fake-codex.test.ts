@@ -3,11 +3,21 @@ import { spawnSync } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import type { CodexHarnessOptions } from '../../src/coding/codex/codex-harness.ts';
+import { createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
 import type { RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect, endRun, interruptTurn, meaningful, ofType, readInvocations, runOneTurn, runTwoTurns } from './harness-run.ts';
 import type { FakeInvocation } from './harness-run.ts';
+import {
+  assertApiErrorTurn,
+  collect,
+  endRun,
+  interruptTurn,
+  meaningful,
+  ofType,
+  readInvocations,
+  runOneTurn,
+  runTwoTurns,
+} from './harness-run.ts';
 import { perTurnFakeCases } from './per-turn-fake-cases.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -41,7 +51,8 @@ perTurnFakeCases({
   version: 'codex-cli 0.169.0-fake',
   sigtermExitCode: null,
   harness: (env) => setup(env).harness,
-  missingHarness: () => createCodexHarness({ config: { executable: join(dir.path, 'nope'), env: {}, config: {} }, killGraceMs: 500 }),
+  missingHarness: () =>
+    createCodexHarness({ config: { executable: join(dir.path, 'nope'), env: {}, config: {} }, killGraceMs: 500 }),
   spec,
 });
 
@@ -50,13 +61,25 @@ test('two turns via send(): the second resumes the thread; cumulative usage come
   const run = harness.start(spec('first'));
   const c = collect(run);
   const id = await runTwoTurns(run, c, 'second');
-  assert.deepEqual(ofType(c.events, 'text').map((e) => e.text), ['FAKE CODEX REPLY to: first', 'FAKE CODEX REPLY to: second']);
+  assert.deepEqual(
+    ofType(c.events, 'text').map((e) => e.text),
+    ['FAKE CODEX REPLY to: first', 'FAKE CODEX REPLY to: second'],
+  );
   assert.deepEqual(ofType(c.events, 'turnEnd'), [
     { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: turnUsage },
     { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: turnUsage },
   ]);
   const [one, two] = invocations();
-  assert.deepEqual(one?.argv, ['exec', '--json', '--skip-git-repo-check', '-C', dir.path, '--dangerously-bypass-approvals-and-sandbox', '--', 'first']);
+  assert.deepEqual(one?.argv, [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    dir.path,
+    '--dangerously-bypass-approvals-and-sandbox',
+    '--',
+    'first',
+  ]);
   assert.deepEqual(two?.argv.slice(-4), ['resume', id, '--', 'second']);
   assert.equal(one?.env.OPENAI_BASE_URL, undefined);
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
@@ -67,13 +90,27 @@ test('[[tool]] [[stream:3]]: tool/toolResult paired by item id, one text per age
   const run = harness.start(spec('go [[tool]] [[stream:3]]'));
   const c = collect(run);
   await runOneTurn(run, c);
-  assert.deepEqual(ofType(c.events, 'text').map((t) => t.text), ['block 1 of 3', 'block 2 of 3', 'block 3 of 3', 'tool said: hello-from-tool']);
+  assert.deepEqual(
+    ofType(c.events, 'text').map((t) => t.text),
+    ['block 1 of 3', 'block 2 of 3', 'block 3 of 3', 'tool said: hello-from-tool'],
+  );
   const [tool] = ofType(c.events, 'tool');
-  assert.deepEqual(tool, { type: 'tool', id: 'item_0', name: 'shell', input: { command: "/bin/bash -lc 'echo hello-from-tool'" } });
-  assert.deepEqual(ofType(c.events, 'toolResult'), [{ type: 'toolResult', id: 'item_0', isError: false, output: 'hello-from-tool\n' }]);
+  assert.deepEqual(tool, {
+    type: 'tool',
+    id: 'item_0',
+    name: 'shell',
+    input: { command: "/bin/bash -lc 'echo hello-from-tool'" },
+  });
+  assert.deepEqual(ofType(c.events, 'toolResult'), [
+    { type: 'toolResult', id: 'item_0', isError: false, output: 'hello-from-tool\n' },
+  ]);
   const types = c.events.filter((e) => e.type !== 'activity').map((e) => e.type);
   assert.deepEqual(types, ['started', 'tool', 'toolResult', 'text', 'text', 'text', 'text', 'turnEnd', 'exited']);
-  assert.deepEqual(ofType(c.events, 'turnEnd')[0]?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 40 }, 'two model requests');
+  assert.deepEqual(
+    ofType(c.events, 'turnEnd')[0]?.usage,
+    { inputTokens: 200, outputTokens: 20, cachedInputTokens: 40 },
+    'two model requests',
+  );
 });
 
 test('[[question]]: request_user_input → a question event, then the question as text', async () => {
@@ -118,12 +155,36 @@ test('argv: model, plan → read-only, provider and extra -c overrides, system p
   await runTwoTurns(run, c, 'next');
   const [first, second] = invocations().map((i) => i.argv);
   assert.deepEqual(first, [
-    'exec', '--json', '--skip-git-repo-check', '-C', dir.path, '-m', 'gpt-fake', '-s', 'read-only',
-    '-c', 'model_provider="mock"', '-c', 'model_providers.mock.name="mock"', '-c', 'model_providers.mock.base_url="http://127.0.0.1:9/v1"',
-    '-c', 'model_providers.mock.wire_api="responses"', '-c', 'model_providers.mock.env_key="MOCK_KEY"', '-c', 'features.plugins=false',
-    '-c', 'developer_instructions="Be brief."', '--', '-task',
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    dir.path,
+    '-m',
+    'gpt-fake',
+    '-s',
+    'read-only',
+    '-c',
+    'model_provider="mock"',
+    '-c',
+    'model_providers.mock.name="mock"',
+    '-c',
+    'model_providers.mock.base_url="http://127.0.0.1:9/v1"',
+    '-c',
+    'model_providers.mock.wire_api="responses"',
+    '-c',
+    'model_providers.mock.env_key="MOCK_KEY"',
+    '-c',
+    'features.plugins=false',
+    '-c',
+    'developer_instructions="Be brief."',
+    '--',
+    '-task',
   ]);
-  assert.equal(second?.some((a) => a.startsWith('developer_instructions')), false);
+  assert.equal(
+    second?.some((a) => a.startsWith('developer_instructions')),
+    false,
+  );
   assert.equal(ofType(c.events, 'started')[0]?.model, 'gpt-fake');
   assert.match(ofType(c.events, 'warning')[0]?.message ?? '', /Model metadata for `gpt-fake` not found/);
 });
@@ -139,8 +200,14 @@ test('resumeBackendId: resume <id> from the first turn; usage unknown on that tu
   const c = collect(run);
   await runTwoTurns(run, c, 'more');
   assert.deepEqual(invocations()[1]?.argv.slice(-4), ['resume', 'known-id', '--', 'again']);
-  assert.deepEqual(ofType(c.events, 'started').map((s) => s.backendSessionId), ['known-id', 'known-id']);
-  assert.deepEqual(ofType(c.events, 'turnEnd').map((e) => e.usage), [undefined, turnUsage]);
+  assert.deepEqual(
+    ofType(c.events, 'started').map((s) => s.backendSessionId),
+    ['known-id', 'known-id'],
+  );
+  assert.deepEqual(
+    ofType(c.events, 'turnEnd').map((e) => e.usage),
+    [undefined, turnUsage],
+  );
 });
 
 test('a missing workdir or an invalid -c key ends the run with a clear error', async () => {
@@ -170,7 +237,10 @@ test('the fake refuses a piped stdin (the real CLI would append it to the prompt
   const piped = spawnSync(process.execPath, [FAKE, 'exec', '--json', '--', 'hi'], { input: 'extra', encoding: 'utf8' });
   assert.equal(piped.status, 2);
   assert.match(piped.stderr, /stdin is a pipe/);
-  const unknown = spawnSync(process.execPath, [FAKE, 'exec', '--json', '--frobnicate', '--', 'hi'], { stdio: ['ignore', 'pipe', 'pipe'], encoding: 'utf8' });
+  const unknown = spawnSync(process.execPath, [FAKE, 'exec', '--json', '--frobnicate', '--', 'hi'], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    encoding: 'utf8',
+  });
   assert.equal(unknown.status, 2);
   assert.match(unknown.stderr, /unexpected argument '--frobnicate'/);
 });

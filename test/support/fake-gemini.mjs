@@ -19,7 +19,20 @@
 //   harness rule that a non-zero exit after a success result is a failure.
 // * [[stream:N]]: the reply arrives as N delta chunks 50 ms apart (one assistant message, as Gemini streams).
 import { randomUUID } from 'node:crypto';
-import { answerVersion, directive, emit, exitAfterFlush, flagValue, hang, logInvocation, parseDirectives, replayCapture, replyText, sleep, writeGarbage } from './fake-scenario.mjs';
+import {
+  answerVersion,
+  directive,
+  emit,
+  exitAfterFlush,
+  flagValue,
+  hang,
+  logInvocation,
+  parseDirectives,
+  replayCapture,
+  replyText,
+  sleep,
+  writeGarbage,
+} from './fake-scenario.mjs';
 
 const argv = process.argv.slice(2);
 
@@ -63,7 +76,8 @@ function chunks(text, parts) {
 }
 
 function assistant(text, parts = 3) {
-  for (const content of chunks(text, parts)) emit({ type: 'message', timestamp: now(), role: 'assistant', content, delta: true });
+  for (const content of chunks(text, parts))
+    emit({ type: 'message', timestamp: now(), role: 'assistant', content, delta: true });
 }
 
 async function tool(name, parameters, result, delayMs = 0) {
@@ -78,7 +92,12 @@ function stats() {
   const input = 100;
   const output = 10;
   const counts = { total_tokens: input + output, input_tokens: input, output_tokens: output, cached: 0, input };
-  return { ...counts, duration_ms: Date.now() - started, tool_calls: toolCounter, models: { [model === 'auto' ? 'gemini-fake' : model]: counts } };
+  return {
+    ...counts,
+    duration_ms: Date.now() - started,
+    tool_calls: toolCounter,
+    models: { [model === 'auto' ? 'gemini-fake' : model]: counts },
+  };
 }
 
 const GARBAGE = '{"type":"tool_use","tool_name":42}';
@@ -98,24 +117,52 @@ async function main() {
   }
   if (names.has('error') || names.has('budget')) {
     const body = JSON.stringify({ error: { code: 400, message: 'fake bad request', status: 'INVALID_ARGUMENT' } });
-    emit({ type: 'result', timestamp: now(), status: 'error', error: { type: 'unknown', message: `[API Error: ${body}]` }, stats: { ...stats(), total_tokens: 0, input_tokens: 0, output_tokens: 0, input: 0 } });
+    emit({
+      type: 'result',
+      timestamp: now(),
+      status: 'error',
+      error: { type: 'unknown', message: `[API Error: ${body}]` },
+      stats: { ...stats(), total_tokens: 0, input_tokens: 0, output_tokens: 0, input: 0 },
+    });
     return 144;
   }
   let reply = replyText('gemini', prompt);
   if (names.has('tool')) {
-    await tool('run_shell_command', { command: 'echo hello-from-tool', description: 'echo' }, { status: 'success', output: 'hello-from-tool' });
+    await tool(
+      'run_shell_command',
+      { command: 'echo hello-from-tool', description: 'echo' },
+      { status: 'success', output: 'hello-from-tool' },
+    );
     reply = 'tool said: hello-from-tool';
   }
   const slow = directive(prompt, 'slow-tool');
   if (slow !== undefined) {
     const ms = Number(slow || 1000);
-    await tool('run_shell_command', { command: `sleep ${ms / 1000}; echo slow-done`, description: 'slow' }, { status: 'success', output: 'slow-done' }, ms);
+    await tool(
+      'run_shell_command',
+      { command: `sleep ${ms / 1000}; echo slow-done`, description: 'slow' },
+      { status: 'success', output: 'slow-done' },
+      ms,
+    );
     reply = 'tool said: slow-done';
   }
   if (names.has('question')) {
     const question = 'Which file should I change?';
-    const parameters = { questions: [{ question, header: 'File', type: 'choice', options: [{ label: 'a.ts', description: 'the first' }, { label: 'b.ts', description: 'the second' }] }] };
-    const message = 'Tool execution for "Ask User" requires user confirmation, which is not supported in non-interactive mode.';
+    const parameters = {
+      questions: [
+        {
+          question,
+          header: 'File',
+          type: 'choice',
+          options: [
+            { label: 'a.ts', description: 'the first' },
+            { label: 'b.ts', description: 'the second' },
+          ],
+        },
+      ],
+    };
+    const message =
+      'Tool execution for "Ask User" requires user confirmation, which is not supported in non-interactive mode.';
     await tool('ask_user', parameters, { status: 'error', error: { type: 'unhandled_exception', message } });
     reply = question;
   }

@@ -5,8 +5,17 @@ import { after, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { createGeminiHarness } from '../../src/coding/gemini/gemini-harness.ts';
 import type { RunSpec } from '../../src/coding/harness.ts';
-import { assertApiErrorTurn, collect, endRun, interruptTurn, ofType, readInvocations, runOneTurn, runTwoTurns } from './harness-run.ts';
 import type { FakeInvocation } from './harness-run.ts';
+import {
+  assertApiErrorTurn,
+  collect,
+  endRun,
+  interruptTurn,
+  ofType,
+  readInvocations,
+  runOneTurn,
+  runTwoTurns,
+} from './harness-run.ts';
 import { perTurnFakeCases } from './per-turn-fake-cases.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -38,7 +47,11 @@ perTurnFakeCases({
   version: '0.61.0-fake',
   sigtermExitCode: 0,
   harness: (env) => setup(env).harness,
-  missingHarness: () => createGeminiHarness({ config: { executable: join(dir.path, 'nope'), env: {}, approvalMode: 'yolo' }, killGraceMs: 500 }),
+  missingHarness: () =>
+    createGeminiHarness({
+      config: { executable: join(dir.path, 'nope'), env: {}, approvalMode: 'yolo' },
+      killGraceMs: 500,
+    }),
   spec,
 });
 
@@ -47,13 +60,21 @@ test('two turns via send(): the second invocation resumes the first session id',
   const run = harness.start(spec('first'));
   const c = collect(run);
   const id = await runTwoTurns(run, c, 'second');
-  assert.deepEqual(ofType(c.events, 'text').map((e) => e.text), ['FAKE GEMINI REPLY to: first', 'FAKE GEMINI REPLY to: second']);
+  assert.deepEqual(
+    ofType(c.events, 'text').map((e) => e.text),
+    ['FAKE GEMINI REPLY to: first', 'FAKE GEMINI REPLY to: second'],
+  );
   const [one, two] = invocations();
   assert.deepEqual(one?.argv.slice(-2), ['--session-id', id]);
   assert.deepEqual(two?.argv.slice(-2), ['--resume', id]);
   assert.equal(one?.env.GEMINI_CLI_NO_RELAUNCH, 'true');
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 0 });
-  assert.deepEqual(ofType(c.events, 'turnEnd')[0], { type: 'turnEnd', outcome: { ok: true }, costUsd: 0, usage: { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 } });
+  assert.deepEqual(ofType(c.events, 'turnEnd')[0], {
+    type: 'turnEnd',
+    outcome: { ok: true },
+    costUsd: 0,
+    usage: { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 },
+  });
 });
 
 test('delta chunks come out as one coalesced text; tool calls are paired', async () => {
@@ -62,7 +83,10 @@ test('delta chunks come out as one coalesced text; tool calls are paired', async
   const c = collect(run);
   await runOneTurn(run, c);
   const texts = ofType(c.events, 'text');
-  assert.deepEqual(texts.map((t) => t.text), ['block 1 of 3\nblock 2 of 3\nblock 3 of 3\ntool said: hello-from-tool']);
+  assert.deepEqual(
+    texts.map((t) => t.text),
+    ['block 1 of 3\nblock 2 of 3\nblock 3 of 3\ntool said: hello-from-tool'],
+  );
   const [tool] = ofType(c.events, 'tool');
   const [result] = ofType(c.events, 'toolResult');
   assert.equal(tool?.name, 'run_shell_command');
@@ -94,7 +118,12 @@ test('[[exit144]]: a success result followed by exit 144 is a failed turn', asyn
   await c.done;
   assert.equal(ofType(c.events, 'text').length, 1);
   const [end] = ofType(c.events, 'turnEnd');
-  assert.deepEqual(end?.outcome, { ok: false, reason: 'api_error', message: 'Gemini CLI exited with code 144 after reporting success', apiErrorStatus: 400 });
+  assert.deepEqual(end?.outcome, {
+    ok: false,
+    reason: 'api_error',
+    message: 'Gemini CLI exited with code 144 after reporting success',
+    apiErrorStatus: 400,
+  });
   assert.deepEqual(c.events.at(-1), { type: 'exited', code: 144 });
 });
 
@@ -108,13 +137,18 @@ test('interrupt during [[sleep:5000]]: turnEnd interrupted, then the queued send
   const second = await c.waitFor((e) => e.type === 'turnEnd', 2);
   assert.deepEqual((second as { outcome: unknown }).outcome, { ok: true });
   assert.equal(ofType(c.events, 'text').at(-1)?.text, 'FAKE GEMINI REPLY to: after');
-  assert.deepEqual(invocations()[1]?.argv.slice(-2), ['--resume', (started as { backendSessionId: string }).backendSessionId]);
+  assert.deepEqual(invocations()[1]?.argv.slice(-2), [
+    '--resume',
+    (started as { backendSessionId: string }).backendSessionId,
+  ]);
   await endRun(run, c);
 });
 
 test('argv: model, plan → approval-mode default, system prompt in the first prompt, resumeBackendId → --resume', async () => {
   const { harness, invocations } = setup();
-  const c = collect(harness.start(spec('task', { model: 'gemini-fake-pro', permissionMode: 'plan', systemPrompt: 'Be brief.' })));
+  const c = collect(
+    harness.start(spec('task', { model: 'gemini-fake-pro', permissionMode: 'plan', systemPrompt: 'Be brief.' })),
+  );
   await c.waitFor((e) => e.type === 'turnEnd');
   const argv = invocations()[0]?.argv ?? [];
   assert.equal(argv[argv.indexOf('--approval-mode') + 1], 'default');
@@ -134,7 +168,9 @@ test('GOOGLE_GEMINI_BASE_URL in the env: the auth type is written to the run HOM
   const { harness, home } = setup({ GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:9', GEMINI_API_KEY: 'x' });
   const c = collect(harness.start(spec('hi')));
   await c.waitFor((e) => e.type === 'turnEnd');
-  assert.deepEqual(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')), { security: { auth: { selectedType: 'gemini-api-key' } } });
+  assert.deepEqual(JSON.parse(readFileSync(join(home, '.gemini', 'settings.json'), 'utf8')), {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+  });
 });
 
 test('[[replay:gemini-run2]]: a real capture through the harness', async () => {

@@ -122,9 +122,18 @@ export class FakeLinearApi implements LinearApi {
 
   async createIssue(input: CreateIssueInput): Promise<{ id: string; identifier: string }> {
     this.#record('createIssue', [input]);
-    const team = [...this.#issues.values()].find((i) => i.team.id === input.teamId)?.team ?? { id: input.teamId, key: 'NEW', name: 'New' };
+    const team = [...this.#issues.values()].find((i) => i.team.id === input.teamId)?.team ?? {
+      id: input.teamId,
+      key: 'NEW',
+      name: 'New',
+    };
     this.#counter += 1;
-    const issue = this.addIssue({ identifier: `${team.key}-${900 + this.#counter}`, title: input.title, description: input.description ?? '', team });
+    const issue = this.addIssue({
+      identifier: `${team.key}-${900 + this.#counter}`,
+      title: input.title,
+      description: input.description ?? '',
+      team,
+    });
     return { id: issue.id, identifier: issue.identifier };
   }
 
@@ -164,9 +173,14 @@ export class FakeLinearApi implements LinearApi {
     throw new LinearApiError('user', `Entity not found: Project ${id}`);
   }
 
-  async createAgentActivity(agentSessionId: string, content: ActivityContent, options?: ActivityOptions): Promise<{ id: string }> {
+  async createAgentActivity(
+    agentSessionId: string,
+    content: ActivityContent,
+    options?: ActivityOptions,
+  ): Promise<{ id: string }> {
     this.#record('createAgentActivity', [agentSessionId, content, options]);
-    if (this.deletedAgentSessions.has(agentSessionId)) throw new LinearApiError('user', 'Entity not found: AgentSession');
+    if (this.deletedAgentSessions.has(agentSessionId))
+      throw new LinearApiError('user', 'Entity not found: AgentSession');
     this.activities.push({ agentSessionId, content: structuredClone(content), options });
     this.#counter += 1;
     return { id: `activity-${this.#counter}` };
@@ -181,7 +195,10 @@ export class FakeLinearApi implements LinearApi {
     return { id };
   }
 
-  async updateAgentSession(agentSessionId: string, input: { externalUrls?: { label: string; url: string }[] }): Promise<void> {
+  async updateAgentSession(
+    agentSessionId: string,
+    input: { externalUrls?: { label: string; url: string }[] },
+  ): Promise<void> {
     this.#record('updateAgentSession', [agentSessionId, input]);
   }
 

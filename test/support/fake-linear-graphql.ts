@@ -72,7 +72,12 @@ export class FakeGraphQLError extends Error {
 
 /** Linear's shape of a user error ("Entity not found", invalid input): HTTP 200, extensions.userError = true. */
 export function userError(message: string, userPresentableMessage = message): FakeGraphQLError {
-  return new FakeGraphQLError(message, { type: 'invalid input', code: 'INPUT_ERROR', userError: true, userPresentableMessage });
+  return new FakeGraphQLError(message, {
+    type: 'invalid input',
+    code: 'INPUT_ERROR',
+    userError: true,
+    userPresentableMessage,
+  });
 }
 
 type Vars = Record<string, unknown>;
@@ -89,12 +94,22 @@ function str(value: unknown): string | undefined {
 }
 
 /** Resolves one root field against the workspace. `recordMutation` is called for every mutation before it applies. */
-export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, options: { projectPageSize: number }): unknown {
+export function resolveRootField(
+  ws: FakeWorkspace,
+  field: string,
+  vars: Vars,
+  options: { projectPageSize: number },
+): unknown {
   switch (field) {
     case 'viewer':
       return ws.userJson(ws.appUser.id);
     case 'organization':
-      return { __typename: 'Organization', id: ws.organization.id, name: ws.organization.name, urlKey: ws.organization.urlKey };
+      return {
+        __typename: 'Organization',
+        id: ws.organization.id,
+        name: ws.organization.name,
+        urlKey: ws.organization.urlKey,
+      };
     case 'issue': {
       const issue = ws.findIssue(str(vars.id) ?? '');
       if (!issue) throw userError('Entity not found: Issue', 'Could not find referenced Issue.');
@@ -103,13 +118,19 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
     case 'team': {
       const team = ws.teams.get(str(vars.id) ?? '');
       if (!team) throw userError('Entity not found: Team', 'Could not find referenced Team.');
-      const states = [...ws.states.values()].filter((s) => s.teamId === team.id).map((s) => ({ id: s.id, name: s.name, type: s.type }));
-      const labels = [...ws.labels.values()].filter((l) => l.teamId === team.id).map((l) => ({ id: l.id, name: l.name }));
+      const states = [...ws.states.values()]
+        .filter((s) => s.teamId === team.id)
+        .map((s) => ({ id: s.id, name: s.name, type: s.type }));
+      const labels = [...ws.labels.values()]
+        .filter((l) => l.teamId === team.id)
+        .map((l) => ({ id: l.id, name: l.name }));
       return { ...team, states: { nodes: states }, labels: { nodes: labels } };
     }
     case 'issueLabels': {
       const teamId = str(vars.teamId);
-      const labels = [...ws.labels.values()].filter((l) => teamId === undefined || l.teamId === teamId || l.teamId === null);
+      const labels = [...ws.labels.values()].filter(
+        (l) => teamId === undefined || l.teamId === teamId || l.teamId === null,
+      );
       return { nodes: labels.map((l) => ({ id: l.id, name: l.name })) };
     }
     case 'project': {
@@ -124,7 +145,10 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
         name: project.name,
         description: project.description,
         teams: { nodes: project.teamIds.map((id) => ({ id })) },
-        issues: { nodes: page.map((i) => ws.issueJson(i, false)), pageInfo: { hasNextPage: end < all.length, endCursor: end < all.length ? String(end) : null } },
+        issues: {
+          nodes: page.map((i) => ws.issueJson(i, false)),
+          pageInfo: { hasNextPage: end < all.length, endCursor: end < all.length ? String(end) : null },
+        },
       };
     }
     case 'issueUpdate': {
@@ -134,7 +158,8 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
       if (typeof patch.title === 'string') issue.title = patch.title;
       if (typeof patch.description === 'string') issue.description = patch.description;
       if (typeof patch.stateId === 'string') {
-        if (!ws.states.has(patch.stateId)) throw userError('Entity not found: WorkflowState', 'Could not find referenced state.');
+        if (!ws.states.has(patch.stateId))
+          throw userError('Entity not found: WorkflowState', 'Could not find referenced state.');
         issue.stateId = patch.stateId;
       }
       if ('estimate' in patch) issue.estimate = (patch.estimate as number | null) ?? null;
@@ -146,10 +171,12 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
     case 'issueCreate': {
       const data = input(vars);
       const teamId = str(data.teamId);
-      if (!teamId || !ws.teams.has(teamId)) throw userError('Entity not found: Team', 'Could not find referenced Team.');
+      if (!teamId || !ws.teams.has(teamId))
+        throw userError('Entity not found: Team', 'Could not find referenced Team.');
       if (!str(data.title)) throw userError('Argument Validation Error: title should not be empty');
       const parentId = str(data.parentId);
-      if (parentId && !ws.findIssue(parentId)) throw userError('Entity not found: Issue', 'Could not find the parent issue.');
+      if (parentId && !ws.findIssue(parentId))
+        throw userError('Entity not found: Issue', 'Could not find the parent issue.');
       const issue = ws.addIssue({
         teamId,
         title: str(data.title) as string,
@@ -161,7 +188,12 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
         labelIds: Array.isArray(data.labelIds) ? (data.labelIds as string[]) : [],
         ...(str(data.stateId) ? { stateId: str(data.stateId) } : {}),
       });
-      return { __typename: 'IssuePayload', success: true, lastSyncId: 2, issue: { id: issue.id, identifier: issue.identifier } };
+      return {
+        __typename: 'IssuePayload',
+        success: true,
+        lastSyncId: 2,
+        issue: { id: issue.id, identifier: issue.identifier },
+      };
     }
     case 'commentCreate': {
       const data = input(vars);
@@ -169,7 +201,8 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
       if (!issue) throw userError('Entity not found: Issue', 'Could not find referenced Issue.');
       const given = str(data.id);
       // Like Linear: a client-generated id that is already taken is refused (so a resent comment is not a copy).
-      if (given && ws.comments.has(given)) throw userError('Entity already exists', 'A comment with this id already exists.');
+      if (given && ws.comments.has(given))
+        throw userError('Entity already exists', 'A comment with this id already exists.');
       const comment = ws.addComment(issue.id, str(data.body) ?? '', ws.appUser.id, str(data.parentId) ?? null, given);
       return { __typename: 'CommentPayload', success: true, lastSyncId: 3, comment: { id: comment.id } };
     }
@@ -186,7 +219,11 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
       const data = input(vars);
       const name = str(data.name) ?? '';
       const teamId = str(data.teamId) ?? null;
-      if ([...ws.labels.values()].some((l) => l.name.toLowerCase() === name.toLowerCase() && (l.teamId === teamId || l.teamId === null))) {
+      if (
+        [...ws.labels.values()].some(
+          (l) => l.name.toLowerCase() === name.toLowerCase() && (l.teamId === teamId || l.teamId === null),
+        )
+      ) {
         throw userError('duplicate label name', `A label named "${name}" already exists.`);
       }
       const id = ws.newId();
@@ -204,7 +241,11 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
         throw userError('Entity already exists', 'An agent activity with this id already exists.');
       }
       const id = given ?? ws.newId();
-      session.activities.push({ id, content: (data.content ?? {}) as Record<string, unknown>, ephemeral: data.ephemeral === true });
+      session.activities.push({
+        id,
+        content: (data.content ?? {}) as Record<string, unknown>,
+        ephemeral: data.ephemeral === true,
+      });
       return { __typename: 'AgentActivityPayload', success: true, lastSyncId: 6, agentActivity: { id } };
     }
     case 'agentSessionCreateOnIssue': {
@@ -219,10 +260,15 @@ export function resolveRootField(ws: FakeWorkspace, field: string, vars: Vars, o
       const session = ws.agentSessions.get(str(vars.id) ?? '');
       if (!session) throw userError('Entity not found: AgentSession', 'Could not find referenced AgentSession.');
       const data = input(vars);
-      if (Array.isArray(data.externalUrls)) session.externalUrls = data.externalUrls as { label: string; url: string }[];
+      if (Array.isArray(data.externalUrls))
+        session.externalUrls = data.externalUrls as { label: string; url: string }[];
       return { __typename: 'AgentSessionPayload', success: true, lastSyncId: 8, agentSession: { id: session.id } };
     }
     default:
-      throw new FakeGraphQLError(`Cannot query field "${field}" on the fake Linear schema.`, { code: 'GRAPHQL_VALIDATION_FAILED', type: 'graphql error' }, 400);
+      throw new FakeGraphQLError(
+        `Cannot query field "${field}" on the fake Linear schema.`,
+        { code: 'GRAPHQL_VALIDATION_FAILED', type: 'graphql error' },
+        400,
+      );
   }
 }

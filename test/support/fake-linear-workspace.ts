@@ -142,7 +142,11 @@ export class FakeWorkspace {
   }
 
   /** Adds an issue with the next identifier of its team and Linear's branch name pattern. */
-  addIssue(input: { teamId: string; title: string; id?: string } & Partial<Omit<FakeIssue, 'number' | 'identifier' | 'branchName'>>): FakeIssue {
+  addIssue(
+    input: { teamId: string; title: string; id?: string } & Partial<
+      Omit<FakeIssue, 'number' | 'identifier' | 'branchName'>
+    >,
+  ): FakeIssue {
     const team = this.teams.get(input.teamId);
     if (!team) throw new Error(`no team ${input.teamId}`);
     const number = [...this.issues.values()].filter((i) => i.teamId === team.id).length + 1;
@@ -169,8 +173,21 @@ export class FakeWorkspace {
     return issue;
   }
 
-  addComment(issueId: string, body: string, userId: string | null, parentId: string | null = null, id?: string): FakeComment {
-    const comment: FakeComment = { id: id ?? this.newId(), issueId, body, userId, parentId, createdAt: this.nextTimestamp() };
+  addComment(
+    issueId: string,
+    body: string,
+    userId: string | null,
+    parentId: string | null = null,
+    id?: string,
+  ): FakeComment {
+    const comment: FakeComment = {
+      id: id ?? this.newId(),
+      issueId,
+      body,
+      userId,
+      parentId,
+      createdAt: this.nextTimestamp(),
+    };
     this.comments.set(comment.id, comment);
     return comment;
   }
@@ -178,7 +195,16 @@ export class FakeWorkspace {
   userJson(id: string | null): Record<string, unknown> | null {
     const user = id ? this.users.get(id) : undefined;
     if (!user) return null;
-    return { __typename: 'User', id: user.id, name: user.name, displayName: user.displayName, email: user.email, app: user.app, active: true, isMe: user.id === FAKE_IDS.appUser };
+    return {
+      __typename: 'User',
+      id: user.id,
+      name: user.name,
+      displayName: user.displayName,
+      email: user.email,
+      app: user.app,
+      active: true,
+      isMe: user.id === FAKE_IDS.appUser,
+    };
   }
 
   /** An issue as the GraphQL API shows it (a superset of what any query here selects). */
@@ -210,20 +236,39 @@ export class FakeWorkspace {
       parent: issue.parentId ? { id: issue.parentId } : null,
       assignee: this.userJson(issue.assigneeId),
       delegate: this.userJson(issue.delegateId),
-      labels: { nodes: issue.labelIds.map((id) => this.labels.get(id)).filter((l) => l !== undefined).map((l) => ({ id: l.id, name: l.name })) },
+      labels: {
+        nodes: issue.labelIds
+          .map((id) => this.labels.get(id))
+          .filter((l) => l !== undefined)
+          .map((l) => ({ id: l.id, name: l.name })),
+      },
       relations: { nodes: relations.map((r) => ({ id: r.id, type: r.type, relatedIssue: ref(r.relatedIssueId) })) },
       inverseRelations: { nodes: inverse.map((r) => ({ id: r.id, type: r.type, issue: ref(r.issueId) })) },
     };
     if (withComments) {
       const comments = [...this.comments.values()].filter((c) => c.issueId === issue.id).slice(-10);
-      out.comments = { nodes: comments.map((c) => ({ id: c.id, body: c.body, createdAt: c.createdAt, user: this.userJson(c.userId) })) };
+      out.comments = {
+        nodes: comments.map((c) => ({ id: c.id, body: c.body, createdAt: c.createdAt, user: this.userJson(c.userId) })),
+      };
     }
     return out;
   }
 
   #seed(): void {
-    this.users.set(FAKE_IDS.appUser, { id: FAKE_IDS.appUser, name: 'switchboard', displayName: 'switchboard', email: 'switchboard@oauthapp.linear.app', app: true });
-    this.users.set(FAKE_IDS.human, { id: FAKE_IDS.human, name: 'Ada Lovelace', displayName: 'ada', email: 'ada@acme.test', app: false });
+    this.users.set(FAKE_IDS.appUser, {
+      id: FAKE_IDS.appUser,
+      name: 'switchboard',
+      displayName: 'switchboard',
+      email: 'switchboard@oauthapp.linear.app',
+      app: true,
+    });
+    this.users.set(FAKE_IDS.human, {
+      id: FAKE_IDS.human,
+      name: 'Ada Lovelace',
+      displayName: 'ada',
+      email: 'ada@acme.test',
+      app: false,
+    });
     this.teams.set(FAKE_IDS.team, { id: FAKE_IDS.team, key: 'ENG', name: 'Engineering' });
     const states: [string, string][] = [
       ['Triage', 'triage'],
@@ -246,7 +291,12 @@ export class FakeWorkspace {
       const id = this.newId();
       this.labels.set(id, { id, name, teamId });
     }
-    this.projects.set(FAKE_IDS.project, { id: FAKE_IDS.project, name: 'Launch', description: 'Ship the first public release.', teamIds: [FAKE_IDS.team] });
+    this.projects.set(FAKE_IDS.project, {
+      id: FAKE_IDS.project,
+      name: 'Launch',
+      description: 'Ship the first public release.',
+      teamIds: [FAKE_IDS.team],
+    });
     const bug = [...this.labels.values()].find((l) => l.name === 'Bug') as FakeLabel;
     const one = this.addIssue({
       id: FAKE_IDS.issue1,
@@ -258,10 +308,21 @@ export class FakeWorkspace {
       priority: 2,
       estimate: 3,
     });
-    const two = this.addIssue({ id: FAKE_IDS.issue2, teamId: FAKE_IDS.team, title: 'Add audit log', projectId: FAKE_IDS.project, priority: 3 });
+    const two = this.addIssue({
+      id: FAKE_IDS.issue2,
+      teamId: FAKE_IDS.team,
+      title: 'Add audit log',
+      projectId: FAKE_IDS.project,
+      priority: 3,
+    });
     this.addComment(one.id, 'Seen on Safari only.', FAKE_IDS.human, null, FAKE_IDS.comment1);
     const relationId = this.newId();
     this.relations.set(relationId, { id: relationId, issueId: one.id, relatedIssueId: two.id, type: 'blocks' });
-    this.agentSessions.set(FAKE_IDS.agentSession, { id: FAKE_IDS.agentSession, issueId: one.id, externalUrls: [], activities: [] });
+    this.agentSessions.set(FAKE_IDS.agentSession, {
+      id: FAKE_IDS.agentSession,
+      issueId: one.id,
+      externalUrls: [],
+      activities: [],
+    });
   }
 }

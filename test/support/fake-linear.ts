@@ -6,13 +6,13 @@
 // anything else (or an expired token) gets 401. Every GraphQL request and every mutation is recorded. `script` queues
 // one-shot answers: user errors over HTTP 200, HTTP statuses (401, 500, …), 429 rate limits with Linear's headers,
 // dropped connections.
-import { readBody } from './mock-http.ts';
 import { randomBytes } from 'node:crypto';
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { FakeGraphQLError, parseOperation, resolveRootField } from './fake-linear-graphql.ts';
 import { FakeWorkspace } from './fake-linear-workspace.ts';
+import { readBody } from './mock-http.ts';
 
 export { FAKE_IDS, FakeWorkspace } from './fake-linear-workspace.ts';
 
@@ -92,7 +92,12 @@ const AUTH_ERROR = {
   errors: [
     {
       message: 'Authentication required, not authenticated',
-      extensions: { type: 'authentication error', code: 'AUTHENTICATION_ERROR', statusCode: 401, userPresentableMessage: 'You need to authenticate to access this operation.' },
+      extensions: {
+        type: 'authentication error',
+        code: 'AUTHENTICATION_ERROR',
+        statusCode: 401,
+        userPresentableMessage: 'You need to authenticate to access this operation.',
+      },
     },
   ],
 };
@@ -166,7 +171,21 @@ export async function startFakeLinear(options: FakeLinearOptions = {}): Promise<
       }
       if (reply.kind === 'userError') {
         const message = reply.message ?? 'Entity not found: AgentSession';
-        return answer(200, { data: null, errors: [{ message, path: op.rootFields.slice(0, 1), extensions: { type: 'invalid input', code: 'INPUT_ERROR', userError: true, userPresentableMessage: message } }] });
+        return answer(200, {
+          data: null,
+          errors: [
+            {
+              message,
+              path: op.rootFields.slice(0, 1),
+              extensions: {
+                type: 'invalid input',
+                code: 'INPUT_ERROR',
+                userError: true,
+                userPresentableMessage: message,
+              },
+            },
+          ],
+        });
       }
       if (reply.kind === 'rateLimit') {
         const headers: Record<string, string> = {
@@ -175,10 +194,28 @@ export async function startFakeLinear(options: FakeLinearOptions = {}): Promise<
           'x-ratelimit-requests-reset': String(reply.resetAt),
         };
         if (reply.retryAfterSec !== undefined) headers['retry-after'] = String(reply.retryAfterSec);
-        return answer(429, { errors: [{ message: 'Rate limit exceeded', extensions: { type: 'ratelimited', code: 'RATELIMITED', userPresentableMessage: 'Too many requests.' } }] }, headers);
+        return answer(
+          429,
+          {
+            errors: [
+              {
+                message: 'Rate limit exceeded',
+                extensions: { type: 'ratelimited', code: 'RATELIMITED', userPresentableMessage: 'Too many requests.' },
+              },
+            ],
+          },
+          headers,
+        );
       }
       if (reply.status === 401) return answer(401, AUTH_ERROR);
-      return answer(reply.status, { errors: [{ message: reply.message ?? `Internal server error (${reply.status})`, extensions: { type: 'internal error', code: 'INTERNAL_SERVER_ERROR' } }] });
+      return answer(reply.status, {
+        errors: [
+          {
+            message: reply.message ?? `Internal server error (${reply.status})`,
+            extensions: { type: 'internal error', code: 'INTERNAL_SERVER_ERROR' },
+          },
+        ],
+      });
     }
     if (!authorized(req.headers.authorization)) return answer(401, AUTH_ERROR);
     const data: Record<string, unknown> = {};
@@ -189,7 +226,10 @@ export async function startFakeLinear(options: FakeLinearOptions = {}): Promise<
       }
     } catch (error) {
       if (!(error instanceof FakeGraphQLError)) throw error;
-      return answer(error.status, { data: null, errors: [{ message: error.message, path: op.rootFields.slice(0, 1), extensions: error.extensions }] });
+      return answer(error.status, {
+        data: null,
+        errors: [{ message: error.message, path: op.rootFields.slice(0, 1), extensions: error.extensions }],
+      });
     }
     return answer(200, { data });
   }
@@ -215,7 +255,8 @@ export async function startFakeLinear(options: FakeLinearOptions = {}): Promise<
       tokenRequests.push({ grantType, ok: false });
       sendJson(res, status, { error, error_description: description });
     };
-    if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret) return refuse(401, 'invalid_client', 'Client authentication failed');
+    if (form.get('client_id') !== client.clientId || form.get('client_secret') !== client.clientSecret)
+      return refuse(401, 'invalid_client', 'Client authentication failed');
     if (grantType === 'authorization_code') {
       const code = form.get('code') ?? '';
       const redirect = codes.get(code);
@@ -224,13 +265,20 @@ export async function startFakeLinear(options: FakeLinearOptions = {}): Promise<
       if (redirect !== form.get('redirect_uri')) return refuse(400, 'invalid_grant', 'redirect_uri does not match');
     } else if (grantType === 'refresh_token') {
       const presented = form.get('refresh_token') ?? '';
-      if (!refreshTokens.delete(presented)) return refuse(400, 'invalid_grant', 'The refresh token is invalid or was already used');
+      if (!refreshTokens.delete(presented))
+        return refuse(400, 'invalid_grant', 'The refresh token is invalid or was already used');
     } else {
       return refuse(400, 'unsupported_grant_type', grantType);
     }
     const issued = issueTokens();
     tokenRequests.push({ grantType, ok: true });
-    sendJson(res, 200, { access_token: issued.accessToken, token_type: 'Bearer', expires_in: ttl, scope: 'read,write,app:assignable,app:mentionable', refresh_token: issued.refreshToken });
+    sendJson(res, 200, {
+      access_token: issued.accessToken,
+      token_type: 'Bearer',
+      expires_in: ttl,
+      scope: 'read,write,app:assignable,app:mentionable',
+      refresh_token: issued.refreshToken,
+    });
   }
 
   const server = createServer((req, res) => {

@@ -43,7 +43,9 @@ export function sleep(ms) {
 /** The lines of a capture under test/fixtures/agent-streams. */
 export function captureLines(name) {
   const path = join(here, '..', 'fixtures', 'agent-streams', `${name}.jsonl`);
-  return readFileSync(path, 'utf8').split('\n').filter((line) => line.length > 0);
+  return readFileSync(path, 'utf8')
+    .split('\n')
+    .filter((line) => line.length > 0);
 }
 
 /** Appends a record of this invocation to $FAKE_AGENT_LOG, if set. */
@@ -54,7 +56,10 @@ export function logInvocation(harness, extra = {}) {
   for (const [key, value] of Object.entries(process.env)) {
     if (/^(SWITCHBOARD_|CODEX_|GEMINI_|GOOGLE_|ANTHROPIC_|OPENAI_|FAKE_|IS_SANDBOX|MOCK_)/.test(key)) env[key] = value;
   }
-  appendFileSync(path, `${JSON.stringify({ harness, pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), env, ...extra })}\n`);
+  appendFileSync(
+    path,
+    `${JSON.stringify({ harness, pid: process.pid, argv: process.argv.slice(2), cwd: process.cwd(), env, ...extra })}\n`,
+  );
 }
 
 /** Writes one JSON object as a line on stdout. */
@@ -64,7 +69,9 @@ export function emit(object) {
 
 /** The reply text for a prompt, with directives stripped. */
 export function replyText(harness, prompt) {
-  const clean = String(prompt).replace(/\[\[[^\]]*\]\]/g, '').trim();
+  const clean = String(prompt)
+    .replace(/\[\[[^\]]*\]\]/g, '')
+    .trim();
   return `FAKE ${harness.toUpperCase()} REPLY to: ${clean}`;
 }
 

@@ -106,9 +106,11 @@ export function parseMarkdownV2(input: string): ParseResult {
             url += input[i];
             i += 1;
           }
-          if (input[i] !== ')') return { ok: false, error: `Can't find end of a URL at byte offset ${byteOffset(urlStart)}` };
+          if (input[i] !== ')')
+            return { ok: false, error: `Can't find end of a URL at byte offset ${byteOffset(urlStart)}` };
         } else {
-          if (top.type === 'custom_emoji') return { ok: false, error: 'Custom emoji entity must contain a tg://emoji URL' };
+          if (top.type === 'custom_emoji')
+            return { ok: false, error: 'Custom emoji entity must contain a tg://emoji URL' };
           url = text.slice(top.start);
         }
         entity.url = url;
@@ -172,6 +174,7 @@ export function parseMarkdownV2(input: string): ParseResult {
     stack.push({ type, start: text.length, byteOffset: byteOffset(start), ...(language ? { language } : {}) });
   }
   const open = stack[stack.length - 1];
-  if (open) return { ok: false, error: `Can't find end of ${NAMES[open.type]} entity at byte offset ${open.byteOffset}` };
+  if (open)
+    return { ok: false, error: `Can't find end of ${NAMES[open.type]} entity at byte offset ${open.byteOffset}` };
   return { ok: true, text, entities };
 }

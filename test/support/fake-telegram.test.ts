@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { FAKE_BOT_TOKEN, startFakeTelegram } from './fake-telegram.ts';
 import type { FakeTelegram } from './fake-telegram.ts';
+import { FAKE_BOT_TOKEN, startFakeTelegram } from './fake-telegram.ts';
 
 interface Reply {
   ok: boolean;
@@ -13,7 +13,11 @@ interface Reply {
 
 describe('fake Telegram Bot API (wire format)', () => {
   let fake: FakeTelegram;
-  const call = async (method: string, body?: unknown, init: RequestInit = {}): Promise<{ status: number; reply: Reply }> => {
+  const call = async (
+    method: string,
+    body?: unknown,
+    init: RequestInit = {},
+  ): Promise<{ status: number; reply: Reply }> => {
     const response = await fetch(`${fake.url}/bot${FAKE_BOT_TOKEN}/${method}`, {
       method: 'POST',
       ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
@@ -43,7 +47,10 @@ describe('fake Telegram Bot API (wire format)', () => {
     const { updateId } = fake.pushMessage({ fromId: 5, text: 'hi' });
     const first = await poll;
     const updates = first.reply.result as { update_id: number; message: { text: string; chat: { id: number } } }[];
-    assert.deepEqual(updates.map((u) => [u.update_id, u.message.text, u.message.chat.id]), [[updateId, 'hi', 5]]);
+    assert.deepEqual(
+      updates.map((u) => [u.update_id, u.message.text, u.message.chat.id]),
+      [[updateId, 'hi', 5]],
+    );
     assert.equal(fake.pendingUpdates().length, 1, 'not confirmed by being returned');
     const again = await call('getUpdates', { offset: updateId + 1, timeout: 0 });
     assert.deepEqual(again.reply.result, []);
@@ -68,10 +75,21 @@ describe('fake Telegram Bot API (wire format)', () => {
   it('checks MarkdownV2 like Telegram and records what users see', async () => {
     const bad = await call('sendMessage', { chat_id: 5, text: 'Done.', parse_mode: 'MarkdownV2' });
     assert.equal(bad.status, 400);
-    assert.equal(bad.reply.description, "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'");
-    const good = await call('sendMessage', { chat_id: 5, text: '*Done\\.* `x`', parse_mode: 'MarkdownV2', message_thread_id: 3 });
+    assert.equal(
+      bad.reply.description,
+      "Bad Request: can't parse entities: Character '.' is reserved and must be escaped with the preceding '\\'",
+    );
+    const good = await call('sendMessage', {
+      chat_id: 5,
+      text: '*Done\\.* `x`',
+      parse_mode: 'MarkdownV2',
+      message_thread_id: 3,
+    });
     assert.equal(good.status, 200);
-    assert.deepEqual([fake.sent[0]?.text, fake.sent[0]?.threadId, fake.sent[0]?.entities.map((e) => e.type)], ['Done. x', 3, ['bold', 'code']]);
+    assert.deepEqual(
+      [fake.sent[0]?.text, fake.sent[0]?.threadId, fake.sent[0]?.entities.map((e) => e.type)],
+      ['Done. x', 3, ['bold', 'code']],
+    );
     const long = await call('sendMessage', { chat_id: 5, text: 'x'.repeat(4097) });
     assert.equal(long.reply.description, 'Bad Request: message is too long');
   });
@@ -80,7 +98,10 @@ describe('fake Telegram Bot API (wire format)', () => {
     fake.fail('sendMessage', { status: 429, retryAfter: 7 });
     fake.fail('sendMessage', { status: 500 });
     const limited = await call('sendMessage', { chat_id: 5, text: 'a' });
-    assert.deepEqual([limited.status, limited.reply.parameters?.retry_after, limited.reply.description], [429, 7, 'Too Many Requests: retry after 7']);
+    assert.deepEqual(
+      [limited.status, limited.reply.parameters?.retry_after, limited.reply.description],
+      [429, 7, 'Too Many Requests: retry after 7'],
+    );
     assert.equal((await call('sendMessage', { chat_id: 5, text: 'a' })).status, 500);
     assert.equal((await call('sendMessage', { chat_id: 5, text: 'a' })).status, 200);
     assert.equal(fake.sent.length, 1);
@@ -88,7 +109,10 @@ describe('fake Telegram Bot API (wire format)', () => {
 
   it('validates setMyCommands and records the list', async () => {
     assert.equal((await call('setMyCommands', { commands: [{ command: 'Bad-Name', description: 'x' }] })).status, 400);
-    assert.equal((await call('setMyCommands', { commands: [{ command: 'claude', description: 'Claude' }] })).status, 200);
+    assert.equal(
+      (await call('setMyCommands', { commands: [{ command: 'claude', description: 'Claude' }] })).status,
+      200,
+    );
     assert.deepEqual(fake.commands, [{ command: 'claude', description: 'Claude' }]);
   });
 });

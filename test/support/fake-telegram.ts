@@ -4,11 +4,11 @@
 // sendMessage (MarkdownV2 checked like Telegram does, see fake-telegram-markdown.ts), setMyCommands, sendChatAction.
 // Tests push user messages, read and await what the bot sent, script failures (429 with retry_after, 500, 409, any 4xx)
 // and look at the offsets the bot confirmed.
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { parseMarkdownV2 } from './fake-telegram-markdown.ts';
 import type { ParsedEntity } from './fake-telegram-markdown.ts';
+import { parseMarkdownV2 } from './fake-telegram-markdown.ts';
 
 export const FAKE_BOT_TOKEN = '123456789:AAFakeTokenForTestsOnly_0123456789abc';
 
@@ -230,7 +230,11 @@ export class FakeTelegram {
 
   /** Resolves with the sent messages once there are at least `count`. */
   async waitForSent(count: number, timeoutMs?: number): Promise<SentMessage[]> {
-    await this.waitFor(() => this.sent.length >= count, `${count} sent message(s) (have ${this.sent.length})`, timeoutMs);
+    await this.waitFor(
+      () => this.sent.length >= count,
+      `${count} sent message(s) (have ${this.sent.length})`,
+      timeoutMs,
+    );
     return this.sent;
   }
 
@@ -295,12 +299,21 @@ export class FakeTelegram {
   #dispatch(method: string, params: Params, res: ServerResponse): void {
     switch (method) {
       case 'getme':
-        return this.#ok(res, { ...this.botUser, can_join_groups: true, can_read_all_group_messages: false, supports_inline_queries: false });
+        return this.#ok(res, {
+          ...this.botUser,
+          can_join_groups: true,
+          can_read_all_group_messages: false,
+          supports_inline_queries: false,
+        });
       case 'deletewebhook':
         if (params.drop_pending_updates === true) this.#confirmedBelow = this.#nextUpdateId;
         return this.#ok(res, true);
       case 'getwebhookinfo':
-        return this.#ok(res, { url: '', has_custom_certificate: false, pending_update_count: this.pendingUpdates().length });
+        return this.#ok(res, {
+          url: '',
+          has_custom_certificate: false,
+          pending_update_count: this.pendingUpdates().length,
+        });
       case 'getupdates':
         return this.#getUpdates(params, res);
       case 'sendmessage':
@@ -376,30 +389,51 @@ export class FakeTelegram {
   }
 
   #sendMessage(params: Params, res: ServerResponse): void {
-    if (params.chat_id === undefined || params.chat_id === '') return this.#error(res, { status: 400, description: 'Bad Request: chat_id is empty' });
+    if (params.chat_id === undefined || params.chat_id === '')
+      return this.#error(res, { status: 400, description: 'Bad Request: chat_id is empty' });
     const raw = typeof params.text === 'string' ? params.text : '';
     const parseMode = typeof params.parse_mode === 'string' && params.parse_mode !== '' ? params.parse_mode : undefined;
     let text = raw;
     let entities: ParsedEntity[] = [];
     if (parseMode !== undefined) {
-      if (parseMode !== 'MarkdownV2') return this.#error(res, { status: 400, description: 'Bad Request: unsupported parse_mode' });
+      if (parseMode !== 'MarkdownV2')
+        return this.#error(res, { status: 400, description: 'Bad Request: unsupported parse_mode' });
       const parsed = parseMarkdownV2(raw);
-      if (!parsed.ok) return this.#error(res, { status: 400, description: `Bad Request: can't parse entities: ${parsed.error}` });
+      if (!parsed.ok)
+        return this.#error(res, { status: 400, description: `Bad Request: can't parse entities: ${parsed.error}` });
       text = parsed.text;
       entities = parsed.entities;
     }
     if (text.trim() === '') return this.#error(res, { status: 400, description: 'Bad Request: message text is empty' });
-    if ([...text].length > 4096) return this.#error(res, { status: 400, description: 'Bad Request: message is too long' });
+    if ([...text].length > 4096)
+      return this.#error(res, { status: 400, description: 'Bad Request: message is too long' });
     const threadId = typeof params.message_thread_id === 'number' ? params.message_thread_id : undefined;
     const replyParameters = params.reply_parameters as { message_id?: unknown } | undefined;
-    const replyTo = typeof replyParameters?.message_id === 'number' ? replyParameters.message_id : typeof params.reply_to_message_id === 'number' ? params.reply_to_message_id : undefined;
+    const replyTo =
+      typeof replyParameters?.message_id === 'number'
+        ? replyParameters.message_id
+        : typeof params.reply_to_message_id === 'number'
+          ? params.reply_to_message_id
+          : undefined;
     const messageId = this.#nextMessageId++;
-    this.sent.push({ messageId, chatId: String(params.chat_id), rawText: raw, text, parseMode, entities, threadId, replyToMessageId: replyTo });
+    this.sent.push({
+      messageId,
+      chatId: String(params.chat_id),
+      rawText: raw,
+      text,
+      parseMode,
+      entities,
+      threadId,
+      replyToMessageId: replyTo,
+    });
     const chatId = Number(params.chat_id);
     this.#ok(res, {
       message_id: messageId,
       from: this.botUser,
-      chat: chatId > 0 ? { id: chatId, type: 'private', first_name: 'User' } : { id: chatId, type: 'supergroup', title: 'Test group' },
+      chat:
+        chatId > 0
+          ? { id: chatId, type: 'private', first_name: 'User' }
+          : { id: chatId, type: 'supergroup', title: 'Test group' },
       date: Math.floor(Date.now() / 1000),
       text,
       ...(entities.length > 0 ? { entities } : {}),
@@ -409,12 +443,14 @@ export class FakeTelegram {
 
   #setMyCommands(params: Params, res: ServerResponse): void {
     const commands = params.commands;
-    if (!Array.isArray(commands)) return this.#error(res, { status: 400, description: 'Bad Request: parameter "commands" is required' });
+    if (!Array.isArray(commands))
+      return this.#error(res, { status: 400, description: 'Bad Request: parameter "commands" is required' });
     const list: { command: string; description: string }[] = [];
     for (const entry of commands as { command?: unknown; description?: unknown }[]) {
       const command = typeof entry.command === 'string' ? entry.command : '';
       const description = typeof entry.description === 'string' ? entry.description : '';
-      if (!/^[a-z0-9_]{1,32}$/.test(command)) return this.#error(res, { status: 400, description: 'Bad Request: BOT_COMMAND_INVALID' });
+      if (!/^[a-z0-9_]{1,32}$/.test(command))
+        return this.#error(res, { status: 400, description: 'Bad Request: BOT_COMMAND_INVALID' });
       if (description.length < 1 || description.length > 256) {
         return this.#error(res, { status: 400, description: 'Bad Request: BOT_COMMAND_DESCRIPTION_INVALID' });
       }

@@ -17,7 +17,10 @@ export function modesUnder(root: string): ModeEntry[] {
     const kind = stat.isDirectory() ? 'folder' : stat.isFile() ? 'file' : 'other';
     return { path: relative(root, path) || '.', kind, mode: (stat.mode & 0o777).toString(8) };
   };
-  const all = [entry(root), ...readdirSync(root, { recursive: true, withFileTypes: true }).map((d) => entry(join(d.parentPath, d.name)))];
+  const all = [
+    entry(root),
+    ...readdirSync(root, { recursive: true, withFileTypes: true }).map((d) => entry(join(d.parentPath, d.name))),
+  ];
   return all.sort((a, b) => a.path.localeCompare(b.path));
 }
 

@@ -31,11 +31,15 @@ export function collect(run: Run, timeoutMs = 10_000): CollectedRun {
     for await (const event of run) events.push(event);
   })();
   async function waitFor(predicate: (e: HarnessEvent) => boolean, count = 1): Promise<HarnessEvent> {
-    const found = await waitUntil('an event', () => {
-      const match = events.filter(predicate)[count - 1];
-      if (match) return match;
-      return events.at(-1)?.type === 'exited' ? null : undefined;
-    }, timeoutMs).catch(() => null);
+    const found = await waitUntil(
+      'an event',
+      () => {
+        const match = events.filter(predicate)[count - 1];
+        if (match) return match;
+        return events.at(-1)?.type === 'exited' ? null : undefined;
+      },
+      timeoutMs,
+    ).catch(() => null);
     if (!found) throw new Error(`no such event; events: ${JSON.stringify(events)}`);
     return found;
   }
@@ -112,7 +116,10 @@ export function endAfterTurn(event: HarnessEvent, run: Run): void {
  * Consumes a run to its end, letting `react` steer it after each event; returns every event (the last is `exited`).
  * A failure in `react` kills the run and is rethrown.
  */
-export async function drive(run: Run, react: (event: HarnessEvent, run: Run) => void | Promise<void> = endAfterTurn): Promise<HarnessEvent[]> {
+export async function drive(
+  run: Run,
+  react: (event: HarnessEvent, run: Run) => void | Promise<void> = endAfterTurn,
+): Promise<HarnessEvent[]> {
   const events: HarnessEvent[] = [];
   try {
     for await (const event of run) {
@@ -135,7 +142,10 @@ export interface FakeInvocation {
 /** The invocations a fake agent logged to `log`, in order (none when the file does not exist). */
 export function readInvocations(log: string): FakeInvocation[] {
   if (!existsSync(log)) return [];
-  return readFileSync(log, 'utf8').split('\n').filter(Boolean).map((l) => JSON.parse(l) as FakeInvocation);
+  return readFileSync(log, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as FakeInvocation);
 }
 
 /** The `exited` event that ends `events`; asserts it is the last event and the only one of its type. */

@@ -1,29 +1,34 @@
 // Shared set-up of the inference tests: the four mock model servers, provider config entries pointing at them (with
 // fake API keys containing SECRET, so a test can assert no key reaches a log line), and an Inference whose log lines are
 // captured.
-import { freePort } from './ports.ts';
 import assert from 'node:assert/strict';
 import { inferenceSchema } from '../../src/core/config-inference.ts';
-import { createInference } from '../../src/inference/inference.ts';
 import type { InferenceOptions } from '../../src/inference/inference.ts';
+import { createInference } from '../../src/inference/inference.ts';
 import type { Inference, InferenceRequest } from '../../src/inference/types.ts';
-import { captureLogger } from './log-capture.ts';
 import type { LogLine } from './log-capture.ts';
-import { startMockAnthropic } from './mock-anthropic.ts';
+import { captureLogger } from './log-capture.ts';
 import type { MockAnthropic } from './mock-anthropic.ts';
-import { startMockGemini } from './mock-gemini.ts';
+import { startMockAnthropic } from './mock-anthropic.ts';
 import type { MockGemini } from './mock-gemini.ts';
-import { startMockOpenAIChat } from './mock-openai-chat.ts';
+import { startMockGemini } from './mock-gemini.ts';
 import type { MockOpenAIChat } from './mock-openai-chat.ts';
-import { startMockResponses } from './mock-openai-responses.ts';
+import { startMockOpenAIChat } from './mock-openai-chat.ts';
 import type { MockResponses } from './mock-openai-responses.ts';
+import { startMockResponses } from './mock-openai-responses.ts';
+import { freePort } from './ports.ts';
 
 export const ANTHROPIC_KEY = 'sk-ant-SECRET-0001';
 export const OPENAI_KEY = 'sk-proj-SECRET-0002';
 export const GOOGLE_KEY = 'AIza-SECRET-0003';
 
 /** A plain one-message request from a user session. */
-export const REQUEST: InferenceRequest = { system: 'sys', messages: [{ role: 'user', content: 'status?' }], tools: [], sessionId: 'user:telegram:42' };
+export const REQUEST: InferenceRequest = {
+  system: 'sys',
+  messages: [{ role: 'user', content: 'status?' }],
+  tools: [],
+  sessionId: 'user:telegram:42',
+};
 
 type Entry = Record<string, unknown>;
 
@@ -44,16 +49,48 @@ export interface ModelMocks {
 
 /** Starts the four mock model servers on 127.0.0.1. */
 export async function startModelMocks(): Promise<ModelMocks> {
-  const [anthropic, chat, gemini, responses] = await Promise.all([startMockAnthropic(), startMockOpenAIChat(), startMockGemini(), startMockResponses()]);
+  const [anthropic, chat, gemini, responses] = await Promise.all([
+    startMockAnthropic(),
+    startMockOpenAIChat(),
+    startMockGemini(),
+    startMockResponses(),
+  ]);
   return {
     anthropic,
     chat,
     gemini,
     responses,
-    anthropicProvider: (extra = {}) => ({ kind: 'anthropic', model: 'claude-mock-1', apiKey: ANTHROPIC_KEY, baseUrl: `${anthropic.url}/v1`, maxOutputTokens: 256, ...extra }),
-    chatProvider: (extra = {}) => ({ kind: 'openai', api: 'chat', model: 'gpt-mock', apiKey: OPENAI_KEY, baseUrl: `${chat.url}/v1`, ...extra }),
-    responsesProvider: (extra = {}) => ({ id: 'openai-responses', kind: 'openai', model: 'gpt-mock-r', apiKey: OPENAI_KEY, baseUrl: `${responses.url}/v1`, ...extra }),
-    geminiProvider: (extra = {}) => ({ kind: 'google', model: 'gemini-mock', apiKey: GOOGLE_KEY, baseUrl: `${gemini.url}/v1beta`, ...extra }),
+    anthropicProvider: (extra = {}) => ({
+      kind: 'anthropic',
+      model: 'claude-mock-1',
+      apiKey: ANTHROPIC_KEY,
+      baseUrl: `${anthropic.url}/v1`,
+      maxOutputTokens: 256,
+      ...extra,
+    }),
+    chatProvider: (extra = {}) => ({
+      kind: 'openai',
+      api: 'chat',
+      model: 'gpt-mock',
+      apiKey: OPENAI_KEY,
+      baseUrl: `${chat.url}/v1`,
+      ...extra,
+    }),
+    responsesProvider: (extra = {}) => ({
+      id: 'openai-responses',
+      kind: 'openai',
+      model: 'gpt-mock-r',
+      apiKey: OPENAI_KEY,
+      baseUrl: `${responses.url}/v1`,
+      ...extra,
+    }),
+    geminiProvider: (extra = {}) => ({
+      kind: 'google',
+      model: 'gemini-mock',
+      apiKey: GOOGLE_KEY,
+      baseUrl: `${gemini.url}/v1beta`,
+      ...extra,
+    }),
     close: async () => {
       await Promise.all([anthropic.close(), chat.close(), gemini.close(), responses.close()]);
     },
@@ -69,11 +106,18 @@ export interface BuiltInference {
 }
 
 /** Builds an Inference over the given provider entries (and other section keys), logging into memory. */
-export function buildInference(providers: Entry[], options: InferenceOptions & { section?: Entry } = {}): BuiltInference {
+export function buildInference(
+  providers: Entry[],
+  options: InferenceOptions & { section?: Entry } = {},
+): BuiltInference {
   const capture = captureLogger();
   const { section, ...rest } = options;
-  const inference = createInference(inferenceSchema.parse({ providers, ...section }), capture.logger, { env: {}, ...rest });
-  const logged = (msg: RegExp): LogLine[] => capture.lines().filter((line) => typeof line.msg === 'string' && msg.test(line.msg));
+  const inference = createInference(inferenceSchema.parse({ providers, ...section }), capture.logger, {
+    env: {},
+    ...rest,
+  });
+  const logged = (msg: RegExp): LogLine[] =>
+    capture.lines().filter((line) => typeof line.msg === 'string' && msg.test(line.msg));
   return { inference, raw: capture.raw, logged };
 }
 

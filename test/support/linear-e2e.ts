@@ -1,31 +1,31 @@
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-// The Linear integration end to end in one process: the real HTTP route (Fastify + registerLinearRoutes), signed
-// webhooks, the fake Linear server behind the real @linear/sdk, the real pipeline, router, planner and SessionManager
-// running the fake agent executables in a real git repository, and a recording outbox for the chat channel. Time is a
-// ManualClock (watchdogs); tests wait for real processes with `waitFor`.
-import { sessionManagerIn } from './session-manager-in.ts';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
+import Fastify from 'fastify';
 import type { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { registerLinearRoutes } from '../../src/gateway/linear-routes.ts';
-import { createLinearIntegration } from '../../src/linear/integration.ts';
 import type { LinearIntegration } from '../../src/linear/integration.ts';
+import { createLinearIntegration } from '../../src/linear/integration.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
-import { FAKE_IDS, startFakeLinear } from './fake-linear.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import type { FakeLinear } from './fake-linear.ts';
+import { FAKE_IDS, startFakeLinear } from './fake-linear.ts';
 import type { FakeIssue, FakeWorkspace } from './fake-linear-workspace.ts';
 import { initRepo } from './git-repo.ts';
 import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from './linear-webhook-fixtures.ts';
 import { REPLAY_PROMPTS } from './pipeline-fixture.ts';
 import { RecordingOutbox } from './recording-outbox.ts';
 import { ScriptedInference } from './scripted-inference.ts';
+// The Linear integration end to end in one process: the real HTTP route (Fastify + registerLinearRoutes), signed
+// webhooks, the fake Linear server behind the real @linear/sdk, the real pipeline, router, planner and SessionManager
+// running the fake agent executables in a real git repository, and a recording outbox for the chat channel. Time is a
+// ManualClock (watchdogs); tests wait for real processes with `waitFor`.
+import { sessionManagerIn } from './session-manager-in.ts';
 import { tempDir } from './temp-dir.ts';
 
 const fake = (name: string): string => fileURLToPath(new URL(`./${name}`, import.meta.url));
@@ -51,14 +51,27 @@ export function addTeam(ws: FakeWorkspace, key: string): string {
 }
 
 /** The config of a daemon wired to the fake Linear, the fake agents and the repository `repo` (plain JSON). */
-export function linearDaemonConfig(options: { dir: string; repo: string; linearUrl: string; agentLog: string; originChannel?: string }): Record<string, unknown> {
+export function linearDaemonConfig(options: {
+  dir: string;
+  repo: string;
+  linearUrl: string;
+  agentLog: string;
+  originChannel?: string;
+}): Record<string, unknown> {
   return {
     workspaces: [options.dir],
     timings: { killGraceMs: 2_000 },
     harnesses: {
-      claude: { executable: fake('fake-claude.mjs'), settingSources: ['project'], env: { FAKE_AGENT_LOG: options.agentLog } },
+      claude: {
+        executable: fake('fake-claude.mjs'),
+        settingSources: ['project'],
+        env: { FAKE_AGENT_LOG: options.agentLog },
+      },
       gemini: { executable: fake('fake-gemini.mjs'), env: { FAKE_AGENT_LOG: options.agentLog } },
-      codex: { executable: fake('fake-codex.mjs'), env: { FAKE_AGENT_LOG: options.agentLog, CODEX_HOME: join(options.dir, 'codex-home') } },
+      codex: {
+        executable: fake('fake-codex.mjs'),
+        env: { FAKE_AGENT_LOG: options.agentLog, CODEX_HOME: join(options.dir, 'codex-home') },
+      },
     },
     linear: {
       enabled: true,
@@ -83,13 +96,23 @@ export function replayRepo(path: string): string {
 }
 
 /** An AgentSessionEvent `created` for `issue` (a new agent session in the fake workspace), from the fixture's shape. */
-export function agentSessionCreated(ws: FakeWorkspace, issue: FakeIssue, body: string): { payload: Record<string, unknown>; agentSessionId: string } {
+export function agentSessionCreated(
+  ws: FakeWorkspace,
+  issue: FakeIssue,
+  body: string,
+): { payload: Record<string, unknown>; agentSessionId: string } {
   const agentSessionId = ws.newId();
   ws.agentSessions.set(agentSessionId, { id: agentSessionId, issueId: issue.id, externalUrls: [], activities: [] });
   const payload = linearFixture('agent-session-created');
   const team = ws.teams.get(issue.teamId);
   const commentId = ws.addComment(issue.id, body, FAKE_IDS.human).id;
-  const ref = { id: issue.id, identifier: issue.identifier, title: issue.title, teamId: issue.teamId, team: { id: issue.teamId, key: team?.key, name: team?.name } };
+  const ref = {
+    id: issue.id,
+    identifier: issue.identifier,
+    title: issue.title,
+    teamId: issue.teamId,
+    team: { id: issue.teamId, key: team?.key, name: team?.name },
+  };
   payload.agentSession = {
     ...(payload.agentSession as Record<string, unknown>),
     id: agentSessionId,
@@ -103,18 +126,39 @@ export function agentSessionCreated(ws: FakeWorkspace, issue: FakeIssue, body: s
 }
 
 /** A person's prompt in an agent session (a new activity id each call), from the fixture's shape. */
-export function agentSessionPrompted(ws: FakeWorkspace, issue: FakeIssue, agentSessionId: string, body: string): Record<string, unknown> {
+export function agentSessionPrompted(
+  ws: FakeWorkspace,
+  issue: FakeIssue,
+  agentSessionId: string,
+  body: string,
+): Record<string, unknown> {
   const payload = linearFixture('agent-session-prompted');
-  payload.agentSession = { ...(payload.agentSession as Record<string, unknown>), id: agentSessionId, issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title } };
+  payload.agentSession = {
+    ...(payload.agentSession as Record<string, unknown>),
+    id: agentSessionId,
+    issueId: issue.id,
+    issue: { id: issue.id, identifier: issue.identifier, title: issue.title },
+  };
   const activity = payload.agentActivity as Record<string, unknown>;
-  payload.agentActivity = { ...activity, id: ws.newId(), agentSessionId, sourceCommentId: null, content: { type: 'prompt', body } };
+  payload.agentActivity = {
+    ...activity,
+    id: ws.newId(),
+    agentSessionId,
+    sourceCommentId: null,
+    content: { type: 'prompt', body },
+  };
   return payload;
 }
 
 /** A stop signal for an agent session, from the fixture's shape. */
 export function agentSessionStop(ws: FakeWorkspace, issue: FakeIssue, agentSessionId: string): Record<string, unknown> {
   const payload = linearFixture('agent-session-stop');
-  payload.agentSession = { ...(payload.agentSession as Record<string, unknown>), id: agentSessionId, issueId: issue.id, issue: { id: issue.id, identifier: issue.identifier, title: issue.title } };
+  payload.agentSession = {
+    ...(payload.agentSession as Record<string, unknown>),
+    id: agentSessionId,
+    issueId: issue.id,
+    issue: { id: issue.id, identifier: issue.identifier, title: issue.title },
+  };
   payload.agentActivity = { ...(payload.agentActivity as Record<string, unknown>), id: ws.newId(), agentSessionId };
   return payload;
 }
@@ -122,7 +166,15 @@ export function agentSessionStop(ws: FakeWorkspace, issue: FakeIssue, agentSessi
 /** An Issue update delegating `issue` to the app. */
 export function delegated(issue: FakeIssue): Record<string, unknown> {
   const payload = linearFixture('issue-update-delegated');
-  payload.data = { ...(payload.data as Record<string, unknown>), id: issue.id, identifier: issue.identifier, title: issue.title, teamId: issue.teamId, team: { id: issue.teamId }, projectId: issue.projectId };
+  payload.data = {
+    ...(payload.data as Record<string, unknown>),
+    id: issue.id,
+    identifier: issue.identifier,
+    title: issue.title,
+    teamId: issue.teamId,
+    team: { id: issue.teamId },
+    projectId: issue.projectId,
+  };
   return payload;
 }
 
@@ -167,14 +219,32 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
   const { config } = loadConfig({
     home: dir.path,
     env: {},
-    overrides: { ...linearDaemonConfig({ dir: dir.path, repo, linearUrl: fakeLinear.graphqlUrl, agentLog: join(dir.path, 'agents.jsonl') }), ...overrides },
+    overrides: {
+      ...linearDaemonConfig({
+        dir: dir.path,
+        repo,
+        linearUrl: fakeLinear.graphqlUrl,
+        agentLog: join(dir.path, 'agents.jsonl'),
+      }),
+      ...overrides,
+    },
   });
   const clock = new ManualClock(Date.now());
   const { db, logs, manager } = sessionManagerIn(dir.path, config, clock);
   await manager.restore();
   const outbox = new RecordingOutbox();
   const inference = new ScriptedInference();
-  const linear = createLinearIntegration({ config, env: {}, db: sqliteKysely(db), clock, logger: silentLogger(), sessions: manager, logs, inference, outbox });
+  const linear = createLinearIntegration({
+    config,
+    env: {},
+    db: sqliteKysely(db),
+    clock,
+    logger: silentLogger(),
+    sessions: manager,
+    logs,
+    inference,
+    outbox,
+  });
   await linear.start();
   const app = Fastify();
   await registerLinearRoutes(app, { ...linear.routes, logger: silentLogger() });

@@ -1,19 +1,19 @@
 // The fake Linear server (real @linear/sdk client over HTTP on 127.0.0.1), a LinearApi built over it the way the
 // daemon builds it, a SQLite file in a temp dir and a scripted model: what the router, triage and planner tests share.
 import { join } from 'node:path';
-import { systemClock } from '../../src/core/clock.ts';
 import type { Clock } from '../../src/core/clock.ts';
+import { systemClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import type { LinearConfig } from '../../src/core/config-linear.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { buildLinearAccess } from '../../src/linear/api/access.ts';
 import type { LinearApi } from '../../src/linear/api/types.ts';
-import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
+import { openDatabase } from '../../src/store/database.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import { startFakeLinear } from './fake-linear.ts';
 import type { FakeLinear } from './fake-linear.ts';
+import { startFakeLinear } from './fake-linear.ts';
 import { ScriptedInference } from './scripted-inference.ts';
 import { tempDir } from './temp-dir.ts';
 
@@ -38,7 +38,11 @@ export interface LinearGlueFixture {
  * Starts a fake Linear and builds the API over it with a personal API key. `linear` holds dotted overrides of the
  * `linear` section (`{ 'triage.enabled': false }`), `overrides` dotted overrides of the whole config.
  */
-export async function linearGlueFixture(linear: Record<string, unknown> = {}, clock: Clock = systemClock(), overrides: Record<string, unknown> = {}): Promise<LinearGlueFixture> {
+export async function linearGlueFixture(
+  linear: Record<string, unknown> = {},
+  clock: Clock = systemClock(),
+  overrides: Record<string, unknown> = {},
+): Promise<LinearGlueFixture> {
   const fake = await startFakeLinear();
   const dir = tempDir('sb-linear-');
   const full = loadConfig({
@@ -55,7 +59,14 @@ export async function linearGlueFixture(linear: Record<string, unknown> = {}, cl
   }).config;
   const config = full.linear;
   const db = openDatabase(join(dir.path, 'state.db'));
-  const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db: sqliteKysely(db), clock, logger: silentLogger() });
+  const access = buildLinearAccess({
+    config,
+    gateway: { host: '127.0.0.1', port: 1 },
+    env: {},
+    db: sqliteKysely(db),
+    clock,
+    logger: silentLogger(),
+  });
   return {
     fake,
     api: access.api,
@@ -69,7 +80,8 @@ export async function linearGlueFixture(linear: Record<string, unknown> = {}, cl
       [...fake.workspace.comments.values()]
         .filter((c) => c.issueId === issueId && c.userId === fake.workspace.appUser.id)
         .map((c) => ({ id: c.id, body: c.body, parentId: c.parentId })),
-    activities: (agentSessionId) => fake.workspace.agentSessions.get(agentSessionId)?.activities.map((a) => a.content) ?? [],
+    activities: (agentSessionId) =>
+      fake.workspace.agentSessions.get(agentSessionId)?.activities.map((a) => a.content) ?? [],
     async close() {
       db.close();
       await fake.close();

@@ -41,7 +41,9 @@ export interface SignOptions {
 /** Signs `payload` like Linear: sets webhookTimestamp, serializes once, HMACs those exact bytes. */
 export function signLinearWebhook(payload: Record<string, unknown>, options: SignOptions = {}): SignedDelivery {
   const body = JSON.stringify({ ...payload, webhookTimestamp: options.timestamp ?? Date.now() });
-  const signature = createHmac('sha256', options.secret ?? TEST_WEBHOOK_SECRET).update(body).digest('hex');
+  const signature = createHmac('sha256', options.secret ?? TEST_WEBHOOK_SECRET)
+    .update(body)
+    .digest('hex');
   const deliveryId = options.deliveryId === undefined ? randomUUID() : (options.deliveryId ?? '');
   const headers: Record<string, string> = {
     'content-type': 'application/json; charset=utf-8',

@@ -1,7 +1,7 @@
 // A pino logger whose lines are kept in memory (parsed), for tests that assert what was logged.
 import { Writable } from 'node:stream';
-import { createLogger } from '../../src/core/logger.ts';
 import type { Logger } from '../../src/core/logger.ts';
+import { createLogger } from '../../src/core/logger.ts';
 
 /** One logged line, parsed. */
 export type LogLine = Record<string, unknown> & { level: number; msg?: string };

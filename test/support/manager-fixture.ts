@@ -1,16 +1,16 @@
-import { sessionManagerIn } from './session-manager-in.ts';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
+import type { SessionSignal } from '../../src/coding/session.ts';
+import type { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
-import type { SessionManager } from '../../src/coding/session-manager.ts';
-import type { SessionSignal } from '../../src/coding/session.ts';
 import type { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import type { SessionLogs } from '../../src/store/session-logs.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
+import { sessionManagerIn } from './session-manager-in.ts';
 import { tempDir } from './temp-dir.ts';
 
 export interface ManagerFixture {
@@ -30,7 +30,10 @@ export interface ManagerFixture {
 }
 
 /** Builds a SessionManager over a real SQLite file and real logs in a temp dir, with scripted harnesses. */
-export function managerFixture(overrides: Record<string, unknown> = {}, existing?: { path: string; remove: () => void }): ManagerFixture {
+export function managerFixture(
+  overrides: Record<string, unknown> = {},
+  existing?: { path: string; remove: () => void },
+): ManagerFixture {
   const dir = existing ?? tempDir();
   const workdir = join(dir.path, 'work');
   mkdirSync(workdir, { recursive: true });
@@ -38,7 +41,11 @@ export function managerFixture(overrides: Record<string, unknown> = {}, existing
   const clock = new ManualClock();
   const harness = new ScriptedHarness('claude');
   const codex = new ScriptedHarness('codex', false);
-  const { db, store, logs, manager } = sessionManagerIn(dir.path, config, clock, { claude: harness, codex, gemini: new ScriptedHarness('gemini', false) });
+  const { db, store, logs, manager } = sessionManagerIn(dir.path, config, clock, {
+    claude: harness,
+    codex,
+    gemini: new ScriptedHarness('gemini', false),
+  });
   const fixture: ManagerFixture = {
     home: dir.path,
     workdir,
@@ -65,7 +72,10 @@ export function managerFixture(overrides: Record<string, unknown> = {}, existing
  * signal its manager sends. `f` stands for the current test's fixture (it throws outside a test); `signals` is emptied
  * before each test.
  */
-export function managerPerTest(overrides: Record<string, unknown> = {}): { f: ManagerFixture; signals: SessionSignal[] } {
+export function managerPerTest(overrides: Record<string, unknown> = {}): {
+  f: ManagerFixture;
+  signals: SessionSignal[];
+} {
   let current: ManagerFixture | undefined;
   const signals: SessionSignal[] = [];
   beforeEach(() => {

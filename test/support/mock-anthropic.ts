@@ -4,11 +4,21 @@
 // one JSON message otherwise; POST /v1/messages/count_tokens answers {input_tokens}. Replies come, in order of preference,
 // from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script (see `defaultReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pieces, readRequest, ReplyScript, scriptedMock, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
 import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
+import {
+  pieces,
+  readRequest,
+  ReplyScript,
+  scriptedMock,
+  sleep,
+  sseWriter,
+  startMockHttp,
+  writeJson,
+} from './mock-http.ts';
 
 /** A content block the mock can answer with. */
-export type MockBlock = { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
+export type MockBlock =
+  { type: 'text'; text: string } | { type: 'tool_use'; id?: string; name: string; input: unknown };
 
 /** One scripted answer: a message (streamed or not, as the request asks), or an HTTP error. */
 export type MockReply =
@@ -68,7 +78,11 @@ export function textReply(text: string, extra: Partial<Extract<MockReply, { kind
 
 /** A reply that calls one tool (stop_reason tool_use). */
 export function toolUseReply(name: string, input: unknown, id?: string): MockReply {
-  return { kind: 'message', content: [{ type: 'tool_use', name, input, ...(id ? { id } : {}) }], stopReason: 'tool_use' };
+  return {
+    kind: 'message',
+    content: [{ type: 'tool_use', name, input, ...(id ? { id } : {}) }],
+    stopReason: 'tool_use',
+  };
 }
 
 /** An HTTP error reply in the Anthropic error shape. */
@@ -122,7 +136,11 @@ export function defaultReply(body: MessagesBody): MockReply {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  writeJson(res, status, body, { 'content-type': 'application/json', 'request-id': `req_mock_${Date.now()}`, ...headers });
+  writeJson(res, status, body, {
+    'content-type': 'application/json',
+    'request-id': `req_mock_${Date.now()}`,
+    ...headers,
+  });
 }
 
 class MockServer {
@@ -145,11 +163,17 @@ class MockServer {
       return;
     }
     if (req.method !== 'POST' || path !== '/v1/messages') {
-      sendJson(res, 404, { type: 'error', error: { type: 'not_found_error', message: `mock: no route ${req.method} ${path}` } });
+      sendJson(res, 404, {
+        type: 'error',
+        error: { type: 'not_found_error', message: `mock: no route ${req.method} ${path}` },
+      });
       return;
     }
     if (!body || typeof body !== 'object') {
-      sendJson(res, 400, { type: 'error', error: { type: 'invalid_request_error', message: 'mock: body is not JSON' } });
+      sendJson(res, 400, {
+        type: 'error',
+        error: { type: 'invalid_request_error', message: 'mock: body is not JSON' },
+      });
       return;
     }
     const messages = body as MessagesBody;
@@ -160,7 +184,10 @@ class MockServer {
       sendJson(
         res,
         reply.status,
-        { type: 'error', error: { type: reply.errorType ?? errorTypeFor(reply.status), message: reply.message ?? 'mock error' } },
+        {
+          type: 'error',
+          error: { type: reply.errorType ?? errorTypeFor(reply.status), message: reply.message ?? 'mock error' },
+        },
         reply.headers,
       );
       return;
@@ -170,11 +197,16 @@ class MockServer {
     else sendJson(res, 200, message);
   }
 
-  #message(reply: Extract<MockReply, { kind: 'message' }>, model: string): Record<string, unknown> & { content: unknown[] } {
+  #message(
+    reply: Extract<MockReply, { kind: 'message' }>,
+    model: string,
+  ): Record<string, unknown> & { content: unknown[] } {
     this.#counter += 1;
     const n = this.#counter;
     const content = reply.content.map((block, i) =>
-      block.type === 'text' ? { type: 'text', text: block.text } : { type: 'tool_use', id: block.id ?? `toolu_mock_${n}_${i}`, name: block.name, input: block.input },
+      block.type === 'text'
+        ? { type: 'text', text: block.text }
+        : { type: 'tool_use', id: block.id ?? `toolu_mock_${n}_${i}`, name: block.name, input: block.input },
     );
     const hasTool = content.some((b) => b.type === 'tool_use');
     return {
@@ -194,19 +226,38 @@ class MockServer {
     };
   }
 
-  async #stream(res: ServerResponse, reply: Extract<MockReply, { kind: 'message' }>, message: Record<string, unknown> & { content: unknown[] }): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache', 'request-id': `req_${String(message.id)}` });
+  async #stream(
+    res: ServerResponse,
+    reply: Extract<MockReply, { kind: 'message' }>,
+    message: Record<string, unknown> & { content: unknown[] },
+  ): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream',
+      'cache-control': 'no-cache',
+      'request-id': `req_${String(message.id)}`,
+    });
     const write = sseWriter(res, { pauseMs: reply.chunkDelayMs ?? 0 });
-    const send = (event: string, data: Record<string, unknown>): Promise<void> => write(JSON.stringify({ type: event, ...data }), event);
+    const send = (event: string, data: Record<string, unknown>): Promise<void> =>
+      write(JSON.stringify({ type: event, ...data }), event);
     const usage = message.usage as { input_tokens: number; output_tokens: number };
-    await send('message_start', { message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } } });
-    for (const [index, block] of (message.content as ({ type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown })[]).entries()) {
+    await send('message_start', {
+      message: { ...message, content: [], stop_reason: null, usage: { ...usage, output_tokens: 1 } },
+    });
+    for (const [index, block] of (
+      message.content as (
+        { type: 'text'; text: string } | { type: 'tool_use'; id: string; name: string; input: unknown }
+      )[]
+    ).entries()) {
       if (block.type === 'text') {
         await send('content_block_start', { index, content_block: { type: 'text', text: '' } });
         await send('ping', {});
-        for (const text of pieces(block.text, 2)) await send('content_block_delta', { index, delta: { type: 'text_delta', text } });
+        for (const text of pieces(block.text, 2))
+          await send('content_block_delta', { index, delta: { type: 'text_delta', text } });
       } else {
-        await send('content_block_start', { index, content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} } });
+        await send('content_block_start', {
+          index,
+          content_block: { type: 'tool_use', id: block.id, name: block.name, input: {} },
+        });
         for (const partial_json of pieces(JSON.stringify(block.input ?? {}), 2)) {
           await send('content_block_delta', { index, delta: { type: 'input_json_delta', partial_json } });
         }
@@ -214,11 +265,16 @@ class MockServer {
       await send('content_block_stop', { index });
     }
     if (reply.streamError) {
-      await send('error', { error: { type: reply.streamError.type, message: reply.streamError.message ?? 'mock stream error' } });
+      await send('error', {
+        error: { type: reply.streamError.type, message: reply.streamError.message ?? 'mock stream error' },
+      });
       res.end();
       return;
     }
-    await send('message_delta', { delta: { stop_reason: message.stop_reason, stop_sequence: null }, usage: { output_tokens: usage.output_tokens } });
+    await send('message_delta', {
+      delta: { stop_reason: message.stop_reason, stop_sequence: null },
+      usage: { output_tokens: usage.output_tokens },
+    });
     await send('message_stop', {});
     res.end();
   }
@@ -236,11 +292,17 @@ function errorTypeFor(status: number): string {
 }
 
 /** Starts the mock on 127.0.0.1 (a free port). */
-export async function startMockAnthropic(options: { handler?: MockHandler; model?: string } = {}): Promise<MockAnthropic> {
+export async function startMockAnthropic(
+  options: { handler?: MockHandler; model?: string } = {},
+): Promise<MockAnthropic> {
   const mock = new MockServer(options.handler, options.model ?? 'claude-mock-1');
   const server = await startMockHttp({
     handle: (req, res) => mock.handle(req, res),
-    fail: (res, error) => sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: `mock failure: ${String(error)}` } }),
+    fail: (res, error) =>
+      sendJson(res, 500, { type: 'error', error: { type: 'api_error', message: `mock failure: ${String(error)}` } }),
   });
-  return { ...scriptedMock(server, mock.requests, mock.script), messageRequests: () => mock.requests.filter((r) => r.path === '/v1/messages') };
+  return {
+    ...scriptedMock(server, mock.requests, mock.script),
+    messageRequests: () => mock.requests.filter((r) => r.path === '/v1/messages'),
+  };
 }

@@ -11,8 +11,17 @@
 // order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script
 // (see `defaultGeminiReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pieces, readRequest, ReplyScript, scriptedMock, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
 import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
+import {
+  pieces,
+  readRequest,
+  ReplyScript,
+  scriptedMock,
+  sleep,
+  sseWriter,
+  startMockHttp,
+  writeJson,
+} from './mock-http.ts';
 
 /** A part of a model reply. */
 export type GeminiPart = { text: string } | { functionCall: { name: string; args: Record<string, unknown> } };
@@ -103,11 +112,18 @@ function partsOf(content: { parts?: Record<string, unknown>[] } | undefined): Re
  */
 export function defaultGeminiReply(body: GeminiBody): GeminiReply {
   const parts = partsOf(lastUserContent(body));
-  const responses = parts.filter((p) => p.functionResponse !== undefined).map((p) => p.functionResponse as { response?: unknown });
-  if (responses.length > 0) return geminiText(`gemini tool said: ${responses.map((r) => JSON.stringify(r.response ?? r)).join('\n')}`);
-  const text = parts.filter((p) => typeof p.text === 'string').map((p) => String(p.text)).join('\n');
+  const responses = parts
+    .filter((p) => p.functionResponse !== undefined)
+    .map((p) => p.functionResponse as { response?: unknown });
+  if (responses.length > 0)
+    return geminiText(`gemini tool said: ${responses.map((r) => JSON.stringify(r.response ?? r)).join('\n')}`);
+  const text = parts
+    .filter((p) => typeof p.text === 'string')
+    .map((p) => String(p.text))
+    .join('\n');
   if (text.includes('API_ERROR')) return geminiError(400, 'mock bad request', 'INVALID_ARGUMENT');
-  if (text.includes('USE_TOOL')) return geminiFunctionCall('run_shell_command', { command: 'echo hello-from-gemini-tool', description: 'echo' });
+  if (text.includes('USE_TOOL'))
+    return geminiFunctionCall('run_shell_command', { command: 'echo hello-from-gemini-tool', description: 'echo' });
   return geminiText('MOCK GEMINI REPLY');
 }
 
@@ -195,14 +211,30 @@ class GeminiServer {
     const action = !match ? 'other' : verb ? verb : model ? 'get' : 'list';
     const recorded: GeminiRecordedRequest = { ...http, model, action, scripted: false };
     this.requests.push(recorded);
-    if (!match) return sendJson(res, 404, { error: { code: 404, message: `mock: no route ${req.method} ${path}`, status: 'NOT_FOUND' } });
+    if (!match)
+      return sendJson(res, 404, {
+        error: { code: 404, message: `mock: no route ${req.method} ${path}`, status: 'NOT_FOUND' },
+      });
     if (req.method === 'GET' && action === 'list') {
-      return sendJson(res, 200, { models: [{ name: 'models/gemini-mock', displayName: 'Gemini Mock', supportedGenerationMethods: ['generateContent', 'countTokens'] }] });
+      return sendJson(res, 200, {
+        models: [
+          {
+            name: 'models/gemini-mock',
+            displayName: 'Gemini Mock',
+            supportedGenerationMethods: ['generateContent', 'countTokens'],
+          },
+        ],
+      });
     }
     if (req.method === 'GET' && action === 'get') {
-      return sendJson(res, 200, { name: `models/${model}`, displayName: model, supportedGenerationMethods: ['generateContent', 'countTokens'] });
+      return sendJson(res, 200, {
+        name: `models/${model}`,
+        displayName: model,
+        supportedGenerationMethods: ['generateContent', 'countTokens'],
+      });
     }
-    if (req.method !== 'POST') return sendJson(res, 405, { error: { code: 405, message: 'mock: POST only', status: 'INVALID_ARGUMENT' } });
+    if (req.method !== 'POST')
+      return sendJson(res, 405, { error: { code: 405, message: 'mock: POST only', status: 'INVALID_ARGUMENT' } });
     const request = (body && typeof body === 'object' ? body : {}) as GeminiBody;
     if (action === 'countTokens') return sendJson(res, 200, { totalTokens: Math.max(1, Math.ceil(raw.length / 4)) });
     if (action !== 'generateContent' && action !== 'streamGenerateContent') {
@@ -217,7 +249,11 @@ class GeminiServer {
     if (res.destroyed) return;
     if (reply.kind === 'error') {
       return sendJson(res, reply.status, {
-        error: { code: reply.status, message: reply.message ?? 'mock error', status: reply.statusText ?? statusTextFor(reply.status) },
+        error: {
+          code: reply.status,
+          message: reply.message ?? 'mock error',
+          status: reply.statusText ?? statusTextFor(reply.status),
+        },
       });
     }
     if (action === 'streamGenerateContent') await this.#stream(res, reply);
@@ -235,9 +271,19 @@ class GeminiServer {
     };
   }
 
-  #chunk(parts: GeminiPart[], reply: Extract<GeminiReply, { kind: 'content' }>, last: boolean): Record<string, unknown> {
+  #chunk(
+    parts: GeminiPart[],
+    reply: Extract<GeminiReply, { kind: 'content' }>,
+    last: boolean,
+  ): Record<string, unknown> {
     return {
-      candidates: [{ content: { role: 'model', parts }, index: 0, ...(last ? { finishReason: reply.finishReason ?? 'STOP' } : {}) }],
+      candidates: [
+        {
+          content: { role: 'model', parts },
+          index: 0,
+          ...(last ? { finishReason: reply.finishReason ?? 'STOP' } : {}),
+        },
+      ],
       ...(last ? { usageMetadata: this.#usage(reply) } : {}),
       modelVersion: 'gemini-mock',
       responseId: `mock-${this.requests.length}`,
@@ -264,11 +310,17 @@ class GeminiServer {
 }
 
 /** Starts the mock on 127.0.0.1 (a free port). */
-export async function startMockGemini(options: { handler?: GeminiHandler; answerSchemaRequests?: boolean } = {}): Promise<MockGemini> {
+export async function startMockGemini(
+  options: { handler?: GeminiHandler; answerSchemaRequests?: boolean } = {},
+): Promise<MockGemini> {
   const mock = new GeminiServer(options.handler, options.answerSchemaRequests ?? true);
   const server = await startMockHttp({
     handle: (req, res) => mock.handle(req, res),
-    fail: (res, error) => sendJson(res, 500, { error: { code: 500, message: `mock failure: ${String(error)}`, status: 'INTERNAL' } }),
+    fail: (res, error) =>
+      sendJson(res, 500, { error: { code: 500, message: `mock failure: ${String(error)}`, status: 'INTERNAL' } }),
   });
-  return { ...scriptedMock(server, mock.requests, mock.script), contentRequests: () => mock.requests.filter((r) => r.scripted) };
+  return {
+    ...scriptedMock(server, mock.requests, mock.script),
+    contentRequests: () => mock.requests.filter((r) => r.scripted),
+  };
 }

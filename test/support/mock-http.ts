@@ -2,8 +2,8 @@
 // mock-openai-responses): a server on 127.0.0.1 with a free port, each request read and recorded, scripted replies taken
 // from a queue then a handler then a default script, JSON and SSE writing, and scripted delays that end early when the
 // client goes away. Each mock keeps its own routes, wire format and error shape.
-import { createServer } from 'node:http';
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
 
@@ -68,7 +68,10 @@ export function writeJson(res: ServerResponse, status: number, body: unknown, he
  * A writer of server-sent events on `res` (headers already written): each call writes `[event: <event>]` and
  * `data: <data>` lines ended by `eol`, then waits `pauseMs`; once the client is gone it writes and waits nothing.
  */
-export function sseWriter(res: ServerResponse, options: { pauseMs?: number; eol?: '\n' | '\r\n' } = {}): (data: string, event?: string) => Promise<void> {
+export function sseWriter(
+  res: ServerResponse,
+  options: { pauseMs?: number; eol?: '\n' | '\r\n' } = {},
+): (data: string, event?: string) => Promise<void> {
   const eol = options.eol ?? '\n';
   return async (data, event) => {
     if (res.destroyed) return;
@@ -130,7 +133,11 @@ export interface ScriptedMock<Body, Recorded, Reply> {
 }
 
 /** The shared part of a mock's handle, over its running server, its request record and its reply script. */
-export function scriptedMock<Body, Recorded, Reply>(server: MockHttpServer, requests: Recorded[], script: ReplyScript<Body, Recorded, Reply>): ScriptedMock<Body, Recorded, Reply> {
+export function scriptedMock<Body, Recorded, Reply>(
+  server: MockHttpServer,
+  requests: Recorded[],
+  script: ReplyScript<Body, Recorded, Reply>,
+): ScriptedMock<Body, Recorded, Reply> {
   return {
     url: server.url,
     requests,

@@ -11,8 +11,17 @@
 // in order of preference, from the queue filled by `enqueue`, the handler set with `setHandler`, or the default script
 // (see `defaultChatReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { pieces, readRequest, ReplyScript, scriptedMock, sleep, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
 import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
+import {
+  pieces,
+  readRequest,
+  ReplyScript,
+  scriptedMock,
+  sleep,
+  sseWriter,
+  startMockHttp,
+  writeJson,
+} from './mock-http.ts';
 
 /** A tool call the mock answers with; `arguments` is sent as a JSON string (a string is sent as is). */
 export interface ChatToolCall {
@@ -106,7 +115,10 @@ function errorTypeFor(status: number): string {
 /** An HTTP error reply in the OpenAI error shape; a 429 carries `retry-after` (seconds) like the real API. */
 export function chatError(status: number, message = 'mock error', type = errorTypeFor(status)): ChatReply {
   const code = status === 429 ? 'rate_limit_exceeded' : status === 401 ? 'invalid_api_key' : null;
-  const headers: Record<string, string> = status === 429 ? { 'retry-after': '20', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '20s' } : {};
+  const headers: Record<string, string> =
+    status === 429
+      ? { 'retry-after': '20', 'x-ratelimit-remaining-requests': '0', 'x-ratelimit-reset-requests': '20s' }
+      : {};
   return { kind: 'error', status, message, type, code, headers };
 }
 
@@ -152,7 +164,12 @@ export function defaultChatReply(body: ChatBody): ChatReply {
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  writeJson(res, status, body, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, 'openai-processing-ms': '1', ...headers });
+  writeJson(res, status, body, {
+    'content-type': 'application/json',
+    'x-request-id': `req_mock_${Date.now()}`,
+    'openai-processing-ms': '1',
+    ...headers,
+  });
 }
 
 type Completion = Extract<ChatReply, { kind: 'completion' }>;
@@ -174,13 +191,25 @@ class ChatServer {
     this.requests.push(recorded);
     const route = path.replace(/^\/v1(?=\/)/, '');
     if (req.method === 'GET' && route === '/models') {
-      return sendJson(res, 200, { object: 'list', data: [{ id: 'gpt-mock', object: 'model', created: 0, owned_by: 'mock' }] });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: 'gpt-mock', object: 'model', created: 0, owned_by: 'mock' }],
+      });
     }
     if (req.method !== 'POST' || route !== '/chat/completions') {
-      return sendJson(res, 404, { error: { message: `mock: no route ${req.method} ${path}`, type: 'invalid_request_error', param: null, code: 'unknown_url' } });
+      return sendJson(res, 404, {
+        error: {
+          message: `mock: no route ${req.method} ${path}`,
+          type: 'invalid_request_error',
+          param: null,
+          code: 'unknown_url',
+        },
+      });
     }
     if (!body || typeof body !== 'object') {
-      return sendJson(res, 400, { error: { message: 'mock: body is not JSON', type: 'invalid_request_error', param: null, code: null } });
+      return sendJson(res, 400, {
+        error: { message: 'mock: body is not JSON', type: 'invalid_request_error', param: null, code: null },
+      });
     }
     const request = body as ChatBody;
     const reply = await this.script.next(request, recorded);
@@ -191,13 +220,19 @@ class ChatServer {
       return;
     }
     if (reply.kind === 'error') {
-      const error = { message: reply.message ?? 'mock error', type: reply.type ?? errorTypeFor(reply.status), param: reply.param ?? null, code: reply.code ?? null };
+      const error = {
+        message: reply.message ?? 'mock error',
+        type: reply.type ?? errorTypeFor(reply.status),
+        param: reply.param ?? null,
+        code: reply.code ?? null,
+      };
       return sendJson(res, reply.status, { error }, reply.headers);
     }
     this.#counter += 1;
     const id = `chatcmpl-mock${this.#counter}`;
     const model = typeof request.model === 'string' ? request.model : 'gpt-mock';
-    if (request.stream === true) await this.#stream(res, reply, id, model, request.stream_options?.include_usage === true);
+    if (request.stream === true)
+      await this.#stream(res, reply, id, model, request.stream_options?.include_usage === true);
     else if (reply.cut) {
       const json = JSON.stringify(this.#completion(reply, id, model));
       res.writeHead(200, { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(json)) });
@@ -205,11 +240,17 @@ class ChatServer {
     } else sendJson(res, 200, this.#completion(reply, id, model));
   }
 
-  #toolCalls(reply: Completion, id: string): { id: string; type: 'function'; function: { name: string; arguments: string } }[] {
+  #toolCalls(
+    reply: Completion,
+    id: string,
+  ): { id: string; type: 'function'; function: { name: string; arguments: string } }[] {
     return (reply.toolCalls ?? []).map((call, i) => ({
       id: call.id ?? `call_${id.slice(12)}_${i}`,
       type: 'function',
-      function: { name: call.name, arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments) },
+      function: {
+        name: call.name,
+        arguments: typeof call.arguments === 'string' ? call.arguments : JSON.stringify(call.arguments),
+      },
     }));
   }
 
@@ -221,7 +262,12 @@ class ChatServer {
       completion_tokens: completion,
       total_tokens: prompt + completion,
       prompt_tokens_details: { cached_tokens: reply.usage?.cachedTokens ?? 0, audio_tokens: 0 },
-      completion_tokens_details: { reasoning_tokens: 0, audio_tokens: 0, accepted_prediction_tokens: 0, rejected_prediction_tokens: 0 },
+      completion_tokens_details: {
+        reasoning_tokens: 0,
+        audio_tokens: 0,
+        accepted_prediction_tokens: 0,
+        rejected_prediction_tokens: 0,
+      },
     };
   }
 
@@ -245,10 +291,27 @@ class ChatServer {
     };
   }
 
-  async #stream(res: ServerResponse, reply: Completion, id: string, model: string, includeUsage: boolean): Promise<void> {
-    res.writeHead(200, { 'content-type': 'text/event-stream; charset=utf-8', 'cache-control': 'no-cache', 'x-request-id': `req_${id}` });
+  async #stream(
+    res: ServerResponse,
+    reply: Completion,
+    id: string,
+    model: string,
+    includeUsage: boolean,
+  ): Promise<void> {
+    res.writeHead(200, {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache',
+      'x-request-id': `req_${id}`,
+    });
     const created = Math.floor(Date.now() / 1000);
-    const base = { id, object: 'chat.completion.chunk', created, model, service_tier: 'default', system_fingerprint: FINGERPRINT };
+    const base = {
+      id,
+      object: 'chat.completion.chunk',
+      created,
+      model,
+      service_tier: 'default',
+      system_fingerprint: FINGERPRINT,
+    };
     const write = sseWriter(res, { pauseMs: reply.chunkDelayMs ?? 0 });
     const send = (data: Json | '[DONE]'): Promise<void> => write(data === '[DONE]' ? data : JSON.stringify(data));
     const choice = (delta: Json, finish: string | null = null): Json => ({
@@ -259,8 +322,13 @@ class ChatServer {
     await send(choice({ role: 'assistant', content: '', refusal: null }));
     if (reply.content) for (const content of pieces(reply.content, 2)) await send(choice({ content }));
     for (const [index, call] of this.#toolCalls(reply, id).entries()) {
-      await send(choice({ tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }] }));
-      for (const args of pieces(call.function.arguments, 2)) await send(choice({ tool_calls: [{ index, function: { arguments: args } }] }));
+      await send(
+        choice({
+          tool_calls: [{ index, id: call.id, type: 'function', function: { name: call.function.name, arguments: '' } }],
+        }),
+      );
+      for (const args of pieces(call.function.arguments, 2))
+        await send(choice({ tool_calls: [{ index, function: { arguments: args } }] }));
     }
     if (reply.cut) {
       // Flush what was written, then close the connection with the chunked body unfinished.
@@ -279,7 +347,13 @@ export async function startMockOpenAIChat(options: { handler?: ChatHandler } = {
   const mock = new ChatServer(options.handler);
   const server = await startMockHttp({
     handle: (req, res) => mock.handle(req, res),
-    fail: (res, error) => sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error', param: null, code: null } }),
+    fail: (res, error) =>
+      sendJson(res, 500, {
+        error: { message: `mock failure: ${String(error)}`, type: 'server_error', param: null, code: null },
+      }),
   });
-  return { ...scriptedMock(server, mock.requests, mock.script), completionRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path)) };
+  return {
+    ...scriptedMock(server, mock.requests, mock.script),
+    completionRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/chat\/completions$/.test(r.path)),
+  };
 }

@@ -11,8 +11,17 @@
 // default script (see `defaultResponsesReply`).
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { readRequest, ReplyScript, scriptedMock, sleep, splitUrl, sseWriter, startMockHttp, writeJson } from './mock-http.ts';
 import type { RecordedHttpRequest, ReplyHandler, ScriptedMock } from './mock-http.ts';
+import {
+  readRequest,
+  ReplyScript,
+  scriptedMock,
+  sleep,
+  splitUrl,
+  sseWriter,
+  startMockHttp,
+  writeJson,
+} from './mock-http.ts';
 
 /** One output item of a scripted response. */
 export type ResponsesOutput =
@@ -49,7 +58,14 @@ export interface ResponsesRecordedRequest extends RecordedHttpRequest {
 }
 
 /** An input item of a Responses request, as far as the mock looks at it. */
-export type ResponsesInputItem = { type?: string; role?: string; content?: unknown; call_id?: string; output?: unknown; [key: string]: unknown };
+export type ResponsesInputItem = {
+  type?: string;
+  role?: string;
+  content?: unknown;
+  call_id?: string;
+  output?: unknown;
+  [key: string]: unknown;
+};
 
 /** A Responses request body, as far as the mock looks at it. */
 export interface ResponsesBody {
@@ -73,17 +89,31 @@ export interface MockResponses extends ScriptedMock<ResponsesBody, ResponsesReco
 }
 
 /** A reply with one assistant message. */
-export function responsesText(text: string, extra: Partial<Extract<ResponsesReply, { kind: 'response' }>> = {}): ResponsesReply {
+export function responsesText(
+  text: string,
+  extra: Partial<Extract<ResponsesReply, { kind: 'response' }>> = {},
+): ResponsesReply {
   return { kind: 'response', output: [{ type: 'message', text }], ...extra };
 }
 
 /** A reply that calls one function (e.g. Codex's `exec_command` with `{cmd}`). */
-export function responsesFunctionCall(name: string, args: Record<string, unknown> | string, callId?: string): ResponsesReply {
-  return { kind: 'response', output: [{ type: 'function_call', name, arguments: args, ...(callId ? { callId } : {}) }] };
+export function responsesFunctionCall(
+  name: string,
+  args: Record<string, unknown> | string,
+  callId?: string,
+): ResponsesReply {
+  return {
+    kind: 'response',
+    output: [{ type: 'function_call', name, arguments: args, ...(callId ? { callId } : {}) }],
+  };
 }
 
 /** An HTTP error reply in the OpenAI error shape. */
-export function responsesError(status: number, message = 'mock error', type = status >= 500 ? 'server_error' : 'invalid_request_error'): ResponsesReply {
+export function responsesError(
+  status: number,
+  message = 'mock error',
+  type = status >= 500 ? 'server_error' : 'invalid_request_error',
+): ResponsesReply {
   return { kind: 'error', status, message, type };
 }
 
@@ -97,7 +127,9 @@ export function inputItems(body: ResponsesBody): ResponsesInputItem[] {
 export function itemTexts(item: ResponsesInputItem): string[] {
   if (typeof item.content === 'string') return [item.content];
   if (!Array.isArray(item.content)) return [];
-  return (item.content as { text?: unknown }[]).filter((p) => p && typeof p.text === 'string').map((p) => String(p.text));
+  return (item.content as { text?: unknown }[])
+    .filter((p) => p && typeof p.text === 'string')
+    .map((p) => String(p.text));
 }
 
 /** Every message text of the request's input, in order (all roles). */
@@ -135,14 +167,19 @@ export function defaultResponsesReply(body: ResponsesBody): ResponsesReply {
   if (text.includes('USE_TOOL')) {
     const offered = new Set((body.tools ?? []).map((t) => t.name));
     const command = 'echo hello-from-codex-tool';
-    if (offered.has('exec_command') || !offered.has('shell')) return responsesFunctionCall('exec_command', { cmd: command });
+    if (offered.has('exec_command') || !offered.has('shell'))
+      return responsesFunctionCall('exec_command', { cmd: command });
     return responsesFunctionCall('shell', { command: ['bash', '-lc', command] });
   }
   return responsesText('MOCK CODEX REPLY');
 }
 
 function sendJson(res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  writeJson(res, status, body, { 'content-type': 'application/json', 'x-request-id': `req_mock_${Date.now()}`, ...headers });
+  writeJson(res, status, body, {
+    'content-type': 'application/json',
+    'x-request-id': `req_mock_${Date.now()}`,
+    ...headers,
+  });
 }
 
 type Content = Extract<ResponsesReply, { kind: 'response' }>;
@@ -153,14 +190,26 @@ class ResponsesServer {
   script: ReplyScript<ResponsesBody, ResponsesRecordedRequest, ResponsesReply>;
 
   constructor(handler: ResponsesHandler | undefined) {
-    this.script = new ReplyScript<ResponsesBody, ResponsesRecordedRequest, ResponsesReply>(defaultResponsesReply, handler);
+    this.script = new ReplyScript<ResponsesBody, ResponsesRecordedRequest, ResponsesReply>(
+      defaultResponsesReply,
+      handler,
+    );
   }
 
   refuseUpgrade(req: IncomingMessage, socket: Duplex): void {
     const { path, query } = splitUrl(req.url);
-    this.requests.push({ method: req.method ?? 'GET', path, query, headers: req.headers, body: undefined, upgrade: true });
+    this.requests.push({
+      method: req.method ?? 'GET',
+      path,
+      query,
+      headers: req.headers,
+      body: undefined,
+      upgrade: true,
+    });
     const text = 'mock: use HTTP, not WebSocket';
-    socket.end(`HTTP/1.1 426 Upgrade Required\r\ncontent-type: text/plain\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`);
+    socket.end(
+      `HTTP/1.1 426 Upgrade Required\r\ncontent-type: text/plain\r\ncontent-length: ${text.length}\r\nconnection: close\r\n\r\n${text}`,
+    );
   }
 
   async handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -169,16 +218,28 @@ class ResponsesServer {
     this.requests.push(recorded);
     const route = path.replace(/^\/v1(?=\/)/, '');
     if (req.method === 'GET' && route === '/models') {
-      return sendJson(res, 200, { object: 'list', data: [{ id: 'mock-model', object: 'model', created: 0, owned_by: 'mock' }] });
+      return sendJson(res, 200, {
+        object: 'list',
+        data: [{ id: 'mock-model', object: 'model', created: 0, owned_by: 'mock' }],
+      });
     }
-    if (req.method !== 'POST' || route !== '/responses') return sendJson(res, 404, { error: { message: `mock: no route ${req.method} ${path}`, type: 'invalid_request_error' } });
-    if (!body || typeof body !== 'object') return sendJson(res, 400, { error: { message: 'mock: body is not JSON', type: 'invalid_request_error' } });
+    if (req.method !== 'POST' || route !== '/responses')
+      return sendJson(res, 404, {
+        error: { message: `mock: no route ${req.method} ${path}`, type: 'invalid_request_error' },
+      });
+    if (!body || typeof body !== 'object')
+      return sendJson(res, 400, { error: { message: 'mock: body is not JSON', type: 'invalid_request_error' } });
     const request = body as ResponsesBody;
     const reply = await this.script.next(request, recorded);
     await sleep(reply.delayMs ?? 0, res);
     if (res.destroyed) return;
     if (reply.kind === 'error') {
-      const error = { message: reply.message ?? 'mock error', type: reply.type ?? 'invalid_request_error', param: null, code: reply.code ?? null };
+      const error = {
+        message: reply.message ?? 'mock error',
+        type: reply.type ?? 'invalid_request_error',
+        param: null,
+        code: reply.code ?? null,
+      };
       return sendJson(res, reply.status, { error }, reply.headers);
     }
     const response = this.#response(reply, request, `resp_mock_${this.requests.length}`);
@@ -190,10 +251,23 @@ class ResponsesServer {
     if (output.type === 'raw') return { id: `item_${responseId.slice(10)}_${index}`, ...output.item };
     const id = `${output.type === 'message' ? 'msg' : 'fc'}_${responseId.slice(10)}_${index}`;
     if (output.type === 'message') {
-      return { type: 'message', id, status: 'completed', role: 'assistant', content: [{ type: 'output_text', text: output.text, annotations: [] }] };
+      return {
+        type: 'message',
+        id,
+        status: 'completed',
+        role: 'assistant',
+        content: [{ type: 'output_text', text: output.text, annotations: [] }],
+      };
     }
     const args = typeof output.arguments === 'string' ? output.arguments : JSON.stringify(output.arguments);
-    return { type: 'function_call', id, status: 'completed', call_id: output.callId ?? `call_${responseId.slice(10)}_${index}`, name: output.name, arguments: args };
+    return {
+      type: 'function_call',
+      id,
+      status: 'completed',
+      call_id: output.callId ?? `call_${responseId.slice(10)}_${index}`,
+      name: output.name,
+      arguments: args,
+    };
   }
 
   #response(reply: Content, request: ResponsesBody, id: string): Json {
@@ -201,16 +275,31 @@ class ResponsesServer {
     const output = reply.usage?.outputTokens ?? 10;
     const cached = { cached_tokens: reply.usage?.cachedTokens ?? 0 };
     const reasoning = { reasoning_tokens: reply.usage?.reasoningTokens ?? 0 };
-    const usage = { input_tokens: input, input_tokens_details: cached, output_tokens: output, output_tokens_details: reasoning, total_tokens: input + output };
+    const usage = {
+      input_tokens: input,
+      input_tokens_details: cached,
+      output_tokens: output,
+      output_tokens_details: reasoning,
+      total_tokens: input + output,
+    };
     const items = reply.output.map((o, i) => this.#item(o, i, id));
-    return { id, object: 'response', created_at: Math.floor(Date.now() / 1000), status: 'completed', model: request.model ?? 'mock-model', output: items, usage };
+    return {
+      id,
+      object: 'response',
+      created_at: Math.floor(Date.now() / 1000),
+      status: 'completed',
+      model: request.model ?? 'mock-model',
+      output: items,
+      usage,
+    };
   }
 
   async #stream(res: ServerResponse, reply: Content, response: Json): Promise<void> {
     res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
     const write = sseWriter(res, { pauseMs: reply.chunkDelayMs ?? 0 });
     let sequence = 0;
-    const send = (type: string, data: Json): Promise<void> => write(JSON.stringify({ type, sequence_number: sequence++, ...data }), type);
+    const send = (type: string, data: Json): Promise<void> =>
+      write(JSON.stringify({ type, sequence_number: sequence++, ...data }), type);
     const pending = { ...response, status: 'in_progress', output: [], usage: null };
     await send('response.created', { response: pending });
     await send('response.in_progress', { response: pending });
@@ -218,12 +307,27 @@ class ResponsesServer {
       const id = String(item.id);
       if (item.type === 'message') {
         const text = String((item.content as { text: string }[])[0]?.text ?? '');
-        await send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', content: [] } });
-        const halves = [text.slice(0, Math.ceil(text.length / 2)), text.slice(Math.ceil(text.length / 2))].filter(Boolean);
-        for (const delta of halves) await send('response.output_text.delta', { item_id: id, output_index: index, content_index: 0, delta, logprobs: [] });
+        await send('response.output_item.added', {
+          output_index: index,
+          item: { ...item, status: 'in_progress', content: [] },
+        });
+        const halves = [text.slice(0, Math.ceil(text.length / 2)), text.slice(Math.ceil(text.length / 2))].filter(
+          Boolean,
+        );
+        for (const delta of halves)
+          await send('response.output_text.delta', {
+            item_id: id,
+            output_index: index,
+            content_index: 0,
+            delta,
+            logprobs: [],
+          });
       } else if (item.type === 'function_call') {
         const args = String(item.arguments);
-        await send('response.output_item.added', { output_index: index, item: { ...item, status: 'in_progress', arguments: '' } });
+        await send('response.output_item.added', {
+          output_index: index,
+          item: { ...item, status: 'in_progress', arguments: '' },
+        });
         await send('response.function_call_arguments.delta', { item_id: id, output_index: index, delta: args });
         await send('response.function_call_arguments.done', { item_id: id, output_index: index, arguments: args });
       } else {
@@ -241,8 +345,12 @@ export async function startMockResponses(options: { handler?: ResponsesHandler }
   const mock = new ResponsesServer(options.handler);
   const server = await startMockHttp({
     handle: (req, res) => mock.handle(req, res),
-    fail: (res, error) => sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error' } }),
+    fail: (res, error) =>
+      sendJson(res, 500, { error: { message: `mock failure: ${String(error)}`, type: 'server_error' } }),
     upgrade: (req, socket) => mock.refuseUpgrade(req, socket),
   });
-  return { ...scriptedMock(server, mock.requests, mock.script), responseRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/responses$/.test(r.path)) };
+  return {
+    ...scriptedMock(server, mock.requests, mock.script),
+    responseRequests: () => mock.requests.filter((r) => r.method === 'POST' && /\/responses$/.test(r.path)),
+  };
 }

@@ -1,19 +1,18 @@
 // A Linear pipeline over real parts: SQLite and session logs in a temp dir, a real git repository, a SessionManager
 // whose harnesses run the fake agent executables (or scripted harnesses for fine control), the in-memory LinearApi and
 // a recording notifier. Time is a ManualClock; tests wait for real processes with `waitFor` (wait-for.ts) (no timed assertions).
-import { sessionManagerIn } from './session-manager-in.ts';
-import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Harness } from '../../src/coding/harness.ts';
+import { createHarnesses } from '../../src/coding/harnesses.ts';
 import type { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config, HarnessName } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
 import { silentLogger } from '../../src/core/logger.ts';
-import { createPipeline } from '../../src/linear/pipeline/pipeline.ts';
 import type { Pipeline } from '../../src/linear/pipeline/pipeline.ts';
+import { createPipeline } from '../../src/linear/pipeline/pipeline.ts';
 import type { PipelineDeps } from '../../src/linear/pipeline/types.ts';
 import type { PipelineNotifier } from '../../src/linear/pipeline/types.ts';
 import type { CodingSessionStore } from '../../src/store/coding-sessions.ts';
@@ -25,6 +24,7 @@ import type { SessionLogs } from '../../src/store/session-logs.ts';
 import { FakeLinearApi } from './fake-linear-api.ts';
 import { initRepo } from './git-repo.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
+import { sessionManagerIn } from './session-manager-in.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
@@ -36,7 +36,8 @@ const FAKE_CODEX = fileURLToPath(new URL('./fake-codex.mjs', import.meta.url));
  * team key and the attempt (test/fixtures/agent-streams/pipeline-audit-<TEAM>-<attempt>.jsonl), so each scenario
  * decides what the audits say; the worker keeps the default prompts (directives in the issue description steer it).
  */
-export const REPLAY_PROMPTS = 'audit:\n  task: "Audit {{identifier}} (attempt {{attempt}}). [[replay:pipeline-audit-{{teamKey}}-{{attempt}}]]"\n';
+export const REPLAY_PROMPTS =
+  'audit:\n  task: "Audit {{identifier}} (attempt {{attempt}}). [[replay:pipeline-audit-{{teamKey}}-{{attempt}}]]"\n';
 
 /** Records what the pipeline tells the user's chat channel. */
 export class RecordingNotifier implements PipelineNotifier {
@@ -77,7 +78,9 @@ export interface PipelineFixture {
   /** Every fake-agent invocation so far: argv, cwd, env subset. */
   invocations(): { harness: string; argv: string[]; cwd: string }[];
   /** The coding sessions of a dispatch (worker and audit, in launch order) with their phase. */
-  sessionsOf(dispatchId: string): Promise<(StoredSession & { phase: 'worker' | 'audit'; attempt: number; try: number })[]>;
+  sessionsOf(
+    dispatchId: string,
+  ): Promise<(StoredSession & { phase: 'worker' | 'audit'; attempt: number; try: number })[]>;
   /**
    * Simulates a kill -9 of the daemon: the agent processes die without anything being announced (as the OS would
    * take them), the pipeline is dropped without stop(); then a new SessionManager (restore() marks the cut sessions
@@ -125,7 +128,8 @@ export async function pipelineFixture(options: PipelineFixtureOptions = {}, shar
   });
   const clock = new ManualClock();
   const scripted: Partial<Record<HarnessName, ScriptedHarness>> = {};
-  const script = (name: HarnessName): ScriptedHarness => (scripted[name] ??= new ScriptedHarness(name, name === 'claude'));
+  const script = (name: HarnessName): ScriptedHarness =>
+    (scripted[name] ??= new ScriptedHarness(name, name === 'claude'));
   const harnesses: Record<HarnessName, Harness> = options.scripted
     ? { claude: script('claude'), codex: script('codex'), gemini: script('gemini') }
     : createHarnesses(config, silentLogger());
@@ -133,7 +137,16 @@ export async function pipelineFixture(options: PipelineFixtureOptions = {}, shar
   await manager.restore();
   const linear = shared?.linear ?? new FakeLinearApi();
   const notifier = shared?.notifier ?? new RecordingNotifier();
-  const deps: PipelineDeps = { config, clock, logger: silentLogger(), db: sqliteKysely(db), sessions: manager, logs, linear, notifier };
+  const deps: PipelineDeps = {
+    config,
+    clock,
+    logger: silentLogger(),
+    db: sqliteKysely(db),
+    sessions: manager,
+    logs,
+    linear,
+    notifier,
+  };
   const pipeline = createPipeline(deps);
   await pipeline.start();
   const state: Shared = shared ?? { dir, linear, notifier, closers: [] };
@@ -172,7 +185,12 @@ export async function pipelineFixture(options: PipelineFixtureOptions = {}, shar
         : [],
     sessionsOf: async (dispatchId) =>
       Promise.all(
-        (await new DispatchStore(sqliteKysely(db)).sessions(dispatchId)).map(async (row) => ({ ...(await manager.get(row.sessionId)), phase: row.phase, attempt: row.attempt, try: row.try })),
+        (await new DispatchStore(sqliteKysely(db)).sessions(dispatchId)).map(async (row) => ({
+          ...(await manager.get(row.sessionId)),
+          phase: row.phase,
+          attempt: row.attempt,
+          try: row.try,
+        })),
       ),
     async crash() {
       // The dropped pipeline keeps its listener on this manager, which will announce nothing more: shutdown() ends

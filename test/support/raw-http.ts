@@ -48,7 +48,12 @@ export function rawExchange(port: number, chunks: string | string[], waitMs: num
 
 /** The head of a POST with a JSON body of `length` bytes (of which a test sends only part). */
 export function postHead(port: number, path: string, length: number, headers: Record<string, string> = {}): string {
-  const lines = [`POST ${path} HTTP/1.1`, `Host: 127.0.0.1:${port}`, 'Content-Type: application/json', `Content-Length: ${length}`];
+  const lines = [
+    `POST ${path} HTTP/1.1`,
+    `Host: 127.0.0.1:${port}`,
+    'Content-Type: application/json',
+    `Content-Length: ${length}`,
+  ];
   for (const [name, value] of Object.entries(headers)) lines.push(`${name}: ${value}`);
   return `${lines.join('\r\n')}\r\n\r\n`;
 }

@@ -37,13 +37,19 @@ export class RecordingEngine implements EngineApi {
   /** When set, posts reject with it (the engine refusing). */
   failWith: Error | null = null;
   /** Called (and awaited) inside each post before it is accepted (to look at the caller's state at that moment). */
-  onPost: ((post: { descriptor: SessionDescriptor; text: string; messageId: string }) => void | Promise<void>) | null = null;
+  onPost: ((post: { descriptor: SessionDescriptor; text: string; messageId: string }) => void | Promise<void>) | null =
+    null;
   #sessions = new Map<string, FakeSession>();
   #seq = 0;
 
   /** Adds a user (foreground) session whose person last spoke at `lastUserAt`. */
   addUserSession(id: string, lastUserAt: number): FakeSession {
-    const session: FakeSession = { id, descriptor: { type: 'user', connector: 'web', userId: id, channelId: `web|${id}` }, lastUserAt, accepted: new Set() };
+    const session: FakeSession = {
+      id,
+      descriptor: { type: 'user', connector: 'web', userId: id, channelId: `web|${id}` },
+      lastUserAt,
+      accepted: new Set(),
+    };
     this.#sessions.set(id, session);
     return session;
   }
@@ -74,7 +80,12 @@ export class RecordingEngine implements EngineApi {
     return this.#accept(session, 'user', message.text, `${message.target.channel}|${message.target.chat}`, message.id);
   }
 
-  async postSystemMessage(route: MessageRoute, text: string, origin: string, options?: PostOptions): Promise<Accepted | null> {
+  async postSystemMessage(
+    route: MessageRoute,
+    text: string,
+    origin: string,
+    options?: PostOptions,
+  ): Promise<Accepted | null> {
     const session = this.#resolve(route);
     if (!session) {
       if (this.failWith) throw this.failWith;
@@ -84,7 +95,12 @@ export class RecordingEngine implements EngineApi {
     return this.#accept(session, 'system', text, origin, options?.messageId);
   }
 
-  async postScheduled(descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' }, text: string, origin: string, options?: PostOptions): Promise<Accepted> {
+  async postScheduled(
+    descriptor: { type: 'cron'; id: string } | { type: 'heartbeat' },
+    text: string,
+    origin: string,
+    options?: PostOptions,
+  ): Promise<Accepted> {
     const id = descriptor.type === 'cron' ? `cron-${descriptor.id}` : 'heartbeat';
     let session = this.#sessions.get(id);
     if (!session) {
@@ -93,9 +109,18 @@ export class RecordingEngine implements EngineApi {
     return this.#accept(session, 'scheduled', text, origin, options?.messageId);
   }
 
-  async startBackgroundAgent(input: { prompt: string; name: string; parentSessionId?: string }): Promise<{ sessionId: string }> {
+  async startBackgroundAgent(input: {
+    prompt: string;
+    name: string;
+    parentSessionId?: string;
+  }): Promise<{ sessionId: string }> {
     const id = `sub-${++this.#seq}`;
-    const session = this.addSession(id, { type: 'subagent', id, parentSessionId: input.parentSessionId ?? 'none', name: input.name });
+    const session = this.addSession(id, {
+      type: 'subagent',
+      id,
+      parentSessionId: input.parentSessionId ?? 'none',
+      name: input.name,
+    });
     await this.#accept(session, 'system', input.prompt, 'start', undefined);
     return { sessionId: id };
   }
@@ -107,21 +132,37 @@ export class RecordingEngine implements EngineApi {
   #resolve(route: MessageRoute): FakeSession | null {
     if ('sessionId' in route) return this.#sessions.get(route.sessionId) ?? null;
     for (const strategy of route.strategies) {
-      const candidates = [...this.#sessions.values()].filter((s) => s.descriptor.type === (strategy === 'heartbeat' ? 'heartbeat' : 'user'));
+      const candidates = [...this.#sessions.values()].filter(
+        (s) => s.descriptor.type === (strategy === 'heartbeat' ? 'heartbeat' : 'user'),
+      );
       const best = candidates.sort((a, b) => b.lastUserAt - a.lastUserAt)[0];
       if (best) return best;
     }
     return null;
   }
 
-  async #accept(session: FakeSession, via: RecordedPost['via'], text: string, origin: string, messageId: string | undefined): Promise<Accepted> {
+  async #accept(
+    session: FakeSession,
+    via: RecordedPost['via'],
+    text: string,
+    origin: string,
+    messageId: string | undefined,
+  ): Promise<Accepted> {
     if (this.failWith) throw this.failWith;
     const id = messageId ?? `m-${++this.#seq}`;
     await this.onPost?.({ descriptor: session.descriptor, text, messageId: id });
     if (this.hold === 'before-accept') return new Promise<Accepted>(() => undefined);
     const duplicate = session.accepted.has(id);
     session.accepted.add(id);
-    this.posts.push({ via, sessionId: session.id, descriptor: session.descriptor, text, origin, messageId: id, duplicate });
+    this.posts.push({
+      via,
+      sessionId: session.id,
+      descriptor: session.descriptor,
+      text,
+      origin,
+      messageId: id,
+      duplicate,
+    });
     if (this.hold === 'after-accept') return new Promise<Accepted>(() => undefined);
     return { sessionId: session.id, messageId: id, duplicate };
   }

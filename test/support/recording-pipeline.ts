@@ -2,8 +2,8 @@
 // dispatch of an issue in progress as the real one does, and posts the first thought of a new dispatch to its agent
 // session through the (fake-server-backed) LinearApi, so tests can count who posted it.
 import type { LinearApi } from '../../src/linear/api/types.ts';
-import type { RouterPipeline } from '../../src/linear/router.ts';
 import type { DispatchContext, DispatchResult, PromptResult, StopResult } from '../../src/linear/pipeline/types.ts';
+import type { RouterPipeline } from '../../src/linear/router.ts';
 import type { DispatchRecord } from '../../src/store/linear-dispatches.ts';
 import { dispatchRecord } from './dispatch-record.ts';
 
@@ -49,7 +49,8 @@ export class RecordingPipeline implements RouterPipeline {
     if (active) return { outcome: 'duplicate', dispatch: active };
     const d = record(issue.id, issue.identifier, ctx.agentSessionId ?? null, this.#records.length + 1);
     this.#records.push(d);
-    if (d.agentSessionId) await this.#api.createAgentActivity(d.agentSessionId, { type: 'thought', body: `Picked up ${d.identifier}` });
+    if (d.agentSessionId)
+      await this.#api.createAgentActivity(d.agentSessionId, { type: 'thought', body: `Picked up ${d.identifier}` });
     return { outcome: 'started', dispatch: d };
   }
 

@@ -1,6 +1,13 @@
-import type { HarnessName } from '../../src/core/config.ts';
 import { EventQueue } from '../../src/coding/event-queue.ts';
-import type { Harness, HarnessCheck, HarnessEvent, PermissionDecision, Run, RunSpec } from '../../src/coding/harness.ts';
+import type {
+  Harness,
+  HarnessCheck,
+  HarnessEvent,
+  PermissionDecision,
+  Run,
+  RunSpec,
+} from '../../src/coding/harness.ts';
+import type { HarnessName } from '../../src/core/config.ts';
 
 /** A Run whose events the test pushes by hand; it records every control call. */
 export class ScriptedRun implements Run {

@@ -1,14 +1,14 @@
 import { join } from 'node:path';
-import type { Clock } from '../../src/core/clock.ts';
-import type { Config, HarnessName } from '../../src/core/config.ts';
-import { silentLogger } from '../../src/core/logger.ts';
 import type { Harness } from '../../src/coding/harness.ts';
 import { createHarnesses } from '../../src/coding/harnesses.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
+import type { Clock } from '../../src/core/clock.ts';
+import type { Config, HarnessName } from '../../src/core/config.ts';
+import { silentLogger } from '../../src/core/logger.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import { openDatabase } from '../../src/store/database.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
+import { openDatabase } from '../../src/store/database.ts';
+import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
 
 /** A SessionManager and the store under it, as the daemon builds them. */
@@ -23,10 +23,22 @@ export interface ManagerParts {
  * Builds a SessionManager over `<dir>/state.db` and `<dir>/logs` (fsync batching 0, silent logger), with the given
  * harnesses or, by default, the real ones built from `config` (point their executables at the fakes in test/support).
  */
-export function sessionManagerIn(dir: string, config: Config, clock: Clock, harnesses?: Record<HarnessName, Harness>): ManagerParts {
+export function sessionManagerIn(
+  dir: string,
+  config: Config,
+  clock: Clock,
+  harnesses?: Record<HarnessName, Harness>,
+): ManagerParts {
   const db = openDatabase(join(dir, 'state.db'));
   const store = new CodingSessionStore(sqliteKysely(db));
   const logs = new SessionLogs(join(dir, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-  const manager = new SessionManager({ config, clock, logger: silentLogger(), store, logs, harnesses: harnesses ?? createHarnesses(config, silentLogger()) });
+  const manager = new SessionManager({
+    config,
+    clock,
+    logger: silentLogger(),
+    store,
+    logs,
+    harnesses: harnesses ?? createHarnesses(config, silentLogger()),
+  });
   return { db, store, logs, manager };
 }

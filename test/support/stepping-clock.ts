@@ -1,8 +1,8 @@
 // A manual clock for services whose timer callbacks start asynchronous work (a store read or write before the next
 // timer is set): time moves one due timer at a time, and each timer's work settles before time moves on, as it does
 // with the real clock.
-import { ManualClock } from '../../src/core/clock.ts';
 import type { Clock, Timer } from '../../src/core/clock.ts';
+import { ManualClock } from '../../src/core/clock.ts';
 
 /** Lets every queued microtask run (the SQLite store answers within them). */
 function nextMacrotask(): Promise<void> {
@@ -65,7 +65,10 @@ export class SteppingClock implements Clock {
   async advance(ms: number): Promise<void> {
     const target = this.now() + ms;
     for (let step = 0; ; step++) {
-      if (step >= MAX_STEPS) throw new Error(`SteppingClock: more than ${MAX_STEPS} timers fired in one advance (a timer re-arming at the same instant?)`);
+      if (step >= MAX_STEPS)
+        throw new Error(
+          `SteppingClock: more than ${MAX_STEPS} timers fired in one advance (a timer re-arming at the same instant?)`,
+        );
       let next = Infinity;
       for (const entry of this.#due) if (entry.at < next) next = entry.at;
       if (next > target) break;

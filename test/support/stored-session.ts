@@ -3,7 +3,10 @@
 import type { LaunchSpec, StoredSession } from '../../src/store/coding-sessions.ts';
 
 /** A stored coding session ('starting', claude, prompt "do it" in /w) with the given fields and spec fields over it. */
-export function storedSession(overrides: Partial<Omit<StoredSession, 'spec'>> = {}, spec: Partial<LaunchSpec> = {}): StoredSession {
+export function storedSession(
+  overrides: Partial<Omit<StoredSession, 'spec'>> = {},
+  spec: Partial<LaunchSpec> = {},
+): StoredSession {
   const full: LaunchSpec = {
     harness: 'claude',
     prompt: overrides.prompt ?? 'do it',

@@ -1,8 +1,8 @@
 import type { AddressInfo } from 'node:net';
 import type { FastifyInstance } from 'fastify';
 import type { InboundHandler } from '../../src/channels/connector.ts';
-import { createOutbox } from '../../src/channels/outbox.ts';
 import type { DurableOutbox } from '../../src/channels/outbox.ts';
+import { createOutbox } from '../../src/channels/outbox.ts';
 import { WebConnector } from '../../src/channels/web/web-connector.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import { silentLogger } from '../../src/core/logger.ts';
@@ -14,8 +14,8 @@ import type { OperationServices } from '../../src/operations/operation.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { ensureToken } from '../../src/store/tokens.ts';
-import { managerFixture } from './manager-fixture.ts';
 import type { ManagerFixture } from './manager-fixture.ts';
+import { managerFixture } from './manager-fixture.ts';
 import { ScriptedInference } from './scripted-inference.ts';
 
 /**
@@ -41,9 +41,14 @@ export interface WebGatewayFixture {
  * Builds and starts it on 127.0.0.1 (ephemeral port). `handler` replaces the inbound handler (to hold or fail page
  * messages); `overrides` are config overrides (e.g. `{ channels: { web: { requireLogin: true } } }`).
  */
-export async function webGateway(options: { handler?: (connector: WebConnector) => InboundHandler; overrides?: Record<string, unknown> } = {}): Promise<WebGatewayFixture> {
+export async function webGateway(
+  options: { handler?: (connector: WebConnector) => InboundHandler; overrides?: Record<string, unknown> } = {},
+): Promise<WebGatewayFixture> {
   const overrides = options.overrides ?? {};
-  const manager = managerFixture({ ...overrides, engine: { stopGraceMs: 0, ...(overrides.engine as object | undefined) } });
+  const manager = managerFixture({
+    ...overrides,
+    engine: { stopGraceMs: 0, ...(overrides.engine as object | undefined) },
+  });
   const { config, db, home } = manager;
   const logger = silentLogger();
   const clock = systemClock();
@@ -55,7 +60,11 @@ export async function webGateway(options: { handler?: (connector: WebConnector) 
   const inference = new ScriptedInference();
   const engine = createEngine({ config, clock, logger, db: sqliteKysely(db), home, inference, outbox });
   await engine.start();
-  await connector.start(options.handler ? options.handler(connector) : createInboundHandler({ ops: OPERATIONS, services, engine, outbox, logger }));
+  await connector.start(
+    options.handler
+      ? options.handler(connector)
+      : createInboundHandler({ ops: OPERATIONS, services, engine, outbox, logger }),
+  );
   const gatewayToken = ensureToken(home, 'gateway.token');
   const webToken = ensureToken(home, 'web.token');
   const app = await buildGateway({

@@ -1,5 +1,5 @@
-import { request } from 'node:http';
 import type { IncomingHttpHeaders } from 'node:http';
+import { request } from 'node:http';
 
 /** An HTTP response read whole. */
 export interface HttpResult {
@@ -12,14 +12,25 @@ export interface HttpResult {
  * Sends one request to 127.0.0.1:`port` with exactly the given headers (node:http, so Host, Origin and the
  * Sec-Fetch-* headers are what the test says) and reads the whole answer.
  */
-export function httpCall(port: number, method: string, path: string, headers: Record<string, string> = {}, body?: string): Promise<HttpResult> {
+export function httpCall(
+  port: number,
+  method: string,
+  path: string,
+  headers: Record<string, string> = {},
+  body?: string,
+): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }));
-      res.on('error', reject);
-    });
+    const req = request(
+      { host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers } },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('end', () =>
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') }),
+        );
+        res.on('error', reject);
+      },
+    );
     req.on('error', reject);
     if (body !== undefined) req.write(body);
     req.end();
@@ -54,37 +65,46 @@ export function openSse(port: number, path: string, headers: Record<string, stri
         }
       }
     };
-    const req = request({ host: '127.0.0.1', port, method: 'GET', path, headers: { host: `127.0.0.1:${port}`, accept: 'text/event-stream', ...headers } }, (res) => {
-      let buffer = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        buffer += chunk;
-        for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          let id: string | undefined;
-          let event = 'message';
-          const data: string[] = [];
-          for (const line of block.split('\n')) {
-            if (line.startsWith('id: ')) id = line.slice(4);
-            else if (line.startsWith('event: ')) event = line.slice(7);
-            else if (line.startsWith('data: ')) data.push(line.slice(6));
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'GET',
+        path,
+        headers: { host: `127.0.0.1:${port}`, accept: 'text/event-stream', ...headers },
+      },
+      (res) => {
+        let buffer = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          buffer += chunk;
+          for (let end = buffer.indexOf('\n\n'); end !== -1; end = buffer.indexOf('\n\n')) {
+            const block = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            let id: string | undefined;
+            let event = 'message';
+            const data: string[] = [];
+            for (const line of block.split('\n')) {
+              if (line.startsWith('id: ')) id = line.slice(4);
+              else if (line.startsWith('event: ')) event = line.slice(7);
+              else if (line.startsWith('data: ')) data.push(line.slice(6));
+            }
+            if (data.length > 0) events.push({ id, event, data: data.join('\n') });
           }
-          if (data.length > 0) events.push({ id, event, data: data.join('\n') });
-        }
-        wake();
-      });
-      resolve({
-        status: res.statusCode ?? 0,
-        events,
-        waitFor: (count) =>
-          new Promise((done) => {
-            waiters.push({ count, resolve: done });
-            wake();
-          }),
-        close: () => req.destroy(),
-      });
-    });
+          wake();
+        });
+        resolve({
+          status: res.statusCode ?? 0,
+          events,
+          waitFor: (count) =>
+            new Promise((done) => {
+              waiters.push({ count, resolve: done });
+              wake();
+            }),
+          close: () => req.destroy(),
+        });
+      },
+    );
     req.on('error', (error) => {
       if ((error as NodeJS.ErrnoException).code !== 'ECONNRESET') reject(error);
     });

@@ -4,7 +4,10 @@ import { parseMarkdownV2 } from '../../../test/support/fake-telegram-markdown.ts
 import { escapeMarkdownV2, toMarkdownV2 } from './markdown-v2.ts';
 
 /** Converts, parses the result the way Telegram does, and returns what the user sees. */
-function render(text: string): { text: string; entities: { type: string; offset: number; length: number; language?: string }[] } {
+function render(text: string): {
+  text: string;
+  entities: { type: string; offset: number; length: number; language?: string }[];
+} {
   const parsed = parseMarkdownV2(toMarkdownV2(text));
   assert.ok(parsed.ok, `Telegram would refuse ${JSON.stringify(toMarkdownV2(text))}: ${parsed.ok ? '' : parsed.error}`);
   return parsed;
@@ -12,8 +15,14 @@ function render(text: string): { text: string; entities: { type: string; offset:
 
 describe('the fake parser (sanity: it refuses what Telegram refuses)', () => {
   it('refuses unescaped reserved characters and unclosed entities', () => {
-    assert.deepEqual(parseMarkdownV2('Done.'), { ok: false, error: "Character '.' is reserved and must be escaped with the preceding '\\'" });
-    assert.match((parseMarkdownV2('*bold') as { error: string }).error, /Can't find end of Bold entity at byte offset 0/);
+    assert.deepEqual(parseMarkdownV2('Done.'), {
+      ok: false,
+      error: "Character '.' is reserved and must be escaped with the preceding '\\'",
+    });
+    assert.match(
+      (parseMarkdownV2('*bold') as { error: string }).error,
+      /Can't find end of Bold entity at byte offset 0/,
+    );
     assert.match((parseMarkdownV2('é `code') as { error: string }).error, /Code entity at byte offset 3/);
     assert.ok(parseMarkdownV2('a \\. b *c* `d\\`` ```js\nx\n```').ok);
   });
@@ -52,13 +61,26 @@ describe('toMarkdownV2', () => {
     assert.equal(result.text, 'Summary\nRun npm test -- --watch then ship it. Done!');
     assert.deepEqual(
       result.entities.map((e) => [e.type, result.text.slice(e.offset, e.offset + e.length)]),
-      [['bold', 'Summary'], ['code', 'npm test -- --watch'], ['bold', 'ship it.']],
+      [
+        ['bold', 'Summary'],
+        ['code', 'npm test -- --watch'],
+        ['bold', 'ship it.'],
+      ],
     );
     assert.equal(render('use ``a`b`` here').text, 'use a`b here');
   });
 
   it('shows malformed markup literally instead of failing', () => {
-    for (const text of ['**unclosed bold', 'a `stray tick', '```\nunclosed fence', '** spaced **', '****', '`` ``', '```\n```', '__init__ and *x*']) {
+    for (const text of [
+      '**unclosed bold',
+      'a `stray tick',
+      '```\nunclosed fence',
+      '** spaced **',
+      '****',
+      '`` ``',
+      '```\n```',
+      '__init__ and *x*',
+    ]) {
       assert.equal(render(text).text, text, text);
     }
   });
@@ -69,13 +91,41 @@ describe('toMarkdownV2', () => {
       seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
       return seed / 2_147_483_648;
     };
-    const alphabet = ['*', '**', '_', '`', '```', '```py\n', '\n```', '\\', '.', '!', '[', ']', '(', ')', '#', '# ', '\n', ' ', 'a', 'é', '|', '~', '>', '-'];
+    const alphabet = [
+      '*',
+      '**',
+      '_',
+      '`',
+      '```',
+      '```py\n',
+      '\n```',
+      '\\',
+      '.',
+      '!',
+      '[',
+      ']',
+      '(',
+      ')',
+      '#',
+      '# ',
+      '\n',
+      ' ',
+      'a',
+      'é',
+      '|',
+      '~',
+      '>',
+      '-',
+    ];
     for (let round = 0; round < 500; round += 1) {
       let text = '';
       const length = 1 + Math.floor(random() * 40);
       for (let i = 0; i < length; i += 1) text += alphabet[Math.floor(random() * alphabet.length)];
       const parsed = parseMarkdownV2(toMarkdownV2(text));
-      assert.ok(parsed.ok, `${JSON.stringify(text)} → ${JSON.stringify(toMarkdownV2(text))}: ${parsed.ok ? '' : parsed.error}`);
+      assert.ok(
+        parsed.ok,
+        `${JSON.stringify(text)} → ${JSON.stringify(toMarkdownV2(text))}: ${parsed.ok ? '' : parsed.error}`,
+      );
     }
   });
 });

@@ -2,24 +2,24 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { FAKE_BOT_TOKEN, startFakeTelegram } from '../../../test/support/fake-telegram.ts';
 import type { FakeTelegram } from '../../../test/support/fake-telegram.ts';
+import { FAKE_BOT_TOKEN, startFakeTelegram } from '../../../test/support/fake-telegram.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
 import { ManualClock, systemClock } from '../../core/clock.ts';
-import { outboxSchema, telegramChannelSchema } from '../../core/config-channels.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
-import { createLogger, silentLogger } from '../../core/logger.ts';
+import { outboxSchema, telegramChannelSchema } from '../../core/config-channels.ts';
 import type { Logger } from '../../core/logger.ts';
+import { createLogger, silentLogger } from '../../core/logger.ts';
+import type { DatabaseSync } from '../../store/database.ts';
 import { openDatabase } from '../../store/database.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { formatTarget } from '../connector.ts';
 import type { InboundMessage } from '../connector.ts';
-import { createOutbox } from '../outbox.ts';
+import { formatTarget } from '../connector.ts';
 import type { DurableOutbox } from '../outbox.ts';
-import { createTelegramConnector } from './telegram-connector.ts';
+import { createOutbox } from '../outbox.ts';
 import type { TelegramConnector } from './telegram-connector.ts';
+import { createTelegramConnector } from './telegram-connector.ts';
 
 const OWNER = 111;
 
@@ -32,7 +32,11 @@ function capturedLogger(): { logger: Logger; lines: string[] } {
 }
 
 /** A handler that records messages and resolves at once. */
-function recorder(): { messages: InboundMessage[]; handler: (m: InboundMessage) => Promise<void>; next: (n: number) => Promise<void> } {
+function recorder(): {
+  messages: InboundMessage[];
+  handler: (m: InboundMessage) => Promise<void>;
+  next: (n: number) => Promise<void>;
+} {
   const messages: InboundMessage[] = [];
   const waiters: (() => void)[] = [];
   return {
@@ -52,10 +56,22 @@ describe('Telegram connector against the fake Bot API', () => {
   let connectors: TelegramConnector[];
   let config: TelegramChannelConfig;
 
-  function connector(overrides: Partial<TelegramChannelConfig> = {}, logger: Logger = silentLogger(), clock = systemClock()): TelegramConnector {
+  function connector(
+    overrides: Partial<TelegramChannelConfig> = {},
+    logger: Logger = silentLogger(),
+    clock = systemClock(),
+  ): TelegramConnector {
     const made = createTelegramConnector(
       { ...config, ...overrides },
-      { clock, logger, env: {}, commands: [{ command: '/claude', description: 'Talk to Claude Code' }, { command: 'Stats', description: 'Usage' }] },
+      {
+        clock,
+        logger,
+        env: {},
+        commands: [
+          { command: '/claude', description: 'Talk to Claude Code' },
+          { command: 'Stats', description: 'Usage' },
+        ],
+      },
     );
     connectors.push(made);
     return made;
@@ -83,19 +99,29 @@ describe('Telegram connector against the fake Bot API', () => {
     const bot = connector();
     const inbox = recorder();
     await bot.start(inbox.handler);
-    assert.deepEqual(fake.commands, [{ command: 'claude', description: 'Talk to Claude Code' }, { command: 'stats', description: 'Usage' }]);
+    assert.deepEqual(fake.commands, [
+      { command: 'claude', description: 'Talk to Claude Code' },
+      { command: 'stats', description: 'Usage' },
+    ]);
     assert.equal(bot.botUsername, 'switchboard_test_bot');
-    const { updateId, messageId } = fake.pushMessage({ fromId: OWNER, text: '/claude@switchboard_test_bot fix the login bug', username: 'owner' });
+    const { updateId, messageId } = fake.pushMessage({
+      fromId: OWNER,
+      text: '/claude@switchboard_test_bot fix the login bug',
+      username: 'owner',
+    });
     await inbox.next(1);
     const [message] = inbox.messages;
-    assert.deepEqual({ ...message, receivedAt: 0 }, {
-      id: `${OWNER}:${messageId}`,
-      target: { channel: 'telegram', chat: String(OWNER) },
-      userId: String(OWNER),
-      userName: 'owner',
-      text: '/claude@switchboard_test_bot fix the login bug',
-      receivedAt: 0,
-    });
+    assert.deepEqual(
+      { ...message, receivedAt: 0 },
+      {
+        id: `${OWNER}:${messageId}`,
+        target: { channel: 'telegram', chat: String(OWNER) },
+        userId: String(OWNER),
+        userName: 'owner',
+        text: '/claude@switchboard_test_bot fix the login bug',
+        receivedAt: 0,
+      },
+    );
     await fake.waitFor(() => fake.confirmedUpTo >= updateId, 'the update to be confirmed');
     assert.deepEqual(fake.calls('getUpdates')[0]?.allowed_updates, ['message']);
   });
@@ -111,7 +137,10 @@ describe('Telegram connector against the fake Bot API', () => {
     assert.equal(formatTarget(target), 'telegram||-100123|42');
     await bot.send(target, { text: 'all good', replyTo: inbox.messages[0]?.id });
     const [sent] = await fake.waitForSent(1);
-    assert.deepEqual([sent?.chatId, sent?.threadId, sent?.replyToMessageId, sent?.text], ['-100123', 42, 1, 'all good']);
+    assert.deepEqual(
+      [sent?.chatId, sent?.threadId, sent?.replyToMessageId, sent?.text],
+      ['-100123', 42, 1, 'all good'],
+    );
     await bot.typing(target);
     assert.deepEqual(fake.chatActions, [{ chatId: '-100123', action: 'typing', threadId: 42 }]);
   });
@@ -128,7 +157,11 @@ describe('Telegram connector against the fake Bot API', () => {
     assert.match(reply?.text ?? '', /channels\.telegram\.allowedUserIds/);
     fake.pushMessage({ fromId: OWNER, text: 'hello' });
     await inbox.next(1);
-    assert.deepEqual(inbox.messages.map((m) => m.text), ['hello'], 'only the owner reached the handler');
+    assert.deepEqual(
+      inbox.messages.map((m) => m.text),
+      ['hello'],
+      'only the owner reached the handler',
+    );
     await fake.waitFor(() => fake.confirmedUpTo >= stranger.updateId, 'the refused update to be confirmed');
   });
 
@@ -146,7 +179,10 @@ describe('Telegram connector against the fake Bot API', () => {
     await handlerCalled;
     await first.stop();
     assert.ok(fake.confirmedUpTo < updateId, 'the update was not confirmed');
-    assert.deepEqual(fake.pendingUpdates().map((u) => u.update_id), [updateId]);
+    assert.deepEqual(
+      fake.pendingUpdates().map((u) => u.update_id),
+      [updateId],
+    );
 
     const second = connector();
     const inbox = recorder();
@@ -185,14 +221,25 @@ describe('Telegram connector against the fake Bot API', () => {
     fake.pushMessage({ fromId: OWNER, text: 'still there?' });
     await inbox.next(1);
     assert.equal(inbox.messages[0]?.text, 'still there?');
-    assert.ok(lines.some((l) => l.includes('another process is polling this bot')), lines.join('\n'));
+    assert.ok(
+      lines.some((l) => l.includes('another process is polling this bot')),
+      lines.join('\n'),
+    );
   });
 
   it('answers a non-text message from the owner with a notice', async () => {
     const bot = connector();
     const inbox = recorder();
     await bot.start(inbox.handler);
-    fake.pushUpdate({ message: { message_id: 77, date: 1, chat: { id: OWNER, type: 'private' }, from: { id: OWNER, is_bot: false, first_name: 'O' }, sticker: {} } });
+    fake.pushUpdate({
+      message: {
+        message_id: 77,
+        date: 1,
+        chat: { id: OWNER, type: 'private' },
+        from: { id: OWNER, is_bot: false, first_name: 'O' },
+        sticker: {},
+      },
+    });
     const [reply] = await fake.waitForSent(1);
     assert.match(reply?.text ?? '', /Only text messages/);
     assert.equal(inbox.messages.length, 0);
@@ -200,9 +247,15 @@ describe('Telegram connector against the fake Bot API', () => {
 
   it('refuses to start without a token, naming the keys, and with a token Telegram rejects', async () => {
     assert.throws(
-      () => createTelegramConnector({ ...config, botToken: undefined }, { clock: systemClock(), logger: silentLogger(), env: {} }),
+      () =>
+        createTelegramConnector(
+          { ...config, botToken: undefined },
+          { clock: systemClock(), logger: silentLogger(), env: {} },
+        ),
       (error: Error & { field?: string }) =>
-        error.field === 'channels.telegram.botToken' && /TELEGRAM_BOT_TOKEN/.test(error.message) && /botToken/.test(error.message),
+        error.field === 'channels.telegram.botToken' &&
+        /TELEGRAM_BOT_TOKEN/.test(error.message) &&
+        /botToken/.test(error.message),
     );
     const fromEnv = createTelegramConnector(
       { ...config, botToken: undefined, botTokenEnv: 'MY_BOT' },
@@ -211,7 +264,10 @@ describe('Telegram connector against the fake Bot API', () => {
     connectors.push(fromEnv);
     await fromEnv.start(async () => {});
     const wrong = connector({ botToken: '42:wrong-token' });
-    await assert.rejects(wrong.start(async () => {}), (error: Error & { field?: string }) => error.field === 'channels.telegram.botToken' && /401/.test(error.message));
+    await assert.rejects(
+      wrong.start(async () => {}),
+      (error: Error & { field?: string }) => error.field === 'channels.telegram.botToken' && /401/.test(error.message),
+    );
   });
 
   it('never writes the token to a log line, even when requests fail', async () => {
@@ -221,7 +277,11 @@ describe('Telegram connector against the fake Bot API', () => {
     await dead.close();
     const bot = connector({ apiRoot: deadUrl }, logger);
     await bot.start(async () => {});
-    await waitFor('two failed requests logged', () => lines.filter((l) => l.includes('Telegram request failed')).length >= 2, 10_000);
+    await waitFor(
+      'two failed requests logged',
+      () => lines.filter((l) => l.includes('Telegram request failed')).length >= 2,
+      10_000,
+    );
     await bot.send({ channel: 'telegram', chat: '1' }, { text: 'x' }).then(
       () => assert.fail('send to an unreachable server must throw'),
       (error: Error) => lines.push(error.message),
@@ -249,9 +309,20 @@ describe('Telegram delivery through the Outbox', () => {
     dir = tempDir('sb-tg-outbox-');
     db = openDatabase(join(dir.path, 'state.db'));
     clock = new ManualClock();
-    const config = telegramChannelSchema.parse({ enabled: true, botToken: FAKE_BOT_TOKEN, apiRoot: fake.url, allowedUserIds: [OWNER] });
+    const config = telegramChannelSchema.parse({
+      enabled: true,
+      botToken: FAKE_BOT_TOKEN,
+      apiRoot: fake.url,
+      allowedUserIds: [OWNER],
+    });
     bot = createTelegramConnector(config, { clock, logger: silentLogger(), env: {} });
-    outbox = createOutbox({ db: sqliteKysely(db), clock, logger: silentLogger(), config: outboxSchema.parse({}), random: () => 0 });
+    outbox = createOutbox({
+      db: sqliteKysely(db),
+      clock,
+      logger: silentLogger(),
+      config: outboxSchema.parse({}),
+      random: () => 0,
+    });
     outbox.register(bot);
     await outbox.start();
   });
@@ -265,7 +336,9 @@ describe('Telegram delivery through the Outbox', () => {
   });
 
   it('splits a long answer into messages within 4096 characters, in order', async () => {
-    const paragraphs = Array.from({ length: 30 }, (_, i) => `Paragraph ${i}: ${'lorem ipsum dolor sit amet. '.repeat(12)}`.trim());
+    const paragraphs = Array.from({ length: 30 }, (_, i) =>
+      `Paragraph ${i}: ${'lorem ipsum dolor sit amet. '.repeat(12)}`.trim(),
+    );
     await outbox.send(owner, { text: paragraphs.join('\n\n') });
     await outbox.idle();
     assert.ok(fake.sent.length >= 3, `${fake.sent.length} messages`);
@@ -280,11 +353,17 @@ describe('Telegram delivery through the Outbox', () => {
     const [sent] = fake.sent;
     assert.equal(sent?.parseMode, 'MarkdownV2');
     assert.equal(sent?.text, 'Done. Changed src/a.ts (+3/-1):\nconst x = a?.b ?? `c`;\n_not italic_ 100% [ok]!');
-    assert.deepEqual(sent?.entities.map((e) => e.type), ['bold', 'code', 'pre']);
+    assert.deepEqual(
+      sent?.entities.map((e) => e.type),
+      ['bold', 'code', 'pre'],
+    );
   });
 
   it('falls back to plain text when Telegram cannot parse the entities', async () => {
-    fake.fail('sendMessage', { status: 400, description: "Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 3" });
+    fake.fail('sendMessage', {
+      status: 400,
+      description: "Bad Request: can't parse entities: Can't find end of Bold entity at byte offset 3",
+    });
     await outbox.send(owner, { text: 'a **b** c' });
     await outbox.idle();
     assert.equal(fake.sent.length, 1);

@@ -3,20 +3,27 @@
 // "tried" before handling it and bot.stop() confirms it, which would lose a message cut off by a restart; here a
 // restart before acceptance always leads to a redelivery (the engine deduplicates by message id).
 import { Bot, GrammyError } from 'grammy';
+import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import { backoffDelay } from '../../core/backoff.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { StopSignal } from '../stop-signal.ts';
 import { toMarkdownV2 } from './markdown-v2.ts';
-import { botCommands } from './telegram-commands.ts';
 import type { BotCommandSpec } from './telegram-commands.ts';
+import { botCommands } from './telegram-commands.ts';
 import { describeTelegramError, isEntityParseError, toDeliveryError } from './telegram-errors.ts';
-import { notAcceptedText, refusalText, replyMessageId, targetOf, TEXT_ONLY_TEXT, toInbound } from './telegram-inbound.ts';
 import type { TelegramUpdate } from './telegram-inbound.ts';
+import {
+  notAcceptedText,
+  refusalText,
+  replyMessageId,
+  targetOf,
+  TEXT_ONLY_TEXT,
+  toInbound,
+} from './telegram-inbound.ts';
 import { resolveBotToken } from './telegram-token.ts';
 
 /** Telegram's limit on the text of one message. */
@@ -36,7 +43,10 @@ export interface TelegramConnectorDeps {
 /** grammY types signals as its abort-controller polyfill; Node's own AbortSignal is what its fetch gets at run time. */
 type ApiSignal = NonNullable<Parameters<Bot['api']['getMe']>[0]>;
 
-type SendOptions = { message_thread_id?: number; reply_parameters?: { message_id: number; allow_sending_without_reply: boolean } };
+type SendOptions = {
+  message_thread_id?: number;
+  reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
+};
 
 function chatId(chat: string): number | string {
   return /^-?\d+$/.test(chat) ? Number(chat) : chat;
@@ -70,7 +80,9 @@ export class TelegramConnector implements Connector {
     this.#token = resolveBotToken(config, deps.env);
     // Every Bot API call ends within the long-poll timeout plus `requestTimeoutSeconds`.
     const timeoutSeconds = config.pollTimeoutSeconds + config.requestTimeoutSeconds;
-    this.#bot = new Bot(this.#token, { client: { timeoutSeconds, ...(config.apiRoot ? { apiRoot: config.apiRoot } : {}) } });
+    this.#bot = new Bot(this.#token, {
+      client: { timeoutSeconds, ...(config.apiRoot ? { apiRoot: config.apiRoot } : {}) },
+    });
     this.#allowed = new Set(config.allowedUserIds);
   }
 
@@ -88,18 +100,29 @@ export class TelegramConnector implements Connector {
     this.#running = true;
     this.#abort = new AbortController();
     this.#stop = new StopSignal();
-    if (this.#allowed.size === 0) this.#logger.warn('channels.telegram.allowedUserIds is empty: every sender will be refused');
+    if (this.#allowed.size === 0)
+      this.#logger.warn('channels.telegram.allowedUserIds is empty: every sender will be refused');
     try {
       await this.#setup();
     } catch (error) {
       if (error instanceof GrammyError && error.error_code === 401) {
         this.#running = false;
-        throw new AppError('invalid_input', `Telegram refused the bot token (401 Unauthorized): check ${this.#tokenSource()}`, 'channels.telegram.botToken');
+        throw new AppError(
+          'invalid_input',
+          `Telegram refused the bot token (401 Unauthorized): check ${this.#tokenSource()}`,
+          'channels.telegram.botToken',
+        );
       }
-      this.#logger.warn({ err: describeTelegramError(error, this.#token) }, 'Telegram not reachable yet; retrying in the background');
+      this.#logger.warn(
+        { err: describeTelegramError(error, this.#token) },
+        'Telegram not reachable yet; retrying in the background',
+      );
     }
     this.#loop = this.#poll(onMessage).catch((error: unknown) => {
-      this.#logger.error({ err: describeTelegramError(error, this.#token) }, 'Telegram polling stopped by an unexpected error');
+      this.#logger.error(
+        { err: describeTelegramError(error, this.#token) },
+        'Telegram polling stopped by an unexpected error',
+      );
     });
   }
 
@@ -117,9 +140,15 @@ export class TelegramConnector implements Connector {
     const abort = new AbortController();
     const timer = this.#deps.clock.after(this.#config.shutdownTimeoutMs, () => abort.abort());
     try {
-      await this.#bot.api.getUpdates({ offset: this.#offset, limit: 1, timeout: 0 }, abort.signal as unknown as ApiSignal);
+      await this.#bot.api.getUpdates(
+        { offset: this.#offset, limit: 1, timeout: 0 },
+        abort.signal as unknown as ApiSignal,
+      );
     } catch (error) {
-      this.#logger.debug({ err: describeTelegramError(error, this.#token) }, 'could not confirm handled updates on stop');
+      this.#logger.debug(
+        { err: describeTelegramError(error, this.#token) },
+        'could not confirm handled updates on stop',
+      );
     } finally {
       timer.cancel();
     }
@@ -128,16 +157,25 @@ export class TelegramConnector implements Connector {
   /** Sends one message (at most 4096 characters) as MarkdownV2, or as plain text if Telegram cannot parse it. */
   async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
     if (message.text.length > this.maxMessageLength) {
-      throw new DeliveryError(`message of ${message.text.length} characters exceeds Telegram's ${this.maxMessageLength}`, { kind: 'permanent' });
+      throw new DeliveryError(
+        `message of ${message.text.length} characters exceeds Telegram's ${this.maxMessageLength}`,
+        { kind: 'permanent' },
+      );
     }
     const options = this.#sendOptions(target, message.replyTo);
     if (this.#config.format === 'markdown') {
       try {
-        await this.#bot.api.sendMessage(chatId(target.chat), toMarkdownV2(message.text), { ...options, parse_mode: 'MarkdownV2' });
+        await this.#bot.api.sendMessage(chatId(target.chat), toMarkdownV2(message.text), {
+          ...options,
+          parse_mode: 'MarkdownV2',
+        });
         return;
       } catch (error) {
         if (!isEntityParseError(error)) throw toDeliveryError(error, this.#token);
-        this.#logger.warn({ chat: target.chat, err: describeTelegramError(error, this.#token) }, 'Telegram refused the formatting; sending plain text');
+        this.#logger.warn(
+          { chat: target.chat, err: describeTelegramError(error, this.#token) },
+          'Telegram refused the formatting; sending plain text',
+        );
       }
     }
     try {
@@ -151,9 +189,16 @@ export class TelegramConnector implements Connector {
   async typing(target: ChannelTarget): Promise<void> {
     try {
       const thread = this.#sendOptions(target, undefined).message_thread_id;
-      await this.#bot.api.sendChatAction(chatId(target.chat), 'typing', thread === undefined ? {} : { message_thread_id: thread });
+      await this.#bot.api.sendChatAction(
+        chatId(target.chat),
+        'typing',
+        thread === undefined ? {} : { message_thread_id: thread },
+      );
     } catch (error) {
-      this.#logger.debug({ chat: target.chat, err: describeTelegramError(error, this.#token) }, 'typing indicator failed');
+      this.#logger.debug(
+        { chat: target.chat, err: describeTelegramError(error, this.#token) },
+        'typing indicator failed',
+      );
     }
   }
 
@@ -162,7 +207,9 @@ export class TelegramConnector implements Connector {
   }
 
   #tokenSource(): string {
-    return this.#config.botToken ? 'channels.telegram.botToken' : `the environment variable ${this.#config.botTokenEnv}`;
+    return this.#config.botToken
+      ? 'channels.telegram.botToken'
+      : `the environment variable ${this.#config.botTokenEnv}`;
   }
 
   #sendOptions(target: ChannelTarget, replyTo: string | undefined): SendOptions {
@@ -207,7 +254,10 @@ export class TelegramConnector implements Connector {
       try {
         if (!this.#ready) await this.#setup();
         const request = { timeout: this.#config.pollTimeoutSeconds, allowed_updates: ['message' as const] };
-        updates = await this.#bot.api.getUpdates(this.#offset === undefined ? request : { ...request, offset: this.#offset }, this.#signal());
+        updates = await this.#bot.api.getUpdates(
+          this.#offset === undefined ? request : { ...request, offset: this.#offset },
+          this.#signal(),
+        );
         failures = 0;
       } catch (error) {
         if (!this.#running) return;
@@ -251,7 +301,10 @@ export class TelegramConnector implements Connector {
     if (!message?.from) return true;
     const target = targetOf(message);
     if (!this.#allowed.has(message.from.id)) {
-      this.#logger.warn({ userId: message.from.id, chat: message.chat.id }, 'message from a user not on channels.telegram.allowedUserIds refused');
+      this.#logger.warn(
+        { userId: message.from.id, chat: message.chat.id },
+        'message from a user not on channels.telegram.allowedUserIds refused',
+      );
       await this.#replyDirect(target, refusalText(message.from.id));
       return true;
     }
@@ -267,7 +320,10 @@ export class TelegramConnector implements Connector {
         if (!this.#running) return false;
         const err = error instanceof Error ? error.message : String(error);
         if (attempt >= this.#config.inboundMaxAttempts) {
-          this.#logger.error({ messageId: inbound.id, attempts: attempt, err }, 'inbound message could not be accepted; the sender was told');
+          this.#logger.error(
+            { messageId: inbound.id, attempts: attempt, err },
+            'inbound message could not be accepted; the sender was told',
+          );
           await this.#replyDirect(target, notAcceptedText());
           return true;
         }
@@ -283,7 +339,10 @@ export class TelegramConnector implements Connector {
     try {
       await this.#bot.api.sendMessage(chatId(target.chat), text, this.#sendOptions(target, undefined), this.#signal());
     } catch (error) {
-      this.#logger.warn({ chat: target.chat, err: describeTelegramError(error, this.#token) }, 'could not send a reply');
+      this.#logger.warn(
+        { chat: target.chat, err: describeTelegramError(error, this.#token) },
+        'could not send a reply',
+      );
     }
   }
 }

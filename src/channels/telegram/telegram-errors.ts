@@ -32,7 +32,8 @@ export function toDeliveryError(error: unknown, token: string): DeliveryError {
       const seconds = error.parameters.retry_after ?? 1;
       return new DeliveryError(message, { kind: 'rate_limited', status, retryAfterMs: seconds * 1000 });
     }
-    if (status >= 500 || status === 409 || status === 401) return new DeliveryError(message, { kind: 'transient', status });
+    if (status >= 500 || status === 409 || status === 401)
+      return new DeliveryError(message, { kind: 'transient', status });
     const migrated = error.parameters.migrate_to_chat_id;
     const text = migrated === undefined ? message : `${message} (the group is now chat ${migrated})`;
     return new DeliveryError(text, { kind: 'permanent', status });

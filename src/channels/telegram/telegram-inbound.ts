@@ -10,7 +10,8 @@ export type TelegramMessage = NonNullable<TelegramUpdate['message']>;
 /** Where replies to `message` go: its chat, and its forum topic when it was posted in one. */
 export function targetOf(message: TelegramMessage): ChannelTarget {
   const target: ChannelTarget = { channel: 'telegram', chat: String(message.chat.id) };
-  if (message.is_topic_message && message.message_thread_id !== undefined) target.thread = String(message.message_thread_id);
+  if (message.is_topic_message && message.message_thread_id !== undefined)
+    target.thread = String(message.message_thread_id);
   return target;
 }
 
@@ -22,7 +23,8 @@ export function inboundId(message: TelegramMessage): string {
 /** Converts a text message from a person into an InboundMessage; null when it has no sender or no text. */
 export function toInbound(message: TelegramMessage): InboundMessage | null {
   if (!message.from || typeof message.text !== 'string') return null;
-  const userName = message.from.username ?? ([message.from.first_name, message.from.last_name].filter(Boolean).join(' ') || undefined);
+  const userName =
+    message.from.username ?? ([message.from.first_name, message.from.last_name].filter(Boolean).join(' ') || undefined);
   return {
     id: inboundId(message),
     target: targetOf(message),

@@ -21,7 +21,10 @@ export function resolveBotToken(config: TelegramChannelConfig, env: NodeJS.Proce
     );
   }
   if (!TOKEN_SHAPE.test(token)) {
-    throw invalidInput(`the Telegram bot token in ${where} does not look like a bot token (<bot id>:<secret>)`, 'channels.telegram.botToken');
+    throw invalidInput(
+      `the Telegram bot token in ${where} does not look like a bot token (<bot id>:<secret>)`,
+      'channels.telegram.botToken',
+    );
   }
   return token;
 }

@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { tempDir } from '../../../test/support/temp-dir.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
+import type { DatabaseSync } from '../../store/database.ts';
 import { openDatabase } from '../../store/database.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
-import type { DatabaseSync } from '../../store/database.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
-import { tempDir } from '../../../test/support/temp-dir.ts';
 import type { InboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { WebConnector } from './web-connector.ts';
@@ -59,7 +59,13 @@ describe('WebConnector', () => {
     assert.equal(result.duplicate, false);
     assert.equal(result.message.status, 'accepted');
     assert.deepEqual(received, [
-      { id: `${CHAT}:msg-00000001`, target: { channel: 'web', chat: CHAT }, userId: 'local', text: 'hello', receivedAt: clock.now() },
+      {
+        id: `${CHAT}:msg-00000001`,
+        target: { channel: 'web', chat: CHAT },
+        userId: 'local',
+        text: 'hello',
+        receivedAt: clock.now(),
+      },
     ]);
   });
 
@@ -84,7 +90,10 @@ describe('WebConnector', () => {
 
   it('refuses a reused message id with another text', async () => {
     await connector.accept(CHAT, { id: 'msg-00000003', text: 'one' });
-    await assert.rejects(connector.accept(CHAT, { id: 'msg-00000003', text: 'two' }), (e: unknown) => e instanceof AppError && e.kind === 'conflict');
+    await assert.rejects(
+      connector.accept(CHAT, { id: 'msg-00000003', text: 'two' }),
+      (e: unknown) => e instanceof AppError && e.kind === 'conflict',
+    );
   });
 
   it('marks a message failed when the handler throws, and accepts it on a retry with the same id', async () => {
@@ -93,7 +102,10 @@ describe('WebConnector', () => {
       if (fail) throw new Error('inbox is full');
       received.push(m);
     });
-    await assert.rejects(connector.accept(CHAT, { id: 'msg-00000004', text: 'retry me' }), /could not be accepted: inbox is full/);
+    await assert.rejects(
+      connector.accept(CHAT, { id: 'msg-00000004', text: 'retry me' }),
+      /could not be accepted: inbox is full/,
+    );
     const seen: WebMessage[] = [];
     const feed = await connector.follow(CHAT, null, { onMessage: (m) => seen.push(m), onClose: () => {} });
     assert.equal(feed.history[0]?.status, 'failed');
@@ -101,14 +113,20 @@ describe('WebConnector', () => {
     fail = false;
     const retried = await connector.accept(CHAT, { id: 'msg-00000004', text: 'retry me' });
     assert.equal(retried.duplicate, false);
-    assert.deepEqual(seen.map((m) => m.status), ['pending', 'accepted']);
+    assert.deepEqual(
+      seen.map((m) => m.status),
+      ['pending', 'accepted'],
+    );
     assert.equal(received.length, 1);
     feed.close();
   });
 
   it('refuses page messages when not started', async () => {
     await connector.stop();
-    await assert.rejects(connector.accept(CHAT, { id: 'msg-00000005', text: 'x' }), (e: unknown) => e instanceof AppError && e.kind === 'unavailable');
+    await assert.rejects(
+      connector.accept(CHAT, { id: 'msg-00000005', text: 'x' }),
+      (e: unknown) => e instanceof AppError && e.kind === 'unavailable',
+    );
   });
 
   it('keeps sent messages in the transcript and feeds them live, then resumes after a version', async () => {
@@ -119,12 +137,18 @@ describe('WebConnector', () => {
     feed.close();
     await connector.send({ channel: 'web', chat: CHAT }, { text: 'second' });
     await connector.send({ channel: 'web', chat: CHAT }, { text: 'third' });
-    assert.deepEqual(live.map((m) => m.text), ['first']);
+    assert.deepEqual(
+      live.map((m) => m.text),
+      ['first'],
+    );
     const resumed = await connector.follow(CHAT, live[0]?.version ?? 0, { onMessage: () => {}, onClose: () => {} });
-    assert.deepEqual(resumed.history.map((m) => [m.role, m.text, m.status]), [
-      ['agent', 'second', 'sent'],
-      ['agent', 'third', 'sent'],
-    ]);
+    assert.deepEqual(
+      resumed.history.map((m) => [m.role, m.text, m.status]),
+      [
+        ['agent', 'second', 'sent'],
+        ['agent', 'third', 'sent'],
+      ],
+    );
     resumed.close();
   });
 
@@ -147,18 +171,37 @@ describe('WebConnector', () => {
     db = openDatabase(join(dir.path, 'state.db'));
     const reopened = build({ transcriptMaxMessages: 3, historyLimit: 2 });
     const none = { onMessage: () => {}, onClose: () => {} };
-    assert.deepEqual((await reopened.follow(CHAT, null, none)).history.map((m) => m.text), ['c', 'd']);
-    assert.deepEqual((await reopened.follow(CHAT, 0, none)).history.map((m) => m.text), ['b', 'c', 'd']);
-    assert.deepEqual((await reopened.follow('other-chat-1', 0, none)).history.map((m) => m.text), ['elsewhere']);
+    assert.deepEqual(
+      (await reopened.follow(CHAT, null, none)).history.map((m) => m.text),
+      ['c', 'd'],
+    );
+    assert.deepEqual(
+      (await reopened.follow(CHAT, 0, none)).history.map((m) => m.text),
+      ['b', 'c', 'd'],
+    );
+    assert.deepEqual(
+      (await reopened.follow('other-chat-1', 0, none)).history.map((m) => m.text),
+      ['elsewhere'],
+    );
     connector = reopened;
   });
 
   it('refuses targets that are not web chats and texts over the limit, for good', async () => {
-    const permanent = (pattern: RegExp) => (e: unknown) => e instanceof DeliveryError && e.kind === 'permanent' && pattern.test(e.message);
-    await assert.rejects(connector.send({ channel: 'telegram', chat: '42' }, { text: 'x' }), permanent(/target.channel/));
+    const permanent = (pattern: RegExp) => (e: unknown) =>
+      e instanceof DeliveryError && e.kind === 'permanent' && pattern.test(e.message);
+    await assert.rejects(
+      connector.send({ channel: 'telegram', chat: '42' }, { text: 'x' }),
+      permanent(/target.channel/),
+    );
     await assert.rejects(connector.send({ channel: 'web', chat: 'a|b' }, { text: 'x' }), /target.chat/);
-    await assert.rejects(connector.send({ channel: 'web', account: 'x', chat: CHAT }, { text: 'x' }), /no accounts or threads/);
-    await assert.rejects(connector.send({ channel: 'web', chat: CHAT }, { text: 'x'.repeat(connector.maxMessageLength + 1) }), /over the web limit/);
+    await assert.rejects(
+      connector.send({ channel: 'web', account: 'x', chat: CHAT }, { text: 'x' }),
+      /no accounts or threads/,
+    );
+    await assert.rejects(
+      connector.send({ channel: 'web', chat: CHAT }, { text: 'x'.repeat(connector.maxMessageLength + 1) }),
+      /over the web limit/,
+    );
   });
 
   it('closes every feed on stop', async () => {

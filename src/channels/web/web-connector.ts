@@ -6,8 +6,8 @@ import type { WebChannelConfig } from '../../core/config-channels.ts';
 import { AppError, conflict, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/tables/index.ts';
-import { WebTranscriptStore } from '../../store/web-transcript.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
+import { WebTranscriptStore } from '../../store/web-transcript.ts';
 import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
@@ -80,16 +80,26 @@ export class WebConnector implements Connector {
    */
   async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<void> {
     const refuse = (reason: string): DeliveryError => new DeliveryError(reason, { kind: 'permanent' });
-    if (target.channel !== WEB_CHANNEL) throw refuse(`target.channel: the web connector cannot send to "${target.channel}"`);
+    if (target.channel !== WEB_CHANNEL)
+      throw refuse(`target.channel: the web connector cannot send to "${target.channel}"`);
     if (target.account || target.thread) throw refuse('target: web chats have no accounts or threads');
     const chat = chatIdSchema.safeParse(target.chat);
     if (!chat.success) throw refuse(`target.chat: ${chat.error.issues[0]?.message ?? 'invalid chat id'}`);
     if (message.text.length > this.maxMessageLength) {
       throw refuse(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`);
     }
-    const added = await this.#store.addAgentMessage(chat.data, message.text, message.replyTo ?? null, this.#deps.clock.now(), delivery?.key ?? null);
+    const added = await this.#store.addAgentMessage(
+      chat.data,
+      message.text,
+      message.replyTo ?? null,
+      this.#deps.clock.now(),
+      delivery?.key ?? null,
+    );
     if (added.duplicate) {
-      this.#deps.logger.info({ chat: chat.data, key: delivery?.key }, 'web message already in the transcript under its delivery key; not added again');
+      this.#deps.logger.info(
+        { chat: chat.data, key: delivery?.key },
+        'web message already in the transcript under its delivery key; not added again',
+      );
       return;
     }
     this.#publish(added.message);
@@ -127,10 +137,15 @@ export class WebConnector implements Connector {
 
   async #accept(chatId: string, input: PageMessage): Promise<AcceptResult> {
     const existing = await this.#store.byClientId(chatId, input.id);
-    if (existing && existing.text !== input.text) throw conflict(`id: message ${input.id} was already sent with another text`);
+    if (existing && existing.text !== input.text)
+      throw conflict(`id: message ${input.id} was already sent with another text`);
     if (existing?.status === 'accepted') return { duplicate: true, message: existing };
     const handler = this.#handler;
-    if (!handler) throw new AppError('unavailable', 'the web chat is not running (the daemon is starting or stopping); try again shortly');
+    if (!handler)
+      throw new AppError(
+        'unavailable',
+        'the web chat is not running (the daemon is starting or stopping); try again shortly',
+      );
     const now = this.#deps.clock.now();
     let row: WebMessage;
     if (!existing) {

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { query } from '@anthropic-ai/claude-agent-sdk';
 import type { Options, PermissionResult, Query, SDKUserMessage } from '@anthropic-ai/claude-agent-sdk';
-import { systemClock } from '../../core/clock.ts';
+import { query } from '@anthropic-ai/claude-agent-sdk';
 import type { Clock, Timer } from '../../core/clock.ts';
+import { systemClock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -11,8 +11,8 @@ import { EventQueue } from '../event-queue.ts';
 import { findPackageFile, isJsEntry, platformSuffix } from '../executables.ts';
 import type { Harness, HarnessCheck, HarnessEvent, PermissionDecision, Run, RunSpec } from '../harness.ts';
 import { checkExecutable, lastLines } from '../version-check.ts';
-import { ASK_USER_QUESTION, ClaudeEventMapper, parseClaudeMessage } from './claude-messages.ts';
 import type { ClaudeResult } from './claude-messages.ts';
+import { ASK_USER_QUESTION, ClaudeEventMapper, parseClaudeMessage } from './claude-messages.ts';
 import { ClaudeSpawner } from './claude-spawn.ts';
 
 export interface ClaudeHarnessOptions {
@@ -72,7 +72,11 @@ class ClaudeRun implements Run {
       killGraceMs: options.killGraceMs,
       onMalformed: (line, reason) => {
         const shown = line.length > 200 ? `${line.slice(0, 200)}…` : line;
-        this.#emit({ type: 'warning', malformed: true, message: `dropped a malformed Claude Code output line (${reason}): ${shown}` });
+        this.#emit({
+          type: 'warning',
+          malformed: true,
+          message: `dropped a malformed Claude Code output line (${reason}): ${shown}`,
+        });
       },
       onStderr: (chunk) => this.#logger?.debug({ stderr: chunk }, 'claude stderr'),
     });
@@ -111,7 +115,11 @@ class ClaudeRun implements Run {
     const pending = this.#pending.get(requestId);
     if (!pending) return;
     this.#pending.delete(requestId);
-    pending.resolve(decision.allow ? { behavior: 'allow', updatedInput: pending.input } : { behavior: 'deny', message: decision.message });
+    pending.resolve(
+      decision.allow
+        ? { behavior: 'allow', updatedInput: pending.input }
+        : { behavior: 'deny', message: decision.message },
+    );
   }
 
   async interrupt(): Promise<void> {
@@ -124,7 +132,11 @@ class ClaudeRun implements Run {
     });
     try {
       const answer = await Promise.race([q.interrupt(), timeout]);
-      if (answer === 'timeout') this.#emit({ type: 'warning', message: `Claude Code did not acknowledge the interrupt within ${INTERRUPT_TIMEOUT_MS / 1000} s` });
+      if (answer === 'timeout')
+        this.#emit({
+          type: 'warning',
+          message: `Claude Code did not acknowledge the interrupt within ${INTERRUPT_TIMEOUT_MS / 1000} s`,
+        });
     } catch (error) {
       this.#emit({ type: 'warning', message: `interrupt failed: ${errorMessage(error)}` });
     } finally {
@@ -165,12 +177,18 @@ class ClaudeRun implements Run {
       mcpServersDelivery: executable ? 'argv' : 'initialize',
       // Only the SDK's own spawner calls this; ours (always used) keeps the stderr tail and logs it.
       stderr: (chunk: string) => this.#logger?.debug({ stderr: chunk }, 'claude stderr'),
-      ...(executable ? { pathToClaudeCodeExecutable: executable, ...(isJsEntry(executable) ? { executable: 'node' as const } : {}) } : {}),
+      ...(executable
+        ? { pathToClaudeCodeExecutable: executable, ...(isJsEntry(executable) ? { executable: 'node' as const } : {}) }
+        : {}),
       ...(spec.model ? { model: spec.model } : {}),
       ...(spec.maxBudgetUsd !== undefined ? { maxBudgetUsd: spec.maxBudgetUsd } : {}),
       ...(allowedTools && allowedTools.length > 0 ? { allowedTools } : {}),
-      ...(spec.systemPrompt ? { systemPrompt: { type: 'preset' as const, preset: 'claude_code' as const, append: spec.systemPrompt } } : {}),
-      ...(spec.resumeBackendId ? { resume: spec.resumeBackendId, ...(spec.forkSession ? { forkSession: true } : {}) } : {}),
+      ...(spec.systemPrompt
+        ? { systemPrompt: { type: 'preset' as const, preset: 'claude_code' as const, append: spec.systemPrompt } }
+        : {}),
+      ...(spec.resumeBackendId
+        ? { resume: spec.resumeBackendId, ...(spec.forkSession ? { forkSession: true } : {}) }
+        : {}),
     };
   }
 
@@ -187,7 +205,8 @@ class ClaudeRun implements Run {
       context.signal.addEventListener(
         'abort',
         () => {
-          if (this.#pending.delete(requestId)) resolve({ behavior: 'deny', message: 'the permission request was cancelled' });
+          if (this.#pending.delete(requestId))
+            resolve({ behavior: 'deny', message: 'the permission request was cancelled' });
         },
         { once: true },
       );
@@ -201,7 +220,11 @@ class ClaudeRun implements Run {
       for await (const raw of q) {
         const parsed = parseClaudeMessage(raw);
         if (!parsed.ok) {
-          this.#emit({ type: 'warning', malformed: true, message: `dropped a malformed Claude Code message (${parsed.error})` });
+          this.#emit({
+            type: 'warning',
+            malformed: true,
+            message: `dropped a malformed Claude Code message (${parsed.error})`,
+          });
           continue;
         }
         if (parsed.message.kind === 'result') this.#settle(parsed.message.value);
@@ -213,7 +236,13 @@ class ClaudeRun implements Run {
     this.#denyPending('the Claude Code process ended');
     this.#input.close();
     if (!this.#spawner.spawned) {
-      this.#finish({ type: 'exited', code: null, error: this.#killed ? 'killed' : `could not start Claude Code: ${errorMessage(failure ?? 'no process was spawned')}` });
+      this.#finish({
+        type: 'exited',
+        code: null,
+        error: this.#killed
+          ? 'killed'
+          : `could not start Claude Code: ${errorMessage(failure ?? 'no process was spawned')}`,
+      });
       return;
     }
     if (failure !== null && !this.#spawner.exitInfo) this.#spawner.stop();
@@ -223,7 +252,11 @@ class ClaudeRun implements Run {
       return;
     }
     if (info.spawnError) {
-      this.#finish({ type: 'exited', code: null, error: `could not start Claude Code (${this.#spawner.command ?? 'claude'}): ${info.spawnError}` });
+      this.#finish({
+        type: 'exited',
+        code: null,
+        error: `could not start Claude Code (${this.#spawner.command ?? 'claude'}): ${info.spawnError}`,
+      });
       return;
     }
     const error = this.#exitError(info.code, info.signal, failure);
@@ -302,13 +335,17 @@ export function createClaudeHarness(options: ClaudeHarnessOptions): Harness {
     name: 'claude',
     supportsFork: true,
     start(spec: RunSpec): Run {
-      options.logger?.debug({ session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId }, 'starting Claude Code');
+      options.logger?.debug(
+        { session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId },
+        'starting Claude Code',
+      );
       return new ClaudeRun(spec, options);
     },
     async check(): Promise<HarnessCheck> {
       return checkExecutable(options.config.executable ?? bundledClaudeExecutable(), process.env, {
         executable: `@anthropic-ai/claude-agent-sdk-${platformSuffix()}/claude`,
-        problem: 'the Claude Code binary bundled with @anthropic-ai/claude-agent-sdk is not installed (reinstall without --omit=optional, or set harnesses.claude.executable)',
+        problem:
+          'the Claude Code binary bundled with @anthropic-ai/claude-agent-sdk is not installed (reinstall without --omit=optional, or set harnesses.claude.executable)',
       });
     },
   };

@@ -45,7 +45,14 @@ describe('ClaudeEventMapper', () => {
   });
 
   it('text blocks → one text event each; empty and thinking blocks are not text', () => {
-    const events = mapAll(assistant([{ type: 'text', text: 'hello' }, { type: 'text', text: '  ' }, { type: 'text', text: 'world' }]), assistant([{ type: 'thinking', thinking: 'hmm' }]));
+    const events = mapAll(
+      assistant([
+        { type: 'text', text: 'hello' },
+        { type: 'text', text: '  ' },
+        { type: 'text', text: 'world' },
+      ]),
+      assistant([{ type: 'thinking', thinking: 'hmm' }]),
+    );
     assert.deepEqual(events, [{ type: 'text', text: 'hello' }, { type: 'text', text: 'world' }, { type: 'activity' }]);
   });
 
@@ -84,7 +91,12 @@ describe('ClaudeEventMapper', () => {
     assert.deepEqual(events, [
       { type: 'tool', id: 't9', name: 'Bash', input: {} },
       { type: 'toolResult', id: 't9', isError: true, output: 'no result: the turn ended first' },
-      { type: 'turnEnd', outcome: { ok: true, result: 'done' }, costUsd: 0.5, usage: { inputTokens: 3, outputTokens: 4 } },
+      {
+        type: 'turnEnd',
+        outcome: { ok: true, result: 'done' },
+        costUsd: 0.5,
+        usage: { inputTokens: 3, outputTokens: 4 },
+      },
       { type: 'turnEnd', outcome: { ok: true, result: 'again' }, costUsd: 0.25 },
     ]);
   });
@@ -110,16 +122,23 @@ describe('ClaudeEventMapper', () => {
       { type: 'control_response', response: { subtype: 'success', request_id: 'r' } },
     );
     assert.deepEqual(events, Array(6).fill({ type: 'activity' }));
-    const [retry] = mapAll({ type: 'system', subtype: 'api_retry', attempt: 1, max_retries: 10, error_status: 529, error: 'overloaded' });
+    const [retry] = mapAll({
+      type: 'system',
+      subtype: 'api_retry',
+      attempt: 1,
+      max_retries: 10,
+      error_status: 529,
+      error: 'overloaded',
+    });
     assert.equal(retry?.type, 'warning');
     assert.match(retry?.type === 'warning' ? retry.message : '', /HTTP 529.*retry 1 of 10/);
   });
 
   it('subagent messages are activity, not the session output', () => {
-    const events = mapAll(
-      assistant([{ type: 'text', text: 'inner' }], { parent_tool_use_id: 'task1' }),
-      { ...(toolResult('x', 'y') as object), parent_tool_use_id: 'task1' },
-    );
+    const events = mapAll(assistant([{ type: 'text', text: 'inner' }], { parent_tool_use_id: 'task1' }), {
+      ...(toolResult('x', 'y') as object),
+      parent_tool_use_id: 'task1',
+    });
     assert.deepEqual(events, [{ type: 'activity' }, { type: 'activity' }]);
   });
 
@@ -136,7 +155,14 @@ describe('ClaudeEventMapper', () => {
 
 describe('parseClaudeLine', () => {
   it('malformed lines are reported, never thrown', () => {
-    for (const line of ['not json at all', '{"type":"assistant","message":42}', '42', '{"no":"type"}', '{"type":"result","subtype":"success"}', '{"type":"system","subtype":"init"}']) {
+    for (const line of [
+      'not json at all',
+      '{"type":"assistant","message":42}',
+      '42',
+      '{"no":"type"}',
+      '{"type":"result","subtype":"success"}',
+      '{"type":"system","subtype":"init"}',
+    ]) {
       const parsed = parseClaudeLine(line);
       assert.equal(parsed.ok, false, line);
     }

@@ -7,7 +7,12 @@ import { classifyResult, resultUsage, turnCostUsd } from './claude-outcome.ts';
 // `other`.
 
 const textBlock = z.looseObject({ type: z.literal('text'), text: z.string() });
-const toolUseBlock = z.looseObject({ type: z.literal('tool_use'), id: z.string(), name: z.string(), input: z.unknown() });
+const toolUseBlock = z.looseObject({
+  type: z.literal('tool_use'),
+  id: z.string(),
+  name: z.string(),
+  input: z.unknown(),
+});
 const toolResultBlock = z.looseObject({
   type: z.literal('tool_result'),
   tool_use_id: z.string(),
@@ -15,7 +20,9 @@ const toolResultBlock = z.looseObject({
   is_error: z.boolean().nullable().optional(),
 });
 const KNOWN_BLOCKS = ['text', 'tool_use', 'tool_result'];
-const otherBlock = z.looseObject({ type: z.string().refine((t) => !KNOWN_BLOCKS.includes(t), 'known block type with bad fields') });
+const otherBlock = z.looseObject({
+  type: z.string().refine((t) => !KNOWN_BLOCKS.includes(t), 'known block type with bad fields'),
+});
 const contentBlock = z.union([textBlock, toolUseBlock, toolResultBlock, otherBlock]);
 
 const envelope = {
@@ -71,7 +78,11 @@ export const resultSchema = z.looseObject({
   ...envelope,
 });
 
-export const streamEventSchema = z.looseObject({ type: z.literal('stream_event'), event: z.looseObject({ type: z.string() }), ...envelope });
+export const streamEventSchema = z.looseObject({
+  type: z.literal('stream_event'),
+  event: z.looseObject({ type: z.string() }),
+  ...envelope,
+});
 
 export const controlRequestSchema = z.looseObject({
   type: z.literal('control_request'),
@@ -112,7 +123,12 @@ function issueText(error: z.ZodError): string {
   return `${issue.path.length > 0 ? issue.path.join('.') : '(message)'}: ${issue.message}`;
 }
 
-function attempt<K extends ClaudeMessage['kind'], S extends z.ZodType>(kind: K, schema: S, value: unknown, type: string): ParseResult {
+function attempt<K extends ClaudeMessage['kind'], S extends z.ZodType>(
+  kind: K,
+  schema: S,
+  value: unknown,
+  type: string,
+): ParseResult {
   const parsed = schema.safeParse(value);
   if (!parsed.success) return { ok: false, error: `${type} message failed its schema (${issueText(parsed.error)})` };
   return { ok: true, message: { kind, value: parsed.data } as ClaudeMessage };
@@ -165,7 +181,9 @@ function toolOutput(content: z.infer<typeof toolResultBlock>['content']): string
     typeof content === 'string'
       ? content
       : content.map((b) => (typeof b.text === 'string' ? b.text : `[${b.type}]`)).join('\n');
-  return text.length > MAX_TOOL_OUTPUT ? `${text.slice(0, MAX_TOOL_OUTPUT)}… [${text.length - MAX_TOOL_OUTPUT} more characters]` : text;
+  return text.length > MAX_TOOL_OUTPUT
+    ? `${text.slice(0, MAX_TOOL_OUTPUT)}… [${text.length - MAX_TOOL_OUTPUT} more characters]`
+    : text;
 }
 
 /** The question text of an AskUserQuestion input (`questions[].question`, or `question`). */
@@ -209,7 +227,13 @@ export class ClaudeEventMapper {
   map(message: ClaudeMessage): HarnessEvent[] {
     switch (message.kind) {
       case 'init':
-        return [{ type: 'started', backendSessionId: message.value.session_id, ...(message.value.model ? { model: message.value.model } : {}) }];
+        return [
+          {
+            type: 'started',
+            backendSessionId: message.value.session_id,
+            ...(message.value.model ? { model: message.value.model } : {}),
+          },
+        ];
       case 'system':
         return [this.#system(message.value)];
       case 'assistant':
@@ -233,7 +257,10 @@ export class ClaudeEventMapper {
     if (value.subtype === 'api_retry') {
       const v = value as { attempt?: unknown; max_retries?: unknown; error_status?: unknown; error?: unknown };
       const status = typeof v.error_status === 'number' ? ` (HTTP ${v.error_status})` : '';
-      return { type: 'warning', message: `Claude API request failed${status}: ${String(v.error ?? 'error')}; retry ${String(v.attempt ?? '?')} of ${String(v.max_retries ?? '?')}` };
+      return {
+        type: 'warning',
+        message: `Claude API request failed${status}: ${String(v.error ?? 'error')}; retry ${String(v.attempt ?? '?')} of ${String(v.max_retries ?? '?')}`,
+      };
     }
     return { type: 'activity' };
   }
@@ -245,8 +272,18 @@ export class ClaudeEventMapper {
     for (const block of value.message.content) {
       if (block.type === 'text' && 'text' in block && typeof block.text === 'string') {
         if (!block.text.trim()) continue;
-        events.push(value.error ? { type: 'warning', message: `Claude Code (${value.error}): ${block.text}` } : { type: 'text', text: block.text });
-      } else if (block.type === 'tool_use' && 'id' in block && typeof block.id === 'string' && 'name' in block && typeof block.name === 'string') {
+        events.push(
+          value.error
+            ? { type: 'warning', message: `Claude Code (${value.error}): ${block.text}` }
+            : { type: 'text', text: block.text },
+        );
+      } else if (
+        block.type === 'tool_use' &&
+        'id' in block &&
+        typeof block.id === 'string' &&
+        'name' in block &&
+        typeof block.name === 'string'
+      ) {
         this.#openTools.add(block.id);
         const input = 'input' in block ? block.input : undefined;
         events.push({ type: 'tool', id: block.id, name: block.name, input });
@@ -264,7 +301,12 @@ export class ClaudeEventMapper {
       const result = block as z.infer<typeof toolResultBlock>;
       this.#openTools.delete(result.tool_use_id);
       const output = toolOutput(result.content);
-      events.push({ type: 'toolResult', id: result.tool_use_id, isError: result.is_error === true, ...(output !== undefined ? { output } : {}) });
+      events.push({
+        type: 'toolResult',
+        id: result.tool_use_id,
+        isError: result.is_error === true,
+        ...(output !== undefined ? { output } : {}),
+      });
     }
     return events.length > 0 ? events : [{ type: 'activity' }];
   }
@@ -272,7 +314,8 @@ export class ClaudeEventMapper {
   #result(value: ClaudeResult): HarnessEvent[] {
     const events: HarnessEvent[] = [];
     // A tool the CLI never reported back on (an interrupted turn, a crash in the tool) is closed here.
-    for (const id of this.#openTools) events.push({ type: 'toolResult', id, isError: true, output: 'no result: the turn ended first' });
+    for (const id of this.#openTools)
+      events.push({ type: 'toolResult', id, isError: true, output: 'no result: the turn ended first' });
     this.#openTools.clear();
     const outcome = classifyResult(value, { interruptRequested: this.#interruptRequested });
     const costUsd = turnCostUsd(value, this.#previousTotalUsd);

@@ -5,8 +5,8 @@ import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { HarnessEvent } from '../harness.ts';
 import { ClaudeEventMapper, parseClaudeLine } from './claude-messages.ts';
-import { classifyResult, resultUsage, turnCostUsd } from './claude-outcome.ts';
 import type { ClaudeResultFields } from './claude-outcome.ts';
+import { classifyResult, resultUsage, turnCostUsd } from './claude-outcome.ts';
 
 const FIXTURES = fileURLToPath(new URL('../../../test/fixtures/agent-streams/', import.meta.url));
 
@@ -26,7 +26,8 @@ function turnEnds(events: HarnessEvent[]): (HarnessEvent & { type: 'turnEnd' })[
   return events.filter((e): e is HarnessEvent & { type: 'turnEnd' } => e.type === 'turnEnd');
 }
 
-const near = (actual: number, expected: number): void => assert.ok(Math.abs(actual - expected) < 1e-12, `${actual} ≈ ${expected}`);
+const near = (actual: number, expected: number): void =>
+  assert.ok(Math.abs(actual - expected) < 1e-12, `${actual} ≈ ${expected}`);
 
 describe('outcome of the real captures', () => {
   it('every claude capture parses and ends each turn exactly once', () => {
@@ -42,7 +43,11 @@ describe('outcome of the real captures', () => {
   it('budget → budget_exhausted with the CLI message', () => {
     const [end, ...rest] = turnEnds(replay('claude-budget.jsonl'));
     assert.equal(rest.length, 0);
-    assert.deepEqual(end?.outcome, { ok: false, reason: 'budget_exhausted', message: 'Reached maximum budget ($0.0001)' });
+    assert.deepEqual(end?.outcome, {
+      ok: false,
+      reason: 'budget_exhausted',
+      message: 'Reached maximum budget ($0.0001)',
+    });
     near(end?.costUsd ?? -1, 0.00018);
   });
 
@@ -63,7 +68,10 @@ describe('outcome of the real captures', () => {
     assert.deepEqual([...ids], ['af62ec28-9e75-4803-b8f1-42f4f66f8d55']);
     assert.deepEqual(
       events.filter((e) => e.type === 'text').map((e) => (e.type === 'text' ? e.text : '')),
-      ["MOCK REPLY to: <system-reminder>\nAs you answer the user's questions, you ca", 'MOCK REPLY to: second question'],
+      [
+        "MOCK REPLY to: <system-reminder>\nAs you answer the user's questions, you ca",
+        'MOCK REPLY to: second question',
+      ],
     );
   });
 
@@ -78,7 +86,13 @@ describe('classifyResult', () => {
   const base: ClaudeResultFields = { subtype: 'success', is_error: false };
 
   it('an API error reported with subtype success is an api_error with its status', () => {
-    const outcome = classifyResult({ ...base, is_error: true, terminal_reason: 'api_error', api_error_status: 400, result: 'API Error: 400 bad' });
+    const outcome = classifyResult({
+      ...base,
+      is_error: true,
+      terminal_reason: 'api_error',
+      api_error_status: 400,
+      result: 'API Error: 400 bad',
+    });
     assert.deepEqual(outcome, { ok: false, reason: 'api_error', message: 'API Error: 400 bad', apiErrorStatus: 400 });
   });
 
@@ -89,34 +103,60 @@ describe('classifyResult', () => {
       message: 'overloaded',
       apiErrorStatus: 529,
     });
-    assert.deepEqual(classifyResult({ ...base, is_error: true, terminal_reason: 'api_error', api_error_status: null }), {
-      ok: false,
-      reason: 'api_error',
-      message: 'success',
-    });
+    assert.deepEqual(
+      classifyResult({ ...base, is_error: true, terminal_reason: 'api_error', api_error_status: null }),
+      {
+        ok: false,
+        reason: 'api_error',
+        message: 'success',
+      },
+    );
   });
 
   it('error_during_execution → execution_error, message from errors[], else result, else subtype', () => {
     const failed = { subtype: 'error_during_execution', is_error: true };
-    assert.deepEqual(classifyResult({ ...failed, errors: ['first', ' second '] }), { ok: false, reason: 'execution_error', message: 'first; second' });
-    assert.deepEqual(classifyResult({ ...failed, result: 'it broke' }), { ok: false, reason: 'execution_error', message: 'it broke' });
-    assert.deepEqual(classifyResult(failed), { ok: false, reason: 'execution_error', message: 'error_during_execution' });
+    assert.deepEqual(classifyResult({ ...failed, errors: ['first', ' second '] }), {
+      ok: false,
+      reason: 'execution_error',
+      message: 'first; second',
+    });
+    assert.deepEqual(classifyResult({ ...failed, result: 'it broke' }), {
+      ok: false,
+      reason: 'execution_error',
+      message: 'it broke',
+    });
+    assert.deepEqual(classifyResult(failed), {
+      ok: false,
+      reason: 'execution_error',
+      message: 'error_during_execution',
+    });
   });
 
   it('the subtype alone never decides: is_error false is ok whatever the subtype', () => {
-    assert.deepEqual(classifyResult({ subtype: 'error_during_execution', is_error: false, result: 'fine' }), { ok: true, result: 'fine' });
+    assert.deepEqual(classifyResult({ subtype: 'error_during_execution', is_error: false, result: 'fine' }), {
+      ok: true,
+      result: 'fine',
+    });
     assert.deepEqual(classifyResult({ subtype: 'success', is_error: false }), { ok: true });
   });
 
   it('budget by subtype or terminal_reason; max_turns by terminal_reason', () => {
     assert.equal(classifyResult({ subtype: 'error_max_budget_usd', is_error: true }).ok, false);
-    assert.deepEqual(classifyResult({ subtype: 'error_max_budget_usd', is_error: true, errors: ['b'] }), { ok: false, reason: 'budget_exhausted', message: 'b' });
+    assert.deepEqual(classifyResult({ subtype: 'error_max_budget_usd', is_error: true, errors: ['b'] }), {
+      ok: false,
+      reason: 'budget_exhausted',
+      message: 'b',
+    });
     assert.deepEqual(classifyResult({ subtype: 'success', is_error: true, terminal_reason: 'budget_exhausted' }), {
       ok: false,
       reason: 'budget_exhausted',
       message: 'success',
     });
-    assert.deepEqual(classifyResult({ subtype: 'x', is_error: true, terminal_reason: 'max_turns', errors: ['m'] }), { ok: false, reason: 'max_turns', message: 'm' });
+    assert.deepEqual(classifyResult({ subtype: 'x', is_error: true, terminal_reason: 'max_turns', errors: ['m'] }), {
+      ok: false,
+      reason: 'max_turns',
+      message: 'm',
+    });
   });
 
   it('interrupts: aborted_* terminal reasons, or any failed turn the harness interrupted', () => {
@@ -128,17 +168,33 @@ describe('classifyResult', () => {
     }
     const requested = classifyResult(aborted, { interruptRequested: true });
     assert.equal(!requested.ok && requested.reason, 'interrupted');
-    assert.deepEqual(classifyResult({ ...base, result: 'done anyway' }, { interruptRequested: true }), { ok: true, result: 'done anyway' });
+    assert.deepEqual(classifyResult({ ...base, result: 'done anyway' }, { interruptRequested: true }), {
+      ok: true,
+      result: 'done anyway',
+    });
   });
 });
 
 describe('turnCostUsd and resultUsage', () => {
   it('sums model_usage_since_last_result over models', () => {
-    near(turnCostUsd({ ...{ subtype: 's', is_error: false }, total_cost_usd: 9, model_usage_since_last_result: { a: { costUSD: 0.25 }, b: { costUSD: 0.5 }, c: {} } }, 1), 0.75);
+    near(
+      turnCostUsd(
+        {
+          ...{ subtype: 's', is_error: false },
+          total_cost_usd: 9,
+          model_usage_since_last_result: { a: { costUSD: 0.25 }, b: { costUSD: 0.5 }, c: {} },
+        },
+        1,
+      ),
+      0.75,
+    );
   });
 
   it('an empty per-turn map means this turn cost nothing', () => {
-    assert.equal(turnCostUsd({ subtype: 's', is_error: true, total_cost_usd: 3, model_usage_since_last_result: {} }, 1), 0);
+    assert.equal(
+      turnCostUsd({ subtype: 's', is_error: true, total_cost_usd: 3, model_usage_since_last_result: {} }, 1),
+      0,
+    );
   });
 
   it('falls back to the cumulative total minus the previous one, never negative', () => {
@@ -149,11 +205,18 @@ describe('turnCostUsd and resultUsage', () => {
   });
 
   it('reads usage tokens', () => {
-    assert.deepEqual(resultUsage({ subtype: 's', is_error: false, usage: { input_tokens: 5, output_tokens: 2, cache_read_input_tokens: 3 } }), {
-      inputTokens: 5,
-      outputTokens: 2,
-      cachedInputTokens: 3,
-    });
+    assert.deepEqual(
+      resultUsage({
+        subtype: 's',
+        is_error: false,
+        usage: { input_tokens: 5, output_tokens: 2, cache_read_input_tokens: 3 },
+      }),
+      {
+        inputTokens: 5,
+        outputTokens: 2,
+        cachedInputTokens: 3,
+      },
+    );
     assert.deepEqual(resultUsage({ subtype: 's', is_error: false, usage: {} }), { inputTokens: 0, outputTokens: 0 });
     assert.equal(resultUsage({ subtype: 's', is_error: false }), undefined);
   });

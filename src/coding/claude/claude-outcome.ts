@@ -31,20 +31,26 @@ export function resultMessage(result: ClaudeResultFields): string {
  * alone. `interruptRequested` says the harness asked for an interrupt during this turn: a failed turn then counts as
  * `interrupted` (so do the CLI's own aborted_* terminal reasons), unless the budget or turn limit explains it.
  */
-export function classifyResult(result: ClaudeResultFields, options: { interruptRequested?: boolean } = {}): TurnOutcome {
+export function classifyResult(
+  result: ClaudeResultFields,
+  options: { interruptRequested?: boolean } = {},
+): TurnOutcome {
   if (!result.is_error) return result.result !== undefined ? { ok: true, result: result.result } : { ok: true };
   const reason = result.terminal_reason ?? undefined;
   const message = resultMessage(result);
   if (reason === 'budget_exhausted' || result.subtype === 'error_max_budget_usd') {
     return { ok: false, reason: 'budget_exhausted', message };
   }
-  if (reason === 'max_turns' || result.subtype === 'error_max_turns') return { ok: false, reason: 'max_turns', message };
+  if (reason === 'max_turns' || result.subtype === 'error_max_turns')
+    return { ok: false, reason: 'max_turns', message };
   if (options.interruptRequested || (reason !== undefined && ABORTED_REASONS.has(reason))) {
     return { ok: false, reason: 'interrupted', message: 'interrupted by the user' };
   }
   const status = result.api_error_status ?? undefined;
   if (reason === 'api_error' || status !== undefined) {
-    return status !== undefined ? { ok: false, reason: 'api_error', message, apiErrorStatus: status } : { ok: false, reason: 'api_error', message };
+    return status !== undefined
+      ? { ok: false, reason: 'api_error', message, apiErrorStatus: status }
+      : { ok: false, reason: 'api_error', message };
   }
   return { ok: false, reason: 'execution_error', message };
 }
@@ -57,7 +63,8 @@ export function turnCostUsd(result: ClaudeResultFields, previousTotalUsd: number
   const since = result.model_usage_since_last_result;
   if (since) {
     let sum = 0;
-    for (const model of Object.values(since)) sum += typeof model.costUSD === 'number' && Number.isFinite(model.costUSD) ? model.costUSD : 0;
+    for (const model of Object.values(since))
+      sum += typeof model.costUSD === 'number' && Number.isFinite(model.costUSD) ? model.costUSD : 0;
     return Math.max(0, sum);
   }
   const total = result.total_cost_usd;

@@ -35,7 +35,11 @@ function exitOf(proc: SpawnedProcess): Promise<[number | null, NodeJS.Signals | 
 describe('ClaudeSpawner', () => {
   it('passes good lines through unchanged, drops and reports malformed ones, tags the env, keeps stderr', async () => {
     const malformed: [string, string][] = [];
-    const spawner = new ClaudeSpawner({ sessionId: 'sb-42', killGraceMs: 1_000, onMalformed: (line, reason) => malformed.push([line, reason]) });
+    const spawner = new ClaudeSpawner({
+      sessionId: 'sb-42',
+      killGraceMs: 1_000,
+      onMalformed: (line, reason) => malformed.push([line, reason]),
+    });
     const lines = [INIT, 'not json at all', '{"type":"assistant","message":42}', '', RESULT];
     const proc = spawner.spawn({
       command: 'node',
@@ -65,7 +69,12 @@ describe('ClaudeSpawner', () => {
     const spawner = new ClaudeSpawner({ sessionId: 's', killGraceMs: 1_000, onMalformed: () => {} });
     const script = `let out = ''; for (let i = 0; i < 2000; i++) out += JSON.stringify({ type: 'stream_event', event: { type: 'ping' }, i }) + '\\n';
 process.stdout.write(out + ${JSON.stringify(RESULT)} + '\\n'); process.exitCode = 1;`;
-    const proc = spawner.spawn({ command: process.execPath, args: ['-e', script], env: process.env, signal: new AbortController().signal });
+    const proc = spawner.spawn({
+      command: process.execPath,
+      args: ['-e', script],
+      env: process.env,
+      signal: new AbortController().signal,
+    });
     let linesAtExit = -1;
     let text = '';
     proc.stdout.setEncoding('utf8');
@@ -86,7 +95,10 @@ process.stdout.write(out + ${JSON.stringify(RESULT)} + '\\n'); process.exitCode 
     const spawner = new ClaudeSpawner({ sessionId: 's', killGraceMs: 300, onMalformed: () => {} });
     const proc = spawner.spawn({
       command: process.execPath,
-      args: ['-e', `process.on('SIGTERM', () => {}); console.log(${JSON.stringify(INIT)}); setInterval(() => {}, 1000);`],
+      args: [
+        '-e',
+        `process.on('SIGTERM', () => {}); console.log(${JSON.stringify(INIT)}); setInterval(() => {}, 1000);`,
+      ],
       env: process.env,
       signal: new AbortController().signal,
     });
@@ -107,7 +119,12 @@ process.stdout.write(out + ${JSON.stringify(RESULT)} + '\\n'); process.exitCode 
   it('the forwarded abort signal stops the process', async () => {
     const spawner = new ClaudeSpawner({ sessionId: 's', killGraceMs: 2_000, onMalformed: () => {} });
     const abort = new AbortController();
-    const proc = spawner.spawn({ command: process.execPath, args: ['-e', 'setInterval(() => {}, 1000)'], env: process.env, signal: abort.signal });
+    const proc = spawner.spawn({
+      command: process.execPath,
+      args: ['-e', 'setInterval(() => {}, 1000)'],
+      env: process.env,
+      signal: abort.signal,
+    });
     abort.abort();
     const [, signal] = await exitOf(proc);
     assert.equal(signal, 'SIGTERM');
@@ -115,7 +132,12 @@ process.stdout.write(out + ${JSON.stringify(RESULT)} + '\\n'); process.exitCode 
 
   it('a command that cannot start emits error and resolves exited with the spawn error', async () => {
     const spawner = new ClaudeSpawner({ sessionId: 's', killGraceMs: 1_000, onMalformed: () => {} });
-    const proc = spawner.spawn({ command: '/nonexistent/claude', args: [], env: process.env, signal: new AbortController().signal });
+    const proc = spawner.spawn({
+      command: '/nonexistent/claude',
+      args: [],
+      env: process.env,
+      signal: new AbortController().signal,
+    });
     const error = await new Promise<Error>((resolve) => proc.once('error', resolve));
     assert.match(error.message, /could not start Claude Code \(\/nonexistent\/claude\).*ENOENT/);
     assert.match((await spawner.exited).spawnError ?? '', /ENOENT/);

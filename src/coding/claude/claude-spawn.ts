@@ -1,8 +1,8 @@
 import { EventEmitter } from 'node:events';
 import { PassThrough } from 'node:stream';
 import type { SpawnedProcess, SpawnOptions } from '@anthropic-ai/claude-agent-sdk';
-import { AgentProcess } from '../agent-process.ts';
 import type { ExitInfo } from '../agent-process.ts';
+import { AgentProcess } from '../agent-process.ts';
 import { parseClaudeLine } from './claude-messages.ts';
 
 export interface ClaudeSpawnerOptions {
@@ -78,7 +78,8 @@ export class ClaudeSpawner {
     if (this.#proc) throw new Error('this Claude Code run already spawned its process');
     // The SDK runs JS entry points with a bare `node`; use the Node running the daemon instead (PATH may hold an older one).
     const command = spawnOptions.command === 'node' ? process.execPath : spawnOptions.command;
-    this.command = spawnOptions.command === 'node' ? (spawnOptions.args.find((a) => !a.startsWith('-')) ?? command) : command;
+    this.command =
+      spawnOptions.command === 'node' ? (spawnOptions.args.find((a) => !a.startsWith('-')) ?? command) : command;
     const stdout = new PassThrough();
     const events = new EventEmitter();
     const proc = new AgentProcess({

@@ -1,19 +1,58 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { codexArgs, codexSandboxArgs, configOverride, extraOverrides, providerOverrides, tomlString, tomlValue } from './codex-args.ts';
 import type { CodexTurnArgs } from './codex-args.ts';
+import {
+  codexArgs,
+  codexSandboxArgs,
+  configOverride,
+  extraOverrides,
+  providerOverrides,
+  tomlString,
+  tomlValue,
+} from './codex-args.ts';
 
-const base: CodexTurnArgs = { prompt: 'hello', workdir: '/w', permissionMode: 'bypassPermissions', config: { config: {} } };
+const base: CodexTurnArgs = {
+  prompt: 'hello',
+  workdir: '/w',
+  permissionMode: 'bypassPermissions',
+  config: { config: {} },
+};
 
 test('first turn: exec --json --skip-git-repo-check -C, bypass flag, then -- and the prompt', () => {
-  assert.deepEqual(codexArgs(base), ['exec', '--json', '--skip-git-repo-check', '-C', '/w', '--dangerously-bypass-approvals-and-sandbox', '--', 'hello']);
+  assert.deepEqual(codexArgs(base), [
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    '/w',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '--',
+    'hello',
+  ]);
 });
 
 test('resume: every option before `resume <thread_id>`, the prompt after --', () => {
-  const args = codexArgs({ ...base, resumeId: 'thread-1', model: 'gpt-x', config: { config: { 'features.plugins': false } } });
+  const args = codexArgs({
+    ...base,
+    resumeId: 'thread-1',
+    model: 'gpt-x',
+    config: { config: { 'features.plugins': false } },
+  });
   assert.deepEqual(args, [
-    'exec', '--json', '--skip-git-repo-check', '-C', '/w', '-m', 'gpt-x', '--dangerously-bypass-approvals-and-sandbox',
-    '-c', 'features.plugins=false', 'resume', 'thread-1', '--', 'hello',
+    'exec',
+    '--json',
+    '--skip-git-repo-check',
+    '-C',
+    '/w',
+    '-m',
+    'gpt-x',
+    '--dangerously-bypass-approvals-and-sandbox',
+    '-c',
+    'features.plugins=false',
+    'resume',
+    'thread-1',
+    '--',
+    'hello',
   ]);
 });
 
@@ -35,17 +74,30 @@ test('permission modes: plan → read-only always; bypass → the configured san
 });
 
 test('provider: -c model_provider and model_providers.<id>.* with TOML-quoted values; env_key only when set', () => {
-  const provider = { id: 'mock', baseUrl: 'http://127.0.0.1:8789/v1', wireApi: 'responses' as const, envKey: 'MOCK_KEY' };
+  const provider = {
+    id: 'mock',
+    baseUrl: 'http://127.0.0.1:8789/v1',
+    wireApi: 'responses' as const,
+    envKey: 'MOCK_KEY',
+  };
   assert.deepEqual(providerOverrides(provider), [
-    '-c', 'model_provider="mock"',
-    '-c', 'model_providers.mock.name="mock"',
-    '-c', 'model_providers.mock.base_url="http://127.0.0.1:8789/v1"',
-    '-c', 'model_providers.mock.wire_api="responses"',
-    '-c', 'model_providers.mock.env_key="MOCK_KEY"',
+    '-c',
+    'model_provider="mock"',
+    '-c',
+    'model_providers.mock.name="mock"',
+    '-c',
+    'model_providers.mock.base_url="http://127.0.0.1:8789/v1"',
+    '-c',
+    'model_providers.mock.wire_api="responses"',
+    '-c',
+    'model_providers.mock.env_key="MOCK_KEY"',
   ]);
   const named = providerOverrides({ id: 'p', name: 'My "proxy"', baseUrl: 'http://x/v1', wireApi: 'responses' });
   assert.ok(named.includes('model_providers.p.name="My \\"proxy\\""'));
-  assert.equal(named.some((a) => a.includes('env_key')), false);
+  assert.equal(
+    named.some((a) => a.includes('env_key')),
+    false,
+  );
   assert.deepEqual(providerOverrides(undefined), []);
 });
 
@@ -64,12 +116,22 @@ test('TOML values: strings escaped, numbers and booleans bare, non-finite number
 test('system prompt: -c developer_instructions on a new thread only, appended to a configured one', () => {
   const first = codexArgs({ ...base, systemPrompt: 'Be "brief".\nAlways.' });
   assert.deepEqual(first.slice(-4), ['-c', 'developer_instructions="Be \\"brief\\".\\nAlways."', '--', 'hello']);
-  assert.equal(codexArgs({ ...base, systemPrompt: 'Be brief.', resumeId: 't' }).some((a) => a.startsWith('developer_instructions')), false);
+  assert.equal(
+    codexArgs({ ...base, systemPrompt: 'Be brief.', resumeId: 't' }).some((a) =>
+      a.startsWith('developer_instructions'),
+    ),
+    false,
+  );
   assert.deepEqual(extraOverrides({ developer_instructions: 'House rules.', model_verbosity: 'low' }, 'Be brief.'), [
-    '-c', 'model_verbosity="low"',
-    '-c', 'developer_instructions="House rules.\\n\\nBe brief."',
+    '-c',
+    'model_verbosity="low"',
+    '-c',
+    'developer_instructions="House rules.\\n\\nBe brief."',
   ]);
-  assert.deepEqual(extraOverrides({ developer_instructions: 'House rules.' }, undefined), ['-c', 'developer_instructions="House rules."']);
+  assert.deepEqual(extraOverrides({ developer_instructions: 'House rules.' }, undefined), [
+    '-c',
+    'developer_instructions="House rules."',
+  ]);
   assert.deepEqual(extraOverrides({}, '   '), []);
 });
 

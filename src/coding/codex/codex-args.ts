@@ -37,7 +37,8 @@ export interface CodexTurnArgs {
  */
 export function codexSandboxArgs(permissionMode: PermissionMode, sandbox: CodexSandbox | undefined): string[] {
   if (permissionMode === 'plan') return ['-s', 'read-only'];
-  if (permissionMode === 'bypassPermissions') return sandbox ? ['-s', sandbox] : ['--dangerously-bypass-approvals-and-sandbox'];
+  if (permissionMode === 'bypassPermissions')
+    return sandbox ? ['-s', sandbox] : ['--dangerously-bypass-approvals-and-sandbox'];
   return ['-s', sandbox ?? 'workspace-write'];
 }
 
@@ -66,7 +67,8 @@ export function tomlString(value: string): string {
 /** A TOML value for a `-c` override: strings quoted, finite numbers and booleans bare; throws for NaN/Infinity. */
 export function tomlValue(value: string | number | boolean): string {
   if (typeof value === 'string') return tomlString(value);
-  if (typeof value === 'number' && !Number.isFinite(value)) throw new Error(`harnesses.codex.config: ${value} is not a finite number`);
+  if (typeof value === 'number' && !Number.isFinite(value))
+    throw new Error(`harnesses.codex.config: ${value} is not a finite number`);
   return String(value);
 }
 

@@ -31,13 +31,20 @@ const ITEM_SCHEMAS = {
     exit_code: z.number().int().nullable().optional(),
     status: z.string().optional(),
   }),
-  file_change: z.object({ id, changes: z.array(z.object({ path: z.string(), kind: z.string() })), status: z.string().optional() }),
+  file_change: z.object({
+    id,
+    changes: z.array(z.object({ path: z.string(), kind: z.string() })),
+    status: z.string().optional(),
+  }),
   mcp_tool_call: z.object({
     id,
     server: z.string(),
     tool: z.string(),
     arguments: z.unknown().optional(),
-    result: z.object({ content: z.array(z.unknown()).optional(), structured_content: z.unknown().optional() }).nullable().optional(),
+    result: z
+      .object({ content: z.array(z.unknown()).optional(), structured_content: z.unknown().optional() })
+      .nullable()
+      .optional(),
     error: z.object({ message: z.string() }).nullable().optional(),
     status: z.string().optional(),
   }),
@@ -83,8 +90,10 @@ export function parseCodexLine(line: string): { ok: true; line: CodexLine } | { 
   const { value: raw, type } = decoded;
   if (Object.hasOwn(PHASES, type)) {
     const item = raw.item;
-    if (!isObject(item) || typeof item.type !== 'string') return { ok: false, error: `bad "${type}": no item with a string "type"` };
-    if (!Object.hasOwn(ITEM_SCHEMAS, item.type)) return { ok: true, line: { kind: 'unknown', type: `${type}:${item.type}` } };
+    if (!isObject(item) || typeof item.type !== 'string')
+      return { ok: false, error: `bad "${type}": no item with a string "type"` };
+    if (!Object.hasOwn(ITEM_SCHEMAS, item.type))
+      return { ok: true, line: { kind: 'unknown', type: `${type}:${item.type}` } };
     const itemType = item.type as keyof ItemSchemas;
     const parsed = ITEM_SCHEMAS[itemType].safeParse(item);
     if (!parsed.success) return schemaProblem(`${type}:${itemType}`, parsed.error);
@@ -102,7 +111,10 @@ export function parseCodexLine(line: string): { ok: true; line: CodexLine } | { 
     case 'turn.started':
       return { ok: true, line: { kind: known } };
     case 'turn.completed':
-      return { ok: true, line: value.usage ? { kind: known, usage: value.usage as z.infer<typeof usageTotalsSchema> } : { kind: known } };
+      return {
+        ok: true,
+        line: value.usage ? { kind: known, usage: value.usage as z.infer<typeof usageTotalsSchema> } : { kind: known },
+      };
     case 'turn.failed':
       return { ok: true, line: { kind: known, message: (value.error as { message: string }).message } };
     case 'error':
@@ -121,7 +133,9 @@ export function codexFailure(message: string): Extract<TurnOutcome, { ok: false 
   const status = /\b(?:unexpected status|last status:?)\s+(\d{3})\b/i.exec(message)?.[1];
   if (status) return { ok: false, reason: 'api_error', message, apiErrorStatus: Number(status) };
   if (isOpenAiErrorBody(message)) return { ok: false, reason: 'api_error', message, apiErrorStatus: 400 };
-  const reason: FailureReason = /experiencing high demand|context window/i.test(message) ? 'api_error' : 'execution_error';
+  const reason: FailureReason = /experiencing high demand|context window/i.test(message)
+    ? 'api_error'
+    : 'execution_error';
   return { ok: false, reason, message };
 }
 
@@ -141,7 +155,12 @@ function shorten(text: string, max = 200): string {
 type ToolItem = Extract<CodexItem, { type: 'command_execution' | 'file_change' | 'mcp_tool_call' | 'web_search' }>;
 
 function isTool(item: CodexItem): item is ToolItem {
-  return item.type === 'command_execution' || item.type === 'file_change' || item.type === 'mcp_tool_call' || item.type === 'web_search';
+  return (
+    item.type === 'command_execution' ||
+    item.type === 'file_change' ||
+    item.type === 'mcp_tool_call' ||
+    item.type === 'web_search'
+  );
 }
 
 /** The `tool` event for a tool item: shell {command}, apply_patch {path, changes}, mcp:server/tool {arguments}, web_search {query}. */
@@ -150,7 +169,12 @@ export function toolEvent(item: ToolItem): HarnessEvent & { type: 'tool' } {
     case 'command_execution':
       return { type: 'tool', id: item.id, name: 'shell', input: { command: item.command } };
     case 'file_change':
-      return { type: 'tool', id: item.id, name: 'apply_patch', input: { path: item.changes.map((c) => c.path).join(', '), changes: item.changes } };
+      return {
+        type: 'tool',
+        id: item.id,
+        name: 'apply_patch',
+        input: { path: item.changes.map((c) => c.path).join(', '), changes: item.changes },
+      };
     case 'mcp_tool_call':
       return { type: 'tool', id: item.id, name: `mcp:${item.server}/${item.tool}`, input: item.arguments ?? {} };
     case 'web_search':
@@ -169,10 +193,23 @@ export function toolResultEvent(item: ToolItem): HarnessEvent & { type: 'toolRes
       return { type: 'toolResult', id: item.id, isError, output: item.aggregated_output ?? '' };
     }
     case 'file_change':
-      return { type: 'toolResult', id: item.id, isError: failed, output: item.changes.map((c) => `${c.kind} ${c.path}`).join('\n') };
+      return {
+        type: 'toolResult',
+        id: item.id,
+        isError: failed,
+        output: item.changes.map((c) => `${c.kind} ${c.path}`).join('\n'),
+      };
     case 'mcp_tool_call': {
-      const output = item.error?.message ?? mcpText(item.result?.content) ?? (item.result?.structured_content !== undefined ? JSON.stringify(item.result.structured_content) : undefined);
-      return { type: 'toolResult', id: item.id, isError: failed || !!item.error, ...(output !== undefined ? { output } : {}) };
+      const output =
+        item.error?.message ??
+        mcpText(item.result?.content) ??
+        (item.result?.structured_content !== undefined ? JSON.stringify(item.result.structured_content) : undefined);
+      return {
+        type: 'toolResult',
+        id: item.id,
+        isError: failed || !!item.error,
+        ...(output !== undefined ? { output } : {}),
+      };
     }
     case 'web_search':
       return { type: 'toolResult', id: item.id, isError: false };
@@ -203,7 +240,14 @@ export class CodexTurnParser implements TurnParser {
   line(line: string): HarnessEvent[] {
     if (!line.trim()) return [];
     const parsed = parseCodexLine(line);
-    if (!parsed.ok) return [{ type: 'warning', malformed: true, message: `dropped a malformed Codex output line (${parsed.error}): ${shorten(line)}` }];
+    if (!parsed.ok)
+      return [
+        {
+          type: 'warning',
+          malformed: true,
+          message: `dropped a malformed Codex output line (${parsed.error}): ${shorten(line)}`,
+        },
+      ];
     const event = parsed.line;
     switch (event.kind) {
       case 'thread.started':
@@ -234,7 +278,11 @@ export class CodexTurnParser implements TurnParser {
     if (!end) return [];
     let outcome = end.outcome;
     if (outcome.ok && info.code !== 0 && info.code !== null) {
-      outcome = { ok: false, reason: 'execution_error', message: `Codex exited with code ${info.code} after reporting the turn completed` };
+      outcome = {
+        ok: false,
+        reason: 'execution_error',
+        message: `Codex exited with code ${info.code} after reporting the turn completed`,
+      };
     }
     return [{ type: 'turnEnd', outcome, costUsd: 0, ...(end.usage ? { usage: end.usage } : {}) }];
   }
@@ -253,11 +301,18 @@ export class CodexTurnParser implements TurnParser {
     }
     switch (item.type) {
       case 'agent_message':
-        return phase === 'completed' && item.text.length > 0 ? [{ type: 'text', text: item.text }] : [{ type: 'activity' }];
+        return phase === 'completed' && item.text.length > 0
+          ? [{ type: 'text', text: item.text }]
+          : [{ type: 'activity' }];
       case 'error':
-        return phase === 'completed' ? [{ type: 'warning', message: `Codex warning: ${item.message}` }] : [{ type: 'activity' }];
+        return phase === 'completed'
+          ? [{ type: 'warning', message: `Codex warning: ${item.message}` }]
+          : [{ type: 'activity' }];
       case 'request_user_input': {
-        const text = item.questions.map((q) => q.question).filter(Boolean).join('\n');
+        const text = item.questions
+          .map((q) => q.question)
+          .filter(Boolean)
+          .join('\n');
         if (this.#asked.has(item.id) || !text) return [{ type: 'activity' }];
         this.#asked.add(item.id);
         return [{ type: 'question', text }];
@@ -272,4 +327,3 @@ export class CodexTurnParser implements TurnParser {
     }
   }
 }
-

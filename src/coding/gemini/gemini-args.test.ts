@@ -1,12 +1,26 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { geminiApprovalMode, geminiArgs, promptWithSystem } from './gemini-args.ts';
 import type { GeminiTurnArgs } from './gemini-args.ts';
+import { geminiApprovalMode, geminiArgs, promptWithSystem } from './gemini-args.ts';
 
-const base: GeminiTurnArgs = { prompt: 'hello', newSessionId: 'new-uuid', approvalMode: 'yolo', permissionMode: 'bypassPermissions' };
+const base: GeminiTurnArgs = {
+  prompt: 'hello',
+  newSessionId: 'new-uuid',
+  approvalMode: 'yolo',
+  permissionMode: 'bypassPermissions',
+};
 
 test('first turn: --prompt=, stream-json, approval mode, --skip-trust, --session-id', () => {
-  assert.deepEqual(geminiArgs(base), ['--prompt=hello', '--output-format', 'stream-json', '--approval-mode', 'yolo', '--skip-trust', '--session-id', 'new-uuid']);
+  assert.deepEqual(geminiArgs(base), [
+    '--prompt=hello',
+    '--output-format',
+    'stream-json',
+    '--approval-mode',
+    'yolo',
+    '--skip-trust',
+    '--session-id',
+    'new-uuid',
+  ]);
 });
 
 test('later turns resume by id and ignore the new id', () => {

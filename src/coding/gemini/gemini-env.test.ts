@@ -15,8 +15,14 @@ function withHome(fn: (home: string) => void): void {
 }
 
 test('gatewaySettingsContents: adds the auth type, keeps everything else, leaves a chosen type alone', () => {
-  assert.deepEqual(JSON.parse(gatewaySettingsContents(undefined) ?? ''), { security: { auth: { selectedType: 'gemini-api-key' } } });
-  const merged = JSON.parse(gatewaySettingsContents('{"privacy":{"usageStatisticsEnabled":false},"security":{"folderTrust":{"enabled":false},"auth":{"useExternal":false}}}') ?? '');
+  assert.deepEqual(JSON.parse(gatewaySettingsContents(undefined) ?? ''), {
+    security: { auth: { selectedType: 'gemini-api-key' } },
+  });
+  const merged = JSON.parse(
+    gatewaySettingsContents(
+      '{"privacy":{"usageStatisticsEnabled":false},"security":{"folderTrust":{"enabled":false},"auth":{"useExternal":false}}}',
+    ) ?? '',
+  );
   assert.deepEqual(merged, {
     privacy: { usageStatisticsEnabled: false },
     security: { folderTrust: { enabled: false }, auth: { useExternal: false, selectedType: 'gemini-api-key' } },
@@ -44,7 +50,9 @@ test('ensureGatewayAuthSettings: creates the file (0600) when missing, then keep
     const env = { HOME: home, GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:1' };
     const path = geminiSettingsPath(home);
     assert.deepEqual(ensureGatewayAuthSettings(env), { action: 'written', path });
-    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), { security: { auth: { selectedType: 'gemini-api-key' } } });
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), {
+      security: { auth: { selectedType: 'gemini-api-key' } },
+    });
     assert.equal(statSync(path).mode & 0o777, 0o600);
     assert.deepEqual(ensureGatewayAuthSettings(env), { action: 'kept', path, authType: 'gemini-api-key' });
     assert.deepEqual(readdirSync(join(home, '.gemini')), ['settings.json'], 'no temp file left behind');
@@ -58,7 +66,10 @@ test('ensureGatewayAuthSettings: merges into existing settings, never clobbers a
     writeFileSync(path, '{"ui":{"theme":"Dracula"}}', { mode: 0o644 });
     const env = { HOME: home, GOOGLE_GEMINI_BASE_URL: 'http://127.0.0.1:1' };
     assert.equal(ensureGatewayAuthSettings(env).action, 'written');
-    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), { ui: { theme: 'Dracula' }, security: { auth: { selectedType: 'gemini-api-key' } } });
+    assert.deepEqual(JSON.parse(readFileSync(path, 'utf8')), {
+      ui: { theme: 'Dracula' },
+      security: { auth: { selectedType: 'gemini-api-key' } },
+    });
     assert.equal(statSync(path).mode & 0o777, 0o644, 'the existing mode is kept');
 
     writeFileSync(path, '{"security":{"auth":{"selectedType":"oauth-personal"}}}');

@@ -83,15 +83,24 @@ export function ensureGatewayAuthSettings(env: Record<string, string | undefined
   try {
     current = existsSync(path) ? readFileSync(path, 'utf8') : undefined;
   } catch (error) {
-    return { action: 'skipped', path, reason: `cannot read it: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      action: 'skipped',
+      path,
+      reason: `cannot read it: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
   let next: string | undefined;
   try {
     next = gatewaySettingsContents(current);
   } catch (error) {
-    return { action: 'skipped', path, reason: `cannot parse it as JSON (${error instanceof Error ? error.message : String(error)})` };
+    return {
+      action: 'skipped',
+      path,
+      reason: `cannot parse it as JSON (${error instanceof Error ? error.message : String(error)})`,
+    };
   }
-  if (next === undefined) return { action: 'kept', path, authType: selectedAuthType(JSON.parse(current ?? '{}') as Json) ?? '' };
+  if (next === undefined)
+    return { action: 'kept', path, authType: selectedAuthType(JSON.parse(current ?? '{}') as Json) ?? '' };
   const mode = current !== undefined ? statSync(path).mode & 0o777 : 0o600;
   makePrivateDirs(dirname(path));
   const temp = `${path}.${process.pid}.${randomUUID()}.tmp`;

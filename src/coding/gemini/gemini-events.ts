@@ -117,7 +117,14 @@ export function usageFromStats(stats: GeminiResult['stats']): Usage | undefined 
 }
 
 /** Exit codes of Gemini CLI 0.61 (FatalError subclasses). */
-export const GEMINI_EXIT = { auth: 41, input: 42, config: 52, turnLimit: 53, toolExecution: 54, cancelled: 130 } as const;
+export const GEMINI_EXIT = {
+  auth: 41,
+  input: 42,
+  config: 52,
+  turnLimit: 53,
+  toolExecution: 54,
+  cancelled: 130,
+} as const;
 
 const AUTH_HINT =
   'Gemini CLI could not authenticate. Set GEMINI_API_KEY (harnesses.gemini.env); with GOOGLE_GEMINI_BASE_URL the user ' +
@@ -145,7 +152,11 @@ export function geminiOutcome(result: GeminiResult, info: ExitInfo, lastError?: 
   const type = result.error?.type ?? '';
   const detail = result.error?.message ?? lastError;
   const exited = code === null ? `was killed by ${info.signal ?? 'a signal'}` : `exited with code ${code}`;
-  const message = detail ?? (result.status === 'success' ? `Gemini CLI ${exited} after reporting success` : `Gemini CLI reported an error and ${exited}`);
+  const message =
+    detail ??
+    (result.status === 'success'
+      ? `Gemini CLI ${exited} after reporting success`
+      : `Gemini CLI reported an error and ${exited}`);
   if (code === GEMINI_EXIT.turnLimit || /TurnLimited/i.test(type)) return { ok: false, reason: 'max_turns', message };
   if (code === GEMINI_EXIT.cancelled || /Cancel/i.test(type)) return { ok: false, reason: 'interrupted', message };
   if (code === GEMINI_EXIT.auth || /Authentication/i.test(type)) {
@@ -171,16 +182,32 @@ export class GeminiTurnParser implements TurnParser {
   line(line: string): HarnessEvent[] {
     if (!line.trim()) return [];
     const parsed = parseGeminiLine(line);
-    if (!parsed.ok) return [{ type: 'warning', malformed: true, message: `dropped a malformed Gemini CLI output line (${parsed.error}): ${shorten(line)}` }];
+    if (!parsed.ok)
+      return [
+        {
+          type: 'warning',
+          malformed: true,
+          message: `dropped a malformed Gemini CLI output line (${parsed.error}): ${shorten(line)}`,
+        },
+      ];
     const event = parsed.line;
     if (event.kind === 'message') return this.#message(event.value);
     const out = this.#flush();
     switch (event.kind) {
       case 'init':
-        out.push({ type: 'started', backendSessionId: event.value.session_id, ...(event.value.model ? { model: event.value.model } : {}) });
+        out.push({
+          type: 'started',
+          backendSessionId: event.value.session_id,
+          ...(event.value.model ? { model: event.value.model } : {}),
+        });
         break;
       case 'tool_use':
-        out.push({ type: 'tool', id: event.value.tool_id, name: event.value.tool_name, input: event.value.parameters ?? {} });
+        out.push({
+          type: 'tool',
+          id: event.value.tool_id,
+          name: event.value.tool_name,
+          input: event.value.parameters ?? {},
+        });
         if (event.value.tool_name === 'ask_user') {
           const text = questionText(event.value.parameters);
           if (text) out.push({ type: 'question', text });
@@ -189,7 +216,12 @@ export class GeminiTurnParser implements TurnParser {
       case 'tool_result': {
         const r = event.value;
         const output = r.output ?? r.error?.message;
-        out.push({ type: 'toolResult', id: r.tool_id, isError: r.status !== 'success', ...(output !== undefined ? { output } : {}) });
+        out.push({
+          type: 'toolResult',
+          id: r.tool_id,
+          isError: r.status !== 'success',
+          ...(output !== undefined ? { output } : {}),
+        });
         break;
       }
       case 'error':
@@ -212,7 +244,12 @@ export class GeminiTurnParser implements TurnParser {
     const result = this.#result;
     if (!result) return out;
     const usage = usageFromStats(result.stats);
-    out.push({ type: 'turnEnd', outcome: geminiOutcome(result, info, this.#lastError), costUsd: 0, ...(usage ? { usage } : {}) });
+    out.push({
+      type: 'turnEnd',
+      outcome: geminiOutcome(result, info, this.#lastError),
+      costUsd: 0,
+      ...(usage ? { usage } : {}),
+    });
     return out;
   }
 
@@ -240,7 +277,11 @@ function questionText(parameters: unknown): string {
   const questions = (parameters as { questions?: unknown } | undefined)?.questions;
   if (!Array.isArray(questions)) return '';
   return questions
-    .map((q) => (q && typeof q === 'object' && typeof (q as { question?: unknown }).question === 'string' ? (q as { question: string }).question : ''))
+    .map((q) =>
+      q && typeof q === 'object' && typeof (q as { question?: unknown }).question === 'string'
+        ? (q as { question: string }).question
+        : '',
+    )
     .filter(Boolean)
     .join('\n');
 }

@@ -69,7 +69,10 @@ class GeminiBackend implements PerTurnBackend {
     this.#authChecked = true;
     const result = ensureGatewayAuthSettings(this.#env);
     if (result.action === 'written') {
-      this.#options.logger?.info({ path: result.path }, 'selected auth type gemini-api-key in the Gemini settings (GOOGLE_GEMINI_BASE_URL is set)');
+      this.#options.logger?.info(
+        { path: result.path },
+        'selected auth type gemini-api-key in the Gemini settings (GOOGLE_GEMINI_BASE_URL is set)',
+      );
     } else if (result.action === 'skipped') {
       this.#options.logger?.warn(
         { path: result.path, reason: result.reason },

@@ -49,6 +49,11 @@ describe('cron expressions', () => {
     assert.equal(dueWindow(hourly, T0, T0 + H - 1), null);
     assert.deepEqual(dueWindow(hourly, T0, T0 + 5 * H), { count: 5, capped: false, first: T0 + H, last: T0 + 5 * H });
     const minutely = parseCronExpression('* * * * *', 'UTC', T0);
-    assert.deepEqual(dueWindow(minutely, T0, T0 + 30 * 24 * H, 100), { count: 100, capped: true, first: T0 + 60_000, last: T0 + 30 * 24 * H });
+    assert.deepEqual(dueWindow(minutely, T0, T0 + 30 * 24 * H, 100), {
+      count: 100,
+      capped: true,
+      first: T0 + 60_000,
+      last: T0 + 30 * 24 * H,
+    });
   });
 });

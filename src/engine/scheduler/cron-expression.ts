@@ -33,7 +33,10 @@ const NICKNAMES = new Set(['@yearly', '@annually', '@monthly', '@weekly', '@dail
 export function parseCronExpression(expression: string, timezone: string | undefined, now: number): CronExpression {
   const text = expression.trim().replace(/\s+/g, ' ');
   if (timezone !== undefined && !isTimeZone(timezone)) {
-    throw invalidInput(`timezone: "${timezone}" is not an IANA time zone (e.g. "Europe/Paris", "America/New_York", "UTC")`, 'timezone');
+    throw invalidInput(
+      `timezone: "${timezone}" is not an IANA time zone (e.g. "Europe/Paris", "America/New_York", "UTC")`,
+      'timezone',
+    );
   }
   if (text.startsWith('@') && !NICKNAMES.has(text.toLowerCase())) {
     throw invalidInput(`schedule: unknown nickname ${text} (use ${[...NICKNAMES].join(', ')} or 5 fields)`, 'schedule');
@@ -49,11 +52,15 @@ export function parseCronExpression(expression: string, timezone: string | undef
   try {
     cron = new Cron(text, { mode: '5-part', paused: true, ...(timezone ? { timezone } : {}) });
   } catch (error) {
-    throw invalidInput(`schedule: "${text}" is not a valid cron expression: ${errorMessage(error).replace(/^CronPattern: /, '')}`, 'schedule');
+    throw invalidInput(
+      `schedule: "${text}" is not a valid cron expression: ${errorMessage(error).replace(/^CronPattern: /, '')}`,
+      'schedule',
+    );
   }
   const next = (after: number): number | null => cron.nextRun(new Date(after))?.getTime() ?? null;
   const previous = (at: number): number | null => cron.previousRuns(1, new Date(at + 1))[0]?.getTime() ?? null;
-  if (next(now) === null) throw invalidInput(`schedule: "${text}" never fires (no matching date from now on)`, 'schedule');
+  if (next(now) === null)
+    throw invalidInput(`schedule: "${text}" never fires (no matching date from now on)`, 'schedule');
   return { expression: text, timezone, next, previous };
 }
 

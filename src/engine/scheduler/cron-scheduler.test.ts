@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { Clock } from '../../core/clock.ts';
-import { loadConfig } from '../../core/config-load.ts';
-import { AppError } from '../../core/errors.ts';
-import { CronTaskStore } from '../../store/cron-tasks.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
-import type { DatabaseSync } from '../../store/database.ts';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { SteppingClock } from '../../../test/support/stepping-clock.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import type { Clock } from '../../core/clock.ts';
+import { loadConfig } from '../../core/config-load.ts';
+import { AppError } from '../../core/errors.ts';
+import { CronTaskStore } from '../../store/cron-tasks.ts';
+import type { DatabaseSync } from '../../store/database.ts';
+import { openDatabase } from '../../store/database.ts';
+import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { CronScheduler } from './cron-scheduler.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -33,10 +33,18 @@ describe('CronScheduler', () => {
   let daemons: Daemon[];
 
   function boot(at: number, overrides: Record<string, unknown> = {}, lagMs = 0): Daemon {
-    const { config } = loadConfig({ home: dir.path, env: {}, overrides: { 'scheduler.timezone': 'UTC', ...overrides } });
+    const { config } = loadConfig({
+      home: dir.path,
+      env: {},
+      overrides: { 'scheduler.timezone': 'UTC', ...overrides },
+    });
     const clock = new SteppingClock(at);
     // A lagging timer stands for a machine that slept: every wait ends `lagMs` late.
-    const timers: Clock = { now: () => clock.now(), after: (ms, fn) => clock.after(ms + lagMs, fn), every: (ms, fn) => clock.every(ms, fn) };
+    const timers: Clock = {
+      now: () => clock.now(),
+      after: (ms, fn) => clock.after(ms + lagMs, fn),
+      every: (ms, fn) => clock.every(ms, fn),
+    };
     const db = openDatabase(join(dir.path, 'state.db'));
     const store = new CronTaskStore(sqliteKysely(db));
     const log = captureLogger();
@@ -101,7 +109,10 @@ describe('CronScheduler', () => {
         [{ type: 'cron', id: late.id }, 'cron:late'],
       ],
     );
-    assert.match(engine.posts[0]?.text ?? '', /^\[Scheduled task "first" \(.+\) — run due 2026-01-01T00:15:00.000Z\]\n\nfirst prompt$/);
+    assert.match(
+      engine.posts[0]?.text ?? '',
+      /^\[Scheduled task "first" \(.+\) — run due 2026-01-01T00:15:00.000Z\]\n\nfirst prompt$/,
+    );
     assert.equal(engine.posts[0]?.messageId, `cron-${first.id}-${T0 + 15 * MIN}`);
     const info = await d.scheduler.get('first');
     assert.equal(info.lastRunAt, T0 + 15 * MIN);
@@ -132,7 +143,17 @@ describe('CronScheduler', () => {
     assert.equal(engine.posts.length, 1);
     assert.equal((await d.store.resolve(task.id))?.nextRunAt, T0 + 20 * MIN);
     // The store refuses a second intent for a due time already claimed.
-    const again0 = { taskId: task.id, dueAt: T0 + 10 * MIN, kind: 'scheduled' as const, missed: 0, firstMissedAt: null, prompt: 'x', messageId: 'other', now: d.clock.now(), nextRunAt: null };
+    const again0 = {
+      taskId: task.id,
+      dueAt: T0 + 10 * MIN,
+      kind: 'scheduled' as const,
+      missed: 0,
+      firstMissedAt: null,
+      prompt: 'x',
+      messageId: 'other',
+      now: d.clock.now(),
+      nextRunAt: null,
+    };
     assert.equal(await d.store.beginRun(again0), null);
     assert.equal((await d.store.resolve(task.id))?.nextRunAt, T0 + 20 * MIN);
 
@@ -175,7 +196,10 @@ describe('CronScheduler', () => {
         assert.equal(up.log.find('warn', /skipped \(scheduler.missedRuns = skip\)/).length, 1);
       } else {
         assert.equal(engine.runs.length, 2);
-        assert.match(engine.runs[1]?.text ?? '', /catch-up run: 5 runs were missed while switchboard was down \(first due 2026-01-01T02:00:00.000Z, last due 2026-01-01T06:00:00.000Z\)\]\n\nreport$/);
+        assert.match(
+          engine.runs[1]?.text ?? '',
+          /catch-up run: 5 runs were missed while switchboard was down \(first due 2026-01-01T02:00:00.000Z, last due 2026-01-01T06:00:00.000Z\)\]\n\nreport$/,
+        );
         assert.deepEqual(
           runs.map((r) => [r.kind, r.status, r.missed, r.dueAt]),
           [
@@ -277,7 +301,10 @@ describe('CronScheduler', () => {
     assert.equal(third.log.find('error', /abandoned/).length, 1);
     // The task keeps its cadence.
     await advance(third, 58 * MIN);
-    assert.deepEqual(engine.runs.map((p) => p.messageId), [`cron-${task.id}-${T0 + 2 * H}`]);
+    assert.deepEqual(
+      engine.runs.map((p) => p.messageId),
+      [`cron-${task.id}-${T0 + 2 * H}`],
+    );
     await third.scheduler.stop();
   });
 

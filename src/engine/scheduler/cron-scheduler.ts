@@ -2,17 +2,17 @@
 // and recorded as accepted after, so a crash in between is found on the next start and re-posted once with the same
 // message id (the engine acknowledges a repeat as a duplicate); a due time is claimed when its intent is written, so it
 // never fires twice. Runs missed while the daemon was down follow `scheduler.missedRuns`.
-import { pageOf } from '../../core/page.ts';
-import type { Page, PageRequest } from '../../core/page.ts';
 import type { Config } from '../../core/config.ts';
 import { AppError, conflict, errorMessage, invalidInput, notFound } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
+import type { Page, PageRequest } from '../../core/page.ts';
+import { pageOf } from '../../core/page.ts';
 import type { CronRun, CronTask, CronTaskStore } from '../../store/cron-tasks.ts';
-import { dueWindow, parseCronExpression } from './cron-expression.ts';
 import type { CronExpression, DueWindow } from './cron-expression.ts';
+import { dueWindow, parseCronExpression } from './cron-expression.ts';
 import { cronRunText, iso } from './cron-run-text.ts';
-import { abandonedError, MAX_POST_ATTEMPTS, postAndRecord, ScheduleTimer } from './scheduled-run.ts';
 import type { SchedulerBaseDeps } from './scheduled-run.ts';
+import { abandonedError, MAX_POST_ATTEMPTS, postAndRecord, ScheduleTimer } from './scheduled-run.ts';
 
 export interface CronSchedulerDeps extends SchedulerBaseDeps {
   store: CronTaskStore;
@@ -96,8 +96,10 @@ export class CronScheduler {
   async #add(input: CronTaskInput): Promise<CronTask> {
     const { store, clock, config } = this.#deps;
     const name = input.name.trim();
-    if (!NAME_RE.test(name)) throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
-    if (await store.resolve(name)) throw conflict(`a cron task named "${name}" already exists (remove it first, or pick another name)`);
+    if (!NAME_RE.test(name))
+      throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
+    if (await store.resolve(name))
+      throw conflict(`a cron task named "${name}" already exists (remove it first, or pick another name)`);
     const prompt = input.prompt.trim();
     if (!prompt) throw invalidInput('prompt: must not be empty', 'prompt');
     const now = clock.now();
@@ -118,7 +120,10 @@ export class CronScheduler {
       nextRunAt: enabled ? expr.next(now) : null,
     };
     await store.insert(task);
-    this.#deps.logger.info({ task: task.id, name, schedule: task.schedule, timezone: task.timezone, nextRunAt: task.nextRunAt }, 'cron task added');
+    this.#deps.logger.info(
+      { task: task.id, name, schedule: task.schedule, timezone: task.timezone, nextRunAt: task.nextRunAt },
+      'cron task added',
+    );
     await this.#arm();
     return task;
   }
@@ -157,10 +162,17 @@ export class CronScheduler {
     return this.#exclusive(async () => {
       const task = await this.#require(ref);
       const now = this.#deps.clock.now();
-      const next = enabled ? this.#expression(task)?.next(now) ?? null : null;
-      if (enabled && next === null) throw invalidInput(`schedule: the task "${task.name}" cannot be enabled: its schedule no longer parses or never fires`, 'schedule');
+      const next = enabled ? (this.#expression(task)?.next(now) ?? null) : null;
+      if (enabled && next === null)
+        throw invalidInput(
+          `schedule: the task "${task.name}" cannot be enabled: its schedule no longer parses or never fires`,
+          'schedule',
+        );
       await this.#deps.store.setEnabled(task.id, enabled, next, now);
-      this.#deps.logger.info({ task: task.id, name: task.name, enabled, nextRunAt: next }, enabled ? 'cron task enabled' : 'cron task disabled');
+      this.#deps.logger.info(
+        { task: task.id, name: task.name, enabled, nextRunAt: next },
+        enabled ? 'cron task enabled' : 'cron task disabled',
+      );
       await this.#arm();
       return this.#require(task.id);
     });
@@ -182,13 +194,20 @@ export class CronScheduler {
   /** The parsed expression of a stored task, or null (logged once) when it no longer parses (e.g. a changed default zone). */
   #expression(task: CronTask): CronExpression | null {
     try {
-      const expr = parseCronExpression(task.schedule, task.timezone ?? this.#deps.config.scheduler.timezone, this.#deps.clock.now());
+      const expr = parseCronExpression(
+        task.schedule,
+        task.timezone ?? this.#deps.config.scheduler.timezone,
+        this.#deps.clock.now(),
+      );
       this.#invalid.delete(task.id);
       return expr;
     } catch (error) {
       if (!this.#invalid.has(task.id)) {
         this.#invalid.add(task.id);
-        this.#deps.logger.error({ task: task.id, name: task.name, err: error instanceof AppError ? error.message : errorMessage(error) }, 'cron task has an invalid schedule; it does not run');
+        this.#deps.logger.error(
+          { task: task.id, name: task.name, err: error instanceof AppError ? error.message : errorMessage(error) },
+          'cron task has an invalid schedule; it does not run',
+        );
       }
       return null;
     }
@@ -200,12 +219,24 @@ export class CronScheduler {
       const task = await store.resolve(run.taskId);
       if (!task) continue;
       if (run.attempts >= MAX_POST_ATTEMPTS) {
-        await store.failRun(run, 'abandoned', abandonedError(run.attempts), clock.now(), this.#deps.config.scheduler.keepRuns);
-        logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), attempts: run.attempts }, 'cron run abandoned after repeated crashes while posting it');
+        await store.failRun(
+          run,
+          'abandoned',
+          abandonedError(run.attempts),
+          clock.now(),
+          this.#deps.config.scheduler.keepRuns,
+        );
+        logger.error(
+          { task: task.id, name: task.name, dueAt: iso(run.dueAt), attempts: run.attempts },
+          'cron run abandoned after repeated crashes while posting it',
+        );
         continue;
       }
       await store.retryRun(run.id);
-      logger.warn({ task: task.id, name: task.name, dueAt: iso(run.dueAt) }, 'cron run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)');
+      logger.warn(
+        { task: task.id, name: task.name, dueAt: iso(run.dueAt) },
+        'cron run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)',
+      );
       this.#enqueuePost(task, { ...run, attempts: run.attempts + 1 });
     }
   }
@@ -237,16 +268,35 @@ export class CronScheduler {
   async #missed(task: CronTask, expr: CronExpression, window: DueWindow, now: number): Promise<void> {
     const { store, logger, config } = this.#deps;
     const policy = config.scheduler.missedRuns;
-    const details = { task: task.id, name: task.name, missed: window.count, capped: window.capped, firstDueAt: iso(window.first), lastDueAt: iso(window.last), policy };
+    const details = {
+      task: task.id,
+      name: task.name,
+      missed: window.count,
+      capped: window.capped,
+      firstDueAt: iso(window.first),
+      lastDueAt: iso(window.last),
+      policy,
+    };
     if (policy === 'skip') {
       await store.recordMissed(
-        { taskId: task.id, firstDueAt: window.first, lastDueAt: window.last, count: window.count, messageId: `cron-${task.id}-${window.last}-missed`, now, nextRunAt: expr.next(now) },
+        {
+          taskId: task.id,
+          firstDueAt: window.first,
+          lastDueAt: window.last,
+          count: window.count,
+          messageId: `cron-${task.id}-${window.last}-missed`,
+          now,
+          nextRunAt: expr.next(now),
+        },
         config.scheduler.keepRuns,
       );
       logger.warn(details, 'cron runs missed while the daemon was down were skipped (scheduler.missedRuns = skip)');
       return;
     }
-    logger.warn(details, 'cron runs were missed while the daemon was down; making one catch-up run (scheduler.missedRuns = run-once)');
+    logger.warn(
+      details,
+      'cron runs were missed while the daemon was down; making one catch-up run (scheduler.missedRuns = run-once)',
+    );
     await this.#begin(task, window.last, 'catch-up', window, expr.next(now));
   }
 
@@ -254,7 +304,8 @@ export class CronScheduler {
   #arm(): Promise<void> {
     return this.#timer.arm(async () => {
       let next = Infinity;
-      for (const task of await this.#deps.store.list()) if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
+      for (const task of await this.#deps.store.list())
+        if (task.enabled && task.nextRunAt !== null && task.nextRunAt < next) next = task.nextRunAt;
       return next === Infinity ? null : next;
     });
   }
@@ -264,8 +315,13 @@ export class CronScheduler {
     if (this.#timer.stopped) return;
     const now = this.#deps.clock.now();
     this.#exclusive(() => this.#fireDue(now)).catch((error: unknown) => {
-      this.#deps.logger.error({ err: errorMessage(error) }, 'cron tick failed; the timer tries again within scheduler.maxWaitMs');
-      this.#exclusive(() => this.#arm()).catch((armError: unknown) => this.#deps.logger.error({ err: errorMessage(armError) }, 'cron timer could not be re-armed'));
+      this.#deps.logger.error(
+        { err: errorMessage(error) },
+        'cron tick failed; the timer tries again within scheduler.maxWaitMs',
+      );
+      this.#exclusive(() => this.#arm()).catch((armError: unknown) =>
+        this.#deps.logger.error({ err: errorMessage(armError) }, 'cron timer could not be re-armed'),
+      );
     });
   }
 
@@ -295,10 +351,21 @@ export class CronScheduler {
       const earlier = dueWindow(expr, window.first - 1, window.last - 1);
       if (earlier && this.#deps.config.scheduler.missedRuns === 'skip') {
         await this.#deps.store.recordMissed(
-          { taskId: task.id, firstDueAt: earlier.first, lastDueAt: earlier.last, count: earlier.count, messageId: `cron-${task.id}-${earlier.last}-missed`, now, nextRunAt: task.nextRunAt },
+          {
+            taskId: task.id,
+            firstDueAt: earlier.first,
+            lastDueAt: earlier.last,
+            count: earlier.count,
+            messageId: `cron-${task.id}-${earlier.last}-missed`,
+            now,
+            nextRunAt: task.nextRunAt,
+          },
           this.#deps.config.scheduler.keepRuns,
         );
-        this.#deps.logger.warn({ task: task.id, name: task.name, missed: earlier.count }, 'cron timer woke late; earlier due times skipped (scheduler.missedRuns = skip)');
+        this.#deps.logger.warn(
+          { task: task.id, name: task.name, missed: earlier.count },
+          'cron timer woke late; earlier due times skipped (scheduler.missedRuns = skip)',
+        );
         await this.#begin(task, window.last, 'scheduled', null, expr.next(now));
       } else {
         await this.#begin(task, window.last, 'catch-up', earlier ?? null, expr.next(now));
@@ -308,7 +375,13 @@ export class CronScheduler {
   }
 
   /** Writes the intent of a run (claiming its due time) and queues its post. */
-  async #begin(task: CronTask, dueAt: number, kind: 'scheduled' | 'catch-up', missed: DueWindow | null, nextRunAt: number | null): Promise<void> {
+  async #begin(
+    task: CronTask,
+    dueAt: number,
+    kind: 'scheduled' | 'catch-up',
+    missed: DueWindow | null,
+    nextRunAt: number | null,
+  ): Promise<void> {
     const { store, clock, logger } = this.#deps;
     const run = await store.beginRun({
       taskId: task.id,
@@ -339,19 +412,42 @@ export class CronScheduler {
   async #post(task: CronTask, run: CronRun): Promise<void> {
     const { engine, store, clock, logger, config } = this.#deps;
     try {
-      await postAndRecord(engine, { target: { type: 'cron', id: task.id }, origin: `cron:${task.name}`, prompt: run.prompt, messageId: run.messageId }, {
-        accepted: async (accepted) => {
-          await store.finishRun(run, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
-          logger.info(
-            { task: task.id, name: task.name, dueAt: iso(run.dueAt), kind: run.kind, session: accepted.sessionId, duplicate: accepted.duplicate },
-            accepted.duplicate ? 'cron run was already accepted before the restart; recorded' : 'cron run posted',
-          );
+      await postAndRecord(
+        engine,
+        {
+          target: { type: 'cron', id: task.id },
+          origin: `cron:${task.name}`,
+          prompt: run.prompt,
+          messageId: run.messageId,
         },
-        refused: async (error) => {
-          await store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
-          logger.error({ task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) }, 'cron run could not be posted to the engine');
+        {
+          accepted: async (accepted) => {
+            await store.finishRun(
+              run,
+              { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() },
+              config.scheduler.keepRuns,
+            );
+            logger.info(
+              {
+                task: task.id,
+                name: task.name,
+                dueAt: iso(run.dueAt),
+                kind: run.kind,
+                session: accepted.sessionId,
+                duplicate: accepted.duplicate,
+              },
+              accepted.duplicate ? 'cron run was already accepted before the restart; recorded' : 'cron run posted',
+            );
+          },
+          refused: async (error) => {
+            await store.failRun(run, 'failed', errorMessage(error), clock.now(), config.scheduler.keepRuns);
+            logger.error(
+              { task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) },
+              'cron run could not be posted to the engine',
+            );
+          },
         },
-      });
+      );
     } catch (error) {
       logger.error(
         { task: task.id, name: task.name, dueAt: iso(run.dueAt), err: errorMessage(error) },

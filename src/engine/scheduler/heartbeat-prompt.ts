@@ -17,7 +17,13 @@ export interface ExtraEvent {
  * then the queued events (stored ones and `extra`), oldest first. Always returns a non-empty prompt: an explicit run
  * with no tasks and no events says so instead of being skipped.
  */
-export function heartbeatPrompt(input: { now: number; reason: HeartbeatReason; tasks: HeartbeatTask[]; events: HeartbeatEvent[]; extra?: ExtraEvent[] }): string {
+export function heartbeatPrompt(input: {
+  now: number;
+  reason: HeartbeatReason;
+  tasks: HeartbeatTask[];
+  events: HeartbeatEvent[];
+  extra?: ExtraEvent[];
+}): string {
   const events = [
     ...input.events.map((e) => ({ text: e.text, source: e.source, at: e.createdAt })),
     ...(input.extra ?? []).map((e) => ({ text: e.text, source: e.source, at: e.at ?? input.now })),
@@ -33,13 +39,17 @@ export function heartbeatPrompt(input: { now: number; reason: HeartbeatReason; t
   lines.push('Work through every task and event below, in order. If nothing needs attention, reply HEARTBEAT_OK.', '');
   if (input.tasks.length > 0) {
     lines.push('## Tasks', '');
-    input.tasks.forEach((task, i) => lines.push(`### ${i + 1}. ${task.title}`, `id: ${task.id}`, '', task.prompt.trim(), ''));
+    input.tasks.forEach((task, i) =>
+      lines.push(`### ${i + 1}. ${task.title}`, `id: ${task.id}`, '', task.prompt.trim(), ''),
+    );
   } else {
     lines.push('There are no heartbeat tasks; only the events below.', '');
   }
   if (events.length > 0) {
     lines.push('## Events', '');
-    events.forEach((e, i) => lines.push(`### Event ${i + 1} (${e.source}, ${new Date(e.at).toISOString()})`, '', e.text.trim(), ''));
+    events.forEach((e, i) =>
+      lines.push(`### Event ${i + 1} (${e.source}, ${new Date(e.at).toISOString()})`, '', e.text.trim(), ''),
+    );
   }
   return lines.join('\n').trimEnd();
 }

@@ -64,7 +64,10 @@ describe('Heartbeat', () => {
     await d.clock.advance(1);
     await d.heartbeat.addTask({ title: 'Inbox', prompt: 'Summarize new issues.' });
     await assert.rejects(d.heartbeat.addTask({ title: 'Inbox', prompt: 'x' }), /already exists/);
-    await assert.rejects(d.heartbeat.addTask({ title: ' ', prompt: 'x' }), (e: unknown) => e instanceof AppError && e.field === 'title');
+    await assert.rejects(
+      d.heartbeat.addTask({ title: ' ', prompt: 'x' }),
+      (e: unknown) => e instanceof AppError && e.field === 'title',
+    );
     await advance(d, 29 * MIN);
     assert.equal(engine.posts.length, 0);
     await advance(d, 1 * MIN);
@@ -73,7 +76,12 @@ describe('Heartbeat', () => {
     assert.deepEqual(post?.descriptor, { type: 'heartbeat' });
     assert.equal(post?.origin, 'heartbeat');
     assert.match(post?.text ?? '', /^# Heartbeat run — 2026-01-01T00:30:00.000Z \(timer\)/);
-    assert.match(post?.text ?? '', new RegExp(`### 1\\. Check CI\\nid: ${ci.id}\\n\\nLook at the failing builds\\.\\n\\n### 2\\. Inbox\\nid: .+\\n\\nSummarize new issues\\.`));
+    assert.match(
+      post?.text ?? '',
+      new RegExp(
+        `### 1\\. Check CI\\nid: ${ci.id}\\n\\nLook at the failing builds\\.\\n\\n### 2\\. Inbox\\nid: .+\\n\\nSummarize new issues\\.`,
+      ),
+    );
     assert.equal((await d.heartbeat.status()).lastRunAt, T0 + 30 * MIN);
     await advance(d, 30 * MIN);
     assert.equal(engine.runs.length, 2);
@@ -95,10 +103,16 @@ describe('Heartbeat', () => {
     await d.heartbeat.start();
     const manual = await d.heartbeat.runNow('manual');
     assert.equal(manual.tasks, 0);
-    assert.match(engine.posts[0]?.text ?? '', /\(manual\)\n\nThis run was requested explicitly; there are no heartbeat tasks and no queued events\./);
+    assert.match(
+      engine.posts[0]?.text ?? '',
+      /\(manual\)\n\nThis run was requested explicitly; there are no heartbeat tasks and no queued events\./,
+    );
     await d.heartbeat.runNow('wake', [{ text: 'Coding session "fix" completed.', source: 'wake', at: T0 }]);
     assert.equal(engine.runs.length, 2);
-    assert.match(engine.posts[1]?.text ?? '', /There are no heartbeat tasks; only the events below\.[\s\S]*### Event 1 \(wake, 2026-01-01T00:00:00.000Z\)\n\nCoding session "fix" completed\./);
+    assert.match(
+      engine.posts[1]?.text ?? '',
+      /There are no heartbeat tasks; only the events below\.[\s\S]*### Event 1 \(wake, 2026-01-01T00:00:00.000Z\)\n\nCoding session "fix" completed\./,
+    );
     // An explicit run moves the cadence: the next timer run is a full interval later.
     assert.equal(await d.heartbeat.nextRunAt(), T0 + 30 * MIN);
     await d.heartbeat.stop();
@@ -114,7 +128,10 @@ describe('Heartbeat', () => {
     await advance(d, 20 * MIN);
     assert.equal(engine.runs.length, 1);
     const text = engine.runs[0]?.text ?? '';
-    assert.match(text, /### Event 1 \(hook, 2026-01-01T00:10:00.000Z\)\n\ndeploy finished\n\n### Event 2 \(hook, .+\)\n\nbackup failed/);
+    assert.match(
+      text,
+      /### Event 1 \(hook, 2026-01-01T00:10:00.000Z\)\n\ndeploy finished\n\n### Event 2 \(hook, .+\)\n\nbackup failed/,
+    );
     assert.equal((await d.heartbeat.status()).pendingEvents, 0);
     await d.heartbeat.addTask({ title: 'T', prompt: 'p' });
     await advance(d, 30 * MIN);

@@ -66,11 +66,17 @@ export class Heartbeat {
     for (const run of await store.unfinishedRuns()) {
       if (run.attempts >= MAX_POST_ATTEMPTS) {
         await store.failRun(run.id, 'abandoned', abandonedError(run.attempts), clock.now());
-        logger.error({ run: run.id, reason: run.reason, attempts: run.attempts }, 'heartbeat run abandoned after repeated crashes while posting it');
+        logger.error(
+          { run: run.id, reason: run.reason, attempts: run.attempts },
+          'heartbeat run abandoned after repeated crashes while posting it',
+        );
         continue;
       }
       await store.retryRun(run.id);
-      logger.warn({ run: run.id, reason: run.reason }, 'heartbeat run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)');
+      logger.warn(
+        { run: run.id, reason: run.reason },
+        'heartbeat run was not recorded before the daemon stopped; posting it again (a repeat is recognized by its message id)',
+      );
       void this.#enqueue(() => this.#post(run).catch(() => undefined));
     }
     await this.#arm();
@@ -122,13 +128,22 @@ export class Heartbeat {
    * key's answer); else it is committed when this resolves. Rejects with conflict when the timer is off: no next run
    * would come without an explicit one.
    */
-  async queueEvent(text: string, source: string, trx?: Transaction<Database>): Promise<{ event: HeartbeatEvent; nextRunAt: number }> {
+  async queueEvent(
+    text: string,
+    source: string,
+    trx?: Transaction<Database>,
+  ): Promise<{ event: HeartbeatEvent; nextRunAt: number }> {
     if (this.#intervalMs <= 0) {
-      throw conflict('the heartbeat timer is off (heartbeat.intervalMinutes is 0), so there is no next heartbeat: send it with mode "now", or set heartbeat.intervalMinutes');
+      throw conflict(
+        'the heartbeat timer is off (heartbeat.intervalMinutes is 0), so there is no next heartbeat: send it with mode "now", or set heartbeat.intervalMinutes',
+      );
     }
     const { event, state } = await this.#deps.store.addEvent(text, source, this.#deps.clock.now(), trx);
     const nextRunAt = state.anchorAt + this.#intervalMs;
-    this.#deps.logger.info({ event: event.id, source, nextRunAt: new Date(nextRunAt).toISOString() }, 'event queued for the next heartbeat');
+    this.#deps.logger.info(
+      { event: event.id, source, nextRunAt: new Date(nextRunAt).toISOString() },
+      'event queued for the next heartbeat',
+    );
     return { event, nextRunAt };
   }
 
@@ -137,7 +152,11 @@ export class Heartbeat {
    * run's prompt without being queued; `messageId` (default: a new one) is the engine's idempotency id for the run.
    * Resolves once the engine accepted the prompt; rejects when it refused it.
    */
-  runNow(reason: Exclude<HeartbeatReason, 'timer'>, extra: ExtraEvent[] = [], options: { messageId?: string } = {}): Promise<HeartbeatRunResult> {
+  runNow(
+    reason: Exclude<HeartbeatReason, 'timer'>,
+    extra: ExtraEvent[] = [],
+    options: { messageId?: string } = {},
+  ): Promise<HeartbeatRunResult> {
     return this.#enqueue(() => this.#run(reason, extra, options.messageId));
   }
 
@@ -207,7 +226,11 @@ export class Heartbeat {
     await this.#post(run).catch(() => undefined);
   }
 
-  async #run(reason: HeartbeatReason, extra: ExtraEvent[], messageId = `heartbeat-${newId(16)}`): Promise<HeartbeatRunResult> {
+  async #run(
+    reason: HeartbeatReason,
+    extra: ExtraEvent[],
+    messageId = `heartbeat-${newId(16)}`,
+  ): Promise<HeartbeatRunResult> {
     return this.#post(await this.#begin(reason, extra, messageId, this.#deps.clock.now()));
   }
 
@@ -229,17 +252,45 @@ export class Heartbeat {
   /** Posts a run and records the outcome; rejects with the engine's error when it refused the run. */
   #post(run: HeartbeatRun): Promise<HeartbeatRunResult> {
     const { engine, store, clock, logger, config } = this.#deps;
-    return postAndRecord(engine, { target: { type: 'heartbeat' }, origin: 'heartbeat', prompt: run.prompt, messageId: run.messageId }, {
-      accepted: async (accepted) => {
-        await store.finishRun(run.id, { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() }, config.scheduler.keepRuns);
-        logger.info({ run: run.id, reason: run.reason, tasks: run.tasks, events: run.events, session: accepted.sessionId, duplicate: accepted.duplicate }, 'heartbeat run posted');
-        return { runId: run.id, sessionId: accepted.sessionId, messageId: accepted.messageId, duplicate: accepted.duplicate, tasks: run.tasks, events: run.events };
+    return postAndRecord(
+      engine,
+      { target: { type: 'heartbeat' }, origin: 'heartbeat', prompt: run.prompt, messageId: run.messageId },
+      {
+        accepted: async (accepted) => {
+          await store.finishRun(
+            run.id,
+            { sessionId: accepted.sessionId, duplicate: accepted.duplicate, now: clock.now() },
+            config.scheduler.keepRuns,
+          );
+          logger.info(
+            {
+              run: run.id,
+              reason: run.reason,
+              tasks: run.tasks,
+              events: run.events,
+              session: accepted.sessionId,
+              duplicate: accepted.duplicate,
+            },
+            'heartbeat run posted',
+          );
+          return {
+            runId: run.id,
+            sessionId: accepted.sessionId,
+            messageId: accepted.messageId,
+            duplicate: accepted.duplicate,
+            tasks: run.tasks,
+            events: run.events,
+          };
+        },
+        refused: async (error) => {
+          await store.failRun(run.id, 'failed', errorMessage(error), clock.now());
+          logger.error(
+            { run: run.id, reason: run.reason, err: errorMessage(error) },
+            'heartbeat run could not be posted to the engine; its events wait for the next run',
+          );
+          throw error;
+        },
       },
-      refused: async (error) => {
-        await store.failRun(run.id, 'failed', errorMessage(error), clock.now());
-        logger.error({ run: run.id, reason: run.reason, err: errorMessage(error) }, 'heartbeat run could not be posted to the engine; its events wait for the next run');
-        throw error;
-      },
-    });
+    );
   }
 }

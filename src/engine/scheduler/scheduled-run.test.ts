@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { ManualClock } from '../../core/clock.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
-import { abandonedError, postAndRecord, ScheduleTimer } from './scheduled-run.ts';
+import { ManualClock } from '../../core/clock.ts';
 import type { ScheduledPost } from './scheduled-run.ts';
+import { abandonedError, postAndRecord, ScheduleTimer } from './scheduled-run.ts';
 
 const T0 = Date.UTC(2026, 0, 1);
 
@@ -53,13 +53,19 @@ describe('ScheduleTimer', () => {
 });
 
 describe('postAndRecord', () => {
-  const post: ScheduledPost = { target: { type: 'cron', id: 'task-1' }, origin: 'cron:nightly', prompt: 'run the checks', messageId: 'cron-task-1-1' };
+  const post: ScheduledPost = {
+    target: { type: 'cron', id: 'task-1' },
+    origin: 'cron:nightly',
+    prompt: 'run the checks',
+    messageId: 'cron-task-1-1',
+  };
 
   it('posts under the message id and records the acceptance (a repeat as a duplicate)', async () => {
     const engine = new RecordingEngine();
     const seen: string[] = [];
     const record = {
-      accepted: (a: { duplicate: boolean; messageId: string }) => `accepted ${a.messageId}${a.duplicate ? ' (duplicate)' : ''}`,
+      accepted: (a: { duplicate: boolean; messageId: string }) =>
+        `accepted ${a.messageId}${a.duplicate ? ' (duplicate)' : ''}`,
       refused: () => {
         seen.push('refused');
         return 'refused';
@@ -80,7 +86,10 @@ describe('postAndRecord', () => {
   it("gives the engine's refusal to `refused`, whose result (or throw) is the outcome", async () => {
     const engine = new RecordingEngine();
     engine.failWith = new Error('the engine is stopping');
-    const result = await postAndRecord(engine, post, { accepted: () => 'accepted', refused: (error) => `refused: ${(error as Error).message}` });
+    const result = await postAndRecord(engine, post, {
+      accepted: () => 'accepted',
+      refused: (error) => `refused: ${(error as Error).message}`,
+    });
     assert.equal(result, 'refused: the engine is stopping');
     await assert.rejects(
       postAndRecord(engine, post, {
@@ -112,6 +121,9 @@ describe('postAndRecord', () => {
   });
 
   it('names the attempts in the abandoned error', () => {
-    assert.equal(abandonedError(2), 'the daemon stopped 2 times while posting this run; not posted again (to avoid a restart loop)');
+    assert.equal(
+      abandonedError(2),
+      'the daemon stopped 2 times while posting this run; not posted again (to avoid a restart loop)',
+    );
   });
 });

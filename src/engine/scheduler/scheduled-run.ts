@@ -39,7 +39,11 @@ export interface PostRecorder<R> {
  * engine refused it (only then: a failure to record an acceptance rejects as it is, the run stays unrecorded, and the
  * next start posts it again). Resolves to what the recorder returns.
  */
-export async function postAndRecord<R>(engine: SchedulerBaseDeps['engine'], post: ScheduledPost, record: PostRecorder<R>): Promise<R> {
+export async function postAndRecord<R>(
+  engine: SchedulerBaseDeps['engine'],
+  post: ScheduledPost,
+  record: PostRecorder<R>,
+): Promise<R> {
   let accepted: Accepted;
   try {
     accepted = await engine.postScheduled(post.target, post.prompt, post.origin, { messageId: post.messageId });

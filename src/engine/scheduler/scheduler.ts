@@ -35,8 +35,20 @@ export interface Scheduler {
 /** Builds the cron scheduler and the heartbeat over `deps.db`; nothing runs until `start()`. */
 export function createScheduler(deps: SchedulerDeps): Scheduler {
   const logger = deps.logger.child({ part: 'scheduler' });
-  const cron = new CronScheduler({ store: new CronTaskStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
-  const heartbeat = new Heartbeat({ store: new HeartbeatStore(deps.db), engine: deps.engine, clock: deps.clock, logger, config: deps.config });
+  const cron = new CronScheduler({
+    store: new CronTaskStore(deps.db),
+    engine: deps.engine,
+    clock: deps.clock,
+    logger,
+    config: deps.config,
+  });
+  const heartbeat = new Heartbeat({
+    store: new HeartbeatStore(deps.db),
+    engine: deps.engine,
+    clock: deps.clock,
+    logger,
+    config: deps.config,
+  });
   return {
     cron,
     heartbeat,
@@ -52,7 +64,11 @@ export function createScheduler(deps: SchedulerDeps): Scheduler {
       const next = tasks.filter((t) => t.enabled && t.nextRunAt !== null).map((t) => t.nextRunAt as number);
       return {
         missedRuns: deps.config.scheduler.missedRuns,
-        cron: { tasks: tasks.length, enabled: tasks.filter((t) => t.enabled).length, nextRunAt: next.length > 0 ? Math.min(...next) : null },
+        cron: {
+          tasks: tasks.length,
+          enabled: tasks.filter((t) => t.enabled).length,
+          nextRunAt: next.length > 0 ? Math.min(...next) : null,
+        },
         heartbeat: await heartbeat.status(),
       };
     },

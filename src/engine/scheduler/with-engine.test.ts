@@ -30,7 +30,13 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
   it('fires cron runs into their cron session and heartbeat runs into the heartbeat session; wakes follow the route', async () => {
     fx = await engineFixture({ overrides: { scheduler: { timezone: 'UTC' } } });
     f = managerFixture();
-    scheduler = createScheduler({ db: sqliteKysely(fx.db), engine: fx.engine, clock: fx.clock, logger: silentLogger(), config: fx.config });
+    scheduler = createScheduler({
+      db: sqliteKysely(fx.db),
+      engine: fx.engine,
+      clock: fx.clock,
+      logger: silentLogger(),
+      config: fx.config,
+    });
     await scheduler.start();
     const task = await scheduler.cron.add({ name: 'nightly', schedule: '*/5 * * * *', prompt: 'run the checks' });
     // Minute by minute: the timer wakes at least every scheduler.maxWaitMs and re-arms once the store answered.
@@ -44,30 +50,45 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     assert.equal((await scheduler.cron.get('nightly')).runs[0]?.sessionId, cron?.id);
 
     // No user session and no heartbeat session yet: a wake runs the heartbeat, which creates its session.
-    const wake = createWakeRouter({ db: sqliteKysely(f.db), sessions: f.manager, engine: fx.engine, heartbeat: scheduler.heartbeat, clock: f.clock, logger: silentLogger(), config: f.config });
+    const wake = createWakeRouter({
+      db: sqliteKysely(f.db),
+      sessions: f.manager,
+      engine: fx.engine,
+      heartbeat: scheduler.heartbeat,
+      clock: f.clock,
+      logger: silentLogger(),
+      config: f.config,
+    });
     await wake.start();
     await f.manager.launch({ prompt: 'p', name: 'alpha', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text: 'alpha done' }, ok);
     await wake.idle();
     const heartbeat = fx.engine.listSessions().find((s) => s.descriptor.type === 'heartbeat');
     assert.ok(heartbeat, 'the heartbeat session was created by the wake');
-    assert.ok(fx.records(heartbeat.id).some((r) => typeof r.text === 'string' && /\(wake\)[\s\S]*Coding session "alpha"/.test(r.text)));
+    assert.ok(
+      fx
+        .records(heartbeat.id)
+        .some((r) => typeof r.text === 'string' && /\(wake\)[\s\S]*Coding session "alpha"/.test(r.text)),
+    );
 
     // Now the heartbeat session exists: the next wake is a system message to it.
     await f.manager.launch({ prompt: 'p', name: 'beta', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-2' }, { type: 'text', text: 'beta done' }, ok);
     await wake.idle();
     // A person writes: the foreground session takes the next wake.
-    const user = await fx.engine.acceptUserMessage({ id: 'm1', target: { channel: 'telegram', chat: '42' }, userId: '42', text: 'hi', receivedAt: 0 });
+    const user = await fx.engine.acceptUserMessage({
+      id: 'm1',
+      target: { channel: 'telegram', chat: '42' },
+      userId: '42',
+      text: 'hi',
+      receivedAt: 0,
+    });
     await f.manager.launch({ prompt: 'p', name: 'gamma', workdir: f.workdir, originChannel: 'cli', multiTurn: false });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-3' }, { type: 'text', text: 'gamma done' }, ok);
     await wake.idle();
     assert.equal((await wake.stats()).pending, 0);
     const [gamma, beta, alpha] = await new WakeEventStore(sqliteKysely(f.db)).recent('delivered', 3);
-    assert.deepEqual(
-      [alpha?.via, beta?.via, gamma?.via],
-      ['heartbeat-run', 'heartbeat', 'most-recent-foreground'],
-    );
+    assert.deepEqual([alpha?.via, beta?.via, gamma?.via], ['heartbeat-run', 'heartbeat', 'most-recent-foreground']);
     assert.equal(beta?.targetSessionId, heartbeat.id);
     assert.equal(gamma?.targetSessionId, user.sessionId);
     await wake.stop();

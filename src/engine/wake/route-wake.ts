@@ -41,10 +41,15 @@ export async function routeWake(deps: RouteWakeDeps, wake: WakeMessage): Promise
   attempts.push({ via: 'heartbeat', route: { strategies: ['heartbeat'] } });
   for (const { via, route } of attempts) {
     const accepted = await engine.postSystemMessage(route, wake.text, wake.origin, options);
-    if (accepted) return { sessionId: accepted.sessionId, messageId: accepted.messageId, via, duplicate: accepted.duplicate };
+    if (accepted)
+      return { sessionId: accepted.sessionId, messageId: accepted.messageId, via, duplicate: accepted.duplicate };
   }
   if (!deps.heartbeat) return null;
   // The run carries the wake's message id: a retry after a crash that finds the heartbeat session is a duplicate.
-  const run = await deps.heartbeat.runNow(wake.origin, [{ text: wake.text, source: wake.origin, at: wake.at }], options);
+  const run = await deps.heartbeat.runNow(
+    wake.origin,
+    [{ text: wake.text, source: wake.origin, at: wake.at }],
+    options,
+  );
   return { sessionId: run.sessionId, messageId: run.messageId, via: 'heartbeat-run', duplicate: run.duplicate };
 }

@@ -21,7 +21,13 @@ describe('wake router', () => {
 
   function build(fixture: ManagerFixture, options: { heartbeat?: boolean } = {}): WakeRouter {
     const heartbeat = options.heartbeat
-      ? new Heartbeat({ store: new HeartbeatStore(sqliteKysely(fixture.db)), engine, clock: fixture.clock, logger: log.logger, config: fixture.config })
+      ? new Heartbeat({
+          store: new HeartbeatStore(sqliteKysely(fixture.db)),
+          engine,
+          clock: fixture.clock,
+          logger: log.logger,
+          config: fixture.config,
+        })
       : undefined;
     return createWakeRouter({
       db: sqliteKysely(fixture.db),
@@ -36,7 +42,14 @@ describe('wake router', () => {
 
   /** Launches a session from engine session `origin` and brings it to a turn end with `text` as its output. */
   async function waitingSession(origin: string | null, text: string, multiTurn = true) {
-    const session = await f.manager.launch({ prompt: 'fix the tests', name: 'fixer', workdir: f.workdir, originChannel: 'telegram|42', originSessionId: origin, multiTurn });
+    const session = await f.manager.launch({
+      prompt: 'fix the tests',
+      name: 'fixer',
+      workdir: f.workdir,
+      originChannel: 'telegram|42',
+      originSessionId: origin,
+      multiTurn,
+    });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-1' }, { type: 'text', text }, ok);
     await router.idle();
     return session;
@@ -65,7 +78,10 @@ describe('wake router', () => {
     assert.equal(post?.origin, 'wake');
     assert.equal(post?.via, 'system');
     const text = post?.text ?? '';
-    assert.match(text, new RegExp(`^🔔 Coding session "fixer" \\[${session.id}\\] is waiting for input: it asked a question\\.`));
+    assert.match(
+      text,
+      new RegExp(`^🔔 Coding session "fixer" \\[${session.id}\\] is waiting for input: it asked a question\\.`),
+    );
     assert.match(text, /Status: running, waiting \(question\)/);
     assert.match(text, /Last output:\nWhich file should I change\?/);
     assert.ok(text.includes(`claude_respond(session='${session.id}', message='...')`));
@@ -76,10 +92,22 @@ describe('wake router', () => {
 
   it('never wakes anyone for a session whose owner handles its events (the Linear pipeline, code_run)', async () => {
     engine.addUserSession('eng-1', 1);
-    const owned = await f.manager.launch({ prompt: 'work the issue', name: 'worker', workdir: f.workdir, originChannel: 'linear', owner: 'linear-pipeline' });
+    const owned = await f.manager.launch({
+      prompt: 'work the issue',
+      name: 'worker',
+      workdir: f.workdir,
+      originChannel: 'linear',
+      owner: 'linear-pipeline',
+    });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-o' }, { type: 'text', text: 'Done?' }, ok);
     await f.manager.kill(owned.id);
-    const other = await f.manager.launch({ prompt: 'p', name: 'other', workdir: f.workdir, originChannel: 'linear', owner: 'code_run' });
+    const other = await f.manager.launch({
+      prompt: 'p',
+      name: 'other',
+      workdir: f.workdir,
+      originChannel: 'linear',
+      owner: 'code_run',
+    });
     await f.manager.stop();
     await router.announceInterrupted([other.id]);
     await router.idle();
@@ -115,7 +143,10 @@ describe('wake router', () => {
     const stats = await router.stats();
     assert.equal(stats.undelivered, 1);
     assert.equal(stats.pending, 0);
-    assert.match(stats.recentUndelivered[0]?.error ?? '', /no origin session, no foreground user session, no heartbeat session, no heartbeat to run/);
+    assert.match(
+      stats.recentUndelivered[0]?.error ?? '',
+      /no origin session, no foreground user session, no heartbeat session, no heartbeat to run/,
+    );
     assert.equal(log.find('warn', /^wake undelivered/).length, 1);
   });
 
@@ -152,16 +183,37 @@ describe('wake router', () => {
   it('announces completed, failed and killed sessions with status and tail', async () => {
     engine.addUserSession('eng-1', 1);
     await waitingSession('eng-1', 'All green.', false);
-    assert.match(engine.posts[0]?.text ?? '', /^✅ Coding session "fixer" \[.+\] completed \(single turn finished\)\.\nStatus: completed · cost \$0\.0100/);
-    assert.match(engine.posts[0]?.text ?? '', /Last output:\nAll green\.\n\nFull output: claude_output\(session='.+', full=true\)$/);
+    assert.match(
+      engine.posts[0]?.text ?? '',
+      /^✅ Coding session "fixer" \[.+\] completed \(single turn finished\)\.\nStatus: completed · cost \$0\.0100/,
+    );
+    assert.match(
+      engine.posts[0]?.text ?? '',
+      /Last output:\nAll green\.\n\nFull output: claude_output\(session='.+', full=true\)$/,
+    );
 
-    await f.manager.launch({ prompt: 'p', name: 'breaker', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
-    await f.harness.last.emit({ type: 'started', backendSessionId: 'b-2' }, { type: 'turnEnd', outcome: { ok: false, reason: 'api_error', message: 'overloaded' }, costUsd: 0 });
+    await f.manager.launch({
+      prompt: 'p',
+      name: 'breaker',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      originSessionId: 'eng-1',
+    });
+    await f.harness.last.emit(
+      { type: 'started', backendSessionId: 'b-2' },
+      { type: 'turnEnd', outcome: { ok: false, reason: 'api_error', message: 'overloaded' }, costUsd: 0 },
+    );
     await router.idle();
     assert.match(engine.posts[1]?.text ?? '', /^❌ Coding session "breaker" \[.+\] failed: overloaded\./);
     assert.match(engine.posts[1]?.text ?? '', /claude_resume\(session='.+', prompt='...'\)/);
 
-    await f.manager.launch({ prompt: 'p', name: 'victim', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    await f.manager.launch({
+      prompt: 'p',
+      name: 'victim',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      originSessionId: 'eng-1',
+    });
     await f.manager.kill('victim');
     await router.idle();
     assert.match(engine.posts[2]?.text ?? '', /^⛔ Coding session "victim" \[.+\] was killed \(killed by user\)\./);
@@ -169,17 +221,31 @@ describe('wake router', () => {
 
   it('announces sessions interrupted by a daemon stop, and by a crash after the restart', async () => {
     engine.addUserSession('eng-1', 1);
-    const stopped = await f.manager.launch({ prompt: 'p', name: 'stopped', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    const stopped = await f.manager.launch({
+      prompt: 'p',
+      name: 'stopped',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      originSessionId: 'eng-1',
+    });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-s' }, { type: 'text', text: 'half way' });
     await f.manager.stop();
     await router.idle();
-    assert.match(engine.posts[0]?.text ?? '', new RegExp(`^⏸️ Coding session "stopped" \\[${stopped.id}\\] was interrupted when the daemon stopped \\(daemon stopped\\)`));
+    assert.match(
+      engine.posts[0]?.text ?? '',
+      new RegExp(
+        `^⏸️ Coding session "stopped" \\[${stopped.id}\\] was interrupted when the daemon stopped \\(daemon stopped\\)`,
+      ),
+    );
 
     // A crash: the next daemon resumes it and dies; a third manager over the same files finds the session still
     // running and marks it interrupted.
     const next = f.reopen();
     const crashed = await next.manager.resume('stopped', { prompt: 'continue' });
-    await next.harness.last.emit({ type: 'started', backendSessionId: 'b-s' }, { type: 'text', text: 'x'.repeat(2_000) });
+    await next.harness.last.emit(
+      { type: 'started', backendSessionId: 'b-s' },
+      { type: 'text', text: 'x'.repeat(2_000) },
+    );
     const g = next.reopen();
     const ids = await g.manager.restore();
     assert.deepEqual(ids, [crashed.id]);
@@ -218,7 +284,13 @@ describe('wake router', () => {
 
     // Left pending by a stop: a new router delivers it at start.
     engine.failWith = new Error('engine stopping');
-    const later = await f.manager.launch({ prompt: 'p', name: 'later', workdir: f.workdir, originChannel: 'cli', originSessionId: 'eng-1' });
+    const later = await f.manager.launch({
+      prompt: 'p',
+      name: 'later',
+      workdir: f.workdir,
+      originChannel: 'cli',
+      originSessionId: 'eng-1',
+    });
     await f.manager.kill(later.id);
     await router.idle();
     await router.stop();

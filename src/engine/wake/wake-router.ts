@@ -3,23 +3,23 @@
 // Each event is stored in the wake outbox first, then delivered in order (see route-wake.ts for where to); a failed
 // delivery is retried, an event no session can take is logged at warn and counted, never dropped silently.
 import type { Kysely } from 'kysely';
+import type { SessionSignal } from '../../coding/session.ts';
+import type { SessionManager } from '../../coding/session-manager.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { newId } from '../../core/ids.ts';
 import type { Logger } from '../../core/logger.ts';
-import { WorkLoop } from '../../core/work-loop.ts';
 import type { StepResult } from '../../core/work-loop.ts';
-import type { SessionSignal } from '../../coding/session.ts';
-import type { SessionManager } from '../../coding/session-manager.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
 import type { Database } from '../../store/tables/index.ts';
-import { WakeEventStore } from '../../store/wake-events.ts';
 import type { WakeEvent, WakeEventKind } from '../../store/wake-events.ts';
+import { WakeEventStore } from '../../store/wake-events.ts';
 import type { EngineApi } from '../api.ts';
 import type { Heartbeat } from '../scheduler/heartbeat.ts';
-import { routeWake } from './route-wake.ts';
 import type { WakeDelivery } from './route-wake.ts';
+import { routeWake } from './route-wake.ts';
 import { endedEventText, outputTail, waitingEventText } from './wake-text.ts';
 
 export interface WakeRouterDeps {
@@ -89,28 +89,45 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
 
   /** Stores an event (after those signalled before it), then kicks the delivery; a failure to store it is logged. */
   function record(session: Pick<StoredSession, 'id' | 'originSessionId'>, kind: WakeEventKind, text: string): void {
-    const input = { messageId: `wake-${newId(16)}`, codingSessionId: session.id, kind, originSessionId: session.originSessionId, text, now: clock.now() };
+    const input = {
+      messageId: `wake-${newId(16)}`,
+      codingSessionId: session.id,
+      kind,
+      originSessionId: session.originSessionId,
+      text,
+      now: clock.now(),
+    };
     writes = writes.then(async () => {
       try {
         const event = await store.insert(input);
         logger.debug({ event: event?.id, session: session.id, kind }, 'wake event stored');
         kick();
       } catch (error) {
-        logger.error({ session: session.id, kind, err: errorMessage(error) }, 'wake event could not be stored; the orchestrator is not told of it');
+        logger.error(
+          { session: session.id, kind, err: errorMessage(error) },
+          'wake event could not be stored; the orchestrator is not told of it',
+        );
       }
     });
   }
 
   function onSignal(signal: SessionSignal): void {
     const session = signal.session;
-    if (ownedBy(session.record) && (signal.type === 'waiting' || signal.type === 'ended' || signal.type === 'interrupted')) return;
+    if (
+      ownedBy(session.record) &&
+      (signal.type === 'waiting' || signal.type === 'ended' || signal.type === 'interrupted')
+    )
+      return;
     switch (signal.type) {
       case 'waiting': {
         const now = clock.now();
         const last = lastWaiting.get(session.id);
         if (last !== undefined && now - last < config.timings.waitingEventDebounceMs) {
           counters.debounced += 1;
-          logger.debug({ session: session.id, reason: signal.reason, sinceLastMs: now - last }, 'waiting event within the debounce window; skipped');
+          logger.debug(
+            { session: session.id, reason: signal.reason, sinceLastMs: now - last },
+            'waiting event within the debounce window; skipped',
+          );
           return;
         }
         lastWaiting.set(session.id, now);
@@ -146,16 +163,35 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     const event = await store.oldestPending();
     if (!event) return 'quiet';
     try {
-      const delivery = await routeWake(deps, { text: event.text, origin: 'wake', originSessionId: event.originSessionId, messageId: event.messageId, at: event.createdAt });
+      const delivery = await routeWake(deps, {
+        text: event.text,
+        origin: 'wake',
+        originSessionId: event.originSessionId,
+        messageId: event.messageId,
+        at: event.createdAt,
+      });
       if (delivery) {
         await store.markDelivered(event.id, delivery.sessionId, delivery.via, clock.now());
         counters.delivered += 1;
-        logger.info({ event: event.id, session: event.codingSessionId, kind: event.kind, to: delivery.sessionId, via: delivery.via, duplicate: delivery.duplicate }, 'wake delivered');
+        logger.info(
+          {
+            event: event.id,
+            session: event.codingSessionId,
+            kind: event.kind,
+            to: delivery.sessionId,
+            via: delivery.via,
+            duplicate: delivery.duplicate,
+          },
+          'wake delivered',
+        );
       } else {
         const reason = `no session to wake: ${event.originSessionId ? `origin session ${event.originSessionId} no longer exists, ` : 'no origin session, '}no foreground user session, no heartbeat session${deps.heartbeat ? '' : ', no heartbeat to run'}`;
         await store.markUndelivered(event.id, reason, clock.now());
         counters.undelivered += 1;
-        logger.warn({ event: event.id, session: event.codingSessionId, kind: event.kind, undelivered: counters.undelivered }, `wake undelivered: ${reason}`);
+        logger.warn(
+          { event: event.id, session: event.codingSessionId, kind: event.kind, undelivered: counters.undelivered },
+          `wake undelivered: ${reason}`,
+        );
       }
       await store.trim(config.wake.keepEvents);
       return 'more';
@@ -166,7 +202,10 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       } catch (storeError) {
         logger.error({ err: errorMessage(storeError) }, 'could not record a failed wake delivery');
       }
-      logger.error({ event: event.id, session: event.codingSessionId, err: errorMessage(error), retryInMs: config.wake.retryMs }, 'wake delivery failed; it stays queued and is retried');
+      logger.error(
+        { event: event.id, session: event.codingSessionId, err: errorMessage(error), retryInMs: config.wake.retryMs },
+        'wake delivery failed; it stays queued and is retried',
+      );
       throw error;
     }
   }
@@ -185,8 +224,16 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       const tail = outputTail(deps.sessions.outputBlocks(record).map((b) => b.text));
       // One id per interruption: announcing the same ids twice stores one event.
       const messageId = `wake-restored-${id}-${record.completedAt ?? record.updatedAt}`;
-      const event = await store.insert({ messageId, codingSessionId: id, kind: 'interrupted', originSessionId: record.originSessionId, text: endedEventText(record, tail), now: clock.now() });
-      if (event) logger.info({ session: id, name: record.name }, 'interrupted session will be announced to the orchestrator');
+      const event = await store.insert({
+        messageId,
+        codingSessionId: id,
+        kind: 'interrupted',
+        originSessionId: record.originSessionId,
+        text: endedEventText(record, tail),
+        now: clock.now(),
+      });
+      if (event)
+        logger.info({ session: id, name: record.name }, 'interrupted session will be announced to the orchestrator');
     }
   }
 
@@ -218,7 +265,13 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       kick();
     },
     deliver(text, origin, messageId) {
-      return routeWake(deps, { text, origin, originSessionId: null, messageId: messageId ?? `${origin}-${newId(16)}`, at: clock.now() });
+      return routeWake(deps, {
+        text,
+        origin,
+        originSessionId: null,
+        messageId: messageId ?? `${origin}-${newId(16)}`,
+        at: clock.now(),
+      });
     },
     async stats() {
       const counts = await store.counts();
@@ -226,7 +279,13 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
       return {
         ...counters,
         pending: counts.pending,
-        recentUndelivered: undelivered.map((e) => ({ id: e.id, codingSessionId: e.codingSessionId, kind: e.kind, createdAt: e.createdAt, error: e.error })),
+        recentUndelivered: undelivered.map((e) => ({
+          id: e.id,
+          codingSessionId: e.codingSessionId,
+          kind: e.kind,
+          createdAt: e.createdAt,
+          error: e.error,
+        })),
       };
     },
     async idle() {

@@ -53,7 +53,10 @@ export function waitingEventText(s: SessionFacts, reason: WaitingReason, preview
 }
 
 /** The event for a session that completed, failed, was killed or was interrupted by a daemon stop or crash. */
-export function endedEventText(s: SessionFacts & Pick<StoredSession, 'error' | 'endReason' | 'costUsd' | 'startedAt' | 'completedAt'>, tail: string): string {
+export function endedEventText(
+  s: SessionFacts & Pick<StoredSession, 'error' | 'endReason' | 'costUsd' | 'startedAt' | 'completedAt'>,
+  tail: string,
+): string {
   const why = s.error ? truncate(s.error, 200) : (s.endReason ?? '');
   const head =
     s.status === 'completed'

@@ -1,7 +1,7 @@
 // Boots the page: the browser's chat id, the tabs (one view at a time on a narrow screen), the chat and the sessions.
 import { getInfo } from './api.js';
-import { byId, randomId } from './dom.js';
 import { startChat } from './chat.js';
+import { byId, randomId } from './dom.js';
 import { startSessions } from './sessions.js';
 
 const CHAT_KEY = 'switchboard.chatId';

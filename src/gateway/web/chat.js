@@ -71,7 +71,15 @@ export function startChat({ chatId, info, onConnection }) {
 
   function showLocal(clientId, text, status, error) {
     const existing = local.get(clientId);
-    const m = { pos: 0, role: 'user', text, status, clientId, error, createdAt: existing ? existing.createdAt : Date.now() };
+    const m = {
+      pos: 0,
+      role: 'user',
+      text,
+      status,
+      clientId,
+      error,
+      createdAt: existing ? existing.createdAt : Date.now(),
+    };
     const node = renderMessage(m, status === 'failed' ? () => send(text, clientId) : null);
     if (existing) existing.node.replaceWith(node);
     else list.append(node);
@@ -125,7 +133,17 @@ export function startChat({ chatId, info, onConnection }) {
           {},
           el(
             'button',
-            { type: 'button', class: 'hint', on: { click: () => { input.value = `/${c.name} `; renderHints(); input.focus(); } } },
+            {
+              type: 'button',
+              class: 'hint',
+              on: {
+                click: () => {
+                  input.value = `/${c.name} `;
+                  renderHints();
+                  input.focus();
+                },
+              },
+            },
             el('code', { text: c.usage }),
             el('span', { class: 'muted', text: ` — ${c.summary}` }),
           ),
@@ -138,5 +156,7 @@ export function startChat({ chatId, info, onConnection }) {
   const stream = new EventSource(`/web/api/chats/${encodeURIComponent(chatId)}/events`);
   stream.addEventListener('message', (event) => upsert(JSON.parse(event.data)));
   stream.addEventListener('open', () => onConnection('connected'));
-  stream.addEventListener('error', () => onConnection(stream.readyState === EventSource.CLOSED ? 'disconnected: reload the page' : 'reconnecting…'));
+  stream.addEventListener('error', () =>
+    onConnection(stream.readyState === EventSource.CLOSED ? 'disconnected: reload the page' : 'reconnecting…'),
+  );
 }

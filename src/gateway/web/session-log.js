@@ -3,8 +3,22 @@ import { cost, el } from './dom.js';
 
 /** Every record type the session log holds; the stream names its events after them. */
 export const RECORD_TYPES = [
-  'created', 'run', 'status', 'backend', 'user', 'output', 'tool', 'toolResult', 'question', 'permission',
-  'permissionAnswer', 'turn', 'waiting', 'warning', 'exited', 'foreground',
+  'created',
+  'run',
+  'status',
+  'backend',
+  'user',
+  'output',
+  'tool',
+  'toolResult',
+  'question',
+  'permission',
+  'permissionAnswer',
+  'turn',
+  'waiting',
+  'warning',
+  'exited',
+  'foreground',
 ];
 
 const INPUT_KEYS = ['command', 'file_path', 'path', 'pattern', 'url', 'query', 'description', 'prompt'];
@@ -42,11 +56,24 @@ export function renderRecord(r) {
     case 'created':
       return line('meta', `Session created in ${r.session?.workdir ?? '?'}`);
     case 'run':
-      return line('run', el('span', { class: 'tag', text: r.kind === 'resume' ? 'resume' : 'launch' }), ' ', el('span', { class: 'pre', text: String(r.prompt ?? '') }));
+      return line(
+        'run',
+        el('span', { class: 'tag', text: r.kind === 'resume' ? 'resume' : 'launch' }),
+        ' ',
+        el('span', { class: 'pre', text: String(r.prompt ?? '') }),
+      );
     case 'user':
       // The prompt of a launch or resume is already shown by its `run` record.
       if (r.source === 'launch' || r.source === 'resume') return null;
-      return line('user', el('span', { class: 'tag', text: r.source === 'agent' ? 'orchestrator' : r.source === 'user' ? 'you' : String(r.source) }), ' ', el('span', { class: 'pre', text: String(r.text ?? '') }));
+      return line(
+        'user',
+        el('span', {
+          class: 'tag',
+          text: r.source === 'agent' ? 'orchestrator' : r.source === 'user' ? 'you' : String(r.source),
+        }),
+        ' ',
+        el('span', { class: 'pre', text: String(r.text ?? '') }),
+      );
     case 'output':
       return line('output', el('span', { class: 'pre', text: String(r.text ?? '') }));
     case 'tool':
@@ -54,26 +81,46 @@ export function renderRecord(r) {
     case 'toolResult':
       return r.isError ? line('tool-error', '↳ tool error: ', shorten(r.output ?? '', 300)) : null;
     case 'question':
-      return line('question', el('span', { class: 'tag', text: 'question' }), ' ', el('span', { class: 'pre', text: String(r.text ?? '') }));
+      return line(
+        'question',
+        el('span', { class: 'tag', text: 'question' }),
+        ' ',
+        el('span', { class: 'pre', text: String(r.text ?? '') }),
+      );
     case 'permission':
-      return line('question', el('span', { class: 'tag', text: 'permission' }), ` ${String(r.tool)}: ${toolInputSummary(r.input)}`);
+      return line(
+        'question',
+        el('span', { class: 'tag', text: 'permission' }),
+        ` ${String(r.tool)}: ${toolInputSummary(r.input)}`,
+      );
     case 'permissionAnswer':
       return line('meta', r.allow ? 'permission granted' : `permission denied${r.message ? `: ${r.message}` : ''}`);
     case 'turn': {
       const ok = r.outcome && r.outcome.ok;
       const spent = cost(Number(r.costUsd) || 0);
-      return line(ok ? 'turn' : 'turn-error', ok ? 'turn ended' : `turn failed${r.outcome?.message ? `: ${r.outcome.message}` : ''}`, spent ? ` · ${spent}` : '');
+      return line(
+        ok ? 'turn' : 'turn-error',
+        ok ? 'turn ended' : `turn failed${r.outcome?.message ? `: ${r.outcome.message}` : ''}`,
+        spent ? ` · ${spent}` : '',
+      );
     }
     case 'waiting':
       return r.reason === 'stalled'
         ? line('waiting', 'silent with no tool running (still thinking, or stuck)')
         : line('waiting', `waiting for input (${String(r.reason)})`);
     case 'status':
-      return line(`status status-${String(r.status)}`, `status: ${String(r.status)}`, r.error ? ` — ${r.error}` : '', r.endReason ? ` (${r.endReason})` : '');
+      return line(
+        `status status-${String(r.status)}`,
+        `status: ${String(r.status)}`,
+        r.error ? ` — ${r.error}` : '',
+        r.endReason ? ` (${r.endReason})` : '',
+      );
     case 'warning':
       return line('warning', `warning: ${String(r.message ?? '')}`);
     case 'exited':
-      return r.error || (r.code !== 0 && r.code !== null) ? line('meta', `process exited${r.code !== null ? ` with code ${r.code}` : ''}${r.error ? `: ${r.error}` : ''}`) : null;
+      return r.error || (r.code !== 0 && r.code !== null)
+        ? line('meta', `process exited${r.code !== null ? ` with code ${r.code}` : ''}${r.error ? `: ${r.error}` : ''}`)
+        : null;
     default:
       return null;
   }

@@ -51,7 +51,13 @@ export function startSessions({ info, isVisible, onSelect }) {
   function renderList() {
     clear(list);
     if (summaries.size === 0) {
-      append(list, el('li', { class: 'muted empty', text: 'No coding sessions yet. Ask the orchestrator, or type /claude <task> in the chat.' }));
+      append(
+        list,
+        el('li', {
+          class: 'muted empty',
+          text: 'No coding sessions yet. Ask the orchestrator, or type /claude <task> in the chat.',
+        }),
+      );
       return;
     }
     for (const s of summaries.values()) {
@@ -71,13 +77,21 @@ export function startSessions({ info, isVisible, onSelect }) {
           },
           el('span', { class: 'session-name', text: s.name }),
           status,
-          el('span', { class: 'session-facts muted', text: [s.harness, duration(s.durationMs), cost(s.costUsd)].filter(Boolean).join(' · ') }),
+          el('span', {
+            class: 'session-facts muted',
+            text: [s.harness, duration(s.durationMs), cost(s.costUsd)].filter(Boolean).join(' · '),
+          }),
         ),
       );
       append(list, item);
     }
     if (olderCursor) {
-      const more = el('button', { type: 'button', class: 'link', text: 'Show older sessions', on: { click: () => void loadOlder() } });
+      const more = el('button', {
+        type: 'button',
+        class: 'link',
+        text: 'Show older sessions',
+        on: { click: () => void loadOlder() },
+      });
       append(list, el('li', { class: 'more' }, more));
     }
   }
@@ -103,7 +117,9 @@ export function startSessions({ info, isVisible, onSelect }) {
     const status = live.status || s.status;
     badge(byId('detail-status'), status, live.waitingFor === undefined ? s.waitingFor : live.waitingFor);
     const spent = cost(Math.max(live.costUsd, s.costUsd));
-    byId('detail-meta').textContent = [s.harness, s.model, duration(s.durationMs), spent, s.workdir].filter(Boolean).join(' · ');
+    byId('detail-meta').textContent = [s.harness, s.model, duration(s.durationMs), spent, s.workdir]
+      .filter(Boolean)
+      .join(' · ');
     form.hidden = TERMINAL.has(status);
   }
 
@@ -135,7 +151,8 @@ export function startSessions({ info, isVisible, onSelect }) {
     if (record.type === 'turn' && typeof record.totalCostUsd === 'number') live.costUsd = record.totalCostUsd;
     if (record.type === 'waiting') live.waitingFor = String(record.reason);
     if (record.type === 'user' || record.type === 'permissionAnswer') live.waitingFor = null;
-    if (record.type === 'status' || record.type === 'turn' || record.type === 'waiting' || record.type === 'user') renderHeader();
+    if (record.type === 'status' || record.type === 'turn' || record.type === 'waiting' || record.type === 'user')
+      renderHeader();
     const node = renderRecord(record);
     if (!node) return;
     node.dataset.seq = String(record.seq);
@@ -161,7 +178,8 @@ export function startSessions({ info, isVisible, onSelect }) {
     stream = new EventSource(`/sessions/${encodeURIComponent(id)}/events`);
     for (const type of RECORD_TYPES) stream.addEventListener(type, (event) => addRecord(JSON.parse(event.data)));
     stream.addEventListener('error', () => {
-      if (stream && stream.readyState === EventSource.CLOSED) showError('the output stream closed: select the session again or reload');
+      if (stream && stream.readyState === EventSource.CLOSED)
+        showError('the output stream closed: select the session again or reload');
     });
     if (!summaries.has(id)) void refresh();
   }

@@ -6,8 +6,8 @@ import type { Logger } from '../../core/logger.ts';
 import { LinearOAuthStore } from '../../store/linear-oauth.ts';
 import type { Database } from '../../store/tables/index.ts';
 import { LinearSdkApi } from './client.ts';
-import { LinearTokenResolver, readLinearSecrets } from './credentials.ts';
 import type { CredentialSource, LinearCredential } from './credentials.ts';
+import { LinearTokenResolver, readLinearSecrets } from './credentials.ts';
 import { defaultRedirectUri, LinearOAuth } from './oauth.ts';
 import { RequestBudget } from './request-budget.ts';
 import { LinearTransport } from './transport.ts';
@@ -36,7 +36,13 @@ export interface LinearAccess {
 
 /** A credential source that always answers the same token (used to identify a token right after the code exchange). */
 function fixedCredential(token: string): CredentialSource {
-  const credential: LinearCredential = { source: 'oauth', kind: 'accessToken', token, label: 'new oauth token', expiresAt: null };
+  const credential: LinearCredential = {
+    source: 'oauth',
+    kind: 'accessToken',
+    token,
+    label: 'new oauth token',
+    expiresAt: null,
+  };
   return { current: async () => credential, afterAuthFailure: async () => undefined };
 }
 
@@ -44,7 +50,9 @@ function fixedCredential(token: string): CredentialSource {
 export function buildLinearAccess(deps: LinearAccessDeps): LinearAccess {
   const { config, clock, logger } = deps;
   const secrets = readLinearSecrets(config, deps.env);
-  const budget = deps.budget ?? new RequestBudget(clock, { perHour: config.requests.budgetPerHour, maxWaitMs: config.requests.maxRateLimitWaitMs });
+  const budget =
+    deps.budget ??
+    new RequestBudget(clock, { perHour: config.requests.budgetPerHour, maxWaitMs: config.requests.maxRateLimitWaitMs });
   const transportFor = (credentials: CredentialSource): LinearTransport =>
     new LinearTransport({ apiUrl: config.apiUrl, credentials, budget, clock, logger, requests: config.requests });
   const oauthStore = new LinearOAuthStore(deps.db);

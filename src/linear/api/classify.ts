@@ -12,7 +12,11 @@ export interface ClassifiedError {
   retryAfterMs?: number;
 }
 
-const SERVER_TYPES = new Set<string>([LinearErrorType.InternalError, LinearErrorType.LockTimeout, LinearErrorType.BootstrapError]);
+const SERVER_TYPES = new Set<string>([
+  LinearErrorType.InternalError,
+  LinearErrorType.LockTimeout,
+  LinearErrorType.BootstrapError,
+]);
 const AUTH_TYPES = new Set<string>([LinearErrorType.AuthenticationError, LinearErrorType.Forbidden]);
 
 /** Linear sends the reset as epoch ms; accept epoch seconds as well. */
@@ -22,7 +26,9 @@ function epochMs(value: number | undefined): number | undefined {
 }
 
 function graphqlCodes(error: LinearError): string[] {
-  const raw = (error.raw as { response?: { errors?: { extensions?: { code?: unknown } }[] } } | undefined)?.response?.errors ?? [];
+  const raw =
+    (error.raw as { response?: { errors?: { extensions?: { code?: unknown } }[] } } | undefined)?.response?.errors ??
+    [];
   return raw.map((e) => (typeof e.extensions?.code === 'string' ? e.extensions.code : '')).filter(Boolean);
 }
 
@@ -42,16 +48,28 @@ export function classifyLinearFailure(error: unknown): ClassifiedError {
     const status = error.status;
     const types = (error.errors ?? []).map((e) => String(e.type));
     const codes = graphqlCodes(error);
-    if ((error.errors ?? []).some((e) => e.userError === true)) return { kind: 'user', message: cleanMessage(error), status };
-    if (status === 401 || status === 403 || types.some((t) => AUTH_TYPES.has(t)) || codes.includes('AUTHENTICATION_ERROR')) {
+    if ((error.errors ?? []).some((e) => e.userError === true))
+      return { kind: 'user', message: cleanMessage(error), status };
+    if (
+      status === 401 ||
+      status === 403 ||
+      types.some((t) => AUTH_TYPES.has(t)) ||
+      codes.includes('AUTHENTICATION_ERROR')
+    ) {
       return { kind: 'auth', message: cleanMessage(error), status };
     }
-    if (status === 429 || error instanceof RatelimitedLinearError || types.includes(LinearErrorType.Ratelimited) || codes.includes('RATELIMITED')) {
+    if (
+      status === 429 ||
+      error instanceof RatelimitedLinearError ||
+      types.includes(LinearErrorType.Ratelimited) ||
+      codes.includes('RATELIMITED')
+    ) {
       const limited = error instanceof RatelimitedLinearError ? error : undefined;
       const out: ClassifiedError = { kind: 'rate_limit', message: cleanMessage(error), status };
       const resetAt = epochMs(limited?.requestsResetAt) ?? epochMs(limited?.complexityResetAt);
       if (resetAt !== undefined) out.resetAt = resetAt;
-      if (limited?.retryAfter !== undefined && Number.isFinite(limited.retryAfter)) out.retryAfterMs = limited.retryAfter * 1000;
+      if (limited?.retryAfter !== undefined && Number.isFinite(limited.retryAfter))
+        out.retryAfterMs = limited.retryAfter * 1000;
       return out;
     }
     if (status !== undefined && status >= 500) return { kind: 'server', message: cleanMessage(error), status };

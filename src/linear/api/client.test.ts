@@ -1,17 +1,17 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { FAKE_IDS, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import type { FakeLinear } from '../../../test/support/fake-linear.ts';
+import { FAKE_IDS, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
-import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { Clock } from '../../core/clock.ts';
-import { linearSchema } from '../../core/config-linear.ts';
+import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
+import { linearSchema } from '../../core/config-linear.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
-import { buildLinearAccess } from './access.ts';
 import type { LinearAccess } from './access.ts';
+import { buildLinearAccess } from './access.ts';
 import { LinearApiError } from './types.ts';
 
 function isLinearError(kind: LinearApiError['kind']): (error: unknown) => boolean {
@@ -35,7 +35,14 @@ describe('LinearSdkApi against the fake Linear', () => {
       ...overrides,
       requests: { backoffInitialMs: 1, backoffMaxMs: 4, maxAttempts: 3, ...(overrides.requests as object | undefined) },
     });
-    return buildLinearAccess({ config, gateway: { host: '127.0.0.1', port: 1 }, env: {}, db: sqliteKysely(openDatabase(':memory:')), clock, logger: silentLogger() });
+    return buildLinearAccess({
+      config,
+      gateway: { host: '127.0.0.1', port: 1 },
+      env: {},
+      db: sqliteKysely(openDatabase(':memory:')),
+      clock,
+      logger: silentLogger(),
+    });
   }
 
   it('reads the viewer through the SDK model API, sending the personal API key without "Bearer"', async () => {
@@ -53,12 +60,24 @@ describe('LinearSdkApi against the fake Linear', () => {
     assert.equal(issue.branchName, 'ada/eng-1-fix-login-redirect-loop');
     assert.equal(issue.state?.type, 'backlog');
     assert.deepEqual(issue.team, { id: FAKE_IDS.team, key: 'ENG', name: 'Engineering' });
-    assert.deepEqual(issue.labels.map((l) => l.name), ['Bug']);
-    assert.deepEqual(issue.comments.map((c) => [c.body, c.user?.name]), [['Seen on Safari only.', 'Ada Lovelace']]);
-    assert.deepEqual(issue.relations.map((r) => [r.type, r.relatedIdentifier]), [['blocks', 'ENG-2']]);
+    assert.deepEqual(
+      issue.labels.map((l) => l.name),
+      ['Bug'],
+    );
+    assert.deepEqual(
+      issue.comments.map((c) => [c.body, c.user?.name]),
+      [['Seen on Safari only.', 'Ada Lovelace']],
+    );
+    assert.deepEqual(
+      issue.relations.map((r) => [r.type, r.relatedIdentifier]),
+      [['blocks', 'ENG-2']],
+    );
     assert.equal(issue.estimate, 3);
     const blocked = await api.getIssue(FAKE_IDS.issue2);
-    assert.deepEqual(blocked.relations.map((r) => [r.type, r.relatedIdentifier]), [['blocked_by', 'ENG-1']]);
+    assert.deepEqual(
+      blocked.relations.map((r) => [r.type, r.relatedIdentifier]),
+      [['blocked_by', 'ENG-1']],
+    );
     assert.equal(fake.requests.length, 2);
   });
 
@@ -72,14 +91,27 @@ describe('LinearSdkApi against the fake Linear', () => {
     const comment = await api.createComment(FAKE_IDS.issue1, 'Fixed in #42', { parentId: FAKE_IDS.comment1 });
     assert.equal(fake.workspace.comments.get(comment.id)?.parentId, FAKE_IDS.comment1);
     const top = await api.createIssue({ teamId: FAKE_IDS.team, title: 'Epic: auth' });
-    const sub = await api.createIssue({ teamId: FAKE_IDS.team, title: 'Session cookie', parentId: top.id, estimate: 2 });
+    const sub = await api.createIssue({
+      teamId: FAKE_IDS.team,
+      title: 'Session cookie',
+      parentId: top.id,
+      estimate: 2,
+    });
     assert.equal(sub.identifier, 'ENG-4');
     const creates = fake.requestsFor('issueCreate');
-    assert.deepEqual(creates.map((r) => r.features), [undefined, 'sub_issues']);
+    assert.deepEqual(
+      creates.map((r) => r.features),
+      [undefined, 'sub_issues'],
+    );
     const relation = await api.createRelation(sub.id, top.id, 'blocks');
     assert.equal(fake.workspace.relations.get(relation.id)?.type, 'blocks');
     const label = await api.createLabel(FAKE_IDS.team, 'Needs design');
-    assert.deepEqual((await api.teamLabels(FAKE_IDS.team)).map((l) => l.name).sort(), ['Bug', 'Feature', 'Needs design', 'Security']);
+    assert.deepEqual((await api.teamLabels(FAKE_IDS.team)).map((l) => l.name).sort(), [
+      'Bug',
+      'Feature',
+      'Needs design',
+      'Security',
+    ]);
     assert.equal(label.name, 'Needs design');
     assert.deepEqual(
       fake.mutations.map((m) => m.name),
@@ -91,7 +123,10 @@ describe('LinearSdkApi against the fake Linear', () => {
   it('reads a project with all its issues across pages', async () => {
     const { api } = access();
     const project = await api.getProject(FAKE_IDS.project);
-    assert.deepEqual(project.issues.map((i) => i.identifier), ['ENG-1', 'ENG-2']);
+    assert.deepEqual(
+      project.issues.map((i) => i.identifier),
+      ['ENG-1', 'ENG-2'],
+    );
     assert.deepEqual(project.teamIds, [FAKE_IDS.team]);
     assert.equal(fake.requestsFor('project').length, 2);
   });
@@ -100,19 +135,38 @@ describe('LinearSdkApi against the fake Linear', () => {
     const { api } = access();
     const session = await api.createAgentSessionOnIssue('ENG-2');
     await api.createAgentActivity(session.id, { type: 'thought', body: 'Reading the issue' }, { ephemeral: true });
-    await api.createAgentActivity(session.id, { type: 'action', action: 'Running', parameter: 'npm test', result: 'ok' });
+    await api.createAgentActivity(session.id, {
+      type: 'action',
+      action: 'Running',
+      parameter: 'npm test',
+      result: 'ok',
+    });
     await api.createAgentActivity(session.id, { type: 'response', body: 'Done.' });
-    await api.updateAgentSession(session.id, { externalUrls: [{ label: 'switchboard', url: 'http://127.0.0.1:18789/s/eng-2' }] });
+    await api.updateAgentSession(session.id, {
+      externalUrls: [{ label: 'switchboard', url: 'http://127.0.0.1:18789/s/eng-2' }],
+    });
     const stored = fake.workspace.agentSessions.get(session.id);
-    assert.deepEqual(stored?.activities.map((a) => [a.content.type, a.ephemeral]), [['thought', true], ['action', false], ['response', false]]);
+    assert.deepEqual(
+      stored?.activities.map((a) => [a.content.type, a.ephemeral]),
+      [
+        ['thought', true],
+        ['action', false],
+        ['response', false],
+      ],
+    );
     assert.equal(stored?.externalUrls[0]?.label, 'switchboard');
-    await assert.rejects(api.createAgentActivity(session.id, { type: 'response', body: 'x' }, { ephemeral: true }), isLinearError('user'));
+    await assert.rejects(
+      api.createAgentActivity(session.id, { type: 'response', body: 'x' }, { ephemeral: true }),
+      isLinearError('user'),
+    );
     assert.equal(fake.requestsFor('agentActivityCreate').length, 3, 'the invalid ephemeral response never left');
   });
 
   it('does not retry a GraphQL user error sent with HTTP 200 (activity on a deleted session)', async () => {
     const { api } = access();
-    const error = await api.createAgentActivity('deleted-session', { type: 'thought', body: 'hi' }).catch((e: unknown) => e);
+    const error = await api
+      .createAgentActivity('deleted-session', { type: 'thought', body: 'hi' })
+      .catch((e: unknown) => e);
     assert.ok(error instanceof LinearApiError);
     assert.equal(error.kind, 'user');
     assert.equal(error.retryable, false);
@@ -129,7 +183,10 @@ describe('LinearSdkApi against the fake Linear', () => {
 
   it('backs off on 5xx and dropped connections, then succeeds', async () => {
     const { api } = access();
-    fake.script({ match: 'issue', reply: { kind: 'status', status: 500 } }, { match: 'issue', reply: { kind: 'drop' } });
+    fake.script(
+      { match: 'issue', reply: { kind: 'status', status: 500 } },
+      { match: 'issue', reply: { kind: 'drop' } },
+    );
     const issue = await api.getIssue('ENG-1');
     assert.equal(issue.identifier, 'ENG-1');
     assert.equal(fake.requestsFor('issue').length, 3);
@@ -148,7 +205,10 @@ describe('LinearSdkApi against the fake Linear', () => {
 
   it('fails as network when Linear cannot be reached', async () => {
     const { api } = access({ apiUrl: 'http://127.0.0.1:9/graphql' });
-    await assert.rejects(api.getIssue('ENG-1'), (e: unknown) => e instanceof LinearApiError && e.kind === 'network' && /gave up after 3 attempts/.test(e.message));
+    await assert.rejects(
+      api.getIssue('ENG-1'),
+      (e: unknown) => e instanceof LinearApiError && e.kind === 'network' && /gave up after 3 attempts/.test(e.message),
+    );
   });
 
   it('waits for the reset Linear announces on 429, on the clock, then retries', async () => {
@@ -172,7 +232,10 @@ describe('LinearSdkApi against the fake Linear', () => {
     const clock = new ManualClock(Date.now());
     const { api } = access({ requests: { maxRateLimitWaitMs: 60_000 } }, clock);
     fake.script({ match: 'issue', reply: { kind: 'rateLimit', resetAt: clock.now() + 20 * 60_000 } });
-    await assert.rejects(api.getIssue('ENG-1'), (e: unknown) => e instanceof LinearApiError && e.kind === 'rate_limit' && e.retryable);
+    await assert.rejects(
+      api.getIssue('ENG-1'),
+      (e: unknown) => e instanceof LinearApiError && e.kind === 'rate_limit' && e.retryable,
+    );
     await assert.rejects(api.teamStates(FAKE_IDS.team), isLinearError('rate_limit'));
     assert.equal(fake.requests.length, 1, 'the workspace stays blocked until the reset');
   });
@@ -181,7 +244,10 @@ describe('LinearSdkApi against the fake Linear', () => {
     const clock = new ManualClock(Date.now());
     const tight = access({ requests: { budgetPerHour: 3, maxRateLimitWaitMs: 1_000 } }, clock);
     for (let i = 0; i < 3; i += 1) await tight.api.teamStates(FAKE_IDS.team);
-    await assert.rejects(tight.api.teamStates(FAKE_IDS.team), (e: unknown) => e instanceof LinearApiError && e.kind === 'rate_limit' && /budgetPerHour/.test(e.message));
+    await assert.rejects(
+      tight.api.teamStates(FAKE_IDS.team),
+      (e: unknown) => e instanceof LinearApiError && e.kind === 'rate_limit' && /budgetPerHour/.test(e.message),
+    );
     assert.equal(fake.requests.length, 3);
 
     const patient = access({ requests: { budgetPerHour: 2, maxRateLimitWaitMs: 3_600_000 } }, clock);

@@ -51,7 +51,8 @@ const RELATION_TYPES: Record<RelationType, IssueRelationType> = {
 const MAX_PROJECT_PAGES = 40;
 
 function requireId(operation: string, success: boolean, id: string | undefined | null): string {
-  if (!success || !id) throw new LinearApiError('user', `${operation}: Linear reported success=${success} without an id`);
+  if (!success || !id)
+    throw new LinearApiError('user', `${operation}: Linear reported success=${success} without an id`);
   return id;
 }
 
@@ -75,11 +76,20 @@ export class LinearSdkApi implements LinearApi {
   /** The app user and workspace of the current token (one request); for `linear status` and the OAuth install. */
   async identity(): Promise<TokenIdentity> {
     const data = parseData('identity', identityResult, await this.#t.request('identity', IDENTITY_QUERY, {}));
-    return { appUserId: data.viewer.id, appUserName: data.viewer.name, organizationId: data.organization.id, organizationName: data.organization.name };
+    return {
+      appUserId: data.viewer.id,
+      appUserName: data.viewer.name,
+      organizationId: data.organization.id,
+      organizationName: data.organization.name,
+    };
   }
 
   async getIssue(idOrIdentifier: string): Promise<LinearIssue> {
-    const data = parseData('issue', issueQueryResult, await this.#t.request('issue', ISSUE_QUERY, { id: idOrIdentifier }));
+    const data = parseData(
+      'issue',
+      issueQueryResult,
+      await this.#t.request('issue', ISSUE_QUERY, { id: idOrIdentifier }),
+    );
     return toIssue(data.issue, data.issue.comments.nodes);
   }
 
@@ -98,23 +108,38 @@ export class LinearSdkApi implements LinearApi {
   }
 
   async createComment(issueId: string, body: string, options?: CommentOptions): Promise<{ id: string }> {
-    const input = { issueId, body, ...(options?.parentId ? { parentId: options.parentId } : {}), ...(options?.id ? { id: options.id } : {}) };
+    const input = {
+      issueId,
+      body,
+      ...(options?.parentId ? { parentId: options.parentId } : {}),
+      ...(options?.id ? { id: options.id } : {}),
+    };
     const payload = await this.#t.run('commentCreate', (c) => c.createComment(input));
     return { id: requireId('commentCreate', payload.success, payload.commentId) };
   }
 
   async createRelation(issueId: string, relatedIssueId: string, type: RelationType): Promise<{ id: string }> {
-    const payload = await this.#t.run('issueRelationCreate', (c) => c.createIssueRelation({ issueId, relatedIssueId, type: RELATION_TYPES[type] }));
+    const payload = await this.#t.run('issueRelationCreate', (c) =>
+      c.createIssueRelation({ issueId, relatedIssueId, type: RELATION_TYPES[type] }),
+    );
     return { id: requireId('issueRelationCreate', payload.success, payload.issueRelationId) };
   }
 
   async teamStates(teamId: string): Promise<LinearWorkflowState[]> {
-    return toStates(parseData('team.states', teamStatesResult, await this.#t.request('team.states', TEAM_STATES_QUERY, { id: teamId })));
+    return toStates(
+      parseData(
+        'team.states',
+        teamStatesResult,
+        await this.#t.request('team.states', TEAM_STATES_QUERY, { id: teamId }),
+      ),
+    );
   }
 
   /** The labels usable on the team's issues: the team's own and the workspace-wide ones. */
   async teamLabels(teamId: string): Promise<LinearLabel[]> {
-    return toLabels(parseData('issueLabels', teamLabelsResult, await this.#t.request('issueLabels', TEAM_LABELS_QUERY, { teamId })));
+    return toLabels(
+      parseData('issueLabels', teamLabelsResult, await this.#t.request('issueLabels', TEAM_LABELS_QUERY, { teamId })),
+    );
   }
 
   async createLabel(teamId: string, name: string): Promise<LinearLabel> {
@@ -131,16 +156,32 @@ export class LinearSdkApi implements LinearApi {
       const { project } = parseData('project', projectQueryResult, raw);
       issues.push(...project.issues.nodes.map((issue) => toIssue(issue)));
       if (!project.issues.pageInfo.hasNextPage || !project.issues.pageInfo.endCursor) {
-        return { id: project.id, name: project.name, description: project.description ?? '', teamIds: project.teams.nodes.map((t) => t.id), issues };
+        return {
+          id: project.id,
+          name: project.name,
+          description: project.description ?? '',
+          teamIds: project.teams.nodes.map((t) => t.id),
+          issues,
+        };
       }
       after = project.issues.pageInfo.endCursor;
     }
-    throw new LinearApiError('user', `project ${id} has more than ${MAX_PROJECT_PAGES * 50} issues; refusing to read it whole`);
+    throw new LinearApiError(
+      'user',
+      `project ${id} has more than ${MAX_PROJECT_PAGES * 50} issues; refusing to read it whole`,
+    );
   }
 
-  async createAgentActivity(agentSessionId: string, content: ActivityContent, options?: ActivityOptions): Promise<{ id: string }> {
+  async createAgentActivity(
+    agentSessionId: string,
+    content: ActivityContent,
+    options?: ActivityOptions,
+  ): Promise<{ id: string }> {
     if (options?.ephemeral && content.type !== 'thought' && content.type !== 'action') {
-      throw new LinearApiError('user', `agentActivityCreate: only thought and action activities can be ephemeral, not ${content.type}`);
+      throw new LinearApiError(
+        'user',
+        `agentActivityCreate: only thought and action activities can be ephemeral, not ${content.type}`,
+      );
     }
     const input: Record<string, unknown> = { agentSessionId, content };
     if (options?.ephemeral) input.ephemeral = true;
@@ -155,8 +196,14 @@ export class LinearSdkApi implements LinearApi {
     return { id: requireId('agentSessionCreateOnIssue', payload.success, payload.agentSessionId) };
   }
 
-  async updateAgentSession(agentSessionId: string, input: { externalUrls?: { label: string; url: string }[] }): Promise<void> {
-    const payload = await this.#t.run('agentSessionUpdate', (c) => c.updateAgentSession(agentSessionId, input.externalUrls ? { externalUrls: input.externalUrls } : {}));
-    if (!payload.success) throw new LinearApiError('user', `agentSessionUpdate: Linear reported success=false for ${agentSessionId}`);
+  async updateAgentSession(
+    agentSessionId: string,
+    input: { externalUrls?: { label: string; url: string }[] },
+  ): Promise<void> {
+    const payload = await this.#t.run('agentSessionUpdate', (c) =>
+      c.updateAgentSession(agentSessionId, input.externalUrls ? { externalUrls: input.externalUrls } : {}),
+    );
+    if (!payload.success)
+      throw new LinearApiError('user', `agentSessionUpdate: Linear reported success=false for ${agentSessionId}`);
   }
 }

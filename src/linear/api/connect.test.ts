@@ -1,16 +1,16 @@
-import { freePort } from '../../../test/support/ports.ts';
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import Fastify from 'fastify';
-import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import type { FakeLinear } from '../../../test/support/fake-linear.ts';
+import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import { TEST_WEBHOOK_SECRET } from '../../../test/support/linear-webhook-fixtures.ts';
+import { freePort } from '../../../test/support/ports.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
-import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { Clock } from '../../core/clock.ts';
-import { linearSchema } from '../../core/config-linear.ts';
+import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
+import { linearSchema } from '../../core/config-linear.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { registerLinearRoutes } from '../../gateway/linear-routes.ts';
@@ -45,7 +45,12 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
     config = linearSchema.parse({
       enabled: true,
       apiUrl: fake.graphqlUrl,
-      oauth: { clientId: FAKE_OAUTH_CLIENT.clientId, clientSecret: FAKE_OAUTH_CLIENT.clientSecret, authorizeUrl: fake.authorizeUrl, tokenUrl: fake.tokenUrl },
+      oauth: {
+        clientId: FAKE_OAUTH_CLIENT.clientId,
+        clientSecret: FAKE_OAUTH_CLIENT.clientSecret,
+        authorizeUrl: fake.authorizeUrl,
+        tokenUrl: fake.tokenUrl,
+      },
     });
   });
   afterEach(async () => {
@@ -54,7 +59,14 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   });
 
   function cli(clock: Clock = systemClock()) {
-    const access = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: sqliteKysely(openDatabase(join(dir.path, 'state.db'))), clock, logger: silentLogger() });
+    const access = buildLinearAccess({
+      config,
+      gateway: { host: '127.0.0.1', port },
+      env: {},
+      db: sqliteKysely(openDatabase(join(dir.path, 'state.db'))),
+      clock,
+      logger: silentLogger(),
+    });
     const lines: string[] = [];
     // The authorize URL, once printed.
     const { promise: authorizeUrl, resolve: printedUrl } = Promise.withResolvers<string>();
@@ -63,7 +75,16 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
       if (line.startsWith('http')) printedUrl(line);
     };
     const run = (timeoutMs = 30_000) =>
-      linearConnect({ oauth: access.oauth, oauthStore: access.oauthStore, redirectUri: defaultRedirectUri(config.oauth, { host: '127.0.0.1', port }), clock, logger: silentLogger(), print, timeoutMs, pollIntervalMs: 10 });
+      linearConnect({
+        oauth: access.oauth,
+        oauthStore: access.oauthStore,
+        redirectUri: defaultRedirectUri(config.oauth, { host: '127.0.0.1', port }),
+        clock,
+        logger: silentLogger(),
+        print,
+        timeoutMs,
+        pollIntervalMs: 10,
+      });
     return { access, lines, authorizeUrl, run };
   }
 
@@ -74,8 +95,17 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
     assert.equal(result.via, 'listener');
     assert.equal(result.tokens.organizationName, 'Acme');
     assert.equal((await access.tokens.describe())?.source, 'oauth');
-    const text = formatLinearStatus(await linearStatus({ config, env: {}, tokens: access.tokens, oauth: access.oauth, api: access.api }, { check: true }), Date.now());
-    assert.match(text, /token: oauth \(default\) \(OAuth access token\), expires .* \(in 24 h\), refreshed automatically/);
+    const text = formatLinearStatus(
+      await linearStatus(
+        { config, env: {}, tokens: access.tokens, oauth: access.oauth, api: access.api },
+        { check: true },
+      ),
+      Date.now(),
+    );
+    assert.match(
+      text,
+      /token: oauth \(default\) \(OAuth access token\), expires .* \(in 24 h\), refreshed automatically/,
+    );
     assert.match(text, /oauth: connected to Acme as switchboard/);
     assert.match(text, /webhook signing secret: MISSING/);
     assert.match(text, /check: ok — switchboard in Acme/);
@@ -84,9 +114,21 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
 
   it('lets the running daemon take the callback and watches the shared store for the outcome', async () => {
     const daemonDb = openDatabase(join(dir.path, 'state.db'));
-    const daemon = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db: sqliteKysely(daemonDb), clock: systemClock(), logger: silentLogger() });
+    const daemon = buildLinearAccess({
+      config,
+      gateway: { host: '127.0.0.1', port },
+      env: {},
+      db: sqliteKysely(daemonDb),
+      clock: systemClock(),
+      logger: silentLogger(),
+    });
     const app = Fastify();
-    const intake = new WebhookIntake({ secret: TEST_WEBHOOK_SECRET, store: new LinearDeliveryStore(sqliteKysely(daemonDb)), clock: systemClock(), logger: silentLogger() });
+    const intake = new WebhookIntake({
+      secret: TEST_WEBHOOK_SECRET,
+      store: new LinearDeliveryStore(sqliteKysely(daemonDb)),
+      clock: systemClock(),
+      logger: silentLogger(),
+    });
     await registerLinearRoutes(app, { intake, oauth: daemon.oauth, maxBodyBytes: 1_048_576, logger: silentLogger() });
     await app.listen({ host: '127.0.0.1', port });
     try {
@@ -104,12 +146,20 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
 
   it('reports a denied authorization', async () => {
     const { authorizeUrl, run } = cli();
-    const [outcome] = await Promise.allSettled([run(), (async () => {
-      const state = new URL(await authorizeUrl).searchParams.get('state') ?? '';
-      return (await fetch(`http://127.0.0.1:${port}/linear/oauth/callback?error=access_denied&state=${state}`)).status;
-    })()]);
+    const [outcome] = await Promise.allSettled([
+      run(),
+      (async () => {
+        const state = new URL(await authorizeUrl).searchParams.get('state') ?? '';
+        return (await fetch(`http://127.0.0.1:${port}/linear/oauth/callback?error=access_denied&state=${state}`))
+          .status;
+      })(),
+    ]);
     assert.equal(outcome.status, 'rejected');
-    assert.ok(outcome.status === 'rejected' && outcome.reason instanceof AppError && /did not authorize the app: access_denied/.test(outcome.reason.message));
+    assert.ok(
+      outcome.status === 'rejected' &&
+        outcome.reason instanceof AppError &&
+        /did not authorize the app: access_denied/.test(outcome.reason.message),
+    );
   });
 
   it('gives up after connectTimeoutMs', async () => {
@@ -118,6 +168,9 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
     const pending = run(60_000);
     await authorizeUrl;
     clock.advance(60_000);
-    await assert.rejects(pending, (e: unknown) => e instanceof AppError && /no OAuth callback within 60 s/.test(e.message));
+    await assert.rejects(
+      pending,
+      (e: unknown) => e instanceof AppError && /no OAuth callback within 60 s/.test(e.message),
+    );
   });
 });

@@ -1,14 +1,14 @@
 // `switchboard linear connect`: print the authorize URL and wait for Linear to send the browser back — to a one-shot
 // listener on the redirect URI when nothing listens there, else to the running daemon, which shares the store (the
 // state is durable, so whichever process gets the callback validates it; the CLI watches the state's outcome).
-import { createServer } from 'node:http';
 import type { Server } from 'node:http';
+import { createServer } from 'node:http';
 import type { Clock } from '../../core/clock.ts';
 import { AppError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LinearOAuthStore, StoredLinearTokens } from '../../store/linear-oauth.ts';
-import { handleOAuthCallback } from './oauth-callback.ts';
 import type { LinearOAuth } from './oauth.ts';
+import { handleOAuthCallback } from './oauth-callback.ts';
 import { sleep } from './request-budget.ts';
 
 export interface ConnectDeps {
@@ -35,7 +35,12 @@ export interface ConnectResult {
 const LOOPBACK_HOSTS = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
 /** Starts a one-shot HTTP listener for the callback path; undefined when the port is taken (the daemon is there). */
-async function listenOnce(redirect: URL, oauth: LinearOAuth, logger: Logger, onDone: (ok: boolean, message: string) => void): Promise<Server | undefined> {
+async function listenOnce(
+  redirect: URL,
+  oauth: LinearOAuth,
+  logger: Logger,
+  onDone: (ok: boolean, message: string) => void,
+): Promise<Server | undefined> {
   if (redirect.protocol !== 'http:' || !LOOPBACK_HOSTS.has(redirect.hostname)) return undefined;
   const server = createServer((req, res) => {
     const url = new URL(req.url ?? '/', redirect.origin);
@@ -44,7 +49,9 @@ async function listenOnce(redirect: URL, oauth: LinearOAuth, logger: Logger, onD
       return;
     }
     void handleOAuthCallback(oauth, Object.fromEntries(url.searchParams), logger).then((page) => {
-      res.writeHead(page.status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' }).end(page.html);
+      res
+        .writeHead(page.status, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store' })
+        .end(page.html);
       // A request with a foreign or stale state is refused and the wait goes on; only our own state ends it.
       const outcome = url.searchParams.get('state');
       if (outcome !== null) onDone(page.status === 200, page.status === 200 ? 'connected' : page.html);
@@ -53,7 +60,9 @@ async function listenOnce(redirect: URL, oauth: LinearOAuth, logger: Logger, onD
   const port = Number(redirect.port || 80);
   const host = redirect.hostname.replace(/^\[|\]$/g, '');
   return new Promise((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => (error.code === 'EADDRINUSE' ? resolve(undefined) : reject(error)));
+    server.once('error', (error: NodeJS.ErrnoException) =>
+      error.code === 'EADDRINUSE' ? resolve(undefined) : reject(error),
+    );
     server.listen(port, host, () => resolve(server));
   });
 }
@@ -83,7 +92,11 @@ export async function linearConnect(deps: ConnectDeps): Promise<ConnectResult> {
   const via = server ? 'listener' : 'daemon';
   print('Open this URL in a browser where you are signed in to Linear as a workspace admin, and approve the app:');
   print(request.url);
-  print(server ? `Waiting for Linear to redirect to ${deps.redirectUri} …` : `Waiting for the switchboard daemon to receive the callback at ${deps.redirectUri} …`);
+  print(
+    server
+      ? `Waiting for Linear to redirect to ${deps.redirectUri} …`
+      : `Waiting for the switchboard daemon to receive the callback at ${deps.redirectUri} …`,
+  );
   let timedOut = false;
   const deadline = clock.after(deps.timeoutMs, () => {
     timedOut = true;
@@ -105,7 +118,11 @@ export async function linearConnect(deps: ConnectDeps): Promise<ConnectResult> {
     }
     const result = await finished;
     if (!result.ok) {
-      if (timedOut) throw new AppError('unavailable', `no OAuth callback within ${Math.round(deps.timeoutMs / 1000)} s (linear.oauth.connectTimeoutMs); run \`switchboard linear connect\` again`);
+      if (timedOut)
+        throw new AppError(
+          'unavailable',
+          `no OAuth callback within ${Math.round(deps.timeoutMs / 1000)} s (linear.oauth.connectTimeoutMs); run \`switchboard linear connect\` again`,
+        );
       const recorded = (await oauthStore.stateOutcome(request.state)) ?? result.message;
       throw new AppError('forbidden', `Linear connection failed: ${recorded.replace(/^failed: /, '')}`);
     }

@@ -52,7 +52,14 @@ export class LinearTokenResolver implements CredentialSource {
     const fromConfig = this.#configToken();
     if (fromConfig) return fromConfig;
     const stored = await this.#oauth?.storedTokens();
-    if (stored) return { source: 'oauth', kind: 'accessToken', token: stored.accessToken, label: `oauth (${stored.profile})`, expiresAt: stored.expiresAt };
+    if (stored)
+      return {
+        source: 'oauth',
+        kind: 'accessToken',
+        token: stored.accessToken,
+        label: `oauth (${stored.profile})`,
+        expiresAt: stored.expiresAt,
+      };
     return this.#envToken();
   }
 
@@ -62,7 +69,14 @@ export class LinearTokenResolver implements CredentialSource {
     const oauth = this.#oauth;
     if (oauth && (await oauth.storedTokens())) {
       const tokens = await oauth.freshTokens();
-      if (tokens) return { source: 'oauth', kind: 'accessToken', token: tokens.accessToken, label: `oauth (${tokens.profile})`, expiresAt: tokens.expiresAt };
+      if (tokens)
+        return {
+          source: 'oauth',
+          kind: 'accessToken',
+          token: tokens.accessToken,
+          label: `oauth (${tokens.profile})`,
+          expiresAt: tokens.expiresAt,
+        };
     }
     const fromEnv = this.#envToken();
     if (fromEnv) return fromEnv;
@@ -76,20 +90,35 @@ export class LinearTokenResolver implements CredentialSource {
     if (used.source !== 'oauth' || !this.#oauth) return undefined;
     const tokens = await this.#oauth.refreshAfterRejection(used.token);
     if (!tokens) return undefined;
-    return { source: 'oauth', kind: 'accessToken', token: tokens.accessToken, label: `oauth (${tokens.profile})`, expiresAt: tokens.expiresAt };
+    return {
+      source: 'oauth',
+      kind: 'accessToken',
+      token: tokens.accessToken,
+      label: `oauth (${tokens.profile})`,
+      expiresAt: tokens.expiresAt,
+    };
   }
 
   #configToken(): LinearCredential | undefined {
-    if (this.#config.apiKey) return { source: 'config', kind: 'apiKey', token: this.#config.apiKey, label: 'linear.apiKey', expiresAt: null };
+    if (this.#config.apiKey)
+      return { source: 'config', kind: 'apiKey', token: this.#config.apiKey, label: 'linear.apiKey', expiresAt: null };
     const name = this.#config.apiKeyEnv;
     const value = name ? this.#env[name]?.trim() : undefined;
-    if (name && value) return { source: 'config', kind: 'apiKey', token: value, label: `linear.apiKeyEnv (${name})`, expiresAt: null };
+    if (name && value)
+      return { source: 'config', kind: 'apiKey', token: value, label: `linear.apiKeyEnv (${name})`, expiresAt: null };
     return undefined;
   }
 
   #envToken(): LinearCredential | undefined {
     const access = this.#env[LINEAR_ENV_ACCESS_TOKEN]?.trim();
-    if (access) return { source: 'env', kind: 'accessToken', token: access, label: `env ${LINEAR_ENV_ACCESS_TOKEN}`, expiresAt: null };
+    if (access)
+      return {
+        source: 'env',
+        kind: 'accessToken',
+        token: access,
+        label: `env ${LINEAR_ENV_ACCESS_TOKEN}`,
+        expiresAt: null,
+      };
     const key = this.#env[LINEAR_ENV_API_KEY]?.trim();
     if (key) return { source: 'env', kind: 'apiKey', token: key, label: `env ${LINEAR_ENV_API_KEY}`, expiresAt: null };
     return undefined;
@@ -114,7 +143,10 @@ export function readLinearSecrets(config: LinearConfig, env: NodeJS.ProcessEnv):
  * The startup check of an enabled Linear integration: returns the secrets, or throws an invalid_input AppError naming
  * `linear.webhookSecret` when there is no webhook signing secret (unsigned webhooks are never accepted).
  */
-export function requireLinearSecrets(config: LinearConfig, env: NodeJS.ProcessEnv): LinearSecrets & { webhookSecret: string } {
+export function requireLinearSecrets(
+  config: LinearConfig,
+  env: NodeJS.ProcessEnv,
+): LinearSecrets & { webhookSecret: string } {
   const secrets = readLinearSecrets(config, env);
   if (!secrets.webhookSecret) {
     throw invalidInput(

@@ -25,8 +25,12 @@ const issueCore = z.object({
   assignee: user.nullish(),
   delegate: user.nullish(),
   labels: nodes(label),
-  relations: nodes(z.object({ id: z.string(), type: z.string(), relatedIssue: z.object({ id: z.string(), identifier: z.string() }) })),
-  inverseRelations: nodes(z.object({ id: z.string(), type: z.string(), issue: z.object({ id: z.string(), identifier: z.string() }) })).optional(),
+  relations: nodes(
+    z.object({ id: z.string(), type: z.string(), relatedIssue: z.object({ id: z.string(), identifier: z.string() }) }),
+  ),
+  inverseRelations: nodes(
+    z.object({ id: z.string(), type: z.string(), issue: z.object({ id: z.string(), identifier: z.string() }) }),
+  ).optional(),
 });
 
 const comment = z.object({ id: z.string(), body: z.string(), createdAt: z.string(), user: user.nullish() });
@@ -39,14 +43,19 @@ export const projectQueryResult = z.object({
     name: z.string(),
     description: z.string().nullish(),
     teams: nodes(z.object({ id: z.string() })),
-    issues: nodes(issueCore).extend({ pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }) }),
+    issues: nodes(issueCore).extend({
+      pageInfo: z.object({ hasNextPage: z.boolean(), endCursor: z.string().nullish() }),
+    }),
   }),
 });
 
 export const teamStatesResult = z.object({ team: z.object({ states: nodes(state) }) });
 export const teamLabelsResult = z.object({ issueLabels: nodes(label) });
 export const issueCreateResult = z.object({
-  issueCreate: z.object({ success: z.boolean(), issue: z.object({ id: z.string(), identifier: z.string() }).nullish() }),
+  issueCreate: z.object({
+    success: z.boolean(),
+    issue: z.object({ id: z.string(), identifier: z.string() }).nullish(),
+  }),
 });
 export const agentActivityCreateResult = z.object({
   agentActivityCreate: z.object({ success: z.boolean(), agentActivity: z.object({ id: z.string() }).nullish() }),
@@ -56,7 +65,8 @@ export const identityResult = z.object({ viewer: user, organization: z.object({ 
 /** Parses a GraphQL `data` object with `schema`; an answer of the wrong shape is a server error (retrying will not help the caller, but it is not their fault). */
 export function parseData<T extends z.ZodType>(operation: string, schema: T, data: unknown): z.infer<T> {
   const parsed = schema.safeParse(data);
-  if (!parsed.success) throw new LinearApiError('server', `${operation}: unexpected answer from Linear: ${formatZodError(parsed.error)}`);
+  if (!parsed.success)
+    throw new LinearApiError('server', `${operation}: unexpected answer from Linear: ${formatZodError(parsed.error)}`);
   return parsed.data;
 }
 
@@ -64,9 +74,19 @@ export function parseData<T extends z.ZodType>(operation: string, schema: T, dat
 const INVERSE: Record<string, string> = { blocks: 'blocked_by', duplicate: 'duplicated_by' };
 
 function relationsOf(issue: z.infer<typeof issueCore>): LinearRelation[] {
-  const out: LinearRelation[] = issue.relations.nodes.map((r) => ({ id: r.id, type: r.type, relatedIssueId: r.relatedIssue.id, relatedIdentifier: r.relatedIssue.identifier }));
+  const out: LinearRelation[] = issue.relations.nodes.map((r) => ({
+    id: r.id,
+    type: r.type,
+    relatedIssueId: r.relatedIssue.id,
+    relatedIdentifier: r.relatedIssue.identifier,
+  }));
   for (const r of issue.inverseRelations?.nodes ?? []) {
-    out.push({ id: r.id, type: INVERSE[r.type] ?? r.type, relatedIssueId: r.issue.id, relatedIdentifier: r.issue.identifier });
+    out.push({
+      id: r.id,
+      type: INVERSE[r.type] ?? r.type,
+      relatedIssueId: r.issue.id,
+      relatedIdentifier: r.issue.identifier,
+    });
   }
   return out;
 }

@@ -19,7 +19,10 @@ export interface CallbackPage {
 }
 
 function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return text.replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 }
 
 function page(status: number, title: string, message: string): CallbackPage {
@@ -34,16 +37,25 @@ function page(status: number, title: string, message: string): CallbackPage {
  * 400 for a malformed query, 403 for a refused state or a denied authorization, 502 when Linear refused the code or
  * could not be reached. Never throws; failures are logged without secrets.
  */
-export async function handleOAuthCallback(oauth: LinearOAuth, rawQuery: unknown, logger: Logger): Promise<CallbackPage> {
+export async function handleOAuthCallback(
+  oauth: LinearOAuth,
+  rawQuery: unknown,
+  logger: Logger,
+): Promise<CallbackPage> {
   const parsed = callbackQuerySchema.safeParse(rawQuery ?? {});
   if (!parsed.success) return page(400, 'Linear connection failed', formatZodError(parsed.error));
   try {
     const tokens = await oauth.completeCallback(parsed.data);
     const who = tokens.organizationName ? ` to the ${tokens.organizationName} workspace` : '';
-    return page(200, 'Linear connected', `switchboard is connected${who}${tokens.appUserName ? ` as ${tokens.appUserName}` : ''}. You can close this tab.`);
+    return page(
+      200,
+      'Linear connected',
+      `switchboard is connected${who}${tokens.appUserName ? ` as ${tokens.appUserName}` : ''}. You can close this tab.`,
+    );
   } catch (error) {
     logger.warn({ err: errorMessage(error) }, 'linear oauth callback refused');
-    if (error instanceof AppError) return page(error.kind === 'forbidden' ? 403 : 400, 'Linear connection failed', error.message);
+    if (error instanceof AppError)
+      return page(error.kind === 'forbidden' ? 403 : 400, 'Linear connection failed', error.message);
     if (error instanceof LinearApiError) return page(502, 'Linear connection failed', error.message);
     return page(500, 'Linear connection failed', errorMessage(error));
   }

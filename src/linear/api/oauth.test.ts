@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import Fastify from 'fastify';
 import type { FastifyInstance } from 'fastify';
-import { FAKE_IDS, FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-linear.ts';
+import Fastify from 'fastify';
 import type { FakeLinear } from '../../../test/support/fake-linear.ts';
+import { FAKE_IDS, FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import { TEST_WEBHOOK_SECRET } from '../../../test/support/linear-webhook-fixtures.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { linearSchema } from '../../core/config-linear.ts';
@@ -13,8 +13,8 @@ import { openDatabase } from '../../store/database.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import { WebhookIntake } from '../webhooks/intake.ts';
-import { buildLinearAccess } from './access.ts';
 import type { LinearAccess } from './access.ts';
+import { buildLinearAccess } from './access.ts';
 import { LinearApiError } from './types.ts';
 
 describe('Linear OAuth', () => {
@@ -34,15 +34,32 @@ describe('Linear OAuth', () => {
     base = `http://127.0.0.1:${port}`;
     const config = linearSchema.parse({
       apiUrl: fake.graphqlUrl,
-      oauth: { clientId: FAKE_OAUTH_CLIENT.clientId, clientSecret: FAKE_OAUTH_CLIENT.clientSecret, authorizeUrl: fake.authorizeUrl, tokenUrl: fake.tokenUrl },
+      oauth: {
+        clientId: FAKE_OAUTH_CLIENT.clientId,
+        clientSecret: FAKE_OAUTH_CLIENT.clientSecret,
+        authorizeUrl: fake.authorizeUrl,
+        tokenUrl: fake.tokenUrl,
+      },
       requests: { backoffInitialMs: 1, backoffMaxMs: 2 },
     });
     const db = sqliteKysely(openDatabase(':memory:'));
-    linear = buildLinearAccess({ config, gateway: { host: '127.0.0.1', port }, env: {}, db, clock, logger: silentLogger() });
+    linear = buildLinearAccess({
+      config,
+      gateway: { host: '127.0.0.1', port },
+      env: {},
+      db,
+      clock,
+      logger: silentLogger(),
+    });
     // Routes registered after listen() are not allowed; build a second app that serves the callback.
     await app.close();
     app = Fastify();
-    const intake = new WebhookIntake({ secret: TEST_WEBHOOK_SECRET, store: new LinearDeliveryStore(db), clock, logger: silentLogger() });
+    const intake = new WebhookIntake({
+      secret: TEST_WEBHOOK_SECRET,
+      store: new LinearDeliveryStore(db),
+      clock,
+      logger: silentLogger(),
+    });
     await registerLinearRoutes(app, { intake, oauth: linear.oauth, maxBodyBytes: 1_048_576, logger: silentLogger() });
     await app.listen({ host: '127.0.0.1', port });
   });
@@ -100,7 +117,14 @@ describe('Linear OAuth', () => {
     assert.match(unknown.html, /was not issued by this daemon/);
 
     const { state } = await linear.oauth.authorize();
-    const code = new URL((await fetch(`${fake.authorizeUrl}?${new URLSearchParams({ client_id: FAKE_OAUTH_CLIENT.clientId, redirect_uri: `${base}/linear/oauth/callback`, state }).toString()}`, { redirect: 'manual' })).headers.get('location') ?? '').searchParams.get('code');
+    const code = new URL(
+      (
+        await fetch(
+          `${fake.authorizeUrl}?${new URLSearchParams({ client_id: FAKE_OAUTH_CLIENT.clientId, redirect_uri: `${base}/linear/oauth/callback`, state }).toString()}`,
+          { redirect: 'manual' },
+        )
+      ).headers.get('location') ?? '',
+    ).searchParams.get('code');
     assert.ok(code);
     const first = await browse(`${base}/linear/oauth/callback?code=${code}&state=${state}`);
     assert.equal(first.status, 200);
@@ -130,8 +154,14 @@ describe('Linear OAuth', () => {
     assert.ok(after);
     assert.notEqual(after.accessToken, before.accessToken);
     assert.notEqual(after.refreshToken, before.refreshToken, 'rotated');
-    assert.deepEqual(fake.requestsFor('issue').map((r) => r.status), [401, 200]);
-    assert.deepEqual(fake.tokenRequests.map((t) => `${t.grantType}:${t.ok}`), ['authorization_code:true', 'refresh_token:true']);
+    assert.deepEqual(
+      fake.requestsFor('issue').map((r) => r.status),
+      [401, 200],
+    );
+    assert.deepEqual(
+      fake.tokenRequests.map((t) => `${t.grantType}:${t.ok}`),
+      ['authorization_code:true', 'refresh_token:true'],
+    );
     // The old refresh token is spent: only the stored (rotated) one works.
     fake.expireAccessToken(after.accessToken);
     await linear.api.getIssue('ENG-2');
@@ -141,7 +171,9 @@ describe('Linear OAuth', () => {
   it('shares one refresh between concurrent calls', async () => {
     await connect();
     fake.expireAccessToken((await linear.oauth.storedTokens())?.accessToken ?? '');
-    const results = await Promise.all(['ENG-1', 'ENG-2', 'ENG-1', 'ENG-2', 'ENG-1'].map((id) => linear.api.getIssue(id)));
+    const results = await Promise.all(
+      ['ENG-1', 'ENG-2', 'ENG-1', 'ENG-2', 'ENG-1'].map((id) => linear.api.getIssue(id)),
+    );
     assert.equal(results.length, 5);
     assert.equal(fake.tokenRequests.filter((t) => t.grantType === 'refresh_token').length, 1);
   });
@@ -150,16 +182,26 @@ describe('Linear OAuth', () => {
     await connect();
     clock.advance(86_400_000 - 59_000);
     await linear.api.getIssue('ENG-1');
-    assert.deepEqual(fake.requestsFor('issue').map((r) => r.status), [200]);
+    assert.deepEqual(
+      fake.requestsFor('issue').map((r) => r.status),
+      [200],
+    );
     assert.equal(fake.tokenRequests.filter((t) => t.grantType === 'refresh_token').length, 1);
     clock.advance(86_400_000 - 30_000);
     await linear.api.getIssue('ENG-1');
-    assert.equal(fake.tokenRequests.filter((t) => t.grantType === 'refresh_token').length, 2, 'the in-flight refresh was cleared');
+    assert.equal(
+      fake.tokenRequests.filter((t) => t.grantType === 'refresh_token').length,
+      2,
+      'the in-flight refresh was cleared',
+    );
   });
 
   it('fails as auth when the token is still refused after one refresh', async () => {
     await connect();
-    fake.script({ match: 'issue', reply: { kind: 'status', status: 401 } }, { match: 'issue', reply: { kind: 'status', status: 401 } });
+    fake.script(
+      { match: 'issue', reply: { kind: 'status', status: 401 } },
+      { match: 'issue', reply: { kind: 'status', status: 401 } },
+    );
     const error = await linear.api.getIssue('ENG-1').catch((e: unknown) => e);
     assert.ok(error instanceof LinearApiError);
     assert.equal(error.kind, 'auth');
@@ -178,6 +220,10 @@ describe('Linear OAuth', () => {
     fake = await startFakeLinear({ now: () => clock.now(), port });
     await assert.rejects(linear.oauth.refresh(), (e: unknown) => e instanceof LinearApiError);
     assert.equal(fake.tokenRequests.length, 1, 'a second refresh request was made, not the cached failure');
-    assert.equal((await linear.oauth.storedTokens())?.refreshToken, stored.refreshToken, 'a failed refresh leaves the stored tokens alone');
+    assert.equal(
+      (await linear.oauth.storedTokens())?.refreshToken,
+      stored.refreshToken,
+      'a failed refresh leaves the stored tokens alone',
+    );
   });
 });

@@ -6,8 +6,8 @@ import type { LinearConfig } from '../../core/config-linear.ts';
 import { AppError, errorMessage, invalidInput } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LinearOAuthStore, StoredLinearTokens } from '../../store/linear-oauth.ts';
-import { requestToken } from './token-endpoint.ts';
 import type { TokenEndpointOptions } from './token-endpoint.ts';
+import { requestToken } from './token-endpoint.ts';
 import { LinearApiError } from './types.ts';
 
 /** Who an access token acts as; looked up right after the code exchange. */
@@ -77,7 +77,11 @@ export class LinearOAuth {
    */
   async authorize(): Promise<AuthorizeRequest> {
     const { oauth, store, clock } = this.#o;
-    if (!oauth.clientId) throw invalidInput('linear.oauth.clientId: set the client id of your Linear OAuth application', 'linear.oauth.clientId');
+    if (!oauth.clientId)
+      throw invalidInput(
+        'linear.oauth.clientId: set the client id of your Linear OAuth application',
+        'linear.oauth.clientId',
+      );
     const state = randomBytes(32).toString('base64url');
     const now = clock.now();
     const expiresAt = now + oauth.stateTtlMs;
@@ -98,19 +102,42 @@ export class LinearOAuth {
    */
   async completeCallback(query: CallbackQuery): Promise<StoredLinearTokens> {
     const { store, clock } = this.#o;
-    if (!query.state) throw invalidInput('state: missing from the callback; start again with `switchboard linear connect`', 'state');
+    if (!query.state)
+      throw invalidInput('state: missing from the callback; start again with `switchboard linear connect`', 'state');
     const { check, redirectUri } = await store.consumeState(query.state, clock.now());
     if (check !== 'ok') {
-      const why = { unknown: 'was not issued by this daemon', expired: 'has expired', reused: 'was already used' }[check];
-      throw new AppError('forbidden', `state: the OAuth state ${why}; start again with \`switchboard linear connect\``, 'state');
+      const why = { unknown: 'was not issued by this daemon', expired: 'has expired', reused: 'was already used' }[
+        check
+      ];
+      throw new AppError(
+        'forbidden',
+        `state: the OAuth state ${why}; start again with \`switchboard linear connect\``,
+        'state',
+      );
     }
     try {
-      if (query.error) throw new AppError('forbidden', `Linear did not authorize the app: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}`);
+      if (query.error)
+        throw new AppError(
+          'forbidden',
+          `Linear did not authorize the app: ${query.error}${query.error_description ? ` (${query.error_description})` : ''}`,
+        );
       if (!query.code) throw invalidInput('code: missing from the callback', 'code');
-      const grant = await requestToken(this.#endpoint(), { grant: 'authorization_code', code: query.code, redirectUri: redirectUri ?? this.#o.redirectUri }, clock.now());
+      const grant = await requestToken(
+        this.#endpoint(),
+        { grant: 'authorization_code', code: query.code, redirectUri: redirectUri ?? this.#o.redirectUri },
+        clock.now(),
+      );
       const identity = await this.#identify(grant.accessToken);
       await store.saveInstall(this.#profile, grant, identity, clock.now());
-      this.#o.logger.info({ profile: this.#profile, organization: identity.organizationName, appUser: identity.appUserName, expiresAt: grant.expiresAt }, 'linear oauth connected');
+      this.#o.logger.info(
+        {
+          profile: this.#profile,
+          organization: identity.organizationName,
+          appUser: identity.appUserName,
+          expiresAt: grant.expiresAt,
+        },
+        'linear oauth connected',
+      );
       await store.setStateOutcome(query.state, 'connected');
       return (await store.tokens(this.#profile)) as StoredLinearTokens;
     } catch (error) {
@@ -128,7 +155,8 @@ export class LinearOAuth {
   async freshTokens(): Promise<StoredLinearTokens | undefined> {
     const tokens = await this.storedTokens();
     if (!tokens) return undefined;
-    const due = tokens.expiresAt !== null && tokens.expiresAt - this.#o.oauth.refreshBeforeExpiryMs <= this.#o.clock.now();
+    const due =
+      tokens.expiresAt !== null && tokens.expiresAt - this.#o.oauth.refreshBeforeExpiryMs <= this.#o.clock.now();
     if (!due || !tokens.refreshToken) return tokens;
     return this.refresh();
   }
@@ -164,11 +192,22 @@ export class LinearOAuth {
   async #doRefresh(): Promise<StoredLinearTokens> {
     const { store, clock, logger } = this.#o;
     const tokens = await store.tokens(this.#profile);
-    if (!tokens?.refreshToken) throw new LinearApiError('auth', 'Linear OAuth token cannot be refreshed (no refresh token stored); run `switchboard linear connect`');
+    if (!tokens?.refreshToken)
+      throw new LinearApiError(
+        'auth',
+        'Linear OAuth token cannot be refreshed (no refresh token stored); run `switchboard linear connect`',
+      );
     try {
-      const grant = await requestToken(this.#endpoint(), { grant: 'refresh_token', refreshToken: tokens.refreshToken }, clock.now());
+      const grant = await requestToken(
+        this.#endpoint(),
+        { grant: 'refresh_token', refreshToken: tokens.refreshToken },
+        clock.now(),
+      );
       const saved = await store.saveRefresh(this.#profile, grant, clock.now());
-      logger.info({ profile: this.#profile, expiresAt: saved.expiresAt, rotated: grant.refreshToken !== null }, 'linear oauth token refreshed');
+      logger.info(
+        { profile: this.#profile, expiresAt: saved.expiresAt, rotated: grant.refreshToken !== null },
+        'linear oauth token refreshed',
+      );
       return saved;
     } catch (error) {
       logger.error({ profile: this.#profile, err: errorMessage(error) }, 'linear oauth token refresh failed');
@@ -182,16 +221,26 @@ export class LinearOAuth {
     try {
       return await this.#o.identify(accessToken);
     } catch (error) {
-      this.#o.logger.warn({ err: errorMessage(error) }, 'linear oauth: could not look up the app user of the new token; it is kept');
+      this.#o.logger.warn(
+        { err: errorMessage(error) },
+        'linear oauth: could not look up the app user of the new token; it is kept',
+      );
       return empty;
     }
   }
 
   #endpoint(): TokenEndpointOptions {
     const { oauth, clientSecret, timeoutMs } = this.#o;
-    if (!oauth.clientId) throw invalidInput('linear.oauth.clientId: set the client id of your Linear OAuth application', 'linear.oauth.clientId');
+    if (!oauth.clientId)
+      throw invalidInput(
+        'linear.oauth.clientId: set the client id of your Linear OAuth application',
+        'linear.oauth.clientId',
+      );
     if (!clientSecret) {
-      throw invalidInput(`linear.oauth.clientSecret: set it, or the environment variable ${oauth.clientSecretEnv} (linear.oauth.clientSecretEnv)`, 'linear.oauth.clientSecret');
+      throw invalidInput(
+        `linear.oauth.clientSecret: set it, or the environment variable ${oauth.clientSecretEnv} (linear.oauth.clientSecretEnv)`,
+        'linear.oauth.clientSecret',
+      );
     }
     return { tokenUrl: oauth.tokenUrl, clientId: oauth.clientId, clientSecret, timeoutMs };
   }

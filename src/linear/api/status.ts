@@ -44,7 +44,9 @@ export async function linearStatus(deps: StatusDeps, options: { check?: boolean 
   const status: LinearStatus = {
     enabled: deps.config.enabled,
     apiUrl: deps.config.apiUrl,
-    token: credential ? { source: credential.source, label: credential.label, kind: credential.kind, expiresAt: credential.expiresAt } : null,
+    token: credential
+      ? { source: credential.source, label: credential.label, kind: credential.kind, expiresAt: credential.expiresAt }
+      : null,
     oauth: {
       connected: stored !== undefined,
       organization: stored?.organizationName ?? null,
@@ -72,28 +74,48 @@ function when(at: number | null, now: number): string {
   if (at === null) return 'no expiry';
   const minutes = Math.round((at - now) / 60_000);
   const iso = new Date(at).toISOString();
-  return minutes >= 0 ? `expires ${iso} (in ${minutes >= 120 ? `${Math.round(minutes / 60)} h` : `${minutes} min`})` : `expired ${iso}`;
+  return minutes >= 0
+    ? `expires ${iso} (in ${minutes >= 120 ? `${Math.round(minutes / 60)} h` : `${minutes} min`})`
+    : `expired ${iso}`;
 }
 
 /** Renders the status as a few human lines. */
 export function formatLinearStatus(status: LinearStatus, now: number): string {
   const lines = [`Linear: ${status.enabled ? 'enabled' : 'disabled'} (${status.apiUrl})`];
   if (status.token) {
-    const refresh = status.token.source === 'oauth' ? (status.oauth.refreshable ? ', refreshed automatically' : ', no refresh token') : '';
-    lines.push(`token: ${status.token.label} (${status.token.kind === 'apiKey' ? 'personal API key' : 'OAuth access token'}), ${when(status.token.expiresAt, now)}${refresh}`);
+    const refresh =
+      status.token.source === 'oauth'
+        ? status.oauth.refreshable
+          ? ', refreshed automatically'
+          : ', no refresh token'
+        : '';
+    lines.push(
+      `token: ${status.token.label} (${status.token.kind === 'apiKey' ? 'personal API key' : 'OAuth access token'}), ${when(status.token.expiresAt, now)}${refresh}`,
+    );
   } else {
     lines.push('token: none — run `switchboard linear connect`, or set linear.apiKey / LINEAR_API_KEY');
   }
   if (status.oauth.connected) {
-    lines.push(`oauth: connected${status.oauth.organization ? ` to ${status.oauth.organization}` : ''}${status.oauth.appUser ? ` as ${status.oauth.appUser}` : ''}, scopes ${status.oauth.scope || '?'}`);
+    lines.push(
+      `oauth: connected${status.oauth.organization ? ` to ${status.oauth.organization}` : ''}${status.oauth.appUser ? ` as ${status.oauth.appUser}` : ''}, scopes ${status.oauth.scope || '?'}`,
+    );
   } else {
     lines.push('oauth: not connected');
   }
-  lines.push(`webhook signing secret: ${status.webhookSecretConfigured ? 'set' : 'MISSING (webhooks are refused; set linear.webhookSecret)'}`);
+  lines.push(
+    `webhook signing secret: ${status.webhookSecretConfigured ? 'set' : 'MISSING (webhooks are refused; set linear.webhookSecret)'}`,
+  );
   if (status.deliveries) {
     const d = status.deliveries;
-    lines.push(`webhook deliveries: ${d.pending} pending, ${d.processing} in progress, ${d.done} done, ${d.dead} dead-lettered`);
+    lines.push(
+      `webhook deliveries: ${d.pending} pending, ${d.processing} in progress, ${d.done} done, ${d.dead} dead-lettered`,
+    );
   }
-  if (status.check) lines.push(status.check.ok ? `check: ok — ${status.check.appUser} in ${status.check.organization}` : `check: FAILED — ${status.check.error}`);
+  if (status.check)
+    lines.push(
+      status.check.ok
+        ? `check: ok — ${status.check.appUser} in ${status.check.organization}`
+        : `check: FAILED — ${status.check.error}`,
+    );
   return lines.join('\n');
 }

@@ -21,15 +21,18 @@ export interface TokenEndpointOptions {
 }
 
 export type TokenRequest =
-  | { grant: 'authorization_code'; code: string; redirectUri: string }
-  | { grant: 'refresh_token'; refreshToken: string };
+  { grant: 'authorization_code'; code: string; redirectUri: string } | { grant: 'refresh_token'; refreshToken: string };
 
 /**
  * POSTs one grant to the token endpoint (form-encoded, as OAuth 2 wants) and returns the grant with an absolute expiry
  * computed from `now`. Throws LinearApiError: 'auth' when Linear refuses the code or refresh token (4xx), 'server' on 5xx,
  * 'network' when it cannot be reached. Neither the secret nor the tokens appear in an error message.
  */
-export async function requestToken(options: TokenEndpointOptions, request: TokenRequest, now: number): Promise<TokenGrant> {
+export async function requestToken(
+  options: TokenEndpointOptions,
+  request: TokenRequest,
+  now: number,
+): Promise<TokenGrant> {
   const form = new URLSearchParams({ client_id: options.clientId, client_secret: options.clientSecret });
   if (request.grant === 'authorization_code') {
     form.set('grant_type', 'authorization_code');
@@ -61,12 +64,22 @@ export async function requestToken(options: TokenEndpointOptions, request: Token
   }
   if (!response.ok) {
     const parsed = tokenErrorSchema.safeParse(body);
-    const reason = parsed.success ? `${parsed.data.error}${parsed.data.error_description ? `: ${parsed.data.error_description}` : ''}` : `HTTP ${response.status}`;
-    if (response.status >= 500) throw new LinearApiError('server', `Linear token endpoint failed (${request.grant}): ${reason}`);
-    throw new LinearApiError('auth', `Linear refused the ${request.grant === 'refresh_token' ? 'refresh token' : 'authorization code'}: ${reason}`);
+    const reason = parsed.success
+      ? `${parsed.data.error}${parsed.data.error_description ? `: ${parsed.data.error_description}` : ''}`
+      : `HTTP ${response.status}`;
+    if (response.status >= 500)
+      throw new LinearApiError('server', `Linear token endpoint failed (${request.grant}): ${reason}`);
+    throw new LinearApiError(
+      'auth',
+      `Linear refused the ${request.grant === 'refresh_token' ? 'refresh token' : 'authorization code'}: ${reason}`,
+    );
   }
   const parsed = tokenResponseSchema.safeParse(body);
-  if (!parsed.success) throw new LinearApiError('server', `Linear token endpoint answered without a usable access_token (HTTP ${response.status})`);
+  if (!parsed.success)
+    throw new LinearApiError(
+      'server',
+      `Linear token endpoint answered without a usable access_token (HTTP ${response.status})`,
+    );
   const data = parsed.data;
   return {
     accessToken: data.access_token,

@@ -6,8 +6,8 @@ import type { LinearConfig } from '../../core/config-linear.ts';
 import type { Logger } from '../../core/logger.ts';
 import { classifyLinearFailure } from './classify.ts';
 import type { CredentialSource, LinearCredential } from './credentials.ts';
-import { sleep } from './request-budget.ts';
 import type { RequestBudget } from './request-budget.ts';
+import { sleep } from './request-budget.ts';
 import { LinearApiError } from './types.ts';
 
 export interface LinearTransportOptions {
@@ -53,26 +53,43 @@ export class LinearTransport {
             refreshed = true;
             const next = await credentials.afterAuthFailure(credential);
             if (next) {
-              logger.info({ operation, source: credential.label }, 'linear: token refused, retrying once with a refreshed token');
+              logger.info(
+                { operation, source: credential.label },
+                'linear: token refused, retrying once with a refreshed token',
+              );
               credential = next;
               continue;
             }
           }
-          throw new LinearApiError('auth', `${operation}: Linear refused the token from ${credential.label}: ${failure.message}`);
+          throw new LinearApiError(
+            'auth',
+            `${operation}: Linear refused the token from ${credential.label}: ${failure.message}`,
+          );
         }
         failures += 1;
         if (failures >= requests.maxAttempts) {
-          throw new LinearApiError(failure.kind, `${operation}: gave up after ${failures} attempts: ${failure.message}`);
+          throw new LinearApiError(
+            failure.kind,
+            `${operation}: gave up after ${failures} attempts: ${failure.message}`,
+          );
         }
         const backoff = Math.min(requests.backoffMaxMs, requests.backoffInitialMs * 2 ** (failures - 1));
         if (failure.kind === 'rate_limit') {
-          const until = failure.resetAt ?? (failure.retryAfterMs !== undefined ? clock.now() + failure.retryAfterMs : clock.now() + backoff);
+          const until =
+            failure.resetAt ??
+            (failure.retryAfterMs !== undefined ? clock.now() + failure.retryAfterMs : clock.now() + backoff);
           budget.blockUntil(until);
-          logger.warn({ operation, attempt: failures, waitMs: Math.max(0, until - clock.now()) }, 'linear: rate limited, holding requests until the reset');
+          logger.warn(
+            { operation, attempt: failures, waitMs: Math.max(0, until - clock.now()) },
+            'linear: rate limited, holding requests until the reset',
+          );
           // The next acquire() waits for the reset, or fails as rate_limit if it is further away than maxRateLimitWaitMs.
           continue;
         }
-        logger.warn({ operation, kind: failure.kind, attempt: failures, delayMs: backoff, err: failure.message }, 'linear: request failed, backing off');
+        logger.warn(
+          { operation, kind: failure.kind, attempt: failures, delayMs: backoff, err: failure.message },
+          'linear: request failed, backing off',
+        );
         await sleep(clock, backoff);
         // A fresh credential next time round (an OAuth token may have been refreshed meanwhile).
         credential = undefined;
@@ -84,7 +101,12 @@ export class LinearTransport {
    * Sends a raw GraphQL document through the SDK's client (for what the model API cannot express: ephemeral activities,
    * the `GraphQL-Features: sub_issues` header, one-request reads). Returns the `data` object.
    */
-  request(operation: string, query: string, variables: Record<string, unknown>, headers?: Record<string, string>): Promise<unknown> {
+  request(
+    operation: string,
+    query: string,
+    variables: Record<string, unknown>,
+    headers?: Record<string, string>,
+  ): Promise<unknown> {
     return this.run(operation, async (client) => (await client.client.rawRequest(query, variables, headers)).data);
   }
 

@@ -129,7 +129,11 @@ export interface LinearApi {
   teamLabels(teamId: string): Promise<LinearLabel[]>;
   createLabel(teamId: string, name: string): Promise<LinearLabel>;
   getProject(id: string): Promise<LinearProject>;
-  createAgentActivity(agentSessionId: string, content: ActivityContent, options?: ActivityOptions): Promise<{ id: string }>;
+  createAgentActivity(
+    agentSessionId: string,
+    content: ActivityContent,
+    options?: ActivityOptions,
+  ): Promise<{ id: string }>;
   createAgentSessionOnIssue(issueId: string): Promise<{ id: string }>;
   updateAgentSession(agentSessionId: string, input: { externalUrls?: { label: string; url: string }[] }): Promise<void>;
 }

@@ -1,14 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { FakeLinearApi } from '../../../test/support/fake-linear-api.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { silentLogger } from '../../core/logger.ts';
-import { FakeLinearApi } from '../../../test/support/fake-linear-api.ts';
 import { ActivityStream, MAX_THOUGHT_CHARS } from './activity-stream.ts';
 
 function setup() {
   const clock = new ManualClock();
   const linear = new FakeLinearApi();
-  const stream = new ActivityStream({ linear, agentSessionId: 'as-1', clock, logger: silentLogger(), throttleMs: 3_000 });
+  const stream = new ActivityStream({
+    linear,
+    agentSessionId: 'as-1',
+    clock,
+    logger: silentLogger(),
+    throttleMs: 3_000,
+  });
   return { clock, linear, stream };
 }
 

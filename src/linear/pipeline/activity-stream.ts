@@ -4,8 +4,8 @@
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import { WorkLoop } from '../../core/work-loop.ts';
 import type { StepResult } from '../../core/work-loop.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
 import type { ActivityContent, LinearApi } from '../api/types.ts';
 import { LinearApiError } from '../api/types.ts';
 
@@ -136,11 +136,13 @@ export class ActivityStream {
   /** Turns the buffer into at most one thought and one action, in the order they first appeared. */
   #drain(): void {
     const items: ActivityContent[] = [];
-    if (this.#texts.length > 0) items.push({ type: 'thought', body: tail(this.#texts.join('\n\n'), MAX_THOUGHT_CHARS) });
+    if (this.#texts.length > 0)
+      items.push({ type: 'thought', body: tail(this.#texts.join('\n\n'), MAX_THOUGHT_CHARS) });
     if (this.#tools.length > 0) {
       const last = this.#tools[this.#tools.length - 1] as { action: string; parameter: string };
       const more = this.#tools.length - 1;
-      const parameter = more > 0 ? `${last.parameter} (+${more} earlier tool call${more === 1 ? '' : 's'})` : last.parameter;
+      const parameter =
+        more > 0 ? `${last.parameter} (+${more} earlier tool call${more === 1 ? '' : 's'})` : last.parameter;
       items.push({ type: 'action', action: last.action, parameter });
     }
     if (this.#firstPending === 'action') items.reverse();
@@ -167,7 +169,10 @@ export class ActivityStream {
     } catch (error) {
       const final = error instanceof LinearApiError && !error.retryable;
       if (final) this.#dead = true;
-      logger.warn({ err: errorMessage(error), agentSessionId, activity: content.type, final }, 'could not post a Linear agent activity');
+      logger.warn(
+        { err: errorMessage(error), agentSessionId, activity: content.type, final },
+        'could not post a Linear agent activity',
+      );
       return false;
     }
   }

@@ -30,7 +30,10 @@ export class DispatchJournal {
     if (!d.worktreePath) return null;
     let artifacts = this.#artifacts.get(d.id);
     if (!artifacts) {
-      artifacts = new DispatchArtifacts(d.worktreePath, { now: () => this.#deps.clock.now(), maxWorkerBytes: this.#deps.maxWorkerBytes });
+      artifacts = new DispatchArtifacts(d.worktreePath, {
+        now: () => this.#deps.clock.now(),
+        maxWorkerBytes: this.#deps.maxWorkerBytes,
+      });
       this.#artifacts.set(d.id, artifacts);
     }
     return artifacts;

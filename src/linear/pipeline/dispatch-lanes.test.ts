@@ -30,7 +30,11 @@ describe('DispatchLanes', () => {
 
   it('a step that throws is reported with its label and does not stop the lane', async () => {
     const failures: string[] = [];
-    const lanes = new DispatchLanes({ clock: new ManualClock(), logger: silentLogger(), onFailure: (id, message) => void failures.push(`${id} ${message}`) });
+    const lanes = new DispatchLanes({
+      clock: new ManualClock(),
+      logger: silentLogger(),
+      onFailure: (id, message) => void failures.push(`${id} ${message}`),
+    });
     await lanes.serial('a', 'setup', async () => {
       throw new Error('no worktree');
     });

@@ -3,8 +3,8 @@
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import { WorkLoop } from '../../core/work-loop.ts';
 import type { StepResult } from '../../core/work-loop.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
 
 /** What the lanes are built from. */
 export interface DispatchLanesDeps {

@@ -63,7 +63,9 @@ export class DispatchReporter {
     if (!d.agentSessionId || !base) return;
     const url = `${base.replace(/\/+$/, '')}/#session=${encodeURIComponent(codingSessionId)}`;
     try {
-      await linear.updateAgentSession(d.agentSessionId, { externalUrls: [{ label: 'switchboard: live session', url }] });
+      await linear.updateAgentSession(d.agentSessionId, {
+        externalUrls: [{ label: 'switchboard: live session', url }],
+      });
     } catch (error) {
       logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not set the Linear agent session link');
     }
@@ -99,7 +101,10 @@ export class DispatchReporter {
         await effects.run(key, 'keyed', (id) => linear.createAgentActivity(agentSessionId, content, { id }));
         return;
       } catch (error) {
-        logger.warn({ err: errorMessage(error), dispatch: d.id, effect: key }, 'could not post a Linear agent activity');
+        logger.warn(
+          { err: errorMessage(error), dispatch: d.id, effect: key },
+          'could not post a Linear agent activity',
+        );
       }
     }
     if (content.type === 'thought' || content.type === 'action') return;
@@ -112,7 +117,9 @@ export class DispatchReporter {
 
   /** Tells the user in Linear and on their chat channel that a dispatch is stuck, and records it. */
   async tellStuck(d: DispatchRecord, reason: string): Promise<void> {
-    const next = d.agentSessionId ? 'Send a message in this agent session to try again with your guidance.' : 'Assign the issue again to retry.';
+    const next = d.agentSessionId
+      ? 'Send a message in this agent session to try again with your guidance.'
+      : 'Assign the issue again to retry.';
     const body = `${d.identifier} is stuck: ${reason}\n\n${next}`;
     await this.#deps.journal.record(d, 'stuck', { reason });
     await this.tell(d, { type: 'error', body });
@@ -128,7 +135,9 @@ export class DispatchReporter {
     const { notifier } = this.#deps;
     if (!notifier.done) return;
     try {
-      await notifier.done(`Linear ${d.identifier} (${d.title}) is done: the audit passed on attempt ${d.attempt - d.roundStart + 1}${verdict.testResults ? ` (tests: ${verdict.testResults})` : ''}. Branch ${d.branch}.`);
+      await notifier.done(
+        `Linear ${d.identifier} (${d.title}) is done: the audit passed on attempt ${d.attempt - d.roundStart + 1}${verdict.testResults ? ` (tests: ${verdict.testResults})` : ''}. Branch ${d.branch}.`,
+      );
     } catch (error) {
       this.#deps.logger.error({ err: errorMessage(error), dispatch: d.id }, 'could not notify the user');
     }

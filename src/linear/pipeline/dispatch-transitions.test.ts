@@ -31,12 +31,19 @@ describeEachDatabase('dispatch transitions', (fresh) => {
 
   it('moves only along the state machine, with compare-and-swap on status and attempt', async () => {
     await assert.rejects(transitionDispatch(store, 'd1', 'queued', 'done', 1), /queued → done is not allowed/);
-    await assert.rejects(transitionDispatch(store, 'd1', ['queued', 'working'], 'done', 1), /queued → done is not allowed/);
+    await assert.rejects(
+      transitionDispatch(store, 'd1', ['queued', 'working'], 'done', 1),
+      /queued → done is not allowed/,
+    );
     assert.equal((await store.get('d1'))?.status, 'queued', 'a refused edge never reaches the store');
     assert.equal(await transitionDispatch(store, 'd1', 'working', 'auditing', 1), null, 'not in the expected status');
     assert.equal((await transitionDispatch(store, 'd1', 'queued', 'dispatched', 1))?.status, 'dispatched');
     assert.equal((await transitionDispatch(store, 'd1', 'dispatched', 'working', 2))?.status, 'working');
-    assert.equal(await transitionDispatch(store, 'd1', 'working', 'auditing', 3, { attempt: 2 }), null, 'wrong attempt');
+    assert.equal(
+      await transitionDispatch(store, 'd1', 'working', 'auditing', 3, { attempt: 2 }),
+      null,
+      'wrong attempt',
+    );
     assert.equal((await transitionDispatch(store, 'd1', 'working', 'auditing', 3, { attempt: 1 }))?.status, 'auditing');
   });
 });

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
 import type { PipelineFixture } from '../../../test/support/pipeline-fixture.ts';
+import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
 import { PLANNING_BLOCK_MESSAGE } from '../planner/planner.ts';
 import { createPipeline } from './pipeline.ts';
 import { DispatchBlockedError } from './types.ts';
@@ -16,12 +16,18 @@ describe('Pipeline guard (planning mode)', () => {
   it('refuses to dispatch an issue the guard blocks, tells the agent session (or the issue) why, and records nothing', async () => {
     f = await pipelineFixture({ scripted: true });
     const planned = new Set(['proj-1']);
-    const pipeline = createPipeline({ ...f.deps, guard: { isBlocked: (issue) => (issue.project && planned.has(issue.project.id) ? PLANNING_BLOCK_MESSAGE : null) } });
+    const pipeline = createPipeline({
+      ...f.deps,
+      guard: { isBlocked: (issue) => (issue.project && planned.has(issue.project.id) ? PLANNING_BLOCK_MESSAGE : null) },
+    });
     await pipeline.start();
     try {
       f.linear.addIssue({ identifier: 'OK-1', project: { id: 'proj-1', name: 'Launch' } });
       f.linear.addIssue({ identifier: 'OK-2', project: { id: 'proj-1', name: 'Launch' } });
-      await assert.rejects(pipeline.dispatch('OK-1', { agentSessionId: 'as-1' }), (error: unknown) => error instanceof DispatchBlockedError && error.message === PLANNING_BLOCK_MESSAGE);
+      await assert.rejects(
+        pipeline.dispatch('OK-1', { agentSessionId: 'as-1' }),
+        (error: unknown) => error instanceof DispatchBlockedError && error.message === PLANNING_BLOCK_MESSAGE,
+      );
       assert.deepEqual(f.linear.activitiesOf('as-1'), [{ type: 'response', body: PLANNING_BLOCK_MESSAGE }]);
       await assert.rejects(pipeline.dispatch('OK-2'), DispatchBlockedError);
       assert.deepEqual(

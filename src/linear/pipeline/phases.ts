@@ -3,15 +3,15 @@
 // every status change is a compare-and-swap, so a stop, a duplicate event or a recovery pass never doubles a step.
 // Each phase is handed PhaseDeps: the dispatch store and only the calls it makes on the pipeline's parts.
 import { join } from 'node:path';
+import type { SessionManager } from '../../coding/session-manager.ts';
+import { describeTrip } from '../../coding/session-watchdog.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import { AppError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { SessionManager } from '../../coding/session-manager.ts';
-import { describeTrip } from '../../coding/session-watchdog.ts';
+import { ensureLines } from '../../store/artifact-files.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
 import { isActiveStatus } from '../../store/coding-sessions.ts';
-import { ensureLines } from '../../store/artifact-files.ts';
 import type { DispatchPhase, DispatchRecord, DispatchSession, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import { capTail, EXCLUDE_LINES } from './artifacts.ts';
@@ -23,8 +23,8 @@ import { auditPrompt, bullets, doneSummary, planText, promptVars, roundAttempt, 
 import { loadPrompts } from './prompts.ts';
 import type { SessionWatch } from './session-watch.ts';
 import type { PipelineSlots } from './slots.ts';
-import { parseVerdict } from './verdict.ts';
 import type { Verdict } from './verdict.ts';
+import { parseVerdict } from './verdict.ts';
 import { ensureWorktree } from './worktree.ts';
 
 /** What the phases use: the dispatch store and the parts of the pipeline, each narrowed to the calls made here. */
@@ -50,7 +50,11 @@ const STATUS_OF_PHASE: Record<DispatchPhase, 'working' | 'auditing'> = { worker:
 
 /** The coding-session name of a phase: `eng-12-worker-2`. */
 function sessionName(d: DispatchRecord, phase: DispatchPhase): string {
-  const slug = d.identifier.toLowerCase().replace(/[^a-z0-9._-]+/g, '-').replace(/^[^a-z0-9]+/, '') || 'issue';
+  const slug =
+    d.identifier
+      .toLowerCase()
+      .replace(/[^a-z0-9._-]+/g, '-')
+      .replace(/^[^a-z0-9]+/, '') || 'issue';
   return `${slug}-${phase}-${d.attempt}`.slice(0, 64);
 }
 
@@ -72,7 +76,10 @@ async function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: s
 }
 
 /** Sends what is buffered for a finished dispatch, closes its artifacts, and gives its dispatch slot back. */
-export async function releaseDispatch(p: Pick<PhaseDeps, 'reporter' | 'journal' | 'slots'>, dispatchId: string): Promise<void> {
+export async function releaseDispatch(
+  p: Pick<PhaseDeps, 'reporter' | 'journal' | 'slots'>,
+  dispatchId: string,
+): Promise<void> {
   await p.reporter.close(dispatchId);
   await p.journal.close(dispatchId);
   await p.slots.dispatchSlotFreed();
@@ -80,7 +87,10 @@ export async function releaseDispatch(p: Pick<PhaseDeps, 'reporter' | 'journal' 
 
 /** Moves a dispatch to `stuck` (from whatever active status it is in) and tells the user. */
 export async function markStuck(p: PhaseDeps, d: DispatchRecord, reason: string): Promise<void> {
-  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: reason } });
+  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), {
+    attempt: d.attempt,
+    patch: { lastError: reason },
+  });
   if (!next) return;
   await p.reporter.tellStuck(next, reason);
   await releaseDispatch(p, d.id);
@@ -133,7 +143,12 @@ export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<v
  * read-only (permissionMode `plan`: Claude's plan mode, Gemini's `default` approval mode, Codex's read-only sandbox).
  * When the coding-session pool is full the dispatch waits for a free slot (retried when any session ends).
  */
-export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: DispatchPhase, tryNo: number): Promise<void> {
+export async function launchPhase(
+  p: PhaseDeps,
+  dispatchId: string,
+  phase: DispatchPhase,
+  tryNo: number,
+): Promise<void> {
   const expected = STATUS_OF_PHASE[phase];
   const d = await p.store.get(dispatchId);
   if (!d || d.status !== expected || !d.worktreePath) return;
@@ -161,7 +176,9 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
       prompt: prompt.task,
       systemPrompt: prompt.system,
       harness: phase === 'worker' ? d.harness : d.auditHarness,
-      ...((phase === 'worker' ? d.model : d.auditModel) ? { model: (phase === 'worker' ? d.model : d.auditModel) as string } : {}),
+      ...((phase === 'worker' ? d.model : d.auditModel)
+        ? { model: (phase === 'worker' ? d.model : d.auditModel) as string }
+        : {}),
       workdir: d.worktreePath,
       permissionMode: phase === 'worker' ? pc.workerPermissionMode : 'plan',
       ...(phase === 'audit' && pc.audit.allowedTools ? { allowedTools: pc.audit.allowedTools } : {}),
@@ -172,7 +189,8 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
     });
   } catch (error) {
     if (error instanceof AppError && error.kind === 'limit') {
-      if (p.slots.waitForSession(d.id)) p.reporter.thought(d, `Waiting for a free coding-session slot to start the ${phase}.`);
+      if (p.slots.waitForSession(d.id))
+        p.reporter.thought(d, `Waiting for a free coding-session slot to start the ${phase}.`);
       await p.journal.record(d, 'waiting-for-slot', { phase, error: errorMessage(error) });
       return;
     }
@@ -180,14 +198,26 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
     return;
   }
   p.slots.stopWaiting(d.id);
-  await p.store.addSession({ sessionId: session.id, dispatchId: d.id, phase, attempt: d.attempt, try: tryNo, startedAt: p.clock.now() });
+  await p.store.addSession({
+    sessionId: session.id,
+    dispatchId: d.id,
+    phase,
+    attempt: d.attempt,
+    try: tryNo,
+    startedAt: p.clock.now(),
+  });
   p.watch.watch(d, session.id, phase);
   await p.watch.touch(d.id, true);
   // A session that could not even start has already ended (before it was mapped): handle that end now.
-  if (!session.isActive) void p.lanes.serial(d.id, 'session-end', () => handleSessionEnd(p, session.id, { claim: true }));
+  if (!session.isActive)
+    void p.lanes.serial(d.id, 'session-end', () => handleSessionEnd(p, session.id, { claim: true }));
   const harness = phase === 'worker' ? d.harness : d.auditHarness;
   const model = (phase === 'worker' ? d.model : d.auditModel) ?? 'default model';
-  if (phase === 'worker') await p.journal.artifacts(d)?.plan(planText(d, prompt.system, prompt.task)).catch((e: unknown) => p.logger.error({ err: e }, 'could not write plan.md'));
+  if (phase === 'worker')
+    await p.journal
+      .artifacts(d)
+      ?.plan(planText(d, prompt.system, prompt.task))
+      .catch((e: unknown) => p.logger.error({ err: e }, 'could not write plan.md'));
   await p.journal.record(d, `${phase}-started`, { sessionId: session.id, try: tryNo, harness, model });
   await p.reporter.linkSession(d, session.id);
   const retry = tryNo > 1 ? ' (retry after a watchdog kill)' : '';
@@ -201,9 +231,7 @@ export async function launchPhase(p: PhaseDeps, dispatchId: string, phase: Dispa
 
 /** The output of the newest worker session of the dispatch's current attempt. */
 async function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): Promise<string> {
-  const worker = (await p.store.sessions(d.id))
-    .filter((s) => s.phase === 'worker' && s.attempt === d.attempt)
-    .at(-1);
+  const worker = (await p.store.sessions(d.id)).filter((s) => s.phase === 'worker' && s.attempt === d.attempt).at(-1);
   return worker ? sessionOutput(p.sessions, await storedSession(p.sessions, worker.sessionId)) : '';
 }
 
@@ -229,24 +257,57 @@ export async function handleSessionEnd(p: PhaseDeps, sessionId: string, options:
   else await afterAudit(p, d, row, record);
 }
 
-async function afterWorker(p: PhaseDeps, d: DispatchRecord, row: DispatchSession, record: StoredSession | null): Promise<void> {
+async function afterWorker(
+  p: PhaseDeps,
+  d: DispatchRecord,
+  row: DispatchSession,
+  record: StoredSession | null,
+): Promise<void> {
   const output = sessionOutput(p.sessions, record);
-  await p.journal.artifacts(d)?.workerOutput(row.attempt, output).catch((e: unknown) => p.logger.error({ err: e }, 'could not write the worker output'));
-  await p.journal.record(d, 'worker-ended', { sessionId: row.sessionId, try: row.try, sessionStatus: record?.status ?? 'unknown', error: record?.error ?? null, costUsd: record?.costUsd ?? 0 });
-  if (record?.status === 'failed') p.reporter.thought(d, `The worker ended with an error (${record.error ?? 'unknown'}); the auditor will check what it did.`);
+  await p.journal
+    .artifacts(d)
+    ?.workerOutput(row.attempt, output)
+    .catch((e: unknown) => p.logger.error({ err: e }, 'could not write the worker output'));
+  await p.journal.record(d, 'worker-ended', {
+    sessionId: row.sessionId,
+    try: row.try,
+    sessionStatus: record?.status ?? 'unknown',
+    error: record?.error ?? null,
+    costUsd: record?.costUsd ?? 0,
+  });
+  if (record?.status === 'failed')
+    p.reporter.thought(
+      d,
+      `The worker ended with an error (${record.error ?? 'unknown'}); the auditor will check what it did.`,
+    );
   const next = await transitionDispatch(p.store, d.id, 'working', 'auditing', p.clock.now(), { attempt: d.attempt });
   if (!next) return;
   await launchPhase(p, next.id, 'audit', 1);
 }
 
-async function afterAudit(p: PhaseDeps, d: DispatchRecord, row: DispatchSession, record: StoredSession | null): Promise<void> {
+async function afterAudit(
+  p: PhaseDeps,
+  d: DispatchRecord,
+  row: DispatchSession,
+  record: StoredSession | null,
+): Promise<void> {
   const verdict: Verdict = parseVerdict(sessionOutput(p.sessions, record));
-  if (!verdict.parsed && record?.status === 'failed') verdict.gaps.push(`The auditor session failed: ${record.error ?? 'unknown error'}`);
+  if (!verdict.parsed && record?.status === 'failed')
+    verdict.gaps.push(`The auditor session failed: ${record.error ?? 'unknown error'}`);
   await p.journal
     .artifacts(d)
-    ?.audit(row.attempt, verdict, { sessionId: row.sessionId, sessionStatus: record?.status ?? 'unknown', try: row.try })
+    ?.audit(row.attempt, verdict, {
+      sessionId: row.sessionId,
+      sessionStatus: record?.status ?? 'unknown',
+      try: row.try,
+    })
     .catch((e: unknown) => p.logger.error({ err: e }, 'could not write the audit verdict'));
-  await p.journal.record(d, 'audit-ended', { sessionId: row.sessionId, pass: verdict.pass, parsed: verdict.parsed, gaps: verdict.gaps });
+  await p.journal.record(d, 'audit-ended', {
+    sessionId: row.sessionId,
+    pass: verdict.pass,
+    parsed: verdict.parsed,
+    gaps: verdict.gaps,
+  });
   const { maxAttempts } = p.pc;
   const used = roundAttempt(d);
   if (verdict.pass) {
@@ -263,7 +324,10 @@ async function afterAudit(p: PhaseDeps, d: DispatchRecord, row: DispatchSession,
       patch: { attempt: d.attempt + 1, context: { ...d.context, lastGaps: verdict.gaps } },
     });
     if (!next) return;
-    p.reporter.thought(next, `The audit of attempt ${used} failed. Gaps:\n${bullets(verdict.gaps)}\nStarting attempt ${used + 1} of ${maxAttempts} with them.`);
+    p.reporter.thought(
+      next,
+      `The audit of attempt ${used} failed. Gaps:\n${bullets(verdict.gaps)}\nStarting attempt ${used + 1} of ${maxAttempts} with them.`,
+    );
     await p.journal.record(next, 'rework', { gaps: verdict.gaps });
     await launchPhase(p, next.id, 'worker', 1);
     return;
@@ -273,19 +337,42 @@ async function afterAudit(p: PhaseDeps, d: DispatchRecord, row: DispatchSession,
     patch: { lastError: `audit failed ${used} times`, context: { ...d.context, lastGaps: verdict.gaps } },
   });
   if (!next) return;
-  await p.reporter.tellStuck(next, `the audit failed ${used} time${used === 1 ? '' : 's'} (maxAttempts ${maxAttempts}). Open gaps:\n${bullets(verdict.gaps)}`);
+  await p.reporter.tellStuck(
+    next,
+    `the audit failed ${used} time${used === 1 ? '' : 's'} (maxAttempts ${maxAttempts}). Open gaps:\n${bullets(verdict.gaps)}`,
+  );
   await releaseDispatch(p, d.id);
 }
 
-async function afterWatchdogKill(p: PhaseDeps, d: DispatchRecord, row: DispatchSession, record: StoredSession | null): Promise<void> {
+async function afterWatchdogKill(
+  p: PhaseDeps,
+  d: DispatchRecord,
+  row: DispatchSession,
+  record: StoredSession | null,
+): Promise<void> {
   const trip = p.watch.tripOf(row.sessionId);
   const reason = trip ? describeTrip(trip) : (record?.endReason ?? 'killed by the watchdog');
   const output = sessionOutput(p.sessions, record);
-  await p.journal.record(d, 'watchdog-kill', { phase: row.phase, sessionId: row.sessionId, try: row.try, reason, outputTail: capTail(output, 2_048) });
-  if (row.phase === 'worker') await p.journal.artifacts(d)?.workerOutput(row.attempt, output).catch((e: unknown) => p.logger.error({ err: e }, 'could not write the worker output'));
+  await p.journal.record(d, 'watchdog-kill', {
+    phase: row.phase,
+    sessionId: row.sessionId,
+    try: row.try,
+    reason,
+    outputTail: capTail(output, 2_048),
+  });
+  if (row.phase === 'worker')
+    await p.journal
+      .artifacts(d)
+      ?.workerOutput(row.attempt, output)
+      .catch((e: unknown) => p.logger.error({ err: e }, 'could not write the worker output'));
   const who = row.phase === 'worker' ? 'worker' : 'auditor';
   if (row.try < 2) {
-    await p.reporter.tell(d, { type: 'action', action: 'Watchdog', parameter: `killed the ${who} (${reason}); retrying once`, result: 'retrying' });
+    await p.reporter.tell(d, {
+      type: 'action',
+      action: 'Watchdog',
+      parameter: `killed the ${who} (${reason}); retrying once`,
+      result: 'retrying',
+    });
     await launchPhase(p, d.id, row.phase, row.try + 1);
     return;
   }
@@ -295,7 +382,10 @@ async function afterWatchdogKill(p: PhaseDeps, d: DispatchRecord, row: DispatchS
 /** Records the pass, posts the one summary response, and moves the issue to a completed workflow state. */
 async function finishDone(p: PhaseDeps, d: DispatchRecord, verdict: Verdict): Promise<void> {
   const summary = doneSummary(d, verdict, await lastWorkerOutput(p, d));
-  await p.journal.artifacts(d)?.summary(summary).catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
+  await p.journal
+    .artifacts(d)
+    ?.summary(summary)
+    .catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
   await p.journal.record(d, 'done', { criteria: verdict.criteria, testResults: verdict.testResults });
   await p.reporter.tell(d, { type: 'response', body: summary });
   await p.reporter.notifyDone(d, verdict);

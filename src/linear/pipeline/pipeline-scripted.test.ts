@@ -4,14 +4,14 @@ import assert from 'node:assert/strict';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
+import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
+import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
+import type { ScriptedRun } from '../../../test/support/scripted-harness.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import type { HarnessEvent } from '../../coding/harness.ts';
 import { AppError } from '../../core/errors.ts';
-import type { ActivityContent } from '../api/types.ts';
-import type { ScriptedRun } from '../../../test/support/scripted-harness.ts';
-import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
-import { waitFor } from '../../../test/support/wait-for.ts';
-import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { ActivityContent } from '../api/types.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
 import { AUDITOR_DENIAL } from './phases.ts';
 import { createPipeline } from './pipeline.ts';
@@ -32,7 +32,11 @@ afterEach(async () => {
 });
 
 /** Waits for the n-th run (1-based) of a scripted harness and returns it. */
-async function nthRun(f: PipelineFixture, n: number, harness: 'claude' | 'codex' | 'gemini' = 'claude'): Promise<ScriptedRun> {
+async function nthRun(
+  f: PipelineFixture,
+  n: number,
+  harness: 'claude' | 'codex' | 'gemini' = 'claude',
+): Promise<ScriptedRun> {
   await waitFor(`${harness} run ${n}`, () => f.scripted(harness).runs.length >= n);
   await f.pipeline.idle();
   return f.scripted(harness).runs[n - 1] as ScriptedRun;
@@ -43,24 +47,37 @@ async function finish(run: ScriptedRun, text: string): Promise<void> {
   await run.emit({ type: 'started', backendSessionId: `b-${run.spec.sessionId}` }, { type: 'text', text }, ok);
 }
 
-function ofType<T extends ActivityContent['type']>(list: ActivityContent[], type: T): Extract<ActivityContent, { type: T }>[] {
+function ofType<T extends ActivityContent['type']>(
+  list: ActivityContent[],
+  type: T,
+): Extract<ActivityContent, { type: T }>[] {
   return list.filter((a): a is Extract<ActivityContent, { type: T }> => a.type === type);
 }
 
 describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   it('chooses harness and model from a label and runs the auditor read-only', async () => {
-    const f = await setup({ overrides: { 'linear.pipeline.audit': { harness: 'claude', model: 'sonnet', allowedTools: ['Bash(npm test:*)'] } } });
+    const f = await setup({
+      overrides: {
+        'linear.pipeline.audit': { harness: 'claude', model: 'sonnet', allowedTools: ['Bash(npm test:*)'] },
+      },
+    });
     f.linear.addIssue({ identifier: 'ENG-1', estimate: 8, labels: [{ id: 'l', name: 'harness:codex' }] });
     await f.pipeline.dispatch('ENG-1', { agentSessionId: 'as-1' });
     const worker = await nthRun(f, 1, 'codex');
     assert.deepEqual([worker.spec.model, worker.spec.permissionMode], [undefined, 'bypassPermissions']);
     await finish(worker, 'done it');
     const audit = await nthRun(f, 1, 'claude');
-    assert.deepEqual([audit.spec.model, audit.spec.permissionMode, audit.spec.allowedTools], ['sonnet', 'plan', ['Bash(npm test:*)']]);
+    assert.deepEqual(
+      [audit.spec.model, audit.spec.permissionMode, audit.spec.allowedTools],
+      ['sonnet', 'plan', ['Bash(npm test:*)']],
+    );
     assert.match(audit.spec.prompt, /done it/, 'the auditor sees the worker report');
     assert.match(audit.spec.systemPrompt ?? '', /Never edit, create or delete files/);
     // The auditor asks to edit: denied, never allowed.
-    await audit.emit({ type: 'started', backendSessionId: 'b-audit' }, { type: 'permission', requestId: 'r1', tool: 'Edit', input: { file_path: 'a.ts' } });
+    await audit.emit(
+      { type: 'started', backendSessionId: 'b-audit' },
+      { type: 'permission', requestId: 'r1', tool: 'Edit', input: { file_path: 'a.ts' } },
+    );
     await waitFor('the permission answer', () => audit.answers.length === 1);
     assert.deepEqual(audit.answers[0], { requestId: 'r1', decision: { allow: false, message: AUDITOR_DENIAL } });
     await audit.emit({ type: 'text', text: PASS }, ok);
@@ -72,7 +89,10 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     f.linear.addIssue({ identifier: 'ENG-2' });
     await f.pipeline.dispatch('ENG-2', { agentSessionId: 'as-2' });
     const run = await nthRun(f, 1);
-    await run.emit({ type: 'started', backendSessionId: 'b' }, { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } });
+    await run.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'tool', id: 't1', name: 'Bash', input: { command: 'npm test' } },
+    );
     f.clock.advance(299_000);
     assert.equal(run.killed, false);
     f.clock.advance(1_000);
@@ -80,18 +100,28 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.equal(run.killed, true);
     const retry = await nthRun(f, 2);
     assert.equal(retry.spec.prompt, run.spec.prompt, 'the retry is the same phase with the same prompt');
-    const d = await f.pipeline.get('ENG-2') as DispatchRecord;
-    const kill = readFileSync(join(d.worktreePath as string, '.switchboard', 'log.jsonl'), 'utf8').split('\n').find((l) => l.includes('watchdog-kill'));
+    const d = (await f.pipeline.get('ENG-2')) as DispatchRecord;
+    const kill = readFileSync(join(d.worktreePath as string, '.switchboard', 'log.jsonl'), 'utf8')
+      .split('\n')
+      .find((l) => l.includes('watchdog-kill'));
     assert.match(kill ?? '', /tool call Bash running for 300 s/);
     const actions = ofType(f.linear.activitiesOf('as-2'), 'action');
     assert.deepEqual(actions[0], { type: 'action', action: 'Running Bash', parameter: 'npm test' });
   });
 
   it('takes watchdog limits from the agent profile', async () => {
-    const f = await setup({ overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } } });
+    const f = await setup({
+      overrides: { 'linear.pipeline.profiles': { quick: { watchdog: { inactivitySec: 10 } } } },
+    });
     f.linear.addIssue({ identifier: 'ENG-3' });
-    await assert.rejects(f.pipeline.dispatch('ENG-3', { profile: 'nope', agentSessionId: 'as-x' }), /profile: no agent profile "nope"/);
-    assert.match(ofType(f.linear.activitiesOf('as-x'), 'error')[0]?.body ?? '', /Could not start work on this issue: profile: no agent profile/);
+    await assert.rejects(
+      f.pipeline.dispatch('ENG-3', { profile: 'nope', agentSessionId: 'as-x' }),
+      /profile: no agent profile "nope"/,
+    );
+    assert.match(
+      ofType(f.linear.activitiesOf('as-x'), 'error')[0]?.body ?? '',
+      /Could not start work on this issue: profile: no agent profile/,
+    );
     await f.pipeline.dispatch('ENG-3', { agentSessionId: 'as-3', profile: 'quick' });
     const run = await nthRun(f, 1);
     await run.emit({ type: 'started', backendSessionId: 'b' });
@@ -111,7 +141,11 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     assert.equal(result.outcome, 'forwarded');
     assert.equal(worker.interrupts, 1);
     assert.deepEqual(worker.sent, ['also update the docs']);
-    await worker.emit({ type: 'turnEnd', outcome: { ok: false, reason: 'interrupted', message: 'interrupted' }, costUsd: 0 });
+    await worker.emit({
+      type: 'turnEnd',
+      outcome: { ok: false, reason: 'interrupted', message: 'interrupted' },
+      costUsd: 0,
+    });
     await worker.emit({ type: 'text', text: 'docs updated' }, ok);
     const audit = await nthRun(f, 2);
     assert.match(audit.spec.prompt, /- start with the parser\n- also update the docs/);
@@ -128,7 +162,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const worker = await nthRun(f, 1);
     await finish(worker, `${'x'.repeat(20_000)}\nTHE END`);
     await nthRun(f, 2);
-    const d = await f.pipeline.get('ENG-5') as DispatchRecord;
+    const d = (await f.pipeline.get('ENG-5')) as DispatchRecord;
     const out = readFileSync(join(d.worktreePath as string, '.switchboard', 'worker-1.md'));
     assert.ok(out.length <= 8_192, `${out.length} bytes`);
     assert.ok(out.toString().endsWith('THE END'));
@@ -138,8 +172,12 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     const f = await setup({ overrides: { 'linear.pipeline.maxConcurrent': 2 } });
     for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) f.linear.addIssue({ identifier: id });
     const results = [];
-    for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4']) results.push(await f.pipeline.dispatch(id, { agentSessionId: `as-${id}` }));
-    assert.deepEqual(results.map((r) => (r.outcome === 'queued' ? `queued ${r.position}` : r.outcome)), ['started', 'started', 'queued 1', 'queued 2']);
+    for (const id of ['Q-1', 'Q-2', 'Q-3', 'Q-4'])
+      results.push(await f.pipeline.dispatch(id, { agentSessionId: `as-${id}` }));
+    assert.deepEqual(
+      results.map((r) => (r.outcome === 'queued' ? `queued ${r.position}` : r.outcome)),
+      ['started', 'started', 'queued 1', 'queued 2'],
+    );
     assert.match(ofType(f.linear.activitiesOf('as-Q-3'), 'thought')[1]?.body ?? '', /Queued \(position 1\)/);
     await nthRun(f, 2);
     assert.equal(f.scripted('claude').runs.length, 2);
@@ -162,8 +200,13 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await f.pipeline.idle();
     assert.equal(f.scripted('claude').runs.length, 1);
     f.clock.advance(3_000); // the coalescing window of the activity stream
-    const thoughts = () => ofType(f.linear.activitiesOf('as-s2'), 'thought').map((t) => t.body).join('\n');
-    await waitFor('the waiting thought', () => /Waiting for a free coding-session slot to start the worker/.test(thoughts()));
+    const thoughts = () =>
+      ofType(f.linear.activitiesOf('as-s2'), 'thought')
+        .map((t) => t.body)
+        .join('\n');
+    await waitFor('the waiting thought', () =>
+      /Waiting for a free coding-session slot to start the worker/.test(thoughts()),
+    );
     await finish(w1, 'done');
     // S-1's auditor and S-2's worker compete for the one slot; both eventually run.
     const second = await nthRun(f, 2);
@@ -236,7 +279,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     // (a crash between the status change and the launch).
     await finish(byPrompt('R-1'), 'finished unheard');
     await byPrompt('R-2').emit({ type: 'started', backendSessionId: 'b2' }, { type: 'exited', code: 0 });
-    const r2 = await f.pipeline.get('R-2') as DispatchRecord;
+    const r2 = (await f.pipeline.get('R-2')) as DispatchRecord;
     assert.ok(await transitionDispatch(f.dispatches, r2.id, 'working', 'auditing', f.clock.now(), { attempt: 1 }));
     const monitor = createPipeline(f.deps); // a pipeline that never saw those ends; only its monitor runs
     const report = await monitor.monitor();
@@ -257,7 +300,7 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
     await finish(await nthRun(f, 1), 'work done');
     const audit = await nthRun(f, 2);
     await audit.emit({ type: 'started', backendSessionId: 'b-audit-1' }, { type: 'text', text: 'halfway' });
-    const d = await f.pipeline.get('A-1') as DispatchRecord;
+    const d = (await f.pipeline.get('A-1')) as DispatchRecord;
     const interrupted = (await f.sessionsOf(d.id))[1]?.id as string;
     const g = await f.crash();
     fixtures.push(g);
@@ -285,16 +328,23 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   });
 
   it('refuses an issue whose team has no repository, naming the config key', async () => {
-    const f = await setup({ overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } } });
+    const f = await setup({
+      overrides: { 'linear.pipeline.repo': undefined, 'linear.pipeline.teamRepos': { OTHER: '/tmp' } },
+    });
     f.linear.addIssue({ identifier: 'NR-1' });
-    await assert.rejects(f.pipeline.dispatch('NR-1', { agentSessionId: 'as-nr' }), (e: unknown) => e instanceof AppError && e.field === 'linear.pipeline.repo');
+    await assert.rejects(
+      f.pipeline.dispatch('NR-1', { agentSessionId: 'as-nr' }),
+      (e: unknown) => e instanceof AppError && e.field === 'linear.pipeline.repo',
+    );
     assert.equal((await f.pipeline.list()).length, 0);
     await assert.rejects(f.pipeline.dispatch('NOPE-1', { agentSessionId: 'as-nr' }), /Entity not found/);
     assert.equal(ofType(f.linear.activitiesOf('as-nr'), 'error').length, 2);
   });
 
   it('uses prompts.yaml from the repository for the worker', async () => {
-    const f = await setup({ prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n' });
+    const f = await setup({
+      prompts: 'worker:\n  task: "Custom task for {{identifier}}: {{description}}"\ntiers:\n  junior: "Tiny job."\n',
+    });
     f.linear.addIssue({ identifier: 'P-2', description: 'Fix {{it}}' });
     await f.pipeline.dispatch('P-2', { agentSessionId: 'as-p2' });
     const run = await nthRun(f, 1);
@@ -305,7 +355,9 @@ describe('Linear pipeline (scripted agents)', { timeout: 60_000 }, () => {
   it('reports with comments when there is no agent session, one comment per outcome', async () => {
     const f = await setup();
     f.linear.addIssue({ identifier: 'C-1' });
-    f.linear.failures.set('createAgentSessionOnIssue', [new (await import('../api/types.ts')).LinearApiError('server', 'boom')]);
+    f.linear.failures.set('createAgentSessionOnIssue', [
+      new (await import('../api/types.ts')).LinearApiError('server', 'boom'),
+    ]);
     await f.pipeline.dispatch('C-1');
     await finish(await nthRun(f, 1), 'did it');
     await finish(await nthRun(f, 2), FAIL.replace('false', 'true'));

@@ -5,12 +5,12 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import type { ActivityContent } from '../api/types.ts';
 import { gitSync } from '../../../test/support/git-repo.ts';
+import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
-import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import type { DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import type { ActivityContent } from '../api/types.ts';
 
 const TIMEOUT = 90_000;
 
@@ -26,12 +26,18 @@ afterEach(async () => {
 });
 
 async function until(f: PipelineFixture, issue: string, status: DispatchStatus): Promise<DispatchRecord> {
-  await waitFor(`${issue} to be ${status} (is ${(await f.pipeline.get(issue))?.status})`, async () => (await f.pipeline.get(issue))?.status === status);
+  await waitFor(
+    `${issue} to be ${status} (is ${(await f.pipeline.get(issue))?.status})`,
+    async () => (await f.pipeline.get(issue))?.status === status,
+  );
   await f.pipeline.idle();
-  return await f.pipeline.get(issue) as DispatchRecord;
+  return (await f.pipeline.get(issue)) as DispatchRecord;
 }
 
-function ofType<T extends ActivityContent['type']>(list: ActivityContent[], type: T): Extract<ActivityContent, { type: T }>[] {
+function ofType<T extends ActivityContent['type']>(
+  list: ActivityContent[],
+  type: T,
+): Extract<ActivityContent, { type: T }>[] {
   return list.filter((a): a is Extract<ActivityContent, { type: T }> => a.type === type);
 }
 
@@ -58,7 +64,13 @@ function flagOf(argv: string[], name: string): string | undefined {
 describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   it('assignment → tiered worker → read-only audit → pass: one response, issue Done, artifacts written', async () => {
     const f = await setup();
-    f.linear.addIssue({ identifier: 'OK-1', title: 'Add a greeting', description: 'Add a greeting to the README.', estimate: 1, labels: [{ id: 'l', name: 'tier:senior' }] });
+    f.linear.addIssue({
+      identifier: 'OK-1',
+      title: 'Add a greeting',
+      description: 'Add a greeting to the README.',
+      estimate: 1,
+      labels: [{ id: 'l', name: 'tier:senior' }],
+    });
     const result = await f.pipeline.dispatch('OK-1');
     assert.equal(result.outcome, 'started');
     const d = await until(f, 'OK-1', 'done');
@@ -69,8 +81,14 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal(d.agentSessionId, agentSessionId);
     const activities = f.linear.activitiesOf(agentSessionId);
     assert.equal(activities[0]?.type, 'thought');
-    assert.match((activities[0] as { body: string }).body, /Picked up OK-1: tier senior \(label tier:senior\) → claude opus/);
-    assert.ok(ofType(activities, 'thought').some((t) => t.body.includes('FAKE CLAUDE REPLY')), 'worker output streamed as a thought');
+    assert.match(
+      (activities[0] as { body: string }).body,
+      /Picked up OK-1: tier senior \(label tier:senior\) → claude opus/,
+    );
+    assert.ok(
+      ofType(activities, 'thought').some((t) => t.body.includes('FAKE CLAUDE REPLY')),
+      'worker output streamed as a thought',
+    );
     const responses = ofType(activities, 'response');
     assert.equal(responses.length, 1, 'exactly one response');
     assert.match(responses[0]?.body ?? '', /OK-1 is done[\s\S]*the greeting is added[\s\S]*3 passed, 0 failed/);
@@ -111,12 +129,21 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal(JSON.parse(artifact(d, 'audit-1.json')).pass, true);
     assert.match(artifact(d, 'summary.md'), /OK-1 is done/);
     const events = logEvents(d).map((e) => e.type);
-    for (const e of ['dispatched', 'worker-started', 'worker-ended', 'audit-started', 'audit-ended', 'done', 'issue-completed']) assert.ok(events.includes(e), e);
+    for (const e of [
+      'dispatched',
+      'worker-started',
+      'worker-ended',
+      'audit-started',
+      'audit-ended',
+      'done',
+      'issue-completed',
+    ])
+      assert.ok(events.includes(e), e);
     assert.equal(gitSync(d.worktreePath as string, 'status', '--porcelain'), '');
     assert.equal(gitSync(f.repo, 'status', '--porcelain', '--untracked-files=all'), '?? .switchboard/prompts.yaml');
   });
 
-  it('fail then pass: the worker is re-spawned with the auditor\'s gaps', async () => {
+  it("fail then pass: the worker is re-spawned with the auditor's gaps", async () => {
     const f = await setup();
     f.linear.addIssue({ identifier: 'RW-1', title: 'Add a greeting', description: 'Add a greeting and test it.' });
     await f.pipeline.dispatch('RW-1', { agentSessionId: 'as-rw' });
@@ -135,7 +162,11 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal(JSON.parse(artifact(d, 'audit-2.json')).pass, true);
     assert.ok(existsSync(join(d.worktreePath as string, '.switchboard', 'worker-2.md')));
     const thoughts = ofType(f.linear.activitiesOf('as-rw'), 'thought').map((t) => t.body);
-    assert.ok(thoughts.some((t) => /The audit of attempt 1 failed[\s\S]*no test covers the greeting[\s\S]*attempt 2 of 3/.test(t)));
+    assert.ok(
+      thoughts.some((t) =>
+        /The audit of attempt 1 failed[\s\S]*no test covers the greeting[\s\S]*attempt 2 of 3/.test(t),
+      ),
+    );
     assert.equal(ofType(f.linear.activitiesOf('as-rw'), 'response').length, 1);
     assert.deepEqual(d.context.lastGaps, []);
   });
@@ -152,7 +183,10 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     );
     const errors = ofType(f.linear.activitiesOf('as-no'), 'error');
     assert.equal(errors.length, 1);
-    assert.match(errors[0]?.body ?? '', /NO-1 is stuck: the audit failed 2 times \(maxAttempts 2\)[\s\S]*no test covers the greeting/);
+    assert.match(
+      errors[0]?.body ?? '',
+      /NO-1 is stuck: the audit failed 2 times \(maxAttempts 2\)[\s\S]*no test covers the greeting/,
+    );
     assert.equal(ofType(f.linear.activitiesOf('as-no'), 'response').length, 0);
     assert.equal(f.notifier.texts.length, 1);
     assert.match(f.notifier.texts[0] ?? '', /NO-1 \(Impossible\) is stuck/);
@@ -165,9 +199,13 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     const f = await setup({ overrides: { 'linear.pipeline.watchdog.inactivitySec': 60 } });
     f.linear.addIssue({ identifier: 'OK-2', title: 'Hangs', description: 'Do it. [[hang]]' });
     await f.pipeline.dispatch('OK-2', { agentSessionId: 'as-hang' });
-    const workers = async () => (await f.sessionsOf((await f.pipeline.get('OK-2'))?.id ?? '')).filter((s) => s.phase === 'worker');
+    const workers = async () =>
+      (await f.sessionsOf((await f.pipeline.get('OK-2'))?.id ?? '')).filter((s) => s.phase === 'worker');
     for (const n of [1, 2]) {
-      await waitFor(`worker try ${n} running`, async () => (await workers()).length === n && (await workers())[n - 1]?.status === 'running');
+      await waitFor(
+        `worker try ${n} running`,
+        async () => (await workers()).length === n && (await workers())[n - 1]?.status === 'running',
+      );
       f.clock.advance(59_000);
       await f.pipeline.idle();
       assert.equal((await workers())[n - 1]?.status, 'running', 'not killed before the limit');
@@ -192,9 +230,12 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
       ],
     );
     const activities = f.linear.activitiesOf('as-hang');
-    assert.deepEqual(ofType(activities, 'action').filter((a) => a.action === 'Watchdog').map((a) => a.parameter), [
-      'killed the worker (no activity for 60 s (limit 60 s)); retrying once',
-    ]);
+    assert.deepEqual(
+      ofType(activities, 'action')
+        .filter((a) => a.action === 'Watchdog')
+        .map((a) => a.parameter),
+      ['killed the worker (no activity for 60 s (limit 60 s)); retrying once'],
+    );
     assert.match(ofType(activities, 'error')[0]?.body ?? '', /the watchdog killed the worker twice/);
     assert.equal(f.notifier.texts.length, 1);
   });
@@ -203,11 +244,11 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     const f = await setup();
     f.linear.addIssue({ identifier: 'OK-3', title: 'Greeting', description: 'Add a greeting. [[hang]]' });
     await f.pipeline.dispatch('OK-3', { agentSessionId: 'as-stop' });
-    const d0 = await f.pipeline.get('OK-3') as DispatchRecord;
+    const d0 = (await f.pipeline.get('OK-3')) as DispatchRecord;
     await waitFor('worker running', async () => (await f.sessionsOf(d0.id))[0]?.status === 'running');
     const stopped = await f.pipeline.onStop('as-stop', 'stop:t1');
     assert.equal(stopped.outcome, 'stopped');
-    const d1 = await f.pipeline.get('OK-3') as DispatchRecord;
+    const d1 = (await f.pipeline.get('OK-3')) as DispatchRecord;
     assert.equal(d1.status, 'stopped');
     assert.equal(d1.stopRequested, true);
     assert.equal((await f.sessionsOf(d0.id))[0]?.status, 'killed');
@@ -235,19 +276,30 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
   it('refuses a duplicate dispatch of an active issue, telling the other agent session', async () => {
     const f = await setup();
     f.linear.addIssue({ identifier: 'OK-4', description: 'Work. [[hang]]' });
-    const [a, b] = await Promise.all([f.pipeline.dispatch('OK-4', { agentSessionId: 'as-a' }), f.pipeline.dispatch('issue-ok-4', { agentSessionId: 'as-b' })]);
+    const [a, b] = await Promise.all([
+      f.pipeline.dispatch('OK-4', { agentSessionId: 'as-a' }),
+      f.pipeline.dispatch('issue-ok-4', { agentSessionId: 'as-b' }),
+    ]);
     assert.deepEqual([a.outcome, b.outcome].sort(), ['duplicate', 'started']);
     assert.equal(a.dispatch.id, b.dispatch.id);
     const loser = a.outcome === 'duplicate' ? 'as-a' : 'as-b';
     assert.match(ofType(f.linear.activitiesOf(loser), 'response')[0]?.body ?? '', /already being worked on/);
-    assert.equal((await f.pipeline.dispatch('OK-4', { agentSessionId: a.dispatch.agentSessionId ?? '' })).outcome, 'duplicate');
+    assert.equal(
+      (await f.pipeline.dispatch('OK-4', { agentSessionId: a.dispatch.agentSessionId ?? '' })).outcome,
+      'duplicate',
+    );
     assert.equal((await f.pipeline.list()).length, 1);
     await f.pipeline.onStop(a.dispatch.agentSessionId ?? '', 'stop:t3');
   });
 
   it('a gemini worker by label, audited by a read-only gemini session (approval mode default)', async () => {
     const f = await setup();
-    f.linear.addIssue({ identifier: 'GEM-1', title: 'Greeting', description: 'Add a greeting.', labels: [{ id: 'l', name: 'harness:gemini' }] });
+    f.linear.addIssue({
+      identifier: 'GEM-1',
+      title: 'Greeting',
+      description: 'Add a greeting.',
+      labels: [{ id: 'l', name: 'harness:gemini' }],
+    });
     await f.pipeline.dispatch('GEM-1', { agentSessionId: 'as-gem' });
     const d = await until(f, 'GEM-1', 'done');
     assert.equal(d.harness, 'gemini');
@@ -266,14 +318,18 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.equal((await f.pipeline.dispatch('OK-5', { agentSessionId: 'as-5' })).outcome, 'started');
     const queued = await f.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' });
     assert.deepEqual([queued.outcome, queued.outcome === 'queued' ? queued.position : 0], ['queued', 1]);
-    const first = await f.pipeline.get('OK-5') as DispatchRecord;
+    const first = (await f.pipeline.get('OK-5')) as DispatchRecord;
     await waitFor('OK-5 worker running', async () => (await f.sessionsOf(first.id))[0]?.status === 'running');
     const workerId = (await f.sessionsOf(first.id))[0]?.id as string;
 
     const g = await f.crash();
     fixtures.push(g);
     assert.equal((await g.manager.get(workerId)).status, 'interrupted');
-    assert.equal((await g.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' })).outcome, 'duplicate', 'the queued one is still there');
+    assert.equal(
+      (await g.pipeline.dispatch('OK-6', { agentSessionId: 'as-6' })).outcome,
+      'duplicate',
+      'the queued one is still there',
+    );
     const done5 = await until(g, 'OK-5', 'done');
     const done6 = await until(g, 'OK-6', 'done');
 
@@ -286,7 +342,9 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
       ],
     );
     assert.match((await g.manager.get(workerId)).spec.prompt, /switchboard restarted while you were working on OK-5/);
-    const workerRuns = g.invocations().filter((i) => i.harness === 'claude' && i.argv.some((a) => a.startsWith('--resume')));
+    const workerRuns = g
+      .invocations()
+      .filter((i) => i.harness === 'claude' && i.argv.some((a) => a.startsWith('--resume')));
     assert.equal(workerRuns.length, 1, 'one resume of the worker');
     assert.ok(logEvents(done5).some((e) => e.type === 'worker-resumed'));
     // OK-6 waited for the slot and then ran normally; each issue has exactly one dispatch.
@@ -307,7 +365,12 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
 
   it('a codex worker by label, audited by a codex session in the read-only sandbox', async () => {
     const f = await setup();
-    f.linear.addIssue({ identifier: 'CDX-1', title: 'Greeting', description: 'Add a greeting.', labels: [{ id: 'l', name: 'harness:codex' }] });
+    f.linear.addIssue({
+      identifier: 'CDX-1',
+      title: 'Greeting',
+      description: 'Add a greeting.',
+      labels: [{ id: 'l', name: 'harness:codex' }],
+    });
     await f.pipeline.dispatch('CDX-1', { agentSessionId: 'as-cdx' });
     const d = await until(f, 'CDX-1', 'done');
     const runs = f.invocations().filter((i) => i.harness === 'codex');
@@ -317,7 +380,9 @@ describe('Linear pipeline end to end', { timeout: TIMEOUT }, () => {
     assert.ok(!runs[1]?.argv.includes('--dangerously-bypass-approvals-and-sandbox'));
     assert.equal(flagOf(runs[1]?.argv ?? [], '-C'), d.worktreePath);
     const actions = ofType(f.linear.activitiesOf('as-cdx'), 'action');
-    assert.ok(actions.some((a) => a.action.startsWith('Auditor:')), 'the auditor\'s command shows as an action');
+    assert.ok(
+      actions.some((a) => a.action.startsWith('Auditor:')),
+      "the auditor's command shows as an action",
+    );
   });
 });
-

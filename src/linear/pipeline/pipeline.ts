@@ -1,32 +1,44 @@
 // The Linear dispatch pipeline, as the webhook router calls it: dispatch an issue, pass on the user's prompts and
 // stops, and keep everything running (signals of the coding sessions, the monitor, recovery after a restart).
 import { resolve } from 'node:path';
+import type { SessionSignal } from '../../coding/session.ts';
 import type { Timer } from '../../core/clock.ts';
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import { expandHome } from '../../core/config-load.ts';
 import { errorMessage, invalidInput } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
-import type { SessionSignal } from '../../coding/session.ts';
-import { ACTIVE_DISPATCH_STATUSES, DispatchStore, FINISHED_DISPATCH_STATUSES, SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import {
+  ACTIVE_DISPATCH_STATUSES,
+  DispatchStore,
+  FINISHED_DISPATCH_STATUSES,
+  SLOT_STATUSES,
+} from '../../store/linear-dispatches.ts';
 import { LinearEffectStore } from '../../store/linear-effects.ts';
 import type { LinearIssue } from '../api/types.ts';
 import { LinearEffects } from '../effects.ts';
 import { DispatchJournal } from './dispatch-journal.ts';
 import { DispatchLanes } from './dispatch-lanes.ts';
 import { DispatchReporter } from './dispatch-reporter.ts';
-import { InFlight } from './in-flight.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
+import { InFlight } from './in-flight.ts';
 import { AUDITOR_DENIAL, handleSessionEnd, setupDispatch } from './phases.ts';
 import { sanitizePromptInput } from './prompts.ts';
-import { monitorPass, reconcile } from './recovery.ts';
 import type { RecoveryDeps } from './recovery.ts';
+import { monitorPass, reconcile } from './recovery.ts';
 import { SessionWatch } from './session-watch.ts';
 import { PipelineSlots } from './slots.ts';
 import { assessTier, chooseRunners } from './tier.ts';
+import type {
+  DispatchContext,
+  DispatchResult,
+  MonitorReport,
+  PipelineDeps,
+  PromptResult,
+  StopResult,
+} from './types.ts';
 import { DispatchBlockedError } from './types.ts';
-import type { DispatchContext, DispatchResult, MonitorReport, PipelineDeps, PromptResult, StopResult } from './types.ts';
 
 /** Follow-up messages kept per dispatch (the newest). */
 const MAX_USER_MESSAGES = 10;
@@ -64,7 +76,16 @@ export class Pipeline {
     const effects = new LinearEffects(new LinearEffectStore(db), clock, logger);
     const lanes = new DispatchLanes({ clock, logger, onFailure: (id, message) => this.#recordFailure(id, message) });
     const journal = new DispatchJournal({ store, clock, logger, maxWorkerBytes: pc.workerOutputMaxBytes });
-    const reporter = new DispatchReporter({ linear, effects, notifier, journal, gateway: config.gateway, clock, logger, throttleMs: pc.activityThrottleMs });
+    const reporter = new DispatchReporter({
+      linear,
+      effects,
+      notifier,
+      journal,
+      gateway: config.gateway,
+      clock,
+      logger,
+      throttleMs: pc.activityThrottleMs,
+    });
     const watch = new SessionWatch({ clock, logger, logs, sessions, store, reporter, pc });
     const slots = new PipelineSlots({ onDispatchSlotFreed: () => this.#pump() });
     this.#deps = deps;
@@ -86,8 +107,14 @@ export class Pipeline {
   async start(): Promise<void> {
     if (this.#started) return;
     this.#started = true;
-    this.#unsubscribe = this.#deps.sessions.on((signal) => this.#inFlight.run(() => this.#onSignal(signal), (error) => this.#signalFailed(signal, error)));
-    for (const d of await this.#store.list(SLOT_STATUSES)) void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
+    this.#unsubscribe = this.#deps.sessions.on((signal) =>
+      this.#inFlight.run(
+        () => this.#onSignal(signal),
+        (error) => this.#signalFailed(signal, error),
+      ),
+    );
+    for (const d of await this.#store.list(SLOT_STATUSES))
+      void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
     await this.#pump();
     this.#monitor = this.#deps.clock.every(this.#pc.monitorIntervalSec * 1000, () => void this.monitor());
   }
@@ -119,18 +146,22 @@ export class Pipeline {
       if (error instanceof DispatchBlockedError) {
         const agentSessionId = ctx.agentSessionId;
         const said = agentSessionId
-          ? this.#once(ctx, 'refused', (id) => linear.createAgentActivity(agentSessionId, { type: 'response', body: error.message }, id ? { id } : {}))
+          ? this.#once(ctx, 'refused', (id) =>
+              linear.createAgentActivity(agentSessionId, { type: 'response', body: error.message }, id ? { id } : {}),
+            )
           : this.#once(ctx, 'refused', (id) => linear.createComment(error.issueId, error.message, id ? { id } : {}));
-        await said.catch((e: unknown) => logger.warn({ err: errorMessage(e) }, 'could not say why a dispatch was refused'));
+        await said.catch((e: unknown) =>
+          logger.warn({ err: errorMessage(e) }, 'could not say why a dispatch was refused'),
+        );
         throw error;
       }
       // Linear shows a session without any activity as unresponsive: say why nothing starts.
       const agentSessionId = ctx.agentSessionId;
       if (agentSessionId) {
         const body = `Could not start work on this issue: ${errorMessage(error)}`;
-        await this.#once(ctx, 'could-not-start', (id) => linear.createAgentActivity(agentSessionId, { type: 'error', body }, id ? { id } : {})).catch(
-          (e: unknown) => logger.warn({ err: errorMessage(e) }, 'could not report a failed dispatch'),
-        );
+        await this.#once(ctx, 'could-not-start', (id) =>
+          linear.createAgentActivity(agentSessionId, { type: 'error', body }, id ? { id } : {}),
+        ).catch((e: unknown) => logger.warn({ err: errorMessage(e) }, 'could not report a failed dispatch'));
       }
       throw error;
     }
@@ -152,18 +183,33 @@ export class Pipeline {
     const repoPath = this.#repoFor(issue);
     const tier = assessTier(issue, pc.tierRules);
     const profile = ctx.profile ? pc.profiles[ctx.profile] : undefined;
-    const runners = chooseRunners({ tier: tier.tier, labels: issue.labels, profile, pipeline: pc, defaultHarness: this.#deps.config.defaultHarness });
+    const runners = chooseRunners({
+      tier: tier.tier,
+      labels: issue.labels,
+      profile,
+      pipeline: pc,
+      defaultHarness: this.#deps.config.defaultHarness,
+    });
     let agentSessionId = ctx.agentSessionId ?? null;
     if (!agentSessionId) {
       try {
         // Linear takes no client id for a new agent session: at most one per event (a crash between creating it and
         // recording the dispatch leaves it unconfirmed; the run after the restart then reports with comments).
         const create = () => this.#deps.linear.createAgentSessionOnIssue(issue.id);
-        const made = ctx.effectKey ? await this.#effects.run(`${ctx.effectKey}/agent-session`, 'at-most-once', create) : { kind: 'sent' as const, value: await create() };
+        const made = ctx.effectKey
+          ? await this.#effects.run(`${ctx.effectKey}/agent-session`, 'at-most-once', create)
+          : { kind: 'sent' as const, value: await create() };
         if (made.kind === 'sent') agentSessionId = made.value.id;
-        else this.#deps.logger.warn({ issue: issue.identifier }, 'an agent session may have been created for this issue before a restart; reporting with comments');
+        else
+          this.#deps.logger.warn(
+            { issue: issue.identifier },
+            'an agent session may have been created for this issue before a restart; reporting with comments',
+          );
       } catch (error) {
-        this.#deps.logger.warn({ err: errorMessage(error), issue: issue.identifier }, 'could not create a Linear agent session; reporting with comments');
+        this.#deps.logger.warn(
+          { err: errorMessage(error), issue: issue.identifier },
+          'could not create a Linear agent session; reporting with comments',
+        );
       }
     }
     const clean = (text: string): string => sanitizePromptInput(text, pc.promptInputMaxChars);
@@ -229,8 +275,12 @@ export class Pipeline {
     // The prompt's id is stored with the message, in the same write: a redelivery of it (after a crash) is recognised.
     if (promptId && d.context.promptIds?.includes(promptId)) return { outcome: 'duplicate', dispatch: d };
     const clean = sanitizePromptInput(text, this.#pc.promptInputMaxChars).trim();
-    const userMessages = clean ? [...(d.context.userMessages ?? []), clean].slice(-MAX_USER_MESSAGES) : (d.context.userMessages ?? []);
-    const promptIds = promptId ? [...(d.context.promptIds ?? []), promptId].slice(-MAX_PROMPT_IDS) : d.context.promptIds;
+    const userMessages = clean
+      ? [...(d.context.userMessages ?? []), clean].slice(-MAX_USER_MESSAGES)
+      : (d.context.userMessages ?? []);
+    const promptIds = promptId
+      ? [...(d.context.promptIds ?? []), promptId].slice(-MAX_PROMPT_IDS)
+      : d.context.promptIds;
     const context: DispatchContextData = { ...d.context, userMessages, ...(promptIds ? { promptIds } : {}) };
     if (FINISHED_DISPATCH_STATUSES.includes(d.status)) {
       const next = await transitionDispatch(this.#store, d.id, d.status, 'queued', this.#deps.clock.now(), {
@@ -245,7 +295,10 @@ export class Pipeline {
       });
       if (!next) return this.onPrompt(agentSessionId, text, promptId);
       await this.#journal.record(next, 'reopened', { from: d.status });
-      void this.#reporter.tell(next, { type: 'thought', body: `Picking ${d.identifier} up again with your message (a new round of up to ${this.#pc.maxAttempts} attempts).` });
+      void this.#reporter.tell(next, {
+        type: 'thought',
+        body: `Picking ${d.identifier} up again with your message (a new round of up to ${this.#pc.maxAttempts} attempts).`,
+      });
       await this.#pump();
       return { outcome: 'reopened', dispatch: (await this.#store.get(d.id)) ?? next };
     }
@@ -263,7 +316,8 @@ export class Pipeline {
         }
       }
     }
-    const when = d.status === 'auditing' ? 'the next attempt, if the audit asks for one' : 'the task when the worker starts';
+    const when =
+      d.status === 'auditing' ? 'the next attempt, if the audit asks for one' : 'the task when the worker starts';
     this.#reporter.thought(updated, `Noted: your message will be part of ${when}.`);
     await this.#journal.record(updated, 'prompt-noted', {});
     return { outcome: 'noted', dispatch: updated };
@@ -280,10 +334,16 @@ export class Pipeline {
     // and would say "nothing is running" — under the same key, so it is not said twice.
     const answer = `${stopKey}/response`;
     if (!ACTIVE_DISPATCH_STATUSES.includes(d.status)) {
-      await this.#reporter.tellOnce(d, { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` }, answer);
+      await this.#reporter.tellOnce(
+        d,
+        { type: 'response', body: `Nothing is running for ${d.identifier}: it is ${d.status}.` },
+        answer,
+      );
       return { outcome: 'idle', dispatch: d };
     }
-    const next = await transitionDispatch(this.#store, d.id, d.status, 'stopped', this.#deps.clock.now(), { patch: { stopRequested: true } });
+    const next = await transitionDispatch(this.#store, d.id, d.status, 'stopped', this.#deps.clock.now(), {
+      patch: { stopRequested: true },
+    });
     if (!next) return this.onStop(agentSessionId, stopKey);
     const row = await this.#store.currentSession(d.id);
     let during: string = d.status;
@@ -294,14 +354,20 @@ export class Pipeline {
       try {
         await this.#deps.sessions.kill(row.sessionId, 'stopped from Linear');
       } catch (error) {
-        this.#deps.logger.warn({ err: errorMessage(error), session: row.sessionId }, 'could not kill a stopped dispatch session');
+        this.#deps.logger.warn(
+          { err: errorMessage(error), session: row.sessionId },
+          'could not kill a stopped dispatch session',
+        );
       }
     }
     this.#slots.stopWaiting(d.id);
     await this.#journal.record(next, 'stopped', { during, sessionId: row?.sessionId ?? null });
     await this.#reporter.tellOnce(
       next,
-      { type: 'response', body: `Stopped work on ${d.identifier} (during ${during}). Nothing more runs until you send a message in this session.` },
+      {
+        type: 'response',
+        body: `Stopped work on ${d.identifier} (during ${during}). Nothing more runs until you send a message in this session.`,
+      },
       answer,
     );
     await this.#reporter.close(d.id);
@@ -314,7 +380,8 @@ export class Pipeline {
   async monitor(): Promise<MonitorReport> {
     const report = await monitorPass(this.#phases);
     await this.#pump();
-    if (report.stale.length + report.reconciled.length + report.pruned > 0) this.#deps.logger.info(report, 'pipeline monitor pass');
+    if (report.stale.length + report.reconciled.length + report.pruned > 0)
+      this.#deps.logger.info(report, 'pipeline monitor pass');
     return report;
   }
 
@@ -329,7 +396,8 @@ export class Pipeline {
    * to be in Linear (under the same client id, so never twice).
    */
   async announce(d: DispatchRecord): Promise<void> {
-    if (d.context.pickedUp) await this.#reporter.tellOnce(d, { type: 'thought', body: d.context.pickedUp }, `dispatch:${d.id}/picked-up`);
+    if (d.context.pickedUp)
+      await this.#reporter.tellOnce(d, { type: 'thought', body: d.context.pickedUp }, `dispatch:${d.id}/picked-up`);
   }
 
   /** The newest dispatch linked to a Linear agent session (any status), if any. */
@@ -364,26 +432,37 @@ export class Pipeline {
   #recordFailure(id: string, message: string): void {
     this.#inFlight.run(
       async () => void (await this.#store.update(id, { lastError: message }, this.#deps.clock.now())),
-      (error) => this.#deps.logger.error({ err: errorMessage(error), dispatch: id }, 'could not record a failed dispatch step'),
+      (error) =>
+        this.#deps.logger.error({ err: errorMessage(error), dispatch: id }, 'could not record a failed dispatch step'),
     );
   }
 
   #signalFailed(signal: SessionSignal, error: unknown): void {
-    this.#deps.logger.error({ err: errorMessage(error), session: signal.session.id, signal: signal.type }, 'pipeline could not handle a session signal');
+    this.#deps.logger.error(
+      { err: errorMessage(error), session: signal.session.id, signal: signal.type },
+      'pipeline could not handle a session signal',
+    );
   }
 
   async #onSignal(signal: SessionSignal): Promise<void> {
     if (signal.type === 'ended') {
       const row = await this.#store.session(signal.session.id);
-      if (row) void this.#lanes.serial(row.dispatchId, 'session-end', () => handleSessionEnd(this.#phases, signal.session.id, { claim: true }));
-      for (const id of this.#slots.waitingForSession()) void this.#lanes.serial(id, 'slot', async () => void (await reconcile(this.#phases, id)));
+      if (row)
+        void this.#lanes.serial(row.dispatchId, 'session-end', () =>
+          handleSessionEnd(this.#phases, signal.session.id, { claim: true }),
+        );
+      for (const id of this.#slots.waitingForSession())
+        void this.#lanes.serial(id, 'slot', async () => void (await reconcile(this.#phases, id)));
       return;
     }
     if (signal.type === 'waiting' && signal.reason === 'permission') {
       const row = await this.#store.session(signal.session.id);
       if (row?.phase !== 'audit') return;
       this.#deps.sessions.send(signal.session.id, AUDITOR_DENIAL, { source: 'agent' }).catch((error: unknown) => {
-        this.#deps.logger.warn({ err: errorMessage(error), session: signal.session.id }, 'could not deny an auditor permission request');
+        this.#deps.logger.warn(
+          { err: errorMessage(error), session: signal.session.id },
+          'could not deny an auditor permission request',
+        );
       });
     }
   }
@@ -395,7 +474,9 @@ export class Pipeline {
     if (agentSessionId && agentSessionId !== existing.agentSessionId) {
       const body = `${existing.identifier} is already being worked on (${existing.status}, attempt ${existing.attempt}) in another agent session; no second run was started.`;
       try {
-        await this.#once(ctx, 'duplicate', (id) => this.#deps.linear.createAgentActivity(agentSessionId, { type: 'response', body }, id ? { id } : {}));
+        await this.#once(ctx, 'duplicate', (id) =>
+          this.#deps.linear.createAgentActivity(agentSessionId, { type: 'response', body }, id ? { id } : {}),
+        );
       } catch (error) {
         this.#deps.logger.warn({ err: errorMessage(error) }, 'could not answer a duplicate dispatch');
       }

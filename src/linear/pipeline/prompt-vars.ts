@@ -2,8 +2,8 @@
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import type { LinearIssue } from '../api/types.ts';
-import { renderTemplate, sanitizePromptInput, withVerdictInstruction } from './prompts.ts';
 import type { PromptSet } from './prompts.ts';
+import { renderTemplate, sanitizePromptInput, withVerdictInstruction } from './prompts.ts';
 import type { Verdict } from './verdict.ts';
 
 const MAX_COMMENT_CHARS = 1_000;
@@ -60,7 +60,11 @@ export function promptVars(
 }
 
 /** The worker's system prompt and task; the rework addendum is added while the last audit's gaps are open. Pure. */
-export function workerPrompt(prompts: PromptSet, vars: Record<string, string>, hasGaps: boolean): { system: string; task: string } {
+export function workerPrompt(
+  prompts: PromptSet,
+  vars: Record<string, string>,
+  hasGaps: boolean,
+): { system: string; task: string } {
   const task = renderTemplate(prompts.worker.task, vars);
   return {
     system: renderTemplate(prompts.worker.system, vars),
@@ -70,7 +74,10 @@ export function workerPrompt(prompts: PromptSet, vars: Record<string, string>, h
 
 /** The auditor's system prompt and task, the task always ending with the verdict instruction. Pure. */
 export function auditPrompt(prompts: PromptSet, vars: Record<string, string>): { system: string; task: string } {
-  return { system: renderTemplate(prompts.audit.system, vars), task: withVerdictInstruction(renderTemplate(prompts.audit.task, vars)) };
+  return {
+    system: renderTemplate(prompts.audit.system, vars),
+    task: withVerdictInstruction(renderTemplate(prompts.audit.task, vars)),
+  };
 }
 
 /** summary.md and the one response posted when a dispatch passes its audit. Pure. */

@@ -1,19 +1,34 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { AppError } from '../../core/errors.ts';
-import { linearPipelineSchema } from '../../core/config-linear-pipeline.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { makeIssue } from '../../../test/support/fake-linear-api.ts';
+import { linearPipelineSchema } from '../../core/config-linear-pipeline.ts';
+import { AppError } from '../../core/errors.ts';
+import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import { auditPrompt, promptVars, workerPrompt } from './prompt-vars.ts';
-import { DEFAULT_PROMPTS, VERDICT_INSTRUCTION, mergePrompts, parsePromptsFile, renderTemplate, sanitizePromptInput } from './prompts.ts';
+import {
+  DEFAULT_PROMPTS,
+  mergePrompts,
+  parsePromptsFile,
+  renderTemplate,
+  sanitizePromptInput,
+  VERDICT_INSTRUCTION,
+} from './prompts.ts';
 
 const pc = linearPipelineSchema.parse({ maxAttempts: 3, promptInputMaxChars: 200 });
 
 function dispatch(fields: Partial<DispatchRecord> = {}): DispatchRecord {
   return dispatchRecord({
-    issueId: 'issue-eng-1', title: 'Add greeting', agentSessionId: 'as-1', tier: 'junior', tierReason: 'estimate 1', model: 'haiku',
-    auditModel: 'haiku', branch: 'agent/eng-1', queueSeq: 1, ...fields,
+    issueId: 'issue-eng-1',
+    title: 'Add greeting',
+    agentSessionId: 'as-1',
+    tier: 'junior',
+    tierReason: 'estimate 1',
+    model: 'haiku',
+    auditModel: 'haiku',
+    branch: 'agent/eng-1',
+    queueSeq: 1,
+    ...fields,
   });
 }
 
@@ -29,7 +44,10 @@ describe('prompts', () => {
   });
 
   it('merges prompts.yaml over the defaults one section at a time, ignoring foreign sections', () => {
-    const file = parsePromptsFile('worker:\n  task: "Do {{identifier}}"\ntiers:\n  senior: be careful\nplanner:\n  system: not ours\n', 'prompts.yaml');
+    const file = parsePromptsFile(
+      'worker:\n  task: "Do {{identifier}}"\ntiers:\n  senior: be careful\nplanner:\n  system: not ours\n',
+      'prompts.yaml',
+    );
     const merged = mergePrompts(DEFAULT_PROMPTS, file);
     assert.equal(merged.worker.task, 'Do {{identifier}}');
     assert.equal(merged.worker.system, DEFAULT_PROMPTS.worker.system);
@@ -40,15 +58,27 @@ describe('prompts', () => {
 
   it('refuses an invalid prompts.yaml with an error naming the file and the field', () => {
     const refuse = (text: string, pattern: RegExp) =>
-      assert.throws(() => parsePromptsFile(text, '/repo/.switchboard/prompts.yaml'), (e: unknown) => e instanceof AppError && e.kind === 'invalid_input' && pattern.test(e.message));
+      assert.throws(
+        () => parsePromptsFile(text, '/repo/.switchboard/prompts.yaml'),
+        (e: unknown) => e instanceof AppError && e.kind === 'invalid_input' && pattern.test(e.message),
+      );
     refuse('worker:\n  task: [1, 2]\n', /prompts\.yaml: worker\.task/);
     refuse('audit:\n  verdict: x\n', /prompts\.yaml: audit.*verdict/);
     refuse('worker: [unclosed\n', /not valid YAML/);
   });
 
   it('builds the worker prompt from the issue with sanitized user text, adding the rework addendum while gaps are open', () => {
-    const issue = makeIssue({ identifier: 'ENG-1', title: 'Add {{greeting}}', description: 'Say hello.', comments: [{ id: 'c', body: 'please hurry', user: { id: 'u', name: 'Ada' }, createdAt: '' }] });
-    const d = dispatch({ attempt: 2, roundStart: 1, context: { guidance: ['use tabs'], userMessages: ['and a test'], lastGaps: ['no test'] } });
+    const issue = makeIssue({
+      identifier: 'ENG-1',
+      title: 'Add {{greeting}}',
+      description: 'Say hello.',
+      comments: [{ id: 'c', body: 'please hurry', user: { id: 'u', name: 'Ada' }, createdAt: '' }],
+    });
+    const d = dispatch({
+      attempt: 2,
+      roundStart: 1,
+      context: { guidance: ['use tabs'], userMessages: ['and a test'], lastGaps: ['no test'] },
+    });
     const vars = promptVars(d, issue, DEFAULT_PROMPTS, pc);
     assert.equal(vars.title, 'Add { {greeting}}');
     assert.equal(vars.attempt, '2');

@@ -3,8 +3,8 @@
 import { join } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { formatZodError, invalidInput } from '../../core/errors.ts';
 import type { PipelineTier } from '../../core/config-linear-pipeline.ts';
+import { formatZodError, invalidInput } from '../../core/errors.ts';
 import { readTextIfExists } from '../../store/artifact-files.ts';
 import { ARTIFACT_DIR } from './artifacts.ts';
 
@@ -49,7 +49,7 @@ export const DEFAULT_PROMPTS: PromptSet = {
       'updates the issue itself.',
     task:
       'Audit the work done for {{identifier}}: {{title}}\n\n## The issue\n{{description}}\n\n## Guidance\n{{guidance}}\n\n' +
-      '## Messages from the user\n{{userMessages}}\n\n## The worker\'s report (attempt {{attempt}})\n{{workerReport}}\n\n' +
+      "## Messages from the user\n{{userMessages}}\n\n## The worker's report (attempt {{attempt}})\n{{workerReport}}\n\n" +
       'Check the changes on branch {{branch}} (git log, git diff against where it started, the code and the tests) against every ' +
       'requirement of the issue, and run the tests.',
   },
@@ -65,7 +65,8 @@ export const DEFAULT_PROMPTS: PromptSet = {
   },
   tiers: {
     junior: 'This issue was assessed as junior-level work: a small, well-contained change. Keep the change minimal.',
-    medior: 'This issue was assessed as medior-level work: a moderate change that may touch several files. Plan briefly before you edit.',
+    medior:
+      'This issue was assessed as medior-level work: a moderate change that may touch several files. Plan briefly before you edit.',
     senior:
       'This issue was assessed as senior-level work: a large or subtle change. Study the relevant code first, write down a short ' +
       'plan, and work in small verified steps.',

@@ -8,17 +8,17 @@
 // the crash, with no audit started) is processed as if its end had just arrived. A phase that never got a session
 // (crash between the status change and the launch, or a full session pool) is launched. Every step is a CAS on the
 // dispatch status, so nothing runs twice and nothing accepted is lost.
-import { AppError, errorMessage } from '../../core/errors.ts';
 import type { SessionManager } from '../../coding/session-manager.ts';
-import { isActiveStatus } from '../../store/coding-sessions.ts';
+import { AppError, errorMessage } from '../../core/errors.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
-import { SLOT_STATUSES } from '../../store/linear-dispatches.ts';
+import { isActiveStatus } from '../../store/coding-sessions.ts';
 import type { DispatchRecord, DispatchSession } from '../../store/linear-dispatches.ts';
+import { SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
-import { handleSessionEnd, launchPhase, releaseDispatch, setupDispatch } from './phases.ts';
 import type { PhaseDeps } from './phases.ts';
+import { handleSessionEnd, launchPhase, releaseDispatch, setupDispatch } from './phases.ts';
 import { promptVars } from './prompt-vars.ts';
 import { loadPrompts, renderTemplate } from './prompts.ts';
 import type { SessionWatch } from './session-watch.ts';
@@ -106,7 +106,10 @@ async function markStale(p: RecoveryDeps, dispatchId: string, staleMs: number): 
   if (!d || !SLOT_STATUSES.includes(d.status) || p.clock.now() - d.lastActivityAt <= staleMs) return false;
   const hours = Math.round(staleMs / 360_000) / 10;
   const reason = `no activity for ${hours} h (staleAfterSec ${p.pc.staleAfterSec})`;
-  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), { attempt: d.attempt, patch: { lastError: `stale: ${reason}` } });
+  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), {
+    attempt: d.attempt,
+    patch: { lastError: `stale: ${reason}` },
+  });
   if (!next) return false;
   const row = await p.store.currentSession(d.id);
   if (row && p.sessions.liveById(row.sessionId)?.isActive) {

@@ -1,9 +1,9 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { silentLogger } from '../../core/logger.ts';
 import type { LogRecord } from '../../store/jsonl-log.ts';
-import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { SessionWatch } from './session-watch.ts';
 
 /** Resolves once the promise callbacks queued so far (the fake store's answers) have run. */
@@ -39,7 +39,10 @@ function rig() {
       },
     },
     reporter: {
-      stream: () => ({ thought: (body: string) => void streamed.push(`thought ${body}`), action: (action: string) => void streamed.push(`action ${action}`) }),
+      stream: () => ({
+        thought: (body: string) => void streamed.push(`thought ${body}`),
+        action: (action: string) => void streamed.push(`action ${action}`),
+      }),
     },
     pc: { profiles: {}, watchdog: { inactivitySec: 120, maxTotalSec: 7_200, toolTimeoutSec: 600 } },
   });
@@ -49,7 +52,6 @@ function rig() {
   };
   return { clock, watch, listeners, killed, touched, endCauses, streamed, write };
 }
-
 
 describe('SessionWatch', () => {
   it('follows the session log: streams the worker’s text and tool calls, and touches the dispatch at most every 30 s', () => {

@@ -1,13 +1,18 @@
 // Watching the coding sessions of dispatches: each running worker or auditor has a watchdog fed from its session log
 // (which also streams its text and tool calls to Linear and marks the dispatch active); a trip kills the session.
+import type { Session } from '../../coding/session.ts';
+import type { WatchdogTrip } from '../../coding/session-watchdog.ts';
+import {
+  describeTrip,
+  resolveWatchdogLimits,
+  SessionWatchdog,
+  watchdogEventOf,
+} from '../../coding/session-watchdog.ts';
+import { summarizeToolInput } from '../../coding/tool-summary.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { Session } from '../../coding/session.ts';
-import { describeTrip, resolveWatchdogLimits, SessionWatchdog, watchdogEventOf } from '../../coding/session-watchdog.ts';
-import type { WatchdogTrip } from '../../coding/session-watchdog.ts';
-import { summarizeToolInput } from '../../coding/tool-summary.ts';
 import type { LogRecord } from '../../store/jsonl-log.ts';
 import type { DispatchPhase, DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
@@ -23,7 +28,10 @@ export interface SessionWatchDeps {
   logger: Logger;
   /** The SessionLogs instance the SessionManager writes through. */
   logs: Pick<SessionLogs, 'subscribe'>;
-  sessions: { liveById(sessionId: string): Pick<Session, 'isActive'> | undefined; kill(sessionId: string, reason: string): Promise<unknown> };
+  sessions: {
+    liveById(sessionId: string): Pick<Session, 'isActive'> | undefined;
+    kill(sessionId: string, reason: string): Promise<unknown>;
+  };
   store: Pick<DispatchStore, 'touch' | 'setEndCause'>;
   /** Where the worker's text and the sessions' tool calls are streamed. */
   reporter: { stream(d: DispatchRecord): Pick<ActivityStream, 'thought' | 'action'> | null };
@@ -122,7 +130,8 @@ export class SessionWatch {
     watchdog.observe(event);
     this.#inFlight.run(
       () => this.touch(d.id),
-      (error) => this.#deps.logger.error({ err: error, dispatch: d.id }, 'pipeline could not record activity on a dispatch'),
+      (error) =>
+        this.#deps.logger.error({ err: error, dispatch: d.id }, 'pipeline could not record activity on a dispatch'),
     );
     const stream = this.#deps.reporter.stream(d);
     if (!stream) return;

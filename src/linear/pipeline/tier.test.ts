@@ -9,22 +9,33 @@ const labels = (...names: string[]) => names.map((name, i) => ({ id: `l${i}`, na
 
 describe('assessTier', () => {
   it('lets an explicit tier label win over estimate and size (highest of several)', () => {
-    assert.deepEqual(assessTier({ labels: labels('bug', 'Tier:Junior'), estimate: 8, description: 'x'.repeat(9_000) }, rules), {
-      tier: 'junior',
-      reason: 'label tier:junior',
-    });
-    assert.equal(assessTier({ labels: labels('tier:junior', 'tier/senior'), estimate: null, description: '' }, rules).tier, 'senior');
+    assert.deepEqual(
+      assessTier({ labels: labels('bug', 'Tier:Junior'), estimate: 8, description: 'x'.repeat(9_000) }, rules),
+      {
+        tier: 'junior',
+        reason: 'label tier:junior',
+      },
+    );
+    assert.equal(
+      assessTier({ labels: labels('tier:junior', 'tier/senior'), estimate: null, description: '' }, rules).tier,
+      'senior',
+    );
   });
 
   it('uses the estimate when there is one, raised one level for a very long description', () => {
-    const t = (estimate: number, size = 10) => assessTier({ labels: [], estimate, description: 'x'.repeat(size) }, rules).tier;
-    assert.deepEqual([t(0), t(1), t(2), t(3), t(5), t(13)], ['junior', 'junior', 'medior', 'medior', 'senior', 'senior']);
+    const t = (estimate: number, size = 10) =>
+      assessTier({ labels: [], estimate, description: 'x'.repeat(size) }, rules).tier;
+    assert.deepEqual(
+      [t(0), t(1), t(2), t(3), t(5), t(13)],
+      ['junior', 'junior', 'medior', 'medior', 'senior', 'senior'],
+    );
     assert.equal(t(1, 3_000), 'medior');
     assert.equal(t(3, 3_000), 'senior');
   });
 
   it('falls back to the description size', () => {
-    const t = (size: number) => assessTier({ labels: [], estimate: null, description: `  ${'x'.repeat(size)}  ` }, rules).tier;
+    const t = (size: number) =>
+      assessTier({ labels: [], estimate: null, description: `  ${'x'.repeat(size)}  ` }, rules).tier;
     assert.deepEqual([t(0), t(600), t(601), t(2_500), t(2_501)], ['junior', 'junior', 'medior', 'medior', 'senior']);
   });
 });
@@ -47,9 +58,17 @@ describe('chooseRunners', () => {
   });
 
   it('takes harness and model from the profile, then from config tiers', () => {
-    const r = chooseRunners({ ...base, tier: 'junior', labels: [], profile: { harness: 'gemini', model: 'gemini-2.5-pro' } });
+    const r = chooseRunners({
+      ...base,
+      tier: 'junior',
+      labels: [],
+      profile: { harness: 'gemini', model: 'gemini-2.5-pro' },
+    });
     assert.deepEqual(r.worker, { harness: 'gemini', model: 'gemini-2.5-pro' });
-    const custom = linearPipelineSchema.parse({ tiers: { medior: { harness: 'codex', model: 'gpt-5-codex' } }, audit: { harness: 'gemini', model: 'gemini-2.5-flash' } });
+    const custom = linearPipelineSchema.parse({
+      tiers: { medior: { harness: 'codex', model: 'gpt-5-codex' } },
+      audit: { harness: 'gemini', model: 'gemini-2.5-flash' },
+    });
     const c = chooseRunners({ ...base, pipeline: custom, tier: 'medior', labels: [] });
     assert.deepEqual(c.worker, { harness: 'codex', model: 'gpt-5-codex' });
     assert.deepEqual(c.audit, { harness: 'gemini', model: 'gemini-2.5-flash' });
@@ -57,6 +76,9 @@ describe('chooseRunners', () => {
 
   it('falls back to the default harness without a tier harness', () => {
     const custom = linearPipelineSchema.parse({ tiers: { junior: { model: 'small' } }, defaultHarness: 'gemini' });
-    assert.deepEqual(chooseRunners({ ...base, pipeline: custom, tier: 'junior', labels: [] }).worker, { harness: 'gemini', model: 'small' });
+    assert.deepEqual(chooseRunners({ ...base, pipeline: custom, tier: 'junior', labels: [] }).worker, {
+      harness: 'gemini',
+      model: 'small',
+    });
   });
 });

@@ -61,7 +61,8 @@ export function assessTier(
   const size = issue.description.trim().length;
   if (issue.estimate !== null) {
     const e = issue.estimate;
-    let tier: PipelineTier = e <= rules.juniorMaxEstimate ? 'junior' : e <= rules.mediorMaxEstimate ? 'medior' : 'senior';
+    let tier: PipelineTier =
+      e <= rules.juniorMaxEstimate ? 'junior' : e <= rules.mediorMaxEstimate ? 'medior' : 'senior';
     let reason = `estimate ${e}`;
     if (size > rules.mediorMaxDescriptionChars && tier !== 'senior') {
       tier = raise(tier);
@@ -69,7 +70,8 @@ export function assessTier(
     }
     return { tier, reason };
   }
-  const tier: PipelineTier = size <= rules.juniorMaxDescriptionChars ? 'junior' : size <= rules.mediorMaxDescriptionChars ? 'medior' : 'senior';
+  const tier: PipelineTier =
+    size <= rules.juniorMaxDescriptionChars ? 'junior' : size <= rules.mediorMaxDescriptionChars ? 'medior' : 'senior';
   return { tier, reason: `no estimate, ${size}-character description` };
 }
 
@@ -83,7 +85,10 @@ export function harnessFromLabels(labels: readonly { name: string }[]): HarnessN
   return found;
 }
 
-function modelFor(entry: { harness?: HarnessName | undefined; model?: string | undefined } | undefined, harness: HarnessName): string | null {
+function modelFor(
+  entry: { harness?: HarnessName | undefined; model?: string | undefined } | undefined,
+  harness: HarnessName,
+): string | null {
   if (!entry?.model) return null;
   return !entry.harness || entry.harness === harness ? entry.model : null;
 }

@@ -1,13 +1,13 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/tables/index.ts';
+import type { SessionManager } from '../../coding/session-manager.ts';
 // Public types of the Linear dispatch pipeline: what the webhook router hands in and what it gets back.
 import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { SessionManager } from '../../coding/session-manager.ts';
 import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
+import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 
 /** What the pipeline is built from (main.ts hands these in). */

@@ -15,7 +15,8 @@ const MAX_SCAN_CHARS = 65_536;
 export const UNPARSABLE_GAP =
   'The auditor did not give a verdict that could be read: no JSON object with a boolean "pass" was found at the end of its reply.';
 
-export const UNNAMED_GAP = 'The auditor failed the work without naming a gap: re-check every requirement of the issue and the tests.';
+export const UNNAMED_GAP =
+  'The auditor failed the work without naming a gap: re-check every requirement of the issue and the tests.';
 
 /** Index of the `}` closing the object that opens at `start`, honouring JSON strings; -1 when unbalanced. */
 function matchingBrace(text: string, start: number): number {
@@ -62,7 +63,12 @@ export function parseVerdict(reply: string): Verdict {
     if (end !== -1) {
       try {
         const value: unknown = JSON.parse(text.slice(i, end + 1));
-        if (typeof value === 'object' && value !== null && !Array.isArray(value) && typeof (value as { pass?: unknown }).pass === 'boolean') {
+        if (
+          typeof value === 'object' &&
+          value !== null &&
+          !Array.isArray(value) &&
+          typeof (value as { pass?: unknown }).pass === 'boolean'
+        ) {
           found = value as Record<string, unknown>;
           next = end + 1;
         }
@@ -80,7 +86,12 @@ export function parseVerdict(reply: string): Verdict {
     pass,
     criteria: strings(found.criteria),
     gaps: !pass && gaps.length === 0 ? [UNNAMED_GAP] : gaps,
-    testResults: typeof testResults === 'string' ? testResults.trim() : testResults === undefined ? '' : JSON.stringify(testResults),
+    testResults:
+      typeof testResults === 'string'
+        ? testResults.trim()
+        : testResults === undefined
+          ? ''
+          : JSON.stringify(testResults),
     parsed: true,
   };
 }

@@ -2,9 +2,9 @@ import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import { AppError } from '../../core/errors.ts';
 import { commitFile, gitSync, initRepo } from '../../../test/support/git-repo.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { AppError } from '../../core/errors.ts';
 import { ensureWorktree, parseWorktreeList, worktreeDirName } from './worktree.ts';
 
 describe('worktrees', () => {
@@ -71,13 +71,19 @@ describe('worktrees', () => {
     const first = await ensureWorktree(options('eng-5'));
     rmSync(first.path, { recursive: true, force: true });
     const again = await ensureWorktree(options('eng-5'));
-    assert.deepEqual({ created: again.created, path: again.path, base: again.base }, { created: true, path: first.path, base: null });
+    assert.deepEqual(
+      { created: again.created, path: again.path, base: again.base },
+      { created: true, path: first.path, base: null },
+    );
     assert.equal(existsSync(join(again.path, 'README.md')), true);
   });
 
   it('refuses a branch name git refuses, naming the field', async () => {
     for (const bad of ['-x', 'a..b', 'has space', '']) {
-      await assert.rejects(ensureWorktree(options(bad)), (e: unknown) => e instanceof AppError && e.field === 'branchName');
+      await assert.rejects(
+        ensureWorktree(options(bad)),
+        (e: unknown) => e instanceof AppError && e.field === 'branchName',
+      );
     }
   });
 
@@ -87,7 +93,8 @@ describe('worktrees', () => {
   });
 
   it('parses the porcelain list and names directories safely', () => {
-    const list = 'worktree /r\nHEAD abc\nbranch refs/heads/main\n\nworktree /r/x\nHEAD def\ndetached\nprunable gitdir file points to non-existent location\n';
+    const list =
+      'worktree /r\nHEAD abc\nbranch refs/heads/main\n\nworktree /r/x\nHEAD def\ndetached\nprunable gitdir file points to non-existent location\n';
     assert.deepEqual(parseWorktreeList(list), [
       { path: '/r', branch: 'refs/heads/main', prunable: false },
       { path: '/r/x', branch: null, prunable: true },

@@ -73,7 +73,12 @@ export function parseWorktreeList(output: string): WorktreeEntry[] {
 
 /** A directory name for a branch: `alice/eng-12-fix` → `alice-eng-12-fix`. Pure. */
 export function worktreeDirName(branch: string): string {
-  return branch.replace(/[^A-Za-z0-9._-]+/g, '-').replace(/^[-.]+|[-.]+$/g, '').slice(0, 100) || 'worktree';
+  return (
+    branch
+      .replace(/[^A-Za-z0-9._-]+/g, '-')
+      .replace(/^[-.]+|[-.]+$/g, '')
+      .slice(0, 100) || 'worktree'
+  );
 }
 
 /** Checks a branch name with `git check-ref-format --branch`; throws invalid_input when git refuses it. */
@@ -95,7 +100,8 @@ export async function defaultBase(repo: string, remote: string): Promise<string>
     // no <remote>/HEAD: try the usual names
   }
   for (const name of ['main', 'master']) {
-    if (await gitOk(repo, ['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${name}^{commit}`])) return `${remote}/${name}`;
+    if (await gitOk(repo, ['rev-parse', '--verify', '--quiet', `refs/remotes/${remote}/${name}^{commit}`]))
+      return `${remote}/${name}`;
   }
   return 'HEAD';
 }
@@ -130,7 +136,10 @@ export interface WorktreeResult {
 export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<WorktreeResult> {
   const repo = resolve(options.repo);
   const top = await git(repo, ['rev-parse', '--show-toplevel']).catch((error: unknown) => {
-    throw invalidInput(`repo: ${repo} is not a git repository (${error instanceof Error ? error.message : String(error)})`, 'repo');
+    throw invalidInput(
+      `repo: ${repo} is not a git repository (${error instanceof Error ? error.message : String(error)})`,
+      'repo',
+    );
   });
   await checkBranchName(top, options.branch);
   const excludeFile = await excludePath(top);
@@ -142,7 +151,10 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
   }
   const existing = entries.find((e) => e.branch === ref);
   if (existing && existing.path === entries[0]?.path) {
-    throw invalidInput(`branchName: ${options.branch} is checked out in the repository itself (${existing.path}); switch that checkout to another branch first`, 'branchName');
+    throw invalidInput(
+      `branchName: ${options.branch} is checked out in the repository itself (${existing.path}); switch that checkout to another branch first`,
+      'branchName',
+    );
   }
   if (existing) return { path: existing.path, created: false, base: null, excludeFile };
   const root = isAbsolute(options.root) ? options.root : resolve(top, options.root);
@@ -155,7 +167,9 @@ export async function ensureWorktree(options: EnsureWorktreeOptions): Promise<Wo
     try {
       await git(top, ['fetch', '--quiet', options.remote]);
     } catch (error) {
-      options.onWarning?.(`could not fetch ${options.remote}; branching from what is known locally: ${error instanceof Error ? error.message : String(error)}`);
+      options.onWarning?.(
+        `could not fetch ${options.remote}; branching from what is known locally: ${error instanceof Error ? error.message : String(error)}`,
+      );
     }
   }
   const base = await defaultBase(top, options.remote);

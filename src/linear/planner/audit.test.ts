@@ -1,13 +1,24 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import type { LinearRelation } from '../api/types.ts';
-import { auditPlan, blockingEdges, cycleMembers, formatAudit } from './audit.ts';
 import type { PlanIssue } from './audit.ts';
+import { auditPlan, blockingEdges, cycleMembers, formatAudit } from './audit.ts';
 
 const LONG = 'A description long enough to say what is to be done and how to tell it is done.';
 
 function issue(n: number, fields: Partial<PlanIssue> = {}): PlanIssue {
-  return { id: `id-${n}`, identifier: `P-${n}`, title: `Issue ${n}`, description: LONG, estimate: 2, priority: 3, parentId: null, labels: [], relations: [], ...fields };
+  return {
+    id: `id-${n}`,
+    identifier: `P-${n}`,
+    title: `Issue ${n}`,
+    description: LONG,
+    estimate: 2,
+    priority: 3,
+    parentId: null,
+    labels: [],
+    relations: [],
+    ...fields,
+  };
 }
 
 function rel(type: string, to: number): LinearRelation {
@@ -44,7 +55,10 @@ describe('auditPlan', () => {
     const cycle = result.findings.find((f) => f.check === 'cycle');
     assert.ok(cycle, formatAudit(result));
     assert.deepEqual(cycle.issues, ['P-2', 'P-3', 'P-4']);
-    assert.deepEqual(result.findings.map((f) => f.check), ['cycle']);
+    assert.deepEqual(
+      result.findings.map((f) => f.check),
+      ['cycle'],
+    );
   });
 
   it('reports only the issues on the cycle, not those downstream or upstream of it', () => {
@@ -57,13 +71,22 @@ describe('auditPlan', () => {
       ['e', 'e'],
     ];
     assert.deepEqual(cycleMembers(nodes, edges), ['b', 'c', 'e']);
-    assert.deepEqual(cycleMembers(nodes, [['a', 'b'], ['b', 'c']]), []);
+    assert.deepEqual(
+      cycleMembers(nodes, [
+        ['a', 'b'],
+        ['b', 'c'],
+      ]),
+      [],
+    );
   });
 
   it('finds an orphan: no parent, no sub-issues, no relation', () => {
     const issues = [...passingGraph(), issue(5)];
     const result = auditPlan(issues, options);
-    assert.deepEqual(result.findings.map((f) => [f.check, f.issues]), [['orphan', ['P-5']]]);
+    assert.deepEqual(
+      result.findings.map((f) => [f.check, f.issues]),
+      [['orphan', ['P-5']]],
+    );
     // Linked by a plain "related" relation it is no orphan any more.
     (issues[4] as PlanIssue).relations.push(rel('related', 2));
     assert.equal(auditPlan(issues, options).pass, true);
@@ -87,7 +110,10 @@ describe('auditPlan', () => {
   });
 
   it('counts an issue labelled Epic as an epic even without sub-issues yet', () => {
-    const issues = [issue(1, { estimate: null, priority: 0, labels: [{ id: 'l', name: 'Epic' }], relations: [rel('related', 2)] }), issue(2, { relations: [rel('related', 1)] })];
+    const issues = [
+      issue(1, { estimate: null, priority: 0, labels: [{ id: 'l', name: 'Epic' }], relations: [rel('related', 2)] }),
+      issue(2, { relations: [rel('related', 1)] }),
+    ];
     assert.equal(auditPlan(issues, options).pass, true);
   });
 

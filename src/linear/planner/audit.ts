@@ -3,7 +3,10 @@
 import type { LinearIssue } from '../api/types.ts';
 
 /** What the audit reads of an issue (a LinearIssue fits). */
-export type PlanIssue = Pick<LinearIssue, 'id' | 'identifier' | 'title' | 'description' | 'estimate' | 'priority' | 'parentId' | 'labels' | 'relations'>;
+export type PlanIssue = Pick<
+  LinearIssue,
+  'id' | 'identifier' | 'title' | 'description' | 'estimate' | 'priority' | 'parentId' | 'labels' | 'relations'
+>;
 
 export type AuditCheck = 'description' | 'estimate' | 'priority' | 'cycle' | 'orphan';
 
@@ -107,16 +110,32 @@ export function auditPlan(issues: readonly PlanIssue[], options: AuditOptions): 
   push(
     'description',
     issues.filter((i) => i.description.trim().length < options.minDescriptionChars),
-    (n) => `Descriptions shorter than ${options.minDescriptionChars} characters: ${n}. Say what is to be done and how to tell it is done.`,
+    (n) =>
+      `Descriptions shorter than ${options.minDescriptionChars} characters: ${n}. Say what is to be done and how to tell it is done.`,
   );
   const work = issues.filter((i) => !epics.has(i.id));
-  push('estimate', work.filter((i) => i.estimate === null), (n) => `Issues without an estimate: ${n}.`);
-  push('priority', work.filter((i) => !(i.priority > 0)), (n) => `Issues without a priority (1 urgent … 4 low): ${n}.`);
+  push(
+    'estimate',
+    work.filter((i) => i.estimate === null),
+    (n) => `Issues without an estimate: ${n}.`,
+  );
+  push(
+    'priority',
+    work.filter((i) => !(i.priority > 0)),
+    (n) => `Issues without a priority (1 urgent … 4 low): ${n}.`,
+  );
   const edges = blockingEdges(issues);
-  const cyclic = cycleMembers(issues.map((i) => i.id), edges);
+  const cyclic = cycleMembers(
+    issues.map((i) => i.id),
+    edges,
+  );
   if (cyclic.length > 0) {
     const names = cyclic.map((id) => ident.get(id) ?? id);
-    findings.push({ check: 'cycle', issues: names, message: `The blocking relations form a cycle through ${names.join(', ')}; no order can satisfy them.` });
+    findings.push({
+      check: 'cycle',
+      issues: names,
+      message: `The blocking relations form a cycle through ${names.join(', ')}; no order can satisfy them.`,
+    });
   }
   const hasChildren = new Set(issues.filter((i) => i.parentId && ids.has(i.parentId)).map((i) => i.parentId as string));
   const linked = new Set<string>();
@@ -131,7 +150,12 @@ export function auditPlan(issues: readonly PlanIssue[], options: AuditOptions): 
     issues.filter((i) => !i.parentId && !hasChildren.has(i.id) && !linked.has(i.id)),
     (n) => `Orphan issues (no parent, no sub-issues, no relation): ${n}. Put them under an epic or link them.`,
   );
-  return { pass: findings.length === 0, findings, epics: issues.filter((i) => epics.has(i.id)).map((i) => i.identifier), checked: issues.length };
+  return {
+    pass: findings.length === 0,
+    findings,
+    epics: issues.filter((i) => epics.has(i.id)).map((i) => i.identifier),
+    checked: issues.length,
+  };
 }
 
 /** The findings as a Markdown list, or a line saying the plan passed. */

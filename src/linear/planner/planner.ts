@@ -1,5 +1,4 @@
 import type { Kysely } from 'kysely';
-import type { Database } from '../../store/tables/index.ts';
 // The project planner: a durable interview state machine (interviewing → plan_review → approved, or back to
 // interviewing with the audit's findings; abandoned), one model turn with the five planner tools per user message,
 // and the guard that keeps the pipeline from dispatching issues of a project while it is being planned.
@@ -11,20 +10,22 @@ import type { Logger } from '../../core/logger.ts';
 import { runAgentLoop } from '../../engine/agent-loop.ts';
 import { runToolCall } from '../../engine/tool.ts';
 import type { ChatMessage, Inference } from '../../inference/types.ts';
-import { ACTIVE_PLANNING_STATUSES, PlanningStore } from '../../store/linear-planning.ts';
 import type { PlanningMessage, PlanningSession } from '../../store/linear-planning.ts';
+import { ACTIVE_PLANNING_STATUSES, PlanningStore } from '../../store/linear-planning.ts';
+import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import { sanitizePromptInput } from '../pipeline/prompts.ts';
-import { postReply } from '../reply.ts';
 import type { ReplyTarget } from '../reply.ts';
+import { postReply } from '../reply.ts';
 import { formatAudit } from './audit.ts';
 import { transitionPlanning } from './planning-transitions.ts';
 import { plannerText } from './prompts.ts';
-import { formatProjectTree, PLANNER_TOOLS, projectAudit } from './tools.ts';
 import type { PlannerToolContext } from './tools.ts';
+import { formatProjectTree, PLANNER_TOOLS, projectAudit } from './tools.ts';
 
 /** The answer dispatch gets for an issue of a project in planning mode (the seed's wording). */
-export const PLANNING_BLOCK_MESSAGE = 'This project is in planning mode. Finalize the plan before dispatching implementation.';
+export const PLANNING_BLOCK_MESSAGE =
+  'This project is in planning mode. Finalize the plan before dispatching implementation.';
 
 /** User text in planner prompts is cut to this many characters. */
 const MAX_INPUT_CHARS = 4_000;
@@ -51,7 +52,11 @@ export interface PlannerRequest {
 /** What one call did (for logs and tests). */
 export type PlannerOutcome =
   | { outcome: 'started' | 'already' | 'no_project' | 'disabled'; session?: PlanningSession }
-  | { outcome: 'turn' | 'approved' | 'audit_failed' | 'abandoned' | 'not_interviewing' | 'no_inference' | 'failed' | 'stopped'; session: PlanningSession };
+  | {
+      outcome:
+        'turn' | 'approved' | 'audit_failed' | 'abandoned' | 'not_interviewing' | 'no_inference' | 'failed' | 'stopped';
+      session: PlanningSession;
+    };
 
 /** The planner; one per daemon. */
 export class Planner {
@@ -110,12 +115,31 @@ export class Planner {
       clock.now(),
     );
     if (!created) {
-      await this.#reply(request.reply, plannerText('already', { projectName: session.projectName, rootIdentifier: session.issueIdentifier, status: session.status }), 'response');
+      await this.#reply(
+        request.reply,
+        plannerText('already', {
+          projectName: session.projectName,
+          rootIdentifier: session.issueIdentifier,
+          status: session.status,
+        }),
+        'response',
+      );
       return { outcome: 'already', session };
     }
-    logger.info({ planning: session.id, project: session.projectName, issue: issue.identifier }, 'planner: planning mode on');
+    logger.info(
+      { planning: session.id, project: session.projectName, issue: issue.identifier },
+      'planner: planning mode on',
+    );
     const project = await api.getProject(session.projectId);
-    await this.#reply(request.reply, plannerText('welcome', { projectName: session.projectName, rootIdentifier: session.issueIdentifier, planSnapshot: formatProjectTree(project) }), 'elicitation');
+    await this.#reply(
+      request.reply,
+      plannerText('welcome', {
+        projectName: session.projectName,
+        rootIdentifier: session.issueIdentifier,
+        planSnapshot: formatProjectTree(project),
+      }),
+      'elicitation',
+    );
     return { outcome: 'started', session };
   }
 
@@ -124,18 +148,35 @@ export class Planner {
    * back to interviewing with the findings), "abandon" / "cancel planning" ends it, anything else is one interview
    * turn of the model with the planner tools. `signal` aborts a running turn (stop from Linear).
    */
-  async turn(planningId: string, text: string, command: 'finalize' | 'abandon' | 'message', request: PlannerRequest, signal?: AbortSignal): Promise<PlannerOutcome> {
+  async turn(
+    planningId: string,
+    text: string,
+    command: 'finalize' | 'abandon' | 'message',
+    request: PlannerRequest,
+    signal?: AbortSignal,
+  ): Promise<PlannerOutcome> {
     const session = await this.store.get(planningId);
     if (!session) throw new Error(`no planning session ${planningId}`);
     if (session.status === 'plan_review') return this.review(session, request.reply);
     if (session.status !== 'interviewing') {
-      await this.#reply(request.reply, plannerText('notInterviewing', { projectName: session.projectName, status: session.status }), 'response');
+      await this.#reply(
+        request.reply,
+        plannerText('notInterviewing', { projectName: session.projectName, status: session.status }),
+        'response',
+      );
       return { outcome: 'not_interviewing', session };
     }
-    if (request.agentSessionId && request.agentSessionId !== session.agentSessionId) await this.store.update(session.id, { agentSessionId: request.agentSessionId }, this.#d.clock.now());
+    if (request.agentSessionId && request.agentSessionId !== session.agentSessionId)
+      await this.store.update(session.id, { agentSessionId: request.agentSessionId }, this.#d.clock.now());
     if (command === 'abandon') return this.#abandon(session, request.reply);
     if (command === 'finalize') {
-      const review = await transitionPlanning(this.store, session.id, 'interviewing', 'plan_review', this.#d.clock.now());
+      const review = await transitionPlanning(
+        this.store,
+        session.id,
+        'interviewing',
+        'plan_review',
+        this.#d.clock.now(),
+      );
       if (!review) return this.turn(planningId, text, command, request, signal);
       return this.review(review, request.reply);
     }
@@ -148,18 +189,37 @@ export class Planner {
    */
   async review(session: PlanningSession, reply: ReplyTarget): Promise<PlannerOutcome> {
     const { clock, logger, config } = this.#d;
-    const { project, audit } = await projectAudit({ api: this.#d.api, session, minDescriptionChars: config.minDescriptionChars });
+    const { project, audit } = await projectAudit({
+      api: this.#d.api,
+      session,
+      minDescriptionChars: config.minDescriptionChars,
+    });
     if (audit.pass) {
-      const approved = await transitionPlanning(this.store, session.id, 'plan_review', 'approved', clock.now(), { lastAudit: [] });
+      const approved = await transitionPlanning(this.store, session.id, 'plan_review', 'approved', clock.now(), {
+        lastAudit: [],
+      });
       if (!approved) return { outcome: 'not_interviewing', session };
       logger.info({ planning: session.id, project: session.projectName }, 'planner: plan approved');
-      await this.#reply(reply, plannerText('approved', { projectName: session.projectName, issueCount: String(audit.checked), planSnapshot: formatProjectTree(project) }), 'response');
+      await this.#reply(
+        reply,
+        plannerText('approved', {
+          projectName: session.projectName,
+          issueCount: String(audit.checked),
+          planSnapshot: formatProjectTree(project),
+        }),
+        'response',
+      );
       return { outcome: 'approved', session: approved };
     }
     const findings = audit.findings.map((f) => f.message);
-    const back = await transitionPlanning(this.store, session.id, 'plan_review', 'interviewing', clock.now(), { lastAudit: findings });
+    const back = await transitionPlanning(this.store, session.id, 'plan_review', 'interviewing', clock.now(), {
+      lastAudit: findings,
+    });
     if (!back) return { outcome: 'not_interviewing', session };
-    logger.info({ planning: session.id, findings: audit.findings.length }, 'planner: audit failed; back to interviewing');
+    logger.info(
+      { planning: session.id, findings: audit.findings.length },
+      'planner: audit failed; back to interviewing',
+    );
     await this.#reply(reply, plannerText('auditFailed', { auditFindings: formatAudit(audit) }), 'elicitation');
     return { outcome: 'audit_failed', session: back };
   }
@@ -173,7 +233,10 @@ export class Planner {
       try {
         await this.review(session, reply);
       } catch (error) {
-        this.#d.logger.error({ err: errorMessage(error), planning: session.id }, 'planner: could not finish an interrupted review');
+        this.#d.logger.error(
+          { err: errorMessage(error), planning: session.id },
+          'planner: could not finish an interrupted review',
+        );
       }
     }
   }
@@ -187,7 +250,12 @@ export class Planner {
     return { outcome: 'abandoned', session: done };
   }
 
-  async #interview(session: PlanningSession, text: string, request: PlannerRequest, signal?: AbortSignal): Promise<PlannerOutcome> {
+  async #interview(
+    session: PlanningSession,
+    text: string,
+    request: PlannerRequest,
+    signal?: AbortSignal,
+  ): Promise<PlannerOutcome> {
     const { api, inference, config, clock, logger } = this.#d;
     if (!inference?.available) {
       await this.#reply(request.reply, plannerText('noInference', {}), 'error');
@@ -209,9 +277,14 @@ export class Planner {
       turnCount: String(session.turnCount + 1),
       minDescriptionChars: String(config.minDescriptionChars),
       planSnapshot: formatProjectTree(project),
-      auditFindings: session.lastAudit && session.lastAudit.length > 0 ? session.lastAudit.map((f) => `- ${f}`).join('\n') : '(none)',
+      auditFindings:
+        session.lastAudit && session.lastAudit.length > 0
+          ? session.lastAudit.map((f) => `- ${f}`).join('\n')
+          : '(none)',
     });
-    const history: ChatMessage[] = session.history.slice(-config.maxHistoryMessages).map((m) => ({ role: m.role, content: m.content }));
+    const history: ChatMessage[] = session.history
+      .slice(-config.maxHistoryMessages)
+      .map((m) => ({ role: m.role, content: m.content }));
     const controller = new AbortController();
     const abort = (): void => controller.abort();
     signal?.addEventListener('abort', abort, { once: true });
@@ -228,7 +301,8 @@ export class Planner {
         inference,
         runTool: (call) => runToolCall(PLANNER_TOOLS, ctx, call),
         record: (step) => {
-          if (step.type === 'tool_result') logger.debug({ planning: session.id, tool: step.name, isError: step.isError }, 'planner tool');
+          if (step.type === 'tool_result')
+            logger.debug({ planning: session.id, tool: step.name, isError: step.isError }, 'planner tool');
         },
         onText: () => undefined,
       });
@@ -237,20 +311,35 @@ export class Planner {
     }
     const now = clock.now();
     if (result.outcome === 'abandoned' || signal?.aborted) {
-      const stopped = (await this.store.update(session.id, { issuesCreated: session.issuesCreated + created }, now)) ?? session;
+      const stopped =
+        (await this.store.update(session.id, { issuesCreated: session.issuesCreated + created }, now)) ?? session;
       return { outcome: 'stopped', session: stopped };
     }
     const answer = result.lastText?.trim() ?? '';
-    const historyNext: PlanningMessage[] = [...session.history, { role: 'user' as const, content: userText }, ...(answer ? [{ role: 'assistant' as const, content: answer }] : [])].slice(
-      -config.maxHistoryMessages,
-    );
-    const updated = (await this.store.update(session.id, { turnCount: session.turnCount + 1, issuesCreated: session.issuesCreated + created, history: historyNext }, now)) ?? session;
+    const historyNext: PlanningMessage[] = [
+      ...session.history,
+      { role: 'user' as const, content: userText },
+      ...(answer ? [{ role: 'assistant' as const, content: answer }] : []),
+    ].slice(-config.maxHistoryMessages);
+    const updated =
+      (await this.store.update(
+        session.id,
+        { turnCount: session.turnCount + 1, issuesCreated: session.issuesCreated + created, history: historyNext },
+        now,
+      )) ?? session;
     if (result.outcome === 'error') {
       logger.error({ planning: session.id, err: result.error }, 'planner: interview turn failed');
-      await this.#reply(request.reply, plannerText('failed', { error: result.failure ?? result.error ?? 'unknown error' }), 'error');
+      await this.#reply(
+        request.reply,
+        plannerText('failed', { error: result.failure ?? result.error ?? 'unknown error' }),
+        'error',
+      );
       return { outcome: 'failed', session: updated };
     }
-    const note = result.outcome === 'limit' ? `\n\n(I stopped after ${config.maxToolIterations} tool rounds; tell me to continue.)` : '';
+    const note =
+      result.outcome === 'limit'
+        ? `\n\n(I stopped after ${config.maxToolIterations} tool rounds; tell me to continue.)`
+        : '';
     await this.#reply(request.reply, `${answer || 'Done.'}${note}`, 'elicitation');
     return { outcome: 'turn', session: updated };
   }

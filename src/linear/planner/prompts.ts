@@ -21,7 +21,8 @@ export const PLANNER_PROMPTS = {
     'dispatched to coding agents.\n\n```\n{{planSnapshot}}\n```\n\n' +
     'What are the main feature areas of this project, and what does "done" look like for it?\n\n' +
     'Say **finalize plan** when the plan is complete (it is audited first), or **abandon planning** to leave planning mode.',
-  already: 'The project **{{projectName}}** is already being planned on {{rootIdentifier}} ({{status}}). Continue there, or say **abandon planning** there first.',
+  already:
+    'The project **{{projectName}}** is already being planned on {{rootIdentifier}} ({{status}}). Continue there, or say **abandon planning** there first.',
   approved:
     'Plan approved: it passes the audit ({{issueCount}} issues). Planning mode is off; issues of **{{projectName}}** can be dispatched again.\n\n```\n{{planSnapshot}}\n```',
   auditFailed:
@@ -29,7 +30,8 @@ export const PLANNER_PROMPTS = {
     'Tell me how to fill these gaps (or fix them in Linear), then say **finalize plan** again.',
   abandoned: 'Planning of **{{projectName}}** abandoned. Planning mode is off; its issues can be dispatched again.',
   notInterviewing: 'The planning session of **{{projectName}}** is {{status}}; nothing was changed.',
-  noProject: '{{identifier}} is not in a project. Ask me to plan this project on an issue that belongs to the project to plan.',
+  noProject:
+    '{{identifier}} is not in a project. Ask me to plan this project on an issue that belongs to the project to plan.',
   noInference: 'I cannot run a planning turn: no inference provider is configured (inference.providers).',
   failed: 'This planning turn failed: {{error}}. Your message was not lost; send it again to retry.',
 } as const;
@@ -55,7 +57,8 @@ function bare(text: string): string {
 /** Classifies a message: start (plan this project), finalize (finalize plan), abandon (abandon / cancel planning), or a message. */
 export function plannerCommand(text: string): PlannerCommand {
   const t = bare(text).toLowerCase();
-  if (/^(abandon|cancel)[.!]?$/.test(t) || /\b(abandon|cancel|stop)\s+(the\s+)?(planning|plan)\b/.test(t)) return 'abandon';
+  if (/^(abandon|cancel)[.!]?$/.test(t) || /\b(abandon|cancel|stop)\s+(the\s+)?(planning|plan)\b/.test(t))
+    return 'abandon';
   if (/\bfinali[sz]e\s+(the\s+)?plan\b/.test(t)) return 'finalize';
   if (/\bplan\s+(this|the)\s+project\b/.test(t)) return 'start';
   return 'message';

@@ -3,12 +3,12 @@
 // same primitive as every other tool (engine/tool.ts). Each call gets its context (the Linear API and the planning
 // session) explicitly; nothing is kept in module state.
 import { z } from 'zod';
-import { defineTool } from '../../engine/tool.ts';
 import type { Tool } from '../../engine/tool.ts';
+import { defineTool } from '../../engine/tool.ts';
 import type { PlanningSession } from '../../store/linear-planning.ts';
 import type { LinearApi, LinearIssue, LinearLabel, LinearProject } from '../api/types.ts';
-import { auditPlan, epicIds, formatAudit } from './audit.ts';
 import type { AuditResult } from './audit.ts';
+import { auditPlan, epicIds, formatAudit } from './audit.ts';
 
 /** What one planner turn's tools act on. */
 export interface PlannerToolContext {
@@ -27,7 +27,9 @@ const estimate = z.number().min(0).describe('story points');
 const labels = z.array(z.string().trim().min(1)).describe('label names of the team');
 
 /** Reads the project with all its issues and the audit of it. */
-export async function projectAudit(ctx: Pick<PlannerToolContext, 'api' | 'session' | 'minDescriptionChars'>): Promise<{ project: LinearProject; audit: AuditResult }> {
+export async function projectAudit(
+  ctx: Pick<PlannerToolContext, 'api' | 'session' | 'minDescriptionChars'>,
+): Promise<{ project: LinearProject; audit: AuditResult }> {
   const project = await ctx.api.getProject(ctx.session.projectId);
   return { project, audit: auditPlan(project.issues, { minDescriptionChars: ctx.minDescriptionChars }) };
 }
@@ -56,7 +58,9 @@ export function formatProjectTree(project: LinearProject): string {
   }
   const lines = [`Project "${project.name}" — ${project.issues.length} issue${project.issues.length === 1 ? '' : 's'}`];
   const walk = (parent: string | null, depth: number): void => {
-    const list = [...(children.get(parent) ?? [])].sort((a, b) => issueNumber(a.identifier) - issueNumber(b.identifier));
+    const list = [...(children.get(parent) ?? [])].sort(
+      (a, b) => issueNumber(a.identifier) - issueNumber(b.identifier),
+    );
     for (const issue of list) {
       const facts = [
         epics.has(issue.id) ? 'epic' : null,
@@ -67,7 +71,9 @@ export function formatProjectTree(project: LinearProject): string {
         `description ${issue.description.trim().length} chars`,
       ].filter(Boolean);
       const rels = relationText(issue);
-      lines.push(`${'  '.repeat(depth)}- ${issue.identifier} ${issue.title} (${facts.join(', ')})${rels ? ` — ${rels}` : ''}`);
+      lines.push(
+        `${'  '.repeat(depth)}- ${issue.identifier} ${issue.title} (${facts.join(', ')})${rels ? ` — ${rels}` : ''}`,
+      );
       if (depth < 20) walk(issue.id, depth + 1);
     }
   };
@@ -89,14 +95,17 @@ async function resolveLabels(ctx: PlannerToolContext, names: string[], withEpic:
     else unknown.push(name);
   }
   if (unknown.length > 0) {
-    throw new Error(`unknown label${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the team has: ${known.map((l) => l.name).join(', ') || 'none'}`);
+    throw new Error(
+      `unknown label${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')}; the team has: ${known.map((l) => l.name).join(', ') || 'none'}`,
+    );
   }
   return [...new Set(ids)];
 }
 
 async function inProject(ctx: PlannerToolContext, ref: string): Promise<LinearIssue> {
   const issue = await ctx.api.getIssue(ref);
-  if (issue.project?.id !== ctx.session.projectId) throw new Error(`${issue.identifier} is not in the project "${ctx.session.projectName}"`);
+  if (issue.project?.id !== ctx.session.projectId)
+    throw new Error(`${issue.identifier} is not in the project "${ctx.session.projectName}"`);
   return issue;
 }
 
@@ -116,7 +125,8 @@ export const PLANNER_TOOLS: readonly Tool<PlannerToolContext>[] = [
       labels: labels.optional(),
     }),
     async run(ctx: PlannerToolContext, input) {
-      if (ctx.remainingIssues() <= 0) throw new Error('this planning session reached its limit of new issues (linear.planner.maxIssues)');
+      if (ctx.remainingIssues() <= 0)
+        throw new Error('this planning session reached its limit of new issues (linear.planner.maxIssues)');
       const parent = input.parent ? await inProject(ctx, input.parent) : null;
       const labelIds = await resolveLabels(ctx, input.labels ?? [], input.isEpic === true);
       const created = await ctx.api.createIssue({
@@ -139,7 +149,9 @@ export const PLANNER_TOOLS: readonly Tool<PlannerToolContext>[] = [
     input: z.strictObject({
       from: issueRef,
       to: issueRef,
-      type: z.enum(['blocks', 'blocked_by', 'related']).describe('"from blocks to", "from is blocked by to", or related'),
+      type: z
+        .enum(['blocks', 'blocked_by', 'related'])
+        .describe('"from blocks to", "from is blocked by to", or related'),
     }),
     async run(ctx: PlannerToolContext, input) {
       const from = await inProject(ctx, input.from);
@@ -153,7 +165,8 @@ export const PLANNER_TOOLS: readonly Tool<PlannerToolContext>[] = [
   }),
   defineTool({
     name: 'plan_get_project',
-    description: 'The project as a tree: every issue with estimate, priority, labels, description size and its relations.',
+    description:
+      'The project as a tree: every issue with estimate, priority, labels, description size and its relations.',
     input: z.strictObject({}),
     async run(ctx: PlannerToolContext) {
       return formatProjectTree(await ctx.api.getProject(ctx.session.projectId));
@@ -180,7 +193,8 @@ export const PLANNER_TOOLS: readonly Tool<PlannerToolContext>[] = [
         ...(input.priority !== undefined ? { priority: input.priority } : {}),
         ...(labelIds ? { labelIds } : {}),
       };
-      if (Object.keys(patch).length === 0) throw new Error('nothing to update: give title, description, estimate, priority or labels');
+      if (Object.keys(patch).length === 0)
+        throw new Error('nothing to update: give title, description, estimate, priority or labels');
       await ctx.api.updateIssue(issue.id, patch);
       return `Updated ${issue.identifier}: ${Object.keys(patch).join(', ')}.`;
     },

@@ -14,8 +14,7 @@ export interface DeliveryHeaders {
 
 /** What to answer Linear. 200 means the delivery is durably queued (or was already). */
 export type IntakeResult =
-  | { status: 200; outcome: 'queued' | 'duplicate'; deliveryId: string }
-  | { status: 400 | 401 | 503; error: string };
+  { status: 200; outcome: 'queued' | 'duplicate'; deliveryId: string } | { status: 400 | 401 | 503; error: string };
 
 export interface WebhookIntakeOptions {
   /** The webhook signing secret. */
@@ -68,7 +67,10 @@ export class WebhookIntake {
     const { clock, logger } = this.#o;
     const verified = verifyDelivery(this.#client, rawBody, headers.signature);
     if (!verified.ok) {
-      logger.warn({ status: verified.status, reason: verified.error, delivery: headers.deliveryId }, 'linear webhook refused');
+      logger.warn(
+        { status: verified.status, reason: verified.error, delivery: headers.deliveryId },
+        'linear webhook refused',
+      );
       return Promise.resolve({ status: verified.status, error: verified.error });
     }
     const payload = verified.payload;
@@ -76,7 +78,15 @@ export class WebhookIntake {
     const digest = bodyDigest(rawBody);
     const eventType = typeof payload.type === 'string' ? payload.type : 'unknown';
     const action = typeof payload.action === 'string' ? payload.action : null;
-    const delivery: NewDelivery = { deliveryId, eventType, action, orderKey: orderKey(payload, deliveryId), payload: verified.text, bodyDigest: digest, receivedAt: clock.now() };
+    const delivery: NewDelivery = {
+      deliveryId,
+      eventType,
+      action,
+      orderKey: orderKey(payload, deliveryId),
+      payload: verified.text,
+      bodyDigest: digest,
+      receivedAt: clock.now(),
+    };
     return new Promise((resolve) => {
       if (this.#group.length === 0) setImmediate(() => void this.#commit());
       this.#group.push({ delivery, resolve });
@@ -107,7 +117,10 @@ export class WebhookIntake {
   }
 
   #duplicate(deliveryId: string, eventType: string, action: string | null): IntakeResult {
-    this.#o.logger.info({ delivery: deliveryId, type: eventType, action }, 'linear webhook redelivered; already taken in');
+    this.#o.logger.info(
+      { delivery: deliveryId, type: eventType, action },
+      'linear webhook redelivered; already taken in',
+    );
     return { status: 200, outcome: 'duplicate', deliveryId };
   }
 

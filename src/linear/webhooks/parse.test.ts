@@ -45,7 +45,13 @@ describe('parseLinearEvent', () => {
     if (event.type !== 'agentSession.created') return;
     assert.equal(event.agentSessionId, FAKE_IDS.agentSession);
     assert.equal(event.appUserId, FAKE_IDS.appUser);
-    assert.deepEqual(event.issue, { id: FAKE_IDS.issue1, identifier: 'ENG-1', title: 'Fix login redirect loop', teamId: FAKE_IDS.team, url: 'https://linear.app/acme/issue/ENG-1/fix-login-redirect-loop' });
+    assert.deepEqual(event.issue, {
+      id: FAKE_IDS.issue1,
+      identifier: 'ENG-1',
+      title: 'Fix login redirect loop',
+      teamId: FAKE_IDS.team,
+      url: 'https://linear.app/acme/issue/ENG-1/fix-login-redirect-loop',
+    });
     assert.match(event.comment?.body ?? '', /can you take this one/);
     assert.deepEqual(event.guidance, ['Always open a draft PR and link it in the issue.']);
     assert.equal(event.previousComments.length, 1);
@@ -69,7 +75,12 @@ describe('parseLinearEvent', () => {
   it("ignores echoes of the app's own activities, comments and issues", async () => {
     const echo = linearFixture('agent-session-prompted') as { agentActivity: Record<string, unknown> };
     echo.agentActivity.userId = FAKE_IDS.appUser;
-    echo.agentActivity.user = { id: FAKE_IDS.appUser, name: 'switchboard', email: 'switchboard@oauthapp.linear.app', url: '' };
+    echo.agentActivity.user = {
+      id: FAKE_IDS.appUser,
+      name: 'switchboard',
+      email: 'switchboard@oauthapp.linear.app',
+      url: '',
+    };
     assert.match(await ignoredReason(echo), /echo/);
 
     const thought = linearFixture('agent-session-prompted') as { agentActivity: { content: Record<string, unknown> } };
@@ -111,7 +122,10 @@ describe('parseLinearEvent', () => {
     assert.equal(delegated.type, 'issue.assigned');
     if (delegated.type === 'issue.assigned') assert.equal(delegated.via, 'delegate');
 
-    const assigned = linearFixture('issue-update-delegated') as { data: Record<string, unknown>; updatedFrom: Record<string, unknown> };
+    const assigned = linearFixture('issue-update-delegated') as {
+      data: Record<string, unknown>;
+      updatedFrom: Record<string, unknown>;
+    };
     assigned.data.delegateId = null;
     assigned.data.assigneeId = FAKE_IDS.appUser;
     assigned.updatedFrom = { updatedAt: '2026-03-01T09:02:00.000Z', assigneeId: FAKE_IDS.human };
@@ -140,7 +154,10 @@ describe('parseLinearEvent', () => {
   });
 
   it('acknowledges unknown types and actions without an event', async () => {
-    assert.match(await ignoredReason({ type: 'Project', action: 'update', organizationId: 'o', createdAt: 'x', data: {} }), /Project is not handled/);
+    assert.match(
+      await ignoredReason({ type: 'Project', action: 'update', organizationId: 'o', createdAt: 'x', data: {} }),
+      /Project is not handled/,
+    );
     const odd = linearFixture('app-user-notification-assigned');
     odd.action = 'somethingNew';
     assert.match(await ignoredReason(odd), /somethingNew is not handled/);
@@ -150,12 +167,21 @@ describe('parseLinearEvent', () => {
   it('refuses a known type with the wrong shape, naming the field', async () => {
     const broken = linearFixture('agent-session-created') as { agentSession: Record<string, unknown> };
     delete broken.agentSession.id;
-    await assert.rejects(parseLinearEvent(broken, ctx), (error: unknown) => error instanceof InvalidPayloadError && /agentSession\.id/.test(error.message));
+    await assert.rejects(
+      parseLinearEvent(broken, ctx),
+      (error: unknown) => error instanceof InvalidPayloadError && /agentSession\.id/.test(error.message),
+    );
   });
 
   it('asks for the app user only when the payload does not carry it, and propagates a failed lookup', async () => {
     let asked = 0;
-    const failing = { deliveryId: 'd', appUserId: async () => { asked += 1; throw new Error('viewer unavailable'); } };
+    const failing = {
+      deliveryId: 'd',
+      appUserId: async () => {
+        asked += 1;
+        throw new Error('viewer unavailable');
+      },
+    };
     await parseLinearEvent(linearFixture('agent-session-created'), failing);
     assert.equal(asked, 0);
     await assert.rejects(parseLinearEvent(linearFixture('issue-update-delegated'), failing), /viewer unavailable/);

@@ -2,8 +2,15 @@
 // app's own actions, updates that are not an assignment to the app, and types nobody handles.
 import { z } from 'zod';
 import { formatZodError } from '../../core/errors.ts';
+import type {
+  AppUserNotificationAction,
+  LinearEvent,
+  WebhookComment,
+  WebhookIssue,
+  WebhookIssueRef,
+  WebhookUserRef,
+} from './events.ts';
 import { APP_USER_NOTIFICATION_ACTIONS } from './events.ts';
-import type { AppUserNotificationAction, LinearEvent, WebhookComment, WebhookIssue, WebhookIssueRef, WebhookUserRef } from './events.ts';
 
 /** A payload that can never become an event (wrong shape); retrying will not help. */
 export class InvalidPayloadError extends Error {
@@ -24,7 +31,14 @@ export interface ParseContext {
 
 const str = z.string();
 const userRef = z.object({ id: str, name: str.nullish() });
-const issueRef = z.object({ id: str, identifier: str.nullish(), title: str.nullish(), teamId: str.nullish(), team: z.object({ id: str }).nullish(), url: str.nullish() });
+const issueRef = z.object({
+  id: str,
+  identifier: str.nullish(),
+  title: str.nullish(),
+  teamId: str.nullish(),
+  team: z.object({ id: str }).nullish(),
+  url: str.nullish(),
+});
 const commentRef = z.object({ id: str, body: str, userId: str.nullish() });
 const base = { type: str, action: str, organizationId: str, createdAt: str, webhookId: str.nullish() };
 
@@ -55,7 +69,15 @@ const agentSessionEvent = z.object({
 const commentEvent = z.object({
   ...base,
   actor: userRef.nullish(),
-  data: z.object({ id: str, body: str, userId: str.nullish(), user: userRef.nullish(), parentId: str.nullish(), issueId: str.nullish(), issue: issueRef.nullish() }),
+  data: z.object({
+    id: str,
+    body: str,
+    userId: str.nullish(),
+    user: userRef.nullish(),
+    parentId: str.nullish(),
+    issueId: str.nullish(),
+    issue: issueRef.nullish(),
+  }),
 });
 
 const issueData = z.object({
@@ -78,12 +100,25 @@ const issueData = z.object({
   labelIds: z.array(str).nullish(),
 });
 
-const issueEvent = z.object({ ...base, actor: userRef.nullish(), data: issueData, updatedFrom: z.record(str, z.unknown()).nullish() });
+const issueEvent = z.object({
+  ...base,
+  actor: userRef.nullish(),
+  data: issueData,
+  updatedFrom: z.record(str, z.unknown()).nullish(),
+});
 
 const notificationEvent = z.object({
   ...base,
   appUserId: str,
-  notification: z.object({ id: str, type: str.nullish(), issue: issueRef.nullish(), comment: commentRef.nullish(), actor: userRef.nullish() }).loose(),
+  notification: z
+    .object({
+      id: str,
+      type: str.nullish(),
+      issue: issueRef.nullish(),
+      comment: commentRef.nullish(),
+      actor: userRef.nullish(),
+    })
+    .loose(),
 });
 
 function parseWith<T extends z.ZodType>(schema: T, payload: unknown, what: string): z.infer<T> {
@@ -94,7 +129,13 @@ function parseWith<T extends z.ZodType>(schema: T, payload: unknown, what: strin
 
 function toIssueRef(issue: z.infer<typeof issueRef> | null | undefined): WebhookIssueRef | null {
   if (!issue) return null;
-  return { id: issue.id, identifier: issue.identifier ?? null, title: issue.title ?? null, teamId: issue.teamId ?? issue.team?.id ?? null, url: issue.url ?? null };
+  return {
+    id: issue.id,
+    identifier: issue.identifier ?? null,
+    title: issue.title ?? null,
+    teamId: issue.teamId ?? issue.team?.id ?? null,
+    url: issue.url ?? null,
+  };
 }
 
 function toUser(user: z.infer<typeof userRef> | null | undefined): WebhookUserRef | null {
@@ -138,7 +179,14 @@ export function extractMentions(body: string): string[] {
 
 function agentSession(payload: unknown, ctx: ParseContext): ParsedDelivery {
   const p = parseWith(agentSessionEvent, payload, 'AgentSessionEvent');
-  const common = { deliveryId: ctx.deliveryId, organizationId: p.organizationId, createdAt: p.createdAt, appUserId: p.appUserId, agentSessionId: p.agentSession.id, issue: toIssueRef(p.agentSession.issue) };
+  const common = {
+    deliveryId: ctx.deliveryId,
+    organizationId: p.organizationId,
+    createdAt: p.createdAt,
+    appUserId: p.appUserId,
+    agentSessionId: p.agentSession.id,
+    issue: toIssueRef(p.agentSession.issue),
+  };
   if (p.action === 'created') {
     const guidance = typeof p.guidance === 'string' ? [p.guidance] : (p.guidance ?? []).map((g) => g.body);
     return {
@@ -154,11 +202,14 @@ function agentSession(payload: unknown, ctx: ParseContext): ParsedDelivery {
       },
     };
   }
-  if (p.action !== 'prompted') return { kind: 'ignored', reason: `AgentSessionEvent action ${p.action} is not handled` };
+  if (p.action !== 'prompted')
+    return { kind: 'ignored', reason: `AgentSessionEvent action ${p.action} is not handled` };
   const activity = p.agentActivity;
-  if (!activity) throw new InvalidPayloadError('AgentSessionEvent payload: agentActivity: required for a prompted event');
+  if (!activity)
+    throw new InvalidPayloadError('AgentSessionEvent payload: agentActivity: required for a prompted event');
   const author = toUser(activity.user) ?? (activity.userId ? { id: activity.userId, name: null } : null);
-  if (activity.signal === 'stop') return { kind: 'event', event: { ...common, type: 'agentSession.stop', activityId: activity.id, author } };
+  if (activity.signal === 'stop')
+    return { kind: 'event', event: { ...common, type: 'agentSession.stop', activityId: activity.id, author } };
   // Echo of the app's own activity: written by the app user, or not a prompt at all (thought/action/response/…).
   if (author?.id === p.appUserId || activity.content.type !== 'prompt') {
     return { kind: 'ignored', reason: `echo of the app's own ${activity.content.type} activity` };
@@ -168,7 +219,14 @@ function agentSession(payload: unknown, ctx: ParseContext): ParsedDelivery {
   if (!body.trim()) return { kind: 'ignored', reason: 'prompt without a body' };
   return {
     kind: 'event',
-    event: { ...common, type: 'agentSession.prompted', activityId: activity.id, body, author, sourceCommentId: activity.sourceCommentId ?? null },
+    event: {
+      ...common,
+      type: 'agentSession.prompted',
+      activityId: activity.id,
+      body,
+      author,
+      sourceCommentId: activity.sourceCommentId ?? null,
+    },
   };
 }
 
@@ -176,8 +234,11 @@ async function comment(payload: unknown, ctx: ParseContext): Promise<ParsedDeliv
   const p = parseWith(commentEvent, payload, 'Comment');
   if (p.action !== 'create') return { kind: 'ignored', reason: `Comment ${p.action} is not handled` };
   const author = toUser(p.data.user) ?? toUser(p.actor) ?? (p.data.userId ? { id: p.data.userId, name: null } : null);
-  if (author && author.id === (await ctx.appUserId())) return { kind: 'ignored', reason: "echo of the app's own comment" };
-  const issue = toIssueRef(p.data.issue) ?? (p.data.issueId ? { id: p.data.issueId, identifier: null, title: null, teamId: null, url: null } : null);
+  if (author && author.id === (await ctx.appUserId()))
+    return { kind: 'ignored', reason: "echo of the app's own comment" };
+  const issue =
+    toIssueRef(p.data.issue) ??
+    (p.data.issueId ? { id: p.data.issueId, identifier: null, title: null, teamId: null, url: null } : null);
   return {
     kind: 'event',
     event: {
@@ -197,7 +258,13 @@ async function comment(payload: unknown, ctx: ParseContext): Promise<ParsedDeliv
 
 async function issue(payload: unknown, ctx: ParseContext): Promise<ParsedDelivery> {
   const p = parseWith(issueEvent, payload, 'Issue');
-  const base = { deliveryId: ctx.deliveryId, organizationId: p.organizationId, createdAt: p.createdAt, issue: toIssue(p.data), actor: toUser(p.actor) };
+  const base = {
+    deliveryId: ctx.deliveryId,
+    organizationId: p.organizationId,
+    createdAt: p.createdAt,
+    issue: toIssue(p.data),
+    actor: toUser(p.actor),
+  };
   const appUserId = await ctx.appUserId();
   if (p.action === 'create') {
     if (p.data.creatorId === appUserId) return { kind: 'ignored', reason: 'echo: issue created by the app' };
@@ -217,7 +284,8 @@ async function issue(payload: unknown, ctx: ParseContext): Promise<ParsedDeliver
 
 function notification(payload: unknown, ctx: ParseContext): ParsedDelivery {
   const p = parseWith(notificationEvent, payload, 'AppUserNotification');
-  if (!(APP_USER_NOTIFICATION_ACTIONS as readonly string[]).includes(p.action)) return { kind: 'ignored', reason: `AppUserNotification ${p.action} is not handled` };
+  if (!(APP_USER_NOTIFICATION_ACTIONS as readonly string[]).includes(p.action))
+    return { kind: 'ignored', reason: `AppUserNotification ${p.action} is not handled` };
   return {
     kind: 'event',
     event: {

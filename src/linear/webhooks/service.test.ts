@@ -14,7 +14,11 @@ describe('appUserIdSource', () => {
     const store = new LinearOAuthStore(sqliteKysely(openDatabase(':memory:')));
     await store.saveInstall('default', grant, { ...noIdentity, appUserId: 'app-1', appUserName: 'switchboard' }, 1);
     let asked = 0;
-    const source = appUserIdSource({ viewer: async () => ((asked += 1), { id: 'other', name: 'x' }) }, store, new ManualClock());
+    const source = appUserIdSource(
+      { viewer: async () => ((asked += 1), { id: 'other', name: 'x' }) },
+      store,
+      new ManualClock(),
+    );
     assert.equal(await source(), 'app-1');
     assert.equal(asked, 0);
   });

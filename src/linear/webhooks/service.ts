@@ -42,7 +42,13 @@ export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
     // Only asked while the worker runs (after start()), so `intake` below is set by then.
     intakePending: () => intake.pending,
   });
-  const intake = new WebhookIntake({ secret: deps.secret, store: deliveries, clock: deps.clock, logger: deps.logger, onQueued: () => worker.notify() });
+  const intake = new WebhookIntake({
+    secret: deps.secret,
+    store: deliveries,
+    clock: deps.clock,
+    logger: deps.logger,
+    onQueued: () => worker.notify(),
+  });
   return { intake, worker, deliveries };
 }
 
@@ -50,7 +56,12 @@ export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
  * The app user's id: from the stored OAuth installation when known, else `viewer` (asked once, then remembered; a
  * failed lookup is asked again next time). The id learned from `viewer` is stored with the OAuth tokens.
  */
-export function appUserIdSource(api: Pick<LinearApi, 'viewer'>, oauthStore?: LinearOAuthStore, clock?: Clock, profile = 'default'): () => Promise<string> {
+export function appUserIdSource(
+  api: Pick<LinearApi, 'viewer'>,
+  oauthStore?: LinearOAuthStore,
+  clock?: Clock,
+  profile = 'default',
+): () => Promise<string> {
   let known: string | undefined;
   return async () => {
     if (known) return known;

@@ -5,8 +5,7 @@ import { LinearWebhookClient } from '@linear/sdk/webhooks';
 
 /** Result of checking a raw delivery (`text`: the body decoded as UTF-8, as parsed). */
 export type VerifyResult =
-  | { ok: true; payload: Record<string, unknown>; text: string }
-  | { ok: false; status: 400 | 401; error: string };
+  { ok: true; payload: Record<string, unknown>; text: string } | { ok: false; status: 400 | 401; error: string };
 
 /**
  * @linear/sdk's LinearWebhookClient, with `parseData` decoding and parsing a body once: the SDK's `verify` parses the
@@ -23,7 +22,9 @@ export class OneParseWebhookClient {
 
   constructor(secret: string) {
     this.sdk = new LinearWebhookClient(secret);
-    (this.sdk as unknown as { parseBodyAsWebhookPayload: (rawBody: Buffer) => unknown }).parseBodyAsWebhookPayload = (rawBody) => {
+    (this.sdk as unknown as { parseBodyAsWebhookPayload: (rawBody: Buffer) => unknown }).parseBodyAsWebhookPayload = (
+      rawBody,
+    ) => {
       if (rawBody !== this.#body) {
         const text = rawBody.toString();
         this.#parsed = JSON.parse(text) as unknown;
@@ -53,7 +54,11 @@ export class OneParseWebhookClient {
  * within Linear's 60 s, using LinearWebhookClient. 401 for a missing or wrong signature; 400 for a body that is not a
  * JSON object or a stale / missing timestamp.
  */
-export function verifyDelivery(client: LinearWebhookClient | OneParseWebhookClient, rawBody: Buffer, signature: string | undefined): VerifyResult {
+export function verifyDelivery(
+  client: LinearWebhookClient | OneParseWebhookClient,
+  rawBody: Buffer,
+  signature: string | undefined,
+): VerifyResult {
   if (!signature) return { ok: false, status: 401, error: 'missing linear-signature header' };
   let payload: unknown;
   let text: string | undefined;
@@ -66,7 +71,8 @@ export function verifyDelivery(client: LinearWebhookClient | OneParseWebhookClie
     if (/signature/i.test(message)) return { ok: false, status: 401, error: 'invalid webhook signature' };
     return { ok: false, status: 400, error: `webhookTimestamp rejected: ${message} (must be within 60 s of now)` };
   }
-  if (typeof payload !== 'object' || payload === null || Array.isArray(payload)) return { ok: false, status: 400, error: 'body is not a JSON object' };
+  if (typeof payload !== 'object' || payload === null || Array.isArray(payload))
+    return { ok: false, status: 400, error: 'body is not a JSON object' };
   return { ok: true, payload: payload as Record<string, unknown>, text: text ?? rawBody.toString('utf8') };
 }
 
@@ -82,7 +88,10 @@ const TIMESTAMP_MEMBER = /"webhookTimestamp"\s*:\s*-?[0-9.eE+-]+/g;
  */
 export function deliveryKey(header: string | undefined, payload: Record<string, unknown>, rawBody: Buffer): string {
   if (header && DELIVERY_ID.test(header)) return header;
-  const digest = createHash('sha256').update(rawBody.toString('utf8').replace(TIMESTAMP_MEMBER, '"webhookTimestamp":0')).digest('hex').slice(0, 32);
+  const digest = createHash('sha256')
+    .update(rawBody.toString('utf8').replace(TIMESTAMP_MEMBER, '"webhookTimestamp":0'))
+    .digest('hex')
+    .slice(0, 32);
   const webhookId = typeof payload.webhookId === 'string' ? payload.webhookId : 'unknown';
   return `webhook:${webhookId}:${digest}`;
 }

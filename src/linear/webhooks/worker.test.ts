@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { describe, it } from 'node:test';
 import { FAKE_IDS } from '../../../test/support/fake-linear-workspace.ts';
-import { linearFixture } from '../../../test/support/linear-webhook-fixtures.ts';
 import type { LinearFixtureName } from '../../../test/support/linear-webhook-fixtures.ts';
+import { linearFixture } from '../../../test/support/linear-webhook-fixtures.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { linearWebhooksSchema } from '../../core/config-linear.ts';
-import { createLogger, silentLogger } from '../../core/logger.ts';
 import type { Logger } from '../../core/logger.ts';
+import { createLogger, silentLogger } from '../../core/logger.ts';
 import { openDatabase } from '../../store/database.ts';
 import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
@@ -20,18 +20,45 @@ async function settle(): Promise<void> {
   for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
 }
 
-function setup(options: { handler: LinearEventHandler; maxAttempts?: number; concurrency?: number; logger?: Logger; batchMs?: number }) {
+function setup(options: {
+  handler: LinearEventHandler;
+  maxAttempts?: number;
+  concurrency?: number;
+  logger?: Logger;
+  batchMs?: number;
+}) {
   const clock = new ManualClock();
   const store = new LinearDeliveryStore(sqliteKysely(openDatabase(':memory:')));
-  const webhooks = linearWebhooksSchema.parse({ maxAttempts: options.maxAttempts ?? 3, retryInitialMs: 1_000, retryMaxMs: 10_000, concurrency: options.concurrency ?? 4, batchMs: options.batchMs ?? 0 });
-  const worker = new WebhookWorker({ store, handler: options.handler, appUserId: async () => FAKE_IDS.appUser, clock, logger: options.logger ?? silentLogger(), webhooks });
+  const webhooks = linearWebhooksSchema.parse({
+    maxAttempts: options.maxAttempts ?? 3,
+    retryInitialMs: 1_000,
+    retryMaxMs: 10_000,
+    concurrency: options.concurrency ?? 4,
+    batchMs: options.batchMs ?? 0,
+  });
+  const worker = new WebhookWorker({
+    store,
+    handler: options.handler,
+    appUserId: async () => FAKE_IDS.appUser,
+    clock,
+    logger: options.logger ?? silentLogger(),
+    webhooks,
+  });
   let n = 0;
   const enqueue = async (name: LinearFixtureName, patch: (p: Record<string, unknown>) => void = () => {}) => {
     const payload = linearFixture(name);
     patch(payload);
     n += 1;
     const deliveryId = `delivery-${n}`;
-    await store.enqueue({ deliveryId, eventType: String(payload.type), action: String(payload.action), orderKey: orderKey(payload, deliveryId), payload: JSON.stringify(payload), bodyDigest: deliveryId, receivedAt: clock.now() });
+    await store.enqueue({
+      deliveryId,
+      eventType: String(payload.type),
+      action: String(payload.action),
+      orderKey: orderKey(payload, deliveryId),
+      payload: JSON.stringify(payload),
+      bodyDigest: deliveryId,
+      receivedAt: clock.now(),
+    });
     return deliveryId;
   };
   return { clock, store, worker, enqueue };
@@ -70,9 +97,12 @@ describe('WebhookWorker', () => {
     await worker.stop();
   });
 
-  it('gathers what is queued within batchMs into one turn (one claim for all), off the intake\'s path', async () => {
+  it("gathers what is queued within batchMs into one turn (one claim for all), off the intake's path", async () => {
     const seen: string[] = [];
-    const { clock, store, worker, enqueue } = setup({ handler: { handle: async (event) => void seen.push(event.deliveryId) }, batchMs: 10 });
+    const { clock, store, worker, enqueue } = setup({
+      handler: { handle: async (event) => void seen.push(event.deliveryId) },
+      batchMs: 10,
+    });
     await worker.start();
     await settle();
     const a = await enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-a'));
@@ -109,11 +139,16 @@ describe('WebhookWorker', () => {
     await settle();
     assert.equal((await store.get(id))?.status, 'dead');
     assert.equal((await store.get(id))?.attempts, 2);
-    assert.deepEqual((await store.deadLetters()).map((d) => d.deliveryId), [id]);
+    assert.deepEqual(
+      (await store.deadLetters()).map((d) => d.deliveryId),
+      [id],
+    );
     clock.advance(60_000);
     await settle();
     assert.equal((await store.get(id))?.attempts, 2, 'a dead delivery is not retried');
-    const dead = lines.map((l) => JSON.parse(l) as Record<string, unknown>).find((l) => l.msg === 'linear webhook dead-lettered');
+    const dead = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.msg === 'linear webhook dead-lettered');
     assert.equal(dead?.delivery, id);
     assert.equal(dead?.err, 'always broken');
     assert.equal(await store.retryDead(id, clock.now()), true);
@@ -164,7 +199,9 @@ describe('WebhookWorker', () => {
 
   it('resumes a delivery left processing by a crashed process (at least once)', async () => {
     const handled: string[] = [];
-    const { clock, store, worker, enqueue } = setup({ handler: { handle: async (e) => void handled.push(e.deliveryId) } });
+    const { clock, store, worker, enqueue } = setup({
+      handler: { handle: async (e) => void handled.push(e.deliveryId) },
+    });
     const id = await enqueue('agent-session-stop');
     assert.equal((await store.claimNext(clock.now()))?.deliveryId, id, 'a previous process took it');
     assert.equal((await store.get(id))?.status, 'processing');
@@ -177,7 +214,9 @@ describe('WebhookWorker', () => {
 
   it('stops within stopGraceMs even when a handler hangs; the delivery runs again at the next start', async () => {
     let calls = 0;
-    const { clock, store, worker, enqueue } = setup({ handler: { handle: () => ((calls += 1), new Promise<void>(() => {})) } });
+    const { clock, store, worker, enqueue } = setup({
+      handler: { handle: () => ((calls += 1), new Promise<void>(() => {})) },
+    });
     const id = await enqueue('agent-session-created');
     await worker.start();
     await settle();
@@ -185,7 +224,14 @@ describe('WebhookWorker', () => {
     clock.advance(10_000);
     await stopped;
     assert.equal((await store.get(id))?.status, 'processing');
-    const next = new WebhookWorker({ store, handler: { handle: async () => void (calls += 1) }, appUserId: async () => FAKE_IDS.appUser, clock, logger: silentLogger(), webhooks: linearWebhooksSchema.parse({ batchMs: 0 }) });
+    const next = new WebhookWorker({
+      store,
+      handler: { handle: async () => void (calls += 1) },
+      appUserId: async () => FAKE_IDS.appUser,
+      clock,
+      logger: silentLogger(),
+      webhooks: linearWebhooksSchema.parse({ batchMs: 0 }),
+    });
     await next.start();
     await next.idle();
     assert.equal((await store.get(id))?.status, 'done');

@@ -7,8 +7,8 @@ import type { LinearConfig } from '../../core/config-linear.ts';
 import { errorMessage } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
-import { WorkLoop } from '../../core/work-loop.ts';
 import type { StepResult } from '../../core/work-loop.ts';
+import { WorkLoop } from '../../core/work-loop.ts';
 import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
 import type { LinearEventHandler } from './events.ts';
 import { InvalidPayloadError, parseLinearEvent } from './parse.ts';
@@ -53,7 +53,11 @@ export class WebhookWorker {
 
   #newLoop(): WorkLoop {
     // A turn never throws (queue errors are logged inside it), so the backoff is only a guard.
-    return new WorkLoop({ clock: this.#o.clock, step: () => this.#turn(), retryDelay: () => this.#o.webhooks.retryInitialMs });
+    return new WorkLoop({
+      clock: this.#o.clock,
+      step: () => this.#turn(),
+      retryDelay: () => this.#o.webhooks.retryInitialMs,
+    });
   }
 
   /**
@@ -100,7 +104,10 @@ export class WebhookWorker {
         ? new Promise<void>((resolve) => {
             this.#drainWaiters.push(resolve);
             grace = clock.after(webhooks.stopGraceMs, () => {
-              logger.warn({ running: this.#inFlight }, 'linear webhooks: handlers still running at shutdown; their deliveries run again at the next start');
+              logger.warn(
+                { running: this.#inFlight },
+                'linear webhooks: handlers still running at shutdown; their deliveries run again at the next start',
+              );
               resolve();
             });
           })
@@ -178,7 +185,10 @@ export class WebhookWorker {
         claimed = await store.settleAndClaim(outcomes, clock.now(), Math.max(0, free));
       } catch (error) {
         // The outcomes are lost from memory: those deliveries stay `processing` and run again after a restart.
-        logger.error({ err: errorMessage(error), unrecorded: outcomes.length }, 'linear webhooks: cannot update the queue');
+        logger.error(
+          { err: errorMessage(error), unrecorded: outcomes.length },
+          'linear webhooks: cannot update the queue',
+        );
       }
     }
     for (const item of claimed) {
@@ -198,7 +208,9 @@ export class WebhookWorker {
   }
 
   #nextWake(): StepResult {
-    return this.#running && this.#retryAt !== Infinity ? { wakeInMs: Math.max(0, this.#retryAt - this.#o.clock.now()) } : 'quiet';
+    return this.#running && this.#retryAt !== Infinity
+      ? { wakeInMs: Math.max(0, this.#retryAt - this.#o.clock.now()) }
+      : 'quiet';
   }
 
   /** Reads the earliest retry time again when it may have changed; the loop wakes then. */
@@ -222,7 +234,10 @@ export class WebhookWorker {
     const { clock, logger, webhooks, handler } = this.#o;
     const meta = { delivery: item.deliveryId, type: item.eventType, action: item.action, attempt: item.attempts };
     try {
-      const parsed = await parseLinearEvent(JSON.parse(item.payload) as unknown, { deliveryId: item.deliveryId, appUserId: this.#o.appUserId });
+      const parsed = await parseLinearEvent(JSON.parse(item.payload) as unknown, {
+        deliveryId: item.deliveryId,
+        appUserId: this.#o.appUserId,
+      });
       if (parsed.kind === 'ignored') {
         logger.info({ ...meta, reason: parsed.reason }, 'linear webhook acknowledged, nothing to do');
         return { seq: item.seq, kind: 'done', outcome: `ignored: ${parsed.reason}` };
