@@ -1,4 +1,6 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { PostedOutcome } from './run-rows.ts';
+import { countRunAttempt, markRunEnded, markRunPosted } from './run-rows.ts';
 import type { Database } from './tables/index.ts';
 
 /** A stored cron task. Times are epoch milliseconds. */
@@ -201,31 +203,13 @@ export class CronTaskStore {
 
   /** Counts one more attempt at posting a run found unfinished after a restart. */
   async retryRun(runId: number): Promise<void> {
-    await this.#db
-      .updateTable('cron_runs')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-      .where('id', '=', runId)
-      .execute();
+    await countRunAttempt(this.#db, 'cron_runs', runId);
   }
 
   /** Records a run as accepted by the engine (its session, whether it was a duplicate) and trims the task's history. */
-  async finishRun(
-    run: CronRun,
-    outcome: { sessionId: string; duplicate: boolean; now: number },
-    keepRuns: number,
-  ): Promise<void> {
+  async finishRun(run: CronRun, outcome: PostedOutcome, keepRuns: number): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('cron_runs')
-        .set({
-          status: 'posted',
-          session_id: outcome.sessionId,
-          duplicate: outcome.duplicate ? 1 : 0,
-          finished_at: outcome.now,
-          error: null,
-        })
-        .where('id', '=', run.id)
-        .execute();
+      await markRunPosted(trx, 'cron_runs', run.id, outcome);
       await trx.updateTable('cron_tasks').set({ last_run_at: outcome.now }).where('id', '=', run.taskId).execute();
       await trim(trx, run.taskId, keepRuns);
     });
@@ -240,7 +224,7 @@ export class CronTaskStore {
     keepRuns: number,
   ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await trx.updateTable('cron_runs').set({ status, error, finished_at: now }).where('id', '=', run.id).execute();
+      await markRunEnded(trx, 'cron_runs', run.id, status, error, now);
       await trim(trx, run.taskId, keepRuns);
     });
   }

@@ -1,4 +1,6 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import type { PostedOutcome } from './run-rows.ts';
+import { countRunAttempt, markRunEnded, markRunPosted } from './run-rows.ts';
 import type { Database } from './tables/index.ts';
 
 /** One recurring heartbeat task: a title and what to check. */
@@ -228,31 +230,13 @@ export class HeartbeatStore {
 
   /** Counts one more attempt at posting a run found unfinished after a restart. */
   async retryRun(id: number): Promise<void> {
-    await this.#db
-      .updateTable('heartbeat_runs')
-      .set((eb) => ({ attempts: eb('attempts', '+', 1) }))
-      .where('id', '=', id)
-      .execute();
+    await countRunAttempt(this.#db, 'heartbeat_runs', id);
   }
 
   /** Records a run as accepted by the engine, sets the last run time and keeps the newest `keepRuns` finished runs. */
-  async finishRun(
-    id: number,
-    outcome: { sessionId: string; duplicate: boolean; now: number },
-    keepRuns: number,
-  ): Promise<void> {
+  async finishRun(id: number, outcome: PostedOutcome, keepRuns: number): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await trx
-        .updateTable('heartbeat_runs')
-        .set({
-          status: 'posted',
-          session_id: outcome.sessionId,
-          duplicate: outcome.duplicate ? 1 : 0,
-          finished_at: outcome.now,
-          error: null,
-        })
-        .where('id', '=', id)
-        .execute();
+      await markRunPosted(trx, 'heartbeat_runs', id, outcome);
       await trx.updateTable('heartbeat_state').set({ last_run_at: outcome.now }).where('id', '=', STATE_ID).execute();
       await trx
         .deleteFrom('heartbeat_runs')
@@ -270,7 +254,7 @@ export class HeartbeatStore {
    */
   async failRun(id: number, status: 'failed' | 'abandoned', error: string, now: number): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await trx.updateTable('heartbeat_runs').set({ status, error, finished_at: now }).where('id', '=', id).execute();
+      await markRunEnded(trx, 'heartbeat_runs', id, status, error, now);
       if (status === 'failed')
         await trx.updateTable('heartbeat_events').set({ run_id: null }).where('run_id', '=', id).execute();
     });
