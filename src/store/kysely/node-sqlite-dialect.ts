@@ -75,16 +75,22 @@ class NodeSqliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
+/** A prepared statement and whether it returns rows (a SELECT, or a write with RETURNING), both known once. */
+interface Prepared {
+  statement: StatementSync;
+  reader: boolean;
+}
+
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
-  readonly #statements = new Map<string, StatementSync>();
+  readonly #statements = new Map<string, Prepared>();
 
   constructor(db: DatabaseSync) {
     this.#db = db;
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    return runCompiled<R>(this.#db, compiled, this.#statement(compiled.sql));
+    return runPrepared<R>(this.#prepared(compiled), compiled);
   }
 
   /** Not offered: every store reads bounded pages. */
@@ -92,35 +98,44 @@ class NodeSqliteConnection implements DatabaseConnection {
     throw new Error('node:sqlite dialect: streaming queries are not supported; read a bounded page instead');
   }
 
-  #statement(sql: string): StatementSync {
-    let statement = this.#statements.get(sql);
-    if (statement) return statement;
-    statement = this.#db.prepare(sql);
+  #prepared(compiled: CompiledQuery): Prepared {
+    let prepared = this.#statements.get(compiled.sql);
+    if (prepared) return prepared;
+    prepared = prepare(this.#db, compiled);
     if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
       const oldest = this.#statements.keys().next();
       if (!oldest.done) this.#statements.delete(oldest.value);
     }
-    this.#statements.set(sql, statement);
-    return statement;
+    this.#statements.set(compiled.sql, prepared);
+    return prepared;
   }
 }
 
 /**
- * Runs one compiled query on `statement` (prepared from `compiled.sql` on `db`): rows for a statement that returns
- * columns (a SELECT, or a write with RETURNING), the change count and last row id otherwise. Synchronous, so the
- * migration runner uses it to apply Kysely-built DDL before the daemon starts.
+ * Prepares and runs one compiled query on `db`: rows for a statement that returns columns (a SELECT, or a write with
+ * RETURNING), the change count and last row id otherwise. Synchronous, so the migration runner uses it to apply
+ * Kysely-built DDL before the daemon starts.
  */
-export function runCompiled<R>(db: DatabaseSync, compiled: CompiledQuery, statement?: StatementSync): QueryResult<R> {
-  const prepared = statement ?? db.prepare(compiled.sql);
-  const parameters = compiled.parameters.map(bindable);
-  if (returnsRows(prepared, compiled)) return { rows: prepared.all(...parameters) as R[] };
-  const { changes, lastInsertRowid } = prepared.run(...parameters);
-  return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
+export function runCompiled<R>(db: DatabaseSync, compiled: CompiledQuery): QueryResult<R> {
+  return runPrepared<R>(prepare(db, compiled), compiled);
 }
 
-function returnsRows(statement: StatementSync, compiled: CompiledQuery): boolean {
-  if (typeof statement.columns === 'function') return statement.columns().length > 0;
-  return SelectQueryNode.is(compiled.query) || /\breturning\b/i.test(compiled.sql);
+/** Prepares `compiled.sql` on `db` and finds out, once, whether it returns rows. */
+function prepare(db: DatabaseSync, compiled: CompiledQuery): Prepared {
+  const statement = db.prepare(compiled.sql);
+  const reader =
+    typeof statement.columns === 'function'
+      ? statement.columns().length > 0
+      : SelectQueryNode.is(compiled.query) || /\breturning\b/i.test(compiled.sql);
+  return { statement, reader };
+}
+
+/** Runs `compiled`'s parameters through its prepared statement. */
+function runPrepared<R>({ statement, reader }: Prepared, compiled: CompiledQuery): QueryResult<R> {
+  const parameters = compiled.parameters.map(bindable);
+  if (reader) return { rows: statement.all(...parameters) as R[] };
+  const { changes, lastInsertRowid } = statement.run(...parameters);
+  return { rows: [], numAffectedRows: BigInt(changes), insertId: BigInt(lastInsertRowid) };
 }
 
 function bindable(value: unknown): SQLInputValue {
