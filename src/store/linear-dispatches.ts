@@ -1,4 +1,4 @@
-import type { ExpressionBuilder, Kysely, Selectable, Updateable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
 import type { HarnessName } from '../core/config.ts';
 import type { PipelineTier } from '../core/config-linear-pipeline.ts';
 import type { Database } from './tables/index.ts';
@@ -196,6 +196,17 @@ function nextQueueSeq(eb: ExpressionBuilder<Database, 'linear_dispatches'>) {
     .select((sub) => sub(sub.fn.coalesce(sub.fn.max('queue_seq'), sub.lit(0)), '+', sub.lit(1)).as('next'));
 }
 
+/** A SELECT of whole dispatch rows. */
+type DispatchSelect = SelectQueryBuilder<Database, 'linear_dispatches', Selectable<Database['linear_dispatches']>>;
+
+/**
+ * `qb` in the dispatches' arrival order: creation time, then queue seq (one past the highest at insert, so it keeps
+ * insertion order within one millisecond), then id; `desc` for newest first.
+ */
+function byArrival(qb: DispatchSelect, direction: 'asc' | 'desc' = 'asc'): DispatchSelect {
+  return qb.orderBy('created_at', direction).orderBy('queue_seq', direction).orderBy('id', direction);
+}
+
 /**
  * Durable dispatch state. Every status change is one conditional UPDATE (compare-and-swap on the expected status, and
  * attempt when given), so of many concurrent callers exactly one wins, across connections and processes. Which edges
@@ -265,27 +276,17 @@ export class DispatchStore {
 
   /** The newest dispatch linked to a Linear agent session (ties: the later queue seq, then id), if any. */
   async latestForAgentSession(agentSessionId: string): Promise<DispatchRecord | null> {
-    const row = await this.#db
-      .selectFrom('linear_dispatches')
-      .selectAll()
-      .where('agent_session_id', '=', agentSessionId)
-      .orderBy('created_at', 'desc')
-      .orderBy('queue_seq', 'desc')
-      .orderBy('id', 'desc')
-      .limit(1)
-      .executeTakeFirst();
-    return row ? dispatchOf(row) : null;
+    return this.#newest((qb) => qb.where('agent_session_id', '=', agentSessionId));
   }
 
   /** The newest dispatch of an issue (by id or identifier; ties: the later queue seq, then id), if any. */
   async latestForIssue(ref: string): Promise<DispatchRecord | null> {
-    const row = await this.#db
-      .selectFrom('linear_dispatches')
-      .selectAll()
-      .where((eb) => eb.or([eb('issue_id', '=', ref), eb('identifier', '=', ref)]))
-      .orderBy('created_at', 'desc')
-      .orderBy('queue_seq', 'desc')
-      .orderBy('id', 'desc')
+    return this.#newest((qb) => qb.where((eb) => eb.or([eb('issue_id', '=', ref), eb('identifier', '=', ref)])));
+  }
+
+  /** The newest dispatch `filter` keeps, in arrival order (see byArrival), if any. */
+  async #newest(filter: (qb: DispatchSelect) => DispatchSelect): Promise<DispatchRecord | null> {
+    const row = await byArrival(filter(this.#db.selectFrom('linear_dispatches').selectAll()), 'desc')
       .limit(1)
       .executeTakeFirst();
     return row ? dispatchOf(row) : null;
@@ -294,14 +295,12 @@ export class DispatchStore {
   /** Dispatches, oldest first (ties in arrival order: queue seq, then id), optionally filtered by status. */
   async list(statuses?: readonly DispatchStatus[]): Promise<DispatchRecord[]> {
     if (statuses?.length === 0) return [];
-    const rows = await this.#db
-      .selectFrom('linear_dispatches')
-      .selectAll()
-      .$if(statuses !== undefined, (qb) => qb.where('status', 'in', statuses ?? []))
-      .orderBy('created_at')
-      .orderBy('queue_seq')
-      .orderBy('id')
-      .execute();
+    const rows = await byArrival(
+      this.#db
+        .selectFrom('linear_dispatches')
+        .selectAll()
+        .$if(statuses !== undefined, (qb) => qb.where('status', 'in', statuses ?? [])),
+    ).execute();
     return rows.map(dispatchOf);
   }
 
