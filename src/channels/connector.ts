@@ -25,6 +25,18 @@ export interface InboundMessage {
   userName?: string;
   text: string;
   receivedAt: number;
+  /**
+   * Set when the person pressed a button of an earlier message rather than typing: `text` is then the button's
+   * `command`, handled exactly like the typed command (same allow-list, same durable intake).
+   */
+  pressed?: boolean;
+}
+
+/** A button under a message. Pressing it sends `command` as if the person had typed it (e.g. `/approve k3x9 session`). */
+export interface ChatButton {
+  label: string;
+  /** The chat command the button stands for; at most 64 bytes (Telegram's callback_data limit). */
+  command: string;
 }
 
 /** A message to send. `text` may exceed the connector's limit; the connector (or the router) splits it. */
@@ -32,6 +44,18 @@ export interface OutboundMessage {
   text: string;
   /** Connector message id this answers, when there is one. */
   replyTo?: string;
+  /** Rows of buttons shown under the message (on its last part), where the channel has buttons. */
+  buttons?: ChatButton[][];
+  /**
+   * Outbox key of an earlier message this one replaces: the connector edits that message in place (text, and its
+   * buttons replaced by `buttons` or removed) where it can; otherwise this is sent as a new message.
+   */
+  replaces?: string;
+}
+
+/** What a connector answers for a sent message: its own id of it, which a later edit names. */
+export interface SentMessage {
+  ref: string;
 }
 
 /** What the outbox passes with each send: a key that is the same on every attempt of the same part of one message. */
@@ -63,7 +87,12 @@ export interface Connector {
    * Sends one message (already within maxMessageLength); throws on failure so the caller can retry. An idempotent
    * connector delivers a second send under the same `delivery.key` at most once.
    */
-  send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<void>;
+  send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<SentMessage | void>;
+  /**
+   * Replaces the text (and buttons) of a message this connector sent earlier (`ref` from `send`); throws on failure.
+   * Absent on channels that cannot edit: the outbox then sends the replacement as a new message.
+   */
+  edit?(target: ChannelTarget, ref: string, message: OutboundMessage): Promise<void>;
   /** Shows a "typing…" indicator in the conversation, where the channel has one (best effort, never throws). */
   typing?(target: ChannelTarget): Promise<void>;
   stop(): Promise<void>;

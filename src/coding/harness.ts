@@ -59,8 +59,12 @@ export interface RunSpec {
   env?: Record<string, string>;
 }
 
-/** The decision on a `permission` event. */
-export type PermissionDecision = { allow: true } | { allow: false; message: string };
+/**
+ * The decision on a `permission` event. `updatedInput` replaces the tool's input when it is allowed: the answers of a
+ * question tool (Claude's AskUserQuestion `answers`) travel this way.
+ */
+export type PermissionDecision =
+  { allow: true; updatedInput?: Record<string, unknown> } | { allow: false; message: string };
 
 /** One live agent run: an async iterable of events plus the controls to steer it. */
 export interface Run extends AsyncIterable<HarnessEvent> {
@@ -91,6 +95,11 @@ export interface Harness {
   readonly name: HarnessName;
   /** Whether the backend can continue a session in a new backend session. */
   readonly supportsFork: boolean;
+  /**
+   * Whether runs outside `bypassPermissions` ask for approval through `permission` events (Claude through the SDK's
+   * canUseTool, Codex through its app-server approval requests). False: the backend cannot ask (Gemini's headless mode).
+   */
+  readonly asksPermission: boolean;
   /** Starts a run; never throws for runtime failures (those arrive as an `exited` event). */
   start(spec: RunSpec): Run;
   /** Checks that the backend's executable is present and runs. */

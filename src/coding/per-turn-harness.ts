@@ -33,6 +33,7 @@ export function createPerTurnHarness(def: PerTurnHarnessSpec): Harness {
   return {
     name: def.name,
     supportsFork: false,
+    asksPermission: false,
     start(spec: RunSpec): Run {
       const executable = def.executable() ?? def.name;
       def.logger?.debug(

@@ -62,6 +62,7 @@ export class ScriptedRun implements Run {
 export class ScriptedHarness implements Harness {
   readonly name: HarnessName;
   readonly supportsFork: boolean;
+  readonly asksPermission = true;
   readonly runs: ScriptedRun[] = [];
 
   constructor(name: HarnessName = 'claude', supportsFork = true) {

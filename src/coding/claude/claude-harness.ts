@@ -334,6 +334,7 @@ export function createClaudeHarness(options: ClaudeHarnessOptions): Harness {
   return {
     name: 'claude',
     supportsFork: true,
+    asksPermission: true,
     start(spec: RunSpec): Run {
       options.logger?.debug(
         { session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId },
