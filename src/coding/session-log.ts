@@ -1,3 +1,4 @@
+import type { Approval } from '../approvals/approval.ts';
 import type { LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import type { TurnOutcome, Usage } from './harness.ts';
 
@@ -16,7 +17,9 @@ export type SessionLogEntry =
   | { type: 'toolResult'; id: string; isError: boolean; output?: string }
   | { type: 'question'; text: string }
   | { type: 'permission'; requestId: string; tool: string; input: unknown }
-  | { type: 'permissionAnswer'; requestId: string; allow: boolean; message?: string }
+  | { type: 'permissionAnswer'; requestId: string; allow: boolean; message?: string; decidedBy?: string }
+  /** An approval was asked (status `pending`) or decided (any other status): the record as it is now. */
+  | { type: 'approval'; approval: Approval }
   | { type: 'turn'; outcome: TurnOutcome; costUsd: number; totalCostUsd: number; usage?: Usage }
   | { type: 'waiting'; reason: WaitingReason; preview: string }
   | { type: 'warning'; message: string; malformed?: boolean }
