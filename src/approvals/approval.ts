@@ -66,8 +66,11 @@ export interface ApprovalRule {
 export type ApprovalEvent =
   /** A person is asked: the approval is pending. */
   | { type: 'requested'; approval: Approval }
-  /** It was decided (allowed, denied, expired or cancelled), by anyone. */
-  | { type: 'decided'; approval: Approval };
+  /**
+   * It was decided (allowed, denied, expired or cancelled), by anyone. `asked` is false for a request a rule decided
+   * before anyone was asked (no message was ever shown for it).
+   */
+  | { type: 'decided'; approval: Approval; asked: boolean };
 
 /** A person's (or agent's) decision on an approval, as the operations pass it. */
 export interface DecisionInput {
