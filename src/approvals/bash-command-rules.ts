@@ -6,7 +6,9 @@
 //   anything else  exactly that command (trimmed).
 // A compound command matches an allow rule only when every simple command in it does (bash-command.ts splits it);
 // a risky simple command (substitution, subshell, redirection to a file) matches only an exact rule, and a command
-// that cannot be split only an exact rule for the whole. A deny rule matches when any simple command matches.
+// that cannot be split only an exact rule for the whole. A deny rule matches when any simple command matches; it is
+// best effort (a command hidden in `$(…)` or in a variable is not seen): allow rules are the boundary, and a command
+// no allow rule matches is asked about.
 
 import { splitCommand } from './bash-command.ts';
 

@@ -59,6 +59,8 @@ test('parseRule: malformed text is an invalid_input error for field rule that sa
     ['Read Write', /bad tool name/],
     ['Bash*', /bad tool name/],
     ['Tool__*', /bad tool name/],
+    ['mcp__*', /bad tool name/],
+    ['mcp____*', /bad tool name/],
     ['x'.repeat(12_001), /longer than/],
   ];
   for (const [text, message] of cases) {
@@ -175,6 +177,11 @@ test('ruleMatches: path rules, rooted as Claude Code roots them', () => {
     ['Read(src/**)', 'Glob', { pattern: '**/*.ts', path: 'src/a' }, true],
     ['Read(src/**)', 'Glob', { pattern: '../../etc/*', path: 'src/a' }, false],
     ['Read(src/**)', 'Glob', { pattern: '/etc/*', path: 'src/a' }, false],
+    ['Read(src/**)', 'Glob', { pattern: '{..,x}/etc/*', path: 'src/a' }, false],
+    ['Read(src/**)', 'Grep', { pattern: 'x', file_path: 'src/a', path: '/etc' }, false],
+    ['Read(src/**)', 'Read', { file_path: 'src/a', path: '/etc' }, true],
+    ['Read(src/**)', 'Read', { path: 'src/a' }, false],
+    ['Edit(src/**)', 'NotebookEdit', { file_path: 'src/a', notebook_path: '/etc/n.ipynb' }, false],
     ['Read(src/**)', 'Read', { file_path: 42 }, false],
   ];
   for (const [rule, tool, input, expected] of cases) {

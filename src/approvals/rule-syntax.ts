@@ -1,11 +1,12 @@
 // The permission-rule language of approvals, as Claude Code writes it: `Tool` or `Tool(specifier)`. A bare name
 // matches every use of the tool (`mcp__server` every tool of that server, as does `mcp__server__*`); `Bash(…)` is a
 // command rule (bash-command-rules.ts); Read/Edit/Write/MultiEdit/NotebookEdit/Glob/Grep/LS rules hold a path pattern
-// (rule-syntax-paths.ts) matched against the input's `file_path`, `notebook_path` or `path`; `Edit` rules also cover
-// Write, MultiEdit and NotebookEdit, and `Read` rules Glob, Grep and LS; `WebFetch(domain:host)` matches that host
-// and its subdomains. Any other specifier must equal the input's primary field (the first string of file_path, path,
-// command, cmd, pattern, glob, query, url). Inside a specifier `\(`, `\)` and `\\` stand for `(`, `)` and `\`.
-// Tool inputs are untrusted JSON: only own properties are read, and nothing is walked.
+// (rule-syntax-paths.ts) matched against the input's `file_path` (NotebookEdit: `notebook_path`; Glob, Grep, LS:
+// `path`, else the cwd). `Edit` rules also cover Write, MultiEdit and NotebookEdit, and `Read` rules Glob, Grep and
+// LS. `WebFetch(domain:host)` matches that host and its subdomains. Any other specifier must equal the input's
+// primary field (the first string of file_path, path, command, cmd, pattern, glob, query, url). Inside a specifier
+// `\(`, `\)` and `\\` stand for `(`, `)` and `\`. Tool inputs are untrusted JSON: only own properties are read, and
+// nothing is walked.
 
 import { homedir } from 'node:os';
 import { truncate } from '../coding/format.ts';
@@ -124,8 +125,9 @@ function bad(what: string): Error {
 }
 
 function checkTool(tool: string, shown: string): string {
-  const name = tool.startsWith('mcp__') && tool.endsWith('__*') ? tool.slice(0, -3) : tool;
-  if (!TOOL_NAME.test(name)) {
+  const server = tool.endsWith('__*') ? tool.slice(0, -3) : null; // `mcp__github__*`: every tool of one server
+  const name = server ?? tool;
+  if (!TOOL_NAME.test(name) || (server !== null && !/^mcp__./.test(server))) {
     throw bad(`${shown} has a bad tool name: it must start with a letter and hold only letters, digits, _ . -`);
   }
   return tool;
@@ -158,17 +160,22 @@ function toolCovered(ruleTool: string, callTool: string): boolean {
   return !server.includes('__') && callTool.startsWith(`${ruleTool}__`);
 }
 
+/** The input field that names what a file tool touches; the searches read `path` and default to the cwd. */
+const PATH_FIELD: Readonly<Record<string, string>> = {
+  NotebookEdit: 'notebook_path',
+  Glob: 'path',
+  Grep: 'path',
+  LS: 'path',
+};
+
 function pathRuleMatches(pattern: string, call: RuleCall, purpose: RulePurpose): boolean {
   const searches = call.tool === 'Glob' || call.tool === 'Grep' || call.tool === 'LS';
-  const target =
-    ownString(call.input, 'file_path') ??
-    ownString(call.input, 'notebook_path') ??
-    ownString(call.input, 'path') ??
-    (searches ? call.cwd : undefined);
+  const field = Object.hasOwn(PATH_FIELD, call.tool) ? (PATH_FIELD[call.tool] as string) : 'file_path';
+  const target = ownString(call.input, field) ?? (searches ? call.cwd : undefined);
   if (target === undefined) return false;
-  // A Glob pattern can reach outside its `path` (`../x`, `/etc/*`): such a search is allowed by no path rule.
+  // A Glob pattern can reach outside its `path` (`../x`, `{..,a}/x`, `/etc/*`): such a search no path rule allows.
   const glob = call.tool === 'Glob' ? ownString(call.input, 'pattern') : undefined;
-  if (purpose === 'allow' && glob !== undefined && /^[/~]|(^|\/)\.\.(\/|$)/.test(glob)) return false;
+  if (purpose === 'allow' && glob !== undefined && (/^[/~]/.test(glob) || glob.includes('..'))) return false;
   return pathPatternMatches(pattern, target, call.cwd, call.home ?? homedir(), searches);
 }
 
