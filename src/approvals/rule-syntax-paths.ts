@@ -1,10 +1,11 @@
 // Path patterns of Read/Edit rules, read the gitignore way: `*` and `?` stay inside one path segment, `**` as a
-// whole segment spans any number of them, `[a-z]` / `[!a]` are character classes and `\` escapes. A pattern with no
-// slash but a trailing one (`*.env`, `node_modules/`) matches at any depth; a trailing slash means "a directory", so
-// it matches only what lies below one. As in gitignore, a pattern that matches a directory covers everything in it
-// (`Edit(src)` covers `src/a.ts`). Where a pattern is rooted: `//x` at the filesystem root, `~/x` in the home
-// directory, `/x`, `./x` and `x` in the call's working directory. Paths are compared lexically after resolving `.`
-// and `..` (symlinks are not followed). Matching is a two-level greedy wildcard match: O(pattern × path) steps.
+// whole segment spans any number of them (a trailing `/**` at least one), `[a-z]` / `[!a]` are character classes
+// and `\` escapes. A pattern without a slash, or with only a trailing one (`*.env`, `node_modules/`), matches at any
+// depth; a trailing slash means "a directory", so it matches only what lies below one. As in gitignore, a pattern
+// that matches a directory covers everything in it (`Edit(src)` covers `src/a.ts`). Where a pattern is rooted: `//x`
+// at the filesystem root, `~/x` in the home directory, `/x`, `./x` and `x` in the call's working directory. Paths
+// are compared lexically after resolving `.` and `..` (symlinks are not followed). Matching is a two-level greedy
+// wildcard match: O(pattern × path) steps.
 
 import { posix } from 'node:path';
 
