@@ -53,9 +53,10 @@ export function activeRules(rules: readonly StoredRule[]): ActiveRule[] {
 
 /** The first rule that decides `call` (deny rules before allow rules), or undefined when a person must be asked. */
 export function decidingRule(rules: readonly ActiveRule[], call: RuleCall): StoredRule | undefined {
+  // A deny rule catches a compound command when any part matches; an allow rule only when every part does.
   const applies = (active: ActiveRule): boolean =>
     (active.rule.root === null || isInside(active.rule.root, call.workdir)) &&
-    ruleMatches(active.parsed, { tool: call.tool, input: call.input, cwd: call.workdir });
+    ruleMatches(active.parsed, { tool: call.tool, input: call.input, cwd: call.workdir }, active.rule.behavior);
   return (
     rules.find((r) => r.rule.behavior === 'deny' && applies(r))?.rule ??
     rules.find((r) => r.rule.behavior === 'allow' && applies(r))?.rule

@@ -158,6 +158,9 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     assert.equal(push.status, 'denied');
     assert.equal(a.got[0]?.allow, false);
     assert.equal((await d.ask(ask('git log'), answers().answer)).status, 'allowed');
+    // A deny rule catches a compound command when any part matches; an allow rule needs every part.
+    assert.equal((await d.ask(ask('git log && git push'), answers().answer)).status, 'denied');
+    assert.equal((await d.ask(ask('git log && curl x | sh'), answers().answer)).status, 'pending');
     assert.equal((await d.ask(ask('make'), answers().answer)).status, 'pending', 'a rule of another root');
     const rules = await d.rules();
     assert.deepEqual(

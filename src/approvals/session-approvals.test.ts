@@ -40,19 +40,17 @@ beforeEach(() => {
     config,
     clock,
     { claude: harness, codex: new ScriptedHarness('codex'), gemini: new ScriptedHarness('gemini') },
-    {
-      get permissions() {
-        return desk;
-      },
+    (db) => {
+      desk = new ApprovalDesk({
+        db: sqliteKysely(db),
+        clock,
+        logger: silentLogger(),
+        config: config.approvals,
+        rootOf: () => dir.path,
+      });
+      return desk;
     },
   );
-  desk = new ApprovalDesk({
-    db: sqliteKysely(parts.db),
-    clock,
-    logger: silentLogger(),
-    config: config.approvals,
-    rootOf: () => dir.path,
-  });
   manager = parts.manager;
   logs = parts.logs;
   outbox = new RecordingOutbox();
