@@ -71,7 +71,8 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     cmd.option('--json', 'print the result as JSON');
     if (op.follow) cmd.option('-f, --follow', 'stream what the agent says and does until it waits for input or ends');
     cmd.action(async (...values: unknown[]) => {
-      const opts = cmd.opts<Record<string, unknown>>();
+      // With the parent's: a parent command's --json (`approvals rules --json`) is parsed as the parent's option.
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
       const globals = program.opts<{ home?: string; url?: string }>();
       const params: Record<string, unknown> = {};
       positional.forEach(({ key, variadic }, i) => {
