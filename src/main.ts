@@ -1,6 +1,6 @@
 import { join } from 'node:path';
-import type { Connector } from './channels/connector.ts';
 import { ApprovalDesk } from './approvals/desk.ts';
+import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
 import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';

@@ -1,6 +1,7 @@
 // The ApprovalDesk: every tool call an agent asks to make goes through it. A rule decides it at once, or it is stored as
 // a pending approval (committed before anyone is shown it) and decided exactly once — by a person on any surface, the
 // timeout, or a restart — through a compare-and-swap on its status; only the winner answers the agent.
+import type { Kysely } from 'kysely';
 import type { PermissionDecision } from '../coding/harness.ts';
 import type { PermissionAsk, PermissionGate } from '../coding/permission-gate.ts';
 import type { Clock, Timer } from '../core/clock.ts';
@@ -10,9 +11,15 @@ import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { DecisionPatch, StoredApproval, StoredRule } from '../store/approvals.ts';
 import { ApprovalStore } from '../store/approvals.ts';
-import type { Kysely } from 'kysely';
 import type { Database } from '../store/tables/index.ts';
-import type { Approval, ApprovalEvent, ApprovalRule, ApprovalStatus, DecisionInput, DecisionResult } from './approval.ts';
+import type {
+  Approval,
+  ApprovalEvent,
+  ApprovalRule,
+  ApprovalStatus,
+  DecisionInput,
+  DecisionResult,
+} from './approval.ts';
 import type { ActiveRule } from './approval-rules.ts';
 import { activeRules, configRules, decidingRule } from './approval-rules.ts';
 import { answeredInput, answersText, questionsOf, resolveAnswers } from './questions.ts';
@@ -179,7 +186,8 @@ export class ApprovalDesk implements PermissionGate {
       const message = 'the daemon restarted; resume the session to be asked again';
       await this.#settle(stored, this.#closing('cancelled', 'restart', message), { allow: false, message });
     }
-    if (stale.length > 0) this.#deps.logger.info({ cancelled: stale.length }, 'pending approvals cancelled by the restart');
+    if (stale.length > 0)
+      this.#deps.logger.info({ cancelled: stale.length }, 'pending approvals cancelled by the restart');
     return stale.length;
   }
 

@@ -12,10 +12,10 @@ import type { SessionManager } from '../coding/session-manager.ts';
 import { ManualClock } from '../core/clock.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
 import { ApprovalNotices } from '../notify/approval-notices.ts';
 import { summarize } from '../operations/session-summary.ts';
+import { sqliteKysely } from '../store/kysely/connection.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
 import { ApprovalDesk } from './desk.ts';
 
 let dir: { path: string; remove: () => void };
@@ -98,12 +98,15 @@ describe('approvals in coding sessions', () => {
     const [request] = outbox.deliveries;
     assert.equal(request?.to, 'telegram|42');
     assert.equal(request?.text.split('\n')[0], '🔐 [fix-parser] wants to run Bash: npm test');
-    assert.deepEqual(request?.buttons?.flat().map((b) => [b.label, b.command]), [
-      ['Allow', `/approve ${approval.id}`],
-      ['Allow for session', `/approve ${approval.id} session`],
-      ['Always', `/approve ${approval.id} always`],
-      ['Deny', `/deny ${approval.id}`],
-    ]);
+    assert.deepEqual(
+      request?.buttons?.flat().map((b) => [b.label, b.command]),
+      [
+        ['Allow', `/approve ${approval.id}`],
+        ['Allow for session', `/approve ${approval.id} session`],
+        ['Always', `/approve ${approval.id} always`],
+        ['Deny', `/deny ${approval.id}`],
+      ],
+    );
 
     const decided = await desk.decide({ id: approval.id, decision: 'allow-session', by: 'telegram|42' });
     assert.equal(decided.outcome, 'decided');
@@ -132,7 +135,9 @@ describe('approvals in coding sessions', () => {
     await desk.decide({ id: approval.id, decision: 'deny', message: 'not now', by: 'cli' });
     await notices.idle();
     const records = logs.read(session.id);
-    const approvals = records.filter((r) => r.type === 'approval').map((r) => (r.approval as { status: string }).status);
+    const approvals = records
+      .filter((r) => r.type === 'approval')
+      .map((r) => (r.approval as { status: string }).status);
     assert.deepEqual(approvals, ['pending', 'denied']);
     const answer = records.find((r) => r.type === 'permissionAnswer');
     assert.deepEqual(

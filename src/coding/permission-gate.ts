@@ -1,4 +1,4 @@
-import type { Approval, DecisionInput, DecisionResult } from '../approvals/approval.ts';
+import type { Approval } from '../store/approvals.ts';
 import type { PermissionDecision } from './harness.ts';
 
 /** A tool call an agent run asks permission for, with the session it belongs to. */
@@ -20,10 +20,8 @@ export interface PermissionAsk {
 export interface PermissionGate {
   /** Records the request (or decides it by a rule); `answer` is called once, when it is decided. */
   ask(request: PermissionAsk, answer: (decision: PermissionDecision, approval: Approval) => void): Promise<Approval>;
-  /** Decides a pending approval (exactly one decision wins). */
-  decide(input: DecisionInput): Promise<DecisionResult>;
   /** Decides a pending approval from a message sent into its session ("yes" allows; a question's option answers). */
-  answerText(id: string, text: string, by: string): Promise<DecisionResult>;
+  answerText(id: string, text: string, by: string): Promise<unknown>;
   /** Cancels the pending approvals of a session that ended before anyone answered. */
   cancelSession(sessionId: string, message: string): Promise<void>;
 }

@@ -6,16 +6,16 @@ import { faultPoint } from '../core/fault.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { TurnGate } from '../core/turn-gate.ts';
+import type { Approval } from '../store/approvals.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
-import type { Approval } from '../approvals/approval.ts';
 import type { Harness } from './harness.ts';
-import type { PermissionGate } from './permission-gate.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
+import type { PermissionGate } from './permission-gate.ts';
 import type { SessionSignal } from './session.ts';
 import { Session } from './session.ts';
 import type { UserMessageSource } from './session-log.ts';
@@ -332,7 +332,7 @@ export class SessionManager {
     const session = await this.#requireLive(ref);
     const approvalId = session.pendingPermission?.approval?.id;
     const { permissions } = this.#deps;
-    if (approvalId && permissions && !options.interrupt) {
+    if (approvalId && permissions) {
       // A message to a session that waits for an approval decides it (the approval's decision, so every surface shows it).
       await permissions.answerText(approvalId, text, options.by ?? options.via ?? options.source);
       return { session, result: 'answered' };

@@ -1,12 +1,12 @@
 import type { Clock, Timer } from '../core/clock.ts';
-import { errorMessage } from '../core/errors.ts';
+import { conflict, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { roundUsd } from '../core/usd.ts';
+import type { Approval } from '../store/approvals.ts';
 import type { ChannelView, SessionPatch, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
 import { explainCredentialFailure } from './credentials.ts';
 import { formatDuration } from './format.ts';
-import type { Approval } from '../approvals/approval.ts';
 import type { Harness, HarnessEvent, PermissionDecision, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
 import type { PermissionGate } from './permission-gate.ts';
@@ -196,8 +196,9 @@ export class Session {
   }
 
   /**
-   * Sends a user message. A pending permission request is answered by it instead ("yes"/"allow" allows, anything
-   * else denies with the text as the reason). With `interrupt`, the current turn is stopped first.
+   * Sends a user message. Without a permission gate, a pending permission request is answered by it instead
+   * ("yes"/"allow" allows, anything else denies with the text as the reason); with one, the manager decides the stored
+   * approval and a request not yet stored is a conflict. With `interrupt`, the current turn is stopped first.
    */
   async send(
     text: string,
@@ -205,6 +206,10 @@ export class Session {
   ): Promise<'sent' | 'answered'> {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
+    if (this.#pendingPermission && this.#deps.permissions) {
+      // Its approval is being stored this very moment (the manager decides stored ones): nothing answers it but that.
+      throw conflict(`session ${this.name}: its permission request is being recorded; answer it in a moment`);
+    }
     if (this.#pendingPermission) {
       const { requestId } = this.#pendingPermission;
       const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);

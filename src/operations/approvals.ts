@@ -5,7 +5,7 @@ import type { Approval, ApprovalDecision, ApprovalRule, DecisionResult } from '.
 import { approvalLine, outcomeText } from '../approvals/approval-text.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { OperationContext } from './operation.ts';
-import { defineOperation, deciderOf } from './operation.ts';
+import { deciderOf, defineOperation } from './operation.ts';
 
 const STATUSES = ['pending', 'allowed', 'denied', 'expired', 'cancelled'] as const;
 const SCOPES = ['once', 'session', 'always'] as const;
@@ -161,7 +161,10 @@ export const approvalRulesOperation = defineOperation({
   format(r) {
     if (r.rules.length === 0) return 'No approval rules.';
     return r.rules
-      .map((rule) => `${rule.behavior === 'allow' ? '✅' : '⛔'} ${rule.id} ${rule.rule} — ${rule.root ?? 'every workspace'} (${rule.source})`)
+      .map(
+        (rule) =>
+          `${rule.behavior === 'allow' ? '✅' : '⛔'} ${rule.id} ${rule.rule} — ${rule.root ?? 'every workspace'} (${rule.source})`,
+      )
       .join('\n');
   },
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
-import { commandChannel, defineOperation, deciderOf } from './operation.ts';
+import { commandChannel, deciderOf, defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({

@@ -1,12 +1,55 @@
 import type { Kysely, Selectable } from 'kysely';
-import type {
-  Approval,
-  ApprovalQuestion,
-  ApprovalRule,
-  ApprovalScope,
-  ApprovalStatus,
-} from '../approvals/approval.ts';
+import type { ApprovalKind, ApprovalScope, ApprovalStatus } from './tables/approvals.ts';
 import type { Database } from './tables/index.ts';
+
+/** One question of a `question` approval, with its choices in the order the agent gave them. */
+export interface ApprovalQuestion {
+  question: string;
+  header?: string;
+  options: string[];
+  multiSelect: boolean;
+}
+
+/**
+ * One approval request as every surface shows it. `decidedBy` names who decided: `telegram|<user>` (a chat user as
+ * `channel|user`), `web`, `cli`, `rpc`, `agent:<session>`, `rule:<id>`, `timeout`, or `restart` (cancelled by a
+ * daemon restart).
+ */
+export interface Approval {
+  /** Short and typeable (`k3x9q`): what `/approve <id>` names. */
+  id: string;
+  /** The coding session's id and name. */
+  sessionId: string;
+  session: string;
+  kind: ApprovalKind;
+  tool: string;
+  input: unknown;
+  /** One line a person reads: `Bash: npm test`. */
+  summary: string;
+  /** The choices of a `question` approval (empty for a tool). */
+  questions: ApprovalQuestion[];
+  status: ApprovalStatus;
+  /** Set once allowed. */
+  scope: ApprovalScope | null;
+  decidedBy: string | null;
+  /** The reason given with a deny (or by a timeout / restart), or the answers of a question, as the agent got them. */
+  message: string | null;
+  createdAt: number;
+  decidedAt: number | null;
+}
+
+/** A stored "Always" rule (or one from config): Claude Code permission-rule syntax, for a workspace root or global. */
+export interface ApprovalRule {
+  id: string;
+  /** `Bash(npm test:*)`, `Read`, `WebFetch(domain:example.com)`. */
+  rule: string;
+  behavior: 'allow' | 'deny';
+  /** The workspace root it holds for; null for every root. */
+  root: string | null;
+  /** `config` for rules from `approvals.autoAllow` / `autoDeny` (not removable), else who stored it. */
+  source: string;
+  createdAt: number;
+}
 
 type ApprovalRow = Selectable<Database['approvals']>;
 type RuleRow = Selectable<Database['approval_rules']>;

@@ -1,4 +1,11 @@
-import type { ApprovalKind, ApprovalScope, ApprovalStatus } from '../../approvals/approval.ts';
+/** Where an approval is in its life. Only `pending` can change, and only once. */
+export type ApprovalStatus = 'pending' | 'allowed' | 'denied' | 'expired' | 'cancelled';
+
+/** How far an allow reaches: this call, the rest of the session (same tool, same kind of input), or a stored rule. */
+export type ApprovalScope = 'once' | 'session' | 'always';
+
+/** What the agent asks: to use a tool, or to have its question with choices answered (Claude's AskUserQuestion). */
+export type ApprovalKind = 'tool' | 'question';
 
 /** Approval tables (migrations 600–699): approval requests and the rules that decide them. */
 export interface ApprovalTables {
