@@ -28,7 +28,15 @@ export function configRules(config: Pick<ApprovalsConfig, 'autoAllow' | 'autoDen
       const text = typeof entry === 'string' ? entry : entry.rule;
       const root = typeof entry === 'string' ? null : entry.root;
       out.push({
-        rule: { id: `config:${behavior}:${index}`, rule: text, behavior, root, source: 'config', createdAt: 0, sessionId: null },
+        rule: {
+          id: `config:${behavior}:${index}`,
+          rule: text,
+          behavior,
+          root,
+          source: 'config',
+          createdAt: 0,
+          sessionId: null,
+        },
         parsed: parseRule(text),
       });
     });

@@ -54,8 +54,14 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     assert.equal(approval.status, 'pending');
     assert.equal(approval.summary, 'Bash: npm test');
     assert.match(approval.id, /^[0-9a-z]{5}$/);
-    assert.deepEqual(events.map((e) => e.type), ['requested']);
-    assert.deepEqual((await d.list({ status: 'pending' })).map((x) => x.id), [approval.id]);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['requested'],
+    );
+    assert.deepEqual(
+      (await d.list({ status: 'pending' })).map((x) => x.id),
+      [approval.id],
+    );
 
     const first = await d.decide({ id: approval.id, decision: 'allow', by: 'telegram|42' });
     assert.equal(first.outcome, 'decided');
@@ -66,7 +72,10 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     assert.equal(second.outcome, 'already');
     assert.equal(second.approval.decidedBy, 'telegram|42');
     assert.deepEqual(a.got, [{ allow: true }]);
-    assert.deepEqual(events.map((e) => e.type), ['requested', 'decided']);
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['requested', 'decided'],
+    );
   });
 
   it('concurrent decisions from two surfaces: exactly one wins', async () => {
@@ -97,7 +106,10 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     assert.equal(last?.type === 'decided' && last.asked, false, 'a rule decision was never shown to anyone');
     // Another command, and the same command in another session, still ask.
     assert.equal((await d.ask(ask('rm -rf build', { requestId: 'r3' }), answers().answer)).status, 'pending');
-    assert.equal((await d.ask(ask('npm test', { sessionId: 's2', requestId: 'r4' }), answers().answer)).status, 'pending');
+    assert.equal(
+      (await d.ask(ask('npm test', { sessionId: 's2', requestId: 'r4' }), answers().answer)).status,
+      'pending',
+    );
     // Session rules are not standing rules.
     assert.deepEqual(await d.rules(), []);
   });
@@ -112,7 +124,10 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     assert.equal(rule?.source, 'cli');
     const other = await d.ask(ask('git status --short', { sessionId: 's9', requestId: 'x' }), answers().answer);
     assert.equal(other.status, 'allowed');
-    const outside = await d.ask(ask('git status', { sessionId: 's9', requestId: 'y', workdir: '/elsewhere' }), answers().answer);
+    const outside = await d.ask(
+      ask('git status', { sessionId: 's9', requestId: 'y', workdir: '/elsewhere' }),
+      answers().answer,
+    );
     assert.equal(outside.status, 'pending', 'a rule holds for its root only');
     await d.removeRule(rule?.id ?? '');
     assert.deepEqual(await d.rules(), []);
@@ -193,11 +208,20 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     const { desk: d } = await desk();
     const a = answers();
     const input = {
-      questions: [{ question: 'Which db?', header: 'DB', options: [{ label: 'SQLite' }, { label: 'Postgres' }], multiSelect: false }],
+      questions: [
+        {
+          question: 'Which db?',
+          header: 'DB',
+          options: [{ label: 'SQLite' }, { label: 'Postgres' }],
+          multiSelect: false,
+        },
+      ],
     };
     const q = await d.ask(ask('', { tool: 'AskUserQuestion', input }), a.answer);
     assert.equal(q.kind, 'question');
-    assert.deepEqual(q.questions, [{ question: 'Which db?', header: 'DB', options: ['SQLite', 'Postgres'], multiSelect: false }]);
+    assert.deepEqual(q.questions, [
+      { question: 'Which db?', header: 'DB', options: ['SQLite', 'Postgres'], multiSelect: false },
+    ]);
     await assert.rejects(d.decide({ id: q.id, decision: 'allow', answers: ['3'], by: 'cli' }), /not an option/);
     await assert.rejects(d.decide({ id: q.id, decision: 'allow-session', by: 'cli' }), /question/);
     const r = await d.decide({ id: q.id, decision: 'allow', answers: ['2'], by: 'telegram|42' });
@@ -244,8 +268,14 @@ describeEachDatabase('ApprovalDesk', (fresh) => {
     next.on((e) => events.push(e));
     assert.equal(await next.cancelStale(), 2);
     const cancelled = await next.list({ status: 'cancelled' });
-    assert.deepEqual(new Set(cancelled.filter((x) => x.decidedBy === 'restart').map((x) => x.id)), new Set([stale.id, ended.id]));
-    assert.deepEqual(events.map((e) => e.type), ['decided', 'decided']);
+    assert.deepEqual(
+      new Set(cancelled.filter((x) => x.decidedBy === 'restart').map((x) => x.id)),
+      new Set([stale.id, ended.id]),
+    );
+    assert.deepEqual(
+      events.map((e) => e.type),
+      ['decided', 'decided'],
+    );
     assert.equal(await next.cancelStale(), 0);
   });
 });

@@ -37,7 +37,10 @@ export function questionsOf(tool: string, input: unknown): ApprovalQuestion[] | 
  * commas for a multi-select question) to the labels the agent gets, keyed by question text. Throws invalid_input
  * naming `answers` when an answer is missing or names no option.
  */
-export function resolveAnswers(questions: readonly ApprovalQuestion[], answers: readonly string[]): Record<string, string> {
+export function resolveAnswers(
+  questions: readonly ApprovalQuestion[],
+  answers: readonly string[],
+): Record<string, string> {
   if (answers.length !== questions.length) {
     throw invalidInput(
       `answers: give one answer per question (${questions.length} asked, ${answers.length} given)`,

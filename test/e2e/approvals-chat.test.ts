@@ -86,7 +86,10 @@ describe('approvals from Telegram buttons and the CLI', { timeout: 120_000 }, ()
     const edited = await waitFor('the message to be edited', () =>
       telegram.edits.find((e) => e.messageId === request.messageId),
     );
-    assert.equal(edited.text, `✅ [${approval.session}] Bash: echo hello-from-tool\n   allowed for this session by telegram|${USER}`);
+    assert.equal(
+      edited.text,
+      `✅ [${approval.session}] Bash: echo hello-from-tool\n   allowed for this session by telegram|${USER}`,
+    );
     assert.equal(edited.keyboard, undefined);
 
     telegram.press(USER, USER, request.messageId, `/deny ${approval.id}`);

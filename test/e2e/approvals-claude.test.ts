@@ -11,12 +11,19 @@ import { bundledClaudeExecutable } from '../../src/coding/claude/claude-harness.
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
 import type { MessagesBody, MockAnthropic } from '../support/mock-anthropic.ts';
-import { defaultReply, lastUserMessage, startMockAnthropic, toolUseReply, userTexts } from '../support/mock-anthropic.ts';
+import {
+  defaultReply,
+  lastUserMessage,
+  startMockAnthropic,
+  toolUseReply,
+  userTexts,
+} from '../support/mock-anthropic.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const BINARY = bundledClaudeExecutable();
-const skip = BINARY && existsSync(BINARY) ? false : 'the Claude Code binary of @anthropic-ai/claude-agent-sdk is missing';
+const skip =
+  BINARY && existsSync(BINARY) ? false : 'the Claude Code binary of @anthropic-ai/claude-agent-sdk is missing';
 
 /** `RUN: <command>` in the newest user text makes the model call Bash with it; a resume repeats the last one. */
 function handler(body: MessagesBody) {
@@ -24,7 +31,8 @@ function handler(body: MessagesBody) {
   const texts = userTexts(last).join('\n');
   const run = /RUN: (.+)/.exec(texts);
   if (run?.[1]) return toolUseReply('Bash', { command: run[1].trim(), description: 'run it' });
-  if (texts.includes('Continue where you left off')) return toolUseReply('Bash', { command: 'ls -a', description: 'again' });
+  if (texts.includes('Continue where you left off'))
+    return toolUseReply('Bash', { command: 'ls -a', description: 'again' });
   return defaultReply(body);
 }
 
@@ -94,8 +102,7 @@ describe('approvals with the real Claude Code binary', { skip, timeout: 240_000 
   };
   const approvals = async (status?: string): Promise<Approval[]> =>
     (await rpc<{ approvals: Approval[] }>('approvals.list', status ? { status } : {})).approvals;
-  const pending = (): Promise<Approval> =>
-    waitFor('a pending approval', async () => (await approvals('pending'))[0]);
+  const pending = (): Promise<Approval> => waitFor('a pending approval', async () => (await approvals('pending'))[0]);
 
   let sessionId = '';
 
@@ -125,7 +132,11 @@ describe('approvals with the real Claude Code binary', { skip, timeout: 240_000 
     const again = await rpc<{ outcome: string }>('approvals.decide', { id: first.id, decision: 'deny' });
     assert.equal(again.outcome, 'already');
 
-    await waitFor('the turn to end', async () => (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end');
+    await waitFor(
+      'the turn to end',
+      async () =>
+        (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end',
+    );
     await rpc('sessions.send', { session: sessionId, message: 'RUN: echo two --loud' });
     await waitFor('the second command to run', () => toolResults(mock).some((r) => r.content.includes('two --loud')));
     const byRule = (await approvals()).find((a) => a.summary === 'Bash: echo two --loud');
@@ -134,7 +145,11 @@ describe('approvals with the real Claude Code binary', { skip, timeout: 240_000 
   });
 
   it('a deny with a message reaches the model as the tool error', async () => {
-    await waitFor('the turn to end', async () => (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end');
+    await waitFor(
+      'the turn to end',
+      async () =>
+        (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end',
+    );
     await rpc('sessions.send', { session: sessionId, message: 'RUN: rm -f precious.txt' });
     const request = await pending();
     assert.equal(request.summary, 'Bash: rm -f precious.txt');
@@ -146,7 +161,11 @@ describe('approvals with the real Claude Code binary', { skip, timeout: 240_000 
   });
 
   it('an unanswered request is denied by the timeout', async () => {
-    await waitFor('the turn to end', async () => (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end');
+    await waitFor(
+      'the turn to end',
+      async () =>
+        (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end',
+    );
     await rpc('sessions.send', { session: sessionId, message: 'RUN: touch later.txt' });
     const request = await pending();
     const expired = await waitFor('the timeout', async () =>
@@ -160,7 +179,11 @@ describe('approvals with the real Claude Code binary', { skip, timeout: 240_000 
   });
 
   it('a crash with a request pending cancels it on restart; resuming the session asks again', async () => {
-    await waitFor('the turn to end', async () => (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end');
+    await waitFor(
+      'the turn to end',
+      async () =>
+        (await rpc<{ waitingFor: string | null }>('sessions.get', { session: sessionId })).waitingFor === 'turn-end',
+    );
     await rpc('sessions.send', { session: sessionId, message: 'RUN: ls -a' });
     const request = await pending();
     await killDaemonProcess(daemon);
@@ -173,6 +196,8 @@ describe('approvals with the real Claude Code binary', { skip, timeout: 240_000 
     assert.notEqual(asked.id, request.id);
     assert.equal(asked.summary, 'Bash: ls -a');
     await rpc('approvals.decide', { id: asked.id, decision: 'allow' });
-    await waitFor('the command to run after the resume', () => toolResults(mock).some((r) => !r.isError && r.content.includes('.claude')));
+    await waitFor('the command to run after the resume', () =>
+      toolResults(mock).some((r) => !r.isError && r.content.includes('.claude')),
+    );
   });
 });

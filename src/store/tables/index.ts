@@ -11,7 +11,6 @@ import type { SchedulerTables } from './scheduler.ts';
  * checks every query against, on SQLite and PostgreSQL alike. The migrations build the same shape on both.
  */
 export interface Database
-  extends
-    CodingTables, EngineTables, ChannelTables, SchedulerTables, LinearTables, GatewayTables, ApprovalTables {}
+  extends CodingTables, EngineTables, ChannelTables, SchedulerTables, LinearTables, GatewayTables, ApprovalTables {}
 
 export type { ApprovalTables, ChannelTables, CodingTables, EngineTables, GatewayTables, LinearTables, SchedulerTables };
