@@ -13,6 +13,7 @@ import { ManualClock } from '../core/clock.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
 import { ApprovalNotices } from '../notify/approval-notices.ts';
+import { approveOperation } from '../operations/approvals.ts';
 import { summarize } from '../operations/session-summary.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
@@ -167,5 +168,42 @@ describe('approvals in coding sessions', () => {
     await waitFor('the approval to be cancelled', async () => (await desk.list({}))[0]?.status === 'cancelled');
     const [approval] = await desk.list({});
     assert.equal(approval?.decidedBy, 'session-ended');
+  });
+
+  it('after a restart the pending request is cancelled and its chat message edited to say so', async () => {
+    const { session } = await launchAsking();
+    const approval = session.pendingPermission?.approval;
+    assert.ok(approval);
+    await notices.idle();
+    // As the next process would: its desk finds the request pending in the store.
+    assert.equal(await desk.cancelStale(), 1);
+    await notices.idle();
+    const edit = outbox.deliveries.at(-1);
+    assert.equal(edit?.replaces, `approval-${approval.id}-telegram|42`);
+    assert.match(edit?.text ?? '', /^🚫 \[fix-parser\] Bash: npm test\n {3}cancelled: the daemon restarted/);
+  });
+
+  it('an operation called by the orchestrator cannot decide unless approvals.agentMayDecide', async () => {
+    const { session } = await launchAsking();
+    const approval = session.pendingPermission?.approval;
+    assert.ok(approval);
+    const services = {
+      config: loadConfig({ home: dir.path, env: {} }).config,
+      sessions: manager,
+      clock: new ManualClock(),
+      approvals: desk,
+    };
+    await assert.rejects(
+      approveOperation.run({ caller: { kind: 'agent', sessionId: 'orch' }, services }, { id: approval.id }),
+      /agentMayDecide/,
+    );
+    await assert.rejects(manager.send(session.id, 'yes', { source: 'agent', by: 'agent:orch' }), /agentMayDecide/);
+    const r = await approveOperation.run(
+      { caller: { kind: 'chat', channel: 'telegram|42', userId: '42' }, services },
+      {
+        id: approval.id,
+      },
+    );
+    assert.deepEqual([r.outcome, r.approval.decidedBy], ['decided', 'telegram|42']);
   });
 });
