@@ -1,0 +1,219 @@
+// Contract: the real Codex CLI in a permission mode that asks (`default`: one `codex app-server` per run, approval policy
+// `untrusted`) against the local mock Responses API, offline (see codex-contract-env.ts). The model asks to run a shell
+// command; the harness turns Codex's approval request into a `permission` event; allowing it runs the command (its output
+// reaches the model's next request), denying it does not (and the deny's message reaches the model).
+import assert from 'node:assert/strict';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { test } from 'node:test';
+import type { Run } from '../../src/coding/harness.ts';
+import type { EventOf } from '../support/harness-run.ts';
+import {
+  assertApiErrorTurn,
+  collect as collectEvents,
+  endRun,
+  interruptTurn,
+  meaningful,
+  ofType,
+  resumeAfterInterrupt,
+} from '../support/harness-run.ts';
+import type { ResponsesBody } from '../support/mock-openai-responses.ts';
+import {
+  allInputTexts,
+  defaultResponsesReply,
+  inputItems,
+  lastUserText,
+  pendingToolOutputs,
+  responsesFunctionCall,
+  responsesText,
+} from '../support/mock-openai-responses.ts';
+import { codexContractEnv, skip } from './codex-contract-env.ts';
+
+const TIMEOUT = 60_000;
+const { mock, proxied, setup, spec, bodyOf } = codexContractEnv('sb-codex-app-contract-');
+
+/** Collects a run's events; the real CLI may take a while to answer. */
+const collect = (run: Run) => collectEvents(run, 45_000);
+
+/** "TOUCH <name>" in the user's text → `exec_command touch <name> && echo ran-<name>`; else the default script. */
+function touchHandler(body: ResponsesBody) {
+  const name = /TOUCH (\w+)/.exec(lastUserText(body))?.[1];
+  if (!name || pendingToolOutputs(body).length > 0) return defaultResponsesReply(body);
+  return responsesFunctionCall('exec_command', { cmd: `touch ${name}.txt && echo ran-${name}` });
+}
+
+/** The output of the function call the model's last request answered ('' when none). */
+function toolOutput(body: ResponsesBody): string {
+  const output = inputItems(body).findLast((i) => i.type === 'function_call_output')?.output;
+  return typeof output === 'string' ? output : JSON.stringify(output ?? '');
+}
+
+async function askedRun(prompt: string): Promise<{ run: Run; c: ReturnType<typeof collect>; workdir: string }> {
+  const { harness, workdir } = setup();
+  assert.equal(harness.asksPermission, true);
+  const run = harness.start(spec(prompt, workdir, { permissionMode: 'default' }));
+  return { run, c: collect(run), workdir };
+}
+
+test(
+  'allow: a permission event for Bash {command}; allowed, the command runs and its output reaches the model',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    mock().setHandler(touchHandler);
+    try {
+      const { run, c, workdir } = await askedRun('please TOUCH allowed');
+      const asked = (await c.waitFor((e) => e.type === 'permission')) as EventOf<'permission'>;
+      assert.equal(asked.tool, 'Bash');
+      assert.deepEqual(asked.input, { command: 'touch allowed.txt && echo ran-allowed', cwd: workdir });
+      assert.equal(existsSync(join(workdir, 'allowed.txt')), false, 'nothing runs before the answer');
+      run.answerPermission(asked.requestId, { allow: true });
+      await c.waitFor((e) => e.type === 'turnEnd');
+      await endRun(run, c);
+      const events = meaningful(c.events);
+      assert.deepEqual(
+        events.map((e) => e.type),
+        ['started', 'tool', 'permission', 'toolResult', 'text', 'turnEnd', 'exited'],
+        JSON.stringify(c.events),
+      );
+      assert.ok(existsSync(join(workdir, 'allowed.txt')), 'the command ran');
+      const [result] = ofType(events, 'toolResult');
+      assert.deepEqual([result?.id, result?.isError], [ofType(events, 'tool')[0]?.id, false]);
+      assert.match(toolOutput(bodyOf(-1)), /ran-allowed/, 'the output went back to the model');
+      assert.match(ofType(events, 'text')[0]?.text ?? '', /^codex tool output was: .*ran-allowed/s);
+      const [end] = ofType(events, 'turnEnd');
+      assert.deepEqual(end?.outcome, { ok: true });
+      assert.deepEqual(end?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 0 }, 'two model requests');
+      assert.match(ofType(events, 'started')[0]?.backendSessionId ?? '', /^[0-9a-f-]{36}$/);
+    } finally {
+      mock().setHandler(undefined);
+    }
+  },
+);
+
+test(
+  'deny with a message: the command does not run; the model gets the refusal and the message',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    mock().setHandler(touchHandler);
+    try {
+      const { run, c, workdir } = await askedRun('please TOUCH denied');
+      const asked = (await c.waitFor((e) => e.type === 'permission')) as EventOf<'permission'>;
+      run.answerPermission(asked.requestId, { allow: false, message: 'not in this repo' });
+      await c.waitFor((e) => e.type === 'turnEnd');
+      await endRun(run, c);
+      assert.equal(existsSync(join(workdir, 'denied.txt')), false, 'the command did not run');
+      const [result] = ofType(c.events, 'toolResult');
+      assert.equal(result?.isError, true, 'a declined command is a failed tool call');
+      assert.match(toolOutput(bodyOf(-1)), /rejected/i);
+      assert.doesNotMatch(toolOutput(bodyOf(-1)), /ran-denied/);
+      assert.ok(
+        allInputTexts(bodyOf(-1)).includes('Permission denied: not in this repo'),
+        "the deny's message reached the model",
+      );
+      assert.deepEqual(ofType(c.events, 'turnEnd')[0]?.outcome, { ok: true });
+    } finally {
+      mock().setHandler(undefined);
+    }
+  },
+);
+
+test(
+  'turns: a second send and a second run (resumeBackendId) continue the same thread; usage per turn',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { harness, workdir } = setup();
+    const asking = (prompt: string, extra = {}) =>
+      harness.start(
+        spec(prompt, workdir, { permissionMode: 'default', systemPrompt: 'Answer like a pirate.', ...extra }),
+      );
+    const run = asking('remember the word PINEAPPLE');
+    const c = collect(run);
+    await c.waitFor((e) => e.type === 'turnEnd');
+    run.send('second turn');
+    await c.waitFor((e) => e.type === 'turnEnd', 2);
+    await endRun(run, c);
+    const ids = ofType(c.events, 'started').map((e) => e.backendSessionId);
+    assert.equal(ids.length, 2);
+    assert.equal(ids[0], ids[1]);
+    const turn = { inputTokens: 100, outputTokens: 10, cachedInputTokens: 0 };
+    assert.deepEqual(
+      ofType(c.events, 'turnEnd').map((e) => e.usage),
+      [turn, turn],
+    );
+
+    const resumed = asking('third turn', { resumeBackendId: ids[0] });
+    const again = collect(resumed);
+    await again.waitFor((e) => e.type === 'turnEnd');
+    await endRun(resumed, again);
+    const second = ofType(again.events, 'started')[0];
+    assert.equal(second?.backendSessionId, ids[0]);
+    assert.deepEqual(ofType(again.events, 'turnEnd')[0]?.usage, undefined, 'the earlier totals are unknown');
+    const texts = allInputTexts(bodyOf(-1));
+    for (const earlier of ['PINEAPPLE', 'second turn', 'MOCK CODEX REPLY', 'third turn'])
+      assert.ok(
+        texts.some((t) => t.includes(earlier)),
+        `history has ${earlier}`,
+      );
+    assert.equal(
+      texts.filter((t) => t === 'Answer like a pirate.').length,
+      1,
+      'the system prompt is in the history once',
+    );
+  },
+);
+
+test(
+  'interrupt while the model is answering: turnEnd interrupted, then the next send resumes',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
+    mock().setHandler((body) => {
+      if (!lastUserText(body).includes('SLOW')) return responsesText('MOCK CODEX REPLY');
+      answer();
+      return responsesText('late', { delayMs: 20_000 });
+    });
+    try {
+      const { run, c } = await askedRun('SLOW answer');
+      await c.waitFor((e) => e.type === 'started');
+      await answering;
+      await interruptTurn(run, c);
+      await resumeAfterInterrupt(run, c, 'fast now');
+    } finally {
+      mock().setHandler(undefined);
+    }
+  },
+);
+
+test(
+  'API_ERROR: an HTTP 400 fails the turn with api_error 400; the run then ends',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    const { run, c } = await askedRun('API_ERROR please');
+    await c.waitFor((e) => e.type === 'turnEnd');
+    assertApiErrorTurn(c.events, 400, /mock bad request/);
+    await endRun(run, c);
+  },
+);
+
+test('kill: a run waiting for an answer is stopped', { skip, timeout: TIMEOUT }, async () => {
+  mock().setHandler(touchHandler);
+  try {
+    const { run, c, workdir } = await askedRun('please TOUCH killed');
+    await c.waitFor((e) => e.type === 'permission');
+    const pid = run.pid;
+    assert.ok(pid !== undefined);
+    run.kill();
+    await c.done;
+    const exited = c.events.at(-1);
+    assert.equal(exited?.type, 'exited');
+    assert.equal(exited.error, 'killed', 'the app-server exits 0 on SIGTERM; the run says why');
+    assert.throws(() => process.kill(pid, 0), /ESRCH/, 'the app-server is gone');
+    assert.equal(existsSync(join(workdir, 'killed.txt')), false);
+  } finally {
+    mock().setHandler(undefined);
+  }
+});
+
+test('no request reached a public host', { skip, timeout: TIMEOUT }, () => {
+  assert.deepEqual(proxied, []);
+});
