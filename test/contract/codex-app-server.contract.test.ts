@@ -42,16 +42,27 @@ function touchHandler(body: ResponsesBody) {
   return responsesFunctionCall('exec_command', { cmd: `touch ${name}.txt && echo ran-${name}` });
 }
 
+/** "PATCH <name>" → Codex's apply_patch run through exec_command (Codex takes it for a patch), adding <name>.txt. */
+function patchHandler(body: ResponsesBody) {
+  const name = /PATCH (\w+)/.exec(lastUserText(body))?.[1];
+  if (!name || pendingToolOutputs(body).length > 0) return defaultResponsesReply(body);
+  const patch = `*** Begin Patch\n*** Add File: ${name}.txt\n+hi\n*** End Patch`;
+  return responsesFunctionCall('exec_command', { cmd: `apply_patch <<'EOF'\n${patch}\nEOF\n` });
+}
+
 /** The output of the function call the model's last request answered ('' when none). */
 function toolOutput(body: ResponsesBody): string {
   const output = inputItems(body).findLast((i) => i.type === 'function_call_output')?.output;
   return typeof output === 'string' ? output : JSON.stringify(output ?? '');
 }
 
-async function askedRun(prompt: string): Promise<{ run: Run; c: ReturnType<typeof collect>; workdir: string }> {
+async function askedRun(
+  prompt: string,
+  permissionMode: 'default' | 'acceptEdits' = 'default',
+): Promise<{ run: Run; c: ReturnType<typeof collect>; workdir: string }> {
   const { harness, workdir } = setup();
   assert.equal(harness.asksPermission, true);
-  const run = harness.start(spec(prompt, workdir, { permissionMode: 'default' }));
+  const run = harness.start(spec(prompt, workdir, { permissionMode }));
   return { run, c: collect(run), workdir };
 }
 
@@ -116,6 +127,47 @@ test(
     }
   },
 );
+
+test(
+  'a patch asks as Edit {file_path, file_paths, changes}; allowed, it is applied',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    mock().setHandler(patchHandler);
+    try {
+      const { run, c, workdir } = await askedRun('PATCH edited');
+      const asked = (await c.waitFor((e) => e.type === 'permission')) as EventOf<'permission'>;
+      const path = join(workdir, 'edited.txt');
+      assert.equal(asked.tool, 'Edit');
+      assert.deepEqual(asked.input, {
+        file_path: path,
+        file_paths: [path],
+        changes: [{ path, kind: 'add', diff: 'hi\n' }],
+      });
+      assert.equal(existsSync(path), false, 'nothing is written before the answer');
+      run.answerPermission(asked.requestId, { allow: true });
+      await c.waitFor((e) => e.type === 'turnEnd');
+      await endRun(run, c);
+      assert.ok(existsSync(path), 'the patch was applied');
+      assert.equal(ofType(c.events, 'tool')[0]?.name, 'apply_patch');
+      assert.deepEqual(ofType(c.events, 'toolResult')[0]?.isError, false);
+    } finally {
+      mock().setHandler(undefined);
+    }
+  },
+);
+
+test('acceptEdits: a patch inside the workdir is applied without asking', { skip, timeout: TIMEOUT }, async () => {
+  mock().setHandler(patchHandler);
+  try {
+    const { run, c, workdir } = await askedRun('PATCH accepted', 'acceptEdits');
+    await c.waitFor((e) => e.type === 'turnEnd');
+    await endRun(run, c);
+    assert.deepEqual(ofType(c.events, 'permission'), []);
+    assert.ok(existsSync(join(workdir, 'accepted.txt')), 'the patch was applied');
+  } finally {
+    mock().setHandler(undefined);
+  }
+});
 
 test(
   'turns: a second send and a second run (resumeBackendId) continue the same thread; usage per turn',
