@@ -9,15 +9,10 @@ import { EventQueue } from '../event-queue.ts';
 import type { HarnessEvent, PermissionDecision, Run } from '../harness.ts';
 import { isObject } from '../json-line.ts';
 import type { TurnPlan } from '../per-turn-run.ts';
-import { AppServerEvents, commandPermission, patchInside, patchPermission } from './app-server-events.ts';
-import type { ApprovalAnswer, RpcId } from './app-server-protocol.ts';
-import {
-  decodeAppServerLine,
-  REQUEST_SCHEMAS,
-  textInput,
-  threadResultSchema,
-  turnResultSchema,
-} from './app-server-protocol.ts';
+import { AppServerEvents } from './app-server-events.ts';
+import type { RpcId } from './app-server-protocol.ts';
+import { decodeAppServerLine, textInput, threadResultSchema, turnResultSchema } from './app-server-protocol.ts';
+import { AppServerRequests } from './app-server-requests.ts';
 import type { CodexApprovalMode } from './codex-args.ts';
 import { shorten } from './codex-events.ts';
 import type { CodexUsageTracker } from './codex-usage.ts';
@@ -59,8 +54,7 @@ export class AppServerRun implements Run {
   #inTurn = true;
   #interruptWanted = false;
   #pending: string[] = [];
-  #approvals = new Map<string, { rpcId: RpcId; turnId: string }>();
-  #question: { rpcId: RpcId; ids: string[] } | null = null;
+  #requests: AppServerRequests;
   #ending = false;
   #killed = false;
   #finished = false;
@@ -71,6 +65,11 @@ export class AppServerRun implements Run {
     this.#options = options;
     this.#model = options.model;
     this.#events = new AppServerEvents({ usage: options.usage });
+    this.#requests = new AppServerRequests({
+      mode: options.mode,
+      workdir: options.workdir,
+      fileChange: (itemId) => this.#events.fileChange(itemId),
+    });
     let proc: AgentProcess;
     try {
       const plan = options.plan();
@@ -104,30 +103,21 @@ export class AppServerRun implements Run {
 
   send(text: string): void {
     if (this.#finished || this.#killed) throw new Error('the run has ended');
-    const question = this.#question;
-    if (question) {
-      this.#question = null;
-      const answers = Object.fromEntries(question.ids.map((id) => [id, { answers: [text] }]));
-      this.#write({ id: question.rpcId, result: { answers } });
-      return;
-    }
-    if (this.#inTurn) this.#pending.push(text);
+    const answer = this.#requests.answerQuestion(text);
+    if (answer) this.#write(answer);
+    else if (this.#inTurn) this.#pending.push(text);
     else this.#startTurn(text);
   }
 
   answerPermission(requestId: string, decision: PermissionDecision): void {
-    const approval = this.#approvals.get(requestId);
-    if (!approval) return;
-    this.#approvals.delete(requestId);
-    const answer: ApprovalAnswer = decision.allow ? 'accept' : 'decline';
-    this.#write({ id: approval.rpcId, result: { decision: answer } });
-    if (decision.allow || !decision.message.trim() || !this.#threadId) return;
+    const answered = this.#requests.answer(requestId, decision);
+    if (!answered) return;
+    this.#write(answered.reply);
+    if (!answered.steer) return;
     // The decision has no reason field: the reason reaches the model as user input on the same turn.
-    this.#call('turn/steer', {
-      threadId: this.#threadId,
-      expectedTurnId: approval.turnId,
-      input: textInput(`Permission denied: ${decision.message.trim()}`),
-    }).catch((error: unknown) => this.#warn(`the deny reason could not be given to Codex: ${errorText(error)}`));
+    this.#call('turn/steer', answered.steer).catch((error: unknown) =>
+      this.#warn(`the deny reason could not be given to Codex: ${errorText(error)}`),
+    );
   }
 
   async interrupt(): Promise<void> {
@@ -205,8 +195,7 @@ export class AppServerRun implements Run {
     this.#inTurn = false;
     this.#turnId = undefined;
     this.#interruptWanted = false;
-    this.#approvals.clear();
-    this.#question = null;
+    this.#requests.clear();
     const next = this.#pending.shift();
     if (next !== undefined) this.#startTurn(next);
     else if (this.#ending) this.#closeInput();
@@ -246,11 +235,7 @@ export class AppServerRun implements Run {
   }
 
   #notification(method: string, params: unknown): void {
-    if (method === 'serverRequest/resolved' && isObject(params)) {
-      for (const [key, approval] of this.#approvals)
-        if (approval.rpcId === params.requestId) this.#approvals.delete(key);
-      if (this.#question?.rpcId === params.requestId) this.#question = null;
-    }
+    if (method === 'serverRequest/resolved' && isObject(params)) this.#requests.resolved(params.requestId);
     const threadId = isObject(params) && typeof params.threadId === 'string' ? params.threadId : undefined;
     if (threadId && threadId !== this.#threadId) {
       this.#emit({ type: 'activity' });
@@ -268,51 +253,9 @@ export class AppServerRun implements Run {
   }
 
   #request(rpcId: RpcId, method: string, params: unknown): void {
-    if (!Object.hasOwn(REQUEST_SCHEMAS, method)) {
-      this.#write({ id: rpcId, error: { code: -32601, message: `switchboard does not handle ${method}` } });
-      this.#warn(`Codex asked for ${method}, which switchboard does not handle; it was refused`);
-      return;
-    }
-    const known = method as keyof typeof REQUEST_SCHEMAS;
-    const parsed = REQUEST_SCHEMAS[known].safeParse(params);
-    if (!parsed.success) {
-      this.#write({ id: rpcId, error: { code: -32602, message: `switchboard could not read ${method}` } });
-      this.#emit({
-        type: 'warning',
-        malformed: true,
-        message: `dropped a malformed Codex ${method}: ${shorten(JSON.stringify(params) ?? '')}`,
-      });
-      return;
-    }
-    const requestId = `${parsed.data.turnId}:${rpcId}`;
-    switch (known) {
-      case 'item/commandExecution/requestApproval': {
-        const data = parsed.data as Parameters<typeof commandPermission>[1];
-        this.#approvals.set(requestId, { rpcId, turnId: data.turnId });
-        this.#emit(commandPermission(requestId, data));
-        return;
-      }
-      case 'item/fileChange/requestApproval': {
-        const data = parsed.data as Parameters<typeof patchPermission>[1];
-        const item = this.#events.fileChange(data.itemId);
-        if (this.#options.mode.acceptEditsInWorkdir && patchInside(item, this.#options.workdir)) {
-          this.#write({ id: rpcId, result: { decision: 'accept' } });
-          this.#emit({ type: 'activity' });
-          return;
-        }
-        this.#approvals.set(requestId, { rpcId, turnId: data.turnId });
-        this.#emit(patchPermission(requestId, data, item));
-        return;
-      }
-      case 'item/tool/requestUserInput': {
-        const questions = (parsed.data as { questions: { id: string; question: string }[] }).questions;
-        this.#question = { rpcId, ids: questions.map((q) => q.id) };
-        this.#emit({ type: 'question', text: questions.map((q) => q.question).join('\n') });
-        return;
-      }
-      default:
-        known satisfies never;
-    }
+    const handled = this.#requests.request(rpcId, method, params);
+    if (handled.reply) this.#write(handled.reply);
+    for (const event of handled.events) this.#emit(event);
   }
 
   #call(method: string, params: unknown): Promise<unknown> {
