@@ -18,7 +18,7 @@ import type { CodexItem } from './codex-events.ts';
 import { codexFailure, CodexItemEvents, shorten } from './codex-events.ts';
 import type { CodexUsageTotals, CodexUsageTracker } from './codex-usage.ts';
 
-/** An app-server item in the shape of a `codex exec --json` item (undefined for items the harness does not show). */
+/** An app-server item the harness shows, in the shape of the matching `codex exec --json` item. */
 export function execItem(item: ThreadItem): CodexItem {
   switch (item.type) {
     case 'agentMessage':

@@ -43,11 +43,6 @@ export class AppServerRequests {
     this.#options = options;
   }
 
-  /** True while a request_user_input waits for its answer (the next user message). */
-  get asking(): boolean {
-    return this.#question !== null;
-  }
-
   /** Handles one server request. */
   request(rpcId: RpcId, method: string, params: unknown): Handled {
     if (!Object.hasOwn(REQUEST_SCHEMAS, method)) {
