@@ -1,7 +1,9 @@
-// Contract: the real Codex CLI in a permission mode that asks (`default`: one `codex app-server` per run, approval policy
-// `untrusted`) against the local mock Responses API, offline (see codex-contract-env.ts). The model asks to run a shell
-// command; the harness turns Codex's approval request into a `permission` event; allowing it runs the command (its output
-// reaches the model's next request), denying it does not (and the deny's message reaches the model).
+// Contract: the real Codex CLI in permission modes that ask (one `codex app-server` per run) against the local mock
+// Responses API, offline (see codex-contract-env.ts). `default` (approval policy `untrusted`): the model asks to run a shell
+// command; Codex's approval request arrives as a `permission` event; allowing it runs the command (its output reaches the
+// model's next request), denying it does not (and the deny's message reaches the model). A patch (Codex's apply_patch,
+// sent through exec_command) asks as `Edit`; acceptEdits applies one inside the workdir unasked; auto (`on-request`) asks
+// only for what the model wants to run outside the sandbox.
 import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -58,7 +60,7 @@ function toolOutput(body: ResponsesBody): string {
 
 async function askedRun(
   prompt: string,
-  permissionMode: 'default' | 'acceptEdits' = 'default',
+  permissionMode: 'default' | 'acceptEdits' | 'auto' = 'default',
 ): Promise<{ run: Run; c: ReturnType<typeof collect>; workdir: string }> {
   const { harness, workdir } = setup();
   assert.equal(harness.asksPermission, true);
@@ -168,6 +170,37 @@ test('acceptEdits: a patch inside the workdir is applied without asking', { skip
     mock().setHandler(undefined);
   }
 });
+
+test(
+  'auto: a command runs in the sandbox without asking; one outside it asks, with its reason',
+  { skip, timeout: TIMEOUT },
+  async () => {
+    mock().setHandler((body) => {
+      const text = lastUserText(body);
+      if (pendingToolOutputs(body).length > 0 || !text.includes('RUN')) return defaultResponsesReply(body);
+      const escalate = text.includes('OUTSIDE')
+        ? { sandbox_permissions: 'require_escalated', justification: 'needs it' }
+        : {};
+      return responsesFunctionCall('exec_command', { cmd: 'touch ran.txt', ...escalate });
+    });
+    try {
+      const quiet = await askedRun('RUN inside', 'auto');
+      await quiet.c.waitFor((e) => e.type === 'turnEnd');
+      await endRun(quiet.run, quiet.c);
+      assert.deepEqual(ofType(quiet.c.events, 'permission'), []);
+      assert.ok(existsSync(join(quiet.workdir, 'ran.txt')));
+      const { run, c, workdir } = await askedRun('RUN OUTSIDE', 'auto');
+      const asked = (await c.waitFor((e) => e.type === 'permission')) as EventOf<'permission'>;
+      assert.deepEqual(asked.input, { command: 'touch ran.txt', cwd: workdir, reason: 'needs it' });
+      run.answerPermission(asked.requestId, { allow: false, message: '' });
+      await c.waitFor((e) => e.type === 'turnEnd');
+      await endRun(run, c);
+      assert.equal(existsSync(join(workdir, 'ran.txt')), false);
+    } finally {
+      mock().setHandler(undefined);
+    }
+  },
+);
 
 test(
   'turns: a second send and a second run (resumeBackendId) continue the same thread; usage per turn',
