@@ -8,11 +8,11 @@
 //     item/commandExecution/requestApproval{threadId,turnId,itemId,command,cwd,reason} → {decision:"accept"|"decline"|…}
 //     item/fileChange/requestApproval{threadId,turnId,itemId,reason,grantRoot} → {decision:"accept"|"decline"|…}
 //     item/tool/requestUserInput{threadId,turnId,itemId,questions:[{id,question}]} → {answers:{<id>:{answers:[…]}}}
-//     and others this harness does not offer (answered with a JSON-RPC error, see app-server-run.ts)
+//     and others this harness does not offer (answered with a JSON-RPC error, see app-server-requests.ts)
 //   server notifications: turn/started{turn}, item/started|item/completed{item,turnId}, turn/completed{turn:{id,status,
 //     error}}, thread/tokenUsage/updated{tokenUsage:{total,last}}, error{error,willRetry}, warning{message},
 //     serverRequest/resolved{requestId}, and many deltas and status pings.
-// A decision carries no reason: a deny's message is sent to the turn with turn/steer (see app-server-run.ts).
+// A decision carries no reason: a deny's message is sent to the turn with turn/steer (see app-server-requests.ts).
 import { z } from 'zod';
 import { isObject } from '../json-line.ts';
 
