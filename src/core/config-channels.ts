@@ -1,5 +1,8 @@
-// Config section of the chat channels (web page, Telegram) and of outbound delivery.
+// Config section of the chat channels (web page, Telegram, Slack, Discord, Signal) and of outbound delivery.
 import { z } from 'zod';
+import { discordChannelSchema } from './config-discord.ts';
+import { signalChannelSchema } from './config-signal.ts';
+import { slackChannelSchema } from './config-slack.ts';
 
 const positiveMs = z.number().int().positive();
 
@@ -71,6 +74,9 @@ export const outboxSchema = z.strictObject({
 export const channelsSchema = z.strictObject({
   web: webChannelSchema.prefault({}),
   telegram: telegramChannelSchema.prefault({}),
+  slack: slackChannelSchema.prefault({}),
+  discord: discordChannelSchema.prefault({}),
+  signal: signalChannelSchema.prefault({}),
   outbox: outboxSchema.prefault({}),
 });
 
