@@ -137,6 +137,42 @@ describe('approvals on the web page, with the real daemon and Chromium', { skip 
     );
   });
 
+  it('denies with a reason from the session view, and the agent gets the reason', async () => {
+    await launch('denied');
+    await page.locator('.session-row', { hasText: 'denied' }).click();
+    const panel = page.locator('#session-approval');
+    await panel.locator('.approval-summary', { hasText: 'Bash' }).waitFor();
+    await panel.locator('.approval-reason').fill('not on this branch');
+    await panel.locator('button', { hasText: 'Deny' }).click();
+    await panel.locator('.approval-outcome', { hasText: /denied by .*: not on this branch/ }).waitFor();
+    const [approval] = await approvalsOf('denied');
+    assert.deepEqual([approval?.status, approval?.message], ['denied', 'not on this branch']);
+    await page.locator('#session-log .rec-output', { hasText: 'not on this branch' }).waitFor();
+  });
+
+  it('stores an "Always" answer as a rule, listed under Approval rules, and removes it there', async () => {
+    await launch('always');
+    await page.locator('.session-row', { hasText: 'always' }).click();
+    const panel = page.locator('#session-approval');
+    await panel.locator('.approval-summary', { hasText: 'Bash' }).waitFor();
+    await panel.locator('button', { hasText: 'Always' }).click();
+    await panel.locator('.approval-outcome', { hasText: 'allowed always by' }).waitFor();
+    await page.locator('#session-log .rec-output', { hasText: 'tool said: hello-from-tool' }).waitFor();
+
+    const rules = page.locator('#approval-rules');
+    await rules.locator('summary').click();
+    const rule = rules.locator('.rule', { hasText: 'Bash' });
+    await rule.waitFor();
+    await rule.locator('button', { hasText: 'Remove' }).click();
+    await waitFor('the rule to be gone from the list', async () => (await rule.count()) === 0);
+    const stored = await daemon?.rpc<{ rules: { rule: string; source: string }[] }>('approvals.rules', {});
+    assert.deepEqual(
+      stored?.rules.filter((r) => r.source !== 'config' && r.rule.startsWith('Bash')),
+      [],
+      'removed from the store',
+    );
+  });
+
   it('raised no page errors, console errors or daemon errors', () => {
     assert.deepEqual(problems, []);
     assert.deepEqual(unexpectedErrors(daemon?.output() ?? ''), []);
