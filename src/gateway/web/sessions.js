@@ -53,6 +53,11 @@ export function startSessions({ info, isVisible, onSelect }) {
 
   function renderList() {
     clear(list);
+    // The Sessions tab counts the sessions waiting for an approval (seen on a phone while the chat is shown).
+    const asking = [...summaries.values()].filter((s) => s.pendingApproval && !TERMINAL.has(s.status)).length;
+    const tab = byId('tab-sessions');
+    tab.dataset.pending = String(asking);
+    tab.title = asking > 0 ? `${asking} waiting for approval` : '';
     if (summaries.size === 0) {
       append(
         list,
