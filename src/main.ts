@@ -1,4 +1,5 @@
 import { join } from 'node:path';
+import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
 import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
@@ -7,6 +8,7 @@ import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
 import { SessionManager } from './coding/session-manager.ts';
+import { workspaceRoot } from './coding/workspace.ts';
 import type { Clock } from './core/clock.ts';
 import { systemClock } from './core/clock.ts';
 import type { Config, HarnessName } from './core/config.ts';
@@ -25,6 +27,7 @@ import { buildGateway } from './gateway/server.ts';
 import { createInference } from './inference/inference.ts';
 import type { Inference } from './inference/types.ts';
 import { createLinearIntegration } from './linear/integration.ts';
+import { ApprovalNotices } from './notify/approval-notices.ts';
 import { createNotificationRouter } from './notify/notification-router.ts';
 import { commandList } from './operations/commands.ts';
 import { Idempotency } from './operations/idempotency.ts';
@@ -137,8 +140,18 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       onRepair: (sessionId, report) =>
         logger.warn({ session: sessionId, ...report }, 'repaired the torn end of a session log'),
     });
+    // Approvals: every permission request of a coding session is stored and decided once (rules, people, timeout).
+    const approvals = new ApprovalDesk({
+      db: kysely,
+      clock,
+      logger: logger.child({ component: 'approvals' }),
+      config: config.approvals,
+      rootOf: (workdir) => workspaceRoot(workdir, config.workspaces),
+    });
+    stops.push(() => approvals.stop());
     const sessions = new SessionManager({
       config,
+      permissions: approvals,
       clock,
       logger: logger.child({ component: 'sessions' }),
       store: new CodingSessionStore(kysely),
@@ -162,6 +175,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger: logger.child({ component: 'notify' }),
     });
     stops.push(() => notifications.stop());
+    const approvalNotices = new ApprovalNotices({
+      approvals,
+      sessions,
+      outbox,
+      logger: logger.child({ component: 'approval-notices' }),
+    });
+    stops.push(() => approvalNotices.stop());
     stops.push(() => scheduler.stop());
     const wake = createWakeRouter({
       db: kysely,
@@ -214,12 +234,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       wake,
       codeRunner,
       idempotency,
+      approvals,
       ...(linear ? { linear: linear.services } : {}),
     };
     tools.bind(createOperationsToolbox({ ops: OPERATIONS, services }));
 
     const interrupted = await sessions.restore();
     notifications.start();
+    approvalNotices.start();
+    // Requests left pending by the previous process are cancelled (their agents are gone); their chat messages say so.
+    await approvals.cancelStale();
     // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     await notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');

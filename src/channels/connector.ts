@@ -47,6 +47,12 @@ export interface OutboundMessage {
   /** Rows of buttons shown under the message (on its last part), where the channel has buttons. */
   buttons?: ChatButton[][];
   /**
+   * Outbox key of an earlier message whose thread this one goes in (a coding session's messages in the thread its
+   * launch line opened). On a connector with `threads`, the outbox sends it to that message's thread (the target's
+   * `thread` set to the earlier message's ref); elsewhere, or while that ref is unknown, to the conversation itself.
+   */
+  threadOf?: string;
+  /**
    * Outbox key of an earlier message this one replaces: the connector edits that message in place (text, and its
    * buttons replaced by `buttons` or removed) where it can; otherwise this is sent as a new message.
    */
@@ -71,8 +77,18 @@ export type InboundHandler = (message: InboundMessage) => Promise<void>;
 
 /** One chat connector. */
 export interface Connector {
-  /** The channel name it serves (`web`, `telegram`). */
+  /** The channel name it serves (`web`, `telegram`, `slack`, …). */
   readonly channel: string;
+  /**
+   * The account it serves, when the channel has several (`channels.<name>.accounts.<account>`): targets naming it
+   * (`slack|work|C123`) go to this connector. Absent for a channel's only (default) account.
+   */
+  readonly account?: string;
+  /**
+   * True when a message can open a thread that later messages go in (Slack's thread_ts, a Discord thread started from
+   * a message): `send` then accepts `target.thread` = the ref of the message that opened it.
+   */
+  readonly threads?: boolean;
   /** Longest text one message may carry on this channel. */
   readonly maxMessageLength: number;
   /** Starts receiving; every inbound message goes to `onMessage`. */

@@ -6,23 +6,27 @@
 // once); any other (Telegram, no idempotency key) gets it again too (at least once: a reply nobody sees is worse than one
 // seen twice, and the claim narrows the duplicate window to the API call itself), counted as a failed attempt so a
 // message that keeps crashing the daemon ends as a dead letter after `maxAttempts`.
+// Buttons go on a message's last part. A keyed message keeps the ref its connector returned for its last part, in the
+// same commit that marks it sent; a later message with `replaces: <that key>` to the same conversation is delivered as
+// one `connector.edit` of that ref (text fitted to one message) where the connector can edit, else as a new message. An
+// edit is claimed and settled like a send (repeating one after a crash is harmless); an edit the service refuses for
+// good (`EditRefusedError`: the message was deleted or is too old) falls back to a new message. One row's delivery is
+// in outbox-delivery.ts.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
-import { backoffDelay } from '../core/backoff.ts';
-import type { Clock, Timer } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
-import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { StepResult } from '../core/work-loop.ts';
 import { WorkLoop } from '../core/work-loop.ts';
-import type { OutboxRecord } from '../store/outbox-store.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
 import { formatTarget } from './connector.ts';
-import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
-import { splitMessage } from './split-message.ts';
+import type { ChannelCounts } from './outbox-delivery.ts';
+import { OutboxDelivery } from './outbox-delivery.ts';
+import { buttonRowsSchema } from './outbox-edit.ts';
 import { StopSignal } from './stop-signal.ts';
 
 export interface OutboxDeps {
@@ -50,7 +54,7 @@ export interface OutboxMetrics {
   pending: number;
   /** Dead letters kept in the store. */
   deadLetters: number;
-  byChannel: Record<string, { sent: number; retried: number; failed: number }>;
+  byChannel: Record<string, ChannelCounts>;
 }
 
 /** A dead letter as shown to an operator. */
@@ -93,12 +97,20 @@ export class DurableOutbox implements Outbox {
   /** The last recording `send` started: each waits for the one before, so messages are stored in call order. */
   #recording: Promise<unknown> = Promise.resolve();
   #stop = new StopSignal();
-  #counters = { sent: 0, retried: 0, failed: 0, noConnector: 0 };
-  #byChannel = new Map<string, { sent: number; retried: number; failed: number }>();
+  #delivery: OutboxDelivery;
 
   constructor(deps: OutboxDeps) {
     this.#deps = deps;
     this.#store = new OutboxStore(deps.db);
+    this.#delivery = new OutboxDelivery({
+      store: this.#store,
+      config: deps.config,
+      clock: deps.clock,
+      logger: deps.logger,
+      random: deps.random,
+      running: () => this.#started,
+      stopSignal: () => this.#stop,
+    });
   }
 
   /** Makes `connector` the one delivering messages for its channel (replaces an earlier one of the same channel). */
@@ -109,14 +121,19 @@ export class DurableOutbox implements Outbox {
   /**
    * Records the message durably and resolves once it is committed; delivery happens in the background. Messages are
    * recorded in the order of the calls, awaited or not. Rejects with invalid_input for a malformed target or an empty
-   * text (nothing is recorded then). A message whose `options.key` is already recorded (pending, sent within
-   * SENT_KEY_RETENTION_MS, or dead) is not recorded again.
+   * text, malformed buttons (an empty label or command, a command over 64 bytes) or an empty `replaces` (nothing is
+   * recorded then). A message whose `options.key` is already recorded (pending, sent within SENT_KEY_RETENTION_MS, or
+   * dead) is not recorded again. `replaces` names the key of an earlier message to the same target.
    */
   async send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): Promise<void> {
     const parsed = targetSchema.safeParse(target);
     if (!parsed.success) throw fromZodError(parsed.error, 'target');
     if (typeof message.text !== 'string' || message.text.trim() === '')
       throw invalidInput('text: must not be empty', 'text');
+    const buttons = buttonRowsSchema.optional().safeParse(message.buttons);
+    if (!buttons.success) throw fromZodError(buttons.error, 'buttons');
+    if (message.replaces !== undefined && (typeof message.replaces !== 'string' || message.replaces.trim() === ''))
+      throw invalidInput('replaces: must be the key of an earlier message', 'replaces');
     const clean: ChannelTarget = parsed.data;
     const key = formatTarget(clean);
     const entry = {
@@ -126,6 +143,8 @@ export class DurableOutbox implements Outbox {
       text: message.text,
       replyTo: message.replyTo,
       dedupeKey: options.key,
+      buttons: buttons.data && buttons.data.length > 0 ? JSON.stringify(buttons.data) : undefined,
+      replaces: message.replaces,
     };
     const now = this.#deps.clock.now();
     const recorded = this.#recording.then(() => this.#store.enqueue(entry, now));
@@ -195,10 +214,10 @@ export class DurableOutbox implements Outbox {
   async metrics(): Promise<OutboxMetrics> {
     const counts = await this.#store.counts();
     return {
-      ...this.#counters,
+      ...this.#delivery.totals,
       pending: counts.pending,
       deadLetters: counts.failed,
-      byChannel: Object.fromEntries([...this.#byChannel].map(([channel, c]) => [channel, { ...c }])),
+      byChannel: Object.fromEntries([...this.#delivery.byChannel].map(([channel, c]) => [channel, { ...c }])),
     };
   }
 
@@ -252,103 +271,8 @@ export class DurableOutbox implements Outbox {
     if (!head) return 'quiet';
     const wait = head.nextAttemptAt - this.#deps.clock.now();
     if (wait > 0) return { wakeInMs: wait };
-    await this.#deliver(head);
+    await this.#delivery.deliver(head, this.#connectors.get(head.channel));
     return 'more';
-  }
-
-  async #deliver(record: OutboxRecord): Promise<void> {
-    const { clock, logger } = this.#deps;
-    const connector = this.#connectors.get(record.channel);
-    if (!connector) {
-      await this.#deadLetter(record, record.attempts, `no connector for channel "${record.channel}"`);
-      this.#counters.noConnector += 1;
-      return;
-    }
-    const target = JSON.parse(record.target) as ChannelTarget;
-    const parts = splitMessage(record.text, connector.maxMessageLength);
-    let attempts = record.attempts;
-    for (let index = record.partsSent; index < parts.length; index += 1) {
-      const text = parts[index] ?? '';
-      const message: OutboundMessage = index === 0 && record.replyTo ? { text, replyTo: record.replyTo } : { text };
-      await this.#store.claim(record.id, clock.now());
-      faultPoint('outbox.after-claim');
-      try {
-        await this.#sendOnce(connector, target, message, { key: `outbox-${record.id}-${index}` });
-      } catch (error) {
-        if (!this.#started) return;
-        await this.#failure(record, attempts + 1, error);
-        return;
-      }
-      faultPoint('outbox.after-send');
-      // Settled even when the outbox is stopping: the part went out, so it must not count as interrupted.
-      if (index + 1 < parts.length) {
-        await this.#store.recordProgress(record.id, index + 1, clock.now());
-        attempts = 0;
-        if (!this.#started) return;
-      }
-    }
-    await this.#store.markSent(record.id, clock.now());
-    this.#count(record.channel, 'sent');
-    logger.debug({ outboxId: record.id, target: record.targetKey, parts: parts.length }, 'outbound message delivered');
-  }
-
-  /** One connector send, bounded by `sendTimeoutMs` and abandoned when the outbox stops. */
-  async #sendOnce(
-    connector: Connector,
-    target: ChannelTarget,
-    message: OutboundMessage,
-    delivery: { key: string },
-  ): Promise<void> {
-    const { clock, config } = this.#deps;
-    let timer: Timer | null = null;
-    const timeout = new Promise<never>((_, reject) => {
-      timer = clock.after(config.sendTimeoutMs, () =>
-        reject(new DeliveryError(`send timed out after ${config.sendTimeoutMs} ms`, { kind: 'transient' })),
-      );
-    });
-    try {
-      const outcome = await this.#stop.race(Promise.race([connector.send(target, message, delivery), timeout]));
-      if (outcome.stopped) throw new Error('outbox stopped');
-    } finally {
-      (timer as Timer | null)?.cancel();
-    }
-  }
-
-  async #failure(record: OutboxRecord, attempts: number, error: unknown): Promise<void> {
-    const { clock, config, logger } = this.#deps;
-    const failure = classifyDeliveryFailure(error);
-    if (!failure.retryable || attempts >= config.maxAttempts) {
-      await this.#deadLetter(record, attempts, failure.message);
-      return;
-    }
-    const delay =
-      failure.retryAfterMs ?? backoffDelay(attempts, config.baseDelayMs, config.maxDelayMs, this.#deps.random);
-    const now = clock.now();
-    await this.#store.recordFailure(record.id, attempts, now + delay, failure.message, now);
-    this.#count(record.channel, 'retried');
-    logger.warn(
-      { outboxId: record.id, target: record.targetKey, attempts, retryInMs: delay, err: failure.message },
-      'outbound message not delivered; will retry',
-    );
-  }
-
-  async #deadLetter(record: OutboxRecord, attempts: number, reason: string): Promise<void> {
-    await this.#store.markFailed(record.id, attempts, reason, this.#deps.clock.now());
-    this.#count(record.channel, 'failed');
-    this.#deps.logger.error(
-      { outboxId: record.id, target: record.targetKey, attempts, err: reason, length: record.text.length },
-      'outbound message failed for good; kept as a dead letter',
-    );
-  }
-
-  #count(channel: string, what: 'sent' | 'retried' | 'failed'): void {
-    this.#counters[what] += 1;
-    let perChannel = this.#byChannel.get(channel);
-    if (!perChannel) {
-      perChannel = { sent: 0, retried: 0, failed: 0 };
-      this.#byChannel.set(channel, perChannel);
-    }
-    perChannel[what] += 1;
   }
 
   async #prune(): Promise<void> {
@@ -376,7 +300,7 @@ export class DurableOutbox implements Outbox {
       }
       const attempts = record.attempts + 1;
       if (attempts >= this.#deps.config.maxAttempts) {
-        await this.#deadLetter(record, attempts, INTERRUPTED_SEND);
+        await this.#delivery.deadLetter(record, attempts, INTERRUPTED_SEND);
         continue;
       }
       await this.#store.recordFailure(record.id, attempts, now, INTERRUPTED_SEND, now);

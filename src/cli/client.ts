@@ -44,6 +44,7 @@ interface RpcReply {
 export async function daemonFetch(conn: Connection, path: string, init: RequestInit = {}): Promise<Response> {
   const headers = new Headers(init.headers);
   if (conn.token) headers.set('authorization', `Bearer ${conn.token}`);
+  headers.set('x-switchboard-client', 'cli');
   try {
     return await fetch(`${conn.url}${path}`, { ...init, headers });
   } catch (error) {

@@ -36,6 +36,17 @@ function argKey(arg: string): { key: string; variadic: boolean } {
   return { key: inner.replace(/\.\.\.$/, ''), variadic: inner.endsWith('...') };
 }
 
+/**
+ * The command for `name`: one word is a subcommand of the program; two (`approvals rules`) a subcommand of the first,
+ * which is found (an operation's own command, declared earlier) or made.
+ */
+function subcommand(program: Command, name: string): Command {
+  const [parent, child] = name.split(' ');
+  if (!child || !parent) return program.command(name);
+  const existing = program.commands.find((c) => c.name() === parent);
+  return (existing ?? program.command(parent)).command(child);
+}
+
 /** Adds one subcommand per operation exposed to the CLI; each calls the daemon's RPC method for it. */
 export function addOperationCommands(program: Command, ops: readonly Operation[], io: OperationCommandsIo): void {
   for (const op of ops) {
@@ -44,7 +55,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     if (!spec || !method) continue;
     const shape = op.input.shape as Record<string, ZodType>;
     const positional = spec.args.map(argKey);
-    const cmd = program.command(spec.name).description(op.summary);
+    const cmd = subcommand(program, spec.name).description(op.summary);
     for (const arg of spec.args) cmd.argument(arg);
     const optionKeys = Object.keys(shape).filter(
       (k) => !positional.some((p) => p.key === k) && !(spec.hide ?? []).includes(k),
@@ -60,7 +71,8 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     cmd.option('--json', 'print the result as JSON');
     if (op.follow) cmd.option('-f, --follow', 'stream what the agent says and does until it waits for input or ends');
     cmd.action(async (...values: unknown[]) => {
-      const opts = cmd.opts<Record<string, unknown>>();
+      // With the parent's: a parent command's --json (`approvals rules --json`) is parsed as the parent's option.
+      const opts = cmd.optsWithGlobals<Record<string, unknown>>();
       const globals = program.opts<{ home?: string; url?: string }>();
       const params: Record<string, unknown> = {};
       positional.forEach(({ key, variadic }, i) => {

@@ -1,3 +1,5 @@
+import type { Approval } from '../approvals/approval.ts';
+import { approvalLine } from '../approvals/approval-text.ts';
 import { toolUseLine } from '../coding/tool-summary.ts';
 
 /** A session log record as the CLI receives it over SSE. */
@@ -24,7 +26,9 @@ export function renderRecord(record: WireRecord, name: string): string[] {
     case 'question':
       return [`❓ ${String(record.text)}`];
     case 'permission':
-      return [`🔐 permission requested for ${String(record.tool)} — answer with: switchboard send ${name} yes|no`];
+      return [`🔐 permission requested for ${toolUseLine(String(record.tool), record.input)}`];
+    case 'approval':
+      return approvalLines(record.approval);
     case 'warning':
       return [`⚠️ ${String(record.message)}`];
     case 'turn': {
@@ -63,4 +67,14 @@ export function followStep(record: WireRecord): FollowStep {
     return { done: true, exitCode: record.status === 'failed' ? 1 : 0 };
   }
   return { done: false };
+}
+
+/** An approval record of the log: the request with how to decide it, or its outcome. */
+function approvalLines(value: unknown): string[] {
+  if (typeof value !== 'object' || value === null) return [];
+  const approval = value as Approval;
+  if (approval.status !== 'pending') return [`   ↳ ${approvalLine(approval)}`];
+  return [
+    `🔐 approval ${approval.id}: ${approval.summary} — switchboard approve ${approval.id} [--session|--always] | switchboard deny ${approval.id} [why]`,
+  ];
 }

@@ -1,4 +1,4 @@
-import type { Approval } from '../approvals/approval.ts';
+import type { Approval } from '../store/approvals.ts';
 import type { LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import type { TurnOutcome, Usage } from './harness.ts';
 

@@ -6,6 +6,7 @@ import { faultPoint } from '../core/fault.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { TurnGate } from '../core/turn-gate.ts';
+import type { Approval } from '../store/approvals.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
@@ -14,6 +15,7 @@ import type { Database } from '../store/tables/index.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
+import type { PermissionGate } from './permission-gate.ts';
 import type { SessionSignal } from './session.ts';
 import { Session } from './session.ts';
 import type { UserMessageSource } from './session-log.ts';
@@ -54,6 +56,11 @@ export interface SessionManagerDeps {
   harnesses: Record<HarnessName, Harness>;
   /** The notices a restart owes (see restore); without it, restore announces only what it marks itself. */
   notices?: RestartNoticeStore;
+  /**
+   * Where sessions' permission requests go (the ApprovalDesk). Without it, a pending request is answered by the next
+   * message sent into the session.
+   */
+  permissions?: PermissionGate;
 }
 
 const DEFAULT_RESUME_PROMPT = 'Continue where you left off.';
@@ -320,9 +327,16 @@ export class SessionManager {
   async send(
     ref: string,
     text: string,
-    options: { source: UserMessageSource; interrupt?: boolean; via?: string },
+    options: { source: UserMessageSource; interrupt?: boolean; via?: string; by?: string },
   ): Promise<{ session: Session; result: 'sent' | 'answered' }> {
     const session = await this.#requireLive(ref);
+    const approvalId = session.pendingPermission?.approval?.id;
+    const { permissions } = this.#deps;
+    if (approvalId && permissions) {
+      // A message to a session that waits for an approval decides it (the approval's decision, so every surface shows it).
+      await permissions.answerText(approvalId, text, options.by ?? options.via ?? options.source);
+      return { session, result: 'answered' };
+    }
     const { maxAutoResponds } = this.#deps.config;
     if (options.source === 'agent') {
       if (session.record.autoResponds >= maxAutoResponds) {
@@ -497,6 +511,11 @@ export class SessionManager {
     if (failed) throw failed.reason;
   }
 
+  /** Writes an approval's current state to its session's log (the SSE stream and the web page show it). */
+  recordApproval(approval: Approval): void {
+    this.#deps.logs.write(approval.sessionId, { type: 'approval', approval });
+  }
+
   /** Throws once stop() has begun: a session started then would outlive the daemon's stop (and its closed logs). */
   #refuseWhenStopping(): void {
     if (this.#stopping) throw conflict('the daemon is stopping: no coding session can be launched or resumed now');
@@ -510,6 +529,7 @@ export class SessionManager {
       logger,
       safetyNetMs: config.timings.safetyNetMs,
       idleTimeoutMs: config.idleTimeoutMinutes * 60_000,
+      ...(this.#deps.permissions ? { permissions: this.#deps.permissions } : {}),
       persistence: {
         log: (entry) => logs.write(record.id, entry),
         update: async (patch) => {
@@ -537,6 +557,12 @@ export class SessionManager {
         logger.error({ err: error }, 'recording a run end failed'),
       );
       this.#inBackground(this.cleanup(), (error) => logger.error({ err: error }, 'session cleanup failed'));
+      const { permissions } = this.#deps;
+      if (permissions)
+        this.#inBackground(
+          permissions.cancelSession(signal.session.id, 'The session ended before anyone answered.'),
+          (error) => logger.error({ err: error }, 'cancelling the approvals of an ended session failed'),
+        );
     }
     for (const listener of this.#listeners) {
       try {

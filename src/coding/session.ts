@@ -1,13 +1,15 @@
 import type { Clock, Timer } from '../core/clock.ts';
-import { errorMessage } from '../core/errors.ts';
+import { conflict, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { roundUsd } from '../core/usd.ts';
+import type { Approval } from '../store/approvals.ts';
 import type { ChannelView, SessionPatch, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { isActiveStatus } from '../store/coding-sessions.ts';
 import { explainCredentialFailure } from './credentials.ts';
 import { formatDuration } from './format.ts';
-import type { Harness, HarnessEvent, Run } from './harness.ts';
+import type { Harness, HarnessEvent, PermissionDecision, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
+import type { PermissionGate } from './permission-gate.ts';
 import type { SessionLogEntry, UserMessageSource, WaitingReason } from './session-log.ts';
 
 /**
@@ -40,6 +42,8 @@ export interface PendingPermission {
   requestId: string;
   tool: string;
   input: unknown;
+  /** The approval a person is asked to decide, once the gate stored it (absent without a gate, or while a rule looks). */
+  approval?: Approval;
 }
 
 /** Where a Session writes: its log (append-before-announce) and its row. */
@@ -58,6 +62,8 @@ export interface SessionDeps {
   safetyNetMs: number;
   /** A multi-turn session left waiting this long is ended. */
   idleTimeoutMs: number;
+  /** Where permission requests go (approvals); without it the next message sent into the session answers them. */
+  permissions?: PermissionGate;
   onSignal: (signal: SessionSignal) => void;
 }
 
@@ -190,8 +196,9 @@ export class Session {
   }
 
   /**
-   * Sends a user message. A pending permission request is answered by it instead ("yes"/"allow" allows, anything
-   * else denies with the text as the reason). With `interrupt`, the current turn is stopped first.
+   * Sends a user message. Without a permission gate, a pending permission request is answered by it instead
+   * ("yes"/"allow" allows, anything else denies with the text as the reason); with one, the manager decides the stored
+   * approval and a request not yet stored is a conflict. With `interrupt`, the current turn is stopped first.
    */
   async send(
     text: string,
@@ -199,6 +206,10 @@ export class Session {
   ): Promise<'sent' | 'answered'> {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
+    if (this.#pendingPermission && this.#deps.permissions) {
+      // Its approval is being stored this very moment (the manager decides stored ones): nothing answers it but that.
+      throw conflict(`session ${this.name}: its permission request is being recorded; answer it in a moment`);
+    }
     if (this.#pendingPermission) {
       const { requestId } = this.#pendingPermission;
       const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);
@@ -329,17 +340,7 @@ export class Session {
         this.#deps.onSignal({ type: 'question', session: this, text: event.text });
         break;
       case 'permission':
-        this.#onContent();
-        this.#pendingPermission = { requestId: event.requestId, tool: event.tool, input: event.input };
-        this.#write({ type: 'permission', requestId: event.requestId, tool: event.tool, input: event.input });
-        this.#deps.onSignal({
-          type: 'permission',
-          session: this,
-          requestId: event.requestId,
-          tool: event.tool,
-          input: event.input,
-        });
-        this.#enterWaiting('permission');
+        this.#onPermission(event);
         break;
       case 'turnEnd':
         this.#onTurnEnd(event);
@@ -371,6 +372,57 @@ export class Session {
     if (model && !this.#record.model) patch.model = model;
     void this.#persist(patch);
     this.#toRunning();
+  }
+
+  /**
+   * The agent asks to use a tool: recorded, then handed to the gate, which decides it by a rule (answered at once) or
+   * stores it for a person (the session then waits for `permission`). Without a gate the session waits at once.
+   */
+  #onPermission(event: HarnessEvent & { type: 'permission' }): void {
+    this.#onContent();
+    const { requestId, tool, input } = event;
+    this.#pendingPermission = { requestId, tool, input };
+    this.#write({ type: 'permission', requestId, tool, input });
+    this.#deps.onSignal({ type: 'permission', session: this, requestId, tool, input });
+    const gate = this.#deps.permissions;
+    if (!gate) {
+      this.#enterWaiting('permission');
+      return;
+    }
+    const ask = { sessionId: this.id, sessionName: this.name, workdir: this.#record.workdir, requestId, tool, input };
+    gate
+      .ask(ask, (decision, approval) => this.#answer(requestId, decision, approval.decidedBy ?? 'unknown'))
+      .then((approval) => {
+        const pending = this.#pendingPermission;
+        if (approval.status !== 'pending' || pending?.requestId !== requestId || !this.isActive) return;
+        pending.approval = approval;
+        this.#enterWaiting('permission');
+      })
+      .catch((error: unknown) => {
+        this.#deps.logger.error({ session: this.id, err: errorMessage(error) }, 'recording an approval request failed');
+        this.#answer(requestId, { allow: false, message: 'The approval request could not be recorded.' }, 'error');
+      });
+  }
+
+  /**
+   * Answers the pending permission request `requestId` (a gate's decision): recorded in the log with who decided, then
+   * passed to the agent, which goes on working. Ignored when that request is no longer pending.
+   */
+  #answer(requestId: string, decision: PermissionDecision, decidedBy: string): void {
+    const run = this.#run;
+    if (this.#pendingPermission?.requestId !== requestId || !run || !this.isActive) return;
+    this.#pendingPermission = null;
+    this.#write({
+      type: 'permissionAnswer',
+      requestId,
+      allow: decision.allow,
+      ...(decision.allow ? {} : { message: decision.message }),
+      decidedBy,
+    });
+    // An answered question is not a question left open at the turn's end.
+    this.#askedThisTurn = false;
+    this.#resumeWork();
+    run.answerPermission(requestId, decision);
   }
 
   #toRunning(): void {

@@ -39,3 +39,12 @@ export function checkWorkdir(requested: string, workspaces: readonly string[], f
   }
   return real;
 }
+
+/**
+ * The workspace root a working directory belongs to: the longest of `workspaces` (resolved) that contains it, else the
+ * directory itself. "Always" approval rules are stored for this root.
+ */
+export function workspaceRoot(workdir: string, workspaces: readonly string[]): string {
+  const roots = workspaces.map((root) => realOrResolved(resolve(expandHome(root))));
+  return roots.filter((root) => isInside(root, workdir)).sort((a, b) => b.length - a.length)[0] ?? workdir;
+}

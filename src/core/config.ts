@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { approvalsSchema } from './config-approvals.ts';
 import { channelsSchema } from './config-channels.ts';
 import { engineSchema, heartbeatSchema, hooksSchema, schedulerSchema, wakeSchema } from './config-engine.ts';
 import { inferenceSchema } from './config-inference.ts';
@@ -132,6 +133,7 @@ export const configSchema = z.strictObject({
   wake: wakeSchema.prefault({}),
   inference: inferenceSchema.prefault({}),
   channels: channelsSchema.prefault({}),
+  approvals: approvalsSchema.prefault({}),
   linear: linearSchema.prefault({}),
   log: z
     .strictObject({

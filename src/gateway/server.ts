@@ -113,7 +113,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
         );
     });
     scope.post('/rpc', async (request, reply) => {
-      const caller: Caller = { kind: 'rpc' };
+      // The CLI says who it is; a call without the bearer token came with the web page's cookie.
+      const caller: Caller = !bearerMatches(request.headers.authorization, token)
+        ? { kind: 'rpc', web: true }
+        : request.headers['x-switchboard-client'] === 'cli'
+          ? { kind: 'cli' }
+          : { kind: 'rpc' };
       const body = typeof request.body === 'string' ? request.body : '';
       const { status, body: out } = await handleRpcBody(
         body,

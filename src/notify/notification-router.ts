@@ -193,6 +193,8 @@ class SessionNotifier implements NotificationRouter {
 
   #onWaiting(session: Session, reason: WaitingInfo['reason']): void {
     this.#stream.flushSession(session.id);
+    // A stored approval has its own message, with buttons (approval-notices.ts).
+    if (reason === 'permission' && session.pendingPermission?.approval) return;
     const turn = this.#turn(session.id);
     const info: WaitingInfo = {
       reason,

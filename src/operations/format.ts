@@ -33,7 +33,11 @@ export function formatSessionLine(s: SessionSummary): string {
     `   📁 ${s.workdir}`,
     `   📝 "${truncate(s.prompt, 80)}"`,
   ];
-  if (s.pendingPermission)
+  if (s.pendingApproval)
+    lines.push(
+      `   🔐 ${truncate(s.pendingApproval.summary, 120)} — approval ${s.pendingApproval.id}: /approve ${s.pendingApproval.id} [session|always] or /deny ${s.pendingApproval.id} [why]`,
+    );
+  else if (s.pendingPermission)
     lines.push(
       `   🔐 ${toolUseLine(s.pendingPermission.tool, s.pendingPermission.input)} — reply yes to allow, anything else to deny`,
     );

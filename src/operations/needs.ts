@@ -12,6 +12,7 @@ export const MISSING_SERVICE: Record<ServiceName, string> = {
   linear: 'the Linear integration is not running (linear.enabled is false)',
   codeRunner: 'code_run is not available in this daemon',
   idempotency: 'idempotency keys are not available in this daemon',
+  approvals: 'approvals are not available in this daemon',
 };
 
 /** The first of `needs` that `services` lacks, or undefined when all are there. */

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import type { ApprovalDesk } from '../approvals/desk.ts';
 import type { CodeRunner } from '../coding/code-runner.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
@@ -16,7 +17,8 @@ export type Caller =
   | { kind: 'agent'; sessionId: string; channel?: string }
   /** A person typing a command in a chat channel (`channel|target` or `channel|account|target`). */
   | { kind: 'chat'; channel: string; userId: string }
-  | { kind: 'rpc' }
+  /** A JSON-RPC call; `web` when the built-in web page made it (its cookie, not the bearer token). */
+  | { kind: 'rpc'; web?: boolean }
   | { kind: 'cli' };
 
 /** The services every daemon has: an operation may use these without declaring them. */
@@ -44,6 +46,8 @@ export interface OptionalServices {
   codeRunner: Pick<CodeRunner, 'run'>;
   /** Durable idempotency keys for RPC methods of operations marked `idempotent`; absent: such keys are refused. */
   idempotency: Idempotency;
+  /** Approval requests and rules (approvals, approve, deny, approval_rules, approval_rule_remove). */
+  approvals: ApprovalDesk;
 }
 
 /** The name of a service a daemon may run without. */
@@ -76,12 +80,13 @@ export interface CommandSpec {
 /** A CLI flag that sets an input key to a fixed value (e.g. `--disabled` → `enabled: false`). */
 export interface CliSwitch {
   key: string;
-  value: boolean;
+  value: boolean | string;
   description: string;
 }
 
 /** How the CLI subcommand looks: its name and positional arguments (`<required>` / `[optional]`). */
 export interface CliSpec {
+  /** The subcommand; two words (`approvals rules`) make it a subcommand of the first. */
   name: string;
   args: string[];
   /** Input keys the CLI does not offer as options. */
@@ -179,4 +184,26 @@ export function callerChannel(caller: Caller): string | undefined {
   if (caller.kind === 'chat') return caller.channel;
   if (caller.kind === 'agent') return caller.channel;
   return undefined;
+}
+
+/**
+ * Who decides when `caller` decides an approval, as `Approval.decidedBy` names it: `<channel>|<user>` for a chat user
+ * (`telegram|42`), `web` for the web page, `rpc`, `cli`, or `agent:<session>` for the orchestrator.
+ */
+export function deciderOf(caller: Caller): string {
+  switch (caller.kind) {
+    case 'chat': {
+      const channel = caller.channel.split('|')[0] ?? caller.channel;
+      return channel === 'web' ? 'web' : `${channel}|${caller.userId}`;
+    }
+    case 'agent':
+      return `agent:${caller.sessionId}`;
+    case 'rpc':
+      return caller.web ? 'web' : 'rpc';
+    case 'cli':
+      return 'cli';
+    default:
+      caller satisfies never;
+      return 'unknown';
+  }
 }

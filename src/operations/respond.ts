@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
-import { commandChannel, defineOperation } from './operation.ts';
+import { commandChannel, deciderOf, defineOperation } from './operation.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
@@ -33,6 +33,7 @@ export const respondOperation = defineOperation({
       source,
       ...(args.interrupt ? { interrupt: true } : {}),
       ...commandChannel(ctx.caller),
+      by: deciderOf(ctx.caller),
     });
     return {
       session: summaryOf(ctx, session.record),

@@ -1,3 +1,4 @@
+import type { Approval } from '../approvals/approval.ts';
 import type { Session } from '../coding/session.ts';
 import type { WaitingReason } from '../coding/session-log.ts';
 import type { HarnessName } from '../core/config.ts';
@@ -29,6 +30,8 @@ export interface SessionSummary {
   waitingFor: WaitingReason | null;
   /** The tool call waiting for approval (with `waitingFor: 'permission'`), else null. */
   pendingPermission: { tool: string; input: unknown } | null;
+  /** The approval request a person is asked to decide (`approve` / `deny` name its id), when there is one. */
+  pendingApproval?: Approval;
   resumedFrom: string | null;
   forked: boolean;
   /** Log seq where the current run started (null when the session is not in memory): follow from here. */
@@ -60,6 +63,7 @@ export function summarize(record: SessionListing, live: Session | undefined, now
       .map(([channel]) => channel),
     waitingFor: live?.waitingFor ?? null,
     pendingPermission: pendingOf(live),
+    ...(live?.pendingPermission?.approval ? { pendingApproval: live.pendingPermission.approval } : {}),
     resumedFrom: record.resumedFrom,
     forked: record.forked,
     runStartSeq: live?.runStartSeq ?? null,

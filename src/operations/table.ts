@@ -2,6 +2,14 @@ import { askAgentOperation, spawnAgentOperation } from './agent-orchestration.ts
 import { agentSendOperation } from './agent-send.ts';
 import { agentStartOperation } from './agent-start.ts';
 import { agentsOperation } from './agents.ts';
+import {
+  approvalDecideOperation,
+  approvalRuleRemoveOperation,
+  approvalRulesOperation,
+  approvalsOperation,
+  approveOperation,
+  denyOperation,
+} from './approvals.ts';
 import { backgroundOperation } from './background.ts';
 import { codeRunOperation } from './code-run.ts';
 import {
@@ -59,4 +67,10 @@ export const OPERATIONS: readonly Operation[] = [
   spawnAgentOperation,
   askAgentOperation,
   linearDispatchesOperation,
+  approvalsOperation,
+  approveOperation,
+  denyOperation,
+  approvalDecideOperation,
+  approvalRulesOperation,
+  approvalRuleRemoveOperation,
 ];

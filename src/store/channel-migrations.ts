@@ -2,7 +2,8 @@ import type { Migration } from './kysely/schema-kit.ts';
 
 /** Schema steps of the chat channels (range 200–299): the durable outbox of outbound messages.
  * Statuses: pending → sending (claimed for one send, committed before the connector is called) → sent (kept only when
- * the row has an idempotency key, until pruned) or failed (dead letter). */
+ * the row has an idempotency key, until pruned) or failed (dead letter). A message may carry buttons (JSON rows) and
+ * name the key of an earlier message it replaces; a kept row remembers the connector's ref of what it delivered. */
 export const CHANNEL_MIGRATIONS: readonly Migration[] = [
   {
     version: 200,
@@ -36,6 +37,15 @@ export const CHANNEL_MIGRATIONS: readonly Migration[] = [
         db.schema.createIndex('outbox_messages_dedupe').unique().on('outbox_messages').column('dedupe_key'),
         'dedupe_key IS NOT NULL',
       ),
+    ],
+  },
+  {
+    version: 232,
+    name: 'channels: outbox buttons, replaced messages and the connector ref of a delivered message',
+    up: ({ db }) => [
+      db.schema.alterTable('outbox_messages').addColumn('buttons', 'text'),
+      db.schema.alterTable('outbox_messages').addColumn('replaces', 'text'),
+      db.schema.alterTable('outbox_messages').addColumn('ref', 'text'),
     ],
   },
 ];

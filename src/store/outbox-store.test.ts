@@ -40,8 +40,42 @@ describeEachDatabase('OutboxStore', (fresh) => {
       lastError: null,
       createdAt: 10,
       updatedAt: 10,
+      buttons: null,
+      replaces: null,
+      ref: null,
     });
     assert.equal(await store.get(-1), null);
+  });
+
+  test('keeps buttons and the replaced key with a message, and the ref of a keyed one in the commit that settles it', async () => {
+    const store = new OutboxStore((await fresh()).db);
+    const buttons = JSON.stringify([[{ label: 'Allow', command: '/approve k3x9' }]]);
+    const original = (await store.enqueue({ ...entry('A', 'Allow?', 'ask-1'), buttons }, 1)) ?? -1;
+    const stored = await store.get(original);
+    assert.deepEqual([stored?.buttons, stored?.replaces, stored?.ref], [buttons, null, null]);
+    assert.equal(await store.sentRef('ask-1', 'chat|A'), null, 'not delivered yet');
+
+    await store.claim(original, 2);
+    assert.equal(await store.sentRef('ask-1', 'chat|A'), null, 'claimed is not delivered');
+    await store.markSent(original, 3, '42');
+    const sent = await store.get(original);
+    assert.deepEqual([sent?.status, sent?.ref, sent?.updatedAt], ['sent', '42', 3]);
+    assert.equal(await store.sentRef('ask-1', 'chat|A'), '42');
+    assert.equal(await store.sentRef('ask-1', 'chat|B'), null, 'another conversation cannot edit it');
+    assert.equal(await store.sentRef('ask-2', 'chat|A'), null);
+
+    const edit = (await store.enqueue({ ...entry('A', 'Allowed', 'ask-1-done'), replaces: 'ask-1' }, 4)) ?? -1;
+    assert.deepEqual([(await store.get(edit))?.replaces, (await store.get(edit))?.buttons], ['ask-1', null]);
+    await store.markSent(edit, 5, null);
+    assert.equal(await store.sentRef('ask-1-done', 'chat|A'), null, 'a delivery without a ref keeps none');
+
+    const dead = (await store.enqueue(entry('A', 'lost', 'ask-3'), 6)) ?? -1;
+    await store.markFailed(dead, 1, 'chat not found', 7);
+    assert.equal(await store.sentRef('ask-3', 'chat|A'), null, 'a dead letter has no ref');
+
+    const unkeyed = (await store.enqueue(entry('A', 'plain'), 8)) ?? -1;
+    await store.markSent(unkeyed, 9, '43');
+    assert.equal(await store.get(unkeyed), null, 'an unkeyed message is still deleted when sent');
   });
 
   test('a conversation is read head first; claims, progress, failures and settling move the head', async () => {

@@ -25,6 +25,12 @@ export interface OutboxRecord {
   lastError: string | null;
   createdAt: number;
   updatedAt: number;
+  /** Rows of buttons as JSON (serialized by the caller), or null. */
+  buttons: string | null;
+  /** The idempotency key of an earlier message of the conversation this one replaces (edits in place), or null. */
+  replaces: string | null;
+  /** The connector's id of the delivered message (its last part); kept on `sent` rows, null when unknown. */
+  ref: string | null;
 }
 
 /** What to record for a new message. */
@@ -36,6 +42,10 @@ export interface OutboxEntry {
   replyTo?: string | undefined;
   /** Idempotency key: a second entry with the same key is not recorded. */
   dedupeKey?: string | undefined;
+  /** Rows of buttons, serialized (JSON). */
+  buttons?: string | undefined;
+  /** Idempotency key of the earlier message this one replaces. */
+  replaces?: string | undefined;
 }
 
 function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
@@ -54,6 +64,9 @@ function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
     lastError: row.last_error,
     createdAt: row.created_at,
     updatedAt: row.updated_at,
+    buttons: row.buttons,
+    replaces: row.replaces,
+    ref: row.ref,
   };
 }
 
@@ -83,6 +96,8 @@ export class OutboxStore {
         reply_to: entry.replyTo ?? null,
         status: 'pending',
         dedupe_key: entry.dedupeKey ?? null,
+        buttons: entry.buttons ?? null,
+        replaces: entry.replaces ?? null,
         attempts: 0,
         parts_sent: 0,
         next_attempt_at: now,
@@ -183,10 +198,11 @@ export class OutboxStore {
   }
 
   /**
-   * Settles a delivered message: deleted, or kept as `sent` while its idempotency key must dedupe. Either statement
-   * alone leaves a consistent row (a crash in between changes nothing: the delete only ever removes unkeyed rows).
+   * Settles a delivered message: deleted, or kept as `sent` while its idempotency key must dedupe, together with `ref`
+   * (the connector's id of what it delivered; null when unknown) in the same statement. Either statement alone leaves
+   * a consistent row (a crash in between changes nothing: the delete only ever removes unkeyed rows).
    */
-  async markSent(id: number, now: number): Promise<void> {
+  async markSent(id: number, now: number, ref: string | null = null): Promise<void> {
     const deleted = await this.#db
       .deleteFrom('outbox_messages')
       .where('id', '=', id)
@@ -195,9 +211,24 @@ export class OutboxStore {
     if (deleted.numDeletedRows > 0n) return;
     await this.#db
       .updateTable('outbox_messages')
-      .set({ status: 'sent', updated_at: now })
+      .set({ status: 'sent', ref, updated_at: now })
       .where('id', '=', id)
       .execute();
+  }
+
+  /**
+   * The connector's ref of the message delivered under idempotency key `key` to the conversation `targetKey`: null when
+   * there is none (never delivered, dead, pruned, sent elsewhere, or delivered by a connector that gave no ref).
+   */
+  async sentRef(key: string, targetKey: string): Promise<string | null> {
+    const row = await this.#db
+      .selectFrom('outbox_messages')
+      .select('ref')
+      .where('dedupe_key', '=', key)
+      .where('target_key', '=', targetKey)
+      .where('status', '=', 'sent')
+      .executeTakeFirst();
+    return row?.ref ?? null;
   }
 
   /** Puts a dead letter back in its conversation's queue (at its original place); false if there is no such dead letter. */

@@ -1,18 +1,9 @@
-// Contract: the real Codex CLI (the native binary installed with @openai/codex) driven through createCodexHarness against
-// the local mock Responses API, selected with the harness's `-c model_providers.…` overrides (never OPENAI_BASE_URL).
-// Offline: HOME and CODEX_HOME are temp dirs per test; `features.plugins=false` stops the plugin marketplace sync
-// (`git ls-remote https://github.com/openai/plugins.git`, api.github.com, chatgpt.com) and `analytics.enabled=false` the
-// analytics upload (ab.chatgpt.com), both observed on a fresh CODEX_HOME. Every proxy variable points at a local recorder
-// that refuses everything (NO_PROXY keeps the mock direct), and the last test checks that it saw no request.
+// Contract: the real Codex CLI driven through createCodexHarness in bypassPermissions (one `codex exec --json` per turn)
+// against the local mock Responses API, offline (see codex-contract-env.ts); the last test checks that the refusing proxy
+// saw no request.
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
-import { after, before, test } from 'node:test';
-import { codexNativeBinary, createCodexHarness } from '../../src/coding/codex/codex-harness.ts';
-import { findPackageFile } from '../../src/coding/executables.ts';
-import type { Harness, Run, RunSpec } from '../../src/coding/harness.ts';
+import { test } from 'node:test';
+import type { Run } from '../../src/coding/harness.ts';
 import {
   assertApiErrorTurn,
   collect as collectEvents,
@@ -23,97 +14,18 @@ import {
   runOneTurn,
   runTwoTurns,
 } from '../support/harness-run.ts';
-import type { MockResponses, ResponsesBody } from '../support/mock-openai-responses.ts';
-import {
-  allInputTexts,
-  inputItems,
-  itemTexts,
-  lastUserText,
-  responsesText,
-  startMockResponses,
-} from '../support/mock-openai-responses.ts';
-import { tempDir } from '../support/temp-dir.ts';
+import { allInputTexts, inputItems, itemTexts, lastUserText, responsesText } from '../support/mock-openai-responses.ts';
+import { codexContractEnv, skip } from './codex-contract-env.ts';
 
-const executable = codexNativeBinary() ?? findPackageFile('@openai/codex', 'bin/codex.js');
-const skip = executable ? false : '@openai/codex (with its platform binary) is not installed';
 const TIMEOUT = 60_000;
-
-let mock: MockResponses;
-const proxied: string[] = [];
-const proxy = createServer((req, res) => {
-  proxied.push(`${req.method} ${req.url}`);
-  res.writeHead(403).end();
-});
-proxy.on('connect', (req, socket) => {
-  proxied.push(`CONNECT ${req.url}`);
-  socket.end('HTTP/1.1 403 Forbidden\r\n\r\n');
-});
-const dir = tempDir('sb-codex-contract-');
-
-before(async () => {
-  mock = await startMockResponses();
-  await new Promise<void>((resolve) => proxy.listen(0, '127.0.0.1', resolve));
-});
-after(async () => {
-  await mock?.close();
-  proxy.closeAllConnections();
-  await new Promise<void>((resolve) => proxy.close(() => resolve()));
-  dir.remove();
-});
-
-let counter = 0;
-
-/** A fresh HOME, CODEX_HOME and workdir, and a harness on the real CLI pointed at the mock. */
-function setup(): { harness: Harness; workdir: string } {
-  counter += 1;
-  const home = join(dir.path, `home-${counter}`);
-  const workdir = join(dir.path, `work-${counter}`);
-  for (const d of [join(home, '.codex'), workdir]) mkdirSync(d, { recursive: true });
-  const proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-  const proxies = Object.fromEntries(
-    ['HTTPS_PROXY', 'HTTP_PROXY', 'ALL_PROXY'].flatMap((k) => [
-      [k, proxyUrl],
-      [k.toLowerCase(), proxyUrl],
-    ]),
-  );
-  const env = {
-    HOME: home,
-    CODEX_HOME: join(home, '.codex'),
-    MOCK_KEY: 'x',
-    ...proxies,
-    NO_PROXY: '127.0.0.1,localhost',
-    no_proxy: '127.0.0.1,localhost',
-  };
-  const harness = createCodexHarness({
-    config: {
-      ...(executable ? { executable } : {}),
-      env,
-      provider: { id: 'mock', baseUrl: `${mock.url}/v1`, envKey: 'MOCK_KEY', wireApi: 'responses' },
-      config: { 'features.plugins': false, 'analytics.enabled': false, check_for_update_on_startup: false },
-    },
-    killGraceMs: 2_000,
-  });
-  return { harness, workdir };
-}
-
-function spec(prompt: string, workdir: string, extra: Partial<RunSpec> = {}): RunSpec {
-  return {
-    sessionId: `sb-contract-${counter}`,
-    prompt,
-    workdir,
-    model: 'mock-model',
-    permissionMode: 'bypassPermissions',
-    ...extra,
-  };
-}
+const { mock: theMock, proxied, setup, spec, bodyOf } = codexContractEnv('sb-codex-contract-');
 
 /** Collects a run's events; the real CLI may take a while to answer. */
 const collect = (run: Run) => collectEvents(run, 45_000);
-const bodyOf = (index: number): ResponsesBody => (mock.responseRequests().at(index)?.body ?? {}) as ResponsesBody;
 
 test('one turn with a shell tool call: tool → toolResult → text → turnEnd ok', { skip, timeout: TIMEOUT }, async () => {
   const { harness, workdir } = setup();
-  const before = mock.responseRequests().length;
+  const before = theMock().responseRequests().length;
   const t0 = Date.now();
   const run = harness.start(spec('please USE_TOOL', workdir));
   const c = collect(run);
@@ -135,7 +47,7 @@ test('one turn with a shell tool call: tool → toolResult → text → turnEnd 
   assert.deepEqual(end?.outcome, { ok: true });
   assert.deepEqual(end?.usage, { inputTokens: 200, outputTokens: 20, cachedInputTokens: 0 }, 'two model requests');
   assert.deepEqual(events.at(-1), { type: 'exited', code: 0 });
-  const requests = mock.responseRequests().slice(before);
+  const requests = theMock().responseRequests().slice(before);
   assert.equal(requests.length, 2);
   assert.ok(
     (bodyOf(-2).tools ?? []).some((t) => t.name === 'exec_command'),
@@ -220,7 +132,7 @@ test(
     const { harness, workdir } = setup();
     // Resolves once the slow answer is being given: the turn to interrupt is under way.
     const { promise: answering, resolve: answer } = Promise.withResolvers<void>();
-    mock.setHandler((body) => {
+    theMock().setHandler((body) => {
       if (!lastUserText(body).includes('SLOW')) return responsesText('MOCK CODEX REPLY');
       answer();
       return responsesText('late', { delayMs: 20_000 });
@@ -233,7 +145,7 @@ test(
       await interruptTurn(run, c);
       await resumeAfterInterrupt(run, c, 'fast now');
     } finally {
-      mock.setHandler(undefined);
+      theMock().setHandler(undefined);
     }
   },
 );
@@ -251,7 +163,7 @@ test(
   () => {
     assert.deepEqual(proxied, []);
     assert.ok(
-      mock.requests.every((r) => !r.upgrade),
+      theMock().requests.every((r) => !r.upgrade),
       'a custom provider is reached over plain HTTP',
     );
   },

@@ -115,4 +115,75 @@ describe('fake Telegram Bot API (wire format)', () => {
     );
     assert.deepEqual(fake.commands, [{ command: 'claude', description: 'Claude' }]);
   });
+
+  it('sends an inline keyboard, checks its callback_data like Telegram, and edits the message in place', async () => {
+    const keyboard = { inline_keyboard: [[{ text: 'Allow', callback_data: '/approve k3x9' }]] };
+    const sent = await call('sendMessage', { chat_id: 5, text: 'Allow?', reply_markup: keyboard });
+    const message = sent.reply.result as { message_id: number; reply_markup?: unknown };
+    assert.deepEqual(message.reply_markup, keyboard);
+    assert.deepEqual(fake.sent[0]?.keyboard, [[{ text: 'Allow', callbackData: '/approve k3x9' }]]);
+    const tooLong = { inline_keyboard: [[{ text: 'X', callback_data: 'x'.repeat(65) }]] };
+    const refused = await call('sendMessage', { chat_id: 5, text: 'x', reply_markup: tooLong });
+    assert.deepEqual([refused.status, refused.reply.description], [400, 'Bad Request: BUTTON_DATA_INVALID']);
+    const form = await fetch(`${fake.url}/bot${FAKE_BOT_TOKEN}/sendMessage`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ chat_id: '5', text: 'form', reply_markup: JSON.stringify(keyboard) }).toString(),
+    });
+    assert.equal(form.status, 200);
+    assert.deepEqual(fake.sent[1]?.keyboard, fake.sent[0]?.keyboard, 'the markup as JSON in a form body');
+
+    const edit = { chat_id: 5, message_id: message.message_id, text: '*Allowed*', parse_mode: 'MarkdownV2' };
+    const edited = await call('editMessageText', { ...edit, reply_markup: { inline_keyboard: [] } });
+    assert.equal(edited.status, 200);
+    assert.deepEqual(
+      [fake.sent[0]?.text, fake.sent[0]?.keyboard, fake.edits.map((e) => [e.messageId, e.text])],
+      ['Allowed', undefined, [[message.message_id, 'Allowed']]],
+    );
+    const again = await call('editMessageText', edit);
+    assert.match(again.reply.description ?? '', /^Bad Request: message is not modified/);
+    const gone = await call('editMessageText', { ...edit, message_id: 999 });
+    assert.equal(gone.reply.description, 'Bad Request: message to edit not found');
+  });
+
+  it('delivers a press as a callback_query of the message pressed, answered once', async () => {
+    await call('sendMessage', {
+      chat_id: -100123,
+      text: 'Allow?',
+      message_thread_id: 7,
+      reply_markup: { inline_keyboard: [[{ text: 'Deny', callback_data: '/deny k3x9' }]] },
+    });
+    const messageId = fake.sent[0]?.messageId ?? -1;
+    const { updateId, queryId } = fake.press(-100123, 5, messageId, '/deny k3x9', { username: 'owner' });
+    const polled = await call('getUpdates', { timeout: 0, allowed_updates: ['message', 'callback_query'] });
+    const [update] = polled.reply.result as {
+      update_id: number;
+      callback_query: {
+        id: string;
+        from: { id: number; username?: string };
+        data: string;
+        message: { message_id: number; chat: { id: number }; message_thread_id?: number; reply_markup?: unknown };
+      };
+    }[];
+    assert.equal(update?.update_id, updateId);
+    const query = update?.callback_query;
+    assert.deepEqual(
+      [query?.id, query?.from.id, query?.from.username, query?.data, query?.message.message_id],
+      [queryId, 5, 'owner', '/deny k3x9', messageId],
+    );
+    assert.deepEqual([query?.message.chat.id, query?.message.message_thread_id], [-100123, 7]);
+    assert.ok(query?.message.reply_markup, 'the pressed message carries its keyboard');
+    const onlyMessages = await call('getUpdates', { timeout: 0, allowed_updates: ['message'] });
+    assert.deepEqual(onlyMessages.reply.result, [], 'a press is not delivered to a bot that did not ask for it');
+
+    const answered = await call('answerCallbackQuery', {
+      callback_query_id: queryId,
+      text: 'Denied',
+      show_alert: true,
+    });
+    assert.equal(answered.status, 200);
+    assert.deepEqual(fake.callbackAnswers, [{ queryId, text: 'Denied', showAlert: true }]);
+    const twice = await call('answerCallbackQuery', { callback_query_id: queryId });
+    assert.match(twice.reply.description ?? '', /query ID is invalid/);
+  });
 });

@@ -1,14 +1,22 @@
 // A fake Telegram Bot API on 127.0.0.1 speaking the real wire format at /bot<token>/<method> (JSON, urlencoded and
 // multipart bodies, or query parameters): getMe, deleteWebhook, getWebhookInfo, getUpdates (long polling with
 // `timeout`, `offset` confirming earlier updates, `allowed_updates`, 409 when a newer poll replaces a pending one),
-// sendMessage (MarkdownV2 checked like Telegram does, see fake-telegram-markdown.ts), setMyCommands, sendChatAction.
-// Tests push user messages, read and await what the bot sent, script failures (429 with retry_after, 500, 409, any 4xx)
-// and look at the offsets the bot confirmed.
+// sendMessage (MarkdownV2 checked like Telegram does, see fake-telegram-markdown.ts; inline keyboards checked, see
+// fake-telegram-keyboards.ts), editMessageText (the message changed in place; "message is not modified" and "message to
+// edit not found" as Telegram answers them), answerCallbackQuery (once per press), setMyCommands, sendChatAction.
+// Tests push user messages and button presses, read and await what the bot sent, script failures (429 with
+// retry_after, 500, 409, any 4xx) and look at the offsets the bot confirmed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { ParsedEntity } from './fake-telegram-markdown.ts';
-import { parseMarkdownV2 } from './fake-telegram-markdown.ts';
+import type { FakeButton } from './fake-telegram-keyboards.ts';
+import { callbackQuery, parseInlineKeyboard } from './fake-telegram-keyboards.ts';
+import type { SentMessage } from './fake-telegram-messages.ts';
+import { chatObject, messageObject, readText } from './fake-telegram-messages.ts';
+import type { FakeFailure, Params } from './fake-telegram-wire.ts';
+import { descriptionFor, readParams } from './fake-telegram-wire.ts';
+
+export type { FakeButton, FakeFailure, SentMessage };
 
 export const FAKE_BOT_TOKEN = '123456789:AAFakeTokenForTestsOnly_0123456789abc';
 
@@ -19,26 +27,27 @@ export interface FakeUpdate {
   [kind: string]: unknown;
 }
 
-/** A message the bot sent, as the fake understood it. */
-export interface SentMessage {
-  messageId: number;
+/** An editMessageText the fake applied. */
+export interface FakeEdit {
   chatId: string;
-  /** The text exactly as sent (with MarkdownV2 markup and escapes). */
-  rawText: string;
-  /** The text a user sees (markup parsed away). */
+  messageId: number;
+  /** The new text a user sees. */
   text: string;
   parseMode: string | undefined;
-  entities: ParsedEntity[];
-  threadId: number | undefined;
-  replyToMessageId: number | undefined;
+  keyboard: FakeButton[][] | undefined;
 }
 
-/** A scripted error answer. */
-export interface FakeFailure {
-  status: number;
-  description?: string;
-  /** For 429: seconds, sent as `parameters.retry_after`. */
-  retryAfter?: number;
+/** An answerCallbackQuery the bot made. */
+export interface CallbackAnswer {
+  queryId: string;
+  text: string | undefined;
+  showAlert: boolean;
+}
+
+/** Options of a press. */
+export interface PressOptions {
+  firstName?: string;
+  username?: string;
 }
 
 /** A user message to push as an update. */
@@ -53,70 +62,10 @@ export interface PushedMessage {
   username?: string;
 }
 
-type Params = Record<string, unknown>;
-
 interface Waiter {
   res: ServerResponse;
   limit: number;
   timer: NodeJS.Timeout;
-}
-
-function descriptionFor(failure: FakeFailure): string {
-  if (failure.description) return failure.description;
-  switch (failure.status) {
-    case 429:
-      return `Too Many Requests: retry after ${failure.retryAfter ?? 1}`;
-    case 409:
-      return 'Conflict: terminated by other getUpdates request; make sure that only one bot instance is running';
-    case 401:
-      return 'Unauthorized';
-    case 403:
-      return 'Forbidden: bot was blocked by the user';
-    case 400:
-      return 'Bad Request: chat not found';
-    default:
-      return 'Internal Server Error';
-  }
-}
-
-function coerce(value: string): unknown {
-  const trimmed = value.trim();
-  if (/^[[{]/.test(trimmed) || /^-?\d+$/.test(trimmed) || trimmed === 'true' || trimmed === 'false') {
-    try {
-      return JSON.parse(trimmed);
-    } catch {
-      return value;
-    }
-  }
-  return value;
-}
-
-function parseMultipart(body: string, contentType: string): Params {
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
-  const mark = boundary?.[1] ?? boundary?.[2];
-  const params: Params = {};
-  if (!mark) return params;
-  for (const part of body.split(`--${mark}`)) {
-    const name = /name="([^"]+)"/.exec(part)?.[1];
-    const split = part.indexOf('\r\n\r\n');
-    if (!name || split === -1) continue;
-    params[name] = coerce(part.slice(split + 4).replace(/\r\n$/, ''));
-  }
-  return params;
-}
-
-async function readParams(req: IncomingMessage, query: URLSearchParams): Promise<Params> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks).toString('utf8');
-  const params: Params = {};
-  for (const [key, value] of query) params[key] = coerce(value);
-  const type = req.headers['content-type'] ?? '';
-  if (body.trim() === '') return params;
-  if (type.includes('application/json')) return { ...params, ...(JSON.parse(body) as Params) };
-  if (type.includes('multipart/form-data')) return { ...params, ...parseMultipart(body, type) };
-  for (const [key, value] of new URLSearchParams(body)) params[key] = coerce(value);
-  return params;
 }
 
 /** The fake server. Create it with `startFakeTelegram()`. */
@@ -132,6 +81,10 @@ export class FakeTelegram {
   readonly offsets: number[] = [];
   /** Chat actions (typing, …) the bot sent. */
   readonly chatActions: { chatId: string; action: string; threadId: number | undefined }[] = [];
+  /** Edits the fake applied, in order (the message in `sent` shows the result). */
+  readonly edits: FakeEdit[] = [];
+  /** Every callback query the bot answered, in order. */
+  readonly callbackAnswers: CallbackAnswer[] = [];
   /** The last command list set with setMyCommands. */
   commands: { command: string; description: string }[] | null = null;
   readonly botUser = { id: 123456789, is_bot: true, first_name: 'Switchboard', username: 'switchboard_test_bot' };
@@ -140,6 +93,9 @@ export class FakeTelegram {
   #updates: FakeUpdate[] = [];
   #nextUpdateId = 700_000_001;
   #nextMessageId = 1;
+  #nextQueryId = 4_000_000_001n;
+  /** Callback queries delivered and not answered yet. */
+  #openQueries = new Set<string>();
   #confirmedBelow = 0;
   #allowed: string[] = [];
   #waiter: Waiter | null = null;
@@ -178,6 +134,27 @@ export class FakeTelegram {
       ...(input.threadId ? { message_thread_id: input.threadId, is_topic_message: true } : {}),
     };
     return { updateId: this.pushUpdate({ message }), messageId };
+  }
+
+  /**
+   * Queues a press of a button under message `messageId` (which the bot sent to `chatId`; an unknown message is pressed
+   * as an inaccessible one) by user `userId`, carrying `data` as its callback_data; returns the update and query ids.
+   */
+  press(
+    chatId: number,
+    userId: number,
+    messageId: number,
+    data: string,
+    options: PressOptions = {},
+  ): { updateId: number; queryId: string } {
+    const queryId = String(this.#nextQueryId++);
+    const sent = this.sent.find((m) => m.chatId === String(chatId) && m.messageId === messageId);
+    const message = sent
+      ? messageObject(sent, this.botUser)
+      : { message_id: messageId, chat: chatObject(chatId), date: 0 };
+    this.#openQueries.add(queryId);
+    const query = callbackQuery({ queryId, userId, message, data, ...options });
+    return { updateId: this.pushUpdate({ callback_query: query }), queryId };
   }
 
   /** Queues any update (its update_id is assigned here); returns the update id. */
@@ -318,6 +295,10 @@ export class FakeTelegram {
         return this.#getUpdates(params, res);
       case 'sendmessage':
         return this.#sendMessage(params, res);
+      case 'editmessagetext':
+        return this.#editMessageText(params, res);
+      case 'answercallbackquery':
+        return this.#answerCallbackQuery(params, res);
       case 'setmycommands':
         return this.#setMyCommands(params, res);
       case 'sendchataction': {
@@ -391,22 +372,10 @@ export class FakeTelegram {
   #sendMessage(params: Params, res: ServerResponse): void {
     if (params.chat_id === undefined || params.chat_id === '')
       return this.#error(res, { status: 400, description: 'Bad Request: chat_id is empty' });
-    const raw = typeof params.text === 'string' ? params.text : '';
-    const parseMode = typeof params.parse_mode === 'string' && params.parse_mode !== '' ? params.parse_mode : undefined;
-    let text = raw;
-    let entities: ParsedEntity[] = [];
-    if (parseMode !== undefined) {
-      if (parseMode !== 'MarkdownV2')
-        return this.#error(res, { status: 400, description: 'Bad Request: unsupported parse_mode' });
-      const parsed = parseMarkdownV2(raw);
-      if (!parsed.ok)
-        return this.#error(res, { status: 400, description: `Bad Request: can't parse entities: ${parsed.error}` });
-      text = parsed.text;
-      entities = parsed.entities;
-    }
-    if (text.trim() === '') return this.#error(res, { status: 400, description: 'Bad Request: message text is empty' });
-    if ([...text].length > 4096)
-      return this.#error(res, { status: 400, description: 'Bad Request: message is too long' });
+    const read = readText(params);
+    if (!read.ok) return this.#error(res, { status: 400, description: read.error });
+    const markup = parseInlineKeyboard(params.reply_markup);
+    if (!markup.ok) return this.#error(res, { status: 400, description: markup.error });
     const threadId = typeof params.message_thread_id === 'number' ? params.message_thread_id : undefined;
     const replyParameters = params.reply_parameters as { message_id?: unknown } | undefined;
     const replyTo =
@@ -415,30 +384,68 @@ export class FakeTelegram {
         : typeof params.reply_to_message_id === 'number'
           ? params.reply_to_message_id
           : undefined;
-    const messageId = this.#nextMessageId++;
-    this.sent.push({
-      messageId,
+    const sent: SentMessage = {
+      messageId: this.#nextMessageId++,
       chatId: String(params.chat_id),
-      rawText: raw,
-      text,
-      parseMode,
-      entities,
+      rawText: read.raw,
+      text: read.text,
+      parseMode: read.parseMode,
+      entities: read.entities,
       threadId,
       replyToMessageId: replyTo,
+      keyboard: markup.keyboard,
+    };
+    this.sent.push(sent);
+    this.#ok(res, messageObject(sent, this.botUser));
+  }
+
+  #editMessageText(params: Params, res: ServerResponse): void {
+    if (params.inline_message_id !== undefined)
+      return this.#error(res, { status: 400, description: 'Bad Request: MESSAGE_ID_INVALID' });
+    const sent = this.sent.find((m) => m.chatId === String(params.chat_id) && m.messageId === params.message_id);
+    if (!sent) return this.#error(res, { status: 400, description: 'Bad Request: message to edit not found' });
+    const read = readText(params);
+    if (!read.ok) return this.#error(res, { status: 400, description: read.error });
+    const markup = parseInlineKeyboard(params.reply_markup);
+    if (!markup.ok) return this.#error(res, { status: 400, description: markup.error });
+    const same = (a: unknown, b: unknown): boolean => JSON.stringify(a) === JSON.stringify(b);
+    if (sent.text === read.text && same(sent.entities, read.entities) && same(sent.keyboard, markup.keyboard)) {
+      return this.#error(res, {
+        status: 400,
+        description:
+          'Bad Request: message is not modified: specified new message content and reply markup are exactly the same as a current content and reply markup of the message',
+      });
+    }
+    Object.assign(sent, {
+      rawText: read.raw,
+      text: read.text,
+      parseMode: read.parseMode,
+      entities: read.entities,
+      keyboard: markup.keyboard,
     });
-    const chatId = Number(params.chat_id);
-    this.#ok(res, {
-      message_id: messageId,
-      from: this.botUser,
-      chat:
-        chatId > 0
-          ? { id: chatId, type: 'private', first_name: 'User' }
-          : { id: chatId, type: 'supergroup', title: 'Test group' },
-      date: Math.floor(Date.now() / 1000),
-      text,
-      ...(entities.length > 0 ? { entities } : {}),
-      ...(threadId !== undefined ? { message_thread_id: threadId, is_topic_message: true } : {}),
+    this.edits.push({
+      chatId: sent.chatId,
+      messageId: sent.messageId,
+      text: read.text,
+      parseMode: read.parseMode,
+      keyboard: markup.keyboard,
     });
+    this.#ok(res, { ...messageObject(sent, this.botUser), edit_date: Math.floor(Date.now() / 1000) });
+  }
+
+  #answerCallbackQuery(params: Params, res: ServerResponse): void {
+    const queryId = String(params.callback_query_id ?? '');
+    if (!this.#openQueries.delete(queryId)) {
+      return this.#error(res, {
+        status: 400,
+        description: 'Bad Request: query is too old and response timeout expired or query ID is invalid',
+      });
+    }
+    const text = typeof params.text === 'string' && params.text !== '' ? params.text : undefined;
+    if (text !== undefined && [...text].length > 200)
+      return this.#error(res, { status: 400, description: 'Bad Request: MESSAGE_TOO_LONG' });
+    this.callbackAnswers.push({ queryId, text, showAlert: params.show_alert === true });
+    this.#ok(res, true);
   }
 
   #setMyCommands(params: Params, res: ServerResponse): void {

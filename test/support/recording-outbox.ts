@@ -11,6 +11,8 @@ export interface RecordedMessage {
 export interface RecordedDelivery extends RecordedMessage {
   target: ChannelTarget;
   replyTo?: string;
+  buttons?: OutboundMessage['buttons'];
+  replaces?: string;
 }
 
 /** An Outbox that records every message in order instead of delivering it. */
@@ -30,7 +32,14 @@ export class RecordingOutbox implements Outbox {
     }
     const to = formatTarget(target);
     this.sent.push({ to, text: message.text });
-    this.deliveries.push({ to, text: message.text, target, ...(message.replyTo ? { replyTo: message.replyTo } : {}) });
+    this.deliveries.push({
+      to,
+      text: message.text,
+      target,
+      ...(message.replyTo ? { replyTo: message.replyTo } : {}),
+      ...(message.buttons ? { buttons: message.buttons } : {}),
+      ...(message.replaces ? { replaces: message.replaces } : {}),
+    });
     for (const resolve of this.#listeners.splice(0)) resolve();
   }
 

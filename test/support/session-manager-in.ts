@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import type { Harness } from '../../src/coding/harness.ts';
 import { createHarnesses } from '../../src/coding/harnesses.ts';
+import type { PermissionGate } from '../../src/coding/permission-gate.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import type { Config, HarnessName } from '../../src/core/config.ts';
@@ -28,6 +29,8 @@ export function sessionManagerIn(
   config: Config,
   clock: Clock,
   harnesses?: Record<HarnessName, Harness>,
+  /** Builds the permission gate over the database, when the test wants one. */
+  permissions?: (db: DatabaseSync) => PermissionGate,
 ): ManagerParts {
   const db = openDatabase(join(dir, 'state.db'));
   const store = new CodingSessionStore(sqliteKysely(db));
@@ -39,6 +42,7 @@ export function sessionManagerIn(
     store,
     logs,
     harnesses: harnesses ?? createHarnesses(config, silentLogger()),
+    ...(permissions ? { permissions: permissions(db) } : {}),
   });
   return { db, store, logs, manager };
 }

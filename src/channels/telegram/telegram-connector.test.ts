@@ -123,7 +123,7 @@ describe('Telegram connector against the fake Bot API', () => {
       },
     );
     await fake.waitFor(() => fake.confirmedUpTo >= updateId, 'the update to be confirmed');
-    assert.deepEqual(fake.calls('getUpdates')[0]?.allowed_updates, ['message']);
+    assert.deepEqual(fake.calls('getUpdates')[0]?.allowed_updates, ['message', 'callback_query']);
   });
 
   it('gives forum topic messages a target with the thread, and answers in that thread', async () => {

@@ -1,33 +1,30 @@
 // The Telegram connector: grammY's Bot API client, long polling driven here (not by bot.start()) so that the update
 // offset only moves past an update once the InboundHandler resolved for it. grammY's own loop records an update as
 // "tried" before handling it and bot.stop() confirms it, which would lose a message cut off by a restart; here a
-// restart before acceptance always leads to a redelivery (the engine deduplicates by message id).
+// restart before acceptance always leads to a redelivery (the engine deduplicates by message id). Typed messages and
+// button presses (callback queries) go through the same intake (telegram-intake.ts); sends, edits and answers are in
+// telegram-outbound.ts.
 import { Bot, GrammyError } from 'grammy';
 import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { ChannelTarget, Connector, InboundHandler, OutboundMessage } from '../connector.ts';
-import { DeliveryError } from '../delivery-error.ts';
+import type { ChannelTarget, Connector, InboundHandler, OutboundMessage, SentMessage } from '../connector.ts';
 import { StopSignal } from '../stop-signal.ts';
-import { toMarkdownV2 } from './markdown-v2.ts';
 import type { BotCommandSpec } from './telegram-commands.ts';
 import { botCommands } from './telegram-commands.ts';
-import { describeTelegramError, isEntityParseError, toDeliveryError } from './telegram-errors.ts';
+import { describeTelegramError } from './telegram-errors.ts';
 import type { TelegramUpdate } from './telegram-inbound.ts';
-import {
-  notAcceptedText,
-  refusalText,
-  replyMessageId,
-  targetOf,
-  TEXT_ONLY_TEXT,
-  toInbound,
-} from './telegram-inbound.ts';
+import { TelegramIntake } from './telegram-intake.ts';
+import type { ApiSignal } from './telegram-outbound.ts';
+import { TELEGRAM_MAX_MESSAGE_LENGTH, TelegramOutbound } from './telegram-outbound.ts';
 import { resolveBotToken } from './telegram-token.ts';
 
-/** Telegram's limit on the text of one message. */
-export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
+export { TELEGRAM_MAX_MESSAGE_LENGTH };
+
+/** The kinds of update the bot asks Telegram for: typed messages and button presses. */
+const ALLOWED_UPDATES = ['message' as const, 'callback_query' as const];
 
 export interface TelegramConnectorDeps {
   clock: Clock;
@@ -38,18 +35,6 @@ export interface TelegramConnectorDeps {
   commands?: readonly BotCommandSpec[];
   /** Source of jitter in [0, 1); default Math.random. */
   random?: () => number;
-}
-
-/** grammY types signals as its abort-controller polyfill; Node's own AbortSignal is what its fetch gets at run time. */
-type ApiSignal = NonNullable<Parameters<Bot['api']['getMe']>[0]>;
-
-type SendOptions = {
-  message_thread_id?: number;
-  reply_parameters?: { message_id: number; allow_sending_without_reply: boolean };
-};
-
-function chatId(chat: string): number | string {
-  return /^-?\d+$/.test(chat) ? Number(chat) : chat;
 }
 
 /** A Telegram bot as a Connector. Build it with `createTelegramConnector`. */
@@ -64,6 +49,8 @@ export class TelegramConnector implements Connector {
   #token: string;
   #bot: Bot;
   #allowed: Set<number>;
+  #outbound: TelegramOutbound;
+  #intake: TelegramIntake;
   #running = false;
   #ready = false;
   #username: string | undefined;
@@ -84,6 +71,22 @@ export class TelegramConnector implements Connector {
       client: { timeoutSeconds, ...(config.apiRoot ? { apiRoot: config.apiRoot } : {}) },
     });
     this.#allowed = new Set(config.allowedUserIds);
+    this.#outbound = new TelegramOutbound(this.#bot.api, {
+      format: config.format,
+      logger: this.#logger,
+      token: this.#token,
+    });
+    this.#intake = new TelegramIntake({
+      clock: deps.clock,
+      logger: this.#logger,
+      outbound: this.#outbound,
+      allowed: this.#allowed,
+      maxAttempts: config.inboundMaxAttempts,
+      running: () => this.#running,
+      stopSignal: () => this.#stop,
+      apiSignal: () => this.#signal(),
+      retryDelay: (attempt) => this.#retryDelay(attempt),
+    });
   }
 
   /** The bot's username once `start` reached Telegram. */
@@ -154,52 +157,26 @@ export class TelegramConnector implements Connector {
     }
   }
 
-  /** Sends one message (at most 4096 characters) as MarkdownV2, or as plain text if Telegram cannot parse it. */
-  async send(target: ChannelTarget, message: OutboundMessage): Promise<void> {
-    if (message.text.length > this.maxMessageLength) {
-      throw new DeliveryError(
-        `message of ${message.text.length} characters exceeds Telegram's ${this.maxMessageLength}`,
-        { kind: 'permanent' },
-      );
-    }
-    const options = this.#sendOptions(target, message.replyTo);
-    if (this.#config.format === 'markdown') {
-      try {
-        await this.#bot.api.sendMessage(chatId(target.chat), toMarkdownV2(message.text), {
-          ...options,
-          parse_mode: 'MarkdownV2',
-        });
-        return;
-      } catch (error) {
-        if (!isEntityParseError(error)) throw toDeliveryError(error, this.#token);
-        this.#logger.warn(
-          { chat: target.chat, err: describeTelegramError(error, this.#token) },
-          'Telegram refused the formatting; sending plain text',
-        );
-      }
-    }
-    try {
-      await this.#bot.api.sendMessage(chatId(target.chat), message.text, options);
-    } catch (error) {
-      throw toDeliveryError(error, this.#token);
-    }
+  /**
+   * Sends one message (at most 4096 characters) as MarkdownV2, or as plain text if Telegram cannot parse it, with its
+   * buttons as an inline keyboard (each button's command as its callback_data); resolves to `{ ref: <message_id> }`.
+   */
+  async send(target: ChannelTarget, message: OutboundMessage): Promise<SentMessage> {
+    return this.#outbound.send(target, message);
+  }
+
+  /**
+   * Edits message `ref` in place (editMessageText, formatted like `send`): its text, and its keyboard replaced by the
+   * message's buttons or removed. Resolves when the message already shows exactly that; throws EditRefusedError when
+   * Telegram will not edit it any more (deleted, too old: the outbox then sends a new message), else a DeliveryError.
+   */
+  async edit(target: ChannelTarget, ref: string, message: OutboundMessage): Promise<void> {
+    await this.#outbound.edit(target, ref, message);
   }
 
   /** Shows "typing…" in the chat (best effort: failures are only logged). */
   async typing(target: ChannelTarget): Promise<void> {
-    try {
-      const thread = this.#sendOptions(target, undefined).message_thread_id;
-      await this.#bot.api.sendChatAction(
-        chatId(target.chat),
-        'typing',
-        thread === undefined ? {} : { message_thread_id: thread },
-      );
-    } catch (error) {
-      this.#logger.debug(
-        { chat: target.chat, err: describeTelegramError(error, this.#token) },
-        'typing indicator failed',
-      );
-    }
+    await this.#outbound.typing(target);
   }
 
   #signal(): ApiSignal {
@@ -210,14 +187,6 @@ export class TelegramConnector implements Connector {
     return this.#config.botToken
       ? 'channels.telegram.botToken'
       : `the environment variable ${this.#config.botTokenEnv}`;
-  }
-
-  #sendOptions(target: ChannelTarget, replyTo: string | undefined): SendOptions {
-    const options: SendOptions = {};
-    if (target.thread && /^\d+$/.test(target.thread)) options.message_thread_id = Number(target.thread);
-    const reply = replyMessageId(replyTo, target.chat);
-    if (reply !== undefined) options.reply_parameters = { message_id: reply, allow_sending_without_reply: true };
-    return options;
   }
 
   async #setup(): Promise<void> {
@@ -253,7 +222,7 @@ export class TelegramConnector implements Connector {
       let updates: TelegramUpdate[];
       try {
         if (!this.#ready) await this.#setup();
-        const request = { timeout: this.#config.pollTimeoutSeconds, allowed_updates: ['message' as const] };
+        const request = { timeout: this.#config.pollTimeoutSeconds, allowed_updates: ALLOWED_UPDATES };
         updates = await this.#bot.api.getUpdates(
           this.#offset === undefined ? request : { ...request, offset: this.#offset },
           this.#signal(),
@@ -271,7 +240,7 @@ export class TelegramConnector implements Connector {
         continue;
       }
       for (const update of updates) {
-        if (!this.#running || !(await this.#handleUpdate(update, onMessage))) return;
+        if (!this.#running || !(await this.#intake.handle(update, onMessage))) return;
         this.#offset = update.update_id + 1;
       }
     }
@@ -293,57 +262,6 @@ export class TelegramConnector implements Connector {
     }
     this.#logger.warn({ err, failures }, 'Telegram request failed; retrying');
     return this.#retryDelay(failures);
-  }
-
-  /** Handles one update; true when it is done with (its offset may be confirmed), false when stopped before that. */
-  async #handleUpdate(update: TelegramUpdate, onMessage: InboundHandler): Promise<boolean> {
-    const message = update.message;
-    if (!message?.from) return true;
-    const target = targetOf(message);
-    if (!this.#allowed.has(message.from.id)) {
-      this.#logger.warn(
-        { userId: message.from.id, chat: message.chat.id },
-        'message from a user not on channels.telegram.allowedUserIds refused',
-      );
-      await this.#replyDirect(target, refusalText(message.from.id));
-      return true;
-    }
-    const inbound = toInbound(message);
-    if (!inbound) {
-      await this.#replyDirect(target, TEXT_ONLY_TEXT);
-      return true;
-    }
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return !(await this.#stop.race(onMessage(inbound))).stopped;
-      } catch (error) {
-        if (!this.#running) return false;
-        const err = error instanceof Error ? error.message : String(error);
-        if (attempt >= this.#config.inboundMaxAttempts) {
-          this.#logger.error(
-            { messageId: inbound.id, attempts: attempt, err },
-            'inbound message could not be accepted; the sender was told',
-          );
-          await this.#replyDirect(target, notAcceptedText());
-          return true;
-        }
-        this.#logger.warn({ messageId: inbound.id, attempt, err }, 'inbound message not accepted yet; retrying');
-        await this.#sleep(this.#retryDelay(attempt));
-        if (!this.#running) return false;
-      }
-    }
-  }
-
-  /** A plain-text reply sent by the connector itself (refusals, notices); failures are logged, not retried. */
-  async #replyDirect(target: ChannelTarget, text: string): Promise<void> {
-    try {
-      await this.#bot.api.sendMessage(chatId(target.chat), text, this.#sendOptions(target, undefined), this.#signal());
-    } catch (error) {
-      this.#logger.warn(
-        { chat: target.chat, err: describeTelegramError(error, this.#token) },
-        'could not send a reply',
-      );
-    }
   }
 }
 

@@ -7,6 +7,23 @@ export function isEntityParseError(error: unknown): boolean {
   return error instanceof GrammyError && error.error_code === 400 && /can't parse entities/i.test(error.description);
 }
 
+/** True when Telegram refused an edit because the message already has that text and those buttons. */
+export function isNotModifiedError(error: unknown): boolean {
+  return error instanceof GrammyError && error.error_code === 400 && /message is not modified/i.test(error.description);
+}
+
+/**
+ * True when Telegram refused, for good, to edit a message: it was deleted ("message to edit not found"), is too old or
+ * not the bot's ("message can't be edited"), or the id names none.
+ */
+export function isEditRefusedError(error: unknown): boolean {
+  return (
+    error instanceof GrammyError &&
+    error.error_code === 400 &&
+    /message to edit not found|message can't be edited|MESSAGE_ID_INVALID/i.test(error.description)
+  );
+}
+
 /** A one-line description of a Bot API failure, safe to log (never the token, never a request URL). */
 export function describeTelegramError(error: unknown, token: string): string {
   if (error instanceof GrammyError) return `${error.method}: ${error.error_code} ${error.description}`;

@@ -1,4 +1,5 @@
-// Telegram updates → InboundMessages, and the replies the connector itself gives (strangers, non-text messages).
+// Telegram updates → InboundMessages (typed messages, and button presses as the command the button stands for), and the
+// replies the connector itself gives (strangers, non-text messages).
 import type { Bot } from 'grammy';
 import type { ChannelTarget, InboundMessage } from '../connector.ts';
 
@@ -6,9 +7,17 @@ import type { ChannelTarget, InboundMessage } from '../connector.ts';
 export type TelegramUpdate = Parameters<Bot['handleUpdate']>[0];
 /** One message inside an update. */
 export type TelegramMessage = NonNullable<TelegramUpdate['message']>;
+/** A button press inside an update. */
+export type TelegramCallbackQuery = NonNullable<TelegramUpdate['callback_query']>;
+
+type TelegramUser = NonNullable<TelegramMessage['from']>;
 
 /** Where replies to `message` go: its chat, and its forum topic when it was posted in one. */
-export function targetOf(message: TelegramMessage): ChannelTarget {
+export function targetOf(message: {
+  chat: { id: number };
+  is_topic_message?: boolean;
+  message_thread_id?: number;
+}): ChannelTarget {
   const target: ChannelTarget = { channel: 'telegram', chat: String(message.chat.id) };
   if (message.is_topic_message && message.message_thread_id !== undefined)
     target.thread = String(message.message_thread_id);
@@ -23,8 +32,7 @@ export function inboundId(message: TelegramMessage): string {
 /** Converts a text message from a person into an InboundMessage; null when it has no sender or no text. */
 export function toInbound(message: TelegramMessage): InboundMessage | null {
   if (!message.from || typeof message.text !== 'string') return null;
-  const userName =
-    message.from.username ?? ([message.from.first_name, message.from.last_name].filter(Boolean).join(' ') || undefined);
+  const userName = userNameOf(message.from);
   return {
     id: inboundId(message),
     target: targetOf(message),
@@ -35,10 +43,38 @@ export function toInbound(message: TelegramMessage): InboundMessage | null {
   };
 }
 
-/** The Telegram message id an OutboundMessage.replyTo names (`<chat>:<id>` or a bare id), if it belongs to `chat`. */
+/**
+ * Converts a press of one of the bot's buttons into an InboundMessage: `text` is the button's command (its
+ * callback_data), `pressed` is set, the target is the chat (and topic) of the message pressed, and the id
+ * `<chat>:<message_id>:press:<query id>` is unique per press and stable when Telegram delivers the update again. Null
+ * for a press without data or without a message (inline mode). `receivedAt` comes from the caller's clock.
+ */
+export function pressToInbound(query: TelegramCallbackQuery, receivedAt: number): InboundMessage | null {
+  const message = query.message;
+  if (!message || typeof query.data !== 'string' || query.data === '') return null;
+  const userName = userNameOf(query.from);
+  return {
+    id: `${message.chat.id}:${message.message_id}:press:${query.id}`,
+    target: targetOf(message),
+    userId: String(query.from.id),
+    ...(userName ? { userName } : {}),
+    text: query.data,
+    receivedAt,
+    pressed: true,
+  };
+}
+
+function userNameOf(user: TelegramUser): string | undefined {
+  return user.username ?? ([user.first_name, user.last_name].filter(Boolean).join(' ') || undefined);
+}
+
+/**
+ * The Telegram message id an OutboundMessage.replyTo names (`<chat>:<id>`, a bare id, or a press's id, which names the
+ * message pressed), if it belongs to `chat`.
+ */
 export function replyMessageId(replyTo: string | undefined, chat: string): number | undefined {
   if (!replyTo) return undefined;
-  const match = /^(?:(-?\d+):)?(\d+)$/.exec(replyTo.trim());
+  const match = /^(?:(-?\d+):)?(\d+)(?::press:\S+)?$/.exec(replyTo.trim());
   if (!match || (match[1] !== undefined && match[1] !== chat)) return undefined;
   return Number(match[2]);
 }
@@ -51,6 +87,11 @@ export function refusalText(userId: number): string {
   );
 }
 
+/** The answer to a button pressed by a user not on the allow-list (a callback answer holds at most 200 characters). */
+export function pressRefusalText(userId: number): string {
+  return `⛔ You are not allowed to use this bot. Your Telegram user id is ${userId}; the bot's owner can add it to channels.telegram.allowedUserIds.`;
+}
+
 /** The reply an allowed user gets for a message without text (photo, sticker, …). */
 export const TEXT_ONLY_TEXT = 'Only text messages are supported; please send your request as text.';
 
@@ -58,3 +99,7 @@ export const TEXT_ONLY_TEXT = 'Only text messages are supported; please send you
 export function notAcceptedText(): string {
   return '⚠️ Your last message could not be accepted because of an internal error. Please send it again.';
 }
+
+/** The answer when a button press could not be handed over after every attempt. */
+export const PRESS_NOT_ACCEPTED_TEXT =
+  '⚠️ Your press could not be accepted because of an internal error. Please press the button again.';

@@ -12,7 +12,7 @@ import { findPackageFile, isJsEntry, platformSuffix } from '../executables.ts';
 import type { Harness, HarnessCheck, HarnessEvent, PermissionDecision, Run, RunSpec } from '../harness.ts';
 import { checkExecutable, lastLines } from '../version-check.ts';
 import type { ClaudeResult } from './claude-messages.ts';
-import { ASK_USER_QUESTION, ClaudeEventMapper, parseClaudeMessage } from './claude-messages.ts';
+import { ClaudeEventMapper, parseClaudeMessage } from './claude-messages.ts';
 import { ClaudeSpawner } from './claude-spawn.ts';
 
 export interface ClaudeHarnessOptions {
@@ -27,10 +27,6 @@ export interface ClaudeHarnessOptions {
 const INTERRUPT_TIMEOUT_MS = 10_000;
 const ROOT_REFUSAL = /root\/sudo privileges/i;
 const SDK_EXIT_ERROR = /^Claude Code (process exited|process terminated|returned an error result)/;
-
-/** What the agent is told when it calls AskUserQuestion: the question reaches the user, the answer comes as the next message. */
-export const ASK_USER_QUESTION_DENIAL =
-  'The user sees your question in their chat and will answer it in their next message. End your turn now and wait for that answer.';
 
 /** The bundled Claude Code binary for this platform, if installed. */
 export function bundledClaudeExecutable(): string | undefined {
@@ -117,7 +113,7 @@ class ClaudeRun implements Run {
     this.#pending.delete(requestId);
     pending.resolve(
       decision.allow
-        ? { behavior: 'allow', updatedInput: pending.input }
+        ? { behavior: 'allow', updatedInput: decision.updatedInput ?? pending.input }
         : { behavior: 'deny', message: decision.message },
     );
   }
@@ -197,8 +193,8 @@ class ClaudeRun implements Run {
     input: Record<string, unknown>,
     context: { signal: AbortSignal; toolUseID: string; requestId?: string },
   ): Promise<PermissionResult> => {
-    // The question itself reaches the user as a `question` event; the answer comes back as the next user message.
-    if (toolName === ASK_USER_QUESTION) return Promise.resolve({ behavior: 'deny', message: ASK_USER_QUESTION_DENIAL });
+    // AskUserQuestion asks like any tool: the approval shows its choices, and the answer comes back as the tool's input
+    // (`answers`, through `PermissionDecision.updatedInput`).
     const requestId = context.requestId ?? context.toolUseID ?? randomUUID();
     return new Promise<PermissionResult>((resolve) => {
       this.#pending.set(requestId, { resolve, input });

@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import type { CodexTurnArgs } from './codex-args.ts';
 import {
+  appServerArgs,
+  codexApprovalMode,
   codexArgs,
   codexSandboxArgs,
   configOverride,
@@ -138,4 +140,44 @@ test('system prompt: -c developer_instructions on a new thread only, appended to
 test('model → -m before the sandbox flags', () => {
   const args = codexArgs({ ...base, model: 'o4-mini', permissionMode: 'default' });
   assert.deepEqual(args.slice(5, 9), ['-m', 'o4-mini', '-s', 'workspace-write']);
+});
+
+test('codexApprovalMode: bypassPermissions, dontAsk and plan never ask (exec); the others ask through the app-server', () => {
+  for (const mode of ['bypassPermissions', 'dontAsk', 'plan'] as const)
+    assert.equal(codexApprovalMode(mode, undefined), null);
+  assert.deepEqual(codexApprovalMode('default', undefined), {
+    approvalPolicy: 'untrusted',
+    sandbox: 'workspace-write',
+    acceptEditsInWorkdir: false,
+  });
+  assert.deepEqual(codexApprovalMode('acceptEdits', 'read-only'), {
+    approvalPolicy: 'untrusted',
+    sandbox: 'read-only',
+    acceptEditsInWorkdir: true,
+  });
+  assert.deepEqual(codexApprovalMode('auto', 'danger-full-access'), {
+    approvalPolicy: 'on-request',
+    sandbox: 'danger-full-access',
+    acceptEditsInWorkdir: false,
+  });
+});
+
+test('appServerArgs: app-server, the provider and extra overrides, the system prompt as developer instructions', () => {
+  const provider = { id: 'p', baseUrl: 'http://127.0.0.1:1/v1', wireApi: 'responses' as const };
+  assert.deepEqual(appServerArgs({ provider, config: { 'features.plugins': false } }, 'Be brief.'), [
+    'app-server',
+    '-c',
+    'model_provider="p"',
+    '-c',
+    'model_providers.p.name="p"',
+    '-c',
+    'model_providers.p.base_url="http://127.0.0.1:1/v1"',
+    '-c',
+    'model_providers.p.wire_api="responses"',
+    '-c',
+    'features.plugins=false',
+    '-c',
+    'developer_instructions="Be brief."',
+  ]);
+  assert.deepEqual(appServerArgs({ config: {} }, undefined), ['app-server']);
 });

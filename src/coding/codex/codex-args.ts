@@ -112,6 +112,56 @@ export function extraOverrides(config: CodexConfig['config'], systemPrompt: stri
   return out;
 }
 
+/** How Codex asks for approval in a permission mode that asks (see `codexApprovalMode`). */
+export interface CodexApprovalMode {
+  /** The app-server's `approvalPolicy`: `untrusted` asks before every command not on Codex's safe list and every patch. */
+  approvalPolicy: 'untrusted' | 'on-request';
+  sandbox: CodexSandbox;
+  /** acceptEdits: patches whose every path lies in the workdir are accepted without asking. */
+  acceptEditsInWorkdir: boolean;
+}
+
+/**
+ * How a permission mode asks through `codex app-server`, or null for the modes that never ask, run by `codex exec`:
+ * bypassPermissions (no sandbox unless one is configured), dontAsk (the sandbox decides, nothing is asked) and plan (a
+ * read-only sandbox: reading needs no approval, and writing is refused). default → `untrusted` in the configured sandbox
+ * (else workspace-write); acceptEdits → the same, but patches inside the workdir are accepted without asking; auto →
+ * `on-request` in the configured sandbox (else workspace-write): commands run sandboxed without asking, and only what
+ * the model asks to run outside the sandbox is asked.
+ */
+export function codexApprovalMode(
+  permissionMode: PermissionMode,
+  sandbox: CodexSandbox | undefined,
+): CodexApprovalMode | null {
+  switch (permissionMode) {
+    case 'bypassPermissions':
+    case 'dontAsk':
+    case 'plan':
+      return null;
+    case 'default':
+    case 'acceptEdits':
+      return {
+        approvalPolicy: 'untrusted',
+        sandbox: sandbox ?? 'workspace-write',
+        acceptEditsInWorkdir: permissionMode === 'acceptEdits',
+      };
+    case 'auto':
+      return { approvalPolicy: 'on-request', sandbox: sandbox ?? 'workspace-write', acceptEditsInWorkdir: false };
+    default:
+      permissionMode satisfies never;
+      return null;
+  }
+}
+
+/**
+ * The CLI arguments of a long-lived `codex app-server` (stdio JSON-RPC): the provider and extra `-c` overrides, with the
+ * system prompt as developer instructions on a new thread (`systemPrompt` undefined on resume, as with `codex exec`).
+ * Model, sandbox and approval policy travel in `thread/start` / `thread/resume` instead.
+ */
+export function appServerArgs(config: CodexTurnArgs['config'], systemPrompt: string | undefined): string[] {
+  return ['app-server', ...providerOverrides(config.provider), ...extraOverrides(config.config, systemPrompt)];
+}
+
 /** The CLI arguments for one turn (without the executable or its Node prefix). Pure; throws on an invalid override. */
 export function codexArgs(turn: CodexTurnArgs): string[] {
   const args = ['exec', '--json', '--skip-git-repo-check', '-C', turn.workdir];

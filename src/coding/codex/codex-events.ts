@@ -148,7 +148,8 @@ function isOpenAiErrorBody(message: string): boolean {
   }
 }
 
-function shorten(text: string, max = 200): string {
+/** `text` cut to `max` characters (with an ellipsis). */
+export function shorten(text: string, max = 200): string {
   return text.length > max ? `${text.slice(0, max)}…` : text;
 }
 
@@ -222,72 +223,16 @@ function mcpText(content: unknown[] | undefined): string | undefined {
 }
 
 /**
- * Parser for one Codex turn (one process), see the top of this file. `usage` is shared by the turns of a run; `model`
- * (what the run asked for with -m) is reported on `started` since the JSONL does not name it.
+ * The events of Codex items (shared by `codex exec --json` and `codex app-server`, whose items are converted to these
+ * shapes): a tool item yields `tool` once (on start, or on completion when it never started) and `toolResult` on
+ * completion; a completed agent message its `text`; an error item a warning; a request_user_input its `question` once.
  */
-export class CodexTurnParser implements TurnParser {
-  #usage: CodexUsageTracker;
-  #model: string | undefined;
+export class CodexItemEvents {
   #started = new Set<string>();
   #asked = new Set<string>();
-  #end: { outcome: TurnOutcome; usage?: Usage } | null = null;
 
-  constructor(options: { usage: CodexUsageTracker; model?: string }) {
-    this.#usage = options.usage;
-    this.#model = options.model;
-  }
-
-  line(line: string): HarnessEvent[] {
-    if (!line.trim()) return [];
-    const parsed = parseCodexLine(line);
-    if (!parsed.ok)
-      return [
-        {
-          type: 'warning',
-          malformed: true,
-          message: `dropped a malformed Codex output line (${parsed.error}): ${shorten(line)}`,
-        },
-      ];
-    const event = parsed.line;
-    switch (event.kind) {
-      case 'thread.started':
-        return [{ type: 'started', backendSessionId: event.threadId, ...(this.#model ? { model: this.#model } : {}) }];
-      case 'turn.completed': {
-        const usage = event.usage ? this.#usage.turnUsage(event.usage) : undefined;
-        this.#end = { outcome: { ok: true }, ...(usage ? { usage } : {}) };
-        return [{ type: 'activity' }];
-      }
-      case 'turn.failed':
-        this.#end = { outcome: codexFailure(event.message) };
-        return [{ type: 'activity' }];
-      case 'error':
-        return [{ type: 'warning', message: `Codex error: ${event.message}` }];
-      case 'item':
-        return this.#item(event.phase, event.item);
-      case 'turn.started':
-      case 'unknown':
-        return [{ type: 'activity' }];
-      default:
-        event satisfies never;
-        return [{ type: 'activity' }];
-    }
-  }
-
-  exit(info: ExitInfo): HarnessEvent[] {
-    const end = this.#end;
-    if (!end) return [];
-    let outcome = end.outcome;
-    if (outcome.ok && info.code !== 0 && info.code !== null) {
-      outcome = {
-        ok: false,
-        reason: 'execution_error',
-        message: `Codex exited with code ${info.code} after reporting the turn completed`,
-      };
-    }
-    return [{ type: 'turnEnd', outcome, costUsd: 0, ...(end.usage ? { usage: end.usage } : {}) }];
-  }
-
-  #item(phase: 'started' | 'updated' | 'completed', item: CodexItem): HarnessEvent[] {
+  /** The events of one item in one phase. */
+  events(phase: 'started' | 'updated' | 'completed', item: CodexItem): HarnessEvent[] {
     if (isTool(item)) {
       if (phase === 'started') {
         if (this.#started.has(item.id)) return [{ type: 'activity' }];
@@ -325,5 +270,71 @@ export class CodexTurnParser implements TurnParser {
         item satisfies never;
         return [{ type: 'activity' }];
     }
+  }
+}
+
+/**
+ * Parser for one Codex turn (one process), see the top of this file. `usage` is shared by the turns of a run; `model`
+ * (what the run asked for with -m) is reported on `started` since the JSONL does not name it.
+ */
+export class CodexTurnParser implements TurnParser {
+  #usage: CodexUsageTracker;
+  #model: string | undefined;
+  #items = new CodexItemEvents();
+  #end: { outcome: TurnOutcome; usage?: Usage } | null = null;
+
+  constructor(options: { usage: CodexUsageTracker; model?: string }) {
+    this.#usage = options.usage;
+    this.#model = options.model;
+  }
+
+  line(line: string): HarnessEvent[] {
+    if (!line.trim()) return [];
+    const parsed = parseCodexLine(line);
+    if (!parsed.ok)
+      return [
+        {
+          type: 'warning',
+          malformed: true,
+          message: `dropped a malformed Codex output line (${parsed.error}): ${shorten(line)}`,
+        },
+      ];
+    const event = parsed.line;
+    switch (event.kind) {
+      case 'thread.started':
+        return [{ type: 'started', backendSessionId: event.threadId, ...(this.#model ? { model: this.#model } : {}) }];
+      case 'turn.completed': {
+        const usage = event.usage ? this.#usage.turnUsage(event.usage) : undefined;
+        this.#end = { outcome: { ok: true }, ...(usage ? { usage } : {}) };
+        return [{ type: 'activity' }];
+      }
+      case 'turn.failed':
+        this.#end = { outcome: codexFailure(event.message) };
+        return [{ type: 'activity' }];
+      case 'error':
+        return [{ type: 'warning', message: `Codex error: ${event.message}` }];
+      case 'item':
+        return this.#items.events(event.phase, event.item);
+      case 'turn.started':
+      case 'unknown':
+        return [{ type: 'activity' }];
+      default:
+        event satisfies never;
+        return [{ type: 'activity' }];
+    }
+  }
+
+  exit(info: ExitInfo): HarnessEvent[] {
+    const end = this.#end;
+    if (!end) return [];
+    let outcome = end.outcome;
+    if (outcome.ok && info.code !== 0 && info.code !== null) {
+      outcome = {
+        ok: false,
+        reason: 'execution_error',
+        message: `Codex exited with code ${info.code} after reporting the turn completed`,
+      };
+    }
+    return [{ type: 'turnEnd', outcome, costUsd: 0, ...(end.usage ? { usage: end.usage } : {}) }];
   }
 }

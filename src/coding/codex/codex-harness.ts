@@ -3,10 +3,12 @@ import type { Config } from '../../core/config.ts';
 import type { Logger } from '../../core/logger.ts';
 import { mergeEnv } from '../agent-process.ts';
 import { findOnPath, findPackageFile, invocationFor, platformSuffix } from '../executables.ts';
-import type { Harness, RunSpec } from '../harness.ts';
+import type { Harness, HarnessCheck, Run, RunSpec } from '../harness.ts';
 import { createPerTurnHarness } from '../per-turn-harness.ts';
 import type { PerTurnBackend, TurnParser, TurnPlan } from '../per-turn-run.ts';
-import { codexArgs } from './codex-args.ts';
+import { AppServerRun } from './app-server-run.ts';
+import type { CodexApprovalMode } from './codex-args.ts';
+import { appServerArgs, codexApprovalMode, codexArgs } from './codex-args.ts';
 import { CodexTurnParser } from './codex-events.ts';
 import { CodexUsageTracker } from './codex-usage.ts';
 
@@ -90,11 +92,47 @@ class CodexBackend implements PerTurnBackend {
 }
 
 /**
- * The Codex CLI harness: one `codex exec --json` process per turn through `PerTurnRun`, resumed by thread id; no fork.
- * `check()` runs `--version` on the executable (see `codexExecutable`).
+ * A run that can ask: one `codex app-server` process for the whole run (see app-server-run.ts), in the workdir, with the
+ * environment of `codex exec` turns.
+ */
+function startAppServer(spec: RunSpec, options: CodexHarnessOptions, mode: CodexApprovalMode): Run {
+  const executable = codexExecutable(options.config) ?? 'codex';
+  options.logger?.debug(
+    { session: spec.sessionId, workdir: spec.workdir, resume: spec.resumeBackendId, executable },
+    'starting the Codex app-server',
+  );
+  return new AppServerRun({
+    sessionId: spec.sessionId,
+    prompt: spec.prompt,
+    workdir: spec.workdir,
+    mode,
+    usage: new CodexUsageTracker({ known: !spec.resumeBackendId }),
+    killGraceMs: options.killGraceMs,
+    ...(spec.model ? { model: spec.model } : {}),
+    ...(spec.resumeBackendId ? { resumeId: spec.resumeBackendId } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
+    plan: () => {
+      if (!existsSync(spec.workdir)) throw new Error(`the workdir ${spec.workdir} does not exist`);
+      const { command, argsPrefix } = invocationFor(executable);
+      const args = appServerArgs(options.config, spec.resumeBackendId ? undefined : spec.systemPrompt);
+      return {
+        command,
+        args: [...argsPrefix, ...args],
+        cwd: spec.workdir,
+        env: mergeEnv(options.config.env, spec.env),
+      };
+    },
+  });
+}
+
+/**
+ * The Codex CLI harness. Runs in a permission mode that asks (see `codexApprovalMode`) drive one `codex app-server` per
+ * run and turn its approval requests into `permission` events; bypassPermissions and dontAsk runs are one
+ * `codex exec --json` process per turn through `PerTurnRun`, resumed by thread id. No fork. `check()` runs `--version`
+ * on the executable (see `codexExecutable`).
  */
 export function createCodexHarness(options: CodexHarnessOptions): Harness {
-  return createPerTurnHarness({
+  const perTurn = createPerTurnHarness({
     name: 'codex',
     label: 'Codex CLI',
     executable: () => codexExecutable(options.config),
@@ -107,4 +145,16 @@ export function createCodexHarness(options: CodexHarnessOptions): Harness {
     killGraceMs: options.killGraceMs,
     logger: options.logger,
   });
+  return {
+    name: 'codex',
+    supportsFork: false,
+    asksPermission: true,
+    start(spec: RunSpec): Run {
+      const mode = codexApprovalMode(spec.permissionMode, options.config.sandbox);
+      return mode ? startAppServer(spec, options, mode) : perTurn.start(spec);
+    },
+    check(): Promise<HarnessCheck> {
+      return perTurn.check();
+    },
+  };
 }

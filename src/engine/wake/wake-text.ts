@@ -11,7 +11,8 @@ export const TAIL_BLOCKS = 5;
 
 const WAITING_WHY: Record<WaitingReason, string> = {
   question: 'it asked a question',
-  permission: 'it asks permission to use a tool',
+  permission:
+    'it asks permission to use a tool; the user decides approvals in their chat (the approvals tool lists them), so tell them rather than answering it yourself',
   'turn-end': 'it finished its turn',
   stalled: 'it has been silent with no tool running (still thinking, or stuck); it is not waiting for an answer',
 };

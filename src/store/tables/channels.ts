@@ -33,6 +33,12 @@ export interface ChannelTables {
     created_at: number;
     updated_at: number;
     dedupe_key: string | null;
+    /** Rows of buttons (`ChatButton[][]` as JSON), shown under the last part; null when none. */
+    buttons: string | null;
+    /** Outbox key (`dedupe_key`) of an earlier message of the same conversation this one edits in place. */
+    replaces: string | null;
+    /** The connector's id of the delivered message (its last part), kept with a keyed `sent` row for later edits. */
+    ref: string | null;
   };
   web_messages: {
     pos: Generated<number>;

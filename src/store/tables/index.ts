@@ -1,3 +1,4 @@
+import type { ApprovalTables } from './approvals.ts';
 import type { ChannelTables } from './channels.ts';
 import type { CodingTables } from './coding.ts';
 import type { EngineTables } from './engine.ts';
@@ -10,6 +11,6 @@ import type { SchedulerTables } from './scheduler.ts';
  * checks every query against, on SQLite and PostgreSQL alike. The migrations build the same shape on both.
  */
 export interface Database
-  extends CodingTables, EngineTables, ChannelTables, SchedulerTables, LinearTables, GatewayTables {}
+  extends CodingTables, EngineTables, ChannelTables, SchedulerTables, LinearTables, GatewayTables, ApprovalTables {}
 
-export type { ChannelTables, CodingTables, EngineTables, GatewayTables, LinearTables, SchedulerTables };
+export type { ApprovalTables, ChannelTables, CodingTables, EngineTables, GatewayTables, LinearTables, SchedulerTables };

@@ -1,0 +1,124 @@
+// The Telegram connector's intake: one update at a time, a typed message or a button press, through the allow-list and
+// handed to the InboundHandler (retried with backoff, then the sender is told). The caller advances the update offset
+// only once `handle` says the update is done with, i.e. after the handler resolved. Every press is answered
+// (answerCallbackQuery) so its button stops spinning: empty once accepted, with a notice when refused or not accepted.
+import type { Clock } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import type { InboundHandler, InboundMessage } from '../connector.ts';
+import type { StopSignal } from '../stop-signal.ts';
+import type { TelegramCallbackQuery, TelegramMessage, TelegramUpdate } from './telegram-inbound.ts';
+import {
+  notAcceptedText,
+  PRESS_NOT_ACCEPTED_TEXT,
+  pressRefusalText,
+  pressToInbound,
+  refusalText,
+  targetOf,
+  TEXT_ONLY_TEXT,
+  toInbound,
+} from './telegram-inbound.ts';
+import type { ApiSignal, TelegramOutbound } from './telegram-outbound.ts';
+
+/** What the intake needs from its connector. */
+export interface IntakeDeps {
+  clock: Clock;
+  logger: Logger;
+  outbound: TelegramOutbound;
+  /** Telegram user ids allowed to talk to the bot. */
+  allowed: ReadonlySet<number>;
+  /** Attempts at handing one message over before the sender is told it could not be accepted. */
+  maxAttempts: number;
+  /** False once the connector is stopping. */
+  running: () => boolean;
+  /** The current run's stop signal (a hand-off in flight is abandoned when it fires). */
+  stopSignal: () => StopSignal;
+  /** The current run's abort signal for Bot API calls. */
+  apiSignal: () => ApiSignal;
+  /** How long to wait before hand-off attempt `attempt + 1`. */
+  retryDelay: (attempt: number) => number;
+}
+
+type HandOff = 'accepted' | 'given-up' | 'stopped';
+
+/** Handles updates for one connector. */
+export class TelegramIntake {
+  #deps: IntakeDeps;
+
+  constructor(deps: IntakeDeps) {
+    this.#deps = deps;
+  }
+
+  /** Handles one update; true when it is done with (its offset may be confirmed), false when stopped before that. */
+  async handle(update: TelegramUpdate, onMessage: InboundHandler): Promise<boolean> {
+    if (update.callback_query) return this.#press(update.callback_query, onMessage);
+    if (update.message) return this.#message(update.message, onMessage);
+    return true;
+  }
+
+  async #message(message: TelegramMessage, onMessage: InboundHandler): Promise<boolean> {
+    if (!message.from) return true;
+    const { logger, outbound } = this.#deps;
+    const target = targetOf(message);
+    if (!this.#deps.allowed.has(message.from.id)) {
+      logger.warn(
+        { userId: message.from.id, chat: message.chat.id },
+        'message from a user not on channels.telegram.allowedUserIds refused',
+      );
+      await outbound.replyDirect(target, refusalText(message.from.id), this.#deps.apiSignal());
+      return true;
+    }
+    const inbound = toInbound(message);
+    if (!inbound) {
+      await outbound.replyDirect(target, TEXT_ONLY_TEXT, this.#deps.apiSignal());
+      return true;
+    }
+    const outcome = await this.#handOff(inbound, onMessage);
+    if (outcome === 'given-up') await outbound.replyDirect(target, notAcceptedText(), this.#deps.apiSignal());
+    return outcome !== 'stopped';
+  }
+
+  async #press(query: TelegramCallbackQuery, onMessage: InboundHandler): Promise<boolean> {
+    const { logger, outbound } = this.#deps;
+    if (!this.#deps.allowed.has(query.from.id)) {
+      logger.warn(
+        { userId: query.from.id, chat: query.message?.chat.id },
+        'button press from a user not on channels.telegram.allowedUserIds refused',
+      );
+      await outbound.answer(query.id, this.#deps.apiSignal(), pressRefusalText(query.from.id), true);
+      return true;
+    }
+    const inbound = pressToInbound(query, this.#deps.clock.now());
+    if (!inbound) {
+      await outbound.answer(query.id, this.#deps.apiSignal());
+      return true;
+    }
+    const outcome = await this.#handOff(inbound, onMessage);
+    if (outcome === 'stopped') return false;
+    if (outcome === 'given-up') await outbound.answer(query.id, this.#deps.apiSignal(), PRESS_NOT_ACCEPTED_TEXT, true);
+    else await outbound.answer(query.id, this.#deps.apiSignal());
+    return true;
+  }
+
+  /** Hands `inbound` to the handler, retrying with backoff up to `maxAttempts`. */
+  async #handOff(inbound: InboundMessage, onMessage: InboundHandler): Promise<HandOff> {
+    const { clock, logger } = this.#deps;
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return (await this.#deps.stopSignal().race(onMessage(inbound))).stopped ? 'stopped' : 'accepted';
+      } catch (error) {
+        if (!this.#deps.running()) return 'stopped';
+        const err = error instanceof Error ? error.message : String(error);
+        if (attempt >= this.#deps.maxAttempts) {
+          logger.error(
+            { messageId: inbound.id, attempts: attempt, err },
+            'inbound message could not be accepted; the sender was told',
+          );
+          return 'given-up';
+        }
+        logger.warn({ messageId: inbound.id, attempt, err }, 'inbound message not accepted yet; retrying');
+        await this.#deps.stopSignal().sleep(clock, this.#deps.retryDelay(attempt));
+        if (!this.#deps.running()) return 'stopped';
+      }
+    }
+  }
+}
