@@ -14,6 +14,7 @@ import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import type { ChatButton, InboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
+import { EditRefusedError } from '../outbox-edit.ts';
 import { WebConnector } from './web-connector.ts';
 
 const CHAT = 'chat-bbbb2222';
@@ -100,19 +101,20 @@ describe('WebConnector buttons and edits', () => {
     history.close();
   });
 
-  it('refuses for good an edit of a message that is not its chat’s daemon message', async () => {
+  it('refuses an edit of a message that is not its chat’s daemon message (the outbox then sends it anew)', async () => {
     const permanent = (pattern: RegExp) => (e: unknown) =>
       e instanceof DeliveryError && e.kind === 'permanent' && pattern.test(e.message);
+    const refused = (pattern: RegExp) => (e: unknown) => e instanceof EditRefusedError && pattern.test(e.message);
     const sent = await connector.send(TARGET, { text: 'asked' });
     assert.ok(sent);
-    await assert.rejects(connector.edit(TARGET, 'abc', { text: 'x' }), permanent(/not a web message position/));
+    await assert.rejects(connector.edit(TARGET, 'abc', { text: 'x' }), refused(/not a web message position/));
     await assert.rejects(
       connector.edit(TARGET, String(Number(sent.ref) + 50), { text: 'x' }),
-      permanent(/has no daemon message/),
+      refused(/has no daemon message/),
     );
     await assert.rejects(
       connector.edit({ channel: 'web', chat: 'chat-other-1' }, sent.ref, { text: 'x' }),
-      permanent(/has no daemon message/),
+      refused(/has no daemon message/),
     );
     await assert.rejects(
       connector.edit({ channel: 'telegram', chat: '42' }, sent.ref, { text: 'x' }),
@@ -121,7 +123,7 @@ describe('WebConnector buttons and edits', () => {
     const page = await connector.accept(CHAT, { id: 'msg-00000010', text: 'mine' });
     await assert.rejects(
       connector.edit(TARGET, String(page.message.pos), { text: 'x' }),
-      permanent(/has no daemon message/),
+      refused(/has no daemon message/),
     );
   });
 

@@ -17,6 +17,7 @@ import type {
   SentMessage,
 } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
+import { EditRefusedError } from '../outbox-edit.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
 export interface WebConnectorDeps {
@@ -122,13 +123,14 @@ export class WebConnector implements Connector {
   /**
    * Replaces the text and buttons (none when `message.buttons` is absent) of the daemon message `ref` (from `send`) in
    * the target chat, committed before this resolves, and pushes the changed message to the pages open on it (which
-   * redraw it in place). Repeating an edit changes nothing. Throws a permanent DeliveryError for a target that is not a
-   * web chat, a text over the limit, or a ref that names no daemon message of that chat (or one trimmed away).
+   * redraw it in place). Repeating an edit changes nothing. Throws EditRefusedError (the outbox then sends the
+   * replacement as a new message) for a ref that names no daemon message of that chat (or one trimmed away), and a
+   * permanent DeliveryError for a target that is not a web chat or a text over the limit.
    */
   async edit(target: ChannelTarget, ref: string, message: OutboundMessage): Promise<void> {
     const chat = this.#chatOf(target);
     this.#checkLength(message);
-    if (!/^\d{1,15}$/.test(ref)) throw refuse(`ref: "${ref}" is not a web message position`);
+    if (!/^\d{1,15}$/.test(ref)) throw new EditRefusedError(`ref: "${ref}" is not a web message position`);
     const edited = await this.#store.editAgentMessage(
       chat,
       Number(ref),
@@ -136,7 +138,9 @@ export class WebConnector implements Connector {
       message.buttons ?? null,
       this.#deps.clock.now(),
     );
-    if (!edited) throw refuse(`ref: chat ${chat} has no daemon message ${ref} (never sent there, or trimmed away)`);
+    if (!edited) {
+      throw new EditRefusedError(`ref: chat ${chat} has no daemon message ${ref} (never sent there, or trimmed away)`);
+    }
     if (edited.changed) this.#publish(edited.message);
   }
 
