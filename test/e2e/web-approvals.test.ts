@@ -74,9 +74,9 @@ describe('approvals on the web page, with the real daemon and Chromium', { skip 
     return listed?.approvals ?? [];
   }
 
-  async function launch(name: string): Promise<void> {
+  async function launch(name: string, directive = '[[tool]]'): Promise<void> {
     await daemon?.rpc('sessions.launch', {
-      prompt: 'check the build [[tool]]',
+      prompt: `check the build ${directive}`,
       workdir,
       name,
       permissionMode: 'default',
@@ -93,7 +93,7 @@ describe('approvals on the web page, with the real daemon and Chromium', { skip 
     await page.locator('#detail-status', { hasText: 'asks (permission)' }).waitFor();
 
     await panel.locator('button', { hasText: 'Allow for session' }).click();
-    await panel.locator('.approval-outcome', { hasText: 'allowed for session by' }).waitFor();
+    await panel.locator('.approval-outcome', { hasText: 'allowed for session by web' }).waitFor();
     assert.equal(await panel.locator('button').count(), 0);
     await page.locator('#session-log .rec-output', { hasText: 'tool said: hello-from-tool' }).waitFor();
     await page.locator('#session-log .rec-turn', { hasText: 'turn ended' }).waitFor();
@@ -124,7 +124,7 @@ describe('approvals on the web page, with the real daemon and Chromium', { skip 
       const [a] = await approvalsOf('asks-again');
       return a && a.status !== 'pending' ? a : undefined;
     });
-    assert.deepEqual([decided.status, decided.scope], ['allowed', 'once']);
+    assert.deepEqual([decided.status, decided.scope, decided.decidedBy], ['allowed', 'once', 'web']);
     await waitFor('the agent to go on', async () => {
       const output = await daemon?.rpc<Output>('sessions.output', { session: 'asks-again', full: true });
       return output?.lines.some((l) => l.includes('tool said: hello-from-tool'));
@@ -171,6 +171,19 @@ describe('approvals on the web page, with the real daemon and Chromium', { skip 
       [],
       'removed from the store',
     );
+  });
+
+  it('shows a question’s options as buttons, and a press answers it', async () => {
+    await launch('question', '[[question]]');
+    await page.locator('.session-row', { hasText: 'question' }).click();
+    const panel = page.locator('#session-approval');
+    await panel.locator('.approval-question', { hasText: 'Which file should I change?' }).waitFor();
+    assert.deepEqual(await panel.locator('.approval-question button').allTextContents(), ['a.ts', 'b.ts']);
+    await panel.locator('.approval-question button', { hasText: 'b.ts' }).click();
+    await panel.locator('.approval-outcome', { hasText: /allowed once by web: .*b\.ts/ }).waitFor();
+    const [approval] = await approvalsOf('question');
+    assert.deepEqual([approval?.kind, approval?.status], ['question', 'allowed']);
+    await page.locator('#session-log .rec-turn', { hasText: 'turn ended' }).waitFor();
   });
 
   it('raised no page errors, console errors or daemon errors', () => {
