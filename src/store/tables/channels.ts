@@ -55,6 +55,8 @@ export interface ChannelTables {
     created_at: number;
     updated_at: number;
     delivery_key: string | null;
+    /** A daemon message's buttons: JSON rows of `{label, command}` (migration 272); null when it has none. */
+    buttons: string | null;
   };
   web_counter: {
     id: number;
