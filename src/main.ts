@@ -172,6 +172,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       outbox,
       clock,
       config,
+      threads: (channel) => connectors.some((c) => c.channel === channel && c.threads === true),
       logger: logger.child({ component: 'notify' }),
     });
     stops.push(() => notifications.stop());
