@@ -37,7 +37,7 @@ describeEachDatabase('LinearApprovals', (fresh) => {
       config: approvalsSchema.parse({}),
       rootOf: () => '/repo',
     });
-    const d = dispatchRecord({ agentSessionId: 'as1' });
+    let d = dispatchRecord({ agentSessionId: 'as1' });
     const rows = new Map<string, DispatchSession>();
     const map = (sessionId: string, phase: DispatchPhase): void => {
       rows.set(sessionId, {
@@ -76,7 +76,10 @@ describeEachDatabase('LinearApprovals', (fresh) => {
       await linear.idle();
       return approval;
     };
-    return { desk, linear, map, told, claims, clock, pending };
+    const finish = (): void => {
+      d = { ...d, status: 'stopped' };
+    };
+    return { desk, linear, map, told, claims, clock, pending, finish };
   }
 
   it("posts a worker's request as an elicitation and its outcome as a thought, once each, in order", async () => {
@@ -96,6 +99,19 @@ describeEachDatabase('LinearApprovals', (fresh) => {
       ],
     );
     assert.match((told[1]?.content as { body: string }).body, /denied by cli: not now$/);
+  });
+
+  it('says nothing more once the dispatch has ended (a stop cancels the request of the worker it kills)', async () => {
+    const { desk, linear, map, told, pending, finish } = await bridge();
+    map('worker-1', 'worker');
+    const approval = await pending('worker-1', 'npm test');
+    finish();
+    await desk.cancelSession('worker-1', 'The session ended before anyone answered.');
+    await linear.idle();
+    assert.deepEqual(
+      told.map((t) => t.key),
+      [`approval:${approval.id}/request`],
+    );
   });
 
   it('posts a request made before the worker was mapped once it is', async () => {

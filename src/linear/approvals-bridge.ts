@@ -11,6 +11,7 @@ import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LinearClaimStore } from '../store/linear-claims.ts';
 import type { DispatchRecord, DispatchStore } from '../store/linear-dispatches.ts';
+import { FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import { approvalElicitation, approvalOutcome, parseApprovalReply } from './approval-replies.ts';
 import type { DispatchReporter } from './pipeline/dispatch-reporter.ts';
 import { InFlight } from './pipeline/in-flight.ts';
@@ -164,7 +165,8 @@ export class LinearApprovals {
 
   async #postOutcome(approval: Approval): Promise<void> {
     const d = await this.#dispatchOf(approval.sessionId);
-    if (!d) return;
+    // A dispatch that ended (stopped, done, stuck) has said its last word: a thought after it would be noise.
+    if (!d || FINISHED_DISPATCH_STATUSES.includes(d.status)) return;
     const body = approvalOutcome(approval);
     await this.#deps.reporter.tellOnce(d, { type: 'thought', body }, `approval:${approval.id}/outcome`);
   }
