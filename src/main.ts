@@ -218,6 +218,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           inference,
           outbox,
           codeRunner,
+          approvals,
         })
       : null;
     if (linear) {
