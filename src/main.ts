@@ -2,7 +2,7 @@ import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
-import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
+import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
@@ -124,7 +124,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     if (config.channels.telegram.enabled) {
       const commands = commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary.slice(0, 256) }));
       connectors.push(
-        createTelegramConnector(config.channels.telegram, {
+        ...createTelegramConnectors(config.channels.telegram, {
           clock,
           logger: logger.child({ component: 'telegram' }),
           env,
