@@ -222,8 +222,10 @@ async function runTool(name, input, output, delayMs, signal) {
     }
     throw error;
   }
-  toolResult(id, output, false);
-  return { id, text: output, denied: false };
+  // The output may depend on the input the host allowed (AskUserQuestion's `answers`).
+  const text = typeof output === 'function' ? output(decision.input) : output;
+  toolResult(id, text, false);
+  return { id, text, denied: false };
 }
 
 const GARBAGE = '{"type":"assistant","message":42}';
@@ -309,7 +311,13 @@ async function runTurn(prompt, signal) {
         },
       ],
     };
-    await runTool('AskUserQuestion', input, 'User has not answered yet.', 0, signal);
+    const answered = (allowed) =>
+      allowed?.answers
+        ? `User has answered your questions: ${Object.entries(allowed.answers)
+            .map(([q, a]) => `"${q}"="${a}"`)
+            .join(', ')}`
+        : 'User has not answered yet.';
+    await runTool('AskUserQuestion', input, answered, 0, signal);
     reply = question;
   }
   const blocks = Number(directive(prompt, 'stream') ?? 0);

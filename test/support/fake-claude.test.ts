@@ -9,7 +9,7 @@ import { createClaudeHarness } from '../../src/coding/claude/claude-harness.ts';
 import type { Harness, RunSpec } from '../../src/coding/harness.ts';
 import type { Config } from '../../src/core/config.ts';
 import type { EventOf, FakeInvocation } from './harness-run.ts';
-import { drive, exitedOf, ofType, readInvocations } from './harness-run.ts';
+import { drive, endAfterTurn, exitedOf, ofType, readInvocations } from './harness-run.ts';
 import { tempDir } from './temp-dir.ts';
 
 const FAKE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
@@ -145,16 +145,31 @@ describe('Claude harness over the fake CLI', { timeout: TEST_TIMEOUT }, () => {
     assert.ok(invocations()[0]?.argv.includes('--permission-prompt-tool=stdio'));
   });
 
-  it('AskUserQuestion → a question event; outside bypass mode it is not a permission prompt', async () => {
+  it('AskUserQuestion → a question event; outside bypass mode it asks, and the answers come back as its input', async () => {
     const bypass = await drive(harness().start(spec('[[question]]')));
     assert.deepEqual(ofType(bypass, 'question'), [{ type: 'question', text: 'Which file should I change?' }]);
     assert.equal(ofType(bypass, 'turnEnd')[0]?.outcome.ok, true);
-    const asking = await drive(harness().start(spec('[[question]]', { permissionMode: 'acceptEdits' })));
-    assert.equal(ofType(asking, 'permission').length, 0);
+    const asking = await drive(
+      harness().start(spec('[[question]]', { permissionMode: 'acceptEdits' })),
+      (event, run) => {
+        if (event.type === 'permission') {
+          const input = event.input as Record<string, unknown>;
+          run.answerPermission(event.requestId, {
+            allow: true,
+            updatedInput: { ...input, answers: { 'Which file should I change?': 'b.ts' } },
+          });
+        }
+        return endAfterTurn(event, run);
+      },
+    );
+    assert.deepEqual(
+      ofType(asking, 'permission').map((p) => p.tool),
+      ['AskUserQuestion'],
+    );
     assert.equal(ofType(asking, 'question').length, 1);
     const [result] = ofType(asking, 'toolResult');
-    assert.equal(result?.isError, true);
-    assert.match(result?.output ?? '', /answer it in their next message/);
+    assert.equal(result?.isError, false);
+    assert.equal(result?.output, 'User has answered your questions: "Which file should I change?"="b.ts"');
   });
 
   it('drops garbage lines with malformed warnings and finishes the turn', async () => {
