@@ -8,7 +8,7 @@ import { captureLogger } from '../../../test/support/capture-logger.ts';
 import type { FakeSlack } from '../../../test/support/fake-slack.ts';
 import { startFakeSlack } from '../../../test/support/fake-slack.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
-import { systemClock } from '../../core/clock.ts';
+import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { SlackChannelConfig } from '../../core/config-slack.ts';
 import { slackChannelSchema } from '../../core/config-slack.ts';
 import type { InboundMessage } from '../connector.ts';
@@ -236,6 +236,19 @@ describe('Slack connector (Socket Mode) against the fake Slack', () => {
     );
     await waitFor('the home account to take it', () => got.find((m) => m.target.account === 'home'));
     assert.match(fake.textsIn('DUHOME').join('\n'), /channels\.slack\.accounts\.work\.allowedUserIds/);
+  });
+
+  it('starts while Slack cannot be reached, and connects on a later try', async () => {
+    const clock = new ManualClock(0);
+    fake.rateLimit('auth.test', 5);
+    const [slack] = createSlackConnectors(section(), { clock, logger: captureLogger().logger, env: {} });
+    assert.ok(slack);
+    connectors.push(slack);
+    await slack.start(async () => {});
+    assert.equal(fake.socket.opened, 0, 'not connected yet');
+    clock.advance(60_000);
+    await waitFor('the Socket Mode connection', () => fake.socket.opened > 0);
+    assert.equal(slack.botUserId, fake.botUserId);
   });
 
   it('refuses to start with a token Slack rejects, naming the key', async () => {

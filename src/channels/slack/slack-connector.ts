@@ -5,37 +5,17 @@
 // (`/switchboard claude …`); presses of Block Kit buttons come back as pressed commands. Every event is acknowledged to
 // Slack only after the InboundHandler resolved (slack-receiver.ts). Sends and edits go through the Web API
 // (chat.postMessage with thread_ts for a thread, chat.update), their failures classified for the outbox.
-import type { App as AppType } from '@slack/bolt';
 import { App, webApi } from '@slack/bolt';
-import type { Clock } from '../../core/clock.ts';
+import { backoffDelay } from '../../core/backoff.ts';
+import type { Clock, Timer } from '../../core/clock.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type {
-  ChannelTarget,
-  Connector,
-  InboundHandler,
-  InboundMessage,
-  OutboundMessage,
-  SentMessage,
-} from '../connector.ts';
+import type { ChannelTarget, Connector, InboundHandler, OutboundMessage, SentMessage } from '../connector.ts';
 import { renderMessage, SLACK_MAX_MESSAGE_LENGTH } from './slack-blocks.ts';
 import type { SlackAccountConfig, SlackCredentials } from './slack-credentials.ts';
 import { resolveSlackCredentials, slackConfigKey } from './slack-credentials.ts';
 import { describeSlackError, platformError, toDeliveryError } from './slack-errors.ts';
-import type { SlackBlockActions, SlackCommand, SlackMessageEvent } from './slack-inbound.ts';
-import {
-  channelRefusalText,
-  commandHelpText,
-  commandToInbound,
-  eventToInbound,
-  isConversational,
-  NOT_ACCEPTED_TEXT,
-  pressToInbound,
-  refusalText,
-  slackBlockActionsSchema,
-  slackCommandSchema,
-  slackMessageEventSchema,
-} from './slack-inbound.ts';
+import { SlackIntake } from './slack-intake.ts';
 import { boltLogger } from './slack-logger.ts';
 import type { SlackHttpReply, SlackHttpRequest } from './slack-receiver.ts';
 import { SlackHttpReceiver, SlackSocketReceiver } from './slack-receiver.ts';
@@ -44,10 +24,11 @@ import { SlackSignatureVerifier } from './slack-signature.ts';
 
 export { SLACK_MAX_MESSAGE_LENGTH };
 
-/** Slack's last retry of an unacknowledged event: after it the sender is told, since nothing will come again. */
-const LAST_RETRY = 3;
 /** Auth errors that mean the bot token will never work. */
 const AUTH_REFUSED = new Set(['invalid_auth', 'not_authed', 'account_inactive', 'token_revoked', 'token_expired']);
+/** Backoff of the start's retries while Slack cannot be reached. */
+const RETRY_BASE_MS = 1_000;
+const RETRY_MAX_MS = 60_000;
 /** How many sent thread replies are remembered (to send a reply to a reply into its parent's thread). */
 const MAX_THREAD_PARENTS = 10_000;
 
@@ -86,11 +67,13 @@ export class SlackConnector implements Connector {
   #web: InstanceType<typeof webApi.WebClient>;
   #http: SlackHttpReceiver | undefined;
   #verifier: SlackSignatureVerifier | undefined;
-  #app: AppType | undefined;
+  #app: App | undefined;
   #allowedUsers: Set<string>;
   #allowedChannels: Set<string>;
   #botUserId: string | undefined;
   #threadParents = new Map<string, string>();
+  #running = false;
+  #retryTimer: Timer | undefined;
 
   constructor(config: SlackAccountConfig, account: string | undefined, deps: SlackConnectorDeps) {
     this.account = account;
@@ -132,12 +115,55 @@ export class SlackConnector implements Connector {
 
   /**
    * Checks the bot token (auth.test), then listens: opens the Socket Mode connection in the background, or (http mode)
-   * accepts the requests the gateway hands over. Throws an invalid_input error when Slack refuses the token.
+   * accepts the requests the gateway hands over. Throws an invalid_input error when Slack refuses the token; when Slack
+   * cannot be reached, keeps trying in the background (with backoff) and resolves.
    */
   async start(onMessage: InboundHandler): Promise<void> {
-    if (this.#app) return;
+    if (this.#app || this.#running) return;
+    this.#running = true;
     if (this.#allowedUsers.size === 0)
       this.#logger.warn(`${slackConfigKey(this.account)}.allowedUserIds is empty: every sender will be refused`);
+    try {
+      await this.#connect(onMessage);
+    } catch (error) {
+      if (error instanceof AppError && error.kind === 'invalid_input') {
+        this.#running = false;
+        throw error;
+      }
+      this.#logger.warn({ err: describeSlackError(error) }, 'Slack not reachable yet; retrying in the background');
+      this.#retry(onMessage, 1);
+    }
+  }
+
+  /** Closes the Socket Mode connection (or stops taking HTTP requests), and any retry of the start. */
+  async stop(): Promise<void> {
+    this.#running = false;
+    this.#retryTimer?.cancel();
+    this.#retryTimer = undefined;
+    const app = this.#app;
+    this.#app = undefined;
+    await app?.stop();
+  }
+
+  #retry(onMessage: InboundHandler, failures: number): void {
+    const delay = backoffDelay(failures, RETRY_BASE_MS, RETRY_MAX_MS);
+    this.#retryTimer = this.#deps.clock.after(delay, () => {
+      this.#retryTimer = undefined;
+      if (!this.#running) return;
+      this.#connect(onMessage).catch((error: unknown) => {
+        if (!this.#running) return;
+        if (error instanceof AppError && error.kind === 'invalid_input') {
+          this.#logger.error({ err: error.message }, 'Slack refused the bot token; the connector stays stopped');
+          return;
+        }
+        this.#logger.warn({ err: describeSlackError(error), failures }, 'Slack still not reachable; retrying');
+        this.#retry(onMessage, failures + 1);
+      });
+    });
+  }
+
+  /** auth.test, then the Bolt app with its receiver, started. Throws AppError invalid_input for a refused token. */
+  async #connect(onMessage: InboundHandler): Promise<void> {
     let auth: { user_id?: string; bot_id?: string };
     try {
       auth = await this.#web.auth.test();
@@ -150,17 +176,19 @@ export class SlackConnector implements Connector {
           `${slackConfigKey(this.account)}.botToken`,
         );
       }
-      throw new AppError('unavailable', `Slack is not reachable: ${describeSlackError(error)}`);
+      throw error;
     }
+    if (!this.#running) return;
     this.#botUserId = auth.user_id;
     const logger = boltLogger(this.#logger);
+    const apiUrl = this.#apiUrl();
     const receiver =
       this.#http ??
       new SlackSocketReceiver(
         {
           appToken: this.#credentials.appToken ?? '',
           logger,
-          installerOptions: { clientOptions: this.#apiUrl() ? { slackApiUrl: this.#apiUrl() } : {} },
+          installerOptions: { clientOptions: apiUrl ? { slackApiUrl: apiUrl } : {} },
         },
         this.#logger,
       );
@@ -176,7 +204,16 @@ export class SlackConnector implements Connector {
     app.error(async (error) => {
       throw error;
     });
-    this.#listen(app, onMessage);
+    new SlackIntake({
+      account: this.account,
+      web: this.#web,
+      clock: this.#deps.clock,
+      logger: this.#logger,
+      allowedUsers: this.#allowedUsers,
+      allowedChannels: this.#allowedChannels,
+      commands: this.#deps.commands ?? [],
+      botUserId: () => this.#botUserId,
+    }).listen(app, onMessage);
     this.#app = app;
     const started = app.start();
     if (this.#http) await started;
@@ -185,13 +222,6 @@ export class SlackConnector implements Connector {
         () => this.#logger.info({ bot: this.#botUserId }, 'Slack app connected over Socket Mode'),
         (error: unknown) => this.#logger.error({ err: describeSlackError(error) }, 'Slack Socket Mode did not start'),
       );
-  }
-
-  /** Closes the Socket Mode connection (or stops taking HTTP requests). */
-  async stop(): Promise<void> {
-    const app = this.#app;
-    this.#app = undefined;
-    await app?.stop();
   }
 
   /**
@@ -265,123 +295,6 @@ export class SlackConnector implements Connector {
     if (this.#threadParents.size > MAX_THREAD_PARENTS) {
       const oldest = this.#threadParents.keys().next().value;
       if (oldest !== undefined) this.#threadParents.delete(oldest);
-    }
-  }
-
-  #listen(app: AppType, onMessage: InboundHandler): void {
-    const onEvent = async (args: { event: unknown; context: { retryNum?: number } }): Promise<void> => {
-      const parsed = slackMessageEventSchema.safeParse(args.event);
-      if (parsed.success && isConversational(parsed.data))
-        await this.#event(parsed.data, args.context.retryNum ?? 0, onMessage);
-    };
-    app.event('message', onEvent);
-    app.event('app_mention', onEvent);
-    app.command(/^\/.+/, async ({ body, ack }) => {
-      const parsed = slackCommandSchema.safeParse(body);
-      if (!parsed.success) return ack();
-      const answer = await this.#command(parsed.data, onMessage);
-      await ack(answer === undefined ? undefined : { response_type: 'ephemeral', text: answer });
-    });
-    app.action({ type: 'block_actions' }, async ({ body }) => {
-      const parsed = slackBlockActionsSchema.safeParse(body);
-      if (parsed.success) await this.#press(parsed.data, onMessage);
-    });
-  }
-
-  /** Whether the user (and, outside DMs, the channel) may talk to the app: undefined when allowed, else the refusal. */
-  #refusal(userId: string, channel: string, direct: boolean): string | undefined {
-    if (!this.#allowedUsers.has(userId)) {
-      this.#logger.warn(
-        { userId, chat: channel },
-        `Slack user not on ${slackConfigKey(this.account)}.allowedUserIds refused`,
-      );
-      return refusalText(userId, this.account);
-    }
-    if (!direct && this.#allowedChannels.size > 0 && !this.#allowedChannels.has(channel)) {
-      this.#logger.warn(
-        { userId, chat: channel },
-        `Slack channel not on ${slackConfigKey(this.account)}.allowedChannels`,
-      );
-      return channelRefusalText(channel, this.account);
-    }
-    return undefined;
-  }
-
-  async #event(event: SlackMessageEvent, retryNum: number, onMessage: InboundHandler): Promise<void> {
-    const user = event.user ?? '';
-    const direct = event.channel_type === 'im';
-    const refusal = this.#refusal(user, event.channel, direct);
-    if (refusal) {
-      await this.#tell(event.channel, user, refusal, direct, event.thread_ts);
-      return;
-    }
-    const inbound = eventToInbound(event, this.account, this.#botUserId, this.#deps.clock.now());
-    await this.#handOff(inbound, onMessage, retryNum >= LAST_RETRY, () =>
-      this.#tell(event.channel, user, NOT_ACCEPTED_TEXT, direct, event.thread_ts),
-    );
-  }
-
-  /** Returns the ephemeral answer to the command, or undefined when it was handed over. */
-  async #command(command: SlackCommand, onMessage: InboundHandler): Promise<string | undefined> {
-    const refusal = this.#refusal(command.user_id, command.channel_id, command.channel_id.startsWith('D'));
-    if (refusal) return refusal;
-    const inbound = commandToInbound(command, this.account, this.#deps.clock.now());
-    if (!inbound) return commandHelpText(command.command, this.#deps.commands ?? []);
-    let answer: string | undefined;
-    await this.#handOff(inbound, onMessage, true, async () => {
-      answer = NOT_ACCEPTED_TEXT;
-    });
-    return answer;
-  }
-
-  async #press(payload: SlackBlockActions, onMessage: InboundHandler): Promise<void> {
-    const inbound = pressToInbound(payload, this.account, this.#deps.clock.now());
-    if (!inbound) return;
-    const chat = inbound.target.chat;
-    const refusal = this.#refusal(inbound.userId, chat, chat.startsWith('D'));
-    if (refusal) {
-      await this.#tell(chat, inbound.userId, refusal, false, inbound.target.thread);
-      return;
-    }
-    await this.#handOff(inbound, onMessage, true, () =>
-      this.#tell(chat, inbound.userId, NOT_ACCEPTED_TEXT, false, inbound.target.thread),
-    );
-  }
-
-  /**
-   * Hands `inbound` to the handler. When it fails and Slack will deliver the event again, rethrows (the event stays
-   * unacknowledged); on the last chance the sender is told instead and the event is acknowledged.
-   */
-  async #handOff(
-    inbound: InboundMessage,
-    onMessage: InboundHandler,
-    lastChance: boolean,
-    tell: () => Promise<void>,
-  ): Promise<void> {
-    try {
-      await onMessage(inbound);
-    } catch (error) {
-      const err = error instanceof Error ? error.message : String(error);
-      if (!lastChance) {
-        this.#logger.warn({ messageId: inbound.id, err }, 'inbound Slack message not accepted yet; Slack will retry');
-        throw error;
-      }
-      this.#logger.error(
-        { messageId: inbound.id, err },
-        'inbound Slack message could not be accepted; the sender was told',
-      );
-      await tell();
-    }
-  }
-
-  /** The connector's own reply: a message in a DM, else one only `user` sees (chat.postEphemeral). Logged on failure. */
-  async #tell(channel: string, user: string, text: string, direct: boolean, thread: string | undefined): Promise<void> {
-    try {
-      const common = { channel, text, ...(thread ? { thread_ts: thread } : {}) };
-      if (direct) await this.#web.chat.postMessage(common);
-      else await this.#web.chat.postEphemeral({ ...common, user });
-    } catch (error) {
-      this.#logger.warn({ err: describeSlackError(error), chat: channel }, 'could not reply on Slack');
     }
   }
 }
