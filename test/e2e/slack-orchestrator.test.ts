@@ -15,6 +15,7 @@ import { startDaemon } from '../../src/main.ts';
 import { chatInference, logLines, systemText, unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeSlack, FakeSlackPost } from '../support/fake-slack.ts';
 import { startFakeSlack } from '../support/fake-slack.ts';
+import { eventCallback, messageEvent, postSigned } from '../support/fake-slack-payloads.ts';
 import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
 import {
   chatText,
@@ -35,7 +36,7 @@ const DM = `D${USER}`;
 const LONG = 60_000;
 
 /** `channels.slack` for the app served by `fake` in Socket Mode. */
-export function slackSection(fake: FakeSlack, allowedUserIds: string[]): Record<string, unknown> {
+function slackSection(fake: FakeSlack, allowedUserIds: string[]): Record<string, unknown> {
   return {
     enabled: true,
     botToken: fake.botToken,
@@ -215,5 +216,54 @@ describe('Slack → orchestrator → coding session in its thread → approval p
     assert.equal(daemon.services.engine?.listSessions().length, sessions);
     assert.equal(model.completionRequests().length, before, 'the model was not asked');
     assert.deepEqual(unexpectedErrors(output), [], 'no error lines in the daemon log');
+  });
+});
+
+describe('Slack over the Events API: POST /slack/events on the daemon gateway', () => {
+  const dir = tempDir('sb-e2e-slack-http-');
+  const secret = 'e2e-signing-secret';
+  let slack: FakeSlack;
+  let daemon: Daemon;
+
+  before(async () => {
+    slack = await startFakeSlack();
+    daemon = await startDaemon({
+      home: join(dir.path, 'home'),
+      env: { SLACK_SIGNING_SECRET: secret },
+      overrides: {
+        'gateway.port': 0,
+        'log.level': 'silent',
+        workspaces: [dir.path],
+        'channels.slack': { ...slackSection(slack, [USER]), mode: 'http' },
+        'channels.web.enabled': false,
+      },
+    });
+  });
+
+  after(async () => {
+    await daemon?.stop();
+    await slack?.close();
+    dir.remove();
+  });
+
+  it('a signed DM command is answered; a forged or replayed one is refused with 401', async () => {
+    const url = `${daemon.url}/slack/events`;
+    const ts = slack.nextTs();
+    const post = {
+      kind: 'event' as const,
+      body: eventCallback(messageEvent({ user: USER, text: ' /claude_sessions' }, ts), 'Ev1'),
+    };
+    const forged = await postSigned(url, 'wrong-secret', post);
+    assert.equal(forged.status, 401);
+    const accepted = await postSigned(url, secret, post);
+    assert.equal(accepted.status, 200);
+    const replayed = await postSigned(url, secret, post, {
+      timestamp: accepted.timestamp,
+      signature: accepted.signature,
+    });
+    assert.equal(replayed.status, 401);
+    await waitFor('the answer', () => slack.textsIn(DM).length > 0, LONG);
+    assert.equal(slack.textsIn(DM).length, 1, 'answered once');
+    assert.match(slack.textsIn(DM)[0] ?? '', /session/i);
   });
 });
