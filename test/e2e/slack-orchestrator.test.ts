@@ -193,15 +193,19 @@ describe('Slack → orchestrator → coding session in its thread → approval p
   });
 
   it('/switchboard <command> runs the chat command without the model', async () => {
-    const before = model.completionRequests().length;
+    const posted = slack.posts.length;
     const envelope = slack.pushCommand(USER, 'claude_sessions');
     await waitFor('the command to be acknowledged', () => slack.socket.ackOf(envelope), LONG);
-    await waitFor(
+    const list = await waitFor(
       'the session list',
-      () => slack.textsIn(DM).some((t) => t.includes('flaky-fix') && !t.startsWith('↩️')),
+      () => slack.posts.slice(posted).find((p) => p.channel === DM && p.text.includes('flaky-fix')),
       LONG,
     );
-    assert.equal(model.completionRequests().length, before);
+    assert.equal(list.threadTs, undefined, 'answered in the conversation the command came from');
+    assert.ok(
+      !model.completionRequests().some((r) => lastUserText(r.body as ChatBody).includes('claude_sessions')),
+      'the model was not asked',
+    );
   });
 
   it('refuses a stranger, and nothing reaches the engine', async () => {
@@ -214,7 +218,13 @@ describe('Slack → orchestrator → coding session in its thread → approval p
       /not allowed[\s\S]*USTRANGER[\s\S]*channels\.slack\.allowedUserIds/,
     );
     assert.equal(daemon.services.engine?.listSessions().length, sessions);
-    assert.equal(model.completionRequests().length, before, 'the model was not asked');
+    assert.ok(
+      !model
+        .completionRequests()
+        .slice(before)
+        .some((r) => systemText(r.body as ChatBody).includes(`D${STRANGER}`)),
+      'the model was not asked for the stranger',
+    );
     assert.deepEqual(unexpectedErrors(output), [], 'no error lines in the daemon log');
   });
 });
