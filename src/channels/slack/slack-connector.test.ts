@@ -251,6 +251,22 @@ describe('Slack connector (Socket Mode) against the fake Slack', () => {
     assert.equal(slack.botUserId, fake.botUserId);
   });
 
+  it('logs an error naming the key when Slack refuses the app-level token', async () => {
+    const captured = captureLogger();
+    const [slack] = createSlackConnectors(section({ appToken: 'xapp-wrong' }), {
+      clock: systemClock(),
+      logger: captured.logger,
+      env: {},
+    });
+    assert.ok(slack);
+    connectors.push(slack);
+    await slack.start(async () => {});
+    const line = await waitFor('the error', () => captured.find('error', /Socket Mode did not start/)[0]);
+    assert.match(line.msg, /channels\.slack\.appToken/);
+    assert.equal(fake.socket.opened, 0);
+    assert.ok(!JSON.stringify(captured.lines).includes('xapp-wrong'), 'the token is never logged');
+  });
+
   it('refuses to start with a token Slack rejects, naming the key', async () => {
     const [bad] = createSlackConnectors(section({ botToken: 'xoxb-wrong' }), {
       clock: systemClock(),

@@ -220,7 +220,11 @@ export class SlackConnector implements Connector {
     else
       started.then(
         () => this.#logger.info({ bot: this.#botUserId }, 'Slack app connected over Socket Mode'),
-        (error: unknown) => this.#logger.error({ err: describeSlackError(error) }, 'Slack Socket Mode did not start'),
+        (error: unknown) =>
+          this.#logger.error(
+            { err: describeSlackError(error) },
+            `Slack Socket Mode did not start (check ${this.#source('appToken')})`,
+          ),
       );
   }
 
