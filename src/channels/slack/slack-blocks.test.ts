@@ -58,6 +58,7 @@ describe('Slack messages in', () => {
     );
     assert.equal(commandToInbound({ ...base, text: '/approve k3 session' }, 'work', 0)?.text, '/approve k3 session');
     assert.equal(commandToInbound({ ...base, text: '  ' }, undefined, 0), null);
+    assert.equal(commandToInbound({ ...base, text: 'help' }, undefined, 0), null);
   });
 
   it('ignores a press of a button that is not the connector’s', () => {

@@ -103,8 +103,8 @@ export function eventToInbound(
 
 /**
  * The slash command `/switchboard <command> <args>` as the chat command `/<command> <args>` (a leading `/` of the
- * command is accepted too). Null for the bare `/switchboard` (answered with the list of commands). Its id names the
- * command's trigger, unique per use.
+ * command is accepted too). Null for the bare `/switchboard` and `/switchboard help` (answered with the commands).
+ * Its id names the command's trigger, unique per use.
  */
 export function commandToInbound(
   command: SlackCommand,
@@ -112,7 +112,7 @@ export function commandToInbound(
   receivedAt: number,
 ): InboundMessage | null {
   const rest = command.text.trim().replace(/^\/+/, '');
-  if (rest === '') return null;
+  if (rest === '' || rest === 'help') return null;
   return {
     id: `command:${command.trigger_id}`,
     target: slackTarget(account, command.channel_id),
