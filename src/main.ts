@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
+import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { CodeRunner } from './coding/code-runner.ts';
@@ -132,6 +133,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         }),
       );
     }
+    // Slack: one connector per workspace account; the http-mode ones are served at POST /slack/events.
+    const slack = config.channels.slack.enabled
+      ? createSlackConnectors(config.channels.slack, {
+          clock,
+          logger: logger.child({ component: 'slack' }),
+          env,
+          commands: commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary })),
+        })
+      : [];
+    connectors.push(...slack);
     for (const connector of connectors) outbox.register(connector);
 
     const logs = new SessionLogs(join(home, 'logs'), {
@@ -284,6 +295,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       startedAt,
       clock,
       ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
+      ...(slackHttpEndpoints(slack).length > 0 ? { slack: { endpoints: slackHttpEndpoints(slack) } } : {}),
       ...(config.hooks.enabled
         ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } }
         : {}),

@@ -16,6 +16,8 @@ import { registerHookRoutes } from './hooks-routes.ts';
 import { RPC_ERRORS, rpcError } from './json-rpc.ts';
 import { handleRpcBody } from './rpc-body.ts';
 import { registerSessionEvents } from './session-events.ts';
+import type { SlackRoutesDeps } from './slack-routes.ts';
+import { registerSlackRoutes } from './slack-routes.ts';
 import { requestFacts, webAuthFor } from './web-auth.ts';
 import type { WebGatewayDeps } from './web-routes.ts';
 import { registerWebRoutes } from './web-routes.ts';
@@ -33,6 +35,8 @@ export interface GatewayDeps {
   web?: WebGatewayDeps;
   /** POST /hooks/wake: its own token and the services it uses; absent: no /hooks routes. */
   hooks?: Pick<HookRouteDeps, 'token' | 'wake' | 'heartbeat' | 'idempotency'>;
+  /** POST /slack/events for the Slack accounts in http mode (authenticated by Slack's signature); absent: no route. */
+  slack?: Pick<SlackRoutesDeps, 'endpoints'>;
   /** Extra figures for /healthz (delivery and wake counters); shown only to callers with the gateway token. */
   health?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The daemon's clock (for /healthz uptime and SSE keep-alives); default the services' clock. */
@@ -143,5 +147,6 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
       version: deps.version,
     });
   if (deps.hooks) await registerHookRoutes(app, { ...deps.hooks, gatewayToken: token, config, logger });
+  if (deps.slack) await registerSlackRoutes(app, { ...deps.slack, logger });
   return app;
 }
