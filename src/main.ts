@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
+import { createSignalConnectors } from './channels/signal/signal-connectors.ts';
 import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { CodeRunner } from './coding/code-runner.ts';
@@ -131,6 +132,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           commands,
         }),
       );
+    }
+    if (config.channels.signal.enabled) {
+      const signalLogger = logger.child({ component: 'signal' });
+      connectors.push(...createSignalConnectors(config.channels.signal, { clock, logger: signalLogger, home }));
     }
     for (const connector of connectors) outbox.register(connector);
 

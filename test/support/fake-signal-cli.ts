@@ -1,6 +1,6 @@
 // A fake of signal-cli's HTTP daemon (`signal-cli daemon --http`) on 127.0.0.1, speaking its wire format:
 // POST /api/v1/rpc (JSON-RPC 2.0: send — to `recipient` numbers or a `groupId`, answering `{ timestamp, results }` —,
-// sendTyping and listGroups; JSON-RPC errors for an unknown account, an unregistered number or an unknown group; 415
+// sendTyping, listGroups and listAccounts; JSON-RPC errors for an unknown account, an unregistered number or an unknown group; 415
 // without a JSON content type), GET /api/v1/events (Server-Sent Events `event:receive` with `id:<start>-<seq>` and
 // `data:{"account":…,"envelope":…}`, `?account=` filtering, and the last 1000 events replayed after `Last-Event-ID`
 // — all of them for an unknown id —, as signal-cli does) and GET /api/v1/check. Tests push messages (DMs and group
@@ -161,6 +161,8 @@ export async function startFakeSignalCli(
         if (!check()) return;
         typing.push(groupId !== undefined ? `group.${groupId}` : recipients.join(','));
         return reply({ result: {} });
+      case 'listAccounts':
+        return reply({ result: accounts.map((number) => ({ number })) });
       case 'listGroups':
         return reply({ result: [...groups].map((id) => ({ id, name: `group ${id}`, isMember: true })) });
       default:
