@@ -51,11 +51,14 @@ export class OutboxDelivery {
    */
   async deliver(record: OutboxRecord, connector: Connector | undefined): Promise<void> {
     if (!connector) {
-      await this.deadLetter(record, record.attempts, `no connector for channel "${record.channel}"`);
+      const { account } = JSON.parse(record.target) as ChannelTarget;
+      const which =
+        account === undefined ? `channel "${record.channel}"` : `account "${account}" of channel "${record.channel}"`;
+      await this.deadLetter(record, record.attempts, `no connector for ${which}`);
       this.totals.noConnector += 1;
       return;
     }
-    const target = JSON.parse(record.target) as ChannelTarget;
+    const target = await this.#threadTarget(record, connector, JSON.parse(record.target) as ChannelTarget);
     const buttons = storedButtons(record.buttons);
     const editRef = await this.#editRef(record, connector);
     if (editRef !== null && (await this.#edit(record, connector, target, editRef, buttons)) !== 'refused') return;
@@ -112,6 +115,16 @@ export class OutboxDelivery {
     await store.markSent(record.id, clock.now(), ref);
     this.#count(record.channel, 'sent');
     logger.debug({ outboxId: record.id, target: record.targetKey, parts: parts.length }, 'outbound message delivered');
+  }
+
+  /**
+   * Where `record` goes: its target, in the thread its `threadOf` message opened when the connector has threads, the
+   * target names no thread of its own, and that message was delivered with a ref (else the conversation itself).
+   */
+  async #threadTarget(record: OutboxRecord, connector: Connector, target: ChannelTarget): Promise<ChannelTarget> {
+    if (record.threadOf === null || !connector.threads || target.thread) return target;
+    const ref = await this.#deps.store.sentRef(record.threadOf, record.targetKey);
+    return ref ? { ...target, thread: ref } : target;
   }
 
   /**

@@ -20,6 +20,7 @@ import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { StepResult } from '../core/work-loop.ts';
 import { WorkLoop } from '../core/work-loop.ts';
+import type { OutboxRecord } from '../store/outbox-store.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { ChannelTarget, Connector, OutboundMessage, Outbox, SendOptions } from './connector.ts';
@@ -113,9 +114,24 @@ export class DurableOutbox implements Outbox {
     });
   }
 
-  /** Makes `connector` the one delivering messages for its channel (replaces an earlier one of the same channel). */
+  /**
+   * Makes `connector` the one delivering messages for its channel and account (replaces an earlier one of the same
+   * channel and account).
+   */
   register(connector: Connector): void {
-    this.#connectors.set(connector.channel, connector);
+    this.#connectors.set(connectorKey(connector.channel, connector.account), connector);
+  }
+
+  /**
+   * The connector of a stored message: the one of its target's channel and account; for a target naming no account,
+   * the channel's only connector (a channel with one account needs no account segment).
+   */
+  #connectorFor(record: OutboxRecord): Connector | undefined {
+    const { account } = JSON.parse(record.target) as ChannelTarget;
+    const exact = this.#connectors.get(connectorKey(record.channel, account));
+    if (exact || account !== undefined) return exact;
+    const ofChannel = [...this.#connectors.values()].filter((c) => c.channel === record.channel);
+    return ofChannel.length === 1 ? ofChannel[0] : undefined;
   }
 
   /**
@@ -134,6 +150,8 @@ export class DurableOutbox implements Outbox {
     if (!buttons.success) throw fromZodError(buttons.error, 'buttons');
     if (message.replaces !== undefined && (typeof message.replaces !== 'string' || message.replaces.trim() === ''))
       throw invalidInput('replaces: must be the key of an earlier message', 'replaces');
+    if (message.threadOf !== undefined && (typeof message.threadOf !== 'string' || message.threadOf.trim() === ''))
+      throw invalidInput('threadOf: must be the key of an earlier message', 'threadOf');
     const clean: ChannelTarget = parsed.data;
     const key = formatTarget(clean);
     const entry = {
@@ -145,6 +163,7 @@ export class DurableOutbox implements Outbox {
       dedupeKey: options.key,
       buttons: buttons.data && buttons.data.length > 0 ? JSON.stringify(buttons.data) : undefined,
       replaces: message.replaces,
+      threadOf: message.threadOf,
     };
     const now = this.#deps.clock.now();
     const recorded = this.#recording.then(() => this.#store.enqueue(entry, now));
@@ -271,7 +290,7 @@ export class DurableOutbox implements Outbox {
     if (!head) return 'quiet';
     const wait = head.nextAttemptAt - this.#deps.clock.now();
     if (wait > 0) return { wakeInMs: wait };
-    await this.#delivery.deliver(head, this.#connectors.get(head.channel));
+    await this.#delivery.deliver(head, this.#connectorFor(head));
     return 'more';
   }
 
@@ -289,7 +308,7 @@ export class DurableOutbox implements Outbox {
   async #recoverClaimed(): Promise<void> {
     const now = this.#deps.clock.now();
     for (const record of await this.#store.claimed()) {
-      const connector = this.#connectors.get(record.channel);
+      const connector = this.#connectorFor(record);
       if (connector?.idempotent) {
         await this.#store.unclaim(record.id, now);
         this.#deps.logger.info(
@@ -310,6 +329,10 @@ export class DurableOutbox implements Outbox {
       );
     }
   }
+}
+
+function connectorKey(channel: string, account: string | undefined): string {
+  return account === undefined ? channel : `${channel}|${account}`;
 }
 
 /** Builds the durable Outbox over the daemon's database. Register connectors on it, then call `start()`. */

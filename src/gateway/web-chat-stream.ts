@@ -1,9 +1,12 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import type { ChatFeed, WebConnector } from '../channels/web/web-connector.ts';
 import type { Clock, Timer } from '../core/clock.ts';
-import type { WebMessage } from '../store/web-transcript.ts';
+import type { WebButton, WebMessage } from '../store/web-transcript.ts';
 
-/** What a page is sent for one transcript message (the chat id is the stream's own). */
+/**
+ * What a page is sent for one transcript message (the chat id is the stream's own). `buttons` are the rows under a
+ * daemon message (empty when it has none); an edit sends the same `pos` again under a new `version`.
+ */
 export interface WebMessageView {
   pos: number;
   version: number;
@@ -12,6 +15,7 @@ export interface WebMessageView {
   status: WebMessage['status'];
   clientId: string | null;
   error: string | null;
+  buttons: WebButton[][];
   createdAt: number;
 }
 
@@ -25,6 +29,7 @@ export function messageView(m: WebMessage): WebMessageView {
     status: m.status,
     clientId: m.clientId,
     error: m.error,
+    buttons: m.buttons ?? [],
     createdAt: m.createdAt,
   };
 }

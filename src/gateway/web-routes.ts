@@ -66,6 +66,8 @@ export function registerWebRoutes(app: FastifyInstance, deps: WebRoutesDeps): vo
       .string()
       .max(config.maxMessageLength, `must be at most ${config.maxMessageLength} characters`)
       .refine((t) => t.trim().length > 0, 'must not be empty'),
+    /** True when the text is the command of a button the person pressed (InboundMessage.pressed). */
+    pressed: z.boolean().optional(),
   });
 
   const asset = (name: string): WebAsset => {

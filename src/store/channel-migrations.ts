@@ -48,4 +48,9 @@ export const CHANNEL_MIGRATIONS: readonly Migration[] = [
       db.schema.alterTable('outbox_messages').addColumn('ref', 'text'),
     ],
   },
+  {
+    version: 233,
+    name: 'channels: outbox messages sent in the thread an earlier message opened',
+    up: ({ db }) => [db.schema.alterTable('outbox_messages').addColumn('thread_of', 'text')],
+  },
 ];

@@ -42,6 +42,7 @@ describeEachDatabase('OutboxStore', (fresh) => {
       updatedAt: 10,
       buttons: null,
       replaces: null,
+      threadOf: null,
       ref: null,
     });
     assert.equal(await store.get(-1), null);

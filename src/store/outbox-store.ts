@@ -29,6 +29,8 @@ export interface OutboxRecord {
   buttons: string | null;
   /** The idempotency key of an earlier message of the conversation this one replaces (edits in place), or null. */
   replaces: string | null;
+  /** The idempotency key of an earlier message of the conversation whose thread this one goes in, or null. */
+  threadOf: string | null;
   /** The connector's id of the delivered message (its last part); kept on `sent` rows, null when unknown. */
   ref: string | null;
 }
@@ -46,6 +48,8 @@ export interface OutboxEntry {
   buttons?: string | undefined;
   /** Idempotency key of the earlier message this one replaces. */
   replaces?: string | undefined;
+  /** Idempotency key of the earlier message whose thread this one goes in. */
+  threadOf?: string | undefined;
 }
 
 function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
@@ -66,6 +70,7 @@ function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
     updatedAt: row.updated_at,
     buttons: row.buttons,
     replaces: row.replaces,
+    threadOf: row.thread_of,
     ref: row.ref,
   };
 }
@@ -98,6 +103,7 @@ export class OutboxStore {
         dedupe_key: entry.dedupeKey ?? null,
         buttons: entry.buttons ?? null,
         replaces: entry.replaces ?? null,
+        thread_of: entry.threadOf ?? null,
         attempts: 0,
         parts_sent: 0,
         next_attempt_at: now,

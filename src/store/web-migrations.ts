@@ -47,4 +47,9 @@ export const WEB_MIGRATIONS: readonly Migration[] = [
       ),
     ],
   },
+  {
+    version: 272,
+    name: 'web chat: buttons under daemon messages (approvals), replaced by an edit',
+    up: ({ db }) => [db.schema.alterTable('web_messages').addColumn('buttons', 'text')],
+  },
 ];

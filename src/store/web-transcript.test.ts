@@ -19,6 +19,7 @@ describeEachDatabase('WebTranscriptStore', (fresh) => {
       status: 'pending',
       error: null,
       replyTo: null,
+      buttons: null,
       createdAt: 10,
       updatedAt: 10,
     });
@@ -91,5 +92,43 @@ describeEachDatabase('WebTranscriptStore', (fresh) => {
       ['elsewhere'],
     );
     assert.deepEqual(await store.changedAfter('chat-1', updated.version), []);
+  });
+
+  test('daemon messages keep their buttons; an edit replaces text and buttons under a new version, once', async () => {
+    const store = new WebTranscriptStore((await fresh()).db, 100);
+    const buttons = [
+      [
+        { label: 'Allow', command: '/approve k3x9q' },
+        { label: 'Allow for session', command: '/approve k3x9q session' },
+      ],
+      [{ label: 'Deny', command: '/deny k3x9q' }],
+    ];
+    const { message: asked } = await store.addAgentMessage('chat-1', 'Bash: npm test?', null, 30, 'key-1', buttons);
+    assert.deepEqual(asked.buttons, buttons);
+    assert.deepEqual((await store.recent('chat-1', 10))[0]?.buttons, buttons, 'kept across a read');
+    const plain = await store.addAgentMessage('chat-1', 'no buttons', null, 31, null, []);
+    assert.equal(plain.message.buttons, null, 'an empty list is no buttons');
+
+    const edit = await store.editAgentMessage('chat-1', asked.pos, 'Bash: npm test — allowed by web', null, 32);
+    assert.equal(edit?.changed, true);
+    const edited = edit.message;
+    assert.deepEqual(
+      [edited.pos, edited.text, edited.buttons, edited.updatedAt, edited.createdAt],
+      [asked.pos, 'Bash: npm test — allowed by web', null, 32, 30],
+    );
+    assert.ok(edited.version > plain.message.version, 'the edit is the newest change');
+    assert.deepEqual(
+      (await store.changedAfter('chat-1', plain.message.version)).map((m) => [m.pos, m.text]),
+      [[asked.pos, 'Bash: npm test — allowed by web']],
+    );
+    const repeated = await store.editAgentMessage('chat-1', asked.pos, 'Bash: npm test — allowed by web', null, 33);
+    assert.deepEqual(repeated, { message: edited, changed: false }, 'the same edit again changes nothing');
+    const rebuttoned = await store.editAgentMessage('chat-1', asked.pos, 'again?', [[buttons[1]![0]!]], 34);
+    assert.deepEqual(rebuttoned?.message.buttons, [[{ label: 'Deny', command: '/deny k3x9q' }]]);
+
+    assert.equal(await store.editAgentMessage('chat-2', asked.pos, 'x', null, 35), undefined, 'another chat');
+    assert.equal(await store.editAgentMessage('chat-1', asked.pos + 100, 'x', null, 35), undefined, 'no such message');
+    const user = await store.addUserMessage('chat-1', 'msg-1', 'mine', 36);
+    assert.equal(await store.editAgentMessage('chat-1', user.pos, 'x', null, 37), undefined, 'user messages stay');
   });
 });

@@ -4,6 +4,12 @@ import type { Database } from './tables/index.ts';
 
 export type { WebMessageStatus, WebRole };
 
+/** A button under a daemon message: pressing it on the page sends `command` as a chat message. */
+export interface WebButton {
+  label: string;
+  command: string;
+}
+
 /** One row of a chat transcript. `pos` orders the chat; `version` grows with every change (the stream's event id). */
 export interface WebMessage {
   pos: number;
@@ -16,6 +22,8 @@ export interface WebMessage {
   status: WebMessageStatus;
   error: string | null;
   replyTo: string | null;
+  /** Rows of buttons under a daemon message; null when it has none (or an edit removed them). */
+  buttons: WebButton[][] | null;
   createdAt: number;
   updatedAt: number;
 }
@@ -28,6 +36,35 @@ interface NewMessage {
   status: WebMessageStatus;
   replyTo: string | null;
   deliveryKey: string | null;
+  buttons: WebButton[][] | null;
+}
+
+/** The stored form of a message's buttons: JSON, or null for none (an empty list counts as none). */
+function storedButtons(buttons: WebButton[][] | null): string | null {
+  const rows = (buttons ?? [])
+    .map((row) => row.map((b) => ({ label: b.label, command: b.command })))
+    .filter((r) => r.length > 0);
+  return rows.length > 0 ? JSON.stringify(rows) : null;
+}
+
+/** Reads stored buttons back; a value that is not rows of `{label, command}` reads as none. */
+function parseButtons(stored: string | null): WebButton[][] | null {
+  if (stored === null) return null;
+  const value: unknown = JSON.parse(stored);
+  if (!Array.isArray(value)) return null;
+  const rows: WebButton[][] = [];
+  for (const row of value) {
+    if (!Array.isArray(row)) return null;
+    const buttons: WebButton[] = [];
+    for (const b of row) {
+      if (typeof b !== 'object' || b === null) return null;
+      const { label, command } = b as Record<string, unknown>;
+      if (typeof label !== 'string' || typeof command !== 'string') return null;
+      buttons.push({ label, command });
+    }
+    rows.push(buttons);
+  }
+  return rows;
 }
 
 function toMessage(row: Selectable<Database['web_messages']>): WebMessage {
@@ -41,6 +78,7 @@ function toMessage(row: Selectable<Database['web_messages']>): WebMessage {
     status: row.status,
     error: row.error,
     replyTo: row.reply_to,
+    buttons: parseButtons(row.buttons),
     createdAt: row.created_at,
     updatedAt: row.updated_at,
   };
@@ -68,15 +106,16 @@ export class WebTranscriptStore {
         trx,
         chatId,
         version,
-        { role: 'user', text, clientId, status: 'pending', replyTo: null, deliveryKey: null },
+        { role: 'user', text, clientId, status: 'pending', replyTo: null, deliveryKey: null, buttons: null },
         now,
       );
     });
   }
 
   /**
-   * Appends a daemon message (status `sent`). With a `deliveryKey` already in the transcript nothing is appended:
-   * resolves to the existing row and `duplicate: true` (the outbox repeating a send a crash interrupted).
+   * Appends a daemon message (status `sent`), with its rows of `buttons` (null or empty: none). With a `deliveryKey`
+   * already in the transcript nothing is appended: resolves to the existing row and `duplicate: true` (the outbox
+   * repeating a send a crash interrupted).
    */
   async addAgentMessage(
     chatId: string,
@@ -84,6 +123,7 @@ export class WebTranscriptStore {
     replyTo: string | null,
     now: number,
     deliveryKey: string | null = null,
+    buttons: WebButton[][] | null = null,
   ): Promise<{ message: WebMessage; duplicate: boolean }> {
     return this.#db.transaction().execute(async (trx) => {
       // The counter first: its row lock orders concurrent writers, so the key check below sees an earlier one's row.
@@ -100,7 +140,7 @@ export class WebTranscriptStore {
         trx,
         chatId,
         version,
-        { role: 'agent', text, clientId: null, status: 'sent', replyTo, deliveryKey },
+        { role: 'agent', text, clientId: null, status: 'sent', replyTo, deliveryKey, buttons },
         now,
       );
       return { message, duplicate: false };
@@ -119,6 +159,42 @@ export class WebTranscriptStore {
         .executeTakeFirst();
       if (!row) throw new Error(`web message ${pos} vanished`);
       return toMessage(row);
+    });
+  }
+
+  /**
+   * Replaces the text and buttons (null: none) of the daemon message at `pos` in chat `chatId`, giving it a new version
+   * so open pages see the change. Resolves to the updated row (`changed: true`), to the row as it was (`changed:
+   * false`, same version) when it already holds exactly this text and these buttons (an edit repeated after a crash),
+   * or to undefined when the chat has no daemon message at `pos` (never sent there, or trimmed away).
+   */
+  async editAgentMessage(
+    chatId: string,
+    pos: number,
+    text: string,
+    buttons: WebButton[][] | null,
+    now: number,
+  ): Promise<{ message: WebMessage; changed: boolean } | undefined> {
+    const stored = storedButtons(buttons);
+    return this.#db.transaction().execute(async (trx) => {
+      // The counter first, as every writer takes it: concurrent edits of one message are ordered by its row lock.
+      const version = await nextVersion(trx);
+      const row = await trx
+        .selectFrom('web_messages')
+        .selectAll()
+        .where('pos', '=', pos)
+        .where('chat_id', '=', chatId)
+        .where('role', '=', 'agent')
+        .executeTakeFirst();
+      if (!row) return undefined;
+      if (row.text === text && row.buttons === stored) return { message: toMessage(row), changed: false };
+      const updated = await trx
+        .updateTable('web_messages')
+        .set({ text, buttons: stored, version, updated_at: now })
+        .where('pos', '=', pos)
+        .returningAll()
+        .executeTakeFirstOrThrow();
+      return { message: toMessage(updated), changed: true };
     });
   }
 
@@ -176,6 +252,7 @@ export class WebTranscriptStore {
         status: fields.status,
         reply_to: fields.replyTo,
         delivery_key: fields.deliveryKey,
+        buttons: storedButtons(fields.buttons),
         created_at: now,
         updated_at: now,
       })

@@ -217,12 +217,22 @@ describe('Signal connector against the fake signal-cli daemon', () => {
       fake.streamRequests.map((r) => r.account),
       [BOT, '+15550000002'],
     );
-    fake.push({ from: OWNER, text: 'to work' });
+    const work = fake.push({ from: OWNER, text: 'to work' });
     fake.push({ from: STRANGER, text: 'to home', account: '+15550000002' });
     await waitFor('both', () => messages.length === 2);
-    const byText = Object.fromEntries(messages.map((m) => [m.text, m.target]));
-    assert.deepEqual(byText['to work'], { channel: 'signal', account: 'work', chat: OWNER });
-    assert.deepEqual(byText['to home'], { channel: 'signal', account: 'home', chat: STRANGER });
+    const byText = Object.fromEntries(messages.map((m) => [m.text, m]));
+    assert.deepEqual(byText['to work']?.target, { channel: 'signal', account: 'work', chat: OWNER });
+    assert.equal(byText['to work']?.id, `work:${OWNER}:${work.timestamp}`, 'the id names the account');
+    assert.deepEqual(byText['to home']?.target, { channel: 'signal', account: 'home', chat: STRANGER });
+    fake.register(OWNER);
+    await connectors[0]?.send(
+      { channel: 'signal', account: 'work', chat: OWNER },
+      { text: 'from work', replyTo: byText['to work']?.id ?? '' },
+    );
+    assert.deepEqual(
+      [fake.sent.at(-1)?.account, fake.sent.at(-1)?.quoteAuthor, fake.sent.at(-1)?.quoteTimestamp],
+      [BOT, OWNER, work.timestamp],
+    );
     await connectors[1]?.send({ channel: 'signal', account: 'home', chat: STRANGER }, { text: 'from home' });
     assert.equal(fake.sent.at(-1)?.account, '+15550000002');
   });

@@ -86,9 +86,12 @@ export function recipientOf(target: ChannelTarget): SignalRecipient {
     : { kind: 'number', number: target.chat };
 }
 
-/** The quote a reply carries: the author and timestamp of the message it answers (an inbound id `<sender>:<ts>`). */
+/**
+ * The quote a reply carries: the author and timestamp of the message it answers (an inbound id `<sender>:<ts>`, or
+ * `<account>:<sender>:<ts>` for a named account's).
+ */
 export function quoteOf(replyTo: string | undefined): { quoteAuthor: string; quoteTimestamp: number } | undefined {
-  const match = /^([^:\s]+):(\d+)$/.exec(replyTo?.trim() ?? '');
+  const match = /^(?:[^:\s]+:)?([^:\s]+):(\d+)$/.exec(replyTo?.trim() ?? '');
   if (!match) return undefined;
   return { quoteAuthor: match[1] as string, quoteTimestamp: Number(match[2]) };
 }

@@ -104,8 +104,10 @@ export class SignalIntake {
   /** The InboundMessage of an allowed sender's text; a number of the conversation's list becomes its command. */
   #inbound(incoming: SignalIncoming, target: ChannelTarget): InboundMessage {
     const command = menuCommand(this.#deps.state.menus, incoming.chat, incoming.text);
+    const account = this.#deps.account;
     return {
-      id: incoming.id,
+      // A named account's ids carry it: two numbers in one group receive the same message.
+      id: account ? `${account}:${incoming.id}` : incoming.id,
       target,
       userId: incoming.sender,
       ...(incoming.senderName ? { userName: incoming.senderName } : {}),

@@ -8,8 +8,16 @@ import type { Logger } from '../../core/logger.ts';
 import type { Database } from '../../store/tables/index.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import { WebTranscriptStore } from '../../store/web-transcript.ts';
-import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from '../connector.ts';
+import type {
+  ChannelTarget,
+  Connector,
+  DeliveryKey,
+  InboundHandler,
+  OutboundMessage,
+  SentMessage,
+} from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
+import { EditRefusedError } from '../outbox-edit.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
 export interface WebConnectorDeps {
@@ -21,10 +29,14 @@ export interface WebConnectorDeps {
   logger: Logger;
 }
 
-/** What a page sent: its own message id (the same on a retry) and the text. */
+/**
+ * What a page sent: its own message id (the same on a retry) and the text; `pressed` when the text is the command of a
+ * button the person pressed (passed on as `InboundMessage.pressed`).
+ */
 export interface PageMessage {
   id: string;
   text: string;
+  pressed?: boolean;
 }
 
 /** The outcome of `accept`: the transcript row, and whether this id had already been accepted. */
@@ -43,6 +55,11 @@ export interface ChatWatcher {
 export interface ChatFeed {
   history: WebMessage[];
   close(): void;
+}
+
+/** A refusal the outbox never retries. */
+function refuse(reason: string): DeliveryError {
+  return new DeliveryError(reason, { kind: 'permanent' });
 }
 
 /** The web chat connector (channel `web`). Build it in main.ts, register it with the outbox, then `start()` it. */
@@ -74,35 +91,72 @@ export class WebConnector implements Connector {
   }
 
   /**
-   * Appends a daemon message to the chat's transcript (committed before this resolves) and pushes it to the pages open
-   * on that chat. A send under a `delivery.key` already in the transcript appends (and pushes) nothing. Throws a
-   * permanent DeliveryError (never retried by the outbox) for a target that is not a web chat or a text over the limit.
+   * Appends a daemon message, with its buttons, to the chat's transcript (committed before this resolves) and pushes it
+   * to the pages open on that chat; resolves to its `ref` (its transcript position), which `edit` names. A send under
+   * a `delivery.key` already in the transcript appends (and pushes) nothing and resolves to the first send's ref.
+   * Throws a permanent DeliveryError (never retried by the outbox) for a target that is not a web chat or a text over
+   * the limit.
    */
-  async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<void> {
-    const refuse = (reason: string): DeliveryError => new DeliveryError(reason, { kind: 'permanent' });
+  async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<SentMessage> {
+    const chat = this.#chatOf(target);
+    this.#checkLength(message);
+    const added = await this.#store.addAgentMessage(
+      chat,
+      message.text,
+      message.replyTo ?? null,
+      this.#deps.clock.now(),
+      delivery?.key ?? null,
+      message.buttons ?? null,
+    );
+    const ref = { ref: String(added.message.pos) };
+    if (added.duplicate) {
+      this.#deps.logger.info(
+        { chat, key: delivery?.key },
+        'web message already in the transcript under its delivery key; not added again',
+      );
+      return ref;
+    }
+    this.#publish(added.message);
+    return ref;
+  }
+
+  /**
+   * Replaces the text and buttons (none when `message.buttons` is absent) of the daemon message `ref` (from `send`) in
+   * the target chat, committed before this resolves, and pushes the changed message to the pages open on it (which
+   * redraw it in place). Repeating an edit changes nothing. Throws EditRefusedError (the outbox then sends the
+   * replacement as a new message) for a ref that names no daemon message of that chat (or one trimmed away), and a
+   * permanent DeliveryError for a target that is not a web chat or a text over the limit.
+   */
+  async edit(target: ChannelTarget, ref: string, message: OutboundMessage): Promise<void> {
+    const chat = this.#chatOf(target);
+    this.#checkLength(message);
+    if (!/^\d{1,15}$/.test(ref)) throw new EditRefusedError(`ref: "${ref}" is not a web message position`);
+    const edited = await this.#store.editAgentMessage(
+      chat,
+      Number(ref),
+      message.text,
+      message.buttons ?? null,
+      this.#deps.clock.now(),
+    );
+    if (!edited) {
+      throw new EditRefusedError(`ref: chat ${chat} has no daemon message ${ref} (never sent there, or trimmed away)`);
+    }
+    if (edited.changed) this.#publish(edited.message);
+  }
+
+  #chatOf(target: ChannelTarget): string {
     if (target.channel !== WEB_CHANNEL)
       throw refuse(`target.channel: the web connector cannot send to "${target.channel}"`);
     if (target.account || target.thread) throw refuse('target: web chats have no accounts or threads');
     const chat = chatIdSchema.safeParse(target.chat);
     if (!chat.success) throw refuse(`target.chat: ${chat.error.issues[0]?.message ?? 'invalid chat id'}`);
+    return chat.data;
+  }
+
+  #checkLength(message: OutboundMessage): void {
     if (message.text.length > this.maxMessageLength) {
       throw refuse(`text: ${message.text.length} characters, over the web limit of ${this.maxMessageLength}`);
     }
-    const added = await this.#store.addAgentMessage(
-      chat.data,
-      message.text,
-      message.replyTo ?? null,
-      this.#deps.clock.now(),
-      delivery?.key ?? null,
-    );
-    if (added.duplicate) {
-      this.#deps.logger.info(
-        { chat: chat.data, key: delivery?.key },
-        'web message already in the transcript under its delivery key; not added again',
-      );
-      return;
-    }
-    this.#publish(added.message);
   }
 
   /** Stops taking page messages and closes every open feed. */
@@ -155,7 +209,7 @@ export class WebConnector implements Connector {
       // A retry after a failure, or of a message left pending by a crash: the handler deduplicates by message id.
       row = existing.status === 'pending' ? existing : await this.#update(existing.pos, 'pending', null);
     }
-    return this.#deliver(handler, row);
+    return this.#deliver(handler, row, input.pressed === true);
   }
 
   /**
@@ -189,7 +243,7 @@ export class WebConnector implements Connector {
     }
   }
 
-  async #deliver(handler: InboundHandler, row: WebMessage): Promise<AcceptResult> {
+  async #deliver(handler: InboundHandler, row: WebMessage, pressed: boolean): Promise<AcceptResult> {
     try {
       await handler({
         id: inboundMessageId(row.chatId, row.clientId ?? String(row.pos)),
@@ -197,6 +251,7 @@ export class WebConnector implements Connector {
         userId: WEB_USER_ID,
         text: row.text,
         receivedAt: row.createdAt,
+        ...(pressed ? { pressed: true } : {}),
       });
     } catch (error) {
       const reason = errorMessage(error);

@@ -50,12 +50,15 @@ export async function rpc(method, params = {}) {
   return body.result;
 }
 
-/** Sends a chat message; resolves with `{ duplicate, message }` once the daemon has accepted it (HTTP 202). */
-export async function postChatMessage(chatId, id, text) {
+/**
+ * Sends a chat message (`pressed`: the text is the command of a button the person pressed); resolves with
+ * `{ duplicate, message }` once the daemon has accepted it (HTTP 202).
+ */
+export async function postChatMessage(chatId, id, text, pressed = false) {
   const res = await call(`/web/api/chats/${encodeURIComponent(chatId)}/messages`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ id, text }),
+    body: JSON.stringify(pressed ? { id, text, pressed: true } : { id, text }),
   });
   if (res.status !== 202) throw new ApiError(await readError(res), res.status);
   return res.json();

@@ -1,5 +1,6 @@
 // Boots the page: the browser's chat id, the tabs (one view at a time on a narrow screen), the chat and the sessions.
 import { getInfo } from './api.js';
+import { startApprovalRules } from './approval-rules.js';
 import { startChat } from './chat.js';
 import { byId, randomId } from './dom.js';
 import { startSessions } from './sessions.js';
@@ -52,6 +53,7 @@ async function boot() {
     isVisible: () => WIDE.matches || document.body.dataset.tab === 'sessions',
     onSelect: (id) => history.replaceState(null, '', id ? `#session=${encodeURIComponent(id)}` : location.pathname),
   });
+  startApprovalRules();
   const m = /^#session=(.+)$/.exec(location.hash);
   if (m) sessions.select(decodeURIComponent(m[1]));
 }

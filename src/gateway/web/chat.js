@@ -1,4 +1,6 @@
-// The chat with the orchestrator: the transcript streamed from the daemon (with resume), and the composer.
+// The chat with the orchestrator: the transcript streamed from the daemon (with resume), and the composer. A daemon
+// message may carry rows of buttons (an approval's Allow · Deny …): pressing one sends its command as a chat message
+// marked pressed, and the message's buttons stay disabled until the daemon edits the message (a new version of it).
 import { ApiError, postChatMessage } from './api.js';
 import { append, atBottom, byId, clear, clockTime, el, randomId, toBottom } from './dom.js';
 
@@ -17,6 +19,8 @@ export function startChat({ chatId, info, onConnection }) {
   const rows = new Map();
   /** Messages typed here that the transcript has not shown yet, by client id. */
   const local = new Map();
+  /** Client ids of messages that are button presses (a retry sends them pressed again). */
+  const presses = new Set();
 
   input.maxLength = info.maxMessageLength;
 
@@ -36,12 +40,48 @@ export function startChat({ chatId, info, onConnection }) {
     list.insertBefore(node, before);
   }
 
+  /** The rows of buttons under a daemon message (null when it has none). */
+  function renderButtons(m) {
+    const lines = Array.isArray(m.buttons) ? m.buttons.filter((line) => Array.isArray(line) && line.length > 0) : [];
+    if (m.role !== 'agent' || lines.length === 0) return null;
+    const box = el('div', { class: 'msg-buttons', role: 'group', 'aria-label': 'Choices' });
+    const press = (command) => {
+      const known = rows.get(m.pos);
+      if (!known || known.version !== m.version) return;
+      setDisabled(box, true);
+      void send(command, randomId(), true).then((ok) => {
+        // Sent: the buttons wait for the daemon's edit. Not sent: they can be pressed again, if still shown.
+        const current = rows.get(m.pos);
+        if (!ok && current && current.version === m.version) setDisabled(box, false);
+      });
+    };
+    for (const line of lines) {
+      append(
+        box,
+        el(
+          'div',
+          { class: 'msg-button-row' },
+          ...line.map((b) =>
+            el('button', {
+              type: 'button',
+              class: 'choice',
+              text: String(b.label),
+              title: String(b.command),
+              on: { click: () => press(String(b.command)) },
+            }),
+          ),
+        ),
+      );
+    }
+    return box;
+  }
+
   function renderMessage(m, retry) {
     const state = STATE_TEXT[m.status] ?? '';
     return el(
       'li',
       { class: `msg msg-${m.role} msg-${m.status}`, data: m.pos ? { pos: m.pos } : { client: m.clientId } },
-      el('div', { class: 'bubble' }, el('p', { class: 'text', text: m.text })),
+      el('div', { class: 'bubble' }, el('p', { class: 'text', text: m.text }), renderButtons(m)),
       el(
         'div',
         { class: 'meta' },
@@ -62,7 +102,8 @@ export function startChat({ chatId, info, onConnection }) {
       local.get(m.clientId).node.remove();
       local.delete(m.clientId);
     }
-    const retry = m.role === 'user' && m.status === 'failed' ? () => send(m.text, m.clientId) : null;
+    const retry =
+      m.role === 'user' && m.status === 'failed' ? () => send(m.text, m.clientId, presses.has(m.clientId)) : null;
     const node = renderMessage(m, retry);
     placeRow(m.pos, node);
     rows.set(m.pos, { version: m.version, node, clientId: m.clientId });
@@ -80,22 +121,26 @@ export function startChat({ chatId, info, onConnection }) {
       error,
       createdAt: existing ? existing.createdAt : Date.now(),
     };
-    const node = renderMessage(m, status === 'failed' ? () => send(text, clientId) : null);
+    const node = renderMessage(m, status === 'failed' ? () => send(text, clientId, presses.has(clientId)) : null);
     if (existing) existing.node.replaceWith(node);
     else list.append(node);
     local.set(clientId, { node, createdAt: m.createdAt });
     toBottom(list);
   }
 
-  async function send(text, clientId = randomId()) {
+  /** Sends a message (`pressed`: a button's command); resolves true once the daemon accepted it. */
+  async function send(text, clientId = randomId(), pressed = false) {
+    if (pressed) presses.add(clientId);
     if (!transcriptHas(clientId)) showLocal(clientId, text, 'pending', null);
     try {
-      const answer = await postChatMessage(chatId, clientId, text);
+      const answer = await postChatMessage(chatId, clientId, text, pressed);
       upsert(answer.message);
+      return true;
     } catch (error) {
       const message = error instanceof ApiError ? error.message : String(error);
       // A message the daemon recorded shows its failed state from the stream; one it never got stays here to retry.
       if (!transcriptHas(clientId)) showLocal(clientId, text, 'failed', message);
+      return false;
     }
   }
 
@@ -159,4 +204,9 @@ export function startChat({ chatId, info, onConnection }) {
   stream.addEventListener('error', () =>
     onConnection(stream.readyState === EventSource.CLOSED ? 'disconnected: reload the page' : 'reconnecting…'),
   );
+}
+
+/** Disables (or enables) every button in a node. */
+function setDisabled(node, disabled) {
+  for (const button of node.querySelectorAll('button')) button.disabled = disabled;
 }

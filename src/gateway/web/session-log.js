@@ -1,4 +1,5 @@
 // Renders one record of a coding session's log (the SSE stream of GET /sessions/:ref/events) as a line of the view.
+import { approvalOutcome } from './approval-panel.js';
 import { cost, el } from './dom.js';
 
 /** Every record type the session log holds; the stream names its events after them. */
@@ -14,6 +15,7 @@ export const RECORD_TYPES = [
   'question',
   'permission',
   'permissionAnswer',
+  'approval',
   'turn',
   'waiting',
   'warning',
@@ -93,6 +95,13 @@ export function renderRecord(r) {
         el('span', { class: 'tag', text: 'permission' }),
         ` ${String(r.tool)}: ${toolInputSummary(r.input)}`,
       );
+    case 'approval': {
+      const a = r.approval ?? {};
+      const tag = el('span', { class: 'tag', text: a.kind === 'question' ? 'question' : 'approval' });
+      return a.status === 'pending'
+        ? line('question', tag, ` ${String(a.summary ?? a.tool ?? '')} — asked (${String(a.id)})`)
+        : line('meta', tag, ` ${String(a.summary ?? a.tool ?? '')} — ${approvalOutcome(a)}`);
+    }
     case 'permissionAnswer':
       return line('meta', r.allow ? 'permission granted' : `permission denied${r.message ? `: ${r.message}` : ''}`);
     case 'turn': {

@@ -1,7 +1,9 @@
 // The coding sessions: the list (sessions.list over /rpc, newest first, a page at a time: the first page is refreshed,
 // "Show older sessions" asks for the next page), and for the selected session its log streamed
-// live from GET /sessions/:id/events, with a box to send it a message (sessions.send).
+// live from GET /sessions/:id/events, with a box to send it a message (sessions.send) and, when the agent asks for a tool
+// or has a question, the pending approval to decide (approval-panel.js).
 import { ApiError, rpc } from './api.js';
+import { approvalPanel } from './approval-panel.js';
 import { append, atBottom, byId, clear, cost, duration, el, toBottom } from './dom.js';
 import { RECORD_TYPES, renderRecord } from './session-log.js';
 
@@ -22,6 +24,7 @@ export function startSessions({ info, isVisible, onSelect }) {
   const form = /** @type {HTMLFormElement} */ (byId('session-form'));
   const input = /** @type {HTMLTextAreaElement} */ (byId('session-input'));
   const error = byId('session-error');
+  const approval = approvalPanel(byId('session-approval'), { decide: (params) => rpc('approvals.decide', params) });
   /** @type {Map<string, any>} */
   let summaries = new Map();
   let selected = null;
@@ -50,6 +53,11 @@ export function startSessions({ info, isVisible, onSelect }) {
 
   function renderList() {
     clear(list);
+    // The Sessions tab counts the sessions waiting for an approval (seen on a phone while the chat is shown).
+    const asking = [...summaries.values()].filter((s) => s.pendingApproval && !TERMINAL.has(s.status)).length;
+    const tab = byId('tab-sessions');
+    tab.dataset.pending = String(asking);
+    tab.title = asking > 0 ? `${asking} waiting for approval` : '';
     if (summaries.size === 0) {
       append(
         list,
@@ -138,7 +146,11 @@ export function startSessions({ info, isVisible, onSelect }) {
       summaries = first;
       note.textContent = '';
       renderList();
-      if (selected) renderHeader();
+      if (selected) {
+        renderHeader();
+        const pending = summaries.get(selected)?.pendingApproval;
+        if (pending) approval.update(pending);
+      }
     } catch (e) {
       note.textContent = e instanceof ApiError ? e.message : String(e);
     } finally {
@@ -151,6 +163,7 @@ export function startSessions({ info, isVisible, onSelect }) {
     if (record.type === 'turn' && typeof record.totalCostUsd === 'number') live.costUsd = record.totalCostUsd;
     if (record.type === 'waiting') live.waitingFor = String(record.reason);
     if (record.type === 'user' || record.type === 'permissionAnswer') live.waitingFor = null;
+    if (record.type === 'approval') approval.update(record.approval);
     if (record.type === 'status' || record.type === 'turn' || record.type === 'waiting' || record.type === 'user')
       renderHeader();
     const node = renderRecord(record);
@@ -168,6 +181,7 @@ export function startSessions({ info, isVisible, onSelect }) {
     selected = id;
     live = { status: '', costUsd: 0, waitingFor: undefined };
     clear(log);
+    approval.reset();
     error.hidden = true;
     panel.classList.toggle('has-selection', id !== null);
     detail.hidden = id === null;
@@ -175,6 +189,8 @@ export function startSessions({ info, isVisible, onSelect }) {
     onSelect(id);
     if (id === null) return;
     renderHeader();
+    const known = summaries.get(id)?.pendingApproval;
+    if (known) approval.update(known);
     stream = new EventSource(`/sessions/${encodeURIComponent(id)}/events`);
     for (const type of RECORD_TYPES) stream.addEventListener(type, (event) => addRecord(JSON.parse(event.data)));
     stream.addEventListener('error', () => {

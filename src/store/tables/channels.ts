@@ -37,6 +37,8 @@ export interface ChannelTables {
     buttons: string | null;
     /** Outbox key (`dedupe_key`) of an earlier message of the same conversation this one edits in place. */
     replaces: string | null;
+    /** Idempotency key of an earlier message of the conversation whose thread this one goes in. */
+    thread_of: string | null;
     /** The connector's id of the delivered message (its last part), kept with a keyed `sent` row for later edits. */
     ref: string | null;
   };
@@ -53,6 +55,8 @@ export interface ChannelTables {
     created_at: number;
     updated_at: number;
     delivery_key: string | null;
+    /** A daemon message's buttons: JSON rows of `{label, command}` (migration 272); null when it has none. */
+    buttons: string | null;
   };
   web_counter: {
     id: number;
