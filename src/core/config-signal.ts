@@ -15,6 +15,8 @@ export const signalChannelSchema = channelWithAccounts({
   allowedNumbers: z.array(z.string().min(1)).default([]),
   /** One JSON-RPC call (send, sendTyping) that takes longer than this is abandoned and counts as failed. */
   requestTimeoutMs: positiveMs.default(30_000),
+  /** The event stream is dropped and opened again after this long without a byte (signal-cli sends one every 15 s). */
+  streamIdleTimeoutMs: positiveMs.default(60_000),
   /** First wait after the event stream dropped or an inbound hand-off failed; doubles up to `retryMaxDelayMs`. */
   retryBaseDelayMs: positiveMs.default(1_000),
   /** Longest wait between reconnects of the event stream or retries of an inbound hand-off. */

@@ -205,6 +205,19 @@ describe('Signal connector against the fake signal-cli daemon', () => {
     );
   });
 
+  it('drops a silent stream (no keep-alive) after streamIdleTimeoutMs and opens it again', async () => {
+    await start({ streamIdleTimeoutMs: 100 });
+    // A first message gives the connector an event id to resume from, so nothing pushed during a reconnect is missed.
+    fake.push({ from: OWNER, text: 'hello' });
+    await waitFor('the first message', () => messages.length === 1);
+    const opened = fake.streamRequests.length;
+    await waitFor('a reconnect after the silence', () => fake.streamRequests.length > opened);
+    fake.push({ from: OWNER, text: 'still there?' });
+    await waitFor('the second message', () => messages.length === 2);
+    assert.equal(messages[1]?.text, 'still there?');
+    assert.ok(fake.streamRequests.slice(opened).every((r) => r.lastEventId !== undefined));
+  });
+
   it('serves several numbers, one connector each, with targets naming the account', async () => {
     const connectors = await start({
       accounts: { work: { account: BOT }, home: { account: '+15550000002', allowedNumbers: [STRANGER] } },

@@ -6,7 +6,7 @@
 // that keep their last 1000 events) replays what came after it. Signal has no buttons, threads or (here) edits:
 // buttons become a numbered list and a reply of the number stands for the button (signal-menus.ts).
 import { backoffDelay } from '../../core/backoff.ts';
-import type { Clock } from '../../core/clock.ts';
+import type { Clock, Timer } from '../../core/clock.ts';
 import type { SignalAccountConfig } from '../../core/config-signal.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage, SentMessage } from '../connector.ts';
@@ -139,20 +139,37 @@ export class SignalConnector implements Connector {
   async #read(onMessage: InboundHandler): Promise<void> {
     let failures = 0;
     while (this.#running) {
+      const connection = new AbortController();
+      const idleMs = this.#config.streamIdleTimeoutMs;
+      // signal-cli writes a keep-alive every 15 s: a stream silent for longer is dead (a half-open connection).
+      let idle: Timer | null = null;
+      const watch = (on: boolean): void => {
+        idle?.cancel();
+        idle = on
+          ? this.#deps.clock.after(idleMs, () => connection.abort(new Error(`no data for ${idleMs} ms`)))
+          : null;
+      };
       try {
-        const body = await this.#open();
+        const body = await this.#open(AbortSignal.any([this.#abort.signal, connection.signal]));
         if (failures > 0) this.#logger.info({ failures }, 'Signal event stream reconnected');
         failures = 0;
         this.#connected = true;
-        for await (const event of readSse(body)) {
+        watch(true);
+        for await (const event of readSse(body, { onChunk: () => watch(true) })) {
+          // The watchdog rests while a message is handed over (the handler may take its time).
+          watch(false);
           if (!this.#running || !(await this.#intake.handle(event, onMessage))) return;
+          watch(true);
         }
         if (!this.#running) return;
         this.#logger.warn('Signal event stream ended; reconnecting');
       } catch (error) {
         if (!this.#running) return;
-        this.#logger.warn({ err: describe(error), failures: failures + 1 }, 'Signal event stream failed; reconnecting');
+        const err = describe(connection.signal.aborted ? connection.signal.reason : error);
+        this.#logger.warn({ err, failures: failures + 1 }, 'Signal event stream failed; reconnecting');
       } finally {
+        watch(false);
+        connection.abort();
         this.#connected = false;
       }
       failures += 1;
@@ -161,13 +178,13 @@ export class SignalConnector implements Connector {
   }
 
   /** GET /api/v1/events (for this account, after the last handled event); throws unless it answers 200. */
-  async #open(): Promise<ReadableStream<Uint8Array>> {
+  async #open(signal: AbortSignal): Promise<ReadableStream<Uint8Array>> {
     const url = new URL('/api/v1/events', this.#config.url);
     if (this.#config.account) url.searchParams.set('account', this.#config.account);
     const headers: Record<string, string> = { accept: 'text/event-stream' };
     const last = this.#state.lastEventId;
     if (last !== undefined) headers['last-event-id'] = last;
-    const response = await fetch(url, { headers, signal: this.#abort.signal });
+    const response = await fetch(url, { headers, signal });
     if (!response.ok || !response.body) {
       await response.body?.cancel();
       throw new Error(`signal-cli answered HTTP ${response.status} to GET /api/v1/events`);

@@ -15,8 +15,12 @@ export interface SseEvent {
 /**
  * Reads `body` to its end, yielding each complete event. An event cut off by the end of the stream is dropped (the
  * format says so: it was never dispatched). Throws what the body's reader throws (a dropped connection, an abort).
+ * `onChunk` is called for every chunk read, keep-alive comments included (a sign of life).
  */
-export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
+export async function* readSse(
+  body: ReadableStream<Uint8Array>,
+  options: { onChunk?: () => void } = {},
+): AsyncGenerator<SseEvent> {
   const decoder = new TextDecoder();
   let buffer = '';
   let lastId: string | undefined;
@@ -44,6 +48,7 @@ export async function* readSse(body: ReadableStream<Uint8Array>): AsyncGenerator
     return null;
   };
   for await (const chunk of body) {
+    options.onChunk?.();
     buffer += decoder.decode(chunk, { stream: true });
     for (;;) {
       const match = /\r\n|\n|\r/.exec(buffer);
