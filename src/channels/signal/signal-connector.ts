@@ -63,6 +63,7 @@ export class SignalConnector implements Connector {
       url: config.url,
       ...(config.account ? { account: config.account } : {}),
       timeoutMs: config.requestTimeoutMs,
+      clock: deps.clock,
     });
     this.#state = new SignalState(deps.stateDir ?? null, account ?? 'default');
     this.#intake = new SignalIntake({

@@ -101,11 +101,12 @@ export function allowedNumbersKey(account: string | undefined): string {
   return account ? `channels.signal.accounts.${account}.allowedNumbers` : 'channels.signal.allowedNumbers';
 }
 
-/** The reply a sender not on the allow-list gets: their number and the key that adds it. */
+/** The reply a sender not on the allow-list gets: their number (or service id) and the key that adds it. */
 export function refusalText(sender: string, account: string | undefined): string {
   return (
     `⛔ You are not allowed to use this bot.\n` +
-    `Your Signal number is ${sender}. To get access, the bot's owner must add it to ${allowedNumbersKey(account)}.`
+    `Your Signal ${sender.startsWith('+') ? 'number' : 'id'} is ${sender}. ` +
+    `To get access, the bot's owner must add it to ${allowedNumbersKey(account)}.`
   );
 }
 

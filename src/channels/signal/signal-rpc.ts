@@ -1,6 +1,7 @@
 // signal-cli's JSON-RPC endpoint (`POST /api/v1/rpc` of `signal-cli daemon --http`) through Node's fetch: one call per
 // request, its failures classified as DeliveryErrors for the outbox (rate limits, refusals for good, the rest retried).
 import { z } from 'zod';
+import type { Clock } from '../../core/clock.ts';
 import { DeliveryError } from '../delivery-error.ts';
 
 /** JSON-RPC's own "invalid params" code: signal-cli answers it for a malformed or unknown recipient or group. */
@@ -32,6 +33,7 @@ export interface SignalRpcOptions {
   account?: string;
   /** A call taking longer than this is abandoned (and counts as a transient failure). */
   timeoutMs: number;
+  clock: Clock;
 }
 
 /** A JSON-RPC client of one signal-cli daemon, for one account. */
@@ -66,18 +68,33 @@ export class SignalRpc {
 
   /** Calls `method` with `params` (plus the account); resolves to its result, throws DeliveryError on any failure. */
   async call(method: string, params: Record<string, unknown>): Promise<unknown> {
-    const { url, account, timeoutMs } = this.#options;
+    const { account, timeoutMs, clock } = this.#options;
     const id = this.#nextId++;
+    const abort = new AbortController();
+    const timer = clock.after(timeoutMs, () => abort.abort(new Error(`no answer within ${timeoutMs} ms`)));
+    try {
+      return await this.#post(
+        method,
+        { jsonrpc: '2.0', id, method, params: account ? { ...params, account } : params },
+        abort.signal,
+      );
+    } finally {
+      timer.cancel();
+    }
+  }
+
+  async #post(method: string, request: Record<string, unknown>, signal: AbortSignal): Promise<unknown> {
     let response: Response;
     try {
-      response = await fetch(new URL('/api/v1/rpc', url), {
+      response = await fetch(new URL('/api/v1/rpc', this.#options.url), {
         method: 'POST',
         headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ jsonrpc: '2.0', id, method, params: account ? { ...params, account } : params }),
-        signal: AbortSignal.timeout(timeoutMs),
+        body: JSON.stringify(request),
+        signal,
       });
     } catch (error) {
-      throw new DeliveryError(`signal-cli not reachable (${method}): ${describe(error)}`, {
+      const reason: unknown = signal.aborted ? signal.reason : error;
+      throw new DeliveryError(`signal-cli not reachable (${method}): ${describe(reason)}`, {
         kind: 'transient',
         cause: error,
       });
