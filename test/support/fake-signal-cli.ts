@@ -66,6 +66,11 @@ export interface FakeSignalCli {
   pushReceipt(from: string): void;
   /** Makes `number` known (so sends to it succeed). */
   register(number: string): void;
+  /**
+   * Makes the next `send` fail: with a JSON-RPC error (`code`, `message`), or with a result whose one recipient failed
+   * (`type` like RATE_LIMIT_FAILURE, with `retryAfterSeconds`).
+   */
+  failNextSend(failure: { code: number; message: string } | { type: string; retryAfterSeconds?: number }): void;
   /** Closes every open event stream (the connection drops). */
   dropStreams(): void;
   /** The texts sent to `to` (a number, or `group.<id>` for a group). */
@@ -90,6 +95,7 @@ export async function startFakeSignalCli(
   const sent: FakeSignalSent[] = [];
   const typing: string[] = [];
   const streamRequests: FakeSignalCli['streamRequests'] = [];
+  let nextFailure: Parameters<FakeSignalCli['failNextSend']>[0] | null = null;
 
   const write = (stream: Stream, event: KeptEvent): void => {
     if (!stream.accounts.includes(event.account)) return;
@@ -142,6 +148,14 @@ export async function startFakeSignalCli(
     switch (request.method ?? '') {
       case 'send': {
         if (!check()) return;
+        const failure = nextFailure;
+        nextFailure = null;
+        if (failure && 'code' in failure) return error(failure.code, failure.message);
+        if (failure) {
+          const { type, retryAfterSeconds } = failure;
+          const result = { recipientAddress: { number: recipients[0] ?? null }, type, retryAfterSeconds };
+          return reply({ result: { timestamp: tick(), results: [result] } });
+        }
         const timestamp = tick();
         const base = { account, message: String(params.message ?? ''), timestamp };
         const quote =
@@ -258,6 +272,9 @@ export async function startFakeSignalCli(
     },
     register(number) {
       registered.add(number);
+    },
+    failNextSend(failure) {
+      nextFailure = failure;
     },
     dropStreams() {
       for (const stream of streams) stream.res.destroy();

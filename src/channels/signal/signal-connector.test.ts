@@ -98,7 +98,7 @@ describe('Signal connector against the fake signal-cli daemon', () => {
     assert.equal(messages.length, 0);
   });
 
-  it('sends to a number (quoting the message it answers) and to a group; refuses unknown recipients for good', async () => {
+  it('sends to a number (quoting the message it answers) and to a group; classifies failures', async () => {
     const [connector] = await start();
     assert.ok(connector);
     fake.register(OWNER);
@@ -122,6 +122,23 @@ describe('Signal connector against the fake signal-cli daemon', () => {
     assert.notEqual(toGroup.ref, sent.ref);
     await connector.typing({ channel: 'signal', chat: `group.${GROUP}` });
     assert.deepEqual(fake.typing, [`group.${GROUP}`]);
+
+    const classified = async (): Promise<[string, number | undefined]> => {
+      const error = await connector.send({ channel: 'signal', chat: OWNER }, { text: 'x' }).then(
+        () => assert.fail('the send should fail'),
+        (e: unknown) => e,
+      );
+      assert.ok(error instanceof DeliveryError);
+      return [error.kind, error.retryAfterMs];
+    };
+    fake.failNextSend({ type: 'RATE_LIMIT_FAILURE', retryAfterSeconds: 7 });
+    assert.deepEqual(await classified(), ['rate_limited', 7000]);
+    fake.failNextSend({ type: 'NETWORK_FAILURE' });
+    assert.deepEqual(await classified(), ['transient', undefined]);
+    fake.failNextSend({ code: -5, message: 'Rate limit exceeded' });
+    assert.equal((await classified())[0], 'rate_limited');
+    fake.failNextSend({ type: 'UNREGISTERED_FAILURE' });
+    assert.deepEqual(await classified(), ['permanent', undefined]);
 
     for (const chat of [STRANGER, 'group.bm9wZQ==']) {
       await assert.rejects(
