@@ -108,6 +108,11 @@ export class SignalConnector implements Connector {
     }
     await this.#loop;
     this.#loop = null;
+    try {
+      await this.#state.flush();
+    } catch (error) {
+      this.#logger.warn({ err: describe(error) }, 'could not write the Signal state file on stop');
+    }
   }
 
   /**

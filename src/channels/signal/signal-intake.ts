@@ -66,7 +66,7 @@ export class SignalIntake {
         this.#remember(incoming.id);
       }
     }
-    await this.#deps.state.handled(event.id);
+    await this.#deps.state.handled(event.id, incoming !== null);
     if (incoming) faultPoint('signal.after-accept');
     return true;
   }

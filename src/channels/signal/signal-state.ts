@@ -19,6 +19,7 @@ export class SignalState {
   #menus: MenuMap = {};
   #writing: Promise<void> = Promise.resolve();
   #dirty = false;
+  #unsaved = false;
 
   /** `stateDir` null: memory only. `name` names the file (the account, or `default`). */
   constructor(stateDir: string | null, name: string) {
@@ -48,11 +49,20 @@ export class SignalState {
     return this.#menus;
   }
 
-  /** Records the last handled event and writes the file; resolves once written. */
-  async handled(eventId: string | undefined): Promise<void> {
+  /**
+   * Records the last handled event; with `persist`, writes the file and resolves once written (events that carry no
+   * message, receipts and typing, are only noted: replaying them after a crash does nothing).
+   */
+  async handled(eventId: string | undefined, persist: boolean): Promise<void> {
     if (eventId === undefined || eventId === this.#lastEventId) return;
     this.#lastEventId = eventId;
-    await this.#save();
+    this.#unsaved = true;
+    if (persist) await this.#save();
+  }
+
+  /** Writes what was only noted since the last write (on stop). */
+  async flush(): Promise<void> {
+    if (this.#unsaved) await this.#save();
   }
 
   /** Remembers the numbered list of the last message sent to `chat` and writes the file; resolves once written. */
@@ -69,6 +79,7 @@ export class SignalState {
     const next = this.#writing.then(async () => {
       if (!this.#dirty) return;
       this.#dirty = false;
+      this.#unsaved = false;
       const state = { lastEventId: this.#lastEventId, menus: this.#menus };
       await writeFileAtomic(path, `${JSON.stringify(state)}\n`);
     });
