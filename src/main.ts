@@ -3,6 +3,7 @@ import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
 import { createOutbox } from './channels/outbox.ts';
 import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
+import { createSignalConnectors } from './channels/signal/signal-connectors.ts';
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { CodeRunner } from './coding/code-runner.ts';
@@ -143,6 +144,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         })
       : [];
     connectors.push(...slack);
+    if (config.channels.signal.enabled) {
+      const signalLogger = logger.child({ component: 'signal' });
+      connectors.push(...createSignalConnectors(config.channels.signal, { clock, logger: signalLogger, home }));
+    }
     for (const connector of connectors) outbox.register(connector);
 
     const logs = new SessionLogs(join(home, 'logs'), {

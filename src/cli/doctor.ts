@@ -16,6 +16,7 @@ import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
 import { credentialChecks } from './doctor-credentials.ts';
 import { slackChecks } from './doctor-slack.ts';
+import { signalChecks } from './doctor-signal.ts';
 import { serviceCheck } from './service-check.ts';
 
 /** One line of the doctor's report. */
@@ -190,6 +191,7 @@ export async function runDoctor(options: { home?: string; env: NodeJS.ProcessEnv
     ...workspaceChecks(config),
     inferenceCheck(config, options.env),
     ...integrationChecks(config, options.env),
+    ...(await signalChecks(config.channels.signal)),
   );
   const harnesses = createHarnesses(config, silentLogger());
   for (const harness of Object.values(harnesses)) {
