@@ -22,3 +22,6 @@ export const discordChannelSchema = channelWithAccounts({
 });
 
 export type DiscordChannelConfig = z.infer<typeof discordChannelSchema>;
+
+/** One Discord bot's settings: the section's own, or an `accounts` entry over them (see `accountsOf`). */
+export type DiscordAccountConfig = Omit<DiscordChannelConfig, 'accounts'>;
