@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
+import { createDiscordConnectors } from './channels/discord/discord-connectors.ts';
 import { createOutbox } from './channels/outbox.ts';
 import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
@@ -130,6 +131,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           env,
           commands,
         }),
+      );
+    }
+    if (config.channels.discord.enabled) {
+      const commands = commandList(OPERATIONS).map((c) => ({ name: c.name, description: c.summary, usage: c.usage }));
+      const discordLogger = logger.child({ component: 'discord' });
+      connectors.push(
+        ...createDiscordConnectors(config.channels.discord, { clock, logger: discordLogger, env, commands }),
       );
     }
     for (const connector of connectors) outbox.register(connector);

@@ -75,6 +75,8 @@ export class DiscordConnector implements Connector {
       partials: [Partials.Channel],
       rest: restOptions(config),
     });
+    // Sends may come before start (the outbox delivers what a previous run left): REST needs only the token.
+    this.#client.rest.setToken(token);
     this.#client.on(Events.Error, (error) => this.#logger.error({ err: describeDiscordError(error) }, 'Discord error'));
     this.#client.on(Events.Warn, (message) => this.#logger.warn({ detail: message }, 'Discord warning'));
     this.#client.rest.on('rateLimited', (info) =>

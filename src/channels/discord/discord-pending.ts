@@ -19,6 +19,8 @@ export interface PendingCommand {
 
 interface Entry extends PendingCommand {
   settle(acked: boolean): void;
+  /** Set once a reply took it (the reply may come before the deferral: it waits on `acked`). */
+  taken: boolean;
 }
 
 /** The deferred slash commands of one connector, by inbound message id. */
@@ -35,7 +37,7 @@ export class PendingCommands {
     this.#prune();
     let settle: (acked: boolean) => void = () => {};
     const acked = new Promise<boolean>((resolve) => (settle = resolve));
-    this.#entries.set(inboundId, { ...command, openedAt: this.#clock.now(), acked, settle });
+    this.#entries.set(inboundId, { ...command, openedAt: this.#clock.now(), acked, settle, taken: false });
   }
 
   /** Says whether the command's response was deferred; a command never deferred is forgotten. */
@@ -48,9 +50,9 @@ export class PendingCommands {
   /** Takes the command a reply answers (once): undefined when unknown, already answered or expired. */
   take(inboundId: string): PendingCommand | undefined {
     const entry = this.#entries.get(inboundId);
-    if (!entry) return undefined;
-    this.#entries.delete(inboundId);
-    return this.#fresh(entry) ? entry : undefined;
+    if (!entry || entry.taken || !this.#fresh(entry)) return undefined;
+    entry.taken = true;
+    return entry;
   }
 
   /** Settles every open command as not deferred (the connector stops). */
