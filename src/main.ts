@@ -3,7 +3,7 @@ import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
 import { createDiscordConnectors } from './channels/discord/discord-connectors.ts';
 import { createOutbox } from './channels/outbox.ts';
-import { createTelegramConnector } from './channels/telegram/telegram-connector.ts';
+import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
@@ -125,7 +125,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     if (config.channels.telegram.enabled) {
       const commands = commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary.slice(0, 256) }));
       connectors.push(
-        createTelegramConnector(config.channels.telegram, {
+        ...createTelegramConnectors(config.channels.telegram, {
           clock,
           logger: logger.child({ component: 'telegram' }),
           env,
@@ -180,6 +180,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       outbox,
       clock,
       config,
+      threads: (channel) => connectors.some((c) => c.channel === channel && c.threads === true),
       logger: logger.child({ component: 'notify' }),
     });
     stops.push(() => notifications.stop());
@@ -225,6 +226,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           inference,
           outbox,
           codeRunner,
+          approvals,
         })
       : null;
     if (linear) {

@@ -1,8 +1,10 @@
 import { accessSync, constants, existsSync } from 'node:fs';
 import { join } from 'node:path';
+import { telegramKey } from '../channels/telegram/telegram-keys.ts';
 import { resolveBotToken } from '../channels/telegram/telegram-token.ts';
 import { createHarnesses } from '../coding/harnesses.ts';
 import type { Config } from '../core/config.ts';
+import { accountsOf } from '../core/config-accounts.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { errorMessage } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
@@ -87,23 +89,22 @@ function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   const checks: Check[] = [];
   const telegram = config.channels.telegram;
   if (telegram.enabled) {
-    try {
-      resolveBotToken(telegram, env);
-      checks.push(
-        telegram.allowedUserIds.length > 0
-          ? {
-              status: 'ok',
-              label: 'Telegram',
-              detail: `bot token present; ${telegram.allowedUserIds.length} allowed user(s)`,
-            }
-          : {
-              status: 'warn',
-              label: 'Telegram',
-              detail: 'channels.telegram.allowedUserIds is empty: the bot refuses everyone',
-            },
-      );
-    } catch (error) {
-      checks.push({ status: 'fail', label: 'Telegram', detail: errorMessage(error) });
+    for (const { account, config: bot } of accountsOf(telegram)) {
+      const label = account === undefined ? 'Telegram' : `Telegram (${account})`;
+      try {
+        resolveBotToken(bot, env, account);
+        checks.push(
+          bot.allowedUserIds.length > 0
+            ? { status: 'ok', label, detail: `bot token present; ${bot.allowedUserIds.length} allowed user(s)` }
+            : {
+                status: 'warn',
+                label,
+                detail: `${telegramKey(account, 'allowedUserIds')} is empty: the bot refuses everyone`,
+              },
+        );
+      } catch (error) {
+        checks.push({ status: 'fail', label, detail: errorMessage(error) });
+      }
     }
   }
   if (config.linear.enabled) {

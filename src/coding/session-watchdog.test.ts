@@ -66,6 +66,24 @@ describe('SessionWatchdog', () => {
     assert.equal(trips[0]?.kind, 'inactivity');
   });
 
+  it('does not count the time a person takes to decide an approval, except against the total', () => {
+    const { clock, trips, dog } = watch({ inactivityMs: 120_000, maxTotalMs: 7_200_000, toolTimeoutMs: 600_000 });
+    dog.observe({ kind: 'toolStart', id: 't1', name: 'Bash' });
+    clock.advance(500_000);
+    dog.observe({ kind: 'waitStart' });
+    clock.advance(1_800_000);
+    assert.equal(trips.length, 0, 'waiting for a person is neither silence nor tool time');
+    dog.observe({ kind: 'waitEnd' });
+    clock.advance(99_000);
+    assert.equal(trips.length, 0);
+    clock.advance(1_000);
+    assert.deepEqual(trips, [{ kind: 'tool', limitMs: 600_000, runningMs: 600_000, tool: 'Bash' }]);
+    const total = watch({ inactivityMs: 120_000, maxTotalMs: 600_000, toolTimeoutMs: 300_000 });
+    total.dog.observe({ kind: 'waitStart' });
+    total.clock.advance(600_000);
+    assert.equal(total.trips[0]?.kind, 'total');
+  });
+
   it('trips on the total time even with steady activity', () => {
     const { clock, trips, dog } = watch({ inactivityMs: 120_000, maxTotalMs: 600_000, toolTimeoutMs: 300_000 });
     for (let i = 0; i < 10; i += 1) {

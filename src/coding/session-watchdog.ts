@@ -64,7 +64,10 @@ export type WatchdogEvent =
   | { kind: 'toolStart'; id: string; name: string }
   | { kind: 'toolEnd'; id: string }
   /** A turn ended: every tool call of it is over. */
-  | { kind: 'turnEnd' };
+  | { kind: 'turnEnd' }
+  /** The agent waits for a person to decide an approval: silence and tool time do not count until it is decided. */
+  | { kind: 'waitStart' }
+  | { kind: 'waitEnd' };
 
 export interface SessionWatchdogOptions {
   clock: Clock;
@@ -82,6 +85,8 @@ export class SessionWatchdog {
   #tools = new Map<string, { name: string; since: number }>();
   #running = false;
   #tripped: WatchdogTrip | null = null;
+  /** When the agent began waiting for a person (an approval), or null while it works. */
+  #waitingSince: number | null = null;
 
   constructor(options: SessionWatchdogOptions) {
     this.#options = options;
@@ -106,9 +111,37 @@ export class SessionWatchdog {
     if (!this.#running) return;
     const now = this.#options.clock.now();
     this.#lastActivityAt = now;
-    if (event.kind === 'toolStart') this.#tools.set(event.id, { name: event.name, since: now });
-    else if (event.kind === 'toolEnd') this.#tools.delete(event.id);
-    else if (event.kind === 'turnEnd') this.#tools.clear();
+    switch (event.kind) {
+      case 'toolStart':
+        this.#tools.set(event.id, { name: event.name, since: now });
+        return;
+      case 'toolEnd':
+        this.#tools.delete(event.id);
+        return;
+      case 'turnEnd':
+        this.#tools.clear();
+        return;
+      case 'waitStart':
+        this.#waitingSince ??= now;
+        this.#schedule();
+        return;
+      case 'waitEnd':
+        this.#endWait(now);
+        return;
+      case 'activity':
+        return;
+      default:
+        event satisfies never;
+    }
+  }
+
+  /** A person decided: the tool calls' clocks move on by the time waited, as if it had not passed. */
+  #endWait(now: number): void {
+    if (this.#waitingSince === null) return;
+    const waited = now - this.#waitingSince;
+    this.#waitingSince = null;
+    for (const tool of this.#tools.values()) tool.since += waited;
+    this.#schedule();
   }
 
   /** Stops watching (idempotent). */
@@ -135,6 +168,8 @@ export class SessionWatchdog {
         runningMs: now - this.#startedAt,
       }),
     };
+    // While a person decides an approval only the total limit runs.
+    if (this.#waitingSince !== null) return total;
     const tool = this.#oldestTool();
     const quiet = tool
       ? {
@@ -188,6 +223,12 @@ export function watchdogEventOf(record: LogRecord): WatchdogEvent | null {
       return { kind: 'toolEnd', id: String(record.id) };
     case 'turn':
       return { kind: 'turnEnd' };
+    case 'approval': {
+      const status = (record.approval as { status?: unknown } | undefined)?.status;
+      return status === 'pending' ? { kind: 'waitStart' } : { kind: 'waitEnd' };
+    }
+    case 'permissionAnswer':
+      return { kind: 'waitEnd' };
     case 'output':
     case 'question':
     case 'permission':

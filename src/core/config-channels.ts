@@ -1,5 +1,6 @@
 // Config section of the chat channels (web page, Telegram, Slack, Discord, Signal) and of outbound delivery.
 import { z } from 'zod';
+import { channelWithAccounts } from './config-accounts.ts';
 import { discordChannelSchema } from './config-discord.ts';
 import { signalChannelSchema } from './config-signal.ts';
 import { slackChannelSchema } from './config-slack.ts';
@@ -29,8 +30,8 @@ export const webChannelSchema = z.strictObject({
   sessionsRefreshMs: positiveMs.default(5_000),
 });
 
-export const telegramChannelSchema = z.strictObject({
-  enabled: z.boolean().default(false),
+/** `channels.telegram`: one bot, or several under `accounts` (a work and a personal bot). */
+export const telegramChannelSchema = channelWithAccounts({
   /** The bot token itself; prefer `botTokenEnv`. */
   botToken: z.string().min(1).optional(),
   /** Name of the environment variable holding the bot token (default TELEGRAM_BOT_TOKEN). */
@@ -82,4 +83,6 @@ export const channelsSchema = z.strictObject({
 
 export type WebChannelConfig = z.infer<typeof webChannelSchema>;
 export type TelegramChannelConfig = z.infer<typeof telegramChannelSchema>;
+/** The settings of one Telegram bot (an account of the section, or the section itself). */
+export type TelegramAccountConfig = Omit<TelegramChannelConfig, 'accounts'>;
 export type OutboxConfig = z.infer<typeof outboxSchema>;

@@ -1,4 +1,5 @@
 import type { Kysely } from 'kysely';
+import type { ApprovalDesk } from '../approvals/desk.ts';
 // The Linear integration for the composition root: API access, the webhook intake and worker, the dispatch pipeline
 // (guarded by the planner), the planner, triage, mention answers, the router and the chat notifier, built from config.
 // main.ts registers the HTTP routes with gateway/linear-routes.ts using `routes` (linear/ may not import gateway/).
@@ -55,6 +56,8 @@ export interface LinearIntegrationDeps {
   notifier?: PipelineNotifier;
   /** The code_run backend shared with the operations; built here when absent. */
   codeRunner?: CodeRunner;
+  /** The ApprovalDesk: workers' requests go to their Linear agent session as elicitations; replies there decide them. */
+  approvals?: ApprovalDesk;
 }
 
 /** What the Linear operations (linear_dispatches) read. */
@@ -131,6 +134,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     linear: api,
     notifier,
     guard: { isBlocked: (issue) => planner.isBlocked(issue) },
+    ...(deps.approvals ? { approvals: deps.approvals } : {}),
   });
   const codeRunner = deps.codeRunner ?? new CodeRunner({ config, sessions, logs, clock, logger });
   const triage = new Triage({
@@ -156,6 +160,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     claims: new LinearClaimStore(db),
     jobStore: new LinearJobStore(db),
     effects: new LinearEffects(new LinearEffectStore(db), clock, logger.child({ component: 'linear-effects' })),
+    approvals: pipeline.approvals,
     clock,
     logger: logger.child({ component: 'linear-router' }),
   });

@@ -12,6 +12,8 @@ import type { AssignmentSource, LinearClaimStore } from '../store/linear-claims.
 import { ACTIVE_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import type { LinearJobStore } from '../store/linear-jobs.ts';
 import type { LinearApi } from './api/types.ts';
+import { linearDecider } from './approval-replies.ts';
+import type { LinearApprovals } from './approvals-bridge.ts';
 import { CommentRouting } from './comment-routing.ts';
 import type { LinearEffects } from './effects.ts';
 import { eventKey } from './event-keys.ts';
@@ -43,6 +45,8 @@ export interface LinearRouterDeps {
   jobStore: LinearJobStore;
   /** The ledger through which the router's own activities and comments are sent once per event. */
   effects: LinearEffects;
+  /** Workers' approvals: a reply while one is pending decides it (the pipeline's, when the daemon has a desk). */
+  approvals?: Pick<LinearApprovals, 'reply'> | null;
   clock: Clock;
   logger: Logger;
 }
@@ -264,6 +268,13 @@ export class LinearRouter implements LinearEventHandler {
       return;
     }
     const key = `prompt:${event.activityId}`;
+    // A reply while the worker waits for an approval decides it instead of reaching the worker as a prompt.
+    const by = linearDecider(event.author);
+    if (await this.#d.approvals?.reply({ agentSessionId, key, text: event.body, by })) {
+      if (event.sourceCommentId)
+        await claims.claim(`comment:${event.sourceCommentId}`, `agent-session:${agentSessionId}`, clock.now());
+      return;
+    }
     if (await claims.owner(key)) {
       logger.info(
         { agentSession: agentSessionId, activity: event.activityId },

@@ -9,6 +9,7 @@ import { formatTarget } from '../channels/connector.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { Logger } from '../core/logger.ts';
 import { recipients } from './recipients.ts';
+import { sessionThreadKey } from './session-thread.ts';
 
 export interface ApprovalNoticesDeps {
   /** Where approval events come from (the ApprovalDesk). */
@@ -77,7 +78,7 @@ export class ApprovalNotices {
     for (const target of await this.#targets(approval)) {
       await this.#deps.outbox.send(
         target,
-        { text, ...(buttons.length > 0 ? { buttons } : {}) },
+        { text, threadOf: sessionThreadKey(approval.sessionId, target), ...(buttons.length > 0 ? { buttons } : {}) },
         { key: requestKey(approval.id, target) },
       );
     }
@@ -87,7 +88,11 @@ export class ApprovalNotices {
     const text = decidedText(approval);
     for (const target of await this.#targets(approval)) {
       const replaces = requestKey(approval.id, target);
-      await this.#deps.outbox.send(target, { text, replaces }, { key: `${replaces}-decided` });
+      await this.#deps.outbox.send(
+        target,
+        { text, replaces, threadOf: sessionThreadKey(approval.sessionId, target) },
+        { key: `${replaces}-decided` },
+      );
     }
   }
 }

@@ -289,6 +289,39 @@ describe('NotificationRouter', () => {
     assert.deepEqual(outbox.to(WEB), [`⛔ Session cmd [${session.id}] killed (0s)\n   📁 ${f.workdir}\n   📝 "p"`]);
   });
 
+  it('on a channel with threads the launch line opens the session thread, even in the chat that typed the launch', async () => {
+    router.stop();
+    router = createNotificationRouter({
+      sessions: f.manager,
+      outbox,
+      clock: f.clock,
+      config: f.config,
+      logger: silentLogger(),
+      threads: (channel) => channel === 'slack',
+    });
+    router.start();
+    const SLACK = 'slack|C1';
+    const session = await f.manager.launch({
+      prompt: 'p',
+      workdir: f.workdir,
+      originChannel: SLACK,
+      name: 'threaded',
+      via: SLACK,
+    });
+    const thread = `thread-${session.id}-${SLACK}`;
+    assert.deepEqual(
+      outbox.deliveries.map((d) => [d.to, d.text, d.threadOf]),
+      [[SLACK, '↩️ [threaded] Launched:\np', undefined]],
+    );
+    assert.ok(outbox.keys.has(thread), 'the launch line is keyed as the thread');
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
+    await f.manager.kill(session.id, 'killed by user');
+    assert.deepEqual(
+      outbox.deliveries.slice(1).map((d) => [d.to, d.threadOf]),
+      [[SLACK, thread]],
+    );
+  });
+
   it('announces an exhausted budget once, to the origin and the streaming channels', async () => {
     const { session, run } = await launch('spend');
     await foreground(session.id, WEB);

@@ -1,5 +1,5 @@
 import type { ChannelTarget, Outbox } from '../channels/connector.ts';
-import { formatTarget } from '../channels/connector.ts';
+import { formatTarget, parseTarget } from '../channels/connector.ts';
 import type { Session, SessionSignal } from '../coding/session.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import { toolUseLine } from '../coding/tool-summary.ts';
@@ -24,6 +24,7 @@ import {
 } from './messages.ts';
 import type { Audience } from './recipients.ts';
 import { recipients, streamingChannels } from './recipients.ts';
+import { sessionThreadKey } from './session-thread.ts';
 
 export interface NotificationRouterDeps {
   sessions: SessionManager;
@@ -32,6 +33,11 @@ export interface NotificationRouterDeps {
   /** Uses timings.fgDebounceMs, safetyNetMs, longRunReminderMs and reminderCheckIntervalMs. */
   config: Pick<Config, 'timings'>;
   logger: Logger;
+  /**
+   * Whether a channel's connector opens threads (Slack, Discord): a session's launch line then opens its thread in the
+   * origin chat even when that chat typed the launch command. Default: no channel does.
+   */
+  threads?: (channel: string) => boolean;
 }
 
 /** Tells chat channels what coding sessions say, ask and do. */
@@ -127,11 +133,7 @@ class SessionNotifier implements NotificationRouter {
     switch (signal.type) {
       case 'launched':
         this.#turns.set(session.id, { startSeq: session.runStartSeq });
-        void this.#announce(
-          record,
-          { foreground: false, origin: true, ...via(signal.via) },
-          launchedText(record, signal.kind),
-        );
+        this.#onLaunched(session, signal.kind, signal.via);
         return;
       case 'output':
         for (const { channel, target } of streamingChannels(record))
@@ -189,6 +191,23 @@ class SessionNotifier implements NotificationRouter {
         signal satisfies never;
         return;
     }
+  }
+
+  /**
+   * The launch line goes to the origin chat (not the one that typed the command, which has its reply), except on a
+   * channel with threads: there the first launch line always goes, keyed as the session's thread, so the session's
+   * later messages can go in the thread it opens.
+   */
+  #onLaunched(session: Session, kind: 'launch' | 'resume', commandChat: string | undefined): void {
+    const record = session.record;
+    const text = launchedText(record, kind);
+    const origin = parseTarget(record.originChannel);
+    const opensThread = kind === 'launch' && origin !== null && (this.#deps.threads?.(origin.channel) ?? false);
+    if (!opensThread) {
+      void this.#announce(record, { foreground: false, origin: true, ...via(commandChat) }, text);
+      return;
+    }
+    void this.#send(origin, text, { key: sessionThreadKey(record.id, origin) });
   }
 
   #onWaiting(session: Session, reason: WaitingInfo['reason']): void {
@@ -251,7 +270,8 @@ class SessionNotifier implements NotificationRouter {
       );
       return;
     }
-    if (!(await this.#send(batch.target, batch.text))) return;
+    const threadOf = sessionThreadKey(batch.session.id, batch.target);
+    if (!(await this.#send(batch.target, batch.text, { threadOf }))) return;
     const current = batch.session.record.foreground[batch.channel];
     this.#deps.sessions.markSeen(
       batch.session.id,
@@ -286,16 +306,28 @@ class SessionNotifier implements NotificationRouter {
     for (const recipient of recipients(record, audience)) {
       const body = typeof text === 'string' ? text : recipient.streaming ? text.streaming : text.origin;
       sends.push(
-        this.#send(recipient.target, body, key === undefined ? undefined : `${key}-${formatTarget(recipient.target)}`),
+        this.#send(recipient.target, body, {
+          threadOf: sessionThreadKey(record.id, recipient.target),
+          ...(key === undefined ? {} : { key: `${key}-${formatTarget(recipient.target)}` }),
+        }),
       );
     }
     await Promise.all(sends);
   }
 
   /** Hands one message to the Outbox (at the call); resolves true once recorded, false (logged) when it could not be. */
-  async #send(target: ChannelTarget, text: string, key?: string): Promise<boolean> {
+  async #send(
+    target: ChannelTarget,
+    text: string,
+    options: { key?: string; threadOf?: string } = {},
+  ): Promise<boolean> {
     try {
-      await this.#deps.outbox.send(target, { text }, key === undefined ? {} : { key });
+      const { key, threadOf } = options;
+      await this.#deps.outbox.send(
+        target,
+        { text, ...(threadOf ? { threadOf } : {}) },
+        key === undefined ? {} : { key },
+      );
       return true;
     } catch (error) {
       this.#deps.logger.error({ err: error, target: formatTarget(target) }, 'could not queue a notification');

@@ -3,7 +3,9 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
+import { ApprovalDesk } from '../../src/approvals/desk.ts';
 import type { SessionManager } from '../../src/coding/session-manager.ts';
+import { workspaceRoot } from '../../src/coding/workspace.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
@@ -198,6 +200,8 @@ export interface LinearE2E {
   outbox: RecordingOutbox;
   inference: ScriptedInference;
   linear: LinearIntegration;
+  /** The ApprovalDesk of the sessions (built when asked for: `linearE2E(overrides, { approvals: true })`). */
+  approvals: ApprovalDesk | undefined;
   app: FastifyInstance;
   url: string;
   /** Team ids by key (OK: audits pass; RW: fail then pass; NO: always fail). */
@@ -209,8 +213,14 @@ export interface LinearE2E {
   close(): Promise<void>;
 }
 
-/** Builds and starts the rig; `overrides` are dotted config overrides. */
-export async function linearE2E(overrides: Record<string, unknown> = {}): Promise<LinearE2E> {
+/**
+ * Builds and starts the rig; `overrides` are dotted config overrides. With `approvals`, the sessions' permission
+ * requests go to an ApprovalDesk over the same database, handed to the Linear integration as the daemon does.
+ */
+export async function linearE2E(
+  overrides: Record<string, unknown> = {},
+  options: { approvals?: boolean } = {},
+): Promise<LinearE2E> {
   const dir = tempDir('sb-linear-e2e-');
   const repo = replayRepo(join(dir.path, 'repo'));
   const fakeLinear = await startFakeLinear();
@@ -230,7 +240,23 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
     },
   });
   const clock = new ManualClock(Date.now());
-  const { db, logs, manager } = sessionManagerIn(dir.path, config, clock);
+  let approvals: ApprovalDesk | undefined;
+  const { db, logs, manager } = sessionManagerIn(
+    dir.path,
+    config,
+    clock,
+    undefined,
+    options.approvals
+      ? (database) =>
+          (approvals = new ApprovalDesk({
+            db: sqliteKysely(database),
+            clock,
+            logger: silentLogger(),
+            config: config.approvals,
+            rootOf: (workdir) => workspaceRoot(workdir, config.workspaces),
+          }))
+      : undefined,
+  );
   await manager.restore();
   const outbox = new RecordingOutbox();
   const inference = new ScriptedInference();
@@ -244,6 +270,7 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
     logs,
     inference,
     outbox,
+    ...(approvals ? { approvals } : {}),
   });
   await linear.start();
   const app = Fastify();
@@ -263,6 +290,7 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
     outbox,
     inference,
     linear,
+    approvals,
     app,
     url,
     teams,
@@ -272,6 +300,7 @@ export async function linearE2E(overrides: Record<string, unknown> = {}): Promis
       await app.close();
       await linear.stop();
       await manager.stop();
+      approvals?.stop();
       db.close();
       await fakeLinear.close();
       dir.remove();

@@ -13,6 +13,7 @@ export interface RecordedDelivery extends RecordedMessage {
   replyTo?: string;
   buttons?: OutboundMessage['buttons'];
   replaces?: string;
+  threadOf?: string;
 }
 
 /** An Outbox that records every message in order instead of delivering it. */
@@ -39,6 +40,7 @@ export class RecordingOutbox implements Outbox {
       ...(message.replyTo ? { replyTo: message.replyTo } : {}),
       ...(message.buttons ? { buttons: message.buttons } : {}),
       ...(message.replaces ? { replaces: message.replaces } : {}),
+      ...(message.threadOf ? { threadOf: message.threadOf } : {}),
     });
     for (const resolve of this.#listeners.splice(0)) resolve();
   }

@@ -7,7 +7,8 @@
 import { Bot, GrammyError } from 'grammy';
 import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
-import type { TelegramChannelConfig } from '../../core/config-channels.ts';
+import { accountsOf } from '../../core/config-accounts.ts';
+import type { TelegramAccountConfig, TelegramChannelConfig } from '../../core/config-channels.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage, SentMessage } from '../connector.ts';
@@ -17,6 +18,7 @@ import { botCommands } from './telegram-commands.ts';
 import { describeTelegramError } from './telegram-errors.ts';
 import type { TelegramUpdate } from './telegram-inbound.ts';
 import { TelegramIntake } from './telegram-intake.ts';
+import { telegramKey } from './telegram-keys.ts';
 import type { ApiSignal } from './telegram-outbound.ts';
 import { TELEGRAM_MAX_MESSAGE_LENGTH, TelegramOutbound } from './telegram-outbound.ts';
 import { resolveBotToken } from './telegram-token.ts';
@@ -31,6 +33,8 @@ export interface TelegramConnectorDeps {
   logger: Logger;
   /** Where `botTokenEnv` is looked up; default process.env. */
   env?: NodeJS.ProcessEnv;
+  /** The bot's account name when it is a named one (`channels.telegram.accounts.<account>`). */
+  account?: string;
   /** The bot's command menu, registered with setMyCommands at start (the commands are handled above channels/). */
   commands?: readonly BotCommandSpec[];
   /** Source of jitter in [0, 1); default Math.random. */
@@ -40,10 +44,11 @@ export interface TelegramConnectorDeps {
 /** A Telegram bot as a Connector. Build it with `createTelegramConnector`. */
 export class TelegramConnector implements Connector {
   readonly channel = 'telegram';
+  readonly account: string | undefined;
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
   /** The Bot API has no idempotency key: a send a crash interrupted cannot be told apart from one that went out. */
   readonly idempotent = false;
-  #config: TelegramChannelConfig;
+  #config: TelegramAccountConfig;
   #deps: TelegramConnectorDeps;
   #logger: Logger;
   #token: string;
@@ -60,11 +65,12 @@ export class TelegramConnector implements Connector {
   /** The next update id to ask for: every update below it was handled. Undefined until one was. */
   #offset: number | undefined;
 
-  constructor(config: TelegramChannelConfig, deps: TelegramConnectorDeps) {
+  constructor(config: TelegramAccountConfig, deps: TelegramConnectorDeps) {
     this.#config = config;
     this.#deps = deps;
-    this.#logger = deps.logger.child({ channel: 'telegram' });
-    this.#token = resolveBotToken(config, deps.env);
+    this.account = deps.account;
+    this.#logger = deps.logger.child({ channel: 'telegram', ...(deps.account ? { account: deps.account } : {}) });
+    this.#token = resolveBotToken(config, deps.env, deps.account);
     // Every Bot API call ends within the long-poll timeout plus `requestTimeoutSeconds`.
     const timeoutSeconds = config.pollTimeoutSeconds + config.requestTimeoutSeconds;
     this.#bot = new Bot(this.#token, {
@@ -81,6 +87,7 @@ export class TelegramConnector implements Connector {
       logger: this.#logger,
       outbound: this.#outbound,
       allowed: this.#allowed,
+      ...(deps.account ? { account: deps.account } : {}),
       maxAttempts: config.inboundMaxAttempts,
       running: () => this.#running,
       stopSignal: () => this.#stop,
@@ -104,7 +111,7 @@ export class TelegramConnector implements Connector {
     this.#abort = new AbortController();
     this.#stop = new StopSignal();
     if (this.#allowed.size === 0)
-      this.#logger.warn('channels.telegram.allowedUserIds is empty: every sender will be refused');
+      this.#logger.warn(`${telegramKey(this.account, 'allowedUserIds')} is empty: every sender will be refused`);
     try {
       await this.#setup();
     } catch (error) {
@@ -113,7 +120,7 @@ export class TelegramConnector implements Connector {
         throw new AppError(
           'invalid_input',
           `Telegram refused the bot token (401 Unauthorized): check ${this.#tokenSource()}`,
-          'channels.telegram.botToken',
+          telegramKey(this.account, 'botToken'),
         );
       }
       this.#logger.warn(
@@ -121,12 +128,23 @@ export class TelegramConnector implements Connector {
         'Telegram not reachable yet; retrying in the background',
       );
     }
-    this.#loop = this.#poll(onMessage).catch((error: unknown) => {
+    this.#loop = this.#poll(this.#stamped(onMessage)).catch((error: unknown) => {
       this.#logger.error(
         { err: describeTelegramError(error, this.#token) },
         'Telegram polling stopped by an unexpected error',
       );
     });
+  }
+
+  /**
+   * A named bot's messages carry its account in their target (replies go back through this bot) and in their id (two
+   * bots in one chat see the same message ids).
+   */
+  #stamped(onMessage: InboundHandler): InboundHandler {
+    const account = this.account;
+    if (account === undefined) return onMessage;
+    return (message) =>
+      onMessage({ ...message, id: `${account}:${message.id}`, target: { ...message.target, account } });
   }
 
   /** Stops polling without waiting for a pending hand-off; confirms only the updates that were fully handled. */
@@ -185,7 +203,7 @@ export class TelegramConnector implements Connector {
 
   #tokenSource(): string {
     return this.#config.botToken
-      ? 'channels.telegram.botToken'
+      ? telegramKey(this.account, 'botToken')
       : `the environment variable ${this.#config.botTokenEnv}`;
   }
 
@@ -270,6 +288,19 @@ export class TelegramConnector implements Connector {
  * invalid_input error naming `channels.telegram.botToken` when there is no usable token. Register the result on the
  * Outbox and `start(onMessage)` it.
  */
-export function createTelegramConnector(config: TelegramChannelConfig, deps: TelegramConnectorDeps): TelegramConnector {
+export function createTelegramConnector(config: TelegramAccountConfig, deps: TelegramConnectorDeps): TelegramConnector {
   return new TelegramConnector(config, deps);
+}
+
+/**
+ * One Telegram connector per bot of `channels.telegram` (the section itself, or each of its `accounts`). Throws like
+ * createTelegramConnector, naming the account's key.
+ */
+export function createTelegramConnectors(
+  section: TelegramChannelConfig,
+  deps: Omit<TelegramConnectorDeps, 'account'>,
+): TelegramConnector[] {
+  return accountsOf(section).map(
+    ({ account, config }) => new TelegramConnector(config, { ...deps, ...(account ? { account } : {}) }),
+  );
 }

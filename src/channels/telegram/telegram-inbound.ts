@@ -2,6 +2,7 @@
 // replies the connector itself gives (strangers, non-text messages).
 import type { Bot } from 'grammy';
 import type { ChannelTarget, InboundMessage } from '../connector.ts';
+import { telegramKey } from './telegram-keys.ts';
 
 /** One update from getUpdates. */
 export type TelegramUpdate = Parameters<Bot['handleUpdate']>[0];
@@ -80,16 +81,16 @@ export function replyMessageId(replyTo: string | undefined, chat: string): numbe
 }
 
 /** The reply a user not on the allow-list gets. */
-export function refusalText(userId: number): string {
+export function refusalText(userId: number, account?: string): string {
   return (
     `⛔ You are not allowed to use this bot.\n` +
-    `Your Telegram user id is ${userId}. To get access, the bot's owner must add it to channels.telegram.allowedUserIds.`
+    `Your Telegram user id is ${userId}. To get access, the bot's owner must add it to ${telegramKey(account, 'allowedUserIds')}.`
   );
 }
 
 /** The answer to a button pressed by a user not on the allow-list (a callback answer holds at most 200 characters). */
-export function pressRefusalText(userId: number): string {
-  return `⛔ You are not allowed to use this bot. Your Telegram user id is ${userId}; the bot's owner can add it to channels.telegram.allowedUserIds.`;
+export function pressRefusalText(userId: number, account?: string): string {
+  return `⛔ You are not allowed to use this bot. Your Telegram user id is ${userId}; the bot's owner can add it to ${telegramKey(account, 'allowedUserIds')}.`;
 }
 
 /** The reply an allowed user gets for a message without text (photo, sticker, …). */

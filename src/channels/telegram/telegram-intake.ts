@@ -26,6 +26,8 @@ export interface IntakeDeps {
   outbound: TelegramOutbound;
   /** Telegram user ids allowed to talk to the bot. */
   allowed: ReadonlySet<number>;
+  /** The bot's account name, when it is a named one (refusals name its allow-list key). */
+  account?: string;
   /** Attempts at handing one message over before the sender is told it could not be accepted. */
   maxAttempts: number;
   /** False once the connector is stopping. */
@@ -64,7 +66,7 @@ export class TelegramIntake {
         { userId: message.from.id, chat: message.chat.id },
         'message from a user not on channels.telegram.allowedUserIds refused',
       );
-      await outbound.replyDirect(target, refusalText(message.from.id), this.#deps.apiSignal());
+      await outbound.replyDirect(target, refusalText(message.from.id, this.#deps.account), this.#deps.apiSignal());
       return true;
     }
     const inbound = toInbound(message);
@@ -84,7 +86,12 @@ export class TelegramIntake {
         { userId: query.from.id, chat: query.message?.chat.id },
         'button press from a user not on channels.telegram.allowedUserIds refused',
       );
-      await outbound.answer(query.id, this.#deps.apiSignal(), pressRefusalText(query.from.id), true);
+      await outbound.answer(
+        query.id,
+        this.#deps.apiSignal(),
+        pressRefusalText(query.from.id, this.#deps.account),
+        true,
+      );
       return true;
     }
     const inbound = pressToInbound(query, this.#deps.clock.now());

@@ -14,6 +14,7 @@ import type { StoredSession } from '../../store/coding-sessions.ts';
 import { isActiveStatus } from '../../store/coding-sessions.ts';
 import type { DispatchPhase, DispatchRecord, DispatchSession, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
+import type { LinearApprovals } from '../approvals-bridge.ts';
 import { capTail, EXCLUDE_LINES } from './artifacts.ts';
 import type { DispatchJournal } from './dispatch-journal.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';
@@ -40,6 +41,8 @@ export interface PhaseDeps {
   journal: Pick<DispatchJournal, 'artifacts' | 'record' | 'close'>;
   watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf'>;
   slots: Pick<PipelineSlots, 'waitForSession' | 'stopWaiting' | 'dispatchSlotFreed'>;
+  /** Workers' approvals in Linear (when the daemon has an ApprovalDesk). */
+  approvals?: Pick<LinearApprovals, 'workerStarted'> | null;
 }
 
 /** The auditor's answer to any permission request: it is read-only. */
@@ -207,6 +210,8 @@ export async function launchPhase(
     startedAt: p.clock.now(),
   });
   p.watch.watch(d, session.id, phase);
+  // A request the worker made before it was mapped to the dispatch goes to Linear now.
+  if (phase === 'worker') p.approvals?.workerStarted(session.id);
   await p.watch.touch(d.id, true);
   // A session that could not even start has already ended (before it was mapped): handle that end now.
   if (!session.isActive)

@@ -8,6 +8,7 @@ import { expandHome } from '../../core/config-load.ts';
 import { errorMessage, invalidInput } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
+import { LinearClaimStore } from '../../store/linear-claims.ts';
 import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
 import {
   ACTIVE_DISPATCH_STATUSES,
@@ -17,6 +18,7 @@ import {
 } from '../../store/linear-dispatches.ts';
 import { LinearEffectStore } from '../../store/linear-effects.ts';
 import type { LinearIssue } from '../api/types.ts';
+import { LinearApprovals } from '../approvals-bridge.ts';
 import { LinearEffects } from '../effects.ts';
 import { DispatchJournal } from './dispatch-journal.ts';
 import { DispatchLanes } from './dispatch-lanes.ts';
@@ -68,6 +70,8 @@ export class Pipeline {
   #inFlight = new InFlight();
   #unsubscribe: (() => void) | null = null;
   #monitor: Timer | null = null;
+  /** Workers' approvals in their agent sessions (with an ApprovalDesk; listening from construction, see the class). */
+  readonly approvals: LinearApprovals | null;
 
   constructor(deps: PipelineDeps) {
     const { config, clock, logger, db, sessions, logs, linear, notifier } = deps;
@@ -97,7 +101,11 @@ export class Pipeline {
     this.#reporter = reporter;
     this.#watch = watch;
     this.#slots = slots;
-    this.#phases = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots };
+    this.approvals = deps.approvals
+      ? new LinearApprovals({ desk: deps.approvals, store, reporter, claims: new LinearClaimStore(db), clock, logger })
+      : null;
+    const approvals = this.approvals;
+    this.#phases = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots, approvals };
   }
 
   /**
@@ -127,6 +135,7 @@ export class Pipeline {
     this.#unsubscribe?.();
     this.#unsubscribe = null;
     this.#watch.stopAll();
+    await this.approvals?.stop();
     await this.idle();
     await Promise.all([this.#reporter.closeAll(), this.#journal.closeAll()]);
   }
@@ -413,9 +422,9 @@ export class Pipeline {
   /** Resolves once every step queued so far (for every dispatch) has run. */
   async idle(): Promise<void> {
     do {
-      await Promise.all([this.#inFlight.settled(), this.#watch.settled()]);
+      await Promise.all([this.#inFlight.settled(), this.#watch.settled(), this.approvals?.idle()]);
       await this.#lanes.idle();
-    } while (this.#inFlight.busy || this.#watch.busy);
+    } while (this.#inFlight.busy || this.#watch.busy || this.approvals?.busy);
   }
 
   /** Starts queued dispatches while slots are free (each claim is one compare-and-swap, so concurrent pumps are safe). */

@@ -9,6 +9,7 @@ import type { DispatchRecord } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
 import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
+import type { LinearApprovalDesk } from '../approvals-bridge.ts';
 
 /** What the pipeline is built from (main.ts hands these in). */
 export interface PipelineDeps {
@@ -25,6 +26,8 @@ export interface PipelineDeps {
   notifier: PipelineNotifier;
   /** Checked before a new dispatch is created (the planner's planning-mode guard); none: everything may be dispatched. */
   guard?: DispatchGuard;
+  /** The ApprovalDesk: workers' requests are posted to their agent session and replies there decide them. */
+  approvals?: LinearApprovalDesk;
 }
 
 /** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */
