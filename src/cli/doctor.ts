@@ -15,6 +15,7 @@ import { openDatabase } from '../store/database.ts';
 import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
 import { credentialChecks } from './doctor-credentials.ts';
+import { discordChecks } from './doctor-discord.ts';
 import { serviceCheck } from './service-check.ts';
 
 /** One line of the doctor's report. */
@@ -107,6 +108,7 @@ function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
       }
     }
   }
+  checks.push(...discordChecks(config, env));
   if (config.linear.enabled) {
     try {
       requireLinearSecrets(config.linear, env);
