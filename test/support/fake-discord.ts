@@ -38,6 +38,8 @@ export interface FakeDiscordFailure {
 export interface FakeDiscordOptions {
   /** Guilds and their text channels; default one guild with one channel. */
   guilds?: { id: string; channels: string[] }[];
+  /** What GET /gateway/bot names instead of the fake's own Gateway (to test a `gatewayUrl` override). */
+  gatewayBotUrl?: string;
 }
 
 /** Where a pushed message or command comes from. */
@@ -71,17 +73,19 @@ export class FakeDiscord implements RestState {
   readonly requests: { method: string; path: string; query: string }[] = [];
   readonly gateway: FakeGateway;
   #guilds: { id: string; channels: string[] }[];
+  #gatewayBotUrl: string | undefined;
   #failures: FakeDiscordFailure[] = [];
   #sequence = 0;
   #server = createServer((req, res) => void this.#handle(req, res));
 
   constructor(options: FakeDiscordOptions = {}) {
+    this.#gatewayBotUrl = options.gatewayBotUrl;
     this.#guilds = options.guilds ?? [{ id: '200000000000000001', channels: ['200000000000000002'] }];
     for (const guild of this.#guilds)
       for (const id of guild.channels) this.channels.set(id, { id, type: 0, guildId: guild.id, name: `ch-${id}` });
     this.gateway = new FakeGateway({
       token: this.token,
-      wsUrl: () => this.wsUrl(),
+      wsUrl: () => this.ownGatewayUrl(),
       ready: () => ({
         v: 10,
         user: { ...this.bot, flags: 0, verified: true, mfa_enabled: false },
@@ -115,7 +119,13 @@ export class FakeDiscord implements RestState {
     return this.#guilds[0]?.channels[0] as string;
   }
 
+  /** The Gateway URL GET /gateway/bot answers. */
   wsUrl(): string {
+    return this.#gatewayBotUrl ?? this.ownGatewayUrl();
+  }
+
+  /** The fake's own Gateway: ws://127.0.0.1:<port>/gateway. */
+  ownGatewayUrl(): string {
     return `${this.url.replace(/^http/, 'ws').replace(/\/api$/, '')}/gateway`;
   }
 
