@@ -111,9 +111,9 @@ describe('Discord → orchestrator → coding session → approvals by button �
     dir.remove();
   });
 
-  /** The bot's messages of the session: in the channel, or in the thread its launch line started. */
-  function sessionMessages(launch: FakeMessage | undefined): FakeMessage[] {
-    return discord.sent.filter((m) => m.channelId === discord.channelId || m.channelId === launch?.id);
+  /** The bot's messages in the thread the session's launch line started. */
+  function threadMessages(launch: FakeMessage): FakeMessage[] {
+    return discord.sent.filter((m) => m.channelId === launch.id);
   }
 
   it('launches from a mention; the approval and the question are decided by presses; the completion has its cost', async () => {
@@ -135,13 +135,14 @@ describe('Discord → orchestrator → coding session → approvals by button �
       () => discord.sent.find((m) => m.content.startsWith('↩️ [flaky-fix] Launched')),
       LONG,
     );
+    assert.equal(launch.channelId, discord.channelId, 'the launch line is in the channel');
     const session = (await run.daemon.services.sessions.list()).find((s) => s.name === 'flaky-fix');
     assert.equal(session?.originChannel, `discord|${discord.channelId}`);
 
     // The approval, with its buttons as components; a press of "Allow" decides it and the message is edited.
     const approval = await waitFor(
       'the approval with buttons',
-      () => sessionMessages(launch).find((m) => m.content.startsWith('🔐') && m.buttons.length > 0),
+      () => threadMessages(launch).find((m) => m.content.startsWith('🔐') && m.buttons.length > 0),
       LONG,
     );
     assert.match(approval.content, /wants to run Bash: echo hello-from-tool/);
@@ -161,7 +162,7 @@ describe('Discord → orchestrator → coding session → approvals by button �
     const question = await waitFor(
       'the question with its options',
       () =>
-        sessionMessages(launch).find((m) => m.content.includes('Which file should I change?') && m.buttons.length > 0),
+        threadMessages(launch).find((m) => m.content.includes('Which file should I change?') && m.buttons.length > 0),
       LONG,
     );
     const option = question.buttons.flat().find((b) => b.label.includes('a.ts'));
@@ -170,16 +171,21 @@ describe('Discord → orchestrator → coding session → approvals by button �
 
     const completed = await waitFor(
       'the completion',
-      () => sessionMessages(launch).find((m) => m.content.startsWith('✅ [flaky-fix] Completed')),
+      () => threadMessages(launch).find((m) => m.content.startsWith('✅ [flaky-fix] Completed')),
       LONG,
     );
     assert.match(completed.content, /💰 \$0\.0001/);
+    // Everything of the session after its launch line went in the thread started from that line.
+    assert.deepEqual(
+      discord.threads.map((t) => [t.id, t.parentId]),
+      [[launch.id, discord.channelId]],
+    );
+    assert.ok(!discord.textsIn(discord.channelId).some((t) => /^(🔐|✅ \[flaky-fix\])/.test(t)));
     assert.equal((await run.daemon.services.sessions.get('flaky-fix')).status, 'completed');
     assert.deepEqual(unexpectedErrors(run.output()), [], 'no error lines in the daemon log');
   });
 
   it('a slash command runs with no model and its reply fills the deferred response', async () => {
-    const before = model.completionRequests().length;
     const command = discord.slash({ userId: USER, channelId: discord.channelId, name: 'claude_sessions' });
     await waitFor('the deferral', () => command.callbacks.length > 0, LONG);
     assert.equal(command.callbacks[0]?.type, 5);
@@ -189,7 +195,10 @@ describe('Discord → orchestrator → coding session → approvals by button �
       LONG,
     );
     assert.match(reply.content, /flaky-fix/);
-    assert.equal(model.completionRequests().length, before, 'the model was not asked');
+    assert.ok(
+      !model.completionRequests().some((r) => lastUserText(r.body as ChatBody).includes('claude_sessions')),
+      'the model was not asked',
+    );
   });
 
   it('refuses a stranger in a DM and by slash command, and nothing reaches the engine', async () => {
