@@ -38,6 +38,8 @@ export interface FakeDiscordFailure {
 export interface FakeDiscordOptions {
   /** Guilds and their text channels; default one guild with one channel. */
   guilds?: { id: string; channels: string[] }[];
+  /** The port to listen on; default any free one. */
+  port?: number;
   /** What GET /gateway/bot names instead of the fake's own Gateway (to test a `gatewayUrl` override). */
   gatewayBotUrl?: string;
 }
@@ -200,9 +202,9 @@ export class FakeDiscord implements RestState {
     return this.sent.filter((m) => m.channelId === channelId).map((m) => m.content);
   }
 
-  /** Starts listening on 127.0.0.1. */
-  async listen(): Promise<void> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve));
+  /** Starts listening on 127.0.0.1 (on `port`, default any free one). */
+  async listen(port = 0): Promise<void> {
+    await new Promise<void>((resolve) => this.#server.listen(port, '127.0.0.1', resolve));
     this.url = `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}/api`;
   }
 
@@ -291,7 +293,7 @@ function failed(f: FakeDiscordFailure): RestAnswer {
 /** Starts a fake Discord on 127.0.0.1. */
 export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promise<FakeDiscord> {
   const fake = new FakeDiscord(options);
-  await fake.listen();
+  await fake.listen(options.port);
   return fake;
 }
 

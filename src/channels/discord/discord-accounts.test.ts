@@ -3,7 +3,8 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import type { FakeDiscord } from '../../../test/support/fake-discord.ts';
-import { startFakeDiscord } from '../../../test/support/fake-discord.ts';
+import { FAKE_DISCORD_TOKEN, startFakeDiscord } from '../../../test/support/fake-discord.ts';
+import { freePort } from '../../../test/support/ports.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
 import { systemClock } from '../../core/clock.ts';
 import { discordChannelSchema } from '../../core/config-discord.ts';
@@ -136,5 +137,46 @@ describe('Discord connector parts', () => {
         ['claude_stats', 'claude_stats', 'arguments, as after the command'],
       ],
     );
+  });
+});
+
+describe('Discord connector start', () => {
+  it('throws when Discord refuses the token, naming the key', async () => {
+    const fake = await startFakeDiscord();
+    const section = discordChannelSchema.parse({
+      enabled: true,
+      token: 'wrong',
+      apiUrl: fake.url,
+      allowedUserIds: ['1'],
+    });
+    const [connector] = createDiscordConnectors(section, { clock: systemClock(), logger: silentLogger() });
+    try {
+      await assert.rejects(connector?.start(async () => {}) ?? Promise.resolve(), /channels\.discord\.token/);
+    } finally {
+      await connector?.stop();
+      await fake.close();
+    }
+  });
+
+  it('starts while Discord is unreachable and connects once it is there', async () => {
+    const port = await freePort();
+    const section = discordChannelSchema.parse({
+      enabled: true,
+      token: FAKE_DISCORD_TOKEN,
+      apiUrl: `http://127.0.0.1:${port}/api`,
+      allowedUserIds: [OWNER],
+    });
+    const [connector] = createDiscordConnectors(section, { clock: systemClock(), logger: silentLogger() });
+    const received: InboundMessage[] = [];
+    await connector?.start(async (m) => void received.push(m));
+    const fake = await startFakeDiscord({ port });
+    try {
+      await waitFor('the bot to connect', () => fake.gateway.ready > 0);
+      fake.userMessage({ userId: OWNER, content: 'late hello' });
+      await waitFor('the message', () => received.some((m) => m.text === 'late hello'));
+    } finally {
+      await connector?.stop();
+      await fake.close();
+    }
   });
 });

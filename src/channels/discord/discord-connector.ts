@@ -3,7 +3,7 @@
 // GET /gateway/bot, or `gatewayUrl`). Messages and interactions go through discord-intake.ts; sends, edits and
 // threads through discord-outbound.ts; the seed's commands are registered as guild slash commands at start.
 import type { ResponseLike, RESTOptions } from 'discord.js';
-import { Client, DefaultRestOptions, Events, GatewayIntentBits, Partials } from 'discord.js';
+import { Client, DefaultRestOptions, Events, GatewayIntentBits, Partials, REST } from 'discord.js';
 import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { DiscordAccountConfig } from '../../core/config-discord.ts';
@@ -51,7 +51,9 @@ export class DiscordConnector implements Connector {
   #deps: DiscordConnectorDeps;
   #logger: Logger;
   #token: string;
+  #rest: REST;
   #client: Client;
+  #onMessage: InboundHandler | null = null;
   #pending: PendingCommands;
   #outbound: DiscordOutbound;
   #intake: DiscordIntake;
@@ -65,25 +67,16 @@ export class DiscordConnector implements Connector {
     this.account = account;
     this.#logger = deps.logger.child({ channel: 'discord', ...(account ? { account } : {}) });
     this.#token = token;
-    this.#client = new Client({
-      intents: [
-        GatewayIntentBits.Guilds,
-        GatewayIntentBits.GuildMessages,
-        GatewayIntentBits.DirectMessages,
-        GatewayIntentBits.MessageContent,
-      ],
-      partials: [Partials.Channel],
-      rest: restOptions(config),
-    });
-    // Sends may come before start (the outbox delivers what a previous run left): REST needs only the token.
-    this.#client.rest.setToken(token);
-    this.#client.on(Events.Error, (error) => this.#logger.error({ err: describeDiscordError(error) }, 'Discord error'));
-    this.#client.on(Events.Warn, (message) => this.#logger.warn({ detail: message }, 'Discord warning'));
-    this.#client.rest.on('rateLimited', (info) =>
+    // Sends go through a REST client of their own, which lives as long as the connector (and works before start: the
+    // outbox delivers what a previous run left); the Gateway client is rebuilt when a connection attempt fails
+    // (discord.js destroys a client whose login failed).
+    this.#rest = new REST(restOptions(config)).setToken(token);
+    this.#rest.on('rateLimited', (info) =>
       this.#logger.info({ route: info.route, retryAfterMs: info.retryAfter, global: info.global }, 'rate limited'),
     );
+    this.#client = this.#makeClient();
     this.#pending = new PendingCommands(deps.clock);
-    this.#outbound = new DiscordOutbound(this.#client.rest, { logger: this.#logger, pending: this.#pending });
+    this.#outbound = new DiscordOutbound(this.#rest, { logger: this.#logger, pending: this.#pending });
     this.#intake = new DiscordIntake({
       clock: deps.clock,
       logger: this.#logger,
@@ -115,8 +108,11 @@ export class DiscordConnector implements Connector {
     this.#stop = new StopSignal();
     if (this.#config.allowedUserIds.length === 0)
       this.#logger.warn(`${this.#key('allowedUserIds')} is empty: every sender will be refused`);
-    this.#client.on(Events.MessageCreate, (message) => this.#intake.message(message, onMessage));
-    this.#client.on(Events.InteractionCreate, (interaction) => this.#intake.interaction(interaction, onMessage));
+    this.#onMessage = onMessage;
+    // A fresh client per start: discord.js cannot log a destroyed one in again.
+    this.#client.removeAllListeners();
+    this.#client = this.#makeClient();
+    this.#listen(this.#client);
     try {
       await this.#connect();
     } catch (error) {
@@ -135,15 +131,17 @@ export class DiscordConnector implements Connector {
 
   /** Disconnects; an event being handed over is abandoned unacknowledged. */
   async stop(): Promise<void> {
-    if (!this.#running) return;
-    this.#running = false;
-    this.#stop.stop();
-    this.#pending.clear();
-    await this.#retry;
-    await this.#intake.idle();
+    if (this.#running) {
+      this.#running = false;
+      this.#stop.stop();
+      this.#pending.clear();
+      await this.#retry;
+      await this.#intake.idle();
+    }
+    // Also after a refused start: the client keeps timers until destroyed.
     await this.#client.destroy();
-    this.#client.removeAllListeners(Events.MessageCreate);
-    this.#client.removeAllListeners(Events.InteractionCreate);
+    this.#client.removeAllListeners();
+    this.#onMessage = null;
   }
 
   /** Sends one message (≤ 2,000 characters, buttons as components); resolves to its ref. See DiscordOutbound.send. */
@@ -170,19 +168,47 @@ export class DiscordConnector implements Connector {
     const applicationId = this.#config.applicationId ?? this.#client.application?.id;
     const commands = applicationCommands(this.#deps.commands ?? [], this.#logger);
     if (applicationId && commands.length > 0 && this.#config.guildIds.length > 0)
-      await registerCommands(this.#client.rest, applicationId, this.#config.guildIds, commands, this.#logger);
+      await registerCommands(this.#rest, applicationId, this.#config.guildIds, commands, this.#logger);
   }
 
   async #reconnect(): Promise<void> {
     for (let failures = 1; this.#running; failures += 1) {
       if (!(await this.#stop.sleep(this.#deps.clock, backoffDelay(failures, 1000, 60_000, this.#deps.random)))) return;
       try {
+        this.#client.removeAllListeners();
+        this.#client = this.#makeClient();
+        this.#listen(this.#client);
         await this.#connect();
         return;
       } catch (error) {
         this.#logger.warn({ err: describeDiscordError(error), failures }, 'Discord connection failed; retrying');
       }
     }
+  }
+
+  /** A Gateway client with the intents and partials the connector needs, its errors logged. */
+  #makeClient(): Client {
+    const client = new Client({
+      intents: [
+        GatewayIntentBits.Guilds,
+        GatewayIntentBits.GuildMessages,
+        GatewayIntentBits.DirectMessages,
+        GatewayIntentBits.MessageContent,
+      ],
+      partials: [Partials.Channel],
+      rest: restOptions(this.#config),
+    });
+    client.on(Events.Error, (error) => this.#logger.error({ err: describeDiscordError(error) }, 'Discord error'));
+    client.on(Events.Warn, (message) => this.#logger.warn({ detail: message }, 'Discord warning'));
+    return client;
+  }
+
+  /** Passes `client`'s messages and interactions to the intake. */
+  #listen(client: Client): void {
+    const onMessage = this.#onMessage;
+    if (!onMessage) return;
+    client.on(Events.MessageCreate, (message) => this.#intake.message(message, onMessage));
+    client.on(Events.InteractionCreate, (interaction) => this.#intake.interaction(interaction, onMessage));
   }
 
   #context(): InboundContext {
