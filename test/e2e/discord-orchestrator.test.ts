@@ -219,7 +219,7 @@ describe('Discord → orchestrator → coding session → approvals by button �
 });
 
 describe('Discord: a SIGKILL right after a message was accepted loses nothing', { timeout: 240_000 }, () => {
-  it('the accepted message is answered after the restart', async () => {
+  it('an accepted message is answered after the restart, and an acknowledged command is replied to', async () => {
     const discord = await startFakeDiscord();
     const rig = await crashRig(
       'sb-e2e-discord-crash-',
@@ -242,7 +242,20 @@ describe('Discord: a SIGKILL right after a message was accepted loses nothing', 
       await waitFor('the answer after the restart', () => answers().length > 0, LONG);
       assert.equal(answers().length, 1, 'answered once');
       assert.deepEqual(unexpectedErrors(rig.daemon.output()), []);
-      assert.ok(rig.daemon.output().includes('Discord bot connected'));
+      await rig.stop();
+
+      // A slash command acknowledged (deferred) right before the kill: its reply, already in the outbox, arrives
+      // after the restart as a message of its own (the interaction's token died with the process).
+      await rig.start({ SWITCHBOARD_FAULT: 'discord.intake.after-ack' });
+      await waitFor('the bot to connect again', () => discord.gateway.ready > 0, LONG);
+      const before = discord.textsIn(discord.channelId).length;
+      const command = discord.slash({ userId: USER, channelId: discord.channelId, name: 'claude_stats' });
+      await rig.crashed('discord.intake.after-ack');
+      assert.equal(command.callbacks[0]?.type, 5, 'deferred before the kill');
+      await rig.start();
+      await waitFor('the reply after the restart', () => discord.textsIn(discord.channelId).length > before, LONG);
+      assert.equal(discord.textsIn(discord.channelId).length, before + 1, 'one reply');
+      assert.deepEqual(unexpectedErrors(rig.daemon.output()), []);
       await rig.stop();
     } catch (error) {
       console.log(discordTranscript(discord));
