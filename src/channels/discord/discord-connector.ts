@@ -45,7 +45,10 @@ export class DiscordConnector implements Connector {
   /** A message can start a thread (its id is the thread's); a coding session's messages go in the one its launch opened. */
   readonly threads = true;
   readonly maxMessageLength = DISCORD_MAX_MESSAGE_LENGTH;
-  /** Sends carry a nonce Discord enforces: a resend soon after a crash returns the message already created. */
+  /**
+   * Sends carry a nonce Discord enforces: a resend soon after a crash returns the message already created. Discord
+   * remembers nonces for a few minutes only, so a resend after a longer outage may post twice.
+   */
   readonly idempotent = true;
   #config: DiscordAccountConfig;
   #deps: DiscordConnectorDeps;
