@@ -15,7 +15,8 @@ import { startDaemon } from '../../src/main.ts';
 import { crashRig } from '../support/crash-rig.ts';
 import { chatInference, logLines, systemText, unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeDiscord, FakeMessage } from '../support/fake-discord.ts';
-import { discordSection, discordTranscript, startFakeDiscord } from '../support/fake-discord.ts';
+import { startFakeDiscord } from '../support/fake-discord.ts';
+import { discordSection, discordTranscript } from '../support/fake-discord-e2e.ts';
 import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
 import {
   chatText,

@@ -296,20 +296,3 @@ export async function startFakeDiscord(options: FakeDiscordOptions = {}): Promis
   await fake.listen(options.port);
   return fake;
 }
-
-/** `channels.discord` for a bot served by `fake` in its guild, answering only `allowedUserIds`. */
-export function discordSection(fake: FakeDiscord, allowedUserIds: string[]): Record<string, unknown> {
-  return {
-    enabled: true,
-    token: fake.token,
-    applicationId: fake.applicationId,
-    guildIds: [fake.guildId],
-    allowedUserIds,
-    apiUrl: fake.url,
-  };
-}
-
-/** What the bot posted, one line per message (channel, thread or DM), for a failed test to print. */
-export function discordTranscript(fake: FakeDiscord): string {
-  return fake.sent.map((m) => `  → ${m.channelId}: ${JSON.stringify(m.content)}`).join('\n') || '  (none)';
-}
