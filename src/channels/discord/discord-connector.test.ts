@@ -212,6 +212,9 @@ describe('Discord connector against the fake Discord', () => {
     const opener = await connector.send({ channel: 'discord', chat: dm }, { text: 'launched' });
     await connector.send({ channel: 'discord', chat: dm, thread: opener.ref }, { text: 'in the DM' });
     assert.equal(fake.textsIn(dm).at(-1), 'in the DM');
+    const tries = fake.requests.filter((r) => r.path.endsWith('/threads')).length;
+    await connector.send({ channel: 'discord', chat: dm, thread: opener.ref }, { text: 'again' });
+    assert.equal(fake.requests.filter((r) => r.path.endsWith('/threads')).length, tries, 'no second try in a DM');
   });
 
   it('keeps the 2,000-character limit, resends once per delivery key, and reports a 429 with its retry-after', async () => {

@@ -73,6 +73,8 @@ export class DiscordOutbound {
   #pending: PendingCommands;
   /** Threads known to exist (created, or seen in an event). */
   #threads = new Set<string>();
+  /** Channels where no thread can be started (DMs): their threaded messages go in the channel itself. */
+  #flat = new Set<string>();
 
   constructor(rest: REST, options: { logger: Logger; pending: PendingCommands }) {
     this.#rest = rest;
@@ -204,12 +206,14 @@ export class DiscordOutbound {
     const posted = /^(\d+):\d+$/.exec(thread);
     if (posted) return posted[1] as string;
     if (this.#threads.has(thread)) return thread;
+    if (this.#flat.has(target.chat)) return target.chat;
     try {
       await this.#rest.post(Routes.threads(target.chat, thread), {
         body: { name: await this.#threadName(target.chat, thread, text), auto_archive_duration: 1440 },
       });
     } catch (error) {
       const code = discordCode(error);
+      if (code === DiscordCode.wrongChannelType) this.#flat.add(target.chat);
       if (code === DiscordCode.wrongChannelType || code === DiscordCode.unknownMessage) {
         this.#logger.debug(
           { chat: target.chat, thread, err: describeDiscordError(error) },
