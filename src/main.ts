@@ -1,9 +1,10 @@
 import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
+import { createDiscordConnectors } from './channels/discord/discord-connectors.ts';
 import { createOutbox } from './channels/outbox.ts';
-import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
 import { createSignalConnectors } from './channels/signal/signal-connectors.ts';
+import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { CodeRunner } from './coding/code-runner.ts';
@@ -147,6 +148,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     if (config.channels.signal.enabled) {
       const signalLogger = logger.child({ component: 'signal' });
       connectors.push(...createSignalConnectors(config.channels.signal, { clock, logger: signalLogger, home }));
+    }
+    if (config.channels.discord.enabled) {
+      const commands = commandList(OPERATIONS).map((c) => ({ name: c.name, description: c.summary, usage: c.usage }));
+      const discordLogger = logger.child({ component: 'discord' });
+      connectors.push(
+        ...createDiscordConnectors(config.channels.discord, { clock, logger: discordLogger, env, commands }),
+      );
     }
     for (const connector of connectors) outbox.register(connector);
 

@@ -15,8 +15,9 @@ import { openDatabase } from '../store/database.ts';
 import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
 import { credentialChecks } from './doctor-credentials.ts';
-import { slackChecks } from './doctor-slack.ts';
+import { discordChecks } from './doctor-discord.ts';
 import { signalChecks } from './doctor-signal.ts';
+import { slackChecks } from './doctor-slack.ts';
 import { serviceCheck } from './service-check.ts';
 
 /** One line of the doctor's report. */
@@ -110,6 +111,7 @@ function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
     }
   }
   checks.push(...slackChecks(config, env));
+  checks.push(...discordChecks(config, env));
   if (config.linear.enabled) {
     try {
       requireLinearSecrets(config.linear, env);

@@ -15,10 +15,13 @@ export const discordChannelSchema = channelWithAccounts({
   allowedUserIds: z.array(z.string().min(1)).default([]),
   /** When not empty, only these guild channels (DMs always count) are listened to. */
   allowedChannels: z.array(z.string().min(1)).default([]),
-  /** The REST API base (tests point it at a fake). */
+  /** The REST API base, e.g. https://discord.com/api (tests point it at a fake); discord.js appends /v10. */
   apiUrl: z.url().optional(),
-  /** The Gateway WebSocket URL (tests point it at a fake). */
+  /** The Gateway WebSocket URL, over the one GET /gateway/bot names (only needed when that one is not reachable). */
   gatewayUrl: z.url().optional(),
 });
 
 export type DiscordChannelConfig = z.infer<typeof discordChannelSchema>;
+
+/** One Discord bot's settings: the section's own, or an `accounts` entry over them (see `accountsOf`). */
+export type DiscordAccountConfig = Omit<DiscordChannelConfig, 'accounts'>;
