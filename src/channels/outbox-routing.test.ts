@@ -101,15 +101,12 @@ describe('outbox routing', () => {
     );
     await outbox.idle();
     // The message naming its own thread is another conversation (its own lane): compared without order.
-    assert.deepEqual(
-      slack.sends.map((s) => [s.text, s.target.thread]).sort(),
-      [
-        ['launched', undefined],
-        ['output', 'default-1'],
-        ['own thread', 'T9'],
-        ['unknown thread', undefined],
-      ],
-    );
+    assert.deepEqual(slack.sends.map((s) => [s.text, s.target.thread]).sort(), [
+      ['launched', undefined],
+      ['output', 'default-1'],
+      ['own thread', 'T9'],
+      ['unknown thread', undefined],
+    ]);
     assert.deepEqual(
       tg.sends.map((s) => [s.text, s.target.thread]),
       [
