@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { approvalsSchema } from './config-approvals.ts';
 import { channelsSchema } from './config-channels.ts';
 import { engineSchema, heartbeatSchema, hooksSchema, schedulerSchema, wakeSchema } from './config-engine.ts';
+import { githubSchema } from './config-github.ts';
 import { inferenceSchema } from './config-inference.ts';
 import { linearSchema } from './config-linear.ts';
 
@@ -135,6 +136,7 @@ export const configSchema = z.strictObject({
   channels: channelsSchema.prefault({}),
   approvals: approvalsSchema.prefault({}),
   linear: linearSchema.prefault({}),
+  github: githubSchema.prefault({}),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
