@@ -7,12 +7,11 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Daemon } from '../../src/main.ts';
-import { startDaemon } from '../../src/main.ts';
 import { crashRig } from '../support/crash-rig.ts';
+import type { LoggedDaemon } from '../support/e2e-daemon.ts';
+import { startLoggedDaemon } from '../support/e2e-daemon.ts';
 import { chatInference, logLines, systemText, unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeDiscord, FakeMessage } from '../support/fake-discord.ts';
 import { startFakeDiscord } from '../support/fake-discord.ts';
@@ -36,24 +35,6 @@ const STRANGER = '400000000000000777';
 const LONG = 60_000;
 /** What the crash test's message may be answered with. */
 const ANSWERS = ['Yes, I am here.', 'Internal error.'];
-
-interface LoggedDaemon {
-  daemon: Daemon;
-  output(): string;
-}
-
-async function start(home: string, overrides: Record<string, unknown>): Promise<LoggedDaemon> {
-  let output = '';
-  const destination = new PassThrough();
-  destination.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const daemon = await startDaemon({
-    home,
-    env: {},
-    logDestination: destination,
-    overrides: { 'gateway.port': 0, 'log.level': 'info', ...overrides },
-  });
-  return { daemon, output: () => output };
-}
 
 function diagnostics(fake: FakeDiscord, output: string): string {
   const logs = logLines(output)
@@ -91,7 +72,7 @@ describe('Discord → orchestrator → coding session → approvals by button �
     mkdirSync(workdir, { recursive: true });
     discord = await startFakeDiscord();
     model = await startMockOpenAIChat({ handler: orchestrator });
-    run = await start(join(dir.path, 'home'), {
+    run = await startLoggedDaemon(join(dir.path, 'home'), {
       workspaces: [dir.path],
       permissionMode: 'default',
       'harnesses.claude.executable': FAKE_CLAUDE,
@@ -203,7 +184,6 @@ describe('Discord → orchestrator → coding session → approvals by button �
   });
 
   it('refuses a stranger in a DM and by slash command, and nothing reaches the engine', async () => {
-    const before = model.completionRequests().length;
     const sessionsBefore = run.daemon.services.engine?.listSessions().length;
     const message = discord.userMessage({ userId: STRANGER, content: 'fix the flaky test please' });
     const refusal = await waitFor('the refusal', () => discord.sent.find((m) => m.replyTo === message.id), LONG);
@@ -215,7 +195,9 @@ describe('Discord → orchestrator → coding session → approvals by button �
     await waitFor('the ephemeral refusal', () => command.callbacks.length > 0, LONG);
     assert.equal(command.callbacks[0]?.ephemeral, true);
     assert.equal(run.daemon.services.engine?.listSessions().length, sessionsBefore, 'no engine session');
-    assert.equal(model.completionRequests().length, before, 'the model was not asked');
+    // (The model may still be woken by an earlier test's session ending: only the stranger's text must never reach it.)
+    const asked = model.completionRequests().some((r) => JSON.stringify(r.body).includes('fix the flaky test please'));
+    assert.equal(asked, false, "the model never saw the stranger's message");
   });
 });
 

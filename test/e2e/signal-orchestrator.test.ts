@@ -8,13 +8,13 @@
 import assert from 'node:assert/strict';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Daemon } from '../../src/main.ts';
-import { startDaemon } from '../../src/main.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
+import type { LoggedDaemon } from '../support/e2e-daemon.ts';
+import { startLoggedDaemon } from '../support/e2e-daemon.ts';
 import { chatInference, logLines, systemText, unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeSignalCli } from '../support/fake-signal-cli.ts';
 import { startFakeSignalCli } from '../support/fake-signal-cli.ts';
@@ -75,7 +75,8 @@ describe('Signal → orchestrator → coding session → numbered approval → c
   let signal: FakeSignalCli;
   let model: MockOpenAIChat;
   let daemon: Daemon;
-  let output = '';
+  let logged: LoggedDaemon | undefined;
+  const output = (): string => logged?.output() ?? '';
 
   function orchestrator(body: ChatBody): ChatReply {
     const results = pendingToolResults(body).map(messageText).join('\n');
@@ -99,28 +100,20 @@ describe('Signal → orchestrator → coding session → numbered approval → c
     mkdirSync(workdir, { recursive: true });
     signal = await startFakeSignalCli({ accounts: [BOT] });
     model = await startMockOpenAIChat({ handler: orchestrator });
-    const destination = new PassThrough();
-    destination.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    daemon = await startDaemon({
-      home: join(dir.path, 'home'),
-      env: {},
-      logDestination: destination,
-      overrides: {
-        'gateway.port': 0,
-        'log.level': 'info',
-        workspaces: [dir.path],
-        permissionMode: 'default',
-        'harnesses.claude.executable': FAKE_CLAUDE,
-        'channels.signal': signalSection(signal, [USER]),
-        'channels.web.enabled': false,
-        inference: chatInference(model.url),
-      },
+    logged = await startLoggedDaemon(join(dir.path, 'home'), {
+      workspaces: [dir.path],
+      permissionMode: 'default',
+      'harnesses.claude.executable': FAKE_CLAUDE,
+      'channels.signal': signalSection(signal, [USER]),
+      'channels.web.enabled': false,
+      inference: chatInference(model.url),
     });
+    daemon = logged.daemon;
     await waitFor('the event stream', () => signal.openStreams === 1, LONG);
   });
 
   afterEach((t) => {
-    if ((t as { passed?: boolean }).passed === false) console.log(diagnostics(signal, [output]));
+    if ((t as { passed?: boolean }).passed === false) console.log(diagnostics(signal, [output()]));
   });
 
   after(async () => {
@@ -200,7 +193,6 @@ describe('Signal → orchestrator → coding session → numbered approval → c
   });
 
   it('refuses a stranger with their number; nothing reaches the engine', async () => {
-    const before = model.completionRequests().length;
     const sessionsBefore = daemon.services.engine?.listSessions().length;
     signal.push({ from: STRANGER, text: 'fix the flaky test please' });
     const refusal = await waitFor('the refusal', () => signal.textsTo(STRANGER)[0], LONG);
@@ -209,8 +201,10 @@ describe('Signal → orchestrator → coding session → numbered approval → c
     const next = signal.push({ from: USER, text: '/claude_sessions' });
     await waitFor('the next answer', () => signal.sent.find((m) => m.quoteTimestamp === next.timestamp), LONG);
     assert.equal(daemon.services.engine?.listSessions().length, sessionsBefore, 'no engine session for the stranger');
-    assert.equal(model.completionRequests().length, before, 'the model was not asked');
-    assert.deepEqual(unexpectedErrors(output), [], 'no error lines in the daemon log');
+    // (The model may still be woken by the earlier test's session ending: only the stranger's text must never reach it.)
+    const asked = model.completionRequests().some((r) => JSON.stringify(r.body).includes('fix the flaky test please'));
+    assert.equal(asked, false, "the model never saw the stranger's message");
+    assert.deepEqual(unexpectedErrors(output()), [], 'no error lines in the daemon log');
   });
 });
 

@@ -7,11 +7,12 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Daemon } from '../../src/main.ts';
 import { startDaemon } from '../../src/main.ts';
+import type { LoggedDaemon } from '../support/e2e-daemon.ts';
+import { startLoggedDaemon } from '../support/e2e-daemon.ts';
 import { chatInference, logLines, systemText, unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeSlack, FakeSlackPost } from '../support/fake-slack.ts';
 import { startFakeSlack } from '../support/fake-slack.ts';
@@ -52,7 +53,8 @@ describe('Slack → orchestrator → coding session in its thread → approval p
   let slack: FakeSlack;
   let model: MockOpenAIChat;
   let daemon: Daemon;
-  let output = '';
+  let logged: LoggedDaemon | undefined;
+  const output = (): string => logged?.output() ?? '';
 
   function orchestrator(body: ChatBody): ChatReply {
     const results = pendingToolResults(body).map(messageText).join('\n');
@@ -75,23 +77,15 @@ describe('Slack → orchestrator → coding session in its thread → approval p
     mkdirSync(workdir, { recursive: true });
     slack = await startFakeSlack();
     model = await startMockOpenAIChat({ handler: orchestrator });
-    const destination = new PassThrough();
-    destination.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-    daemon = await startDaemon({
-      home: join(dir.path, 'home'),
-      env: {},
-      logDestination: destination,
-      overrides: {
-        'gateway.port': 0,
-        'log.level': 'info',
-        workspaces: [dir.path],
-        permissionMode: 'default',
-        'harnesses.claude.executable': FAKE_CLAUDE,
-        'channels.slack': slackSection(slack, [USER]),
-        'channels.web.enabled': false,
-        inference: chatInference(model.url),
-      },
+    logged = await startLoggedDaemon(join(dir.path, 'home'), {
+      workspaces: [dir.path],
+      permissionMode: 'default',
+      'harnesses.claude.executable': FAKE_CLAUDE,
+      'channels.slack': slackSection(slack, [USER]),
+      'channels.web.enabled': false,
+      inference: chatInference(model.url),
     });
+    daemon = logged.daemon;
     await waitFor('the Socket Mode connection', () => slack.socket.connections > 0, LONG);
   });
 
@@ -101,7 +95,7 @@ describe('Slack → orchestrator → coding session in its thread → approval p
         slack.posts.map((p) => `  → ${p.channel} [${p.threadTs ?? '-'}] ${JSON.stringify(p.text)}`).join('\n'),
       );
       console.log(
-        logLines(output)
+        logLines(output())
           .filter((l) => l.level >= 40)
           .map((l) => JSON.stringify(l))
           .join('\n'),
@@ -225,7 +219,7 @@ describe('Slack → orchestrator → coding session in its thread → approval p
         .some((r) => systemText(r.body as ChatBody).includes(`D${STRANGER}`)),
       'the model was not asked for the stranger',
     );
-    assert.deepEqual(unexpectedErrors(output), [], 'no error lines in the daemon log');
+    assert.deepEqual(unexpectedErrors(output()), [], 'no error lines in the daemon log');
   });
 });
 

@@ -7,11 +7,10 @@
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { after, afterEach, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import type { Daemon } from '../../src/main.ts';
-import { startDaemon } from '../../src/main.ts';
+import type { LoggedDaemon } from '../support/e2e-daemon.ts';
+import { startLoggedDaemon } from '../support/e2e-daemon.ts';
 import {
   chatInference,
   diagnostics,
@@ -39,24 +38,6 @@ const USER = 4242;
 const STRANGER = 777;
 /** Generous: two cores shared with other test files. */
 const LONG = 60_000;
-
-interface LoggedDaemon {
-  daemon: Daemon;
-  output(): string;
-}
-
-async function start(home: string, overrides: Record<string, unknown>): Promise<LoggedDaemon> {
-  let output = '';
-  const destination = new PassThrough();
-  destination.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
-  const daemon = await startDaemon({
-    home,
-    env: {},
-    logDestination: destination,
-    overrides: { 'gateway.port': 0, 'log.level': 'info', ...overrides },
-  });
-  return { daemon, output: () => output };
-}
 
 /** The requests the orchestrator's session made (its system prompt names the Telegram chat). */
 function orchestratorRequests(mock: MockOpenAIChat): ChatBody[] {
@@ -115,7 +96,7 @@ describe('Telegram → orchestrator → coding session → notifications → wak
     mkdirSync(workdir, { recursive: true });
     telegram = await startFakeTelegram();
     model = await startMockOpenAIChat({ handler: orchestrator });
-    run = await start(join(dir.path, 'home'), {
+    run = await startLoggedDaemon(join(dir.path, 'home'), {
       workspaces: [dir.path],
       'harnesses.claude.executable': FAKE_CLAUDE,
       'channels.telegram': telegramSection(telegram, [USER]),
@@ -296,7 +277,7 @@ describe('Telegram chat commands with no inference provider', () => {
   before(async () => {
     mkdirSync(workdir, { recursive: true });
     telegram = await startFakeTelegram();
-    run = await start(join(dir.path, 'home'), {
+    run = await startLoggedDaemon(join(dir.path, 'home'), {
       workspaces: [dir.path],
       defaultWorkdir: workdir,
       'harnesses.claude.executable': FAKE_CLAUDE,

@@ -1,5 +1,8 @@
 // Shared pieces of the end-to-end tests over the real daemon: the config sections that point it at the fake Telegram
 // Bot API and at a mock model server, the parsed log lines it wrote, and the texts the fake received per chat.
+import { PassThrough } from 'node:stream';
+import type { Daemon } from '../../src/main.ts';
+import { startDaemon } from '../../src/main.ts';
 import type { FakeTelegram } from './fake-telegram.ts';
 import type { ChatBody, ChatRequestMessage } from './mock-openai-chat.ts';
 import { messageText } from './mock-openai-chat.ts';
@@ -98,4 +101,25 @@ export function diagnostics(fake: FakeTelegram, outputs: string[]): string {
     )
     .join('\n');
   return `Telegram messages sent:\n${chat || '  (none)'}\nDaemon log (warn and above):\n${logs}`;
+}
+
+/** A daemon started in this process whose log lines are kept (see `output`). */
+export interface LoggedDaemon {
+  daemon: Daemon;
+  /** Everything the daemon logged so far. */
+  output(): string;
+}
+
+/** Starts the daemon in this process on `home` (gateway on a free port, info log kept in memory) with `overrides`. */
+export async function startLoggedDaemon(home: string, overrides: Record<string, unknown>): Promise<LoggedDaemon> {
+  let output = '';
+  const destination = new PassThrough();
+  destination.on('data', (chunk: Buffer) => (output += chunk.toString('utf8')));
+  const daemon = await startDaemon({
+    home,
+    env: {},
+    logDestination: destination,
+    overrides: { 'gateway.port': 0, 'log.level': 'info', ...overrides },
+  });
+  return { daemon, output: () => output };
 }
