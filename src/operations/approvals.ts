@@ -9,6 +9,12 @@ import { deciderOf, defineOperation } from './operation.ts';
 
 const STATUSES = ['pending', 'allowed', 'denied', 'expired', 'cancelled'] as const;
 const SCOPES = ['once', 'session', 'always'] as const;
+/** The decision each scope of `approve` stands for. */
+const SCOPE_DECISIONS: Record<(typeof SCOPES)[number], ApprovalDecision> = {
+  once: 'allow',
+  session: 'allow-session',
+  always: 'always',
+};
 const approvalId = z.string().trim().min(1, 'give the approval id (see /approvals)').max(64);
 
 /** Lists approval requests, newest first. */
@@ -93,8 +99,7 @@ export const approveOperation = defineOperation({
       const answers = args.answers ?? scope.split(/\s*;\s*|\s+/).filter(Boolean);
       return decide(ctx, args.id, 'allow', { answers });
     }
-    const decision: Record<string, ApprovalDecision> = { '': 'allow', once: 'allow', session: 'allow-session' };
-    return decide(ctx, args.id, decision[scope.toLowerCase()] ?? 'always', {});
+    return decide(ctx, args.id, SCOPE_DECISIONS[(scope.toLowerCase() || 'once') as (typeof SCOPES)[number]], {});
   },
   format: decisionReply,
 });
