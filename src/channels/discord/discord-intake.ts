@@ -9,7 +9,8 @@ import { MessageFlags, MessageType } from 'discord.js';
 import type { Clock } from '../../core/clock.ts';
 import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { InboundHandler, InboundMessage } from '../connector.ts';
+import type { InboundHandler } from '../connector.ts';
+import { handOff } from '../hand-off.ts';
 import type { StopSignal } from '../stop-signal.ts';
 import { describeDiscordError } from './discord-errors.ts';
 import type { InboundContext } from './discord-inbound.ts';
@@ -48,8 +49,6 @@ export interface DiscordIntakeDeps {
   stopSignal(): StopSignal;
   running(): boolean;
 }
-
-type HandOff = 'accepted' | 'given-up' | 'stopped';
 
 /** Takes one connector's messages and interactions to its handler. */
 export class DiscordIntake {
@@ -125,7 +124,7 @@ export class DiscordIntake {
       await outbound.replyDirect(message.channelId, TEXT_ONLY_TEXT, message.id);
       return;
     }
-    const outcome = await this.#handOff(inbound, onMessage);
+    const outcome = await handOff(inbound, onMessage, this.#deps);
     if (outcome === 'given-up') await outbound.replyDirect(message.channelId, NOT_ACCEPTED_TEXT, message.id);
     if (outcome === 'accepted') faultPoint(AFTER_ACK_FAULT);
   }
@@ -139,7 +138,7 @@ export class DiscordIntake {
       token: interaction.token,
       channelId: interaction.channelId,
     });
-    const outcome = await this.#handOff(inbound, onMessage);
+    const outcome = await handOff(inbound, onMessage, this.#deps);
     if (outcome !== 'accepted') {
       pending.settle(inbound.id, false);
       if (outcome === 'given-up') await this.#ephemeral(interaction, NOT_ACCEPTED_TEXT);
@@ -157,7 +156,7 @@ export class DiscordIntake {
 
   async #press(interaction: ButtonInteraction, onMessage: InboundHandler): Promise<void> {
     if (!(await this.#admit(interaction))) return;
-    const outcome = await this.#handOff(pressToInbound(interaction, this.#deps.context()), onMessage);
+    const outcome = await handOff(pressToInbound(interaction, this.#deps.context()), onMessage, this.#deps);
     if (outcome === 'stopped') return;
     if (outcome === 'given-up') {
       await this.#ephemeral(interaction, '⚠️ Your press could not be accepted. Please press the button again.');
@@ -191,25 +190,6 @@ export class DiscordIntake {
       await interaction.reply({ content: text, flags: MessageFlags.Ephemeral });
     } catch (error) {
       this.#deps.logger.warn({ err: describeDiscordError(error) }, 'could not answer an interaction');
-    }
-  }
-
-  /** Hands `inbound` to the handler, retrying with backoff up to `maxAttempts`. */
-  async #handOff(inbound: InboundMessage, onMessage: InboundHandler): Promise<HandOff> {
-    const { clock, logger } = this.#deps;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return (await this.#deps.stopSignal().race(onMessage(inbound))).stopped ? 'stopped' : 'accepted';
-      } catch (error) {
-        if (!this.#deps.running()) return 'stopped';
-        const err = error instanceof Error ? error.message : String(error);
-        if (attempt >= this.#deps.maxAttempts) {
-          logger.error({ messageId: inbound.id, attempts: attempt, err }, 'inbound message not accepted; sender told');
-          return 'given-up';
-        }
-        logger.warn({ messageId: inbound.id, attempt, err }, 'inbound message not accepted yet; retrying');
-        if (!(await this.#deps.stopSignal().sleep(clock, this.#deps.retryDelay(attempt)))) return 'stopped';
-      }
     }
   }
 }

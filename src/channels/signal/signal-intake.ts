@@ -7,6 +7,7 @@ import type { Clock } from '../../core/clock.ts';
 import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { ChannelTarget, InboundHandler, InboundMessage } from '../connector.ts';
+import { handOff } from '../hand-off.ts';
 import type { StopSignal } from '../stop-signal.ts';
 import type { SignalIncoming } from './signal-inbound.ts';
 import {
@@ -42,8 +43,6 @@ export interface SignalIntakeDeps {
   /** How long to wait before hand-off attempt `attempt + 1`. */
   retryDelay: (attempt: number) => number;
 }
-
-type HandOff = 'accepted' | 'given-up' | 'stopped';
 
 /** Handles the events of one account's stream. */
 export class SignalIntake {
@@ -92,7 +91,7 @@ export class SignalIntake {
       await this.#reply(target, TEXT_ONLY_TEXT);
       return true;
     }
-    const outcome = await this.#handOff(this.#inbound(incoming, target), onMessage);
+    const outcome = await handOff(this.#inbound(incoming, target), onMessage, this.#deps);
     if (outcome === 'given-up') await this.#reply(target, NOT_ACCEPTED_TEXT);
     return outcome !== 'stopped';
   }
@@ -134,28 +133,5 @@ export class SignalIntake {
     if (this.#recent.size <= RECENT_IDS) return;
     const oldest = this.#recent.values().next();
     if (!oldest.done) this.#recent.delete(oldest.value);
-  }
-
-  /** Hands `inbound` to the handler, retrying with backoff up to `maxAttempts`. */
-  async #handOff(inbound: InboundMessage, onMessage: InboundHandler): Promise<HandOff> {
-    const { clock, logger } = this.#deps;
-    for (let attempt = 1; ; attempt += 1) {
-      const stop = this.#deps.stopSignal();
-      try {
-        return (await stop.race(onMessage(inbound))).stopped ? 'stopped' : 'accepted';
-      } catch (error) {
-        if (stop.stopped) return 'stopped';
-        const err = error instanceof Error ? error.message : String(error);
-        if (attempt >= this.#deps.maxAttempts) {
-          logger.error(
-            { messageId: inbound.id, attempts: attempt, err },
-            'inbound message could not be accepted; the sender was told',
-          );
-          return 'given-up';
-        }
-        logger.warn({ messageId: inbound.id, attempt, err }, 'inbound message not accepted yet; retrying');
-        if (!(await stop.sleep(clock, this.#deps.retryDelay(attempt)))) return 'stopped';
-      }
-    }
   }
 }

@@ -4,7 +4,8 @@
 // (answerCallbackQuery) so its button stops spinning: empty once accepted, with a notice when refused or not accepted.
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { InboundHandler, InboundMessage } from '../connector.ts';
+import type { InboundHandler } from '../connector.ts';
+import { handOff } from '../hand-off.ts';
 import type { StopSignal } from '../stop-signal.ts';
 import type { TelegramCallbackQuery, TelegramMessage, TelegramUpdate } from './telegram-inbound.ts';
 import {
@@ -40,8 +41,6 @@ export interface IntakeDeps {
   retryDelay: (attempt: number) => number;
 }
 
-type HandOff = 'accepted' | 'given-up' | 'stopped';
-
 /** Handles updates for one connector. */
 export class TelegramIntake {
   #deps: IntakeDeps;
@@ -74,7 +73,7 @@ export class TelegramIntake {
       await outbound.replyDirect(target, TEXT_ONLY_TEXT, this.#deps.apiSignal());
       return true;
     }
-    const outcome = await this.#handOff(inbound, onMessage);
+    const outcome = await handOff(inbound, onMessage, this.#deps);
     if (outcome === 'given-up') await outbound.replyDirect(target, notAcceptedText(), this.#deps.apiSignal());
     return outcome !== 'stopped';
   }
@@ -99,33 +98,10 @@ export class TelegramIntake {
       await outbound.answer(query.id, this.#deps.apiSignal());
       return true;
     }
-    const outcome = await this.#handOff(inbound, onMessage);
+    const outcome = await handOff(inbound, onMessage, this.#deps);
     if (outcome === 'stopped') return false;
     if (outcome === 'given-up') await outbound.answer(query.id, this.#deps.apiSignal(), PRESS_NOT_ACCEPTED_TEXT, true);
     else await outbound.answer(query.id, this.#deps.apiSignal());
     return true;
-  }
-
-  /** Hands `inbound` to the handler, retrying with backoff up to `maxAttempts`. */
-  async #handOff(inbound: InboundMessage, onMessage: InboundHandler): Promise<HandOff> {
-    const { clock, logger } = this.#deps;
-    for (let attempt = 1; ; attempt += 1) {
-      try {
-        return (await this.#deps.stopSignal().race(onMessage(inbound))).stopped ? 'stopped' : 'accepted';
-      } catch (error) {
-        if (!this.#deps.running()) return 'stopped';
-        const err = error instanceof Error ? error.message : String(error);
-        if (attempt >= this.#deps.maxAttempts) {
-          logger.error(
-            { messageId: inbound.id, attempts: attempt, err },
-            'inbound message could not be accepted; the sender was told',
-          );
-          return 'given-up';
-        }
-        logger.warn({ messageId: inbound.id, attempt, err }, 'inbound message not accepted yet; retrying');
-        await this.#deps.stopSignal().sleep(clock, this.#deps.retryDelay(attempt));
-        if (!this.#deps.running()) return 'stopped';
-      }
-    }
   }
 }
