@@ -3,6 +3,7 @@
 import { z } from 'zod';
 import type { Approval, ApprovalDecision, ApprovalRule, DecisionResult } from '../approvals/approval.ts';
 import { approvalLine, outcomeText } from '../approvals/approval-text.ts';
+import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { OperationContext } from './operation.ts';
 import { deciderOf, defineOperation } from './operation.ts';
@@ -47,6 +48,11 @@ export const approvalsOperation = defineOperation({
   },
 });
 
+/** Deciding (and removing rules) is offered to the orchestrator only with `approvals.agentMayDecide`. */
+function agentMayDecide(config: Config): boolean {
+  return config.approvals.agentMayDecide;
+}
+
 /** What deciding answered, as every surface shows it. */
 function decisionReply(r: DecisionResult): string {
   if (r.outcome === 'already') return `ℹ️ Approval ${r.approval.id} was already decided: ${outcomeText(r.approval)}`;
@@ -77,6 +83,7 @@ export const approveOperation = defineOperation({
     answers: z.array(z.string().max(500)).max(10).optional().describe('a question: one answer per question'),
   }),
   needs: ['approvals'],
+  offeredToAgent: agentMayDecide,
   expose: {
     tool: 'approve',
     command: { name: 'approve', positional: ['id', 'scope'], usage: '/approve <id> [session|always|<option>]' },
@@ -113,6 +120,7 @@ export const denyOperation = defineOperation({
     message: z.string().trim().max(2_000).optional().describe('the reason the agent receives'),
   }),
   needs: ['approvals'],
+  offeredToAgent: agentMayDecide,
   expose: {
     tool: 'deny',
     command: { name: 'deny', positional: ['id', 'message'], usage: '/deny <id> [message]' },
@@ -180,6 +188,7 @@ export const approvalRuleRemoveOperation = defineOperation({
   summary: 'Remove a stored approval rule',
   input: z.strictObject({ id: z.string().trim().min(1, 'give the rule id (see approval rules)').max(64) }),
   needs: ['approvals'],
+  offeredToAgent: agentMayDecide,
   expose: {
     tool: 'approval_rule_remove',
     command: { name: 'approval_rule_remove', positional: ['id'], usage: '/approval_rule_remove <id>' },

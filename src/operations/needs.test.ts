@@ -66,6 +66,22 @@ describe('declared needs', () => {
     assert.ok(!withEngine.includes('cron_add'));
   });
 
+  it('offers the orchestrator the tools that decide approvals only with approvals.agentMayDecide', () => {
+    const session = { id: 'eng-1', descriptor: { type: 'heartbeat' as const } };
+    const approvals = {} as NonNullable<OperationServices['approvals']>;
+    const names = (agentMayDecide: boolean): string[] =>
+      createOperationsToolbox({
+        ops: OPERATIONS,
+        services: { ...bare, approvals, config: { ...f.config, approvals: { ...f.config.approvals, agentMayDecide } } },
+      })
+        .tools(session)
+        .map((t) => t.name);
+    const decide = ['approve', 'deny', 'approval_rule_remove'];
+    assert.ok(names(false).includes('approvals'), 'listing is always offered');
+    for (const name of decide) assert.ok(!names(false).includes(name), name);
+    for (const name of decide) assert.ok(names(true).includes(name), name);
+  });
+
   it('narrows the services to what is needed, or names the first missing one', () => {
     const engine = idleEngine();
     assert.equal(servicesFor(['engine'], { ...bare, engine }).engine, engine);

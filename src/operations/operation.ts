@@ -147,6 +147,11 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   format(result: T): string;
   /** Present for operations whose session can be followed: the CLI offers `--follow` and starts where this says. */
   follow?(result: T): FollowStart;
+  /**
+   * Whether the orchestrator is offered the tool in this daemon (default: yes). For operations an agent may not run
+   * by configuration (deciding approvals without `approvals.agentMayDecide`); `run` still refuses such a call itself.
+   */
+  offeredToAgent?(config: Config): boolean;
 }
 
 /** An operation as written: its `run` sees the services it declared in `needs` as present. */
