@@ -63,7 +63,7 @@ describe('switchboard diff', () => {
     mkdirSync(plainDir);
     await launch(plainDir, 'nogit');
     const refused = await switchboard(['diff', 'nogit'], env);
-    assert.notEqual(refused.code, 0);
+    assert.equal(refused.code, 2, 'a workdir outside git is bad input');
     assert.match(refused.stderr, /is not in a git repository/);
 
     // The repository appears after the launch: like a session launched before bases were recorded.
