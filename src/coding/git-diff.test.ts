@@ -119,6 +119,7 @@ describe('diffWorkdir', () => {
     });
     const { repo } = changedRepo(dir.path);
     await assert.rejects(diffWorkdir(repo, { base: 'f'.repeat(40) }), /is not in the repository/);
+    await assert.rejects(diffWorkdir(join(dir.path, 'removed')), /does not exist any more/);
   });
 });
 

@@ -1,12 +1,12 @@
 // What a session changed: its working directory against the commit it started from, committed and uncommitted changes
 // and new (untracked, not ignored) files. New files are diffed through a temporary index (a copy of the user's, with
 // them added as intent-to-add via GIT_INDEX_FILE), so the user's index and working tree are never changed.
-import { copyFile, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { isAbsolute, join } from 'node:path';
 import { AppError, conflict } from '../core/errors.ts';
 import type { GitOutput } from './git-run.ts';
-import { runGit } from './git-run.ts';
+import { GitFailure, runGit } from './git-run.ts';
 
 /** How one file changed. */
 export type FileChangeStatus = 'added' | 'modified' | 'deleted' | 'renamed';
@@ -34,6 +34,8 @@ export interface WorkdirDiff {
   patch?: string;
   /** True when the patch was cut. */
   truncated: boolean;
+  /** Set when there were more new (untracked) files than one diff lists (`MAX_UNTRACKED_BYTES` of names): some are left out. */
+  untrackedCut?: true;
 }
 
 /** What to diff and how much patch to keep. */
@@ -48,6 +50,8 @@ export interface WorkdirDiffOptions {
 }
 
 const DEFAULT_MAX_PATCH = 1024 * 1024;
+/** How many bytes of new files' names are listed (a workdir with an unignored node_modules has many). */
+const MAX_UNTRACKED_BYTES = 4 * 1024 * 1024;
 const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M'];
 
 async function git(
@@ -122,6 +126,21 @@ function cutPatch(patch: string, max: number): { text: string; truncated: boolea
  * not in it, an `internal` one when git fails. Reads only: the user's index and files stay as they are.
  */
 export async function diffWorkdir(workdir: string, options: WorkdirDiffOptions = {}): Promise<WorkdirDiff> {
+  const found = await stat(workdir).catch((error: NodeJS.ErrnoException) => {
+    if (error.code === 'ENOENT') return null;
+    throw error;
+  });
+  if (!found?.isDirectory()) throw conflict(`the session's workdir ${workdir} does not exist any more`);
+  try {
+    return await diffRepository(workdir, options);
+  } catch (error) {
+    // git missing, or past its time limit: said as such, not as a failure of the daemon.
+    if (error instanceof GitFailure) throw new AppError('unavailable', error.message);
+    throw error;
+  }
+}
+
+async function diffRepository(workdir: string, options: WorkdirDiffOptions): Promise<WorkdirDiff> {
   const timeoutMs = options.timeoutMs;
   const top = await runGit(workdir, ['rev-parse', '--show-toplevel'], { maxBytes: 64 * 1024, timeoutMs });
   if (top.code !== 0) throw conflict(`${workdir} is not in a git repository, so there is no diff to show`);
@@ -149,11 +168,16 @@ export async function diffWorkdir(workdir: string, options: WorkdirDiffOptions =
     const untracked = await git(workdir, ['ls-files', '-z', '--others', '--exclude-standard', '--', ':/'], {
       env,
       timeoutMs,
+      maxBytes: MAX_UNTRACKED_BYTES,
     });
-    if (untracked.stdout) {
+    // A cut list ends in part of a name: only the whole names before the last NUL are added.
+    const names = untracked.truncated
+      ? untracked.stdout.slice(0, untracked.stdout.lastIndexOf('\0') + 1)
+      : untracked.stdout;
+    if (names) {
       await git(workdir, ['add', '--intent-to-add', '--pathspec-from-file=-', '--pathspec-file-nul'], {
         env,
-        input: untracked.stdout,
+        input: names,
         timeoutMs,
       });
     }
@@ -179,7 +203,14 @@ export async function diffWorkdir(workdir: string, options: WorkdirDiffOptions =
       additions: files.reduce((sum, f) => sum + f.additions, 0),
       deletions: files.reduce((sum, f) => sum + f.deletions, 0),
     };
-    const result: WorkdirDiff = { base, ...(head ? { head } : {}), files, totals, truncated: false };
+    const result: WorkdirDiff = {
+      base,
+      ...(head ? { head } : {}),
+      files,
+      totals,
+      truncated: false,
+      ...(untracked.truncated ? { untrackedCut: true as const } : {}),
+    };
     if (options.statOnly) return result;
     const max = options.maxPatchBytes ?? DEFAULT_MAX_PATCH;
     // One byte more than kept: git is stopped once it is over the limit, and the cut tells that it was.

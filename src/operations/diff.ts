@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import type { FileChange, WorkdirDiff } from '../coding/git-diff.ts';
 import { diffWorkdir } from '../coding/git-diff.ts';
+import type { Config } from '../core/config.ts';
 import { sessionRef } from './common.ts';
 import type { Caller } from './operation.ts';
 import { defineOperation } from './operation.ts';
@@ -27,7 +28,7 @@ export interface SessionDiffResult extends WorkdirDiff {
  * How much patch each caller gets: a chat gets what a few messages hold (the outbox splits it), the orchestrator what
  * fits a tool result, the CLI and the web page the whole of a large change.
  */
-function maxPatchBytes(caller: Caller): number {
+function maxPatchBytes(caller: Caller, config: Config): number {
   switch (caller.kind) {
     case 'chat':
       return 24 * 1024;
@@ -35,7 +36,8 @@ function maxPatchBytes(caller: Caller): number {
       return 64 * 1024;
     case 'rpc':
     case 'cli':
-      return 2 * 1024 * 1024;
+      // JSON escaping can grow a patch: a quarter of the response limit leaves room for it.
+      return Math.min(2 * 1024 * 1024, Math.floor(config.gateway.maxResponseBytes / 4));
   }
 }
 
@@ -80,7 +82,7 @@ export const sessionDiffOperation = defineOperation({
     const diff = await diffWorkdir(record.workdir, {
       ...(recorded ? { base: recorded } : {}),
       statOnly: args.stat === true,
-      maxPatchBytes: maxPatchBytes(ctx.caller),
+      maxPatchBytes: maxPatchBytes(ctx.caller, ctx.services.config),
     });
     const notes: string[] = [];
     if (!recorded) {
@@ -88,6 +90,10 @@ export const sessionDiffOperation = defineOperation({
         'No base commit was recorded for this session (launched before bases were recorded, or its workdir had no commits then): diffed against HEAD, so committed changes do not show.',
       );
     }
+    if (diff.untrackedCut)
+      notes.push(
+        'There are too many new files to list them all: some are left out (are they meant to be in .gitignore?).',
+      );
     if (diff.truncated)
       notes.push('The patch was cut: it is larger than this answer holds. See it whole with `switchboard diff`.');
     return {
