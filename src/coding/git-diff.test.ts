@@ -14,6 +14,7 @@ function changedRepo(path: string): { repo: string; base: string } {
   const repo = initRepo(join(path, 'repo'));
   commitFile(repo, 'keep.txt', 'one\ntwo\nthree\n');
   commitFile(repo, 'gone.txt', 'bye\n');
+  commitFile(repo, 'old-name.txt', 'a file\nthat moves\nto a new name\n');
   writeFileSync(join(repo, '.gitignore'), 'ignored.log\n');
   gitSync(repo, 'add', '.gitignore');
   gitSync(repo, 'commit', '-q', '-m', 'ignore');
@@ -24,6 +25,7 @@ function changedRepo(path: string): { repo: string; base: string } {
   writeFileSync(join(repo, 'src dir', 'new file.ts'), 'export const x = 1;\n'); // untracked, with spaces
   writeFileSync(join(repo, 'naïve.md'), 'utf-8 name\n'); // untracked, non-ASCII name
   rmSync(join(repo, 'gone.txt')); // deleted, not staged
+  gitSync(repo, 'mv', 'old-name.txt', 'new-name.txt'); // renamed (staged)
   writeFileSync(join(repo, 'image.bin'), Buffer.from([0, 1, 2, 0, 255, 0, 3])); // untracked binary
   writeFileSync(join(repo, 'ignored.log'), 'noise\n'); // ignored: never shown
   return { repo, base };
@@ -46,8 +48,16 @@ describe('diffWorkdir', () => {
       'image.bin',
       'keep.txt',
       'naïve.md',
+      'new-name.txt',
       'src dir/new file.ts',
     ]);
+    assert.deepEqual(byPath.get('new-name.txt'), {
+      path: 'new-name.txt',
+      from: 'old-name.txt',
+      status: 'renamed',
+      additions: 0,
+      deletions: 0,
+    });
     assert.deepEqual(byPath.get('committed.txt'), {
       path: 'committed.txt',
       status: 'added',
@@ -65,13 +75,14 @@ describe('diffWorkdir', () => {
       deletions: 0,
       binary: true,
     });
-    assert.deepEqual(diff.totals, { files: 6, additions: 6, deletions: 2 });
+    assert.deepEqual(diff.totals, { files: 7, additions: 6, deletions: 2 });
     assert.equal(diff.truncated, false);
     const patch = diff.patch ?? '';
     assert.match(patch, /^diff --git a\/keep\.txt b\/keep\.txt$/m);
     assert.match(patch, /^\+TWO$/m);
     assert.match(patch, /^\+export const x = 1;$/m);
     assert.match(patch, /^diff --git a\/naïve\.md b\/naïve\.md$/m); // core.quotepath=off
+    assert.match(patch, /^rename from old-name\.txt$/m);
     assert.match(patch, /Binary files \/dev\/null and b\/image\.bin differ/);
     assert.doesNotMatch(patch, /ignored\.log/);
     // Nothing of the user's changed: the same index bytes and the same status (new files still untracked).
@@ -83,12 +94,12 @@ describe('diffWorkdir', () => {
     const { repo, base } = changedRepo(dir.path);
     const stat = await diffWorkdir(repo, { base, statOnly: true });
     assert.equal(stat.patch, undefined);
-    assert.equal(stat.files.length, 6);
+    assert.equal(stat.files.length, 7);
     const cut = await diffWorkdir(repo, { base, maxPatchBytes: 200 });
     assert.equal(cut.truncated, true);
     assert.ok(Buffer.byteLength(cut.patch ?? '') <= 200);
     assert.ok(cut.patch?.endsWith('\n'));
-    assert.equal(cut.files.length, 6, 'the summary is whole even when the patch is cut');
+    assert.equal(cut.files.length, 7, 'the summary is whole even when the patch is cut');
   });
 
   it('diffs against HEAD without a base, and against the empty tree in a repository without commits', async () => {
