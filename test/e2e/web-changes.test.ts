@@ -23,11 +23,12 @@ describe('the Changes view in headless Chromium', { skip }, () => {
   let browser: Browser;
   let page: Page;
   let session: Session;
+  let repo: string;
   const problems: string[] = [];
 
   before(async () => {
     g = await webGateway();
-    const repo = initRepo(join(g.manager.workdir, 'repo'));
+    repo = initRepo(join(g.manager.workdir, 'repo'));
     commitFile(repo, 'gone.txt', 'bye\n');
     session = await g.manager.manager.launch({ prompt: 'change the repo', workdir: repo, originChannel: 'cli' });
     await g.manager.harness.last.emit({ type: 'started', backendSessionId: 'b-changes' });
@@ -99,16 +100,40 @@ describe('the Changes view in headless Chromium', { skip }, () => {
     assert.ok(await page.locator('#changes-diff .d2h-file-name', { hasText: HOSTILE }).count());
     assert.notEqual(await page.title(), '1');
 
+    const sources = await page
+      .locator('script[src]')
+      .evaluateAll((items) => items.map((item) => item.getAttribute('src')));
+    assert.ok(sources.includes('/web/assets/diff2html.js'), `diff2html from the daemon: ${sources.join(', ')}`);
+
     await page.click('#detail-tab-log');
     assert.equal(await page.locator('#session-changes').isHidden(), true);
     assert.equal(await page.locator('#session-log').isVisible(), true);
   });
 
-  it('loaded diff2html from the daemon, with no page errors, console errors or CSP violations', async () => {
-    const sources = await page
-      .locator('script[src]')
-      .evaluateAll((items) => items.map((item) => item.getAttribute('src')));
-    assert.ok(sources.includes('/web/assets/diff2html.js'), sources.join(', '));
+  it('refreshes on demand, and says so when a session works outside git', async () => {
+    await page.click('#detail-tab-changes');
+    await page.locator('#changes-summary', { hasText: '5 files changed' }).waitFor();
+    writeFileSync(join(repo, 'later.txt'), 'one more\n');
+    await page.click('#changes-refresh');
+    await page.locator('#changes-summary', { hasText: '6 files changed, +6 -1' }).waitFor();
+    await page.locator('#changes-files .changes-file[data-path="later.txt"]').waitFor();
+
+    const plain = await g.manager.manager.launch({
+      prompt: 'outside git',
+      name: 'plain',
+      workdir: g.manager.workdir,
+      originChannel: 'cli',
+    });
+    await page.reload();
+    await page.locator('.session-row', { hasText: plain.name }).click();
+    await page.locator('#detail-name', { hasText: plain.name }).waitFor();
+    assert.equal(await page.locator('#session-changes').isHidden(), true, 'a newly selected session shows its output');
+    await page.click('#detail-tab-changes');
+    await page.locator('#changes-summary', { hasText: 'is not in a git repository' }).waitFor();
+    assert.equal(await page.locator('#changes-files .changes-file').count(), 0);
+  });
+
+  it('raised no page errors, console errors or CSP violations', async () => {
     assert.deepEqual(problems, []);
   });
 });

@@ -57,8 +57,9 @@ export function changesView({ rpc }) {
   let session = null;
   /** The last answer for `session` (re-rendered when the format changes). */
   let result = null;
-  /** Counts requests: an answer for a session no longer shown (or superseded) is dropped. */
-  let generation = 0;
+  /** Count loads and renders: an answer for a session no longer shown, or a superseded render, is dropped. */
+  let loads = 0;
+  let renders = 0;
 
   function showFormat() {
     formatButton.setAttribute('aria-pressed', String(format === 'side-by-side'));
@@ -66,7 +67,8 @@ export function changesView({ rpc }) {
     formatButton.title = format === 'side-by-side' ? 'Show as one column' : 'Show old and new side by side';
   }
 
-  function fileRow(file) {
+  /** One file of the list; its link scrolls to the file's block (the patch lists files in the same order). */
+  function fileRow(file, index) {
     const counts = file.binary
       ? [el('span', { class: 'muted', text: 'binary' })]
       : [
@@ -80,13 +82,7 @@ export function changesView({ rpc }) {
       on: {
         click: (event) => {
           event.preventDefault();
-          for (const wrapper of diff.querySelectorAll('.d2h-file-wrapper')) {
-            const shown = wrapper.querySelector('.d2h-file-name')?.textContent?.trim() ?? '';
-            if (shown === file.path || shown.endsWith(` → ${file.path}`) || shown.endsWith(`→ ${file.path}`)) {
-              wrapper.scrollIntoView({ block: 'start' });
-              return;
-            }
-          }
+          diff.querySelectorAll('.d2h-file-wrapper')[index]?.scrollIntoView({ block: 'start' });
         },
       },
     });
@@ -110,12 +106,13 @@ export function changesView({ rpc }) {
     clear(notes);
     for (const note of result.notes ?? []) append(notes, el('li', { text: note }));
     clear(files);
-    for (const file of result.files) append(files, fileRow(file));
+    result.files.forEach((file, index) => append(files, fileRow(file, index)));
     clear(diff);
     if (!result.patch) return;
-    const mine = generation;
+    renders += 1;
+    const mine = renders;
     const Diff2Html = await loadDiff2Html();
-    if (mine !== generation) return;
+    if (mine !== renders || !result) return;
     // diff2html escapes every line and file name it renders; its output is the only HTML the page inserts.
     diff.innerHTML = Diff2Html.html(result.patch, {
       outputFormat: format,
@@ -127,17 +124,17 @@ export function changesView({ rpc }) {
 
   async function load() {
     if (!session) return;
-    generation += 1;
-    const mine = generation;
+    loads += 1;
+    const mine = loads;
     summary.textContent = 'Loading changes…';
     clear(notes);
     try {
       const answer = await rpc('sessions.diff', { session });
-      if (mine !== generation) return;
+      if (mine !== loads) return;
       result = answer;
       await render();
     } catch (e) {
-      if (mine !== generation) return;
+      if (mine !== loads) return;
       result = null;
       clear(files);
       clear(diff);
@@ -153,7 +150,6 @@ export function changesView({ rpc }) {
       // storage off: the choice lasts for this page
     }
     showFormat();
-    generation += 1;
     void render().catch((e) => {
       summary.textContent = e instanceof Error ? e.message : String(e);
     });
@@ -174,7 +170,8 @@ export function changesView({ rpc }) {
     },
     /** Forgets what was shown (another session was selected). */
     reset() {
-      generation += 1;
+      loads += 1;
+      renders += 1;
       session = null;
       result = null;
       summary.textContent = '';
