@@ -29,7 +29,7 @@ describe('session_diff as a chat command and a tool', () => {
     assert.match(reply, /^worker: 2 files changed, \+2 -0 since [0-9a-f]{12}$/m);
     assert.match(reply, /^A \+1 -0 lib\.ts$/m);
     assert.match(reply, /^A \+1 -0 new\.ts$/m);
-    assert.match(reply, /^\+export const two = 2;$/m);
+    assert.match(reply, /^```diff\n(?:.*\n)*\+export const two = 2;\n```$/m);
 
     const tool = await runTool(OPERATIONS, 'claude_diff', { session: 'worker', stat: true }, agent, services);
     assert.equal(tool.isError, false);
@@ -49,5 +49,17 @@ describe('session_diff as a chat command and a tool', () => {
     assert.match(reply, /^A \+3000 -0 large\.txt$/m);
     assert.match(reply, /The patch was cut/);
     assert.ok(reply.length < 30_000, `a chat answer stays a few messages long (${reply.length})`);
+  });
+
+  it('fences the patch with more backticks than any line of it opens with', async () => {
+    const repo = initRepo(join(f.workdir, 'docs'));
+    commitFile(repo, 'guide.md', 'Run:\n\n````sh\nnpm test\n````\n');
+    await f.manager.launch({ prompt: 'p', name: 'docs', workdir: repo, originChannel: 'cli' });
+    writeFileSync(join(repo, 'guide.md'), 'Run:\n\n````sh\nnpm run test\n````\n');
+    const reply = (await runCommand(OPERATIONS, '/claude_diff docs', chat, services)) ?? '';
+    // The context lines " ````sh" and " ````" would close a ```` fence: this one is longer.
+    assert.match(reply, /^`````diff$/m);
+    assert.match(reply, /^ ````sh$/m);
+    assert.ok(reply.endsWith('\n`````'));
   });
 });

@@ -59,9 +59,21 @@ export function formatDiffStat(result: SessionDiffResult): string {
   return [head, ...lines, ...result.notes].join('\n');
 }
 
+/**
+ * The patch in a ```diff fence, so chats show it as code (Telegram's Markdown would otherwise read `_` and `*` in it),
+ * and the outbox's splitting keeps each part fenced. The fence is longer than any backtick run that opens a line of
+ * the patch, so no line of it closes the fence.
+ */
+function fenced(patch: string): string {
+  let longest = 2;
+  for (const match of patch.matchAll(/^ {0,3}(`+)/gm)) longest = Math.max(longest, match[1]?.length ?? 0);
+  const fence = '`'.repeat(longest + 1);
+  return `${fence}diff\n${patch.endsWith('\n') ? patch : `${patch}\n`}${fence}`;
+}
+
 function formatDiff(result: SessionDiffResult): string {
   const stat = formatDiffStat(result);
-  return result.patch ? `${stat}\n\n${result.patch}` : stat;
+  return result.patch ? `${stat}\n\n${fenced(result.patch)}` : stat;
 }
 
 /** A session's changes (committed, uncommitted and new files) against the commit its working directory started at. */
