@@ -118,6 +118,17 @@ describe('diffWorkdir', () => {
     assert.throws(() => statSync(join(empty, '.git', 'index')), /ENOENT/); // still no index of the user's
   });
 
+  it('leaves out new folders that are repositories of their own, and says which', async () => {
+    const { repo, base } = changedRepo(dir.path);
+    mkdirSync(join(repo, 'scaffold'));
+    gitSync(join(repo, 'scaffold'), 'init', '-q'); // no commit: `git add` would refuse it
+    writeFileSync(join(repo, 'scaffold', 'app.ts'), 'x\n');
+    const diff = await diffWorkdir(repo, { base });
+    assert.deepEqual(diff.nestedRepositories, ['scaffold/']);
+    assert.equal(diff.files.length, 7);
+    assert.ok(!diff.files.some((f) => f.path.startsWith('scaffold')));
+  });
+
   it('answers clearly for a workdir outside git and for a base that is gone', async () => {
     const plain = join(dir.path, 'plain');
     mkdirSync(plain);

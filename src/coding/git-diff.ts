@@ -36,6 +36,8 @@ export interface WorkdirDiff {
   truncated: boolean;
   /** Set when there were more new (untracked) files than one diff lists (`MAX_UNTRACKED_BYTES` of names): some are left out. */
   untrackedCut?: true;
+  /** New directories that are git repositories of their own (not diffed: git sees only that they exist). */
+  nestedRepositories?: string[];
 }
 
 /** What to diff and how much patch to keep. */
@@ -170,14 +172,18 @@ async function diffRepository(workdir: string, options: WorkdirDiffOptions): Pro
       timeoutMs,
       maxBytes: MAX_UNTRACKED_BYTES,
     });
-    // A cut list ends in part of a name: only the whole names before the last NUL are added.
-    const names = untracked.truncated
+    // A cut list ends in part of a name: only the whole names before the last NUL count. A name ending in `/` is a
+    // new directory holding a repository of its own, which `git add` would refuse (or record as a submodule).
+    const listed = untracked.truncated
       ? untracked.stdout.slice(0, untracked.stdout.lastIndexOf('\0') + 1)
       : untracked.stdout;
-    if (names) {
+    const names = listed.split('\0').filter((name) => name !== '');
+    const nested = names.filter((name) => name.endsWith('/'));
+    const files = names.filter((name) => !name.endsWith('/'));
+    if (files.length > 0) {
       await git(workdir, ['add', '--intent-to-add', '--pathspec-from-file=-', '--pathspec-file-nul'], {
         env,
-        input: names,
+        input: `${files.join('\0')}\0`,
         timeoutMs,
       });
     }
@@ -185,7 +191,7 @@ async function diffRepository(workdir: string, options: WorkdirDiffOptions): Pro
     const statuses = parseNameStatus(
       (await git(workdir, ['diff', ...DIFF_FLAGS, '--name-status', '-z', ...range], { env, timeoutMs })).stdout,
     );
-    const files: FileChange[] = parseNumstat(
+    const changes: FileChange[] = parseNumstat(
       (await git(workdir, ['diff', ...DIFF_FLAGS, '--numstat', '-z', ...range], { env, timeoutMs })).stdout,
     ).map((row) => {
       const known = statuses.get(row.path) ?? { status: 'modified' as const };
@@ -199,17 +205,18 @@ async function diffRepository(workdir: string, options: WorkdirDiffOptions): Pro
       };
     });
     const totals = {
-      files: files.length,
-      additions: files.reduce((sum, f) => sum + f.additions, 0),
-      deletions: files.reduce((sum, f) => sum + f.deletions, 0),
+      files: changes.length,
+      additions: changes.reduce((sum, f) => sum + f.additions, 0),
+      deletions: changes.reduce((sum, f) => sum + f.deletions, 0),
     };
     const result: WorkdirDiff = {
       base,
       ...(head ? { head } : {}),
-      files,
+      files: changes,
       totals,
       truncated: false,
       ...(untracked.truncated ? { untrackedCut: true as const } : {}),
+      ...(nested.length > 0 ? { nestedRepositories: nested } : {}),
     };
     if (options.statOnly) return result;
     const max = options.maxPatchBytes ?? DEFAULT_MAX_PATCH;

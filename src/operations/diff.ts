@@ -102,6 +102,11 @@ export const sessionDiffOperation = defineOperation({
         'No base commit was recorded for this session (launched before bases were recorded, or its workdir had no commits then): diffed against HEAD, so committed changes do not show.',
       );
     }
+    if (diff.nestedRepositories) {
+      notes.push(
+        `New folders that are git repositories of their own are not diffed: ${diff.nestedRepositories.join(', ')}`,
+      );
+    }
     if (diff.untrackedCut)
       notes.push(
         'There are too many new files to list them all: some are left out (are they meant to be in .gitignore?).',
