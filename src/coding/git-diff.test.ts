@@ -36,6 +36,10 @@ describe('diffWorkdir', () => {
 
   it('shows committed, uncommitted, new, deleted and binary changes against the base', async () => {
     const { repo, base } = changedRepo(dir.path);
+    // The repository's own diff settings do not change the shape of the answer.
+    gitSync(repo, 'config', 'diff.noprefix', 'true');
+    gitSync(repo, 'config', 'diff.relative', 'true');
+    gitSync(repo, 'config', 'color.diff', 'always');
     const indexBefore = readFileSync(join(repo, '.git', 'index'));
     const statusBefore = gitSync(repo, 'status', '--porcelain=v1', '-z');
     const diff = await diffWorkdir(repo, { base });

@@ -54,7 +54,16 @@ export interface WorkdirDiffOptions {
 const DEFAULT_MAX_PATCH = 1024 * 1024;
 /** How many bytes of new files' names are listed (a workdir with an unignored node_modules has many). */
 const MAX_UNTRACKED_BYTES = 4 * 1024 * 1024;
-const DIFF_FLAGS = ['--no-color', '--no-ext-diff', '--no-textconv', '-M'];
+/** Flags that keep the output in one shape whatever the repository's config says (prefixes, relative paths, colour). */
+const DIFF_FLAGS = [
+  '--no-color',
+  '--no-ext-diff',
+  '--no-textconv',
+  '--no-relative',
+  '--src-prefix=a/',
+  '--dst-prefix=b/',
+  '-M',
+];
 
 async function git(
   cwd: string,
