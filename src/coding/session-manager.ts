@@ -12,6 +12,7 @@ import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
+import { headCommit } from './git-run.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
@@ -175,6 +176,7 @@ export class SessionManager {
         throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
       }
     }
+    const baseCommit = await headCommit(workdir);
     const spec: LaunchSpec = {
       harness: harnessName,
       prompt: request.prompt,
@@ -188,6 +190,7 @@ export class SessionManager {
       ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
       ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),
       ...(resumeBackendId ? { resumeBackendId } : {}),
+      ...(baseCommit ? { baseCommit } : {}),
     };
     const now = clock.now();
     const record: StoredSession = {

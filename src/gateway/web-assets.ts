@@ -1,4 +1,5 @@
 import { readdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { extname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,8 +20,17 @@ const CONTENT_TYPES: Record<string, string> = {
 export const WEB_ASSET_DIR = fileURLToPath(new URL('./web/', import.meta.url));
 
 /**
- * Reads every page file (html, css, js, svg) of `dir` once, at startup. Returns them by file name; only these names
- * are ever served, so no request path reaches the file system.
+ * Files of installed packages the page serves under its own asset names (no CDN): diff2html's browser bundle (it sets
+ * `window.Diff2Html`) and its stylesheet, for the Changes view.
+ */
+export const VENDOR_ASSETS: Record<string, string> = {
+  'diff2html.js': 'diff2html/bundles/js/diff2html.min.js',
+  'diff2html.css': 'diff2html/bundles/css/diff2html.min.css',
+};
+
+/**
+ * Reads every page file (html, css, js, svg) of `dir` and the VENDOR_ASSETS once, at startup. Returns them by file
+ * name; only these names are ever served, so no request path reaches the file system.
  */
 export function loadWebAssets(dir: string = WEB_ASSET_DIR): Map<string, WebAsset> {
   const assets = new Map<string, WebAsset>();
@@ -28,6 +38,11 @@ export function loadWebAssets(dir: string = WEB_ASSET_DIR): Map<string, WebAsset
     const contentType = CONTENT_TYPES[extname(name)];
     if (!contentType || !/^[a-z0-9-]+\.[a-z]+$/.test(name)) continue;
     assets.set(name, { contentType, body: readFileSync(join(dir, name)) });
+  }
+  const require = createRequire(import.meta.url);
+  for (const [name, specifier] of Object.entries(VENDOR_ASSETS)) {
+    const contentType = CONTENT_TYPES[extname(name)] as string;
+    assets.set(name, { contentType, body: readFileSync(require.resolve(specifier)) });
   }
   for (const required of ['index.html', 'login.html', 'app.js', 'app.css']) {
     if (!assets.has(required)) throw new Error(`web page file ${required} is missing from ${dir}`);

@@ -77,6 +77,13 @@ describe('web routes', () => {
     const script = await httpCall(g.port, 'GET', '/web/assets/app.js');
     assert.equal(script.status, 200);
     assert.match(String(script.headers['content-type']), /^text\/javascript/);
+    const renderer = await httpCall(g.port, 'GET', '/web/assets/diff2html.js');
+    assert.equal(renderer.status, 200, 'diff2html is served from node_modules for the Changes view');
+    assert.match(String(renderer.headers['content-type']), /^text\/javascript/);
+    assert.match(
+      String((await httpCall(g.port, 'GET', '/web/assets/diff2html.css')).headers['content-type']),
+      /^text\/css/,
+    );
     assert.equal((await httpCall(g.port, 'GET', '/web/assets/..%2Fweb-routes.ts')).status, 404);
     assert.equal((await httpCall(g.port, 'GET', '/web/assets/login.html')).status, 404);
   });

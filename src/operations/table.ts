@@ -19,6 +19,7 @@ import {
   cronListOperation,
   cronRemoveOperation,
 } from './cron.ts';
+import { sessionDiffOperation } from './diff.ts';
 import { foregroundOperation } from './foreground.ts';
 import { getOperation } from './get.ts';
 import {
@@ -50,6 +51,7 @@ export const OPERATIONS: readonly Operation[] = [
   statsOperation,
   resumeOperation,
   getOperation,
+  sessionDiffOperation,
   agentsOperation,
   agentStartOperation,
   agentSendOperation,

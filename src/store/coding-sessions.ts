@@ -52,6 +52,12 @@ export interface LaunchSpec {
    * sessions people or the orchestrator launched. An owned session's events never wake the orchestrator.
    */
   owner?: string;
+  /**
+   * The commit the working directory was at when the session was launched (`git rev-parse HEAD`); absent when it was
+   * not a git repository, had no commits, or the session was launched before bases were recorded. `diff` diffs
+   * against it; an in-place resume keeps it.
+   */
+  baseCommit?: string;
 }
 
 /** The persisted row of one coding session. */

@@ -1,9 +1,11 @@
 // The coding sessions: the list (sessions.list over /rpc, newest first, a page at a time: the first page is refreshed,
 // "Show older sessions" asks for the next page), and for the selected session its log streamed
 // live from GET /sessions/:id/events, with a box to send it a message (sessions.send) and, when the agent asks for a tool
-// or has a question, the pending approval to decide (approval-panel.js).
+// or has a question, the pending approval to decide (approval-panel.js). Its Changes tab shows what the session changed
+// in its working directory (changes.js).
 import { ApiError, rpc } from './api.js';
 import { approvalPanel } from './approval-panel.js';
+import { changesView } from './changes.js';
 import { append, atBottom, byId, clear, cost, duration, el, toBottom } from './dom.js';
 import { RECORD_TYPES, renderRecord } from './session-log.js';
 
@@ -25,6 +27,7 @@ export function startSessions({ info, isVisible, onSelect }) {
   const input = /** @type {HTMLTextAreaElement} */ (byId('session-input'));
   const error = byId('session-error');
   const approval = approvalPanel(byId('session-approval'), { decide: (params) => rpc('approvals.decide', params) });
+  const changes = changesView({ rpc });
   /** @type {Map<string, any>} */
   let summaries = new Map();
   let selected = null;
@@ -175,6 +178,18 @@ export function startSessions({ info, isVisible, onSelect }) {
     if (follow) toBottom(log);
   }
 
+  /** Shows the selected session's output (`log`) or its changes (`changes`). */
+  function showView(view) {
+    for (const [name, tab] of [
+      ['log', byId('detail-tab-log')],
+      ['changes', byId('detail-tab-changes')],
+    ])
+      tab.setAttribute('aria-selected', String(name === view));
+    log.hidden = view !== 'log';
+    if (view === 'changes' && selected) changes.show(selected);
+    else changes.hide();
+  }
+
   function select(id) {
     if (stream) stream.close();
     stream = null;
@@ -182,6 +197,8 @@ export function startSessions({ info, isVisible, onSelect }) {
     live = { status: '', costUsd: 0, waitingFor: undefined };
     clear(log);
     approval.reset();
+    changes.reset();
+    showView('log');
     error.hidden = true;
     panel.classList.toggle('has-selection', id !== null);
     detail.hidden = id === null;
@@ -228,6 +245,8 @@ export function startSessions({ info, isVisible, onSelect }) {
     }
   });
   byId('session-back').addEventListener('click', () => select(null));
+  byId('detail-tab-log').addEventListener('click', () => showView('log'));
+  byId('detail-tab-changes').addEventListener('click', () => showView('changes'));
 
   void refresh();
   setInterval(() => {
