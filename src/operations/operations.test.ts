@@ -51,6 +51,7 @@ describe('operations table', () => {
         'deny',
         'approval_rules',
         'approval_rule_remove',
+        'claude_pr',
       ],
     );
     assert.deepEqual(OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(), [
@@ -63,6 +64,7 @@ describe('operations table', () => {
       '/claude_bg',
       '/claude_fg',
       '/claude_kill',
+      '/claude_pr',
       '/claude_respond',
       '/claude_resume',
       '/claude_sessions',
@@ -114,6 +116,7 @@ describe('operations table', () => {
       'sessions.launch',
       'sessions.list',
       'sessions.output',
+      'sessions.pr',
       'sessions.resume',
       'sessions.send',
       'sessions.stats',
