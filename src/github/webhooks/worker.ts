@@ -40,6 +40,7 @@ export class GithubWebhookWorker {
   readonly #o: GithubWebhookWorkerOptions;
   readonly #handler: GithubEventHandler;
   readonly #loop: WorkLoop;
+  #running = false;
 
   constructor(options: GithubWebhookWorkerOptions) {
     this.#o = options;
@@ -60,12 +61,13 @@ export class GithubWebhookWorker {
   async start(): Promise<void> {
     const recovered = await this.#o.store.recoverInterrupted(this.#o.clock.now());
     if (recovered > 0) this.#o.logger.warn({ recovered }, 'github webhooks: resuming deliveries cut off by a restart');
+    this.#running = true;
     this.#loop.kick();
   }
 
-  /** Wakes the worker (a delivery was queued). */
+  /** Wakes the worker (a delivery was queued); nothing before `start` (start drains what is queued). */
   notify(): void {
-    this.#loop.kick();
+    if (this.#running) this.#loop.kick();
   }
 
   /** Resolves once the drain in flight (if any) ended. */
@@ -75,6 +77,7 @@ export class GithubWebhookWorker {
 
   /** Stops after the delivery in hand. */
   stop(): Promise<void> {
+    this.#running = false;
     return this.#loop.stop();
   }
 
