@@ -16,6 +16,13 @@ describe('session_pr', () => {
   let services: OperationServices;
   let asked: PullRequestRequest[];
 
+  const endTurn = () =>
+    f.harness.last.emit(
+      { type: 'started', backendSessionId: 'b' },
+      { type: 'text', text: 'Fixed the test.' },
+      { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 },
+    );
+
   beforeEach(() => {
     asked = [];
     const pullRequests = {
@@ -42,6 +49,10 @@ describe('session_pr', () => {
 
   it('answers the PR from a chat command, with the title from the rest of the line', async () => {
     await runCommand(OPERATIONS, `/claude --name fixer --workdir ${f.workdir} fix the test`, chat, services);
+    const working = (await runCommand(OPERATIONS, '/claude_pr fixer', chat, services)) ?? '';
+    assert.match(working, /still working/, 'not while a turn runs');
+    assert.equal(asked.length, 0);
+    await endTurn();
     const reply = (await runCommand(OPERATIONS, '/claude_pr fixer Better title here', chat, services)) ?? '';
     assert.match(reply, /Pull request #4 opened/);
     assert.match(reply, /https:\/\/github\.example\/acme\/widgets\/pull\/4/);
@@ -49,12 +60,14 @@ describe('session_pr', () => {
     assert.equal(asked[0]?.workdir, f.workdir);
     assert.equal(asked[0]?.session.prompt, 'fix the test');
     assert.equal(asked[0]?.session.pageBase, 'http://127.0.0.1:7777');
+    assert.deepEqual(asked[0]?.session.lastOutput, ['Fixed the test.']);
     const again = (await runCommand(OPERATIONS, '/claude_pr fixer', chat, services)) ?? '';
     assert.match(again, /#4 \(opened before\)/);
   });
 
   it('passes draft and base from the tool, and is unavailable without the GitHub integration', async () => {
     await runCommand(OPERATIONS, `/claude --name fixer --workdir ${f.workdir} fix the test`, chat, services);
+    await endTurn();
     const result = await runTool(
       OPERATIONS,
       'claude_pr',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { conflict } from '../core/errors.ts';
 import type { PullRequestResult } from '../github/pull-requests.ts';
 import { sessionRef } from './common.ts';
 import { defineOperation } from './operation.ts';
@@ -49,6 +50,10 @@ export const prOperation = defineOperation({
   async run(ctx, args): Promise<PrResult> {
     const { sessions, github } = ctx.services;
     const record = await sessions.get(args.session);
+    const live = sessions.liveById(record.id);
+    // Committing while the agent writes would take half-done work: only between turns (or once it ended).
+    if (live?.isActive && (live.waitingFor === null || live.waitingFor === 'stalled'))
+      throw conflict(`[${record.name}] is still working; open the pull request once its turn has ended`);
     const blocks = sessions.outputBlocks(record).map((b) => b.text);
     const result = await github.pullRequests.open({
       session: {

@@ -46,9 +46,13 @@ describe('session_pr across a SIGKILL between opening the PR and recording it', 
           await rig.start({ ...env, SWITCHBOARD_FAULT: 'github.pr.after-open' });
           await rig.daemon.rpc('sessions.launch', { prompt: 'Fix the login bug', name: 'fix-login', workdir: work });
           await waitFor(
-            'the agent to answer',
-            async () =>
-              (await rig.daemon.rpc<{ lines: string[] }>('sessions.output', { session: 'fix-login' })).lines.length > 0,
+            'the agent to end its turn',
+            async () => {
+              const s = await rig.daemon.rpc<{ status: string; waitingFor: string | null }>('sessions.get', {
+                session: 'fix-login',
+              });
+              return s.waitingFor === 'turn-end' || s.status === 'completed';
+            },
             LONG,
           );
           mkdirSync(join(work, 'src'), { recursive: true });
@@ -70,6 +74,7 @@ describe('session_pr across a SIGKILL between opening the PR and recording it', 
           assert.equal(github.pulls.length, 1, 'one PR in all');
           assert.equal(github.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/pulls')).length, 1);
           assert.equal(github.pulls[0]?.title, 'Fix the login bug');
+          assert.match(github.pulls[0]?.body ?? '', /### What the agent said last\n\n\S/);
           assert.equal(gitSync(remote, 'show', 'switchboard/fix-login:src/login.ts'), 'export const renewed = true;');
 
           // The webhook: a forged delivery is refused, a signed one is taken in once.
