@@ -106,8 +106,17 @@ describe('SessionPullRequests', () => {
     assert.equal(again.outcome, 'existing');
     assert.equal(again.number, 1);
     assert.equal(again.url, first.url);
+    assert.equal(again.committed, null);
     assert.equal(github.pulls.length, 1, 'no second PR');
     assert.equal(github.requests.filter((r) => r.method === 'POST').length, 1);
+
+    // More work later goes onto the same PR's branch.
+    writeFileSync(join(work, 'later.txt'), 'later\n');
+    const later = await service.open(request(work, { title: 'Follow-up' }));
+    assert.equal(later.outcome, 'existing');
+    assert.equal(later.committed, 'Follow-up');
+    assert.equal(gitSync(remote, 'log', '-1', '--format=%s', 'switchboard/fix-login'), 'Follow-up');
+    assert.equal(github.pulls.length, 1);
   });
 
   it('finds and records a PR opened just before a crash instead of opening a second one', async () => {

@@ -24,7 +24,10 @@ export interface PullRequestRequest {
   base?: string;
 }
 
-/** The session's pull request. `existing`: it was opened before (by an earlier call), not by this one. */
+/**
+ * The session's pull request. `opened` by this call; `found` open on GitHub for the branch (opened by a call a crash
+ * cut off) and recorded now; `existing`: recorded by an earlier call (work committed since was pushed onto it).
+ */
 export interface PullRequestResult {
   number: number;
   url: string;
@@ -79,16 +82,24 @@ export class SessionPullRequests {
     const { config, api, store, clock, logger } = this.#d;
     const { session, workdir } = request;
     const recorded = await store.get(session.id);
-    if (recorded?.state === 'opened' && recorded.number !== null && recorded.url !== null)
+    if (recorded?.state === 'opened' && recorded.number !== null && recorded.url !== null) {
+      // The PR exists: work done since goes onto it (when the workdir is still on its branch); no second PR.
+      let committed: string | null = null;
+      if ((await this.#currentBranch(workdir)) === recorded.branch) {
+        committed = await this.#commitPending(workdir, request);
+        if (committed !== null)
+          await this.#push(workdir, await this.#remoteUrl(workdir), recorded.branch, recorded.branchCreated);
+      }
       return {
         number: recorded.number,
         url: recorded.url,
         repo: recorded.repo,
         branch: recorded.branch,
         base: recorded.base,
-        committed: null,
+        committed,
         outcome: 'existing',
       };
+    }
 
     const inside = await this.#d.git(workdir, ['rev-parse', '--is-inside-work-tree']);
     if (inside.code !== 0 || inside.stdout.trim() !== 'true')
