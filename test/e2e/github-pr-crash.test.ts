@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { withCrashRig } from '../support/crash-rig.ts';
-import { logLines } from '../support/e2e-daemon.ts';
+import { logLines, unexpectedErrors } from '../support/e2e-daemon.ts';
 import { reviewPayload, sendGithubWebhook, startFakeGithub } from '../support/fake-github.ts';
 import { gitSync, initRepo } from '../support/git-repo.ts';
 import { chatText } from '../support/mock-openai-chat.ts';
@@ -96,6 +96,7 @@ describe('session_pr across a SIGKILL between opening the PR and recording it', 
             1,
             'processed once',
           );
+          assert.deepEqual(unexpectedErrors(rig.runs[1]?.output() ?? ''), [], 'no error lines after the restart');
         },
       );
     } finally {
