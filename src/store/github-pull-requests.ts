@@ -53,18 +53,6 @@ export class SessionPullRequestStore {
     return row ? toRecord(row) : undefined;
   }
 
-  /** Whether switchboard created `branch` of `repo` for some session (so it may force-push it). */
-  async created(repo: string, branch: string): Promise<boolean> {
-    const row = await this.#db
-      .selectFrom('session_pull_requests')
-      .select('session_id')
-      .where('repo', '=', repo)
-      .where('branch', '=', branch)
-      .where('branch_created', '=', 1)
-      .executeTakeFirst();
-    return row !== undefined;
-  }
-
   /**
    * Records the branch a session's PR will come from, before the branch is made or pushed. Keeps a record that is
    * there already (a repeat after a crash uses the first branch); resolves the stored record.

@@ -13,8 +13,6 @@ describeEachDatabase('GitHub stores', (fresh) => {
     const again = await store.begin({ ...base, branch: 'other', branchCreated: false, now: 20 });
     assert.equal(again.branch, 'switchboard/one', 'the first record stays');
     assert.equal(again.branchCreated, true);
-    assert.equal(await store.created('acme/widgets', 'switchboard/one'), true);
-    assert.equal(await store.created('acme/widgets', 'other'), false);
     await store.opened('s1', { number: 12, url: 'https://x/pull/12' }, 30);
     const opened = await store.get('s1');
     assert.equal(opened?.state, 'opened');
