@@ -6,6 +6,7 @@ import { after, before, describe, it } from 'node:test';
 import type { FakeGithub } from '../../test/support/fake-github.ts';
 import { startFakeGithub } from '../../test/support/fake-github.ts';
 import { githubSchema } from '../core/config-github.ts';
+import { AppError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
 import { resolveGithubAuth } from './auth.ts';
 import { GithubRest } from './client.ts';
@@ -31,6 +32,15 @@ describe('GithubRest', () => {
     const pull = await api.createPull(repo, { title: 't', body: 'b', head: 'feature', base: 'trunk', draft: false });
     assert.deepEqual(await api.findOpenPull(repo, 'feature'), pull);
     assert.equal(await api.findOpenPull(repo, 'other'), undefined);
+    await assert.rejects(
+      api.createPull(repo, { title: 't', body: 'b', head: 'feature', base: 'trunk', draft: false }),
+      (error: unknown) => {
+        assert.ok(error instanceof AppError);
+        assert.equal(error.kind, 'invalid_input');
+        assert.match(error.message, /GitHub refused to open the pull request \(422\).*A pull request already exists/);
+        return true;
+      },
+    );
     assert.equal(await api.token(), 'ghp_t');
     const list = github.requests.find((r) => r.method === 'GET' && r.path.endsWith('/pulls'));
     assert.match(list?.query ?? '', /head=acme%3Afeature/);

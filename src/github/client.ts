@@ -1,7 +1,8 @@
 // The GitHub REST client switchboard uses: Octokit at `github.apiUrl`, with a token or as a GitHub App installation
 // (tokens minted by @octokit/auth-app, cached and minted again before they expire). Only the calls pull requests need.
 import { createAppAuth } from '@octokit/auth-app';
-import { Octokit } from 'octokit';
+import { Octokit, RequestError } from 'octokit';
+import { AppError, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { GithubAuth } from './auth.ts';
 import type { RepoRef } from './remote.ts';
@@ -55,7 +56,26 @@ function octokitFor(auth: Exclude<GithubAuth, { kind: 'missing' }>, baseUrl: str
   }
 }
 
-/** The real GitHubApi over Octokit. */
+/**
+ * An error of a GitHub call as an AppError the caller can act on: 401/403 `forbidden`, 404 `not_found`, 422
+ * `invalid_input` (e.g. "No commits between main and the branch"), anything else (5xx, the network) `unavailable`.
+ */
+export function githubError(what: string, error: unknown): AppError {
+  if (error instanceof AppError) return error;
+  if (error instanceof RequestError) {
+    const detail = (error.response?.data as { errors?: { message?: string }[] } | undefined)?.errors
+      ?.map((e) => e.message)
+      .filter(Boolean)
+      .join('; ');
+    const message = `GitHub refused to ${what} (${error.status}): ${error.message.split(' - ')[0] ?? ''}${detail ? ` — ${detail}` : ''}`;
+    if (error.status === 401 || error.status === 403) return new AppError('forbidden', message);
+    if (error.status === 404) return new AppError('not_found', message);
+    if (error.status === 422) return new AppError('invalid_input', message);
+  }
+  return new AppError('unavailable', `GitHub: could not ${what}: ${errorMessage(error)}`);
+}
+
+/** The real GitHubApi over Octokit; every failure is thrown as `githubError`. */
 export class GithubRest implements GithubApi {
   readonly #octokit: Octokit;
 
@@ -65,38 +85,49 @@ export class GithubRest implements GithubApi {
   }
 
   async defaultBranch(repo: RepoRef): Promise<string> {
-    const { data } = await this.#octokit.rest.repos.get({ owner: repo.owner, repo: repo.repo });
-    return data.default_branch;
+    try {
+      const { data } = await this.#octokit.rest.repos.get({ owner: repo.owner, repo: repo.repo });
+      return data.default_branch;
+    } catch (error) {
+      throw githubError(`read ${repo.owner}/${repo.repo}`, error);
+    }
   }
 
   async findOpenPull(repo: RepoRef, branch: string): Promise<PullRef | undefined> {
-    const { data } = await this.#octokit.rest.pulls.list({
-      owner: repo.owner,
-      repo: repo.repo,
-      head: `${repo.owner}:${branch}`,
-      state: 'open',
-      per_page: 10,
-    });
+    const data = await this.#octokit.rest.pulls
+      .list({ owner: repo.owner, repo: repo.repo, head: `${repo.owner}:${branch}`, state: 'open', per_page: 10 })
+      .then(
+        (r) => r.data,
+        (error: unknown) => {
+          throw githubError('list pull requests', error);
+        },
+      );
     const found = data.find((p) => p.head.ref === branch) ?? data[0];
     return found ? { number: found.number, url: found.html_url } : undefined;
   }
 
   async createPull(repo: RepoRef, pull: NewPull): Promise<PullRef> {
-    const { data } = await this.#octokit.rest.pulls.create({
-      owner: repo.owner,
-      repo: repo.repo,
-      title: pull.title,
-      body: pull.body,
-      head: pull.head,
-      base: pull.base,
-      draft: pull.draft,
-    });
-    return { number: data.number, url: data.html_url };
+    try {
+      const { data } = await this.#octokit.rest.pulls.create({
+        owner: repo.owner,
+        repo: repo.repo,
+        title: pull.title,
+        body: pull.body,
+        head: pull.head,
+        base: pull.base,
+        draft: pull.draft,
+      });
+      return { number: data.number, url: data.html_url };
+    } catch (error) {
+      throw githubError('open the pull request', error);
+    }
   }
 
   async token(): Promise<string> {
     // Token auth answers the token; App auth answers a cached installation token, minted again before it expires.
-    const auth = (await this.#octokit.auth({ type: 'installation' })) as { token?: unknown };
+    const auth = (await this.#octokit.auth({ type: 'installation' }).catch((error: unknown) => {
+      throw githubError('give an installation token', error);
+    })) as { token?: unknown };
     if (typeof auth.token !== 'string' || auth.token.length === 0) throw new Error('github: no token to push with');
     return auth.token;
   }
