@@ -135,6 +135,16 @@ export class GithubDeliveryStore {
       .execute();
   }
 
+  /** Deletes finished (done or dead) deliveries last touched before `before`; resolves how many. */
+  async prune(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('github_webhook_deliveries')
+      .where('status', 'in', ['done', 'dead'])
+      .where('updated_at', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   /** One delivery by id. */
   async get(deliveryId: string): Promise<StoredGithubDelivery | undefined> {
     const row = await this.#db

@@ -39,5 +39,8 @@ describeEachDatabase('GitHub stores', (fresh) => {
     assert.equal(done?.status, 'done');
     assert.equal(done?.outcome, 'recorded');
     assert.equal(done?.payload, '{}');
+    assert.equal(await store.prune(700), 0, 'kept until after its last change');
+    assert.equal(await store.prune(701), 1);
+    assert.equal(await store.get('d1'), undefined);
   });
 });

@@ -2,7 +2,7 @@
 // after `MAX_ATTEMPTS`, resumed after a restart. Today processing records and logs the event (review, review comment,
 // issue comment) for the later rework loop; it acts on nothing.
 import { backoffDelay } from '../../core/backoff.ts';
-import type { Clock } from '../../core/clock.ts';
+import type { Clock, Timer } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { StepResult } from '../../core/work-loop.ts';
@@ -13,6 +13,13 @@ import { describeGithubEvent, parseGithubEvent } from './events.ts';
 
 /** Attempts before a delivery is dead-lettered. */
 export const MAX_ATTEMPTS = 5;
+
+/**
+ * How long finished deliveries are kept (their ids deduplicate redeliveries; GitHub redelivers within days, and by hand
+ * at most three days back), and how often they are pruned.
+ */
+export const KEEP_MS = 14 * 24 * 3_600_000;
+const PRUNE_EVERY_MS = 24 * 3_600_000;
 
 /** What is done with a parsed event; resolves what became of it (the delivery's recorded outcome). */
 export type GithubEventHandler = (event: GithubEvent, delivery: StoredGithubDelivery) => Promise<string>;
@@ -41,6 +48,7 @@ export class GithubWebhookWorker {
   readonly #handler: GithubEventHandler;
   readonly #loop: WorkLoop;
   #running = false;
+  #pruneTimer: Timer | undefined;
 
   constructor(options: GithubWebhookWorkerOptions) {
     this.#o = options;
@@ -62,6 +70,8 @@ export class GithubWebhookWorker {
     const recovered = await this.#o.store.recoverInterrupted(this.#o.clock.now());
     if (recovered > 0) this.#o.logger.warn({ recovered }, 'github webhooks: resuming deliveries cut off by a restart');
     this.#running = true;
+    await this.#prune();
+    this.#pruneTimer = this.#o.clock.every(PRUNE_EVERY_MS, () => void this.#prune());
     this.#loop.kick();
   }
 
@@ -78,7 +88,18 @@ export class GithubWebhookWorker {
   /** Stops after the delivery in hand. */
   stop(): Promise<void> {
     this.#running = false;
+    this.#pruneTimer?.cancel();
     return this.#loop.stop();
+  }
+
+  async #prune(): Promise<void> {
+    const { store, clock, logger } = this.#o;
+    try {
+      const pruned = await store.prune(clock.now() - KEEP_MS);
+      if (pruned > 0) logger.debug({ pruned }, 'github webhooks: old deliveries pruned');
+    } catch (error) {
+      logger.warn({ err: errorMessage(error) }, 'github webhooks: could not prune old deliveries');
+    }
   }
 
   async #step(): Promise<StepResult> {
