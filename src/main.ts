@@ -25,8 +25,10 @@ import { createEngine } from './engine/create.ts';
 import { lateToolbox } from './engine/late-toolbox.ts';
 import { createScheduler } from './engine/scheduler/scheduler.ts';
 import { createWakeRouter } from './engine/wake/wake-router.ts';
+import { registerGithubRoutes } from './gateway/github-routes.ts';
 import { registerLinearRoutes } from './gateway/linear-routes.ts';
 import { buildGateway } from './gateway/server.ts';
+import { createGithubIntegration } from './github/integration.ts';
 import { createInference } from './inference/inference.ts';
 import type { Inference } from './inference/types.ts';
 import { createLinearIntegration } from './linear/integration.ts';
@@ -250,7 +252,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       stops.push(() => linear.stop());
     }
 
-    // Every service the operations act on, built whole; only Linear is absent by configuration.
+    // GitHub: session_pr (commit, push, open the PR once) and the signed webhook's durable queue.
+    const github = config.github.enabled ? createGithubIntegration({ config, env, db: kysely, clock, logger }) : null;
+    if (github) stops.push(() => github.stop());
+
+    // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
     const services: OperationServices = {
       config,
       sessions,
@@ -262,6 +268,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       idempotency,
       approvals,
       ...(linear ? { linear: linear.services } : {}),
+      ...(github ? { github } : {}),
     };
     tools.bind(createOperationsToolbox({ ops: OPERATIONS, services }));
 
@@ -282,6 +289,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     await scheduler.start();
     await wake.start();
     await linear?.start();
+    await github?.start();
 
     const inbound = createInboundHandler({
       ops: OPERATIONS,
@@ -319,6 +327,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       }),
     });
     if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });
+    if (github?.webhook) await registerGithubRoutes(app, github.webhook);
     await app.listen({ host: config.gateway.host, port: config.gateway.port });
     stops.push(() => app.close());
     const address = app.server.address();

@@ -16,6 +16,7 @@ import { resolveConnection } from './client.ts';
 import { configModeChecks } from './doctor-config-mode.ts';
 import { credentialChecks } from './doctor-credentials.ts';
 import { discordChecks } from './doctor-discord.ts';
+import { githubChecks } from './doctor-github.ts';
 import { signalChecks } from './doctor-signal.ts';
 import { slackChecks } from './doctor-slack.ts';
 import { serviceCheck } from './service-check.ts';
@@ -112,6 +113,7 @@ function integrationChecks(config: Config, env: NodeJS.ProcessEnv): Check[] {
   }
   checks.push(...slackChecks(config, env));
   checks.push(...discordChecks(config, env));
+  checks.push(...githubChecks(config, env));
   if (config.linear.enabled) {
     try {
       requireLinearSecrets(config.linear, env);

@@ -13,6 +13,7 @@ export const MISSING_SERVICE: Record<ServiceName, string> = {
   codeRunner: 'code_run is not available in this daemon',
   idempotency: 'idempotency keys are not available in this daemon',
   approvals: 'approvals are not available in this daemon',
+  github: 'the GitHub integration is not running (github.enabled is false)',
 };
 
 /** The first of `needs` that `services` lacks, or undefined when all are there. */

@@ -7,6 +7,7 @@ import type { Config } from '../core/config.ts';
 import type { EngineControl } from '../engine/api.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import type { WakeRouter } from '../engine/wake/wake-router.ts';
+import type { GithubIntegration } from '../github/integration.ts';
 import type { LinearServices } from '../linear/integration.ts';
 import type { Idempotency, KeyCommit } from './idempotency.ts';
 import { servicesFor } from './needs.ts';
@@ -48,6 +49,8 @@ export interface OptionalServices {
   idempotency: Idempotency;
   /** Approval requests and rules (approvals, approve, deny, approval_rules, approval_rule_remove). */
   approvals: ApprovalDesk;
+  /** The GitHub integration (session_pr); absent when `github.enabled` is false. */
+  github: Pick<GithubIntegration, 'pullRequests' | 'pageBase'>;
 }
 
 /** The name of a service a daemon may run without. */

@@ -52,6 +52,7 @@ describe('operations table', () => {
         'deny',
         'approval_rules',
         'approval_rule_remove',
+        'claude_pr',
       ],
     );
     assert.deepEqual(OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(), [
@@ -65,6 +66,7 @@ describe('operations table', () => {
       '/claude_diff',
       '/claude_fg',
       '/claude_kill',
+      '/claude_pr',
       '/claude_respond',
       '/claude_resume',
       '/claude_sessions',
@@ -117,6 +119,7 @@ describe('operations table', () => {
       'sessions.launch',
       'sessions.list',
       'sessions.output',
+      'sessions.pr',
       'sessions.resume',
       'sessions.send',
       'sessions.stats',

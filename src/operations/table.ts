@@ -35,6 +35,7 @@ import { linearDispatchesOperation } from './linear-dispatches.ts';
 import { listOperation } from './list.ts';
 import type { Operation } from './operation.ts';
 import { outputOperation } from './output.ts';
+import { prOperation } from './pr.ts';
 import { respondOperation } from './respond.ts';
 import { resumeOperation } from './resume.ts';
 import { statsOperation } from './stats.ts';
@@ -75,4 +76,5 @@ export const OPERATIONS: readonly Operation[] = [
   approvalDecideOperation,
   approvalRulesOperation,
   approvalRuleRemoveOperation,
+  prOperation,
 ];

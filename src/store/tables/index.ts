@@ -3,6 +3,7 @@ import type { ChannelTables } from './channels.ts';
 import type { CodingTables } from './coding.ts';
 import type { EngineTables } from './engine.ts';
 import type { GatewayTables } from './gateway.ts';
+import type { GithubTables } from './github.ts';
 import type { LinearTables } from './linear.ts';
 import type { SchedulerTables } from './scheduler.ts';
 
@@ -11,6 +12,23 @@ import type { SchedulerTables } from './scheduler.ts';
  * checks every query against, on SQLite and PostgreSQL alike. The migrations build the same shape on both.
  */
 export interface Database
-  extends CodingTables, EngineTables, ChannelTables, SchedulerTables, LinearTables, GatewayTables, ApprovalTables {}
+  extends
+    CodingTables,
+    EngineTables,
+    ChannelTables,
+    SchedulerTables,
+    LinearTables,
+    GatewayTables,
+    ApprovalTables,
+    GithubTables {}
 
-export type { ApprovalTables, ChannelTables, CodingTables, EngineTables, GatewayTables, LinearTables, SchedulerTables };
+export type {
+  ApprovalTables,
+  ChannelTables,
+  CodingTables,
+  EngineTables,
+  GatewayTables,
+  GithubTables,
+  LinearTables,
+  SchedulerTables,
+};
