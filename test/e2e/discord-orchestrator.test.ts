@@ -16,15 +16,9 @@ import { chatInference, logLines, systemText, unexpectedErrors } from '../suppor
 import type { FakeDiscord, FakeMessage } from '../support/fake-discord.ts';
 import { startFakeDiscord } from '../support/fake-discord.ts';
 import { discordSection, discordTranscript } from '../support/fake-discord-e2e.ts';
-import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
-import {
-  chatText,
-  chatToolCall,
-  lastUserText,
-  messageText,
-  pendingToolResults,
-  startMockOpenAIChat,
-} from '../support/mock-openai-chat.ts';
+import { flakyFixOrchestrator } from '../support/flaky-fix-orchestrator.ts';
+import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -52,21 +46,7 @@ describe('Discord → orchestrator → coding session → approvals by button �
   let run: LoggedDaemon;
 
   /** The orchestrator as scripted here. */
-  function orchestrator(body: ChatBody): ChatReply {
-    const results = pendingToolResults(body).map(messageText).join('\n');
-    const last = lastUserText(body);
-    if (results.includes('Launched (claude)')) return chatText('I started flaky-fix on it.');
-    if (results) return chatText(`Unexpected tool result: ${results}`);
-    if (last.includes('fix the flaky test')) {
-      return chatToolCall('claude_launch', {
-        prompt: `[[tool]] [[question]] Fix the flaky test in ${workdir}`,
-        name: 'flaky-fix',
-        workdir,
-        multiTurnDisabled: true,
-      });
-    }
-    return chatText('Noted.');
-  }
+  const orchestrator = flakyFixOrchestrator(workdir, 'I started flaky-fix on it.');
 
   before(async () => {
     mkdirSync(workdir, { recursive: true });

@@ -18,15 +18,9 @@ import { startLoggedDaemon } from '../support/e2e-daemon.ts';
 import { chatInference, logLines, systemText, unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeSignalCli } from '../support/fake-signal-cli.ts';
 import { startFakeSignalCli } from '../support/fake-signal-cli.ts';
-import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
-import {
-  chatText,
-  chatToolCall,
-  lastUserText,
-  messageText,
-  pendingToolResults,
-  startMockOpenAIChat,
-} from '../support/mock-openai-chat.ts';
+import { flakyFixOrchestrator } from '../support/flaky-fix-orchestrator.ts';
+import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -78,23 +72,7 @@ describe('Signal → orchestrator → coding session → numbered approval → c
   let logged: LoggedDaemon | undefined;
   const output = (): string => logged?.output() ?? '';
 
-  function orchestrator(body: ChatBody): ChatReply {
-    const results = pendingToolResults(body).map(messageText).join('\n');
-    const last = lastUserText(body);
-    if (results.includes('Launched (claude)'))
-      return chatText('I started flaky-fix; it will ask before it runs tools.');
-    if (results) return chatText(`Unexpected tool result: ${results}`);
-    if (last.includes('fix the flaky test')) {
-      return chatToolCall('claude_launch', {
-        prompt: `[[tool]] [[question]] Fix the flaky test in ${workdir}`,
-        name: 'flaky-fix',
-        workdir,
-        multiTurnDisabled: true,
-      });
-    }
-    if (last.includes('origin="wake"')) return chatText('Noted.');
-    return chatText(`I do not know what to do with: ${last}`);
-  }
+  const orchestrator = flakyFixOrchestrator(workdir, 'I started flaky-fix; it will ask before it runs tools.');
 
   before(async () => {
     mkdirSync(workdir, { recursive: true });

@@ -17,15 +17,9 @@ import { chatInference, logLines, systemText, unexpectedErrors } from '../suppor
 import type { FakeSlack, FakeSlackPost } from '../support/fake-slack.ts';
 import { startFakeSlack } from '../support/fake-slack.ts';
 import { eventCallback, messageEvent, postSigned } from '../support/fake-slack-payloads.ts';
-import type { ChatBody, ChatReply, MockOpenAIChat } from '../support/mock-openai-chat.ts';
-import {
-  chatText,
-  chatToolCall,
-  lastUserText,
-  messageText,
-  pendingToolResults,
-  startMockOpenAIChat,
-} from '../support/mock-openai-chat.ts';
+import { flakyFixOrchestrator } from '../support/flaky-fix-orchestrator.ts';
+import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { lastUserText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -56,22 +50,7 @@ describe('Slack → orchestrator → coding session in its thread → approval p
   let logged: LoggedDaemon | undefined;
   const output = (): string => logged?.output() ?? '';
 
-  function orchestrator(body: ChatBody): ChatReply {
-    const results = pendingToolResults(body).map(messageText).join('\n');
-    const last = lastUserText(body);
-    if (results.includes('Launched (claude)')) return chatText('I started flaky-fix; approve its tool in the thread.');
-    if (results) return chatText(`Unexpected tool result: ${results}`);
-    if (last.includes('fix the flaky test')) {
-      return chatToolCall('claude_launch', {
-        prompt: `[[tool]] [[question]] Fix the flaky test in ${workdir}`,
-        name: 'flaky-fix',
-        workdir,
-        multiTurnDisabled: true,
-      });
-    }
-    if (last.includes('origin="wake"')) return chatText('Noted.');
-    return chatText(`I do not know what to do with: ${last}`);
-  }
+  const orchestrator = flakyFixOrchestrator(workdir, 'I started flaky-fix; approve its tool in the thread.');
 
   before(async () => {
     mkdirSync(workdir, { recursive: true });
