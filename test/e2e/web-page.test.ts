@@ -7,25 +7,11 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import { chromium } from 'playwright-core';
 import type { Session } from '../../src/coding/session.ts';
+import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
 import type { WebGatewayFixture } from '../support/web-gateway.ts';
 import { webGateway } from '../support/web-gateway.ts';
 
-const CHROMIUM = '/usr/bin/chromium';
-const skip = existsSync(CHROMIUM)
-  ? false
-  : `${CHROMIUM} is missing: install Debian's chromium (apt-get install -y chromium) to run the browser test`;
-
-/** Flags that keep Chromium off the network: without the background-networking ones it dials out and is refused. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
+const skip = chromiumSkip(existsSync);
 
 describe('web page in headless Chromium', { skip }, () => {
   let g: WebGatewayFixture;
