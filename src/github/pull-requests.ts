@@ -20,6 +20,8 @@ export interface PullRequestRequest {
   session: SessionFacts;
   workdir: string;
   title?: string;
+  /** The PR's body (Markdown); default: a summary of the session (`pullRequestBody`). */
+  body?: string;
   draft?: boolean;
   base?: string;
 }
@@ -142,7 +144,7 @@ export class SessionPullRequests {
     if (!pull) {
       pull = await api.createPull(repo, {
         title: request.title?.trim() || firstLine(session.prompt, session.name),
-        body: pullRequestBody(session),
+        body: request.body ?? pullRequestBody(session),
         head: record.branch,
         base: record.base,
         draft: request.draft ?? config.draft,
