@@ -74,8 +74,8 @@ export function reviewState(states: readonly LinearWorkflowState[]): LinearWorkf
 
 /**
  * Pushes the dispatch's worktree branch and opens (or finds) its PR, attaches the PR to the issue (effect
- * `dispatch:<id>/pr-attachment/<number>`) and moves the issue to the review state (effect
- * `dispatch:<id>/review-state/<attempt>`). Throws what the push or GitHub refused (an AppError) or a LinearApiError.
+ * `dispatch:<id>/pr-<number>/attachment`) and moves the issue to the review state (effect
+ * `dispatch:<id>/<attempt>/review-state`). Throws what the push or GitHub refused (an AppError) or a LinearApiError.
  */
 export async function deliverPullRequest(
   deps: DeliveryDeps,
@@ -100,7 +100,7 @@ export async function deliverPullRequest(
     body: dispatchPullRequestBody(d, verdict, workerReport),
   });
   // Linear keeps one attachment per issue and URL; the key makes a resend after a crash carry the same id.
-  await deps.effects.run(`dispatch:${d.id}/pr-attachment/${pr.number}`, 'keyed', (id) =>
+  await deps.effects.run(`dispatch:${d.id}/pr-${pr.number}/attachment`, 'keyed', (id) =>
     deps.linear.createAttachment({
       issueId: d.issueId,
       url: pr.url,
@@ -115,7 +115,7 @@ export async function deliverPullRequest(
   if (issue.state?.id !== target.id)
     // Setting the same state again is harmless, so a resend after a crash (keyed mode) does no harm; once done, a
     // person's later move of the issue is never undone by a re-run.
-    await deps.effects.run(`dispatch:${d.id}/review-state/${d.attempt}`, 'keyed', () =>
+    await deps.effects.run(`dispatch:${d.id}/${d.attempt}/review-state`, 'keyed', () =>
       deps.linear.updateIssue(issue.id, { stateId: target.id }),
     );
   return { pr, reviewState: target.name };

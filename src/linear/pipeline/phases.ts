@@ -440,7 +440,7 @@ async function passWithPullRequest(p: PhaseDeps, delivery: DeliveryDeps, d: Disp
   await p.reporter.tellOnce(
     d,
     { type: 'response', body: deliveredResponse(d, delivered, summary) },
-    `dispatch:${d.id}/pass/${d.attempt}`,
+    `dispatch:${d.id}/${d.attempt}/pass`,
   );
   const next = await transitionDispatch(p.store, d.id, 'auditing', 'done', p.clock.now(), {
     attempt: d.attempt,
