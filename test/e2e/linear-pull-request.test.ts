@@ -37,7 +37,7 @@ interface Rig {
 }
 
 /** The Linear rig with the fake GitHub's pull-request service and a bare repository as `origin` of the repo. */
-async function rig(overrides: Record<string, unknown> = {}): Promise<Rig> {
+async function rig(overrides: Record<string, unknown> = {}, options: { origin?: boolean } = {}): Promise<Rig> {
   const github = await startFakeGithub();
   cleanups.push(() => github.close());
   const r = await linearE2E(overrides, {
@@ -53,6 +53,7 @@ async function rig(overrides: Record<string, unknown> = {}): Promise<Rig> {
   });
   cleanups.push(() => r.close());
   const remote = join(r.dir, 'remote.git');
+  if (options.origin === false) return { r, github, remote };
   gitSync(r.dir, 'init', '-q', '--bare', '-b', 'main', remote);
   gitSync(r.repo, 'remote', 'add', 'origin', remote);
   gitSync(r.repo, 'push', '-q', 'origin', 'main');
@@ -201,5 +202,27 @@ describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => 
     assert.equal(attachments[0]?.url, `https://github.example/${REPO}/pull/1`);
     assert.equal(responses(r, agentSessionId).length, 1);
     assert.equal(r.ws.states.get(r.ws.issues.get(issue.id)?.stateId ?? '')?.name, 'In Review');
+  });
+
+  it('a push that cannot happen (no remote): the dispatch is stuck with why, no PR, the issue not moved', async () => {
+    const { r, github } = await rig({}, { origin: false });
+    addReviewState(r, r.teams.OK);
+    const issue = r.ws.addIssue({
+      teamId: r.teams.OK,
+      title: 'Add a greeting',
+      description: 'Say hello.',
+      estimate: 1,
+    });
+    const before = r.ws.issues.get(issue.id)?.stateId;
+    const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
+    assert.equal(await r.post(payload), 200);
+    const d = await until(r, issue.id, 'stuck');
+    assert.match(d.lastError ?? '', /the audit passed, but the pull request could not be opened: .*no remote "origin"/);
+    assert.equal(github.pulls.length, 0);
+    assert.equal(r.ws.attachments.size, 0);
+    assert.equal(r.ws.issues.get(issue.id)?.stateId, before);
+    const errors = r.activities(agentSessionId).filter((a) => a.type === 'error');
+    assert.equal(errors.length, 1);
+    assert.match(String(errors[0]?.body), /pull request could not be opened/);
   });
 });
