@@ -19,7 +19,7 @@ import { startFakeGithub } from '../support/fake-github.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';
 import { commitFile, gitSync } from '../support/git-repo.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
-import { agentSessionCreated, CHAT, linearE2E } from '../support/linear-e2e.ts';
+import { agentSessionCreated, agentSessionPrompted, CHAT, linearE2E } from '../support/linear-e2e.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const REPO = 'acme/app';
@@ -224,5 +224,31 @@ describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => 
     const errors = r.activities(agentSessionId).filter((a) => a.type === 'error');
     assert.equal(errors.length, 1);
     assert.match(String(errors[0]?.body), /pull request could not be opened/);
+  });
+
+  it('a follow-up after the PR: a new round pushes onto the same PR, attached once, a second response', async () => {
+    const { r, github, remote } = await rig();
+    addReviewState(r, r.teams.OK);
+    const issue = r.ws.addIssue({
+      teamId: r.teams.OK,
+      title: 'Add a greeting',
+      description: 'Say hello.',
+      estimate: 1,
+    });
+    branchWithWork(r, issue);
+    const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
+    assert.equal(await r.post(payload), 200);
+    const first = await until(r, issue.id, 'done');
+    // The branch moves on in the worktree (as a worker's own commit would); then the person asks for more.
+    const later = commitFile(first.worktreePath ?? '', 'more.txt', 'more\n');
+    assert.equal(await r.post(agentSessionPrompted(r.ws, issue, agentSessionId, 'Also greet in French.')), 200);
+    await waitFor('the second round to pass', async () => (await r.linear.pipeline.get(issue.id))?.attempt === 2);
+    const second = await until(r, issue.id, 'done');
+    assert.equal(second.attempt, 2);
+    assert.equal(github.pulls.length, 1);
+    assert.equal(pullPosts(github), 1);
+    assert.equal(gitSync(remote, 'rev-parse', `refs/heads/${second.branch}`), later);
+    assert.equal(r.ws.attachments.size, 1);
+    assert.equal(responses(r, agentSessionId).length, 2);
   });
 });
