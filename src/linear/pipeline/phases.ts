@@ -419,8 +419,14 @@ async function finishDone(p: PhaseDeps, d: DispatchRecord, verdict: Verdict): Pr
  * the audit's end (recovery), and every step is found done (the PR by its record or branch, Linear's effects in the
  * ledger). Then `done`. A push or PR that fails marks the dispatch stuck with what GitHub or git said.
  */
-async function passWithPullRequest(p: PhaseDeps, delivery: DeliveryDeps, d: DispatchRecord, verdict: Verdict) {
+async function passWithPullRequest(
+  p: PhaseDeps,
+  delivery: DeliveryDeps,
+  d: DispatchRecord,
+  verdict: Verdict,
+): Promise<void> {
   const report = await lastWorkerOutput(p, d);
+  p.reporter.thought(d, `The audit passed: pushing branch ${d.branch} and opening a pull request.`);
   let delivered: Delivery;
   try {
     delivered = await deliverPullRequest(delivery, d, verdict, report);
