@@ -230,6 +230,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       clock,
       logger: logger.child({ component: 'code-run' }),
     });
+    // GitHub: session_pr (commit, push, open the PR once) and the signed webhook's durable queue. Built before Linear:
+    // passed Linear dispatches open their PRs through it.
+    const github = config.github.enabled ? createGithubIntegration({ config, env, db: kysely, clock, logger }) : null;
+    if (github) stops.push(() => github.stop());
+
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
     const linear = config.linear.enabled
       ? createLinearIntegration({
@@ -245,16 +250,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           outbox,
           codeRunner,
           approvals,
+          ...(github ? { pullRequests: github.pullRequests } : {}),
         })
       : null;
     if (linear) {
       // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
       stops.push(() => linear.stop());
     }
-
-    // GitHub: session_pr (commit, push, open the PR once) and the signed webhook's durable queue.
-    const github = config.github.enabled ? createGithubIntegration({ config, env, db: kysely, clock, logger }) : null;
-    if (github) stops.push(() => github.stop());
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
     const services: OperationServices = {

@@ -107,6 +107,12 @@ export const linearPipelineSchema = z.strictObject({
   workerOutputMaxBytes: z.number().int().positive().default(8_192),
   /** User text put into prompts (issue description, comments, messages) is cut to this many characters. */
   promptInputMaxChars: z.number().int().positive().default(4_000),
+  /**
+   * What a passed audit leads to. `pull-request`: the worker's branch is pushed, a PR is opened and attached to the
+   * issue, and the issue moves to the team's review state; `done`: the issue moves to a completed state. Default:
+   * `pull-request` when `github.enabled`, else `done`.
+   */
+  onPass: z.enum(['pull-request', 'done']).optional(),
   /** Coding sessions of the pipeline report to this origin channel. */
   originChannel: z.string().min(1).default('linear'),
 });

@@ -117,6 +117,14 @@ describe('SessionPullRequests', () => {
     assert.equal(later.committed, 'Follow-up');
     assert.equal(gitSync(remote, 'log', '-1', '--format=%s', 'switchboard/fix-login'), 'Follow-up');
     assert.equal(github.pulls.length, 1);
+
+    // Commits the agent made itself (nothing left uncommitted) are pushed onto the PR's branch too.
+    const own = commitFile(work, 'own.txt', 'own\n');
+    const pushed = await service.open(request(work));
+    assert.equal(pushed.outcome, 'existing');
+    assert.equal(pushed.committed, null);
+    assert.equal(gitSync(remote, 'rev-parse', 'switchboard/fix-login'), own);
+    assert.equal(github.pulls.length, 1);
   });
 
   it('finds and records a PR opened just before a crash instead of opening a second one', async () => {

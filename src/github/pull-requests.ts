@@ -20,6 +20,8 @@ export interface PullRequestRequest {
   session: SessionFacts;
   workdir: string;
   title?: string;
+  /** The PR's body (Markdown); default: a summary of the session (`pullRequestBody`). */
+  body?: string;
   draft?: boolean;
   base?: string;
 }
@@ -83,12 +85,12 @@ export class SessionPullRequests {
     const { session, workdir } = request;
     const recorded = await store.get(session.id);
     if (recorded?.state === 'opened' && recorded.number !== null && recorded.url !== null) {
-      // The PR exists: work done since goes onto it (when the workdir is still on its branch); no second PR.
+      // The PR exists: work done since goes onto it (when the workdir is still on its branch); no second PR. Pushed
+      // also when nothing was left uncommitted: the agent may have committed itself (a Linear rework round does).
       let committed: string | null = null;
       if ((await this.#currentBranch(workdir)) === recorded.branch) {
         committed = await this.#commitPending(workdir, request);
-        if (committed !== null)
-          await this.#push(workdir, await this.#remoteUrl(workdir), recorded.branch, recorded.branchCreated);
+        await this.#push(workdir, await this.#remoteUrl(workdir), recorded.branch, recorded.branchCreated);
       }
       return {
         number: recorded.number,
@@ -142,7 +144,7 @@ export class SessionPullRequests {
     if (!pull) {
       pull = await api.createPull(repo, {
         title: request.title?.trim() || firstLine(session.prompt, session.name),
-        body: pullRequestBody(session),
+        body: request.body ?? pullRequestBody(session),
         head: record.branch,
         base: record.base,
         draft: request.draft ?? config.draft,

@@ -25,6 +25,7 @@ import type { LinearApi } from './api/types.ts';
 import { OutboxNotifier } from './chat-notifier.ts';
 import { LinearEffects } from './effects.ts';
 import { MentionResponder } from './mentions.ts';
+import type { DispatchPullRequests } from './pipeline/deliver.ts';
 import type { Pipeline } from './pipeline/pipeline.ts';
 import { createPipeline } from './pipeline/pipeline.ts';
 import type { PipelineNotifier } from './pipeline/types.ts';
@@ -58,6 +59,8 @@ export interface LinearIntegrationDeps {
   codeRunner?: CodeRunner;
   /** The ApprovalDesk: workers' requests go to their Linear agent session as elicitations; replies there decide them. */
   approvals?: ApprovalDesk;
+  /** GitHub's pull-request service (when `github.enabled`): passed dispatches end in a PR (`linear.pipeline.onPass`). */
+  pullRequests?: DispatchPullRequests;
 }
 
 /** What the Linear operations (linear_dispatches) read. */
@@ -135,6 +138,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     notifier,
     guard: { isBlocked: (issue) => planner.isBlocked(issue) },
     ...(deps.approvals ? { approvals: deps.approvals } : {}),
+    ...(deps.pullRequests ? { pullRequests: deps.pullRequests } : {}),
   });
   const codeRunner = deps.codeRunner ?? new CodeRunner({ config, sessions, logs, clock, logger });
   const triage = new Triage({

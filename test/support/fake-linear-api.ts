@@ -3,6 +3,7 @@
 import type {
   ActivityContent,
   ActivityOptions,
+  AttachmentInput,
   CreateIssueInput,
   LinearApi,
   LinearIssue,
@@ -66,6 +67,8 @@ export class FakeLinearApi implements LinearApi {
   readonly activities: RecordedActivity[] = [];
   readonly comments: { issueId: string; body: string; id: string }[] = [];
   readonly createdAgentSessions: { id: string; issueId: string }[] = [];
+  /** Attachments, one per issue and URL (like Linear). */
+  readonly attachments: (AttachmentInput & { id: string })[] = [];
   /** Agent sessions Linear no longer knows (activities to them fail with a user error, like a deleted session). */
   readonly deletedAgentSessions = new Set<string>();
   /** Errors thrown by the next call(s) of a method, in order. */
@@ -200,6 +203,17 @@ export class FakeLinearApi implements LinearApi {
     input: { externalUrls?: { label: string; url: string }[] },
   ): Promise<void> {
     this.#record('updateAgentSession', [agentSessionId, input]);
+  }
+
+  async createAttachment(input: AttachmentInput): Promise<{ id: string }> {
+    this.#record('createAttachment', [input]);
+    this.#find(input.issueId);
+    const known = this.attachments.find((a) => a.issueId === input.issueId && a.url === input.url);
+    if (known) return { id: known.id };
+    this.#counter += 1;
+    const id = input.id ?? `attachment-${this.#counter}`;
+    this.attachments.push({ ...input, id });
+    return { id };
   }
 
   #record(method: keyof LinearApi, args: unknown[]): void {

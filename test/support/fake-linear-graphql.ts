@@ -264,6 +264,19 @@ export function resolveRootField(
         session.externalUrls = data.externalUrls as { label: string; url: string }[];
       return { __typename: 'AgentSessionPayload', success: true, lastSyncId: 8, agentSession: { id: session.id } };
     }
+    case 'attachmentCreate': {
+      const data = input(vars);
+      const issue = ws.findIssue(str(data.issueId) ?? '');
+      if (!issue) throw userError('Entity not found: Issue', 'Could not find referenced Issue.');
+      const url = str(data.url);
+      const title = str(data.title);
+      if (!url || !title) throw userError('Argument Validation Error: url and title are required');
+      // Like Linear: the same URL on the same issue updates the attachment there (no second one).
+      const known = [...ws.attachments.values()].find((a) => a.issueId === issue.id && a.url === url);
+      const id = known?.id ?? str(data.id) ?? ws.newId();
+      ws.attachments.set(id, { id, issueId: issue.id, url, title, subtitle: str(data.subtitle) ?? null });
+      return { __typename: 'AttachmentPayload', success: true, lastSyncId: 9, attachment: { id } };
+    }
     default:
       throw new FakeGraphQLError(
         `Cannot query field "${field}" on the fake Linear schema.`,

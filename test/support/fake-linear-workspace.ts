@@ -83,6 +83,15 @@ export interface FakeActivity {
   content: Record<string, unknown>;
   ephemeral: boolean;
 }
+/** An attachment (a link) of an issue; Linear keeps one per issue and URL. */
+export interface FakeAttachment {
+  id: string;
+  issueId: string;
+  url: string;
+  title: string;
+  subtitle: string | null;
+}
+
 export interface FakeAgentSession {
   id: string;
   issueId: string | null;
@@ -110,6 +119,7 @@ export class FakeWorkspace {
   comments = new Map<string, FakeComment>();
   relations = new Map<string, FakeRelation>();
   agentSessions = new Map<string, FakeAgentSession>();
+  attachments = new Map<string, FakeAttachment>();
   #seq = 0;
   #clock = Date.parse('2026-03-01T09:00:00.000Z');
 

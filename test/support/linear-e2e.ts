@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
+import type { Kysely } from 'kysely';
 import { ApprovalDesk } from '../../src/approvals/desk.ts';
 import type { SessionManager } from '../../src/coding/session-manager.ts';
 import { workspaceRoot } from '../../src/coding/workspace.ts';
@@ -13,8 +14,10 @@ import { silentLogger } from '../../src/core/logger.ts';
 import { registerLinearRoutes } from '../../src/gateway/linear-routes.ts';
 import type { LinearIntegration } from '../../src/linear/integration.ts';
 import { createLinearIntegration } from '../../src/linear/integration.ts';
+import type { DispatchPullRequests } from '../../src/linear/pipeline/deliver.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
+import type { Database } from '../../src/store/tables/index.ts';
 import type { FakeLinear } from './fake-linear.ts';
 import { FAKE_IDS, startFakeLinear } from './fake-linear.ts';
 import type { FakeIssue, FakeWorkspace } from './fake-linear-workspace.ts';
@@ -219,7 +222,11 @@ export interface LinearE2E {
  */
 export async function linearE2E(
   overrides: Record<string, unknown> = {},
-  options: { approvals?: boolean } = {},
+  options: {
+    approvals?: boolean;
+    /** GitHub's pull-request service over the rig's database: passed dispatches end in a PR (onPass). */
+    pullRequests?: (db: Kysely<Database>) => DispatchPullRequests;
+  } = {},
 ): Promise<LinearE2E> {
   const dir = tempDir('sb-linear-e2e-');
   const repo = replayRepo(join(dir.path, 'repo'));
@@ -271,6 +278,7 @@ export async function linearE2E(
     inference,
     outbox,
     ...(approvals ? { approvals } : {}),
+    ...(options.pullRequests ? { pullRequests: options.pullRequests(sqliteKysely(db)) } : {}),
   });
   await linear.start();
   const app = Fastify();

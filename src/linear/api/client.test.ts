@@ -162,6 +162,28 @@ describe('LinearSdkApi against the fake Linear', () => {
     assert.equal(fake.requestsFor('agentActivityCreate').length, 3, 'the invalid ephemeral response never left');
   });
 
+  it('attaches a URL to an issue once per URL, with the client id it is given', async () => {
+    const { api } = access();
+    const input = {
+      issueId: FAKE_IDS.issue1,
+      url: 'https://github.example/acme/app/pull/1',
+      title: 'PR #1: ENG-1: Fix it',
+      subtitle: 'acme/app · eng-1 → main',
+      id: '11111111-2222-4333-8444-555555555555',
+    };
+    const first = await api.createAttachment(input);
+    assert.equal(first.id, input.id);
+    const again = await api.createAttachment({ ...input, title: 'PR #1 (again)' });
+    assert.equal(again.id, first.id);
+    const stored = [...fake.workspace.attachments.values()];
+    assert.equal(stored.length, 1);
+    assert.deepEqual(
+      [stored[0]?.issueId, stored[0]?.url, stored[0]?.subtitle],
+      [FAKE_IDS.issue1, input.url, input.subtitle],
+    );
+    assert.equal(fake.requestsFor('attachmentCreate').length, 2);
+  });
+
   it('does not retry a GraphQL user error sent with HTTP 200 (activity on a deleted session)', async () => {
     const { api } = access();
     const error = await api

@@ -3,6 +3,7 @@
 import { IssueRelationType } from '@linear/sdk';
 import {
   AGENT_ACTIVITY_CREATE_MUTATION,
+  ATTACHMENT_CREATE_MUTATION,
   IDENTITY_QUERY,
   ISSUE_CREATE_MUTATION,
   ISSUE_QUERY,
@@ -12,6 +13,7 @@ import {
 } from './documents.ts';
 import {
   agentActivityCreateResult,
+  attachmentCreateResult,
   identityResult,
   issueCreateResult,
   issueQueryResult,
@@ -28,6 +30,7 @@ import type { LinearTransport } from './transport.ts';
 import type {
   ActivityContent,
   ActivityOptions,
+  AttachmentInput,
   CommentOptions,
   CreateIssueInput,
   LinearApi,
@@ -205,5 +208,11 @@ export class LinearSdkApi implements LinearApi {
     );
     if (!payload.success)
       throw new LinearApiError('user', `agentSessionUpdate: Linear reported success=false for ${agentSessionId}`);
+  }
+
+  async createAttachment(input: AttachmentInput): Promise<{ id: string }> {
+    const raw = await this.#t.request('attachmentCreate', ATTACHMENT_CREATE_MUTATION, { input: { ...input } });
+    const { attachmentCreate } = parseData('attachmentCreate', attachmentCreateResult, raw);
+    return { id: requireId('attachmentCreate', attachmentCreate.success, attachmentCreate.attachment?.id) };
   }
 }

@@ -47,6 +47,10 @@ export const AGENT_ACTIVITY_CREATE_MUTATION = `mutation SwitchboardAgentActivity
   agentActivityCreate(input: $input) { success agentActivity { id } }
 }`;
 
+export const ATTACHMENT_CREATE_MUTATION = `mutation SwitchboardAttachmentCreate($input: AttachmentCreateInput!) {
+  attachmentCreate(input: $input) { success attachment { id } }
+}`;
+
 export const IDENTITY_QUERY = `query SwitchboardIdentity {
   viewer { id name }
   organization { id name }

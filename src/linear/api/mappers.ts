@@ -60,6 +60,9 @@ export const issueCreateResult = z.object({
 export const agentActivityCreateResult = z.object({
   agentActivityCreate: z.object({ success: z.boolean(), agentActivity: z.object({ id: z.string() }).nullish() }),
 });
+export const attachmentCreateResult = z.object({
+  attachmentCreate: z.object({ success: z.boolean(), attachment: z.object({ id: z.string() }).nullish() }),
+});
 export const identityResult = z.object({ viewer: user, organization: z.object({ id: z.string(), name: z.string() }) });
 
 /** Parses a GraphQL `data` object with `schema`; an answer of the wrong shape is a server error (retrying will not help the caller, but it is not their fault). */

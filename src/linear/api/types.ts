@@ -136,6 +136,17 @@ export interface LinearApi {
   ): Promise<{ id: string }>;
   createAgentSessionOnIssue(issueId: string): Promise<{ id: string }>;
   updateAgentSession(agentSessionId: string, input: { externalUrls?: { label: string; url: string }[] }): Promise<void>;
+  /** Links a URL (a pull request) to an issue; Linear keeps one attachment per issue and URL (a repeat updates it). */
+  createAttachment(input: AttachmentInput): Promise<{ id: string }>;
+}
+
+/** An attachment of an issue: a link with a title (and subtitle); `id` is a client-generated id (a keyed effect). */
+export interface AttachmentInput {
+  issueId: string;
+  url: string;
+  title: string;
+  subtitle?: string;
+  id?: string;
 }
 
 /** Why a Linear call failed. */

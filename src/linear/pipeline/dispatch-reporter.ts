@@ -130,13 +130,16 @@ export class DispatchReporter {
     }
   }
 
-  /** Tells the user's chat channel that a dispatch is done (when the notifier wants to hear it); failures are logged. */
-  async notifyDone(d: DispatchRecord, verdict: { testResults: string }): Promise<void> {
+  /**
+   * Tells the user's chat channel that a dispatch is done (when the notifier wants to hear it), with its pull
+   * request's URL when it ended in one; failures are logged.
+   */
+  async notifyDone(d: DispatchRecord, verdict: { testResults: string }, prUrl?: string): Promise<void> {
     const { notifier } = this.#deps;
     if (!notifier.done) return;
     try {
       await notifier.done(
-        `Linear ${d.identifier} (${d.title}) is done: the audit passed on attempt ${d.attempt - d.roundStart + 1}${verdict.testResults ? ` (tests: ${verdict.testResults})` : ''}. Branch ${d.branch}.`,
+        `Linear ${d.identifier} (${d.title}) is done: the audit passed on attempt ${d.attempt - d.roundStart + 1}${verdict.testResults ? ` (tests: ${verdict.testResults})` : ''}. Branch ${d.branch}${prUrl ? `, pull request ${prUrl}` : ''}.`,
       );
     } catch (error) {
       this.#deps.logger.error({ err: errorMessage(error), dispatch: d.id }, 'could not notify the user');

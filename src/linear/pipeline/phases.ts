@@ -16,6 +16,8 @@ import type { DispatchPhase, DispatchRecord, DispatchSession, DispatchStore } fr
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import type { LinearApprovals } from '../approvals-bridge.ts';
 import { capTail, EXCLUDE_LINES } from './artifacts.ts';
+import type { Delivery, DeliveryDeps } from './deliver.ts';
+import { deliveredResponse, deliverPullRequest } from './deliver.ts';
 import type { DispatchJournal } from './dispatch-journal.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
@@ -37,12 +39,17 @@ export interface PhaseDeps {
   linear: Pick<LinearApi, 'getIssue' | 'teamStates' | 'updateIssue'>;
   sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks'>;
   lanes: Pick<DispatchLanes, 'serial'>;
-  reporter: Pick<DispatchReporter, 'thought' | 'tell' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'>;
+  reporter: Pick<
+    DispatchReporter,
+    'thought' | 'tell' | 'tellOnce' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'
+  >;
   journal: Pick<DispatchJournal, 'artifacts' | 'record' | 'close'>;
   watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf'>;
   slots: Pick<PipelineSlots, 'waitForSession' | 'stopWaiting' | 'dispatchSlotFreed'>;
   /** Workers' approvals in Linear (when the daemon has an ApprovalDesk). */
   approvals?: Pick<LinearApprovals, 'workerStarted'> | null;
+  /** Set when a passed audit ends in a pull request (`onPass: pull-request` with GitHub); null: the issue is done. */
+  delivery?: DeliveryDeps | null;
 }
 
 /** The auditor's answer to any permission request: it is read-only. */
@@ -315,6 +322,10 @@ async function afterAudit(
   });
   const { maxAttempts } = p.pc;
   const used = roundAttempt(d);
+  if (verdict.pass && p.delivery) {
+    await passWithPullRequest(p, p.delivery, d, verdict);
+    return;
+  }
   if (verdict.pass) {
     const next = await transitionDispatch(p.store, d.id, 'auditing', 'done', p.clock.now(), {
       attempt: d.attempt,
@@ -400,6 +411,54 @@ async function finishDone(p: PhaseDeps, d: DispatchRecord, verdict: Verdict): Pr
   } catch (error) {
     await p.journal.record(d, 'issue-complete-failed', { error: errorMessage(error) });
   }
+  await releaseDispatch(p, d.id);
+}
+
+/**
+ * A pass delivered as a pull request, all before the dispatch leaves `auditing`: a crash anywhere re-runs this from
+ * the audit's end (recovery), and every step is found done (the PR by its record or branch, Linear's effects in the
+ * ledger). Then `done`. A push or PR that fails marks the dispatch stuck with what GitHub or git said.
+ */
+async function passWithPullRequest(
+  p: PhaseDeps,
+  delivery: DeliveryDeps,
+  d: DispatchRecord,
+  verdict: Verdict,
+): Promise<void> {
+  const report = await lastWorkerOutput(p, d);
+  p.reporter.thought(d, `The audit passed: pushing branch ${d.branch} and opening a pull request.`);
+  let delivered: Delivery;
+  try {
+    delivered = await deliverPullRequest(delivery, d, verdict, report);
+  } catch (error) {
+    await markStuck(p, d, `the audit passed, but the pull request could not be opened: ${errorMessage(error)}`);
+    return;
+  }
+  const { pr } = delivered;
+  const summary = doneSummary(d, verdict, report);
+  await p.journal.record(d, 'pull-request', {
+    number: pr.number,
+    url: pr.url,
+    branch: pr.branch,
+    outcome: pr.outcome,
+    reviewState: delivered.reviewState,
+  });
+  await p.reporter.tellOnce(
+    d,
+    { type: 'response', body: deliveredResponse(d, delivered, summary) },
+    `dispatch:${d.id}/${d.attempt}/pass`,
+  );
+  const next = await transitionDispatch(p.store, d.id, 'auditing', 'done', p.clock.now(), {
+    attempt: d.attempt,
+    patch: { lastError: null, context: { ...d.context, lastGaps: [] } },
+  });
+  if (!next) return;
+  await p.journal
+    .artifacts(next)
+    ?.summary(summary)
+    .catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
+  await p.journal.record(next, 'done', { criteria: verdict.criteria, testResults: verdict.testResults, pr: pr.url });
+  await p.reporter.notifyDone(next, verdict, pr.url);
   await releaseDispatch(p, d.id);
 }
 

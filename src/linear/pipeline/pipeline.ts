@@ -105,7 +105,16 @@ export class Pipeline {
       ? new LinearApprovals({ desk: deps.approvals, store, reporter, claims: new LinearClaimStore(db), clock, logger })
       : null;
     const approvals = this.approvals;
-    this.#phases = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots, approvals };
+    const onPass = pc.onPass ?? (deps.pullRequests ? 'pull-request' : 'done');
+    if (onPass === 'pull-request' && !deps.pullRequests)
+      logger.warn(
+        { onPass },
+        'linear.pipeline.onPass is pull-request but GitHub is not enabled (github.enabled): passed audits end done',
+      );
+    const delivery =
+      onPass === 'pull-request' && deps.pullRequests ? { linear, effects, pullRequests: deps.pullRequests } : null;
+    const parts = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots, approvals };
+    this.#phases = { ...parts, delivery };
   }
 
   /**

@@ -28,7 +28,10 @@ import type { MonitorReport } from './types.ts';
 export interface RecoveryDeps extends PhaseDeps {
   sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks' | 'liveById' | 'resume' | 'kill'>;
   lanes: Pick<DispatchLanes, 'serial' | 'busy'>;
-  reporter: Pick<DispatchReporter, 'thought' | 'tell' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'>;
+  reporter: Pick<
+    DispatchReporter,
+    'thought' | 'tell' | 'tellOnce' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'
+  >;
   watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf' | 'isWatched'>;
 }
 

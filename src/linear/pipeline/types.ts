@@ -10,6 +10,7 @@ import type { SessionLogs } from '../../store/session-logs.ts';
 import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import type { LinearApprovalDesk } from '../approvals-bridge.ts';
+import type { DispatchPullRequests } from './deliver.ts';
 
 /** What the pipeline is built from (main.ts hands these in). */
 export interface PipelineDeps {
@@ -28,6 +29,11 @@ export interface PipelineDeps {
   guard?: DispatchGuard;
   /** The ApprovalDesk: workers' requests are posted to their agent session and replies there decide them. */
   approvals?: LinearApprovalDesk;
+  /**
+   * GitHub's pull-request service: with it a passed audit ends in a PR (`linear.pipeline.onPass`, default
+   * `pull-request` when it is given); without it `onPass: pull-request` falls back to `done` with a warning.
+   */
+  pullRequests?: DispatchPullRequests;
 }
 
 /** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */
