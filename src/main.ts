@@ -253,7 +253,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
 
     // GitHub: session_pr (commit, push, open the PR once) and the signed webhook's durable queue.
-    const github = config.github.enabled ? createGithubIntegration({ config, env, db: kysely, clock, logger }) : null;
+    const github = config.github.enabled
+      ? createGithubIntegration({ config, env, db: kysely, clock, logger, sessions })
+      : null;
     if (github) stops.push(() => github.stop());
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
