@@ -132,8 +132,12 @@ describe('GitHub review loop and mentions', () => {
     assert.equal(after[0], `Address review comments on #${number}`);
     assert.equal(gitSync(remote, 'show', `${branch}:hello.txt`), 'hello');
     assert.ok(reply.body.includes(gitSync(remote, 'rev-parse', '--short', branch)), 'the reply names the commit');
-    const row = await new GithubReworkStore(sqliteKysely(parts.db)).get('review:77');
-    assert.equal(row?.state, 'done');
+    const reworks = new GithubReworkStore(sqliteKysely(parts.db));
+    const row = await waitFor('the rework to be done', async () => {
+      const r = await reworks.get('review:77');
+      return r?.state === 'done' && r;
+    });
+    assert.equal(row.answerId, reply.id);
 
     // Redelivered (a new delivery id, the same review): acknowledged, not reworked again.
     const again = await sendGithubWebhook(url, SECRET, 'pull_request_review', payload);

@@ -14,12 +14,12 @@ import type { SessionPullRequestStore } from '../store/github-pull-requests.ts';
 import type { GithubRework, GithubReworkStore } from '../store/github-reworks.ts';
 import type { GithubApi } from './client.ts';
 import type { GitRunner } from './git.ts';
-import { credentialEnv } from './git.ts';
 import { workspaceOf } from './mentions.ts';
 import type { SessionPullRequests } from './pull-requests.ts';
 import { parseRepoName } from './remote.ts';
+import { answerOf } from './rework-answer.ts';
 import type { GithubThreadsApi } from './rework-api.ts';
-import { answerMarker, mentionAnswer, mentionPrompt, mentions, reworkAnswer, reworkPrompt } from './rework-prompt.ts';
+import { answerMarker, mentionPrompt, mentions, reworkPrompt } from './rework-prompt.ts';
 import type { GithubEvent } from './webhooks/events.ts';
 
 /** The `author_association`s trusted when `github.allowedUsers` is empty: people with access to the repository. */
@@ -252,14 +252,13 @@ export class GithubReviewLoop {
     void tracked.finally(() => this.#background.delete(tracked));
   }
 
+  /** Answers the row in the background; a failure is logged and the row stays `finishing` (the next start retries). */
   #finishSoon(row: GithubRework): void {
     if (this.#finishing.has(row.key)) return;
     this.#finishing.add(row.key);
     this.#track(
-      this.#finish(row)
-        .catch((error: unknown) => this.#failed(row, error))
-        .finally(() => this.#finishing.delete(row.key)),
-      `github: could not answer ${row.key}`,
+      this.#finish(row).finally(() => this.#finishing.delete(row.key)),
+      `github: could not push or answer ${row.key}; retried at the next start`,
     );
   }
 
@@ -272,67 +271,12 @@ export class GithubReviewLoop {
   async #finish(row: GithubRework): Promise<void> {
     const repo = parseRepoName(row.repo);
     if (!repo) throw new Error(`bad repository name ${row.repo}`);
-    const body = await this.#answer(row);
+    const body = await answerOf(row, this.#d);
     const marker = answerMarker(row.key);
     const posted = (await this.#d.threads.issueComments(repo, row.number)).find((c) => c.body.includes(marker));
     const answerId = posted?.id ?? (await this.#d.threads.createIssueComment(repo, row.number, body));
     faultPoint('github.rework.after-comment');
     await this.#d.store.set(row.key, { state: row.error ? 'failed' : 'done', answerId }, this.#d.clock.now());
     this.#d.logger.info({ key: row.key, repo: row.repo, number: row.number }, 'github: answered');
-  }
-
-  async #answer(row: GithubRework): Promise<string> {
-    if (!row.sessionId) return mentionAnswer({ key: row.key, error: row.error ?? 'nothing ran' });
-    const record = await this.#d.sessions.get(row.sessionId);
-    const lastOutput = this.#d.sessions.outputBlocks(record).at(-1)?.text ?? '';
-    if (row.kind === 'mention')
-      return mentionAnswer({
-        key: row.key,
-        session: record.name,
-        lastOutput,
-        costUsd: record.costUsd,
-        status: record.status,
-      });
-    if (row.error) return mentionAnswer({ key: row.key, error: `The rework of ${record.name} failed: ${row.error}` });
-    const result = await this.#d.pullRequests.open({
-      session: {
-        id: record.id,
-        name: record.name,
-        harness: record.harness,
-        prompt: record.prompt,
-        costUsd: record.costUsd,
-        lastOutput: [lastOutput],
-        pageBase: this.#d.pageBase(),
-      },
-      workdir: record.workdir,
-      title: `Address review comments on #${row.number}`,
-    });
-    const commit = await this.#pushed(record.workdir, result.branch);
-    return reworkAnswer({
-      key: row.key,
-      session: record.name,
-      lastOutput,
-      branch: result.branch,
-      commit,
-      committed: result.committed,
-    });
-  }
-
-  /**
-   * Pushes HEAD to `branch` once more, plainly (never forced): a no-op after session_pr's push, and the push a crash
-   * between its commit and push skipped. Resolves HEAD's short hash.
-   */
-  async #pushed(workdir: string, branch: string): Promise<string> {
-    const { git, config, api } = this.#d;
-    const url = await git(workdir, ['remote', 'get-url', config.remote]);
-    const head = await git(workdir, ['rev-parse', '--short', 'HEAD']);
-    if (url.code !== 0 || head.code !== 0) throw new Error(`git in ${workdir} failed: ${url.stderr}${head.stderr}`);
-    const push = await git(
-      workdir,
-      ['push', '--quiet', config.remote, `HEAD:refs/heads/${branch}`],
-      credentialEnv(url.stdout.trim(), await api.token()),
-    );
-    if (push.code !== 0) throw new Error(`git push of ${branch} failed: ${push.stderr.trim()}`);
-    return head.stdout.trim();
   }
 }
