@@ -238,8 +238,17 @@ export class GithubReviewLoop {
           const error = failed
             ? `the session ${signal.session.record.status}: ${signal.session.record.error ?? ''}`
             : undefined;
-          await this.#d.store.set(row.key, { state: 'finishing', ...(error ? { error } : {}) }, this.#d.clock.now());
-          this.#finishSoon({ ...row, state: 'finishing', error: error ?? null });
+          // Only from `running`: a second end signal of the same turn (waiting, then ended) finds it moved on.
+          const moved = await this.#d.store.advance(
+            row.key,
+            'running',
+            {
+              state: 'finishing',
+              ...(error ? { error } : {}),
+            },
+            this.#d.clock.now(),
+          );
+          if (moved) this.#finishSoon({ ...row, state: 'finishing', error: error ?? null });
         }
       })(),
       `github: could not note the end of session ${sessionId}`,

@@ -105,6 +105,22 @@ export class GithubReworkStore {
       .execute();
   }
 
+  /** Moves `key` from `from` to the patch's state (and error); resolves false when it was not in `from`. */
+  async advance(
+    key: string,
+    from: Row['state'],
+    patch: { state: Row['state']; error?: string },
+    now: number,
+  ): Promise<boolean> {
+    const result = await this.#db
+      .updateTable('github_reworks')
+      .set({ state: patch.state, updated_at: now, ...(patch.error !== undefined ? { error: patch.error } : {}) })
+      .where('key', '=', key)
+      .where('state', '=', from)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
   /** The rows in one of `states` (oldest first): what a restart resumes. */
   async inStates(states: readonly Row['state'][]): Promise<GithubRework[]> {
     const rows = await this.#db
