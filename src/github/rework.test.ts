@@ -11,6 +11,7 @@ import Fastify from 'fastify';
 import type { FakeGithub } from '../../test/support/fake-github.ts';
 import {
   issueCommentPayload,
+  reviewCommentPayload,
   reviewPayload,
   sendGithubWebhook,
   startFakeGithub,
@@ -153,6 +154,29 @@ describe('GitHub review loop and mentions', () => {
     // Forged: refused before anything is stored.
     const forged = await sendGithubWebhook(url, 'not-the-secret', 'pull_request_review', payload);
     assert.equal(forged.status, 401);
+  });
+
+  it('a lone review comment reworks too (its file and line in the prompt); an edit of it is ignored', async () => {
+    const { branch, number } = await sessionWithPull();
+    const comment = { id: 88, path: 'README.md', line: 1, body: 'a better title [[write:README.md:# widgets]]' };
+    const edited = await sendGithubWebhook(
+      url,
+      SECRET,
+      'pull_request_review_comment',
+      reviewCommentPayload(REPO, number, branch, { ...comment, action: 'edited' }),
+    );
+    await waitFor('processed', async () => (await deliveries().get(edited.deliveryId))?.status === 'done');
+    assert.equal((await deliveries().get(edited.deliveryId))?.outcome, 'ignored: review comment edited');
+    await sendGithubWebhook(
+      url,
+      SECRET,
+      'pull_request_review_comment',
+      reviewCommentPayload(REPO, number, branch, comment),
+    );
+    const reply = await waitFor('the reply on the PR', () => github.issueComments[0]);
+    assert.ok(reply.body.includes(answerMarker('comment:88')));
+    assert.ok(reply.body.includes('README.md:1 — a better title'));
+    assert.equal(gitSync(remote, 'show', `${branch}:README.md`), '# widgets');
   });
 
   it('ignores approvals, bots, and reviews of pull requests switchboard did not open', async () => {

@@ -274,3 +274,26 @@ export function issueCommentPayload(
     },
   };
 }
+
+/** A `pull_request_review_comment` payload: `body` on `path:line` of `pull`, in review `reviewId` (null: none). */
+export function reviewCommentPayload(
+  repo: string,
+  pull: number,
+  branch: string,
+  comment: { id: number; path: string; line: number; body: string; reviewId?: number | null; action?: string },
+): unknown {
+  return {
+    action: comment.action ?? 'created',
+    repository: { full_name: repo },
+    pull_request: { number: pull, head: { ref: branch } },
+    comment: {
+      id: comment.id,
+      body: comment.body,
+      path: comment.path,
+      line: comment.line,
+      pull_request_review_id: comment.reviewId ?? null,
+      user: { login: 'reviewer', type: 'User' },
+      author_association: 'COLLABORATOR',
+    },
+  };
+}
