@@ -232,7 +232,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     // GitHub: session_pr (commit, push, open the PR once) and the signed webhook's durable queue. Built before Linear:
     // passed Linear dispatches open their PRs through it.
-    const github = config.github.enabled ? createGithubIntegration({ config, env, db: kysely, clock, logger }) : null;
+    const github = config.github.enabled
+      ? createGithubIntegration({ config, env, db: kysely, clock, logger, sessions })
+      : null;
     if (github) stops.push(() => github.stop());
 
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.

@@ -32,6 +32,11 @@ export const githubSchema = z.strictObject({
   draft: z.boolean().default(false),
   /** The name people mention in issue and PR comments to reach switchboard (`@switchboard fix this`). */
   mentionName: z.string().min(1).default('switchboard'),
+  /**
+   * GitHub logins whose reviews, review comments and mentions switchboard acts on (any case). Empty: anyone GitHub
+   * lets review or comment on the repository (bots never).
+   */
+  allowedUsers: z.array(z.string().min(1)).default([]),
 });
 
 /** The parsed `github` section. */

@@ -109,9 +109,12 @@ describe('GitHub webhook route', () => {
       repo: 'acme/widgets',
       pull: 7,
       branch: 'switchboard/fix-login',
+      id: 1,
       state: 'changes_requested',
       body: 'please rename the function',
       author: 'reviewer',
+      bot: false,
+      association: 'COLLABORATOR',
     });
     assert.equal((await store.get('delivery-1'))?.outcome, 'handled review');
     assert.equal((await store.get('delivery-1'))?.attempts, 1);

@@ -36,7 +36,7 @@ export interface GithubApi {
 }
 
 /** Builds the Octokit of `auth` (which must not be `missing`) at `baseUrl`. */
-function octokitFor(auth: Exclude<GithubAuth, { kind: 'missing' }>, baseUrl: string, logger: Logger): Octokit {
+export function octokitFor(auth: Exclude<GithubAuth, { kind: 'missing' }>, baseUrl: string, logger: Logger): Octokit {
   const log = {
     debug: (message: string) => logger.debug({ github: message }, 'github api'),
     info: (message: string) => logger.debug({ github: message }, 'github api'),

@@ -1,11 +1,12 @@
 // The GitHub integration as src/main.ts builds it when `github.enabled`: the pull-request service of `session_pr`,
-// and (when a webhook secret is set) the webhook intake and its worker.
+// and (when a webhook secret is set) the webhook intake, its worker and (given the sessions) the review loop.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import { GithubDeliveryStore } from '../store/github-deliveries.ts';
 import { SessionPullRequestStore } from '../store/github-pull-requests.ts';
+import { GithubReworkStore } from '../store/github-reworks.ts';
 import type { Database } from '../store/tables/index.ts';
 import { resolveGithubAuth, resolveWebhookSecret } from './auth.ts';
 import type { GithubApi } from './client.ts';
@@ -13,6 +14,11 @@ import { GithubRest } from './client.ts';
 import type { GitRunner } from './git.ts';
 import { runGit } from './git.ts';
 import { SessionPullRequests } from './pull-requests.ts';
+import type { ReworkSessions } from './rework.ts';
+import { GithubReviewLoop } from './rework.ts';
+import type { GithubThreadsApi } from './rework-api.ts';
+import { GithubThreadsRest } from './rework-api.ts';
+import type { GithubEvent } from './webhooks/events.ts';
 import { GithubWebhookIntake } from './webhooks/intake.ts';
 import { GithubWebhookWorker } from './webhooks/worker.ts';
 
@@ -24,13 +30,18 @@ export interface GithubIntegrationDeps {
   clock: Clock;
   logger: Logger;
   api?: GithubApi;
+  threads?: GithubThreadsApi;
   git?: GitRunner;
+  /** The sessions reviews and mentions run in; without them, webhook events are only recorded. */
+  sessions?: ReworkSessions;
 }
 
 /** The built integration. `webhook` is absent without a webhook secret. */
 export interface GithubIntegration {
   pullRequests: SessionPullRequests;
   webhook?: { intake: GithubWebhookIntake; worker: GithubWebhookWorker; maxBodyBytes: number };
+  /** The review loop and mentions (with a webhook secret and sessions). */
+  rework?: GithubReviewLoop;
   /** The web page's base for session links (`gateway.publicUrl`, or loopback and the port). */
   pageBase(): string | undefined;
   start(): Promise<void>;
@@ -46,24 +57,41 @@ export function createGithubIntegration(deps: GithubIntegrationDeps): GithubInte
   const logger = deps.logger.child({ component: 'github' });
   const github = config.github;
   let api = deps.api;
-  if (!api) {
+  let threads = deps.threads;
+  if (!api || !threads) {
     const auth = resolveGithubAuth(github, env);
     if (auth.kind === 'missing') throw new Error(`github.enabled, but no credentials: ${auth.reason}`);
-    api = new GithubRest(auth, github.apiUrl, logger);
+    api ??= new GithubRest(auth, github.apiUrl, logger);
+    threads ??= new GithubThreadsRest(auth, github.apiUrl, logger);
   }
-  const pullRequests = new SessionPullRequests({
-    config: github,
-    api,
-    store: new SessionPullRequestStore(db),
-    git: deps.git ?? runGit,
-    clock,
-    logger,
-  });
+  const prStore = new SessionPullRequestStore(db);
+  const git = deps.git ?? runGit;
+  const pullRequests = new SessionPullRequests({ config: github, api, store: prStore, git, clock, logger });
+  const pageBase = () =>
+    config.gateway.publicUrl ?? (config.gateway.port > 0 ? `http://127.0.0.1:${config.gateway.port}` : undefined);
   const secret = resolveWebhookSecret(github, env);
   let webhook: GithubIntegration['webhook'];
+  let rework: GithubReviewLoop | undefined;
   if (secret) {
     const store = new GithubDeliveryStore(db);
-    const worker = new GithubWebhookWorker({ store, clock, logger });
+    if (deps.sessions)
+      rework = new GithubReviewLoop({
+        config: github,
+        workspaces: config.workspaces,
+        api,
+        threads,
+        pullRequests,
+        prStore,
+        store: new GithubReworkStore(db),
+        sessions: deps.sessions,
+        git,
+        clock,
+        logger,
+        pageBase,
+      });
+    const loop = rework;
+    const handler = loop ? (event: GithubEvent) => loop.handle(event) : undefined;
+    const worker = new GithubWebhookWorker({ store, clock, logger, ...(handler ? { handler } : {}) });
     const intake = new GithubWebhookIntake({ secret, store, clock, logger, onQueued: () => worker.notify() });
     webhook = { intake, worker, maxBodyBytes: GITHUB_WEBHOOK_MAX_BYTES };
   } else {
@@ -75,13 +103,15 @@ export function createGithubIntegration(deps: GithubIntegrationDeps): GithubInte
   return {
     pullRequests,
     ...(webhook ? { webhook } : {}),
-    pageBase: () =>
-      config.gateway.publicUrl ?? (config.gateway.port > 0 ? `http://127.0.0.1:${config.gateway.port}` : undefined),
+    ...(rework ? { rework } : {}),
+    pageBase,
     start: async () => {
+      await rework?.start();
       await webhook?.worker.start();
     },
     stop: async () => {
       await webhook?.worker.stop();
+      await rework?.stop();
     },
   };
 }

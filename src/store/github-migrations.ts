@@ -41,4 +41,24 @@ export const GITHUB_MIGRATIONS: readonly Migration[] = [
         .columns(['status', 'next_attempt_at']),
     ],
   },
+  {
+    version: 701,
+    name: 'github: reworks and mentions',
+    up: ({ db, int }) => [
+      db.schema
+        .createTable('github_reworks')
+        .addColumn('key', 'text', (c) => c.primaryKey())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('repo', 'text', (c) => c.notNull())
+        .addColumn('number', int, (c) => c.notNull())
+        .addColumn('session_id', 'text')
+        .addColumn('prompt', 'text', (c) => c.notNull())
+        .addColumn('state', 'text', (c) => c.notNull())
+        .addColumn('answer_id', int)
+        .addColumn('error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('updated_at', int, (c) => c.notNull()),
+      db.schema.createIndex('github_reworks_state').on('github_reworks').columns(['state']),
+    ],
+  },
 ];

@@ -53,6 +53,18 @@ export class SessionPullRequestStore {
     return row ? toRecord(row) : undefined;
   }
 
+  /** The opened pull request `number` of `repo` (`owner/name`, any case), if a session opened it. */
+  async findByPull(repo: string, number: number): Promise<SessionPullRequest | undefined> {
+    const rows = await this.#db
+      .selectFrom('session_pull_requests')
+      .selectAll()
+      .where('number', '=', number)
+      .where('state', '=', 'opened')
+      .execute();
+    const row = rows.find((r) => r.repo.toLowerCase() === repo.toLowerCase());
+    return row ? toRecord(row) : undefined;
+  }
+
   /**
    * Records the branch a session's PR will come from, before the branch is made or pushed. Keeps a record that is
    * there already (a repeat after a crash uses the first branch); resolves the stored record.

@@ -1,6 +1,8 @@
 // A fake GitHub REST API on 127.0.0.1, as far as Octokit calls it for pull requests: GET /repos/{o}/{r},
 // GET/POST /repos/{o}/{r}/pulls (pulls recorded; a second open PR for one head is refused with 422, as GitHub does) and
-// POST /app/installations/{id}/access_tokens (a GitHub App's installation tokens). Plus a sender of signed webhooks.
+// POST /app/installations/{id}/access_tokens (a GitHub App's installation tokens), a review's comments
+// (GET /repos/{o}/{r}/pulls/{n}/reviews/{id}/comments, set with `addReviewComments`) and a thread's comments
+// (GET/POST /repos/{o}/{r}/issues/{n}/comments). Plus a sender of signed webhooks and payload builders.
 import { createHmac, randomUUID } from 'node:crypto';
 import type { ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
@@ -20,6 +22,22 @@ export interface FakePull {
   state: 'open' | 'closed';
 }
 
+/** A review comment the fake holds (listed under its review). */
+export interface FakeReviewComment {
+  id: number;
+  path: string;
+  line: number | null;
+  body: string;
+}
+
+/** A comment posted on an issue or pull request thread. */
+export interface FakeIssueComment {
+  id: number;
+  repo: string;
+  issue: number;
+  body: string;
+}
+
 /** The running fake. */
 export interface FakeGithub {
   /** The API base (`github.apiUrl`). */
@@ -28,6 +46,10 @@ export interface FakeGithub {
   pulls: FakePull[];
   /** Installation tokens minted so far. */
   tokens: string[];
+  /** Comments posted on threads (issues and pull requests), oldest first. */
+  issueComments: FakeIssueComment[];
+  /** Sets the comments review `reviewId` holds. */
+  addReviewComments(reviewId: number, comments: FakeReviewComment[]): void;
   /** Sets a repository's default branch (every repository defaults to `main`). */
   setDefaultBranch(repo: string, branch: string): void;
   close(): Promise<void>;
@@ -44,6 +66,8 @@ export async function startFakeGithub(): Promise<FakeGithub> {
   const pulls: FakePull[] = [];
   const tokens: string[] = [];
   const defaults = new Map<string, string>();
+  const issueComments: FakeIssueComment[] = [];
+  const reviewComments = new Map<number, FakeReviewComment[]>();
   const pullJson = (p: FakePull) => ({
     number: p.number,
     html_url: `https://github.example/${p.repo}/pull/${p.number}`,
@@ -70,6 +94,41 @@ export async function startFakeGithub(): Promise<FakeGithub> {
       if (!/^(token|bearer) \S+$/i.test(String(recorded.headers.authorization ?? ''))) {
         json(res, 401, { message: 'Requires authentication' });
         return;
+      }
+      const review = /^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/reviews\/(\d+)\/comments$/.exec(path);
+      if (review && method === 'GET') {
+        const comments = reviewComments.get(Number(review[1])) ?? [];
+        json(
+          res,
+          200,
+          comments.map((c) => ({
+            ...c,
+            pull_request_review_id: Number(review[1]),
+            position: c.line,
+            original_line: c.line,
+          })),
+        );
+        return;
+      }
+      const thread = /^\/repos\/([^/]+)\/([^/]+)\/issues\/(\d+)\/comments$/.exec(path);
+      if (thread) {
+        const repo = `${thread[1] ?? ''}/${thread[2] ?? ''}`;
+        const issue = Number(thread[3]);
+        if (method === 'GET') {
+          json(
+            res,
+            200,
+            issueComments.filter((c) => c.repo === repo && c.issue === issue).map((c) => ({ id: c.id, body: c.body })),
+          );
+          return;
+        }
+        const body = (recorded.body as { body?: string } | undefined)?.body;
+        if (method === 'POST' && body) {
+          const comment: FakeIssueComment = { id: 9000 + issueComments.length, repo, issue, body };
+          issueComments.push(comment);
+          json(res, 201, { id: comment.id, body });
+          return;
+        }
       }
       const repoPath = /^\/repos\/([^/]+)\/([^/]+)(\/pulls)?$/.exec(path);
       if (!repoPath) {
@@ -127,6 +186,8 @@ export async function startFakeGithub(): Promise<FakeGithub> {
     requests,
     pulls,
     tokens,
+    issueComments,
+    addReviewComments: (reviewId, comments) => reviewComments.set(reviewId, comments),
     setDefaultBranch: (repo, branch) => defaults.set(repo, branch),
     close: () =>
       new Promise<void>((resolve) => {
@@ -168,11 +229,71 @@ export async function sendGithubWebhook(
 }
 
 /** A `pull_request_review` payload (a review of `pull` on `repo`'s `branch`). */
-export function reviewPayload(repo: string, pull: number, branch: string, state = 'changes_requested'): unknown {
+export function reviewPayload(
+  repo: string,
+  pull: number,
+  branch: string,
+  state = 'changes_requested',
+  options: { id?: number; author?: string; bot?: boolean } = {},
+): unknown {
   return {
     action: 'submitted',
     repository: { full_name: repo },
     pull_request: { number: pull, head: { ref: branch } },
-    review: { id: 1, state, body: 'please rename the function', user: { login: 'reviewer' } },
+    review: {
+      id: options.id ?? 1,
+      state,
+      body: 'please rename the function',
+      user: { login: options.author ?? 'reviewer', type: options.bot ? 'Bot' : 'User' },
+      author_association: 'COLLABORATOR',
+    },
+  };
+}
+
+/** An `issue_comment` (created) payload: `body` on issue (or, with `onPull`, pull request) `issue` of `repo`. */
+export function issueCommentPayload(
+  repo: string,
+  issue: number,
+  body: string,
+  options: { id?: number; author?: string; association?: string; onPull?: boolean; title?: string } = {},
+): unknown {
+  return {
+    action: 'created',
+    repository: { full_name: repo },
+    issue: {
+      number: issue,
+      title: options.title ?? 'The login page is slow',
+      body: 'It takes ten seconds.',
+      ...(options.onPull ? { pull_request: { url: 'x' } } : {}),
+    },
+    comment: {
+      id: options.id ?? 501,
+      body,
+      user: { login: options.author ?? 'maintainer', type: 'User' },
+      author_association: options.association ?? 'OWNER',
+    },
+  };
+}
+
+/** A `pull_request_review_comment` payload: `body` on `path:line` of `pull`, in review `reviewId` (null: none). */
+export function reviewCommentPayload(
+  repo: string,
+  pull: number,
+  branch: string,
+  comment: { id: number; path: string; line: number; body: string; reviewId?: number | null; action?: string },
+): unknown {
+  return {
+    action: comment.action ?? 'created',
+    repository: { full_name: repo },
+    pull_request: { number: pull, head: { ref: branch } },
+    comment: {
+      id: comment.id,
+      body: comment.body,
+      path: comment.path,
+      line: comment.line,
+      pull_request_review_id: comment.reviewId ?? null,
+      user: { login: 'reviewer', type: 'User' },
+      author_association: 'COLLABORATOR',
+    },
   };
 }

@@ -13,8 +13,9 @@
 //   [[crash]]         print some output, then exit 3 without ending the turn
 //   [[hang]]          print the session start, then nothing until killed
 //   [[replay:NAME]]   print test/fixtures/agent-streams/NAME.jsonl verbatim
+//   [[write:PATH:TEXT]] write TEXT (and a newline) to PATH under the working directory before replying
 // Every invocation is appended as one JSON line to $FAKE_AGENT_LOG when set: {argv, cwd, env subset, stdin lines}.
-import { appendFileSync, readFileSync } from 'node:fs';
+import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -67,8 +68,18 @@ export function emit(object) {
   process.stdout.write(`${JSON.stringify(object)}\n`);
 }
 
-/** The reply text for a prompt, with directives stripped. */
+/** [[write:PATH:TEXT]]: writes each file the prompt asks for, relative to the working directory. */
+function writeFiles(prompt) {
+  for (const { name, arg } of parseDirectives(prompt)) {
+    if (name !== 'write' || !arg) continue;
+    const at = arg.indexOf(':');
+    if (at > 0) writeFileSync(join(process.cwd(), arg.slice(0, at)), `${arg.slice(at + 1)}\n`);
+  }
+}
+
+/** The reply text for a prompt, with directives stripped (a [[write]] directive's files are written first). */
 export function replyText(harness, prompt) {
+  writeFiles(prompt);
   const clean = String(prompt)
     .replace(/\[\[[^\]]*\]\]/g, '')
     .trim();

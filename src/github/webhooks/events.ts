@@ -1,34 +1,55 @@
-// The GitHub webhook events switchboard reads (for the later review rework loop), parsed from a stored delivery.
+// The GitHub webhook events switchboard reads (reviews and review comments for the rework loop, issue comments for
+// mentions), parsed from a stored delivery.
 import { z } from 'zod';
 
-const user = z.looseObject({ login: z.string() }).nullish();
+const user = z.looseObject({ login: z.string(), type: z.string().optional() }).nullish();
+const pull = z.looseObject({
+  number: z.number().int(),
+  title: z.string().nullish(),
+  body: z.string().nullish(),
+  head: z.looseObject({ ref: z.string() }),
+});
 const repository = z.looseObject({ full_name: z.string() });
 
 const reviewPayload = z.looseObject({
   action: z.string(),
   repository,
-  pull_request: z.looseObject({ number: z.number().int(), head: z.looseObject({ ref: z.string() }) }),
-  review: z.looseObject({ id: z.number().int(), state: z.string(), body: z.string().nullish(), user }),
+  pull_request: pull,
+  review: z.looseObject({
+    id: z.number().int(),
+    state: z.string(),
+    body: z.string().nullish(),
+    user,
+    author_association: z.string().nullish(),
+  }),
 });
 
 const reviewCommentPayload = z.looseObject({
   action: z.string(),
   repository,
-  pull_request: z.looseObject({ number: z.number().int(), head: z.looseObject({ ref: z.string() }) }),
+  pull_request: pull,
   comment: z.looseObject({
     id: z.number().int(),
     body: z.string(),
     path: z.string().nullish(),
     line: z.number().int().nullish(),
+    original_line: z.number().int().nullish(),
+    pull_request_review_id: z.number().int().nullish(),
     user,
+    author_association: z.string().nullish(),
   }),
 });
 
 const issueCommentPayload = z.looseObject({
   action: z.string(),
   repository,
-  issue: z.looseObject({ number: z.number().int(), pull_request: z.unknown().optional() }),
-  comment: z.looseObject({ id: z.number().int(), body: z.string(), user }),
+  issue: z.looseObject({
+    number: z.number().int(),
+    title: z.string().nullish(),
+    body: z.string().nullish(),
+    pull_request: z.unknown().optional(),
+  }),
+  comment: z.looseObject({ id: z.number().int(), body: z.string(), user, author_association: z.string().nullish() }),
 });
 
 /** A webhook event switchboard records; `other` for every event it does not read. */
@@ -39,9 +60,14 @@ export type GithubEvent =
       repo: string;
       pull: number;
       branch: string;
+      id: number;
       state: string;
       body: string;
       author: string | null;
+      /** The author is a bot (a GitHub App, switchboard's own among them). */
+      bot: boolean;
+      /** The author's `author_association` (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …). */
+      association: string | null;
     }
   | {
       kind: 'reviewComment';
@@ -49,10 +75,15 @@ export type GithubEvent =
       repo: string;
       pull: number;
       branch: string;
+      id: number;
+      /** The review the comment belongs to (GitHub files every review comment under one). */
+      reviewId: number | null;
       path: string | null;
       line: number | null;
       body: string;
       author: string | null;
+      bot: boolean;
+      association: string | null;
     }
   | {
       kind: 'issueComment';
@@ -60,10 +91,20 @@ export type GithubEvent =
       repo: string;
       issue: number;
       onPull: boolean;
+      id: number;
+      title: string;
+      /** The issue's (or pull request's) own text. */
+      issueBody: string;
       body: string;
       author: string | null;
+      bot: boolean;
+      association: string | null;
     }
   | { kind: 'other'; event: string };
+
+function isBot(u: z.infer<typeof user>): boolean {
+  return u?.type === 'Bot' || (u?.login.endsWith('[bot]') ?? false);
+}
 
 /** Parses a stored delivery's payload as `event`; throws (a ZodError) when a read event's payload lacks its fields. */
 export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
@@ -76,9 +117,12 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         repo: p.repository.full_name,
         pull: p.pull_request.number,
         branch: p.pull_request.head.ref,
+        id: p.review.id,
         state: p.review.state,
         body: p.review.body ?? '',
         author: p.review.user?.login ?? null,
+        bot: isBot(p.review.user),
+        association: p.review.author_association ?? null,
       };
     }
     case 'pull_request_review_comment': {
@@ -89,10 +133,14 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         repo: p.repository.full_name,
         pull: p.pull_request.number,
         branch: p.pull_request.head.ref,
+        id: p.comment.id,
+        reviewId: p.comment.pull_request_review_id ?? null,
         path: p.comment.path ?? null,
-        line: p.comment.line ?? null,
+        line: p.comment.line ?? p.comment.original_line ?? null,
         body: p.comment.body,
         author: p.comment.user?.login ?? null,
+        bot: isBot(p.comment.user),
+        association: p.comment.author_association ?? null,
       };
     }
     case 'issue_comment': {
@@ -103,8 +151,13 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         repo: p.repository.full_name,
         issue: p.issue.number,
         onPull: p.issue.pull_request !== undefined,
+        id: p.comment.id,
+        title: p.issue.title ?? '',
+        issueBody: p.issue.body ?? '',
         body: p.comment.body,
         author: p.comment.user?.login ?? null,
+        bot: isBot(p.comment.user),
+        association: p.comment.author_association ?? null,
       };
     }
     default:

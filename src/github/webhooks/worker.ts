@@ -1,6 +1,6 @@
 // Drains the durable queue of GitHub webhook deliveries: at least once, attempts counted, retried with backoff, dead
-// after `MAX_ATTEMPTS`, resumed after a restart. Today processing records and logs the event (review, review comment,
-// issue comment) for the later rework loop; it acts on nothing.
+// after `MAX_ATTEMPTS`, resumed after a restart. The handler acts on the event (the review loop and mentions of
+// `github/rework.ts`), or by default only records and logs it.
 import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock, Timer } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
@@ -33,7 +33,7 @@ export interface GithubWebhookWorkerOptions {
   handler?: GithubEventHandler;
 }
 
-/** The handler of this task: logs the event and records it as the delivery's outcome. */
+/** The default handler (no sessions to act with): logs the event and records it as the delivery's outcome. */
 export function recordOnly(logger: Logger): GithubEventHandler {
   return (event, delivery) => {
     const outcome = describeGithubEvent(event);

@@ -29,4 +29,25 @@ export interface GithubTables {
     received_at: number;
     updated_at: number;
   };
+  /**
+   * What a review, review comment or mention set off, keyed by `review:<id>`, `comment:<id>` or `mention:<id>` (each
+   * acted on once across redeliveries and restarts): the session it ran in and where its answer went.
+   */
+  github_reworks: {
+    key: string;
+    kind: 'rework' | 'mention';
+    /** `owner/name`. */
+    repo: string;
+    /** The pull request or issue number the answer goes to. */
+    number: number;
+    session_id: string | null;
+    prompt: string;
+    /** `queued` (turn not yet started), `running`, `finishing` (turn ended: push and answer owed), `done`, `failed`. */
+    state: 'queued' | 'running' | 'finishing' | 'done' | 'failed';
+    /** The id of the comment that answered, once posted. */
+    answer_id: number | null;
+    error: string | null;
+    created_at: number;
+    updated_at: number;
+  };
 }
