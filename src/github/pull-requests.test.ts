@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FakeGithub } from '../../test/support/fake-github.ts';
 import { startFakeGithub } from '../../test/support/fake-github.ts';
-import { commitFile, gitSync, initRepo } from '../../test/support/git-repo.ts';
+import { addBareOrigin, commitFile, gitSync, initRepo } from '../../test/support/git-repo.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { systemClock } from '../core/clock.ts';
 import { githubSchema } from '../core/config-github.ts';
@@ -45,10 +45,8 @@ describe('SessionPullRequests', () => {
 
   function setup(options: { repo?: string; api?: (real: GithubApi) => GithubApi } = {}) {
     const remote = join(dir.path, 'remote.git');
-    gitSync(dir.path, 'init', '-q', '--bare', '-b', 'main', remote);
     const work = initRepo(join(dir.path, 'work'));
-    gitSync(work, 'remote', 'add', 'origin', remote);
-    gitSync(work, 'push', '-q', 'origin', 'main');
+    addBareOrigin(work, remote);
     const config = githubSchema.parse({ enabled: true, repo: options.repo ?? 'acme/widgets' });
     const real = new GithubRest({ kind: 'token', token: TOKEN, source: 'test' }, github.url, silentLogger());
     const db = sqliteKysely(openDatabase(join(dir.path, 'state.db')));

@@ -16,7 +16,7 @@ import {
   sendGithubWebhook,
   startFakeGithub,
 } from '../../test/support/fake-github.ts';
-import { gitSync, initRepo } from '../../test/support/git-repo.ts';
+import { addBareOrigin, gitSync, initRepo } from '../../test/support/git-repo.ts';
 import type { ManagerParts } from '../../test/support/session-manager-in.ts';
 import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
@@ -50,10 +50,8 @@ describe('GitHub review loop and mentions', () => {
     dir = tempDir('sb-github-rework-');
     github = await startFakeGithub();
     remote = join(dir.path, 'remote.git');
-    gitSync(dir.path, 'init', '-q', '--bare', '-b', 'main', remote);
     work = initRepo(join(dir.path, 'widgets'));
-    gitSync(work, 'remote', 'add', 'origin', remote);
-    gitSync(work, 'push', '-q', 'origin', 'main');
+    addBareOrigin(work, remote);
     const { config } = loadConfig({
       home: join(dir.path, 'home'),
       env: {},

@@ -10,7 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { withCrashRig } from '../support/crash-rig.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
 import { reviewPayload, sendGithubWebhook, startFakeGithub } from '../support/fake-github.ts';
-import { gitSync, initRepo } from '../support/git-repo.ts';
+import { addBareOrigin, gitSync, initRepo } from '../support/git-repo.ts';
 import { chatText } from '../support/mock-openai-chat.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -35,10 +35,8 @@ describe('session_pr across a SIGKILL between opening the PR and recording it', 
         {},
         async (rig) => {
           const remote = join(rig.root, 'remote.git');
-          gitSync(rig.root, 'init', '-q', '--bare', '-b', 'main', remote);
           const work = initRepo(join(rig.root, 'work'));
-          gitSync(work, 'remote', 'add', 'origin', remote);
-          gitSync(work, 'push', '-q', 'origin', 'main');
+          addBareOrigin(work, remote);
           rig.configure({
             harnesses: { claude: { executable: FAKE_CLAUDE } },
             github: { enabled: true, apiUrl: github.url, repo: 'acme/widgets', webhookSecret: SECRET },

@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { withCrashRig } from '../support/crash-rig.ts';
 import { logLines, unexpectedErrors } from '../support/e2e-daemon.ts';
 import { reviewPayload, sendGithubWebhook, startFakeGithub } from '../support/fake-github.ts';
-import { gitSync, initRepo } from '../support/git-repo.ts';
+import { addBareOrigin, gitSync, initRepo } from '../support/git-repo.ts';
 import { chatText } from '../support/mock-openai-chat.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -26,10 +26,8 @@ describe('the review loop across a SIGKILL between answering on the PR and recor
         {},
         async (rig) => {
           const remote = join(rig.root, 'remote.git');
-          gitSync(rig.root, 'init', '-q', '--bare', '-b', 'main', remote);
           const work = initRepo(join(rig.root, 'work'));
-          gitSync(work, 'remote', 'add', 'origin', remote);
-          gitSync(work, 'push', '-q', 'origin', 'main');
+          addBareOrigin(work, remote);
           rig.configure({
             harnesses: { claude: { executable: FAKE_CLAUDE } },
             github: { enabled: true, apiUrl: github.url, repo: 'acme/widgets', webhookSecret: SECRET },

@@ -14,7 +14,7 @@ import type { FakeGithub } from '../support/fake-github.ts';
 import { startFakeGithub } from '../support/fake-github.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
 import { startFakeLinear } from '../support/fake-linear.ts';
-import { gitSync } from '../support/git-repo.ts';
+import { addBareOrigin, gitSync } from '../support/git-repo.ts';
 import { addTeam, agentSessionCreated, linearDaemonConfig, postWebhook, replayRepo } from '../support/linear-e2e.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -54,9 +54,7 @@ describe('a Linear pull request across a SIGKILL between "PR opened" and "record
     mkdirSync(home, { recursive: true });
     const repo = replayRepo(join(dir.path, `repo-${n}`));
     const remote = join(dir.path, `remote-${n}.git`);
-    gitSync(dir.path, 'init', '-q', '--bare', '-b', 'main', remote);
-    gitSync(repo, 'remote', 'add', 'origin', remote);
-    gitSync(repo, 'push', '-q', 'origin', 'main');
+    addBareOrigin(repo, remote);
     const config = {
       ...linearDaemonConfig({
         dir: dir.path,

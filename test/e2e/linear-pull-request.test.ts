@@ -17,7 +17,7 @@ import type { DispatchRecord } from '../../src/store/linear-dispatches.ts';
 import type { FakeGithub } from '../support/fake-github.ts';
 import { startFakeGithub } from '../support/fake-github.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';
-import { commitFile, gitSync } from '../support/git-repo.ts';
+import { addBareOrigin, commitFile, gitSync } from '../support/git-repo.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
 import { agentSessionCreated, agentSessionPrompted, CHAT, linearE2E } from '../support/linear-e2e.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -54,9 +54,7 @@ async function rig(overrides: Record<string, unknown> = {}, options: { origin?: 
   cleanups.push(() => r.close());
   const remote = join(r.dir, 'remote.git');
   if (options.origin === false) return { r, github, remote };
-  gitSync(r.dir, 'init', '-q', '--bare', '-b', 'main', remote);
-  gitSync(r.repo, 'remote', 'add', 'origin', remote);
-  gitSync(r.repo, 'push', '-q', 'origin', 'main');
+  addBareOrigin(r.repo, remote);
   return { r, github, remote };
 }
 

@@ -1,7 +1,7 @@
 // Real git repositories for tests: a repo with one commit, optionally with an `origin` whose default branch moved on.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 
 const ENV = {
   ...process.env,
@@ -33,4 +33,15 @@ export function commitFile(repo: string, name: string, content: string): string 
   gitSync(repo, 'add', name);
   gitSync(repo, 'commit', '-q', '-m', `add ${name}`);
   return gitSync(repo, 'rev-parse', 'HEAD');
+}
+
+/**
+ * Makes `remote` a bare repository (branch `main`) and the `origin` of `repo`, with `repo`'s `main` pushed to it: a
+ * local stand-in for a hosted remote. Returns the remote's path.
+ */
+export function addBareOrigin(repo: string, remote: string): string {
+  gitSync(dirname(remote), 'init', '-q', '--bare', '-b', 'main', remote);
+  gitSync(repo, 'remote', 'add', 'origin', remote);
+  gitSync(repo, 'push', '-q', 'origin', 'main');
+  return remote;
 }
