@@ -12,7 +12,7 @@ import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
-import { headCommit } from './git-run.ts';
+import { workdirHead } from './git-head.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
@@ -176,7 +176,7 @@ export class SessionManager {
         throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
       }
     }
-    const baseCommit = await headCommit(workdir);
+    const baseCommit = await workdirHead(workdir);
     const spec: LaunchSpec = {
       harness: harnessName,
       prompt: request.prompt,
