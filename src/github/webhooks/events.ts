@@ -52,9 +52,18 @@ const issueCommentPayload = z.looseObject({
   comment: z.looseObject({ id: z.number().int(), body: z.string(), user, author_association: z.string().nullish() }),
 });
 
+/** Who wrote a review or comment. */
+export interface GithubAuthor {
+  author: string | null;
+  /** The author is a bot (a GitHub App, switchboard's own among them). */
+  bot: boolean;
+  /** The author's `author_association` (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …). */
+  association: string | null;
+}
+
 /** A webhook event switchboard records; `other` for every event it does not read. */
 export type GithubEvent =
-  | {
+  | ({
       kind: 'review';
       action: string;
       repo: string;
@@ -63,13 +72,8 @@ export type GithubEvent =
       id: number;
       state: string;
       body: string;
-      author: string | null;
-      /** The author is a bot (a GitHub App, switchboard's own among them). */
-      bot: boolean;
-      /** The author's `author_association` (OWNER, MEMBER, COLLABORATOR, CONTRIBUTOR, NONE, …). */
-      association: string | null;
-    }
-  | {
+    } & GithubAuthor)
+  | ({
       kind: 'reviewComment';
       action: string;
       repo: string;
@@ -81,11 +85,8 @@ export type GithubEvent =
       path: string | null;
       line: number | null;
       body: string;
-      author: string | null;
-      bot: boolean;
-      association: string | null;
-    }
-  | {
+    } & GithubAuthor)
+  | ({
       kind: 'issueComment';
       action: string;
       repo: string;
@@ -96,14 +97,15 @@ export type GithubEvent =
       /** The issue's (or pull request's) own text. */
       issueBody: string;
       body: string;
-      author: string | null;
-      bot: boolean;
-      association: string | null;
-    }
+    } & GithubAuthor)
   | { kind: 'other'; event: string };
 
-function isBot(u: z.infer<typeof user>): boolean {
-  return u?.type === 'Bot' || (u?.login.endsWith('[bot]') ?? false);
+function authorOf(u: z.infer<typeof user>, association: string | null | undefined): GithubAuthor {
+  return {
+    author: u?.login ?? null,
+    bot: u?.type === 'Bot' || (u?.login.endsWith('[bot]') ?? false),
+    association: association ?? null,
+  };
 }
 
 /** Parses a stored delivery's payload as `event`; throws (a ZodError) when a read event's payload lacks its fields. */
@@ -120,9 +122,7 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         id: p.review.id,
         state: p.review.state,
         body: p.review.body ?? '',
-        author: p.review.user?.login ?? null,
-        bot: isBot(p.review.user),
-        association: p.review.author_association ?? null,
+        ...authorOf(p.review.user, p.review.author_association),
       };
     }
     case 'pull_request_review_comment': {
@@ -138,9 +138,7 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         path: p.comment.path ?? null,
         line: p.comment.line ?? p.comment.original_line ?? null,
         body: p.comment.body,
-        author: p.comment.user?.login ?? null,
-        bot: isBot(p.comment.user),
-        association: p.comment.author_association ?? null,
+        ...authorOf(p.comment.user, p.comment.author_association),
       };
     }
     case 'issue_comment': {
@@ -155,9 +153,7 @@ export function parseGithubEvent(event: string, payload: unknown): GithubEvent {
         title: p.issue.title ?? '',
         issueBody: p.issue.body ?? '',
         body: p.comment.body,
-        author: p.comment.user?.login ?? null,
-        bot: isBot(p.comment.user),
-        association: p.comment.author_association ?? null,
+        ...authorOf(p.comment.user, p.comment.author_association),
       };
     }
     default:
