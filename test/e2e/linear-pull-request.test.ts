@@ -64,6 +64,12 @@ function addReviewState(r: LinearE2E, teamId: string): void {
   r.ws.states.set(id, { id, name: 'In Review', type: 'started', teamId });
 }
 
+/** The issue most tests dispatch ("Add a greeting", estimate 1, team OK), its team given a review state first. */
+function greetingIssue(r: LinearE2E): FakeIssue {
+  addReviewState(r, r.teams.OK);
+  return r.ws.addIssue({ teamId: r.teams.OK, title: 'Add a greeting', description: 'Say hello.', estimate: 1 });
+}
+
 /** The issue's branch, made in the repository with one commit of work (the worker's worktree checks it out). */
 function branchWithWork(r: LinearE2E, issue: FakeIssue): string {
   gitSync(r.repo, 'switch', '-q', '-c', issue.branchName);
@@ -96,13 +102,7 @@ function pullPosts(github: FakeGithub): number {
 describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => {
   it('pass: branch pushed, one PR, attached to the issue, issue In Review, the response links it', async () => {
     const { r, github, remote } = await rig();
-    addReviewState(r, r.teams.OK);
-    const issue = r.ws.addIssue({
-      teamId: r.teams.OK,
-      title: 'Add a greeting',
-      description: 'Say hello.',
-      estimate: 1,
-    });
+    const issue = greetingIssue(r);
     const head = branchWithWork(r, issue);
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, '@switchboard please do this');
     assert.equal(await r.post(payload), 200);
@@ -149,13 +149,7 @@ describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => 
 
   it('onPass done: no push, no PR, no attachment; the issue is Done as before', async () => {
     const { r, github, remote } = await rig({ 'linear.pipeline.onPass': 'done' });
-    addReviewState(r, r.teams.OK);
-    const issue = r.ws.addIssue({
-      teamId: r.teams.OK,
-      title: 'Add a greeting',
-      description: 'Say hello.',
-      estimate: 1,
-    });
+    const issue = greetingIssue(r);
     branchWithWork(r, issue);
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
@@ -171,13 +165,7 @@ describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => 
 
   it('a PR opened before a crash cut off its record is found by its branch: no second PR, attached once', async () => {
     const { r, github } = await rig();
-    addReviewState(r, r.teams.OK);
-    const issue = r.ws.addIssue({
-      teamId: r.teams.OK,
-      title: 'Add a greeting',
-      description: 'Say hello.',
-      estimate: 1,
-    });
+    const issue = greetingIssue(r);
     branchWithWork(r, issue);
     // What the crashed run left: the PR open on GitHub for the branch, nothing recorded here.
     github.pulls.push({
@@ -204,13 +192,7 @@ describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => 
 
   it('a push that cannot happen (no remote): the dispatch is stuck with why, no PR, the issue not moved', async () => {
     const { r, github } = await rig({}, { origin: false });
-    addReviewState(r, r.teams.OK);
-    const issue = r.ws.addIssue({
-      teamId: r.teams.OK,
-      title: 'Add a greeting',
-      description: 'Say hello.',
-      estimate: 1,
-    });
+    const issue = greetingIssue(r);
     const before = r.ws.issues.get(issue.id)?.stateId;
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
@@ -226,13 +208,7 @@ describe('Linear dispatches end in a pull request', { timeout: 120_000 }, () => 
 
   it('a follow-up after the PR: a new round pushes onto the same PR, attached once, a second response', async () => {
     const { r, github, remote } = await rig();
-    addReviewState(r, r.teams.OK);
-    const issue = r.ws.addIssue({
-      teamId: r.teams.OK,
-      title: 'Add a greeting',
-      description: 'Say hello.',
-      estimate: 1,
-    });
+    const issue = greetingIssue(r);
     branchWithWork(r, issue);
     const { payload, agentSessionId } = agentSessionCreated(r.ws, issue, 'go');
     assert.equal(await r.post(payload), 200);
