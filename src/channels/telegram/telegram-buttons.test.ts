@@ -2,22 +2,18 @@
 // edited in place, presses handed over as commands (pressed=true) through the allow-list and the durable intake, every
 // press answered, and the outbox delivering a replacement as an edit.
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FakeTelegram } from '../../../test/support/fake-telegram.ts';
 import { FAKE_BOT_TOKEN, startFakeTelegram } from '../../../test/support/fake-telegram.ts';
-import { tempDir } from '../../../test/support/temp-dir.ts';
+import type { TelegramOutboxRig } from '../../../test/support/telegram-outbox-rig.ts';
+import { telegramOutboxRig } from '../../../test/support/telegram-outbox-rig.ts';
 import { ManualClock } from '../../core/clock.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
-import { outboxSchema, telegramChannelSchema } from '../../core/config-channels.ts';
+import { telegramChannelSchema } from '../../core/config-channels.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { ChatButton, InboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import type { DurableOutbox } from '../outbox.ts';
-import { createOutbox } from '../outbox.ts';
 import { EditRefusedError } from '../outbox-edit.ts';
 import type { TelegramConnector } from './telegram-connector.ts';
 import { createTelegramConnector } from './telegram-connector.ts';
@@ -225,36 +221,17 @@ describe('Telegram buttons against the fake Bot API', () => {
 });
 
 describe('Telegram buttons and edits through the Outbox', () => {
+  let rig: TelegramOutboxRig;
   let fake: FakeTelegram;
-  let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
   let outbox: DurableOutbox;
-  let bot: TelegramConnector;
 
   beforeEach(async () => {
-    fake = await startFakeTelegram();
-    dir = tempDir('sb-tg-buttons-');
-    db = openDatabase(join(dir.path, 'state.db'));
-    const clock = new ManualClock();
-    const config = telegramChannelSchema.parse({
-      enabled: true,
-      botToken: FAKE_BOT_TOKEN,
-      apiRoot: fake.url,
-      allowedUserIds: [OWNER],
-    });
-    bot = createTelegramConnector(config, { clock, logger: silentLogger(), env: {} });
-    outbox = createOutbox({ db: sqliteKysely(db), clock, logger: silentLogger(), config: outboxSchema.parse({}) });
-    outbox.register(bot);
-    await outbox.start();
+    rig = await telegramOutboxRig('sb-tg-buttons-', OWNER);
+    fake = rig.fake;
+    outbox = rig.outbox;
   });
 
-  afterEach(async () => {
-    await outbox.stop();
-    await bot.stop();
-    db.close();
-    dir.remove();
-    await fake.close();
-  });
+  afterEach(() => rig.close());
 
   it('edits the message with the buttons in place when a replacement names it, and an unchanged edit is done', async () => {
     await outbox.send(owner, { text: 'Allow Bash(ls)?', buttons: ask }, { key: 'approval-k3x9' });

@@ -1,23 +1,20 @@
 import assert from 'node:assert/strict';
-import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FakeTelegram } from '../../../test/support/fake-telegram.ts';
 import { FAKE_BOT_TOKEN, startFakeTelegram } from '../../../test/support/fake-telegram.ts';
-import { tempDir } from '../../../test/support/temp-dir.ts';
+import type { TelegramOutboxRig } from '../../../test/support/telegram-outbox-rig.ts';
+import { telegramOutboxRig } from '../../../test/support/telegram-outbox-rig.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
-import { ManualClock, systemClock } from '../../core/clock.ts';
+import type { ManualClock } from '../../core/clock.ts';
+import { systemClock } from '../../core/clock.ts';
 import type { TelegramChannelConfig } from '../../core/config-channels.ts';
-import { outboxSchema, telegramChannelSchema } from '../../core/config-channels.ts';
+import { telegramChannelSchema } from '../../core/config-channels.ts';
 import type { Logger } from '../../core/logger.ts';
 import { createLogger, silentLogger } from '../../core/logger.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { InboundMessage } from '../connector.ts';
 import { formatTarget } from '../connector.ts';
 import type { DurableOutbox } from '../outbox.ts';
-import { createOutbox } from '../outbox.ts';
 import type { TelegramConnector } from './telegram-connector.ts';
 import { createTelegramConnector } from './telegram-connector.ts';
 
@@ -296,44 +293,20 @@ describe('Telegram connector against the fake Bot API', () => {
 });
 
 describe('Telegram delivery through the Outbox', () => {
+  let rig: TelegramOutboxRig;
   let fake: FakeTelegram;
-  let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
   let clock: ManualClock;
   let outbox: DurableOutbox;
-  let bot: TelegramConnector;
   const owner = { channel: 'telegram', chat: String(OWNER) };
 
   beforeEach(async () => {
-    fake = await startFakeTelegram();
-    dir = tempDir('sb-tg-outbox-');
-    db = openDatabase(join(dir.path, 'state.db'));
-    clock = new ManualClock();
-    const config = telegramChannelSchema.parse({
-      enabled: true,
-      botToken: FAKE_BOT_TOKEN,
-      apiRoot: fake.url,
-      allowedUserIds: [OWNER],
-    });
-    bot = createTelegramConnector(config, { clock, logger: silentLogger(), env: {} });
-    outbox = createOutbox({
-      db: sqliteKysely(db),
-      clock,
-      logger: silentLogger(),
-      config: outboxSchema.parse({}),
-      random: () => 0,
-    });
-    outbox.register(bot);
-    await outbox.start();
+    rig = await telegramOutboxRig('sb-tg-outbox-', OWNER);
+    fake = rig.fake;
+    clock = rig.clock;
+    outbox = rig.outbox;
   });
 
-  afterEach(async () => {
-    await outbox.stop();
-    await bot.stop();
-    db.close();
-    dir.remove();
-    await fake.close();
-  });
+  afterEach(() => rig.close());
 
   it('splits a long answer into messages within 4096 characters, in order', async () => {
     const paragraphs = Array.from({ length: 30 }, (_, i) =>
