@@ -10,9 +10,8 @@ import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import type { Approval } from '../../src/approvals/approval.ts';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
+import { chromiumSkip, launchChromium, openWebPage } from '../support/chromium.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
 import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
@@ -46,15 +45,8 @@ describe('approvals on the web page, with the real daemon and Chromium', { skip 
     };
     writeFileSync(join(home, 'config.json5'), JSON.stringify(config));
     daemon = await startDaemonProcess(home);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-    });
-    await page.goto(`${daemon.url}/`);
-    await page.locator('#conn', { hasText: 'connected' }).waitFor();
+    browser = await launchChromium();
+    page = await openWebPage(browser, `${daemon.url}/`, problems);
     chatId = String(await page.evaluate('localStorage.getItem("switchboard.chatId")'));
   });
 

@@ -7,11 +7,10 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import type { Approval } from '../../src/approvals/approval.ts';
 import type { InboundMessage } from '../../src/channels/connector.ts';
 import type { Session } from '../../src/coding/session.ts';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
+import { chromiumSkip, launchChromium, openWebPage } from '../support/chromium.ts';
 import { waitFor } from '../support/wait-for.ts';
 import type { WebGatewayFixture } from '../support/web-gateway.ts';
 import { webGateway } from '../support/web-gateway.ts';
@@ -34,15 +33,8 @@ describe('web page buttons in headless Chromium', { skip }, () => {
       originChannel: 'cli',
     });
     await g.manager.harness.last.emit({ type: 'started', backendSessionId: 'b-1' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-    });
-    await page.goto(`http://127.0.0.1:${g.port}/`);
-    await page.locator('#conn', { hasText: 'connected' }).waitFor();
+    browser = await launchChromium();
+    page = await openWebPage(browser, `http://127.0.0.1:${g.port}/`, problems);
   });
 
   after(async () => {

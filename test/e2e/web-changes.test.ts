@@ -7,9 +7,8 @@ import { existsSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import type { Session } from '../../src/coding/session.ts';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
+import { chromiumSkip, launchChromium, openWebPage } from '../support/chromium.ts';
 import { commitFile, gitSync, initRepo } from '../support/git-repo.ts';
 import type { WebGatewayFixture } from '../support/web-gateway.ts';
 import { webGateway } from '../support/web-gateway.ts';
@@ -38,15 +37,12 @@ describe('the Changes view in headless Chromium', { skip }, () => {
     writeFileSync(join(repo, HOSTILE), 'hello\n');
     rmSync(join(repo, 'gone.txt'));
     assert.match(gitSync(repo, 'status', '--porcelain'), /\?\? fresh\.ts/);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
-    });
-    await page.goto(`http://127.0.0.1:${g.port}/#session=${encodeURIComponent(session.id)}`);
-    await page.locator('#conn', { hasText: 'connected' }).waitFor();
+    browser = await launchChromium();
+    page = await openWebPage(
+      browser,
+      `http://127.0.0.1:${g.port}/#session=${encodeURIComponent(session.id)}`,
+      problems,
+    );
     await page.locator('#detail-name', { hasText: session.name }).waitFor();
   });
 

@@ -5,9 +5,8 @@ import assert from 'node:assert/strict';
 import { existsSync } from 'node:fs';
 import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
-import { chromium } from 'playwright-core';
 import type { Session } from '../../src/coding/session.ts';
-import { CHROMIUM, CHROMIUM_ARGS, chromiumSkip } from '../support/chromium.ts';
+import { chromiumSkip, launchChromium, openWebPage } from '../support/chromium.ts';
 import type { WebGatewayFixture } from '../support/web-gateway.ts';
 import { webGateway } from '../support/web-gateway.ts';
 
@@ -31,16 +30,13 @@ describe('web page in headless Chromium', { skip }, () => {
       { type: 'started', backendSessionId: 'b-1' },
       { type: 'text', text: 'Reading parse.ts first.' },
     );
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
     // A phone-sized screen: one view at a time, switched by the tabs.
-    const context = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
-    page = await context.newPage();
-    page.on('pageerror', (error) => problems.push(`page error: ${error.message}`));
-    page.on('console', (message) => {
-      if (message.type() === 'error') problems.push(`console error: ${message.text()}`);
+    page = await openWebPage(browser, `http://127.0.0.1:${g.port}/`, problems, {
+      viewport: { width: 390, height: 844 },
+      isMobile: true,
+      hasTouch: true,
     });
-    await page.goto(`http://127.0.0.1:${g.port}/`);
-    await page.locator('#conn', { hasText: 'connected' }).waitFor();
   });
 
   after(async () => {
@@ -164,7 +160,7 @@ describe('web page login in headless Chromium (channels.web.requireLogin)', { sk
 
   before(async () => {
     g = await webGateway({ overrides: { channels: { web: { requireLogin: true } } } });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    browser = await launchChromium();
   });
 
   after(async () => {
