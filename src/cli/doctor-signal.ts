@@ -1,7 +1,7 @@
 // `doctor`'s checks of the Signal connector: per configured account, is signal-cli's HTTP daemon reachable
 // (GET /api/v1/check), does it hold the configured number (JSON-RPC listAccounts, in its multi-account mode), and may
 // anyone talk to the bot (allowedNumbers)?
-import { accountsOf } from '../core/config-accounts.ts';
+import { accountKey, accountsOf } from '../core/config-accounts.ts';
 import type { SignalChannelConfig } from '../core/config-signal.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Check } from './doctor.ts';
@@ -12,7 +12,7 @@ export async function signalChecks(section: SignalChannelConfig, timeoutMs = 3_0
   const checks: Check[] = [];
   for (const { account, config } of accountsOf(section)) {
     const label = account ? `Signal (${account})` : 'Signal';
-    const key = account ? `channels.signal.accounts.${account}` : 'channels.signal';
+    const key = accountKey('signal', account);
     try {
       const check = await fetch(new URL('/api/v1/check', config.url), { signal: AbortSignal.timeout(timeoutMs) });
       await check.body?.cancel();

@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { z } from 'zod';
-import { accountsOf, channelWithAccounts } from './config-accounts.ts';
+import { accountKey, accountsOf, channelWithAccounts } from './config-accounts.ts';
 
 const section = channelWithAccounts({
   token: z.string().optional(),
@@ -32,5 +32,12 @@ describe('channel accounts', () => {
   it('refuses account names that cannot be a channel-string segment and unknown keys in an account', () => {
     assert.equal(section.safeParse({ accounts: { 'a|b': {} } }).success, false);
     assert.equal(section.safeParse({ accounts: { a: { nope: 1 } } }).success, false);
+  });
+
+  it("names an account's config keys", () => {
+    assert.equal(accountKey('slack', undefined), 'channels.slack');
+    assert.equal(accountKey('slack', 'work'), 'channels.slack.accounts.work');
+    assert.equal(accountKey('telegram', 'home', 'allowedUserIds'), 'channels.telegram.accounts.home.allowedUserIds');
+    assert.equal(accountKey('signal', undefined, 'allowedNumbers'), 'channels.signal.allowedNumbers');
   });
 });

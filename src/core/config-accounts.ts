@@ -44,3 +44,12 @@ export function accountsOf<T extends { accounts: Record<string, Partial<Omit<T, 
     return { account: name, config: { ...base, ...own } };
   });
 }
+
+/**
+ * The config key of a channel account's settings, as errors and refusals name it: `channels.<channel>` for the default
+ * account, `channels.<channel>.accounts.<account>` for a named one; with `field`, that setting's key under it.
+ */
+export function accountKey(channel: string, account: string | undefined, field?: string): string {
+  const base = account === undefined ? `channels.${channel}` : `channels.${channel}.accounts.${account}`;
+  return field === undefined ? base : `${base}.${field}`;
+}

@@ -6,6 +6,7 @@ import type { ResponseLike, RESTOptions } from 'discord.js';
 import { Client, DefaultRestOptions, Events, GatewayIntentBits, Partials, REST } from 'discord.js';
 import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock } from '../../core/clock.ts';
+import { accountKey } from '../../core/config-accounts.ts';
 import type { DiscordAccountConfig } from '../../core/config-discord.ts';
 import { AppError } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -229,7 +230,7 @@ export class DiscordConnector implements Connector {
   }
 
   #key(field: string): string {
-    return this.account ? `channels.discord.accounts.${this.account}.${field}` : `channels.discord.${field}`;
+    return accountKey('discord', this.account, field);
   }
 }
 

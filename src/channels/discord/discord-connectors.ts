@@ -1,7 +1,7 @@
 // Builds the Discord connectors of `channels.discord`: one per account (`accounts.<name>`, or the section itself as
 // the only, default account), each with its own bot token.
 import type { Clock } from '../../core/clock.ts';
-import { accountsOf } from '../../core/config-accounts.ts';
+import { accountKey, accountsOf } from '../../core/config-accounts.ts';
 import type { DiscordAccountConfig, DiscordChannelConfig } from '../../core/config-discord.ts';
 import { invalidInput } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
@@ -20,7 +20,7 @@ export interface DiscordDeps {
 
 /** The config key prefix of an account: `channels.discord` or `channels.discord.accounts.<name>`. */
 export function discordKey(account: string | undefined): string {
-  return account ? `channels.discord.accounts.${account}` : 'channels.discord';
+  return accountKey('discord', account);
 }
 
 /**

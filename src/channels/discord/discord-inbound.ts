@@ -1,6 +1,7 @@
 // Discord events → InboundMessages: typed messages (DMs, guild channels, threads), slash commands (as the command text
 // they stand for) and button presses (as the button's command), and the texts the connector itself answers with.
 import type { ButtonInteraction, ChatInputCommandInteraction, Message, User } from 'discord.js';
+import { accountKey } from '../../core/config-accounts.ts';
 import type { ChannelTarget, InboundMessage } from '../connector.ts';
 
 /** The slash commands' one option: the rest of the command line. */
@@ -96,7 +97,7 @@ export function parseReplyTo(replyTo: string | undefined): ReplyRef | undefined 
 
 /** The config key that lists a connector's allowed users. */
 export function allowListKey(account: string | undefined): string {
-  return account ? `channels.discord.accounts.${account}.allowedUserIds` : 'channels.discord.allowedUserIds';
+  return accountKey('discord', account, 'allowedUserIds');
 }
 
 /** The reply a person not on the allow-list gets (at most 2,000 characters). */

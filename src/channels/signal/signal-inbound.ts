@@ -3,6 +3,7 @@
 // socket/stdin form); both are accepted. Conversations are a number (`+15551234567`) for a direct message and
 // `group.<base64 group id>` for a group, so a channel string reads `signal|+15551234567` or `signal|group.<id>`.
 import { z } from 'zod';
+import { accountKey } from '../../core/config-accounts.ts';
 import type { ChannelTarget } from '../connector.ts';
 import type { SignalRecipient } from './signal-rpc.ts';
 
@@ -98,7 +99,7 @@ export function quoteOf(replyTo: string | undefined): { quoteAuthor: string; quo
 
 /** The config key that lists the allowed numbers of an account (`channels.signal.allowedNumbers` for the default). */
 export function allowedNumbersKey(account: string | undefined): string {
-  return account ? `channels.signal.accounts.${account}.allowedNumbers` : 'channels.signal.allowedNumbers';
+  return accountKey('signal', account, 'allowedNumbers');
 }
 
 /** The reply a sender not on the allow-list gets: their number (or service id) and the key that adds it. */

@@ -1,5 +1,6 @@
 // The secrets of one Slack account: the bot token (Web API), the app-level token (Socket Mode) and the signing secret
 // (Events API over HTTP), each from the config or from the environment variable it names. Never logged.
+import { accountKey } from '../../core/config-accounts.ts';
 import type { SlackChannelConfig } from '../../core/config-slack.ts';
 import { invalidInput } from '../../core/errors.ts';
 
@@ -15,7 +16,7 @@ export interface SlackCredentials {
 
 /** The config key prefix of an account: `channels.slack` or `channels.slack.accounts.<name>`. */
 export function slackConfigKey(account: string | undefined): string {
-  return account ? `channels.slack.accounts.${account}` : 'channels.slack';
+  return accountKey('slack', account);
 }
 
 function pick(

@@ -1,7 +1,9 @@
+import { accountKey } from '../../core/config-accounts.ts';
+
 /**
  * The config key of a Telegram setting, as messages and errors name it: `channels.telegram.<field>` for the default bot,
  * `channels.telegram.accounts.<account>.<field>` for a named one.
  */
 export function telegramKey(account: string | undefined, field: string): string {
-  return account === undefined ? `channels.telegram.${field}` : `channels.telegram.accounts.${account}.${field}`;
+  return accountKey('telegram', account, field);
 }
