@@ -1,3 +1,4 @@
+import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
 import type { Connector } from './channels/connector.ts';
@@ -7,6 +8,7 @@ import { createSignalConnectors } from './channels/signal/signal-connectors.ts';
 import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
+import { ClusterNode } from './cluster/cluster-node.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
@@ -15,6 +17,7 @@ import { workspaceRoot } from './coding/workspace.ts';
 import type { Clock } from './core/clock.ts';
 import { systemClock } from './core/clock.ts';
 import type { Config, HarnessName } from './core/config.ts';
+import { HARNESS_NAMES } from './core/config.ts';
 import type { LoadOptions } from './core/config-load.ts';
 import { loadConfig } from './core/config-load.ts';
 import { faultPoint } from './core/fault.ts';
@@ -40,16 +43,19 @@ import { createInboundHandler } from './operations/inbound.ts';
 import type { OperationServices } from './operations/operation.ts';
 import { OPERATIONS } from './operations/table.ts';
 import { createOperationsToolbox } from './operations/toolbox.ts';
-import { CodingSessionStore } from './store/coding-sessions.ts';
+import { LeaseStore } from './store/cluster-leases.ts';
+import { ClusterNodeStore } from './store/cluster-nodes.ts';
+import { ClusterSecretStore } from './store/cluster-secrets.ts';
+import { CodingSessionStore, isActiveStatus } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
-import { openDatabase } from './store/database.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
-import { sqliteKysely } from './store/kysely/connection.ts';
+import { openStore } from './store/open-store.ts';
 import { RestartNoticeStore } from './store/restart-notices.ts';
 import { SessionLogs } from './store/session-logs.ts';
-import { ensureToken } from './store/tokens.ts';
+import type { TokenName } from './store/tokens.ts';
+import { ensureToken, sharedToken } from './store/tokens.ts';
 import { VERSION } from './version.ts';
 
 export interface DaemonOptions extends LoadOptions {
@@ -109,11 +115,15 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
   };
   try {
-    const dbPath = join(home, 'state.db');
-    const db = openDatabase(dbPath, { clock });
-    stops.push(() => db.close());
-
-    const kysely = sqliteKysely(db);
+    const store = await openStore(config.store, home, clock);
+    stops.push(() => store.close());
+    const kysely = store.db;
+    // Tokens: on PostgreSQL every node of the cluster shares them (made by the first node); on SQLite they are files.
+    const secrets = new ClusterSecretStore(kysely);
+    const tokenOf = (name: TokenName): Promise<string> =>
+      store.dialect === 'postgres'
+        ? sharedToken(home, name, secrets, clock.now())
+        : Promise.resolve(ensureToken(home, name));
     const outbox = createOutbox({
       db: kysely,
       config: config.channels.outbox,
@@ -175,6 +185,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       rootOf: (workdir) => workspaceRoot(workdir, config.workspaces),
     });
     stops.push(() => approvals.stop());
+    const harnesses = options.harnesses ?? createHarnesses(config, logger);
     const sessions = new SessionManager({
       config,
       permissions: approvals,
@@ -182,7 +193,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger: logger.child({ component: 'sessions' }),
       store: new CodingSessionStore(kysely),
       logs,
-      harnesses: options.harnesses ?? createHarnesses(config, logger),
+      harnesses,
       notices: new RestartNoticeStore(kysely),
     });
     // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
@@ -260,6 +271,24 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       stops.push(() => linear.stop());
     }
 
+    // This daemon as a node of the cluster (a cluster of one on SQLite): heartbeat, failure detection, leases.
+    const cluster = new ClusterNode({
+      store: new ClusterNodeStore(kysely),
+      leases: new LeaseStore(kysely),
+      clock,
+      logger: logger.child({ component: 'cluster' }),
+      name: config.node.name,
+      labels: config.node.labels,
+      harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
+      workspaces: config.workspaces.length > 0 ? config.workspaces : [homedir()],
+      maxSessions: config.maxSessions,
+      url: config.node.url ?? null,
+      timeoutMs: config.cluster.nodeTimeoutSec * 1000,
+      heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+      runningByNode: async () =>
+        new Map([[config.node.name, sessions.liveSessions().filter((s) => isActiveStatus(s.status)).length]]),
+    });
+
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
     const services: OperationServices = {
       config,
@@ -271,6 +300,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       codeRunner,
       idempotency,
       approvals,
+      cluster,
       ...(linear ? { linear: linear.services } : {}),
       ...(github ? { github } : {}),
     };
@@ -308,7 +338,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await connector.start(inbound);
     }
 
-    const token = ensureToken(home);
+    const token = await tokenOf('gateway.token');
+    const webToken = web ? await tokenOf('web.token') : null;
+    const hooksToken = config.hooks.enabled ? await tokenOf('hooks.token') : null;
     const app = await buildGateway({
       config,
       logger,
@@ -319,11 +351,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       version: VERSION,
       startedAt,
       clock,
-      ...(web ? { web: { connector: web, token: ensureToken(home, 'web.token'), clock } } : {}),
+      ...(web && webToken ? { web: { connector: web, token: webToken, clock } } : {}),
       ...(slackHttpEndpoints(slack).length > 0 ? { slack: { endpoints: slackHttpEndpoints(slack) } } : {}),
-      ...(config.hooks.enabled
-        ? { hooks: { token: ensureToken(home, 'hooks.token'), wake, heartbeat: scheduler.heartbeat, idempotency } }
-        : {}),
+      ...(hooksToken ? { hooks: { token: hooksToken, wake, heartbeat: scheduler.heartbeat, idempotency } } : {}),
       health: async () => ({
         outbox: await outbox.metrics(),
         wake: await wake.stats(),
@@ -338,9 +368,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const port = typeof address === 'object' && address ? address.port : config.gateway.port;
     const host = config.gateway.host.includes(':') ? `[${config.gateway.host}]` : config.gateway.host;
     const url = `http://${host}:${port}`;
+    await cluster.start(config.node.url ?? url);
+    // Stopped first: a clean leave gives up its leases and is not taken for a lost node.
+    stops.push(() => cluster.stop());
     updateDaemonInfo(home, { pid: process.pid, startedAt, version: VERSION, url, port });
     logger.info(
-      { url, home, version: VERSION, channels: connectors.map((c) => c.channel), inference: inference.available },
+      {
+        url,
+        home,
+        version: VERSION,
+        node: cluster.name,
+        store: store.where,
+        channels: connectors.map((c) => c.channel),
+        inference: inference.available,
+      },
       `switchboard daemon started — ${web ? `web page at ${url}/` : 'web page disabled'}`,
     );
     return { url, port, home, token, config, logger, services, stop };

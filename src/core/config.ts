@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { approvalsSchema } from './config-approvals.ts';
 import { channelsSchema } from './config-channels.ts';
+import { clusterSchema, nodeSchema, storeSchema } from './config-cluster.ts';
 import { engineSchema, heartbeatSchema, hooksSchema, schedulerSchema, wakeSchema } from './config-engine.ts';
 import { githubSchema } from './config-github.ts';
 import { inferenceSchema } from './config-inference.ts';
@@ -137,6 +138,11 @@ export const configSchema = z.strictObject({
   approvals: approvalsSchema.prefault({}),
   linear: linearSchema.prefault({}),
   github: githubSchema.prefault({}),
+  /** The database: SQLite in the home (default) or a PostgreSQL every node of a cluster shares. */
+  store: storeSchema.prefault({}),
+  /** This daemon as a node of the cluster (name, labels). */
+  node: nodeSchema.prefault({}),
+  cluster: clusterSchema.prefault({}),
   log: z
     .strictObject({
       level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),

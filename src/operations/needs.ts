@@ -14,6 +14,7 @@ export const MISSING_SERVICE: Record<ServiceName, string> = {
   idempotency: 'idempotency keys are not available in this daemon',
   approvals: 'approvals are not available in this daemon',
   github: 'the GitHub integration is not running (github.enabled is false)',
+  cluster: 'the cluster view is not available in this daemon',
 };
 
 /** The first of `needs` that `services` lacks, or undefined when all are there. */

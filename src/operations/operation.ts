@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ApprovalDesk } from '../approvals/desk.ts';
+import type { ClusterView } from '../cluster/node-listing.ts';
 import type { CodeRunner } from '../coding/code-runner.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
@@ -51,6 +52,8 @@ export interface OptionalServices {
   approvals: ApprovalDesk;
   /** The GitHub integration (session_pr); absent when `github.enabled` is false. */
   github: Pick<GithubIntegration, 'pullRequests' | 'pageBase'>;
+  /** The cluster as this node sees it (nodes); every daemon has one, SQLite ones being a cluster of one. */
+  cluster: ClusterView;
 }
 
 /** The name of a service a daemon may run without. */

@@ -53,6 +53,7 @@ describe('operations table', () => {
         'approval_rules',
         'approval_rule_remove',
         'claude_pr',
+        'cluster_nodes',
       ],
     );
     assert.deepEqual(OPERATIONS.flatMap((o) => (o.expose.command ? [`/${o.expose.command.name}`] : [])).sort(), [
@@ -82,6 +83,7 @@ describe('operations table', () => {
       '/heartbeat_list',
       '/heartbeat_remove',
       '/heartbeat_run',
+      '/nodes',
       '/scheduler_status',
     ]);
     assert.deepEqual([...rpcMethods(OPERATIONS).keys()].sort(), [
@@ -112,6 +114,7 @@ describe('operations table', () => {
       'heartbeat.remove',
       'heartbeat.run',
       'linear.dispatches',
+      'nodes.list',
       'scheduler.status',
       'sessions.diff',
       'sessions.get',

@@ -33,6 +33,7 @@ import { killOperation } from './kill.ts';
 import { launchOperation } from './launch.ts';
 import { linearDispatchesOperation } from './linear-dispatches.ts';
 import { listOperation } from './list.ts';
+import { nodesOperation } from './nodes.ts';
 import type { Operation } from './operation.ts';
 import { outputOperation } from './output.ts';
 import { prOperation } from './pr.ts';
@@ -77,4 +78,5 @@ export const OPERATIONS: readonly Operation[] = [
   approvalRulesOperation,
   approvalRuleRemoveOperation,
   prOperation,
+  nodesOperation,
 ];

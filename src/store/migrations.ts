@@ -1,5 +1,6 @@
 import { APPROVAL_MIGRATIONS } from './approval-migrations.ts';
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
+import { CLUSTER_MIGRATIONS } from './cluster-migrations.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { GITHUB_MIGRATIONS } from './github-migrations.ts';
 import { IDEMPOTENCY_MIGRATIONS } from './idempotency-migrations.ts';
@@ -14,7 +15,7 @@ import { WEB_MIGRATIONS } from './web-migrations.ts';
 /**
  * The schema, one numbered step at a time. Never edit a released step: add a new one. Each domain numbers its steps in
  * its own range so work on one never renumbers another's: coding sessions 1–99, engine 100–199, channels 200–299,
- * scheduler 300–399, Linear 400–499, gateway 500–599, approvals 600–699, GitHub 700–799. `migrate` tracks every version it applied, so a gap is never a problem.
+ * scheduler 300–399, Linear 400–499, gateway 500–599, approvals 600–699, GitHub 700–799, cluster 800–899. `migrate` tracks every version it applied, so a gap is never a problem.
  */
 export const CODING_MIGRATIONS: readonly Migration[] = [
   {
@@ -111,4 +112,5 @@ export const MIGRATIONS: readonly Migration[] = [
   ...IDEMPOTENCY_MIGRATIONS,
   ...APPROVAL_MIGRATIONS,
   ...GITHUB_MIGRATIONS,
+  ...CLUSTER_MIGRATIONS,
 ];

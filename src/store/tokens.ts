@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { enforceMode, PRIVATE_FILE_MODE, writePrivateFile } from '../core/private-files.ts';
+import type { ClusterSecretStore } from './cluster-secrets.ts';
 
 /** File name of a token under the state directory. */
 export type TokenName = 'gateway.token' | 'hooks.token' | 'web.token';
@@ -29,4 +30,19 @@ export function readToken(home: string, name: TokenName = 'gateway.token'): stri
   } catch {
     return undefined;
   }
+}
+
+/**
+ * A token every node of a cluster shares: the one in the database (`cluster_secrets`, made by the first node to ask),
+ * also written to `<home>/<name>` (0600) so this machine's CLI finds it as it finds a local token.
+ */
+export async function sharedToken(
+  home: string,
+  name: TokenName,
+  secrets: ClusterSecretStore,
+  now: number,
+): Promise<string> {
+  const token = await secrets.ensure(name, now);
+  if (readToken(home, name) !== token) writePrivateFile(join(home, name), `${token}\n`);
+  return token;
 }

@@ -1,5 +1,6 @@
 import type { ApprovalTables } from './approvals.ts';
 import type { ChannelTables } from './channels.ts';
+import type { ClusterTables } from './cluster.ts';
 import type { CodingTables } from './coding.ts';
 import type { EngineTables } from './engine.ts';
 import type { GatewayTables } from './gateway.ts';
@@ -20,11 +21,13 @@ export interface Database
     LinearTables,
     GatewayTables,
     ApprovalTables,
-    GithubTables {}
+    GithubTables,
+    ClusterTables {}
 
 export type {
   ApprovalTables,
   ChannelTables,
+  ClusterTables,
   CodingTables,
   EngineTables,
   GatewayTables,

@@ -1,0 +1,169 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { Kysely } from 'kysely';
+import { describeEachDatabase } from '../../test/support/databases.ts';
+import { ManualClock } from '../core/clock.ts';
+import { silentLogger } from '../core/logger.ts';
+import { LeaseStore } from '../store/cluster-leases.ts';
+import { ClusterNodeStore } from '../store/cluster-nodes.ts';
+import { ClusterSecretStore } from '../store/cluster-secrets.ts';
+import type { Database } from '../store/tables/index.ts';
+import { ClusterNode } from './cluster-node.ts';
+
+const TIMEOUT = 15_000;
+
+/** A node on `db`; `beatsItself: false` leaves its heartbeat to the test (it beats only when the test calls beat). */
+function node(
+  db: Kysely<Database>,
+  clock: ManualClock,
+  name: string,
+  labels: string[] = [],
+  beatsItself = true,
+): ClusterNode {
+  return new ClusterNode({
+    store: new ClusterNodeStore(db),
+    leases: new LeaseStore(db),
+    clock,
+    logger: silentLogger(),
+    name,
+    labels,
+    harnesses: ['claude'],
+    workspaces: ['/work'],
+    maxSessions: 3,
+    url: null,
+    timeoutMs: TIMEOUT,
+    heartbeatMs: beatsItself ? 3_000 : 1e12,
+    runningByNode: async () => new Map([[name, 1]]),
+  });
+}
+
+/** A singleton that counts its starts and stops. */
+function counter(): { starts: number; stops: number; start(): Promise<void>; stop(): Promise<void> } {
+  return {
+    starts: 0,
+    stops: 0,
+    async start() {
+      this.starts += 1;
+    },
+    async stop() {
+      this.stops += 1;
+    },
+  };
+}
+
+describeEachDatabase('cluster nodes', (fresh) => {
+  it('lists every node with labels, capacity and status; a silent node is down and taken over once', async () => {
+    const { db } = await fresh();
+    const clock = new ManualClock();
+    const a = node(db, clock, 'a', ['gpu']);
+    const b = node(db, clock, 'b');
+    const c = node(db, clock, 'c', [], false);
+    const takenOver: string[] = [];
+    for (const n of [a, b, c]) n.onNodeDown('record', async (down) => void takenOver.push(`${n.name}:${down.name}`));
+    await a.start();
+    await b.start();
+    await c.start();
+    const listed = await a.nodes();
+    assert.deepEqual(
+      listed.map((n) => [n.name, n.status, n.capacity, n.labels.join(','), n.self]),
+      [
+        ['a', 'up', 3, 'gpu', true],
+        ['b', 'up', 3, '', false],
+        ['c', 'up', 3, '', false],
+      ],
+    );
+    assert.equal(listed[0]?.running, 1);
+
+    // c goes silent (as after a SIGKILL): a and b keep beating; once its heartbeat is older than the timeout one of
+    // them declares it down and takes it over, exactly once between them.
+    for (let t = 0; t <= TIMEOUT + 3_000; t += 3_000) {
+      clock.advance(3_000);
+      await a.beat();
+      await b.beat();
+    }
+    assert.equal(takenOver.length, 1);
+    assert.match(takenOver[0] ?? '', /^[ab]:c$/);
+    const after = await b.nodes();
+    assert.equal(after.find((n) => n.name === 'c')?.status, 'down');
+    assert.equal(after.find((n) => n.name === 'c')?.running, 0);
+    // More beats do not take it over again.
+    clock.advance(TIMEOUT * 2);
+    await a.beat();
+    await b.beat();
+    assert.equal(takenOver.length, 1);
+    // c, still running, learns at its next beat that it was declared down and stops serving singletons.
+    await c.beat();
+    assert.equal(c.fenced, true);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('serves a singleton on one node at a time and moves it when its holder goes silent', async () => {
+    const { db } = await fresh();
+    const clock = new ManualClock();
+    const a = node(db, clock, 'a', [], false);
+    const b = node(db, clock, 'b');
+    const onA = counter();
+    const onB = counter();
+    a.singletons.add('telegram', onA);
+    b.singletons.add('telegram', onB);
+    await a.start();
+    await b.start();
+    assert.deepEqual([onA.starts, onB.starts], [1, 0]);
+    assert.deepEqual(a.singletons.served(), ['telegram']);
+    // a renews while it beats: b never takes it.
+    for (let i = 0; i < 10; i += 1) {
+      clock.advance(3_000);
+      await a.beat();
+      await b.beat();
+    }
+    assert.deepEqual([onA.starts, onB.starts], [1, 0]);
+    // a goes silent: b takes the lease once it expired (or once b declared a down), never before.
+    clock.advance(TIMEOUT - 3_001);
+    await b.beat();
+    assert.equal(onB.starts, 0);
+    clock.advance(3_002);
+    await b.beat();
+    assert.equal(onB.starts, 1);
+    assert.deepEqual(b.singletons.served(), ['telegram']);
+    // a comes back to a heartbeat: it was declared down, so it stops what it served.
+    await a.beat();
+    assert.equal(onA.stops, 1);
+    assert.deepEqual(a.singletons.served(), []);
+    await b.stop();
+    assert.equal(onB.stops, 1);
+  });
+
+  it('a clean stop gives the lease up at once; a lease race has one winner', async () => {
+    const { db } = await fresh();
+    const clock = new ManualClock();
+    const a = node(db, clock, 'a');
+    const b = node(db, clock, 'b');
+    const onB = counter();
+    a.singletons.add('cron', counter());
+    b.singletons.add('cron', onB);
+    await a.start();
+    await b.start();
+    await a.stop();
+    await b.beat();
+    assert.equal(onB.starts, 1);
+    assert.equal((await b.nodes()).find((n) => n.name === 'a')?.status, 'down');
+
+    const leases = new LeaseStore(db);
+    const now = clock.now();
+    const wins = await Promise.all(
+      ['x', 'y', 'z'].map((n) => leases.acquire('race', { node: n, incarnation: `${n}-1` }, now, now + TIMEOUT)),
+    );
+    assert.equal(wins.filter(Boolean).length, 1);
+    await b.stop();
+  });
+
+  it('shares one secret across nodes: the first makes it, the others read it', async () => {
+    const { db } = await fresh();
+    const one = new ClusterSecretStore(db);
+    const two = new ClusterSecretStore(db);
+    const [x, y] = await Promise.all([one.ensure('gateway.token', 1), two.ensure('gateway.token', 2)]);
+    assert.equal(x, y);
+    assert.match(x, /^[0-9a-f]{64}$/);
+  });
+});

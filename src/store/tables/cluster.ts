@@ -1,0 +1,38 @@
+/**
+ * Cluster tables (migrations 800–899): the nodes sharing this database with their heartbeats, the leases that keep a
+ * singleton (a poller, the cron clock) on one node at a time, and the secrets every node shares (the gateway token).
+ * On SQLite they hold the one node of a cluster of one.
+ */
+export interface ClusterTables {
+  cluster_nodes: {
+    name: string;
+    /** A fresh id per daemon start: tells this run of a node from an earlier one (and from an impostor). */
+    incarnation: string;
+    /** JSON array of the node's labels. */
+    labels: string;
+    /** JSON array of the harnesses this node can run. */
+    harnesses: string;
+    /** JSON array of the workspace roots this node holds. */
+    workspaces: string;
+    max_sessions: number;
+    url: string | null;
+    status: 'up' | 'down';
+    started_at: number;
+    heartbeat_at: number;
+    down_at: number | null;
+    /** When the others finished taking over what it left (null while that is owed). */
+    taken_over_at: number | null;
+  };
+  cluster_leases: {
+    name: string;
+    holder: string;
+    incarnation: string;
+    expires_at: number;
+    acquired_at: number;
+  };
+  cluster_secrets: {
+    name: string;
+    value: string;
+    created_at: number;
+  };
+}
