@@ -46,10 +46,10 @@ function asServerUser(program: string, args: string[], user: string | null): [st
 
 /**
  * Starts a fresh PostgreSQL server: `initdb` into a temp folder, `pg_ctl start -w` on a free loopback port with fsync
- * off (a test database need not survive a power cut), then creates the `switchboard` database. Resolves once the server
+ * off unless `durable` (a test database need not survive a power cut; a bench of commits needs it on), then creates the `switchboard` database. Resolves once the server
  * accepts connections (pg_ctl waits for the server's own ready status), not after a sleep.
  */
-export async function startPostgres(): Promise<TestPostgres> {
+export async function startPostgres(options: { durable?: boolean } = {}): Promise<TestPostgres> {
   const bin = postgresBinDir();
   if (!bin) throw new Error(postgresSkip() || 'PostgreSQL is not installed');
   const user = process.getuid?.() === 0 ? 'postgres' : null;
@@ -67,13 +67,15 @@ export async function startPostgres(): Promise<TestPostgres> {
   );
   execFileSync(initdb, initArgs, { stdio: 'pipe' });
   const port = await freePort();
-  const options = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1 -c fsync=off -c full_page_writes=off`;
+  // A bench measuring durable commits asks for `durable`: fsync and full-page writes on, as a production server runs.
+  const durability = options.durable ? '' : ' -c fsync=off -c full_page_writes=off';
+  const serverOptions = `-p ${port} -k ${dir} -c listen_addresses=127.0.0.1${durability}`;
   const pgCtl = (args: string[]): void => {
     const [program, argv] = asServerUser(join(bin, 'pg_ctl'), ['-D', data, ...args], user);
     execFileSync(program, argv, { stdio: 'pipe' });
   };
   // -w: pg_ctl returns once the server accepts connections (it polls the server's own status file).
-  pgCtl(['-l', join(dir, 'server.log'), '-o', options, '-w', 'start']);
+  pgCtl(['-l', join(dir, 'server.log'), '-o', serverOptions, '-w', 'start']);
   const createdb = asServerUser(
     join(bin, 'createdb'),
     ['-h', '127.0.0.1', '-p', String(port), '-U', 'switchboard', 'switchboard'],

@@ -1,0 +1,121 @@
+// Durable intake on the cluster's store: signed Linear deliveries through POST /linear/webhook (signature check, dedup
+// and queue insert committed before the 200, the worker draining with a no-op handler) with the store on PostgreSQL,
+// beside the same on SQLite (WAL, synchronous=FULL) and beside a bare `INSERT … COMMIT` of a delivery-sized row on the
+// same PostgreSQL server (fsync on), in the same run, at concurrency 1 and 16. Prints figures; asserts nothing.
+//   node bench/cluster-intake.ts [deliveries=1000] [concurrency=16]
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import type { Kysely } from 'kysely';
+import pg from 'pg';
+import { systemClock } from '../src/core/clock.ts';
+import { linearSchema } from '../src/core/config-linear.ts';
+import { silentLogger } from '../src/core/logger.ts';
+import { registerLinearRoutes } from '../src/gateway/linear-routes.ts';
+import { buildLinearWebhooks } from '../src/linear/webhooks/service.ts';
+import { openStore } from '../src/store/open-store.ts';
+import type { Database } from '../src/store/tables/index.ts';
+import { TEST_WEBHOOK_SECRET } from '../test/support/linear-webhook-fixtures.ts';
+import { startPostgres } from '../test/support/postgres.ts';
+import { tempDir } from '../test/support/temp-dir.ts';
+import type { Figures } from './support/intake-driver.ts';
+import { IntakeDriver, quantiles, row, signDeliveries } from './support/intake-driver.ts';
+
+const total = Number(process.argv[2] ?? 1000);
+const concurrency = Number(process.argv[3] ?? 16);
+const driver = new IntakeDriver(concurrency);
+
+/** A gateway with the Linear webhook route over `db`; resolves with its port and a stop function. */
+async function intakeOn(db: Kysely<Database>): Promise<{ port: number; stop: () => Promise<void> }> {
+  const config = linearSchema.parse({ enabled: true });
+  const logger = silentLogger();
+  const webhooks = buildLinearWebhooks({
+    config,
+    secret: TEST_WEBHOOK_SECRET,
+    db,
+    handler: { handle: async () => {} },
+    appUserId: async () => 'app-user',
+    clock: systemClock(),
+    logger,
+  });
+  await webhooks.worker.start();
+  const app = Fastify();
+  await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    stop: async () => {
+      await webhooks.worker.idle();
+      await webhooks.worker.stop();
+      await app.close();
+    },
+  };
+}
+
+/** One INSERT of a delivery-sized row per transaction (autocommit) on PostgreSQL, from `parallel` connections. */
+async function bareInsertCommit(url: string, count: number, bytes: number, parallel: number): Promise<Figures> {
+  const pool = new pg.Pool({ connectionString: url, max: parallel });
+  await pool.query('CREATE TABLE IF NOT EXISTS bench_t (id BIGSERIAL PRIMARY KEY, payload TEXT NOT NULL)');
+  const payload = 'x'.repeat(bytes);
+  const samples: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: parallel }, async () => {
+      while (next < count) {
+        next += 1;
+        const t0 = performance.now();
+        await pool.query('INSERT INTO bench_t (payload) VALUES ($1)', [payload]);
+        samples.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  await pool.end();
+  return { perSecond: count / seconds, ...quantiles(samples) };
+}
+
+async function main(): Promise<void> {
+  const dir = tempDir('sb-bench-cluster-intake-');
+  const server = await startPostgres({ durable: true });
+  const clock = systemClock();
+  const sqlite = await openStore({ maxConnections: 10 }, dir.path, clock);
+  const postgres = await openStore({ url: server.url, maxConnections: concurrency }, join(dir.path, 'pg'), clock);
+  const onSqlite = await intakeOn(sqlite.db);
+  const onPostgres = await intakeOn(postgres.db);
+  try {
+    // Warm-up (JIT, connections, pages).
+    await driver.drive(onSqlite.port, '/linear/webhook', signDeliveries(200), 4);
+    await driver.drive(onPostgres.port, '/linear/webhook', signDeliveries(200), 4);
+    await bareInsertCommit(server.url, 200, 1000, 4);
+    const bytes = Buffer.byteLength(signDeliveries(1)[0]?.body ?? '');
+    console.log(`durable webhook intake: ${total} signed deliveries (~${bytes} B each), node ${process.version}`);
+    for (const parallel of [1, concurrency]) {
+      console.log(`\nconcurrency ${parallel}`);
+      const bare = await bareInsertCommit(server.url, total, bytes, parallel);
+      console.log(row('bare INSERT … COMMIT on the same PostgreSQL', bare));
+      const pgFigures = await driver.drive(onPostgres.port, '/linear/webhook', signDeliveries(total), parallel);
+      console.log(row('switchboard /linear/webhook on PostgreSQL', pgFigures));
+      console.log(
+        row(
+          'switchboard /linear/webhook on SQLite',
+          await driver.drive(onSqlite.port, '/linear/webhook', signDeliveries(total), parallel),
+        ),
+      );
+      console.log(
+        `  PostgreSQL intake: ${(pgFigures.perSecond / bare.perSecond).toFixed(2)}× the bare commits' rate, p50 ${(pgFigures.p50 - bare.p50).toFixed(2)} ms above a bare commit`,
+      );
+    }
+  } finally {
+    await onSqlite.stop();
+    await onPostgres.stop();
+    await sqlite.close();
+    await postgres.close();
+    driver.destroy();
+    await server.stop();
+    dir.remove();
+  }
+}
+
+await main();
