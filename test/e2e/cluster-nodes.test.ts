@@ -2,13 +2,10 @@
 // labels and capacity, they share one gateway token, and a SIGKILLed node is listed down by the others within
 // `cluster.nodeTimeoutSec` and a few seconds.
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
-import type { DaemonProcess } from '../support/daemon-process.ts';
-import { killDaemonProcess, startDaemonProcess } from '../support/daemon-process.ts';
-import type { TestPostgres } from '../support/postgres.ts';
-import { postgresSkip, startPostgres } from '../support/postgres.ts';
+import type { ClusterRig } from '../support/cluster-rig.ts';
+import { startClusterRig } from '../support/cluster-rig.ts';
+import { postgresSkip } from '../support/postgres.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -22,40 +19,23 @@ interface Listed {
 
 describe('a cluster of three nodes on one PostgreSQL', { skip: postgresSkip() }, () => {
   const dir = tempDir('sb-cluster-');
-  let pg: TestPostgres | undefined;
-  const nodes: DaemonProcess[] = [];
+  let rig: ClusterRig | undefined;
 
   before(async () => {
-    pg = await startPostgres();
-    const url = pg.url;
-    for (const [name, labels, maxSessions] of [
-      ['alpha', ['linux'], 2],
-      ['beta', ['gpu', 'linux'], 3],
-      ['gamma', [], 1],
-    ] as const) {
-      const home = join(dir.path, name);
-      mkdirSync(home, { recursive: true });
-      const config = {
-        store: { url },
-        node: { name, labels },
-        cluster: { nodeTimeoutSec: 3 },
-        maxSessions,
-        workspaces: [dir.path],
-        log: { level: 'warn' },
-      };
-      writeFileSync(join(home, 'config.json5'), JSON.stringify(config));
-    }
-    // Started one after another: the first makes the schema and the shared tokens, the others find them.
-    for (const name of ['alpha', 'beta', 'gamma']) nodes.push(await startDaemonProcess(join(dir.path, name)));
+    rig = await startClusterRig(dir.path, [
+      { name: 'alpha', labels: ['linux'], maxSessions: 2 },
+      { name: 'beta', labels: ['gpu', 'linux'], maxSessions: 3 },
+      { name: 'gamma', maxSessions: 1 },
+    ]);
   });
 
   after(async () => {
-    for (const node of nodes) await killDaemonProcess(node);
-    await pg?.stop();
+    await rig?.stop();
     dir.remove();
   });
 
   it('lists every node from every node, with one shared gateway token', async () => {
+    const nodes = ['alpha', 'beta', 'gamma'].map((name) => rig!.node(name));
     assert.equal(new Set(nodes.map((n) => n.token)).size, 1);
     for (const node of nodes) {
       const { nodes: listed } = await node.rpc<{ nodes: Listed[] }>('nodes.list');
@@ -72,13 +52,12 @@ describe('a cluster of three nodes on one PostgreSQL', { skip: postgresSkip() },
   });
 
   it('lists a SIGKILLed node down on the others within the node timeout', async () => {
-    const gamma = nodes[2];
-    await killDaemonProcess(gamma);
-    for (const node of nodes.slice(0, 2)) {
+    await rig!.kill('gamma');
+    for (const name of ['alpha', 'beta']) {
       await waitFor(
         'gamma listed down',
         async () => {
-          const { nodes: listed } = await node.rpc<{ nodes: Listed[] }>('nodes.list');
+          const { nodes: listed } = await rig!.node(name).rpc<{ nodes: Listed[] }>('nodes.list');
           return listed.find((n) => n.name === 'gamma')?.status === 'down' ? true : undefined;
         },
         10_000,
