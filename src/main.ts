@@ -196,8 +196,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       harnesses,
       notices: new RestartNoticeStore(kysely),
     });
-    // Idempotency keys of hooks and RPC requests; the owner id tells this process's claims from a dead one's.
-    const idempotency = new Idempotency(new IdempotencyKeyStore(kysely, `daemon-${process.pid}-${newId(12)}`), clock);
+    // This run of the node: its cluster incarnation, also the owner of its idempotency claims (a live node's claim is in
+    // progress; a dead one's is taken over).
+    const incarnation = newId(16);
+    const idempotency = new Idempotency(new IdempotencyKeyStore(kysely, incarnation), clock);
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
@@ -278,6 +280,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       clock,
       logger: logger.child({ component: 'cluster' }),
       name: config.node.name,
+      incarnation,
       labels: config.node.labels,
       harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
       workspaces: config.workspaces.length > 0 ? config.workspaces : [homedir()],

@@ -26,6 +26,7 @@ function node(
     clock,
     logger: silentLogger(),
     name,
+    incarnation: `${name}-${Math.random().toString(36).slice(2)}`,
     labels,
     harnesses: ['claude'],
     workspaces: ['/work'],

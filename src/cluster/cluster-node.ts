@@ -4,7 +4,6 @@
 // node of a cluster of one: the same code, with nobody else to watch.
 import type { Clock, Timer } from '../core/clock.ts';
 import type { HarnessName } from '../core/config.ts';
-import { newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LeaseStore } from '../store/cluster-leases.ts';
 import type { ClusterNodeStore, NodeRecord } from '../store/cluster-nodes.ts';
@@ -22,6 +21,8 @@ export interface ClusterNodeOptions {
   clock: Clock;
   logger: Logger;
   name: string;
+  /** A fresh id for this run of the node (also the owner of its idempotency claims). */
+  incarnation: string;
   labels: readonly string[];
   harnesses: readonly HarnessName[];
   workspaces: readonly string[];
@@ -37,7 +38,7 @@ export interface ClusterNodeOptions {
 export class ClusterNode implements ClusterView {
   readonly name: string;
   /** A fresh id for this run of the node. */
-  readonly incarnation = newId(16);
+  readonly incarnation: string;
   readonly singletons: Singletons;
   readonly #o: ClusterNodeOptions;
   readonly #takeover: { name: string; step: TakeoverStep }[] = [];
@@ -48,6 +49,7 @@ export class ClusterNode implements ClusterView {
   constructor(options: ClusterNodeOptions) {
     this.#o = options;
     this.name = options.name;
+    this.incarnation = options.incarnation;
     this.singletons = new Singletons({
       leases: options.leases,
       holder: { node: options.name, incarnation: this.incarnation },

@@ -3,6 +3,7 @@ import { test } from 'node:test';
 import type { Transaction } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { storedSession } from '../../test/support/stored-session.ts';
+import { ClusterNodeStore } from './cluster-nodes.ts';
 import { CodingSessionStore } from './coding-sessions.ts';
 import { IdempotencyKeyStore } from './idempotency-keys.ts';
 import type { Database } from './tables/index.ts';
@@ -35,6 +36,19 @@ describeEachDatabase('IdempotencyKeyStore', (fresh) => {
     assert.equal((await keys.claim('hooks:wake', 'k', 'h', 6)).kind, 'replay', 'a done key is not released');
     assert.equal(await keys.prune(5), 1);
     assert.deepEqual(await keys.claim('hooks:wake', 'k', 'h', 7), { kind: 'new' });
+  });
+
+  test('a claim of another node that is up is in progress there; once that node is down it is taken over', async () => {
+    const { db } = await fresh();
+    const nodes = new ClusterNodeStore(db);
+    const join = { labels: [], harnesses: [], workspaces: [], maxSessions: 1, url: null, startedAt: 1 };
+    await nodes.join({ ...join, name: 'a', incarnation: 'inc-a' }, 1);
+    await nodes.join({ ...join, name: 'b', incarnation: 'inc-b' }, 1);
+    await new IdempotencyKeyStore(db, 'inc-a').claim('rpc:sessions.launch', 'k', 'h', 1);
+    const onB = new IdempotencyKeyStore(db, 'inc-b');
+    assert.deepEqual(await onB.claim('rpc:sessions.launch', 'k', 'h', 2), { kind: 'in-progress' });
+    assert.equal((await nodes.markStale(10, 20, 'b')).length, 1);
+    assert.deepEqual(await onB.claim('rpc:sessions.launch', 'k', 'h', 21), { kind: 'taken-over' });
   });
 
   test('claims of one key at once: exactly one runs it, a new key or one taken over from a dead process', async () => {

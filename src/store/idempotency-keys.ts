@@ -7,7 +7,7 @@ import type { Database } from './tables/index.ts';
  * - `taken-over`: claimed by a daemon process that died before recording an answer — claimed by this one now; run the
  *   request again (its effects commit with the answer or are keyed downstream, so the first run left none behind).
  * - `replay`: answered before: `response` is the first answer.
- * - `in-progress`: claimed by this process and still running.
+ * - `in-progress`: claimed by this process, or by a node of the cluster that is up, and still running.
  * - `mismatch`: the key was used for a different request.
  */
 export type KeyClaim =
@@ -22,7 +22,10 @@ export class IdempotencyKeyStore {
   #db: Kysely<Database>;
   #owner: string;
 
-  /** `owner`: an id unique to this daemon process, telling its own claims from those of a process that died. */
+  /**
+   * `owner`: an id unique to this daemon process — its node's incarnation (`cluster_nodes.incarnation`) — telling its own
+   * claims, and those of a live node of the cluster, from those of a process that died.
+   */
   constructor(db: Kysely<Database>, owner: string) {
     this.#db = db;
     this.#owner = owner;
@@ -59,7 +62,7 @@ export class IdempotencyKeyStore {
       if (!row) continue; // released or pruned since the insert: claim it anew
       if (row.request_hash !== hash) return { kind: 'mismatch' };
       if (row.state === 'done' && row.response !== null) return { kind: 'replay', response: row.response };
-      if (row.owner === this.#owner) return { kind: 'in-progress' };
+      if (row.owner === this.#owner || (await this.#ownerIsUp(row.owner))) return { kind: 'in-progress' };
       const taken = await this.#db
         .updateTable('idempotency_keys')
         .set({ owner: this.#owner, updated_at: now })
@@ -72,6 +75,17 @@ export class IdempotencyKeyStore {
       if (taken) return { kind: 'taken-over' };
       // Another process changed the claim since it was read: look again.
     }
+  }
+
+  /** True when `owner` is the incarnation of a node the cluster holds up (its claim may still be running there). */
+  async #ownerIsUp(owner: string): Promise<boolean> {
+    const row = await this.#db
+      .selectFrom('cluster_nodes')
+      .select('name')
+      .where('incarnation', '=', owner)
+      .where('status', '=', 'up')
+      .executeTakeFirst();
+    return row !== undefined;
   }
 
   /**
