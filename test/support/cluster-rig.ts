@@ -38,12 +38,12 @@ export interface ClusterRig {
 
 /**
  * Starts a PostgreSQL and one daemon process per spec (one after another), all with `cluster.nodeTimeoutSec`
- * `timeoutSec` and the fake Claude as the claude harness. `dir` holds the homes and the shared workspace.
+ * `timeoutSec` and the fake Claude as the claude harness (with `agentEnv` in its environment). `dir` holds the homes and the shared workspace.
  */
 export async function startClusterRig(
   dir: string,
   specs: readonly NodeSpec[],
-  options: { timeoutSec?: number; config?: Record<string, unknown> } = {},
+  options: { timeoutSec?: number; config?: Record<string, unknown>; agentEnv?: Record<string, string> } = {},
 ): Promise<ClusterRig> {
   const pg = await startPostgres();
   const workspace = join(dir, 'work');
@@ -60,7 +60,7 @@ export async function startClusterRig(
       maxSessions: spec.maxSessions ?? 5,
       workspaces: [workspace],
       log: { level: 'warn' },
-      harnesses: { claude: { executable: FAKE_CLAUDE } },
+      harnesses: { claude: { executable: FAKE_CLAUDE, env: options.agentEnv ?? {} } },
       ...options.config,
       ...spec.config,
     };
