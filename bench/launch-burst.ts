@@ -5,20 +5,17 @@
 // long the event loop was kept from answering. On a small machine the burst's own CPU (N Node processes starting)
 // weighs on every figure.
 // Run: npm run bench:burst   (or: node bench/launch-burst.ts [sessions])
-import { spawn } from 'node:child_process';
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import { startDaemon } from '../src/main.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { percentile, printTable } from './stats.ts';
+import { bareRelay, FAKE_CLAUDE } from './support/bare-relay.ts';
 
 const count = Number(process.argv[2] ?? 200);
-const fakeClaude = fileURLToPath(new URL('../test/support/fake-claude.mjs', import.meta.url));
 
 /**
  * Polls `url` from a worker thread every 5 ms until stopped; `ready` resolves after 20 warm-up answers (not counted),
@@ -53,31 +50,6 @@ function pollHealth(url: string): { ready: Promise<void>; stop: () => Promise<nu
   };
 }
 
-/** The bare relay: spawn the fake N times at once, read every stdout line, wait for every exit. */
-async function bareRelay(cwd: string): Promise<number> {
-  const start = performance.now();
-  let lines = 0;
-  await Promise.all(
-    Array.from(
-      { length: count },
-      () =>
-        new Promise<void>((resolve, reject) => {
-          const child = spawn(
-            process.execPath,
-            [fakeClaude, '-p', 'hello', '--output-format', 'stream-json', '--verbose'],
-            { cwd, stdio: ['ignore', 'pipe', 'pipe'] },
-          );
-          child.stderr.resume();
-          createInterface({ input: child.stdout }).on('line', () => (lines += 1));
-          child.once('error', reject);
-          child.once('close', () => resolve());
-        }),
-    ),
-  );
-  if (lines === 0) throw new Error('the fakes printed nothing');
-  return performance.now() - start;
-}
-
 const dir = tempDir('sb-bench-burst-');
 const workdir = join(dir.path, 'work');
 mkdirSync(workdir);
@@ -92,7 +64,7 @@ const daemon = await startDaemon({
     'log.level': 'silent',
     maxSessions: count + 1,
     maxPersistedSessions: count * 4,
-    'harnesses.claude.executable': fakeClaude,
+    'harnesses.claude.executable': FAKE_CLAUDE,
   },
 });
 try {
@@ -130,11 +102,11 @@ try {
   }
 
   // Warm both paths once (module caches, the page cache for the fake), then measure.
-  await bareRelay(workdir);
+  await bareRelay(workdir, count);
   const rows: (string | number)[][] = [];
   const bareHealth = pollHealth(`http://127.0.0.1:${(bare.address() as AddressInfo).port}/healthz`);
   await bareHealth.ready;
-  const bareMs = await bareRelay(workdir);
+  const bareMs = await bareRelay(workdir, count);
   const bareLat = await bareHealth.stop();
   const sbHealth = pollHealth(`${daemon.url}/healthz`);
   await sbHealth.ready;
