@@ -46,6 +46,8 @@ export class TelegramConnector implements Connector {
   readonly channel = 'telegram';
   readonly account: string | undefined;
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
+  /** A message's file goes as a document (sendDocument). */
+  readonly files = true;
   /** The Bot API has no idempotency key: a send a crash interrupted cannot be told apart from one that went out. */
   readonly idempotent = false;
   #config: TelegramAccountConfig;
@@ -177,7 +179,8 @@ export class TelegramConnector implements Connector {
 
   /**
    * Sends one message (at most 4096 characters) as MarkdownV2, or as plain text if Telegram cannot parse it, with its
-   * buttons as an inline keyboard (each button's command as its callback_data); resolves to `{ ref: <message_id> }`.
+   * buttons as an inline keyboard (each button's command as its callback_data), and its file as a document (the text
+   * as its caption when it fits 1024 characters, else a message before it); resolves to `{ ref: <message_id> }`.
    */
   async send(target: ChannelTarget, message: OutboundMessage): Promise<SentMessage> {
     return this.#outbound.send(target, message);
