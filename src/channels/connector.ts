@@ -114,6 +114,11 @@ export interface Connector {
    * the outbox sends the file's `inline` form as text instead and never passes a file.
    */
   readonly files?: boolean;
+  /**
+   * Longest text that may go with a file (Telegram's caption: 1,024). When a message's last part is longer, the outbox
+   * sends it alone and the file as one more part with an empty text. Absent: any part may carry the file.
+   */
+  readonly maxFileCaptionLength?: number;
   /** Longest text one message may carry on this channel. */
   readonly maxMessageLength: number;
   /** Starts receiving; every inbound message goes to `onMessage`. */

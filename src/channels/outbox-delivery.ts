@@ -93,6 +93,9 @@ export class OutboxDelivery {
   ): Promise<void> {
     const { clock, logger, store } = this.#deps;
     const parts = splitMessage(content.text, connector.maxMessageLength);
+    // A file whose message is longer than the connector lets go with a file is a part of its own, after the text.
+    const caption = connector.maxFileCaptionLength;
+    if (content.file && caption !== undefined && (parts.at(-1)?.length ?? 0) > caption) parts.push('');
     let attempts = record.attempts;
     let ref: string | null = null;
     for (let index = record.partsSent; index < parts.length; index += 1) {

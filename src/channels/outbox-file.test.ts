@@ -25,15 +25,17 @@ class FileConnector implements Connector {
   readonly channel = 'chat';
   readonly maxMessageLength: number;
   readonly files: boolean;
+  maxFileCaptionLength: number | undefined;
   idempotent = false;
   readonly delivered: { message: OutboundMessage; key: string | undefined }[] = [];
   readonly edits: string[] = [];
   hangNext = false;
   #sent = 0;
 
-  constructor(files: boolean, maxMessageLength = 1000) {
+  constructor(files: boolean, maxMessageLength = 1000, maxFileCaptionLength?: number) {
     this.files = files;
     this.maxMessageLength = maxMessageLength;
+    this.maxFileCaptionLength = maxFileCaptionLength;
   }
 
   async start(_onMessage: InboundHandler): Promise<void> {}
@@ -109,6 +111,23 @@ describe('DurableOutbox: a message with a file', () => {
       [
         ['first part.', undefined, '1:7', 'outbox-1-0'],
         ['second part.', file, undefined, 'outbox-1-1'],
+      ],
+    );
+  });
+
+  it('sends the file as a part of its own after a text longer than the connector lets go with a file', async () => {
+    const connector = new FileConnector(true, 1000, 10);
+    outbox = build(connector);
+    await outbox.start();
+    await outbox.send(chat, { text: 'a longer stat summary', file, replyTo: '1:7' });
+    await outbox.send(chat, { text: 'short', file });
+    await outbox.idle();
+    assert.deepEqual(
+      connector.delivered.map((d) => [d.message.text, d.message.file?.name, d.message.replyTo, d.key]),
+      [
+        ['a longer stat summary', undefined, '1:7', 'outbox-1-0'],
+        ['', 'worker.patch', undefined, 'outbox-1-1'],
+        ['short', 'worker.patch', undefined, 'outbox-2-0'],
       ],
     );
   });

@@ -32,11 +32,18 @@ describe('Telegram connector: files as documents', () => {
     assert.equal(sent?.threadId, 42);
   });
 
-  it('sends a text too long for a caption as a message first, then the document in the same topic', async () => {
+  it('sends a text too long for a caption as a message first, then the document (a part of its own) in the topic', async () => {
     const text = `worker: 40 files changed\n${'M +1 -1 src/some/file/in/the/tree.ts\n'.repeat(40)}`;
     assert.ok(text.length > 1024 && text.length < 4096);
+    // The document is refused once: only it is sent again, not the text before it.
+    rig.fake.fail('sendDocument', { status: 429, retryAfter: 2 });
     await rig.outbox.send(topic, { text, file });
+    await rig.fake.waitFor(() => rig.fake.calls('sendDocument').length === 1, 'the refused upload');
+    await rig.outbox.idle();
+    rig.clock.advance(2_000);
     const sent = await rig.fake.waitForSent(2);
+    await rig.outbox.idle();
+    assert.equal(rig.fake.calls('sendMessage').length, 1, 'the text went out once');
     assert.deepEqual(
       sent.map((m) => [m.document?.fileName, m.threadId]),
       [

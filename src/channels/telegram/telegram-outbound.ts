@@ -121,29 +121,32 @@ export class TelegramOutbound {
   }
 
   /**
-   * Sends `file` as a document (multipart upload of its bytes under its name) with the text as its caption when the
-   * text fits Telegram's 1024 characters, else the text as a message of its own first (replying where the message
-   * replies) and the document after it, in the same thread. The buttons go under the document.
+   * Sends `file` as a document (a multipart upload of its bytes under its name) with the text as its caption (none for
+   * an empty text) and the buttons under it. A text over Telegram's 1,024 characters is refused for good: the outbox
+   * sends such a text as a message of its own first (`maxFileCaptionLength`).
    */
   async #sendDocument(target: ChannelTarget, message: OutboundMessage, file: OutboundFile): Promise<SentMessage> {
+    if (message.text.length > TELEGRAM_MAX_CAPTION_LENGTH) {
+      throw new DeliveryError(
+        `caption of ${message.text.length} characters exceeds Telegram's ${TELEGRAM_MAX_CAPTION_LENGTH}`,
+        { kind: 'permanent' },
+      );
+    }
     const keyboard = inlineKeyboard(message.buttons);
-    const markup = keyboard ? { reply_markup: { inline_keyboard: keyboard } } : {};
-    const options = this.sendOptions(target, message.replyTo);
+    const options = {
+      ...this.sendOptions(target, message.replyTo),
+      ...(keyboard ? { reply_markup: { inline_keyboard: keyboard } } : {}),
+    };
     // A fresh InputFile per call: the plain-text retry of a caption Telegram could not parse uploads it again.
     const document = (): InputFile => new InputFile(Buffer.from(file.content, 'utf8'), file.name);
     const chat = chatId(target.chat);
     try {
-      if (message.text.length <= TELEGRAM_MAX_CAPTION_LENGTH) {
-        const sent = await this.#formatted(target, message.text, (caption, mode) =>
-          this.#api.sendDocument(chat, document(), { ...options, ...markup, caption, ...mode }),
-        );
-        return { ref: String(sent.message_id) };
-      }
-      await this.#formatted(target, message.text, (text, mode) =>
-        this.#api.sendMessage(chat, text, { ...options, ...mode }),
-      );
-      const inThread = options.message_thread_id === undefined ? {} : { message_thread_id: options.message_thread_id };
-      const sent = await this.#api.sendDocument(chat, document(), { ...inThread, ...markup });
+      const sent =
+        message.text === ''
+          ? await this.#api.sendDocument(chat, document(), options)
+          : await this.#formatted(target, message.text, (caption, mode) =>
+              this.#api.sendDocument(chat, document(), { ...options, caption, ...mode }),
+            );
       return { ref: String(sent.message_id) };
     } catch (error) {
       throw toDeliveryError(error, this.#token);
