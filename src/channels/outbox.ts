@@ -10,8 +10,9 @@
 // same commit that marks it sent; a later message with `replaces: <that key>` to the same conversation is delivered as
 // one `connector.edit` of that ref (text fitted to one message) where the connector can edit, else as a new message. An
 // edit is claimed and settled like a send (repeating one after a crash is harmless); an edit the service refuses for
-// good (`EditRefusedError`: the message was deleted or is too old) falls back to a new message. One row's delivery is
-// in outbox-delivery.ts.
+// good (`EditRefusedError`: the message was deleted or is too old) falls back to a new message. A message's file is
+// stored with its row and goes with its last part to a connector with `files`, inline as text elsewhere
+// (outbox-file.ts). One row's delivery is in outbox-delivery.ts.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../core/clock.ts';

@@ -94,7 +94,7 @@ function diffChatReply(result: SessionDiffResult): ChatReply {
   const file = result.patchFile;
   if (!file || file.content === '') return { text: formatDiff(result) };
   const notes = result.notes.filter((note) => note !== PATCH_CUT_NOTE);
-  const name = result.session.name.replace(/[^\w.-]+/g, '-');
+  const name = result.session.name.replace(/[^\w.-]+/g, '-').slice(0, 100);
   if (file.truncated) {
     notes.push(
       `The patch file was cut at ${CHAT_FILE_PATCH_BYTES} bytes. See it whole with \`switchboard diff ${name}\`.`,
