@@ -1,5 +1,5 @@
 // `/claude_diff` typed in a chat, end to end through the real connector, the inbound handler and the durable outbox:
-// on Telegram (the fake Bot API) and Discord (the fake Discord) the answer is the stat summary with `<session>.patch`
+// on Telegram (the fake Bot API), Discord (the fake Discord) and Slack (the fake Slack) the answer is the stat summary with `<session>.patch`
 // attached, whose content is the session's patch; on a chat without files it is the inline form.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { captureLogger } from '../../test/support/capture-logger.ts';
 import { startFakeDiscord } from '../../test/support/fake-discord.ts';
+import { startFakeSlack } from '../../test/support/fake-slack.ts';
 import { commitFile, initRepo } from '../../test/support/git-repo.ts';
 import { managerPerTest } from '../../test/support/manager-fixture.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
@@ -17,9 +18,11 @@ import { waitFor } from '../../test/support/wait-for.ts';
 import type { InboundHandler, Outbox } from '../channels/connector.ts';
 import { createDiscordConnectors } from '../channels/discord/discord-connectors.ts';
 import { createOutbox } from '../channels/outbox.ts';
+import { createSlackConnectors } from '../channels/slack/slack-connectors.ts';
 import { systemClock } from '../core/clock.ts';
 import { outboxSchema } from '../core/config-channels.ts';
 import { discordChannelSchema } from '../core/config-discord.ts';
+import { slackChannelSchema } from '../core/config-slack.ts';
 import { silentLogger } from '../core/logger.ts';
 import { sqliteKysely } from '../store/kysely/connection.ts';
 import { createInboundHandler } from './inbound.ts';
@@ -28,6 +31,7 @@ import { OPERATIONS } from './table.ts';
 
 const OWNER = 111;
 const DISCORD_OWNER = '400000000000000001';
+const SLACK_OWNER = 'UOWNER';
 
 describe('/claude_diff in a chat that takes files', () => {
   const { f } = managerPerTest();
@@ -114,6 +118,47 @@ describe('/claude_diff in a chat that takes files', () => {
     } finally {
       await outbox.stop();
       await discord.stop();
+      await fake.close();
+    }
+  });
+
+  it('Slack: shares worker.patch in the thread of the command, with the stat summary as its comment', async () => {
+    const fake = await startFakeSlack();
+    const section = slackChannelSchema.parse({
+      enabled: true,
+      botToken: fake.botToken,
+      appToken: fake.appToken,
+      apiUrl: fake.apiUrl,
+      allowedUserIds: [SLACK_OWNER],
+    });
+    const [slack] = createSlackConnectors(section, { clock: systemClock(), logger: captureLogger().logger, env: {} });
+    assert.ok(slack);
+    const outbox = createOutbox({
+      db: sqliteKysely(f.db),
+      clock: f.clock,
+      logger: silentLogger(),
+      config: outboxSchema.parse({}),
+    });
+    outbox.register(slack);
+    await outbox.start();
+    try {
+      await slack.start(handler(outbox));
+      await waitFor('the Socket Mode connection', () => fake.socket.opened > 0);
+      const asked = fake.pushMention({
+        user: SLACK_OWNER,
+        channel: 'CTEAM',
+        threadTs: '1700000000.000001',
+        text: '/claude_diff worker',
+      });
+      const shared = await waitFor('the shared file', () => fake.files.shared[0]);
+      assert.equal(shared.name, 'worker.patch');
+      assert.equal(shared.content, expected);
+      assert.equal(shared.channel, asked.channel);
+      assert.equal(shared.threadTs, '1700000000.000001');
+      assert.match(shared.initialComment ?? '', /^worker: 2 files changed/m);
+    } finally {
+      await outbox.stop();
+      await slack.stop();
       await fake.close();
     }
   });

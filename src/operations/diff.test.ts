@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { beforeEach, describe, it } from 'node:test';
 import { commitFile, initRepo } from '../../test/support/git-repo.ts';
 import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { MAX_FILE_BYTES } from '../channels/outbox-file.ts';
 import { runCommand, runCommandReply } from './commands.ts';
 import type { Caller, OperationServices } from './operation.ts';
 import { OPERATIONS } from './table.ts';
@@ -70,6 +71,21 @@ describe('session_diff as a chat command and a tool', () => {
     assert.equal(reply?.file?.content.match(/^\+a line of generated text$/gm)?.length, 3000);
     assert.doesNotMatch(reply?.text ?? '', /was cut/);
     assert.match(reply?.file?.inline ?? '', /The patch was cut/);
+  });
+
+  it('cuts a patch file over the 8 MiB a message carries, saying so in the text and on its last line', async () => {
+    const repo = initRepo(join(f.workdir, 'huge'));
+    await f.manager.launch({ prompt: 'p', name: 'huge', workdir: repo, originChannel: 'cli' });
+    writeFileSync(join(repo, 'huge.txt'), `${'x'.repeat(99)}\n`.repeat(90_000));
+    const reply = await runCommandReply(OPERATIONS, '/claude_diff huge', chat, services);
+    const content = reply?.file?.content ?? '';
+    assert.ok(Buffer.byteLength(content) <= MAX_FILE_BYTES, `${Buffer.byteLength(content)} bytes`);
+    assert.ok(Buffer.byteLength(content) > MAX_FILE_BYTES - 4096, 'filled up to the limit');
+    assert.match(content, /\n# switchboard: the patch was cut here; see it whole with `switchboard diff huge`\n$/);
+    assert.match(
+      reply?.text ?? '',
+      /The patch file was cut at \d+ bytes\. See it whole with `switchboard diff huge`\./,
+    );
   });
 
   it('cuts a patch larger than a chat holds and says where to see it whole', async () => {
