@@ -99,6 +99,7 @@ export class FakeSlack {
   #socket: FakeSocketMode;
   #seq = 0;
   #rateLimits = new Map<string, { times: number; retryAfter: number }>();
+  #refusals = new Map<string, string>();
 
   constructor() {
     this.#socket = new FakeSocketMode(this.#server, '/socket');
@@ -131,6 +132,11 @@ export class FakeSlack {
   /** The next `times` calls of `method` answer 429 with Retry-After: `retryAfter` seconds. */
   rateLimit(method: string, retryAfter: number, times = 1): void {
     this.#rateLimits.set(method, { times, retryAfter });
+  }
+
+  /** Makes the next call of `method` answer Slack's platform error `error` (e.g. missing_scope). */
+  refuse(method: string, error: string): void {
+    this.#refusals.set(method, error);
   }
 
   /** A fresh message ts (`<seconds>.<micro>`), increasing. */
@@ -218,7 +224,9 @@ export class FakeSlack {
       return;
     }
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? String(params.token ?? '');
-    const reply = this.#answer(method, params, token);
+    const refusal = this.#refusals.get(method);
+    this.#refusals.delete(method);
+    const reply = refusal ? { ok: false, error: refusal } : this.#answer(method, params, token);
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(reply));
   }
 

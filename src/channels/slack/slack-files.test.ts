@@ -81,6 +81,11 @@ describe('Slack connector: files through files.uploadV2', () => {
       (e) => e instanceof DeliveryError && e.kind === 'rate_limited' && e.retryAfterMs === 2000,
     );
     assert.equal(fake.files.shared.length, 0);
+    fake.refuse('files.getUploadURLExternal', 'missing_scope');
+    await assert.rejects(
+      slack.send({ channel: 'slack', chat: 'CTEAM' }, { text: 'stat', file }),
+      (e) => e instanceof DeliveryError && e.kind === 'permanent' && /files:write/.test(e.message),
+    );
     await assert.rejects(
       slack.send({ channel: 'slack', chat: '' }, { text: 'stat', file }),
       (e) => e instanceof DeliveryError && e.kind === 'permanent',

@@ -3,7 +3,8 @@
 // the comment). Failures of any step are classified for the outbox like those of chat.postMessage.
 import type { webApi } from '@slack/bolt';
 import type { OutboundFile } from '../connector.ts';
-import { toDeliveryError } from './slack-errors.ts';
+import { DeliveryError } from '../delivery-error.ts';
+import { platformError, toDeliveryError } from './slack-errors.ts';
 
 /** Where and how a file is shared. */
 export interface FileShare {
@@ -16,7 +17,10 @@ export interface FileShare {
   file: OutboundFile;
 }
 
-/** Uploads and shares `share.file`; resolves once Slack completed the upload, throws a DeliveryError otherwise. */
+/**
+ * Uploads and shares `share.file`; resolves once Slack completed the upload, throws a DeliveryError otherwise (a
+ * permanent one naming the `files:write` scope when the app lacks it).
+ */
 export async function shareFile(web: InstanceType<typeof webApi.WebClient>, share: FileShare): Promise<void> {
   const upload = {
     file: Buffer.from(share.file.content, 'utf8'),
@@ -31,6 +35,12 @@ export async function shareFile(web: InstanceType<typeof webApi.WebClient>, shar
         : { ...upload, channel_id: share.channel },
     );
   } catch (error) {
+    if (platformError(error) === 'missing_scope') {
+      throw new DeliveryError('Slack refused the file: the app needs the files:write scope (reinstall it with it)', {
+        kind: 'permanent',
+        cause: error,
+      });
+    }
     throw toDeliveryError(error);
   }
 }
