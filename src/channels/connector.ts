@@ -39,9 +39,29 @@ export interface ChatButton {
   command: string;
 }
 
+/**
+ * A file sent with a message (a session's patch). Text content (UTF-8), at most MAX_FILE_BYTES once recorded (the
+ * outbox cuts a larger one with a last line saying so). A connector with `files` sends it as a document of its own
+ * with the message; elsewhere the outbox sends `inline` (default: the text, then the content in a code fence) instead.
+ */
+export interface OutboundFile {
+  /** The name people see (`worker.patch`): no path separators or control characters. */
+  name: string;
+  /** Its MIME type (`text/x-diff`). */
+  contentType: string;
+  content: string;
+  /** What to send instead of the message's text and the file on a connector that cannot send files. */
+  inline?: string;
+}
+
 /** A message to send. `text` may exceed the connector's limit; the connector (or the router) splits it. */
 export interface OutboundMessage {
   text: string;
+  /**
+   * A file sent with the message, on its last part (the text is its caption or the message before it). Only given to
+   * connectors with `files`; a message with a file is never delivered as an edit.
+   */
+  file?: OutboundFile;
   /** Connector message id this answers, when there is one. */
   replyTo?: string;
   /** Rows of buttons shown under the message (on its last part), where the channel has buttons. */
@@ -89,6 +109,16 @@ export interface Connector {
    * a message): `send` then accepts `target.thread` = the ref of the message that opened it.
    */
   readonly threads?: boolean;
+  /**
+   * True when `send` takes a message's `file` and sends it as a document (Telegram, Slack, Discord). Absent or false:
+   * the outbox sends the file's `inline` form as text instead and never passes a file.
+   */
+  readonly files?: boolean;
+  /**
+   * Longest text that may go with a file (Telegram's caption: 1,024). When a message's last part is longer, the outbox
+   * sends it alone and the file as one more part with an empty text. Absent: any part may carry the file.
+   */
+  readonly maxFileCaptionLength?: number;
   /** Longest text one message may carry on this channel. */
   readonly maxMessageLength: number;
   /** Starts receiving; every inbound message goes to `onMessage`. */

@@ -8,9 +8,10 @@ import type { OutboxConfig } from '../core/config-channels.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { OutboxRecord, OutboxStore } from '../store/outbox-store.ts';
-import type { ChannelTarget, ChatButton, Connector, OutboundMessage, SentMessage } from './connector.ts';
+import type { ChannelTarget, ChatButton, Connector, OutboundFile, OutboundMessage, SentMessage } from './connector.ts';
 import { classifyDeliveryFailure, DeliveryError } from './delivery-error.ts';
 import { EditRefusedError, fitOneMessage, storedButtons } from './outbox-edit.ts';
+import { inlineText, storedFile } from './outbox-file.ts';
 import { splitMessage } from './split-message.ts';
 import type { StopSignal } from './stop-signal.ts';
 
@@ -62,7 +63,15 @@ export class OutboxDelivery {
     const buttons = storedButtons(record.buttons);
     const editRef = await this.#editRef(record, connector);
     if (editRef !== null && (await this.#edit(record, connector, target, editRef, buttons)) !== 'refused') return;
-    await this.#sendParts(record, connector, target, buttons);
+    // A file goes to a connector that takes files with the last part; any other gets its inline form as the text.
+    const file = storedFile(record.file);
+    const content =
+      file === undefined
+        ? { text: record.text }
+        : connector.files
+          ? { text: record.text, file }
+          : { text: inlineText(record.text, file) };
+    await this.#sendParts(record, connector, target, buttons, content);
   }
 
   /** Marks `record` a dead letter after `attempts`, counts and logs it. */
@@ -80,9 +89,13 @@ export class OutboxDelivery {
     connector: Connector,
     target: ChannelTarget,
     buttons: ChatButton[][] | undefined,
+    content: { text: string; file?: OutboundFile },
   ): Promise<void> {
     const { clock, logger, store } = this.#deps;
-    const parts = splitMessage(record.text, connector.maxMessageLength);
+    const parts = splitMessage(content.text, connector.maxMessageLength);
+    // A file whose message is longer than the connector lets go with a file is a part of its own, after the text.
+    const caption = connector.maxFileCaptionLength;
+    if (content.file && caption !== undefined && (parts.at(-1)?.length ?? 0) > caption) parts.push('');
     let attempts = record.attempts;
     let ref: string | null = null;
     for (let index = record.partsSent; index < parts.length; index += 1) {
@@ -91,6 +104,7 @@ export class OutboxDelivery {
         text: parts[index] ?? '',
         ...(index === 0 && record.replyTo ? { replyTo: record.replyTo } : {}),
         ...(last && buttons ? { buttons } : {}),
+        ...(last && content.file ? { file: content.file } : {}),
       };
       await store.claim(record.id, clock.now());
       faultPoint('outbox.after-claim');
@@ -129,10 +143,11 @@ export class OutboxDelivery {
 
   /**
    * The ref of the message `record` replaces, when it is to be delivered as an edit: it names an earlier keyed message
-   * of the same conversation that was delivered with a ref, the connector can edit, and no part went out as new yet.
+   * of the same conversation that was delivered with a ref, the connector can edit, no part went out as new yet, and
+   * the message carries no file (an edit cannot add one).
    */
   async #editRef(record: OutboxRecord, connector: Connector): Promise<string | null> {
-    if (record.replaces === null || record.partsSent > 0 || !connector.edit) return null;
+    if (record.replaces === null || record.partsSent > 0 || !connector.edit || record.file !== null) return null;
     return this.#deps.store.sentRef(record.replaces, record.targetKey);
   }
 

@@ -10,8 +10,9 @@
 // same commit that marks it sent; a later message with `replaces: <that key>` to the same conversation is delivered as
 // one `connector.edit` of that ref (text fitted to one message) where the connector can edit, else as a new message. An
 // edit is claimed and settled like a send (repeating one after a crash is harmless); an edit the service refuses for
-// good (`EditRefusedError`: the message was deleted or is too old) falls back to a new message. One row's delivery is
-// in outbox-delivery.ts.
+// good (`EditRefusedError`: the message was deleted or is too old) falls back to a new message. A message's file is
+// stored with its row and goes with its last part to a connector with `files`, inline as text elsewhere
+// (outbox-file.ts). One row's delivery is in outbox-delivery.ts.
 import type { Kysely } from 'kysely';
 import { z } from 'zod';
 import type { Clock } from '../core/clock.ts';
@@ -28,6 +29,7 @@ import { formatTarget } from './connector.ts';
 import type { ChannelCounts } from './outbox-delivery.ts';
 import { OutboxDelivery } from './outbox-delivery.ts';
 import { buttonRowsSchema } from './outbox-edit.ts';
+import { boundedFile, outboundFileSchema } from './outbox-file.ts';
 import { StopSignal } from './stop-signal.ts';
 
 export interface OutboxDeps {
@@ -137,8 +139,9 @@ export class DurableOutbox implements Outbox {
   /**
    * Records the message durably and resolves once it is committed; delivery happens in the background. Messages are
    * recorded in the order of the calls, awaited or not. Rejects with invalid_input for a malformed target or an empty
-   * text, malformed buttons (an empty label or command, a command over 64 bytes) or an empty `replaces` (nothing is
-   * recorded then). A message whose `options.key` is already recorded (pending, sent within SENT_KEY_RETENTION_MS, or
+   * text, malformed buttons (an empty label or command, a command over 64 bytes), an empty `replaces` or a malformed
+   * file (a name with a path separator, no MIME type, empty content; nothing is recorded then). A file's content over
+   * MAX_FILE_BYTES is recorded cut, with a last line saying so. A message whose `options.key` is already recorded (pending, sent within SENT_KEY_RETENTION_MS, or
    * dead) is not recorded again. `replaces` names the key of an earlier message to the same target.
    */
   async send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): Promise<void> {
@@ -152,6 +155,8 @@ export class DurableOutbox implements Outbox {
       throw invalidInput('replaces: must be the key of an earlier message', 'replaces');
     if (message.threadOf !== undefined && (typeof message.threadOf !== 'string' || message.threadOf.trim() === ''))
       throw invalidInput('threadOf: must be the key of an earlier message', 'threadOf');
+    const file = outboundFileSchema.optional().safeParse(message.file);
+    if (!file.success) throw fromZodError(file.error, 'file');
     const clean: ChannelTarget = parsed.data;
     const key = formatTarget(clean);
     const entry = {
@@ -164,6 +169,7 @@ export class DurableOutbox implements Outbox {
       buttons: buttons.data && buttons.data.length > 0 ? JSON.stringify(buttons.data) : undefined,
       replaces: message.replaces,
       threadOf: message.threadOf,
+      file: file.data ? JSON.stringify(boundedFile(file.data)) : undefined,
     };
     const now = this.#deps.clock.now();
     const recorded = this.#recording.then(() => this.#store.enqueue(entry, now));

@@ -1,8 +1,9 @@
 import type { ZodType } from 'zod';
+import { inlineText } from '../channels/outbox-file.ts';
 import { AppError, errorMessage, invalidInput } from '../core/errors.ts';
 import { coerceText, fieldKind, kebab } from './field-kind.ts';
 import { parseOperationInput } from './input.ts';
-import type { Caller, Operation, OperationServices } from './operation.ts';
+import type { Caller, ChatReply, Operation, OperationServices } from './operation.ts';
 
 interface Token {
   text: string;
@@ -114,8 +115,32 @@ export function commandOperation(ops: readonly Operation[], text: string): Opera
 }
 
 /**
- * Runs a chat command if `text` is one of the table's commands. Returns the reply text (an error reply for bad
- * input), or null when the text is not a known command.
+ * Runs a chat command if `text` is one of the table's commands. Returns the reply (an error reply for bad input): a
+ * text, with a file when the operation answers one (`chatReply`); null when the text is not a known command.
+ */
+export async function runCommandReply(
+  ops: readonly Operation[],
+  text: string,
+  caller: Caller,
+  services: OperationServices,
+): Promise<ChatReply | null> {
+  const parts = splitCommand(text);
+  if (!parts) return null;
+  const op = ops.find((o) => o.expose.command?.name === parts.name);
+  if (!op) return null;
+  try {
+    const input = parseOperationInput(op, parseCommandArgs(op, parts.args));
+    const result = await op.run({ caller, services }, input);
+    return op.chatReply ? op.chatReply(result) : { text: op.format(result) };
+  } catch (error) {
+    const message = error instanceof AppError ? error.message : `Error: ${errorMessage(error)}`;
+    return { text: `⚠️ ${message}\nUsage: ${op.expose.command?.usage}` };
+  }
+}
+
+/**
+ * Runs a chat command like `runCommandReply` and returns its reply as a chat without files shows it (a file's inline
+ * form), or null when the text is not a known command.
  */
 export async function runCommand(
   ops: readonly Operation[],
@@ -123,15 +148,7 @@ export async function runCommand(
   caller: Caller,
   services: OperationServices,
 ): Promise<string | null> {
-  const parts = splitCommand(text);
-  if (!parts) return null;
-  const op = ops.find((o) => o.expose.command?.name === parts.name);
-  if (!op) return null;
-  try {
-    const input = parseOperationInput(op, parseCommandArgs(op, parts.args));
-    return op.format(await op.run({ caller, services }, input));
-  } catch (error) {
-    const message = error instanceof AppError ? error.message : `Error: ${errorMessage(error)}`;
-    return `⚠️ ${message}\nUsage: ${op.expose.command?.usage}`;
-  }
+  const reply = await runCommandReply(ops, text, caller, services);
+  if (reply === null) return null;
+  return reply.file ? inlineText(reply.text, reply.file) : reply.text;
 }

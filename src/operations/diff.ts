@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { cutAtLine, fencedCode, MAX_FILE_BYTES } from '../channels/outbox-file.ts';
 import type { FileChange, WorkdirDiff } from '../coding/git-diff.ts';
 import { diffWorkdir } from '../coding/git-diff.ts';
 import type { Config } from '../core/config.ts';
 import { sessionRef } from './common.ts';
-import type { Caller } from './operation.ts';
+import type { Caller, ChatReply } from './operation.ts';
 import { defineOperation } from './operation.ts';
 
 const input = z.strictObject({
@@ -22,16 +23,28 @@ export interface SessionDiffResult extends WorkdirDiff {
   baseFrom: 'launch' | 'head';
   /** Said to people when the result needs a word of explanation (no recorded base, a cut patch). */
   notes: string[];
+  /**
+   * For a chat caller: the patch as the file a chat that takes files gets (up to CHAT_FILE_PATCH_BYTES, `truncated`
+   * when cut there), while `patch` holds what a chat message shows inline.
+   */
+  patchFile?: { content: string; truncated: boolean };
 }
 
+/** How much patch a chat shows inline (a few messages; the outbox splits it). */
+const CHAT_INLINE_PATCH_BYTES = 24 * 1024;
+/** How much patch a chat's file holds: what the outbox sends as a file, less room for the line saying it was cut. */
+const CHAT_FILE_PATCH_BYTES = MAX_FILE_BYTES - 1024;
+/** The note of a patch cut to what the answer holds. */
+const PATCH_CUT_NOTE = 'The patch was cut: it is larger than this answer holds. See it whole with `switchboard diff`.';
+
 /**
- * How much patch each caller gets: a chat gets what a few messages hold (the outbox splits it), the orchestrator what
- * fits a tool result, the CLI and the web page the whole of a large change.
+ * How much patch each caller gets: a chat what its file holds (cut again to a few messages for the inline form), the
+ * orchestrator what fits a tool result, the CLI and the web page the whole of a large change.
  */
 function maxPatchBytes(caller: Caller, config: Config): number {
   switch (caller.kind) {
     case 'chat':
-      return 24 * 1024;
+      return CHAT_FILE_PATCH_BYTES;
     case 'agent':
       return 64 * 1024;
     case 'rpc':
@@ -65,15 +78,38 @@ export function formatDiffStat(result: SessionDiffResult): string {
  * the patch, so no line of it closes the fence.
  */
 function fenced(patch: string): string {
-  let longest = 2;
-  for (const match of patch.matchAll(/^ {0,3}(`+)/gm)) longest = Math.max(longest, match[1]?.length ?? 0);
-  const fence = '`'.repeat(longest + 1);
-  return `${fence}diff\n${patch.endsWith('\n') ? patch : `${patch}\n`}${fence}`;
+  return fencedCode(patch, 'diff');
 }
 
 function formatDiff(result: SessionDiffResult): string {
   const stat = formatDiffStat(result);
   return result.patch ? `${stat}\n\n${fenced(result.patch)}` : stat;
+}
+
+/**
+ * A chat's answer: with a patch, the stat summary as the text and `<session>.patch` (text/x-diff) as the file, the
+ * inline form (the summary and the patch in a fence, cut to a few messages) for chats that cannot take files.
+ */
+function diffChatReply(result: SessionDiffResult): ChatReply {
+  const file = result.patchFile;
+  if (!file || file.content === '') return { text: formatDiff(result) };
+  const notes = result.notes.filter((note) => note !== PATCH_CUT_NOTE);
+  const name = result.session.name.replace(/[^\w.-]+/g, '-').slice(0, 100);
+  if (file.truncated) {
+    notes.push(
+      `The patch file was cut at ${CHAT_FILE_PATCH_BYTES} bytes. See it whole with \`switchboard diff ${name}\`.`,
+    );
+  }
+  const cutLine = `\n# switchboard: the patch was cut here; see it whole with \`switchboard diff ${name}\`\n`;
+  return {
+    text: formatDiffStat({ ...result, notes }),
+    file: {
+      name: `${name}.patch`,
+      contentType: 'text/x-diff',
+      content: file.truncated ? `${file.content}${cutLine}` : file.content,
+      inline: formatDiff(result),
+    },
+  };
 }
 
 /** A session's changes (committed, uncommitted and new files) against the commit its working directory started at. */
@@ -111,15 +147,22 @@ export const sessionDiffOperation = defineOperation({
       notes.push(
         'There are too many new files to list them all: some are left out (are they meant to be in .gitignore?).',
       );
-    if (diff.truncated)
-      notes.push('The patch was cut: it is larger than this answer holds. See it whole with `switchboard diff`.');
+    // A chat gets the patch twice: whole (up to its file's limit) as the file, and cut to a few messages inline.
+    const inline =
+      ctx.caller.kind === 'chat' && diff.patch !== undefined ? cutAtLine(diff.patch, CHAT_INLINE_PATCH_BYTES) : null;
+    const truncated = diff.truncated || inline?.cut === true;
+    if (truncated) notes.push(PATCH_CUT_NOTE);
     return {
       session: { id: record.id, name: record.name },
       workdir: record.workdir,
       baseFrom: recorded ? 'launch' : 'head',
       notes,
       ...diff,
+      ...(inline && diff.patch !== undefined
+        ? { patch: inline.text, truncated, patchFile: { content: diff.patch, truncated: diff.truncated } }
+        : {}),
     };
   },
   format: formatDiff,
+  chatReply: diffChatReply,
 });

@@ -7,7 +7,7 @@ import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { EngineApi } from '../engine/api.ts';
 import type { InboundCommandStore } from '../store/inbound-commands.ts';
-import { commandOperation, runCommand } from './commands.ts';
+import { commandOperation, runCommandReply } from './commands.ts';
 import type { Operation, OperationServices } from './operation.ts';
 
 export interface InboundDeps {
@@ -57,8 +57,9 @@ export function createInboundHandler(deps: InboundDeps): InboundHandler {
         );
         await outbox.send(message.target, { text: interruptedCommandText(message.text), replyTo: message.id }, key);
       } else {
-        const reply = await runCommand(ops, message.text, { kind: 'chat', channel, userId: message.userId }, services);
-        if (reply !== null) await outbox.send(message.target, { text: reply, replyTo: message.id }, key);
+        const caller = { kind: 'chat' as const, channel, userId: message.userId };
+        const reply = await runCommandReply(ops, message.text, caller, services);
+        if (reply !== null) await outbox.send(message.target, { ...reply, replyTo: message.id }, key);
       }
       faultPoint('inbound.command.before-finish');
       await commands?.finish(channel, message.id, now());

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import type { ApprovalDesk } from '../approvals/desk.ts';
+import type { OutboundMessage } from '../channels/connector.ts';
 import type { ClusterView } from '../cluster/node-listing.ts';
 import type { CodeRunner } from '../coding/code-runner.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
@@ -129,6 +130,12 @@ export type FollowStart =
   | { kind: 'idle'; session: { id: string; name: string }; waitingFor: string | null }
   | { kind: 'none' };
 
+/**
+ * What a chat command answers: a text, and possibly a file (a session's patch) that the outbox sends as a document
+ * where the chat takes files, and as the file's `inline` form (or the text and the content in a code fence) elsewhere.
+ */
+export type ChatReply = Pick<OutboundMessage, 'text' | 'file'>;
+
 /** One user-facing operation: defined once, exposed as tool, chat command, RPC method and CLI subcommand. */
 export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   name: string;
@@ -151,6 +158,8 @@ export interface Operation<S extends z.ZodObject = z.ZodObject, T = unknown> {
   run(ctx: OperationContext, input: z.output<S>): Promise<T>;
   /** Renders the result for people and models (chat replies, tool results, CLI output). */
   format(result: T): string;
+  /** The chat command's answer when it is more than `format`'s text (a file with it); absent: `format`'s text. */
+  chatReply?(result: T): ChatReply;
   /** Present for operations whose session can be followed: the CLI offers `--follow` and starts where this says. */
   follow?(result: T): FollowStart;
   /**

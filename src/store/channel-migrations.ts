@@ -3,7 +3,8 @@ import type { Migration } from './kysely/schema-kit.ts';
 /** Schema steps of the chat channels (range 200–299): the durable outbox of outbound messages.
  * Statuses: pending → sending (claimed for one send, committed before the connector is called) → sent (kept only when
  * the row has an idempotency key, until pruned) or failed (dead letter). A message may carry buttons (JSON rows) and
- * name the key of an earlier message it replaces; a kept row remembers the connector's ref of what it delivered. */
+ * name the key of an earlier message it replaces, and a file (JSON: name, type, text content); a kept row remembers the
+ * connector's ref of what it delivered. */
 export const CHANNEL_MIGRATIONS: readonly Migration[] = [
   {
     version: 200,
@@ -52,5 +53,10 @@ export const CHANNEL_MIGRATIONS: readonly Migration[] = [
     version: 233,
     name: 'channels: outbox messages sent in the thread an earlier message opened',
     up: ({ db }) => [db.schema.alterTable('outbox_messages').addColumn('thread_of', 'text')],
+  },
+  {
+    version: 240,
+    name: 'channels: outbox messages carrying a file (a patch sent as a document)',
+    up: ({ db }) => [db.schema.alterTable('outbox_messages').addColumn('file', 'text')],
   },
 ];

@@ -1,5 +1,6 @@
 // The outbox store on both databases: keyed messages are recorded once, a conversation's queue is read in insertion
-// order, claims and settling move a row through its states, and the counts and prunes see the right rows.
+// order, claims and settling move a row through its states, a message's file is kept with it, and the counts and prunes
+// see the right rows.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
@@ -44,8 +45,18 @@ describeEachDatabase('OutboxStore', (fresh) => {
       replaces: null,
       threadOf: null,
       ref: null,
+      file: null,
     });
     assert.equal(await store.get(-1), null);
+  });
+
+  test('keeps the file of a message (JSON, a few MiB of text) with its row', async () => {
+    const store = new OutboxStore((await fresh()).db);
+    const content = `diff --git a/a b/a\n${'+ a line of a large patch, with ünïcode\n'.repeat(100_000)}`;
+    const file = JSON.stringify({ name: 'worker.patch', contentType: 'text/x-diff', content });
+    const id = (await store.enqueue({ ...entry('F', 'stat', 'diff-1'), file }, 1)) ?? -1;
+    assert.equal((await store.get(id))?.file, file);
+    assert.equal((await store.head('chat|F'))?.file, file);
   });
 
   test('keeps buttons and the replaced key with a message, and the ref of a keyed one in the commit that settles it', async () => {

@@ -33,6 +33,8 @@ export interface OutboxRecord {
   threadOf: string | null;
   /** The connector's id of the delivered message (its last part); kept on `sent` rows, null when unknown. */
   ref: string | null;
+  /** The file sent with the message (`OutboundFile` as JSON, serialized by the caller), or null. */
+  file: string | null;
 }
 
 /** What to record for a new message. */
@@ -50,6 +52,8 @@ export interface OutboxEntry {
   replaces?: string | undefined;
   /** Idempotency key of the earlier message whose thread this one goes in. */
   threadOf?: string | undefined;
+  /** The file sent with the message, serialized (JSON). */
+  file?: string | undefined;
 }
 
 function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
@@ -72,6 +76,7 @@ function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
     replaces: row.replaces,
     threadOf: row.thread_of,
     ref: row.ref,
+    file: row.file,
   };
 }
 
@@ -104,6 +109,7 @@ export class OutboxStore {
         buttons: entry.buttons ?? null,
         replaces: entry.replaces ?? null,
         thread_of: entry.threadOf ?? null,
+        file: entry.file ?? null,
         attempts: 0,
         parts_sent: 0,
         next_attempt_at: now,

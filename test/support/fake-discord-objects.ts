@@ -1,5 +1,7 @@
 // The Discord API objects the fake serves, in their wire shape (API v10): users, channels, guilds, messages,
 // interactions and message components. Snowflakes are strings, as Discord sends them.
+import type { FakeAttachment } from './fake-discord-files.ts';
+import { attachmentObjects } from './fake-discord-files.ts';
 
 /** A user as Discord serializes it. */
 export interface WireUser {
@@ -49,6 +51,8 @@ export interface FakeMessage {
   interactionId?: string;
   flags: number;
   editedAt?: string;
+  /** Files attached to the message (a multipart send). */
+  attachments?: FakeAttachment[];
 }
 
 const EPOCH = 1_420_070_400_000n;
@@ -117,7 +121,7 @@ export function messageObject(message: FakeMessage, timestamp: string): Record<s
     mention_everyone: false,
     mentions: [],
     mention_roles: [],
-    attachments: [],
+    attachments: attachmentObjects(message.attachments),
     embeds: [],
     pinned: false,
     type: message.replyTo ? 19 : 0,

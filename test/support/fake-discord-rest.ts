@@ -1,7 +1,9 @@
 // The fake Discord's REST routes (API v10 under /api/v10), answered from and written to its state: the gateway URL,
-// the bot user, guild command registration, channel messages (create with nonce/enforce_nonce, fetch, edit), threads
+// the bot user, guild command registration, channel messages (create with nonce/enforce_nonce and attached files, see
+// fake-discord-files.ts; fetch, edit), threads
 // started from a message, typing, interaction callbacks and the edit of an interaction's original response. Errors
 // are Discord's JSON errors ({code, message}) with its status codes.
+import type { FakeAttachment } from './fake-discord-files.ts';
 import type { FakeChannel, FakeMessage, WireUser } from './fake-discord-objects.ts';
 import { channelObject, messageObject, parseComponents } from './fake-discord-objects.ts';
 
@@ -51,13 +53,20 @@ const unknownChannel = (): RestAnswer => error(404, 10003, 'Unknown Channel');
 const unknownMessage = (): RestAnswer => error(404, 10008, 'Unknown Message');
 
 /** Answers one REST request (`path` below /api/v10, with its query). */
-export function handleRest(state: RestState, method: string, url: URL, body: Body, auth: string): RestAnswer {
+export function handleRest(
+  state: RestState,
+  method: string,
+  url: URL,
+  body: Body,
+  auth: string,
+  files: FakeAttachment[] = [],
+): RestAnswer {
   const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
   let m: RegExpExecArray | null;
   if ((m = /^\/interactions\/(\d+)\/([^/]+)\/callback$/.exec(path)) && method === 'POST')
     return callback(state, m[1] as string, m[2] as string, body, url.searchParams.get('with_response') === 'true');
   if ((m = /^\/webhooks\/(\d+)\/([^/]+)\/messages\/@original$/.exec(path)) && method === 'PATCH')
-    return editOriginal(state, m[1] as string, m[2] as string, body);
+    return editOriginal(state, m[1] as string, m[2] as string, body, files);
   if (auth !== `Bot ${state.token}`) return error(401, 0, '401: Unauthorized');
   if (path === '/gateway/bot' && method === 'GET') {
     const limit = { total: 1000, remaining: 999, reset_after: 14_400_000, max_concurrency: 1 };
@@ -66,7 +75,8 @@ export function handleRest(state: RestState, method: string, url: URL, body: Bod
   if (path === '/users/@me' && method === 'GET') return { status: 200, body: state.bot };
   if ((m = /^\/applications\/(\d+)\/guilds\/(\d+)\/commands$/.exec(path)) && method === 'PUT')
     return registerCommands(state, m[1] as string, m[2] as string, body);
-  if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === 'POST') return create(state, m[1] as string, body);
+  if ((m = /^\/channels\/(\d+)\/messages$/.exec(path)) && method === 'POST')
+    return create(state, m[1] as string, body, files);
   if ((m = /^\/channels\/(\d+)\/messages\/(\d+)$/.exec(path))) {
     const message = state.messages.get(m[2] as string);
     if (!state.channels.has(m[1] as string)) return unknownChannel();
@@ -107,12 +117,13 @@ function readContent(body: Body): RestAnswer | { content: string; buttons: FakeM
   return { content, buttons };
 }
 
-function create(state: RestState, channelId: string, body: Body): RestAnswer {
+function create(state: RestState, channelId: string, body: Body, files: FakeAttachment[]): RestAnswer {
   const channel = state.channels.get(channelId);
   if (!channel) return unknownChannel();
   const parts = readContent(body);
   if ('status' in parts) return parts;
-  if (parts.content === '' && parts.buttons.length === 0) return error(400, 50006, 'Cannot send an empty message');
+  if (parts.content === '' && parts.buttons.length === 0 && files.length === 0)
+    return error(400, 50006, 'Cannot send an empty message');
   const nonce = typeof body.nonce === 'string' || typeof body.nonce === 'number' ? String(body.nonce) : undefined;
   if (nonce && body.enforce_nonce === true) {
     const earlier = state.sent.find((s) => s.channelId === channelId && s.nonce === nonce);
@@ -128,6 +139,7 @@ function create(state: RestState, channelId: string, body: Body): RestAnswer {
     buttons: parts.buttons,
     ...(reference ? { replyTo: reference } : {}),
     ...(nonce ? { nonce } : {}),
+    ...(files.length > 0 ? { attachments: files } : {}),
     flags: 0,
   };
   state.messages.set(message.id, message);
@@ -205,7 +217,7 @@ function callback(state: RestState, id: string, token: string, body: Body, withR
   return { status: 200, body: { interaction: { id, type: 2 }, resource: { type } } };
 }
 
-function editOriginal(state: RestState, app: string, token: string, body: Body): RestAnswer {
+function editOriginal(state: RestState, app: string, token: string, body: Body, files: FakeAttachment[]): RestAnswer {
   const interaction = [...state.interactions.values()].find((i) => i.token === token);
   if (app !== state.applicationId || !interaction) return error(404, 10015, 'Unknown Webhook');
   const original = interaction.originalId ? state.messages.get(interaction.originalId) : undefined;
@@ -215,6 +227,7 @@ function editOriginal(state: RestState, app: string, token: string, body: Body):
   const filling = (original.flags & 128) !== 0;
   original.content = parts.content;
   original.buttons = parts.buttons;
+  if (files.length > 0) original.attachments = [...(original.attachments ?? []), ...files];
   original.flags = 0;
   if (filling) state.sent.push(original);
   else

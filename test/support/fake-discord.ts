@@ -6,6 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { readRestBody } from './fake-discord-files.ts';
 import { FakeGateway } from './fake-discord-gateway.ts';
 import type { FakeButton, FakeChannel, FakeMessage, WireUser } from './fake-discord-objects.ts';
 import {
@@ -253,7 +254,6 @@ export class FakeDiscord implements RestState {
     const url = new URL(req.url ?? '/', 'http://fake');
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
-    const raw = Buffer.concat(chunks).toString('utf8');
     const method = req.method ?? 'GET';
     const path = decodeURIComponent(url.pathname).replace(/^\/api\/v10/, '');
     this.requests.push({ method, path, query: url.search });
@@ -263,13 +263,10 @@ export class FakeDiscord implements RestState {
       const [f] = this.#failures.splice(failure, 1) as [FakeDiscordFailure];
       answer = failed(f);
     } else {
-      let body: Record<string, unknown> = {};
-      try {
-        body = raw ? (JSON.parse(raw) as Record<string, unknown>) : {};
-      } catch {
-        answer = { status: 400, body: { code: 50109, message: 'The request body contains invalid JSON.' } };
-      }
-      answer ??= handleRest(this, method, url, body, req.headers.authorization ?? '');
+      const read = await readRestBody(Buffer.concat(chunks), req.headers['content-type'] ?? '');
+      answer = read.ok
+        ? handleRest(this, method, url, read.body, req.headers.authorization ?? '', read.files)
+        : { status: read.status, body: { code: read.code, message: read.message } };
     }
     const headers: Record<string, string> = { ...answer.headers };
     if (answer.body !== undefined) headers['content-type'] = 'application/json';

@@ -1,11 +1,14 @@
 // A fake Slack on 127.0.0.1 speaking the real wire format: the Web API at /api/<method> (form or JSON bodies, the token
-// as a Bearer header) with auth.test, chat.postMessage, chat.postEphemeral, chat.update and apps.connections.open
+// as a Bearer header) with auth.test, chat.postMessage, chat.postEphemeral, chat.update, the external file upload flow
+// (files.getUploadURLExternal, the upload POST, files.completeUploadExternal; see fake-slack-files.ts) and apps.connections.open
 // (handing out a ws:// URL to the fake's own Socket Mode server, see fake-slack-socket.ts), and scripted 429s with
 // Retry-After. Tests push what people do (DM, mention, slash command, button press) as Socket Mode envelopes, or post
 // them signed to a daemon's POST /slack/events (fake-slack-payloads.ts), and read what the app posted and edited.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { FakeSlackFile } from './fake-slack-files.ts';
+import { FakeSlackFiles } from './fake-slack-files.ts';
 import type { PushedSlackMessage } from './fake-slack-payloads.ts';
 import {
   blockActionsPayload,
@@ -18,7 +21,7 @@ import {
 import type { FakeAck } from './fake-slack-socket.ts';
 import { FakeSocketMode } from './fake-slack-socket.ts';
 
-export type { FakeAck, PushedSlackMessage };
+export type { FakeAck, FakeSlackFile, PushedSlackMessage };
 
 export const FAKE_BOT_TOKEN = 'xoxb-fake-bot-token';
 export const FAKE_APP_TOKEN = 'xapp-fake-app-token';
@@ -90,10 +93,13 @@ export class FakeSlack {
   readonly updates: FakeSlackUpdate[] = [];
   /** Every Web API call: method and parameters. */
   readonly calls: { method: string; params: Params }[] = [];
+  /** The file uploads: `files.shared` lists the files shared in channels. */
+  readonly files = new FakeSlackFiles();
   #server = createServer((req, res) => void this.#handle(req, res));
   #socket: FakeSocketMode;
   #seq = 0;
   #rateLimits = new Map<string, { times: number; retryAfter: number }>();
+  #refusals = new Map<string, string>();
 
   constructor() {
     this.#socket = new FakeSocketMode(this.#server, '/socket');
@@ -126,6 +132,11 @@ export class FakeSlack {
   /** The next `times` calls of `method` answer 429 with Retry-After: `retryAfter` seconds. */
   rateLimit(method: string, retryAfter: number, times = 1): void {
     this.#rateLimits.set(method, { times, retryAfter });
+  }
+
+  /** Makes the next call of `method` answer Slack's platform error `error` (e.g. missing_scope). */
+  refuse(method: string, error: string): void {
+    this.#refusals.set(method, error);
   }
 
   /** A fresh message ts (`<seconds>.<micro>`), increasing. */
@@ -183,13 +194,23 @@ export class FakeSlack {
 
   async #handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const match = /^\/api\/([\w.]+)/.exec(req.url ?? '');
-    if (req.method !== 'POST' || !match) {
+    const upload = /^\/upload\/(\w+)$/.exec(req.url ?? '');
+    if (req.method !== 'POST' || (!match && !upload)) {
       res.writeHead(404).end();
       return;
     }
-    const method = match[1] ?? '';
     const chunks: Buffer[] = [];
     for await (const chunk of req) chunks.push(chunk as Buffer);
+    if (upload) {
+      const answer = await this.files.receive(
+        upload[1] ?? '',
+        Buffer.concat(chunks),
+        req.headers['content-type'] ?? '',
+      );
+      res.writeHead(answer.status, { 'content-type': 'text/plain' }).end(answer.body);
+      return;
+    }
+    const method = match?.[1] ?? '';
     const text = Buffer.concat(chunks).toString('utf8');
     const params: Params = req.headers['content-type']?.startsWith('application/json')
       ? (JSON.parse(text || '{}') as Params)
@@ -203,7 +224,9 @@ export class FakeSlack {
       return;
     }
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? String(params.token ?? '');
-    const reply = this.#answer(method, params, token);
+    const refusal = this.#refusals.get(method);
+    this.#refusals.delete(method);
+    const reply = refusal ? { ok: false, error: refusal } : this.#answer(method, params, token);
     res.writeHead(200, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(reply));
   }
 
@@ -229,6 +252,10 @@ export class FakeSlack {
         return this.#post(method, params);
       case 'chat.update':
         return this.#update(params);
+      case 'files.getUploadURLExternal':
+        return this.files.uploadUrl(params, this.url);
+      case 'files.completeUploadExternal':
+        return this.files.complete(params);
       default:
         return { ok: false, error: 'unknown_method' };
     }

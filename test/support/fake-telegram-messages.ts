@@ -1,5 +1,7 @@
 // Messages of the fake Telegram Bot API: how the text of a sendMessage or editMessageText is read (MarkdownV2 parsed
 // as Telegram parses it, empty and too-long texts refused), and the Message objects Telegram answers with.
+import type { SentDocument } from './fake-telegram-documents.ts';
+import { documentFields } from './fake-telegram-documents.ts';
 import type { FakeButton } from './fake-telegram-keyboards.ts';
 import { markupField } from './fake-telegram-keyboards.ts';
 import type { ParsedEntity } from './fake-telegram-markdown.ts';
@@ -20,6 +22,8 @@ export interface SentMessage {
   replyToMessageId: number | undefined;
   /** The inline keyboard under the message (its latest, after edits); undefined when it has none. */
   keyboard: FakeButton[][] | undefined;
+  /** For a sendDocument: the file (`text` is then its caption, empty when none). */
+  document?: SentDocument;
 }
 
 /** The text of a call as Telegram reads it. */
@@ -59,8 +63,9 @@ export function messageObject(sent: SentMessage, from: Record<string, unknown>):
     from,
     chat: chatObject(Number(sent.chatId)),
     date: Math.floor(Date.now() / 1000),
-    text: sent.text,
-    ...(sent.entities.length > 0 ? { entities: sent.entities } : {}),
+    ...(sent.document
+      ? documentFields(sent.messageId, sent.document, sent.text, sent.entities)
+      : { text: sent.text, ...(sent.entities.length > 0 ? { entities: sent.entities } : {}) }),
     ...(sent.threadId !== undefined ? { message_thread_id: sent.threadId, is_topic_message: true } : {}),
     ...markupField(sent.keyboard),
   };

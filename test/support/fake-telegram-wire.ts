@@ -1,6 +1,19 @@
 // The wire format of the fake Telegram Bot API: request parameters from JSON, urlencoded or multipart bodies and the
-// query string (form values that look like JSON are parsed, as Telegram does), and the description of an error answer.
+// query string (form values that look like JSON are parsed, as Telegram does; a multipart file part is kept as a
+// FakeUpload, parsed by Node's own `Response.formData()`), and the description of an error answer.
 import type { IncomingMessage } from 'node:http';
+
+/** A file uploaded in a multipart body: the part's file name, type and bytes. */
+export interface FakeUpload {
+  fileName: string;
+  contentType: string;
+  bytes: Buffer;
+}
+
+/** True for a parameter that is an uploaded file. */
+export function isUpload(value: unknown): value is FakeUpload {
+  return typeof value === 'object' && value !== null && Buffer.isBuffer((value as { bytes?: unknown }).bytes);
+}
 
 /** Parameters of one Bot API call. */
 export type Params = Record<string, unknown>;
@@ -44,16 +57,14 @@ function coerce(value: string): unknown {
   return value;
 }
 
-function parseMultipart(body: string, contentType: string): Params {
-  const boundary = /boundary=(?:"([^"]+)"|([^;]+))/.exec(contentType);
-  const mark = boundary?.[1] ?? boundary?.[2];
+async function parseMultipart(body: Buffer, contentType: string): Promise<Params> {
+  const form = await new Response(new Uint8Array(body), { headers: { 'content-type': contentType } }).formData();
   const params: Params = {};
-  if (!mark) return params;
-  for (const part of body.split(`--${mark}`)) {
-    const name = /name="([^"]+)"/.exec(part)?.[1];
-    const split = part.indexOf('\r\n\r\n');
-    if (!name || split === -1) continue;
-    params[name] = coerce(part.slice(split + 4).replace(/\r\n$/, ''));
+  for (const [name, value] of form) {
+    params[name] =
+      typeof value === 'string'
+        ? coerce(value)
+        : { fileName: value.name, contentType: value.type, bytes: Buffer.from(await value.arrayBuffer()) };
   }
   return params;
 }
@@ -62,13 +73,14 @@ function parseMultipart(body: string, contentType: string): Params {
 export async function readParams(req: IncomingMessage, query: URLSearchParams): Promise<Params> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
-  const body = Buffer.concat(chunks).toString('utf8');
+  const bytes = Buffer.concat(chunks);
+  const body = bytes.toString('utf8');
   const params: Params = {};
   for (const [key, value] of query) params[key] = coerce(value);
   const type = req.headers['content-type'] ?? '';
   if (body.trim() === '') return params;
   if (type.includes('application/json')) return { ...params, ...(JSON.parse(body) as Params) };
-  if (type.includes('multipart/form-data')) return { ...params, ...parseMultipart(body, type) };
+  if (type.includes('multipart/form-data')) return { ...params, ...(await parseMultipart(bytes, type)) };
   for (const [key, value] of new URLSearchParams(body)) params[key] = coerce(value);
   return params;
 }

@@ -2,21 +2,24 @@
 // multipart bodies, or query parameters): getMe, deleteWebhook, getWebhookInfo, getUpdates (long polling with
 // `timeout`, `offset` confirming earlier updates, `allowed_updates`, 409 when a newer poll replaces a pending one),
 // sendMessage (MarkdownV2 checked like Telegram does, see fake-telegram-markdown.ts; inline keyboards checked, see
-// fake-telegram-keyboards.ts), editMessageText (the message changed in place; "message is not modified" and "message to
+// fake-telegram-keyboards.ts), sendDocument (a multipart upload, caption checked; see fake-telegram-documents.ts; the
+// file's name and bytes kept on the sent message), editMessageText (the message changed in place; "message is not modified" and "message to
 // edit not found" as Telegram answers them), answerCallbackQuery (once per press), setMyCommands, sendChatAction.
 // Tests push user messages and button presses, read and await what the bot sent, script failures (429 with
 // retry_after, 500, 409, any 4xx) and look at the offsets the bot confirmed.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import type { ReadDocument, SentDocument } from './fake-telegram-documents.ts';
+import { readDocument } from './fake-telegram-documents.ts';
 import type { FakeButton } from './fake-telegram-keyboards.ts';
 import { callbackQuery, parseInlineKeyboard } from './fake-telegram-keyboards.ts';
-import type { SentMessage } from './fake-telegram-messages.ts';
+import type { ReadText, SentMessage } from './fake-telegram-messages.ts';
 import { chatObject, messageObject, readText } from './fake-telegram-messages.ts';
 import type { FakeFailure, Params } from './fake-telegram-wire.ts';
 import { descriptionFor, readParams } from './fake-telegram-wire.ts';
 
-export type { FakeButton, FakeFailure, SentMessage };
+export type { FakeButton, FakeFailure, SentDocument, SentMessage };
 
 export const FAKE_BOT_TOKEN = '123456789:AAFakeTokenForTestsOnly_0123456789abc';
 
@@ -294,7 +297,9 @@ export class FakeTelegram {
       case 'getupdates':
         return this.#getUpdates(params, res);
       case 'sendmessage':
-        return this.#sendMessage(params, res);
+        return this.#sendMessage(params, res, readText(params));
+      case 'senddocument':
+        return this.#sendMessage(params, res, readDocument(params));
       case 'editmessagetext':
         return this.#editMessageText(params, res);
       case 'answercallbackquery':
@@ -369,10 +374,10 @@ export class FakeTelegram {
     this.#notify();
   }
 
-  #sendMessage(params: Params, res: ServerResponse): void {
+  /** A sendMessage (`read` its text) or a sendDocument (`read` its document and caption). */
+  #sendMessage(params: Params, res: ServerResponse, read: ReadText | ReadDocument): void {
     if (params.chat_id === undefined || params.chat_id === '')
       return this.#error(res, { status: 400, description: 'Bad Request: chat_id is empty' });
-    const read = readText(params);
     if (!read.ok) return this.#error(res, { status: 400, description: read.error });
     const markup = parseInlineKeyboard(params.reply_markup);
     if (!markup.ok) return this.#error(res, { status: 400, description: markup.error });
@@ -394,6 +399,7 @@ export class FakeTelegram {
       threadId,
       replyToMessageId: replyTo,
       keyboard: markup.keyboard,
+      ...('document' in read ? { document: read.document } : {}),
     };
     this.sent.push(sent);
     this.#ok(res, messageObject(sent, this.botUser));

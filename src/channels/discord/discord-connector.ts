@@ -45,6 +45,8 @@ export class DiscordConnector implements Connector {
   readonly account: string | undefined;
   /** A message can start a thread (its id is the thread's); a coding session's messages go in the one its launch opened. */
   readonly threads = true;
+  /** A message's file is attached to it (multipart upload). */
+  readonly files = true;
   readonly maxMessageLength = DISCORD_MAX_MESSAGE_LENGTH;
   /**
    * Sends carry a nonce Discord enforces: a resend soon after a crash returns the message already created. Discord
@@ -148,7 +150,10 @@ export class DiscordConnector implements Connector {
     this.#onMessage = null;
   }
 
-  /** Sends one message (≤ 2,000 characters, buttons as components); resolves to its ref. See DiscordOutbound.send. */
+  /**
+   * Sends one message (≤ 2,000 characters, buttons as components, its file attached); resolves to its ref. See
+   * DiscordOutbound.send.
+   */
   async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<SentMessage> {
     return this.#outbound.send(target, message, delivery);
   }

@@ -1,13 +1,20 @@
 // What the Discord connector sends, through discord.js's REST client: messages (Discord markdown, mentions never
-// pinging) with their buttons as message components, into a thread started from a message when the target names one
+// pinging) with their buttons as message components and their file as an attachment (a multipart upload), into a thread started from a message when the target names one
 // (the thread is created on first use), the reply to a slash command as the edit of its deferred response, edits of
 // sent messages, "typing…" and the connector's own replies. A message's ref is its id, or `<thread>:<id>` when it was
 // posted in a thread rather than in the target's channel (so an edit finds it).
 import { createHash } from 'node:crypto';
-import type { REST } from 'discord.js';
+import type { RawFile, REST } from 'discord.js';
 import { Routes } from 'discord.js';
 import type { Logger } from '../../core/logger.ts';
-import type { ChannelTarget, ChatButton, DeliveryKey, OutboundMessage, SentMessage } from '../connector.ts';
+import type {
+  ChannelTarget,
+  ChatButton,
+  DeliveryKey,
+  OutboundFile,
+  OutboundMessage,
+  SentMessage,
+} from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { EditRefusedError } from '../outbox-edit.ts';
 import { describeDiscordError, DiscordCode, discordCode, toDeliveryError } from './discord-errors.ts';
@@ -63,6 +70,16 @@ export function nonceOf(key: string): string {
   return createHash('sha256').update(key).digest('base64url').slice(0, 25);
 }
 
+/** A message's file as the REST client's multipart upload (`files[0]`) and the body's `attachments` entry naming it. */
+function upload(file: OutboundFile | undefined): { files: RawFile[]; attachments: { id: number; filename: string }[] } {
+  if (!file) return { files: [], attachments: [] };
+  const data = Buffer.from(file.content, 'utf8');
+  return {
+    files: [{ name: file.name, data, contentType: file.contentType }],
+    attachments: [{ id: 0, filename: file.name }],
+  };
+}
+
 /** Mentions in the text never ping anyone (an agent's output may hold @everyone). */
 const NO_PINGS = { parse: [], replied_user: false };
 
@@ -89,7 +106,8 @@ export class DiscordOutbound {
 
   /**
    * Sends one message (at most 2,000 characters): the reply to a slash command fills its deferred response while its
-   * token is fresh; anything else is posted (in the target's thread when it names one), once per delivery key.
+   * token is fresh; anything else is posted (in the target's thread when it names one), once per delivery key. Its
+   * file is attached (multipart: `payload_json` and `files[0]`).
    */
   async send(target: ChannelTarget, message: OutboundMessage, delivery?: DeliveryKey): Promise<SentMessage> {
     if (message.text.length > DISCORD_MAX_MESSAGE_LENGTH)
@@ -97,10 +115,15 @@ export class DiscordOutbound {
         `message of ${message.text.length} characters exceeds Discord's ${DISCORD_MAX_MESSAGE_LENGTH}`,
         { kind: 'permanent' },
       );
-    const body = { content: toDiscordMarkdown(message.text), components: actionRows(message.buttons) };
+    const { files, attachments } = upload(message.file);
+    const body = {
+      content: toDiscordMarkdown(message.text),
+      components: actionRows(message.buttons),
+      ...(files.length > 0 ? { attachments } : {}),
+    };
     const reply = parseReplyTo(message.replyTo);
     if (reply?.kind === 'command') {
-      const filled = await this.#fillResponse(message.replyTo as string, body);
+      const filled = await this.#fillResponse(message.replyTo as string, body, files);
       if (filled) return { ref: refOf(target, filled.channelId, filled.id) };
     }
     const channelId = await this.#channelOf(target, message.text);
@@ -112,6 +135,7 @@ export class DiscordOutbound {
     try {
       const sent = (await this.#rest.post(Routes.channelMessages(channelId), {
         body: { ...body, allowed_mentions: NO_PINGS, ...reference, ...nonce },
+        ...(files.length > 0 ? { files } : {}),
       })) as { id: string };
       return { ref: refOf(target, channelId, sent.id) };
     } catch (error) {
@@ -169,7 +193,11 @@ export class DiscordOutbound {
   }
 
   /** Fills the deferred response of the slash command `inboundId`; undefined when it cannot (send anew instead). */
-  async #fillResponse(inboundId: string, body: object): Promise<{ id: string; channelId: string } | undefined> {
+  async #fillResponse(
+    inboundId: string,
+    body: object,
+    files: RawFile[],
+  ): Promise<{ id: string; channelId: string } | undefined> {
     const command = this.#pending.take(inboundId);
     if (!command || !(await command.acked)) return undefined;
     try {
@@ -177,6 +205,7 @@ export class DiscordOutbound {
       const sent = (await this.#rest.patch(route, {
         body: { ...body, allowed_mentions: NO_PINGS },
         auth: false,
+        ...(files.length > 0 ? { files } : {}),
       })) as { id: string };
       return { id: sent.id, channelId: command.channelId };
     } catch (error) {

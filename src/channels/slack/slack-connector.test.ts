@@ -135,6 +135,7 @@ describe('Slack connector (Socket Mode) against the fake Slack', () => {
     );
     const post = fake.posts.at(-1);
     assert.ok(post);
+    assert.ok(sent, 'a ref');
     assert.equal(sent.ref, post.ts);
     assert.equal(post.threadTs, parent, 'thread_ts honoured');
     assert.equal(post.raw, '🔐 wants to run Bash: echo &lt;hi&gt; &amp; bye');

@@ -4,7 +4,8 @@
 // or by mentioning it in a channel; chat commands come as messages (`/claude …`) or through the one slash command
 // (`/switchboard claude …`); presses of Block Kit buttons come back as pressed commands. Every event is acknowledged to
 // Slack only after the InboundHandler resolved (slack-receiver.ts). Sends and edits go through the Web API
-// (chat.postMessage with thread_ts for a thread, chat.update), their failures classified for the outbox.
+// (chat.postMessage with thread_ts for a thread, chat.update; a file through files.uploadV2), their failures classified
+// for the outbox.
 import { App, webApi } from '@slack/bolt';
 import { backoffDelay } from '../../core/backoff.ts';
 import type { Clock, Timer } from '../../core/clock.ts';
@@ -15,6 +16,7 @@ import { renderMessage, SLACK_MAX_MESSAGE_LENGTH } from './slack-blocks.ts';
 import type { SlackAccountConfig, SlackCredentials } from './slack-credentials.ts';
 import { resolveSlackCredentials, slackConfigKey } from './slack-credentials.ts';
 import { describeSlackError, platformError, toDeliveryError } from './slack-errors.ts';
+import { shareFile } from './slack-files.ts';
 import { SlackIntake } from './slack-intake.ts';
 import { boltLogger } from './slack-logger.ts';
 import type { SlackHttpReply, SlackHttpRequest } from './slack-receiver.ts';
@@ -57,6 +59,8 @@ export class SlackConnector implements Connector {
   readonly channel = 'slack';
   readonly account: string | undefined;
   readonly threads = true;
+  /** A message's file is shared through files.uploadV2. */
+  readonly files = true;
   readonly maxMessageLength = SLACK_MAX_MESSAGE_LENGTH;
   /** chat.postMessage has no idempotency key. */
   readonly idempotent = false;
@@ -230,11 +234,24 @@ export class SlackConnector implements Connector {
 
   /**
    * Posts one message (at most 3,000 characters of text) with its buttons as Block Kit, in `target.thread` when set;
-   * resolves to `{ ref: <ts> }`. Throws a DeliveryError: `rate_limited` with Slack's Retry-After on a 429.
+   * resolves to `{ ref: <ts> }`. A file is shared with the text as its comment (files.uploadV2, slack-files.ts), no ref
+   * then (Slack names the file, not the message sharing it). Throws a DeliveryError: `rate_limited` on a 429.
    */
-  async send(target: ChannelTarget, message: OutboundMessage): Promise<SentMessage> {
-    const rendered = renderMessage(message);
+  async send(target: ChannelTarget, message: OutboundMessage): Promise<SentMessage | void> {
     const thread = target.thread ? (this.#threadParents.get(target.thread) ?? target.thread) : undefined;
+    if (!message.file) return this.#post(target, thread, message);
+    // A file's comment has no Block Kit: a message with buttons is posted first, and the file follows without comment.
+    const posted = message.buttons?.length
+      ? await this.#post(target, thread, { ...message, file: undefined })
+      : undefined;
+    const comment = posted ? undefined : renderMessage(message).text;
+    await shareFile(this.#web, { channel: target.chat, thread, comment, file: message.file });
+    return posted;
+  }
+
+  /** chat.postMessage of `message` (in `thread` when set); resolves to its ts as the ref. */
+  async #post(target: ChannelTarget, thread: string | undefined, message: OutboundMessage): Promise<SentMessage> {
+    const rendered = renderMessage(message);
     let ts: string | undefined;
     try {
       const result = await this.#web.chat.postMessage({

@@ -20,7 +20,7 @@ import type { TelegramUpdate } from './telegram-inbound.ts';
 import { TelegramIntake } from './telegram-intake.ts';
 import { telegramKey } from './telegram-keys.ts';
 import type { ApiSignal } from './telegram-outbound.ts';
-import { TELEGRAM_MAX_MESSAGE_LENGTH, TelegramOutbound } from './telegram-outbound.ts';
+import { TELEGRAM_MAX_CAPTION_LENGTH, TELEGRAM_MAX_MESSAGE_LENGTH, TelegramOutbound } from './telegram-outbound.ts';
 import { resolveBotToken } from './telegram-token.ts';
 
 export { TELEGRAM_MAX_MESSAGE_LENGTH };
@@ -46,6 +46,9 @@ export class TelegramConnector implements Connector {
   readonly channel = 'telegram';
   readonly account: string | undefined;
   readonly maxMessageLength = TELEGRAM_MAX_MESSAGE_LENGTH;
+  /** A message's file goes as a document (sendDocument), its text as the caption. */
+  readonly files = true;
+  readonly maxFileCaptionLength = TELEGRAM_MAX_CAPTION_LENGTH;
   /** The Bot API has no idempotency key: a send a crash interrupted cannot be told apart from one that went out. */
   readonly idempotent = false;
   #config: TelegramAccountConfig;
@@ -177,7 +180,8 @@ export class TelegramConnector implements Connector {
 
   /**
    * Sends one message (at most 4096 characters) as MarkdownV2, or as plain text if Telegram cannot parse it, with its
-   * buttons as an inline keyboard (each button's command as its callback_data); resolves to `{ ref: <message_id> }`.
+   * buttons as an inline keyboard (each button's command as its callback_data), and its file as a document with the
+   * text (at most 1,024 characters then, the outbox sees to it) as its caption; resolves to `{ ref: <message_id> }`.
    */
   async send(target: ChannelTarget, message: OutboundMessage): Promise<SentMessage> {
     return this.#outbound.send(target, message);

@@ -1,9 +1,10 @@
 // What the Telegram connector sends: messages (MarkdownV2, or plain text when Telegram cannot parse it) with their
-// buttons as an inline keyboard, edits of those messages (editMessageText), the "typing…" action, the connector's own
+// buttons as an inline keyboard, files as documents (sendDocument, the text as the caption when it fits), edits of those messages (editMessageText), the "typing…" action, the connector's own
 // replies and the answers to button presses (answerCallbackQuery).
 import type { Api } from 'grammy';
+import { InputFile } from 'grammy';
 import type { Logger } from '../../core/logger.ts';
-import type { ChannelTarget, ChatButton, OutboundMessage, SentMessage } from '../connector.ts';
+import type { ChannelTarget, ChatButton, OutboundFile, OutboundMessage, SentMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { EditRefusedError } from '../outbox-edit.ts';
 import { toMarkdownV2 } from './markdown-v2.ts';
@@ -18,6 +19,8 @@ import { replyMessageId } from './telegram-inbound.ts';
 
 /** Telegram's limit on the text of one message. */
 export const TELEGRAM_MAX_MESSAGE_LENGTH = 4096;
+/** Telegram's limit on the caption of a document (the text sent with it). */
+export const TELEGRAM_MAX_CAPTION_LENGTH = 1024;
 /** Telegram's limit on a button's callback_data, in bytes. */
 export const TELEGRAM_MAX_CALLBACK_DATA_BYTES = 64;
 /** Telegram's limit on the text of a callback answer. */
@@ -72,9 +75,13 @@ export class TelegramOutbound {
     this.#token = options.token;
   }
 
-  /** Sends one message (at most 4096 characters) with its buttons; resolves to its message id as the ref. */
+  /**
+   * Sends one message (at most 4096 characters) with its buttons, and its file as a document (see `#sendDocument`);
+   * resolves to its message id (the document's, with a file) as the ref.
+   */
   async send(target: ChannelTarget, message: OutboundMessage): Promise<SentMessage> {
     this.#checkLength(message.text);
+    if (message.file) return this.#sendDocument(target, message, message.file);
     const keyboard = inlineKeyboard(message.buttons);
     const options = {
       ...this.sendOptions(target, message.replyTo),
@@ -109,6 +116,39 @@ export class TelegramOutbound {
       }
       const described = describeTelegramError(error, this.#token);
       if (isEditRefusedError(error)) throw new EditRefusedError(described, { status: 400, cause: error });
+      throw toDeliveryError(error, this.#token);
+    }
+  }
+
+  /**
+   * Sends `file` as a document (a multipart upload of its bytes under its name) with the text as its caption (none for
+   * an empty text) and the buttons under it. A text over Telegram's 1,024 characters is refused for good: the outbox
+   * sends such a text as a message of its own first (`maxFileCaptionLength`).
+   */
+  async #sendDocument(target: ChannelTarget, message: OutboundMessage, file: OutboundFile): Promise<SentMessage> {
+    if (message.text.length > TELEGRAM_MAX_CAPTION_LENGTH) {
+      throw new DeliveryError(
+        `caption of ${message.text.length} characters exceeds Telegram's ${TELEGRAM_MAX_CAPTION_LENGTH}`,
+        { kind: 'permanent' },
+      );
+    }
+    const keyboard = inlineKeyboard(message.buttons);
+    const options = {
+      ...this.sendOptions(target, message.replyTo),
+      ...(keyboard ? { reply_markup: { inline_keyboard: keyboard } } : {}),
+    };
+    // A fresh InputFile per call: the plain-text retry of a caption Telegram could not parse uploads it again.
+    const document = (): InputFile => new InputFile(Buffer.from(file.content, 'utf8'), file.name);
+    const chat = chatId(target.chat);
+    try {
+      const sent =
+        message.text === ''
+          ? await this.#api.sendDocument(chat, document(), options)
+          : await this.#formatted(target, message.text, (caption, mode) =>
+              this.#api.sendDocument(chat, document(), { ...options, caption, ...mode }),
+            );
+      return { ref: String(sent.message_id) };
+    } catch (error) {
       throw toDeliveryError(error, this.#token);
     }
   }

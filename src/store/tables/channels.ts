@@ -41,6 +41,11 @@ export interface ChannelTables {
     thread_of: string | null;
     /** The connector's id of the delivered message (its last part), kept with a keyed `sent` row for later edits. */
     ref: string | null;
+    /**
+     * A file sent with the message (`{ name, contentType, content, inline? }` as JSON, content at most 8 MiB of text;
+     * migration 240), on its last part; null when none.
+     */
+    file: string | null;
   };
   web_messages: {
     pos: Generated<number>;
