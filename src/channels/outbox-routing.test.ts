@@ -2,11 +2,10 @@
 // segment), and into the thread an earlier message opened on connectors that have threads.
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { ManualClock } from '../core/clock.ts';
 import { outboxSchema } from '../core/config-channels.ts';
 import { silentLogger } from '../core/logger.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { ChannelTarget, Connector, InboundHandler, OutboundMessage, SentMessage } from './connector.ts';
 import type { DurableOutbox } from './outbox.ts';
 import { createOutbox } from './outbox.ts';
@@ -36,9 +35,9 @@ class Recording implements Connector {
 
 let outbox: DurableOutbox;
 
-beforeEach(() => {
+beforeEach(async () => {
   outbox = createOutbox({
-    db: sqliteKysely(openDatabase(':memory:')),
+    db: (await openTestStore(':memory:')).db,
     config: outboxSchema.parse({}),
     clock: new ManualClock(),
     logger: silentLogger(),

@@ -8,13 +8,12 @@ import type { FakeGithub } from '../../test/support/fake-github.ts';
 import { startFakeGithub } from '../../test/support/fake-github.ts';
 import { addBareOrigin, commitFile, gitSync, initRepo } from '../../test/support/git-repo.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { systemClock } from '../core/clock.ts';
 import { githubSchema } from '../core/config-github.ts';
 import { AppError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
-import { openDatabase } from '../store/database.ts';
 import { SessionPullRequestStore } from '../store/github-pull-requests.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { GithubApi } from './client.ts';
 import { GithubRest } from './client.ts';
 import type { GitRunner } from './git.ts';
@@ -43,13 +42,13 @@ describe('SessionPullRequests', () => {
     dir.remove();
   });
 
-  function setup(options: { repo?: string; api?: (real: GithubApi) => GithubApi } = {}) {
+  async function setup(options: { repo?: string; api?: (real: GithubApi) => GithubApi } = {}) {
     const remote = join(dir.path, 'remote.git');
     const work = initRepo(join(dir.path, 'work'));
     addBareOrigin(work, remote);
     const config = githubSchema.parse({ enabled: true, repo: options.repo ?? 'acme/widgets' });
     const real = new GithubRest({ kind: 'token', token: TOKEN, source: 'test' }, github.url, silentLogger());
-    const db = sqliteKysely(openDatabase(join(dir.path, 'state.db')));
+    const db = (await openTestStore(join(dir.path, 'state.db'))).db;
     const store = new SessionPullRequestStore(db);
     const service = new SessionPullRequests({
       config,
@@ -77,7 +76,7 @@ describe('SessionPullRequests', () => {
   });
 
   it('commits the uncommitted work, pushes a new branch, opens one PR; a repeat answers the same PR', async () => {
-    const { remote, work, service } = setup();
+    const { remote, work, service } = await setup();
     writeFileSync(join(work, 'README.md'), '# changed\n');
     writeFileSync(join(work, 'new-file.txt'), 'new\n');
     const first = await service.open(request(work));
@@ -127,7 +126,7 @@ describe('SessionPullRequests', () => {
 
   it('finds and records a PR opened just before a crash instead of opening a second one', async () => {
     let crashOnce = true;
-    const { work, service, store } = setup({
+    const { work, service, store } = await setup({
       api: (real) => ({
         defaultBranch: (r) => real.defaultBranch(r),
         findOpenPull: (r, b) => real.findOpenPull(r, b),
@@ -153,7 +152,7 @@ describe('SessionPullRequests', () => {
   });
 
   it('pushes a branch it did not create plainly, and a rejected non-fast-forward is an error that says so', async () => {
-    const { remote, work, service } = setup();
+    const { remote, work, service } = await setup();
     gitSync(work, 'switch', '-q', '-c', 'feature');
     commitFile(work, 'f.txt', 'mine\n');
     // Someone else pushed to feature meanwhile.
@@ -177,7 +176,7 @@ describe('SessionPullRequests', () => {
   });
 
   it('uses the base asked for, and a detached HEAD gets a switchboard branch', async () => {
-    const { remote, work, service } = setup();
+    const { remote, work, service } = await setup();
     gitSync(work, 'push', '-q', 'origin', 'main:release');
     gitSync(work, 'switch', '-q', '--detach');
     commitFile(work, 'r.txt', 'r\n');
@@ -193,7 +192,7 @@ describe('SessionPullRequests', () => {
   it('gives git the token only in its environment: never in argv, nor in .git/config', async () => {
     // The remote is served over http by the fake (which is no git server): the push fails, but the request it got
     // carries the credentials.
-    const { work, service } = setup({ repo: 'acme/widgets' });
+    const { work, service } = await setup({ repo: 'acme/widgets' });
     gitSync(work, 'remote', 'set-url', 'origin', `${github.url}/acme/widgets.git`);
     writeFileSync(join(work, 'x.txt'), 'x\n');
     await assert.rejects(service.open(request(work)), /git push of switchboard\/fix-login failed/);

@@ -1,21 +1,20 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearEffectStore } from '../store/linear-effects.ts';
 import { LinearApiError } from './api/types.ts';
 import { effectId, LinearEffects } from './effects.ts';
 
-function setup() {
-  const store = new LinearEffectStore(sqliteKysely(openDatabase(':memory:')));
+async function setup() {
+  const store = new LinearEffectStore((await openTestStore(':memory:')).db);
   return { store, effects: new LinearEffects(store, new ManualClock(), silentLogger()) };
 }
 
 describe('LinearEffects', () => {
   it('sends an effect once under its key, with a stable UUID v4 client id', async () => {
-    const { effects, store } = setup();
+    const { effects, store } = await setup();
     const ids: string[] = [];
     const send = async (id: string) => void ids.push(id);
     assert.equal((await effects.run('stop:a/response', 'keyed', send)).kind, 'sent');
@@ -26,7 +25,7 @@ describe('LinearEffects', () => {
   });
 
   it('resends a keyed effect claimed but not confirmed under the same id; Linear refusing the id means it is there', async () => {
-    const { effects, store } = setup();
+    const { effects, store } = await setup();
     await store.claim('k/answer', 0);
     const ids: string[] = [];
     const refused = await effects.run('k/answer', 'keyed', async (id) => {
@@ -44,7 +43,7 @@ describe('LinearEffects', () => {
   });
 
   it('does not send an at-most-once effect an earlier attempt claimed without confirming', async () => {
-    const { effects, store } = setup();
+    const { effects, store } = await setup();
     await store.claim('job:x/update', 0);
     let calls = 0;
     assert.deepEqual(await effects.run('job:x/update', 'at-most-once', async () => void (calls += 1)), {
@@ -55,7 +54,7 @@ describe('LinearEffects', () => {
   });
 
   it('releases the claim of an effect Linear refused before doing anything, and keeps it after a network failure', async () => {
-    const { effects, store } = setup();
+    const { effects, store } = await setup();
     await assert.rejects(
       effects.run('a/x', 'at-most-once', async () => Promise.reject(new LinearApiError('rate_limit', 'slow down'))),
     );

@@ -5,12 +5,10 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { openTestStore, type TestStore } from '../../../test/support/test-store.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import type { ChatButton, InboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
@@ -30,7 +28,7 @@ const BUTTONS: ChatButton[][] = [
 
 describe('WebConnector buttons and edits', () => {
   let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
+  let db: TestStore;
   let clock: ManualClock;
   let received: InboundMessage[];
   let connector: WebConnector;
@@ -39,11 +37,11 @@ describe('WebConnector buttons and edits', () => {
 
   beforeEach(async () => {
     dir = tempDir();
-    db = openDatabase(join(dir.path, 'state.db'));
+    db = await openTestStore(join(dir.path, 'state.db'));
     clock = new ManualClock();
     received = [];
     const { config } = loadConfig({ home: dir.path, env: {}, overrides: {} });
-    connector = new WebConnector({ db: sqliteKysely(db), config: config.channels.web, clock, logger: silentLogger() });
+    connector = new WebConnector({ db: db.db, config: config.channels.web, clock, logger: silentLogger() });
     await connector.start(async (m) => {
       received.push(m);
     });
@@ -54,7 +52,7 @@ describe('WebConnector buttons and edits', () => {
   afterEach(async () => {
     closeFeed();
     await connector.stop();
-    db.close();
+    await db.close();
     dir.remove();
   });
 

@@ -2,13 +2,11 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { openTestStore, type TestStore } from '../../../test/support/test-store.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import type { InboundMessage } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
@@ -28,19 +26,19 @@ function deferred(): { promise: Promise<void>; resolve: () => void; reject: (err
 
 describe('WebConnector', () => {
   let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
+  let db: TestStore;
   let clock: ManualClock;
   let received: InboundMessage[];
   let connector: WebConnector;
 
   const build = (overrides: Record<string, unknown> = {}): WebConnector => {
     const { config } = loadConfig({ home: dir.path, env: {}, overrides: { channels: { web: overrides } } });
-    return new WebConnector({ db: sqliteKysely(db), config: config.channels.web, clock, logger: silentLogger() });
+    return new WebConnector({ db: db.db, config: config.channels.web, clock, logger: silentLogger() });
   };
 
   beforeEach(async () => {
     dir = tempDir();
-    db = openDatabase(join(dir.path, 'state.db'));
+    db = await openTestStore(join(dir.path, 'state.db'));
     clock = new ManualClock();
     received = [];
     connector = build();
@@ -50,7 +48,7 @@ describe('WebConnector', () => {
   });
   afterEach(async () => {
     await connector.stop();
-    db.close();
+    await db.close();
     dir.remove();
   });
 
@@ -167,8 +165,8 @@ describe('WebConnector', () => {
     const small = build({ transcriptMaxMessages: 3, historyLimit: 2 });
     for (const text of ['a', 'b', 'c', 'd']) await small.send({ channel: 'web', chat: CHAT }, { text });
     await small.send({ channel: 'web', chat: 'other-chat-1' }, { text: 'elsewhere' });
-    db.close();
-    db = openDatabase(join(dir.path, 'state.db'));
+    await db.close();
+    db = await openTestStore(join(dir.path, 'state.db'));
     const reopened = build({ transcriptMaxMessages: 3, historyLimit: 2 });
     const none = { onMessage: () => {}, onClose: () => {} };
     assert.deepEqual(
