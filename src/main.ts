@@ -46,7 +46,7 @@ import { createOperationsToolbox } from './operations/toolbox.ts';
 import { LeaseStore } from './store/cluster-leases.ts';
 import { ClusterNodeStore } from './store/cluster-nodes.ts';
 import { ClusterSecretStore } from './store/cluster-secrets.ts';
-import { CodingSessionStore, isActiveStatus } from './store/coding-sessions.ts';
+import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
@@ -285,8 +285,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       url: config.node.url ?? null,
       timeoutMs: config.cluster.nodeTimeoutSec * 1000,
       heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
-      runningByNode: async () =>
-        new Map([[config.node.name, sessions.liveSessions().filter((s) => isActiveStatus(s.status)).length]]),
+      runningByNode: () => sessions.activeByNode(),
+    });
+    // A lost node's sessions become interrupted ("node <name> lost"), announced once like a restart's.
+    cluster.onNodeDown('sessions', async (node) => {
+      const owed = await sessions.interruptNode(node.name);
+      await notifications.announceInterrupted(owed);
+      await wake.announceInterrupted(owed);
+      await sessions.restartNoticesStored(owed);
     });
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
@@ -310,7 +316,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     notifications.start();
     approvalNotices.start();
     // Requests left pending by the previous process are cancelled (their agents are gone); their chat messages say so.
-    await approvals.cancelStale();
+    // On PostgreSQL the restore cancels only this node's (other nodes' agents still wait for theirs).
+    if (store.dialect === 'sqlite') await approvals.cancelStale();
     // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     await notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');

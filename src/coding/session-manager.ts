@@ -14,6 +14,7 @@ import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { workdirHead } from './git-head.ts';
 import type { Harness } from './harness.ts';
+import { interruptLostNode } from './lost-node.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
 import type { PermissionGate } from './permission-gate.ts';
@@ -99,9 +100,13 @@ export class SessionManager {
    * get to announce; call `restartNoticesStored` once their notices are stored.
    */
   async restore(): Promise<string[]> {
-    const { store, logs, clock, logger, notices } = this.#deps;
+    const { store, logs, clock, logger, notices, config } = this.#deps;
     const now = clock.now();
-    const cut = await store.list(ACTIVE_STATUSES);
+    // On a shared store (PostgreSQL) only this node's sessions were cut off (and rows from before nodes were recorded).
+    const node = config.store.url ? config.node.name : undefined;
+    const cut = (await store.list(ACTIVE_STATUSES)).filter(
+      (s) => node === undefined || s.node === null || s.node === node,
+    );
     const remained = sweepOrphans(cut);
     if (cut.length > 0) {
       const report = orphanReport(remained, cut.length);
@@ -119,11 +124,25 @@ export class SessionManager {
       } as const;
       if (notices) await notices.markWithNotice(record.id, now, (trx) => store.update(record.id, patch, trx));
       else await store.update(record.id, patch);
+      // On a shared store the desk's start-up sweep would cancel other nodes' requests: only these are cancelled.
+      if (node !== undefined)
+        await this.#deps.permissions?.cancelSession(
+          record.id,
+          'the daemon restarted; resume the session to be asked again',
+        );
     }
-    await store.closeOpenRuns(now);
+    await store.closeOpenRuns(now, node === undefined ? {} : { node });
     if (cut.length > 0) logger.info({ sessions: cut.map((s) => s.name) }, 'sessions interrupted by the last shutdown');
     faultPoint('sessions.restore.after-mark');
     return notices ? await notices.pending() : cut.map((s) => s.id);
+  }
+
+  /**
+   * Takeover of a lost node of the cluster: marks its sessions interrupted ("node <name> lost"), see interruptLostNode.
+   * Returns the ids whose notice is owed, as restore does.
+   */
+  interruptNode(node: string): Promise<string[]> {
+    return interruptLostNode(this.#deps, node);
   }
 
   /** Records that the notices of these interrupted sessions (chat and orchestrator) are stored; restore owes them no more. */
@@ -217,6 +236,7 @@ export class SessionManager {
       resumedFrom: extra.resumedFrom ?? null,
       forked: spec.forkSession,
       pid: null,
+      node: config.node.name,
     };
     const onStored = extra.onStored;
     const runId = await store.insertLaunched(record, now, onStored ? (trx) => onStored(record, trx) : undefined);
@@ -311,6 +331,7 @@ export class SessionManager {
       budgetExhausted: false,
       updatedAt: now,
       autoResponds: 0,
+      node: this.#deps.config.node.name,
       ...(options.originChannel ? { originChannel: options.originChannel } : {}),
     };
     return this.#admit(async () => {
@@ -408,6 +429,11 @@ export class SessionManager {
   /** One page of stored sessions, newest first (see CodingSessionStore.page). */
   page(options: Parameters<CodingSessionStore['page']>[0]): ReturnType<CodingSessionStore['page']> {
     return this.#deps.store.page(options);
+  }
+
+  /** Sessions starting or running per node of the cluster (one grouped query). */
+  activeByNode(): Promise<Map<string, number>> {
+    return this.#deps.store.activeByNode();
   }
 
   /** Sessions currently in memory. */

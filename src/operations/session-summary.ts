@@ -36,6 +36,8 @@ export interface SessionSummary {
   forked: boolean;
   /** Log seq where the current run started (null when the session is not in memory): follow from here. */
   runStartSeq: number | null;
+  /** The node of the cluster that runs (or ran) it; null while it waits in the launch queue. */
+  node: string | null;
 }
 
 /** Builds the summary of a stored session, with live details when its Session is in memory. */
@@ -67,6 +69,7 @@ export function summarize(record: SessionListing, live: Session | undefined, now
     resumedFrom: record.resumedFrom,
     forked: record.forked,
     runStartSeq: live?.runStartSeq ?? null,
+    node: record.node,
   };
 }
 

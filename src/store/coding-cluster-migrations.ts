@@ -1,0 +1,18 @@
+import type { Migration } from './kysely/schema-kit.ts';
+
+/**
+ * Coding-session steps for the cluster (coding range 90–99): the node a session runs on, and where a queued launch may
+ * be placed (`place_on`: one node by name; `place_labels`: JSON array of labels the node must have).
+ */
+export const CODING_CLUSTER_MIGRATIONS: readonly Migration[] = [
+  {
+    version: 90,
+    name: 'coding sessions: node, placement',
+    up: ({ db }) => [
+      db.schema.alterTable('coding_sessions').addColumn('node', 'text'),
+      db.schema.alterTable('coding_sessions').addColumn('place_on', 'text'),
+      db.schema.alterTable('coding_sessions').addColumn('place_labels', 'text'),
+      db.schema.createIndex('coding_sessions_node_status').on('coding_sessions').columns(['node', 'status']),
+    ],
+  },
+];
