@@ -9,6 +9,7 @@ import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slac
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { ClusterNode } from './cluster/cluster-node.ts';
+import { ClusterSessions } from './cluster/cluster-sessions.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
@@ -295,6 +296,21 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await sessions.restartNoticesStored(owed);
     });
 
+    // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
+    const clusterSessions =
+      store.dialect === 'postgres' && config.store.url
+        ? new ClusterSessions({
+            db: kysely,
+            url: config.store.url,
+            config,
+            clock,
+            logger,
+            sessions,
+            harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
+            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+          })
+        : null;
+
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
     const services: OperationServices = {
       config,
@@ -307,6 +323,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       idempotency,
       approvals,
       cluster,
+      ...(clusterSessions ? { clusterSessions } : {}),
       ...(linear ? { linear: linear.services } : {}),
       ...(github ? { github } : {}),
     };
@@ -325,6 +342,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     faultPoint('sessions.restore.before-clear');
     await sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
+    if (clusterSessions) {
+      await clusterSessions.start();
+      stops.push(() => clusterSessions.stop());
+    }
     await outbox.start();
     await engine.start();
     await scheduler.start();

@@ -38,6 +38,8 @@ export interface SessionSummary {
   runStartSeq: number | null;
   /** The node of the cluster that runs (or ran) it; null while it waits in the launch queue. */
   node: string | null;
+  /** A launch's place in the cluster's queue while it waits for a slot (1: the next to start). */
+  queuePosition?: number;
 }
 
 /** Builds the summary of a stored session, with live details when its Session is in memory. */

@@ -124,7 +124,7 @@ export interface SessionMetrics {
 type SessionRow = Selectable<Database['coding_sessions']>;
 
 /** The stored session of a row (the one place a row becomes a StoredSession). */
-function sessionFromRow(row: SessionRow): StoredSession {
+export function sessionFromRow(row: SessionRow): StoredSession {
   const spec = JSON.parse(row.spec) as LaunchSpec;
   return {
     ...listingFromRow(row, spec.multiTurn, JSON.parse(row.foreground) as Record<string, ChannelView>),
@@ -485,6 +485,22 @@ export class CodingSessionStore {
       .where('status', 'in', ACTIVE_STATUSES)
       .executeTakeFirst();
     return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Cancels a queued launch (it never starts): `killed` with `reason`, only if still queued (a node may be claiming it).
+   * Resolves with the final record, or null when it was no longer queued.
+   */
+  async cancelQueued(id: string, reason: string, now: number): Promise<StoredSession | null> {
+    this.#changed(id);
+    const row = await this.#db
+      .updateTable('coding_sessions')
+      .set({ status: 'killed', end_reason: reason, completed_at: now, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .returningAll()
+      .executeTakeFirst();
+    return row ? sessionFromRow(row) : null;
   }
 
   /** Deletes a session and its lookup keys. */

@@ -1,6 +1,7 @@
 // Three real daemon processes share one PostgreSQL database: a node SIGKILLed mid-session is declared down by the
 // others, its running session is listed `interrupted` ("node gamma lost") within the node timeout and a few seconds,
-// its chat is told exactly once, and the surviving nodes' own sessions are left running.
+// its chat is told exactly once, and the surviving nodes' own sessions are left running. The launch it queued starts
+// elsewhere exactly once when a slot frees; a launch pinned to it waits until it is back.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
@@ -27,9 +28,9 @@ describe('a node of the cluster lost mid-session', { skip: postgresSkip() }, () 
   before(async () => {
     const web = { channels: { web: { enabled: true } } };
     rig = await startClusterRig('sb-cluster-failover-', [
-      { name: 'alpha', maxSessions: 2, extra: web },
-      { name: 'beta', maxSessions: 2, extra: web },
-      { name: 'gamma', maxSessions: 2, extra: web },
+      { name: 'alpha', labels: ['linux'], maxSessions: 1, extra: web },
+      { name: 'beta', labels: ['linux'], maxSessions: 1, extra: web },
+      { name: 'gamma', maxSessions: 1, extra: web },
     ]);
     workdir = join(rig.dir.path, 'work');
     mkdirSync(workdir, { recursive: true });
@@ -48,21 +49,40 @@ describe('a node of the cluster lost mid-session', { skip: postgresSkip() }, () 
       workdir,
       name: 'doomed',
       channel: `web|${WEB_CHAT}`,
+      on: 'gamma',
     });
     const survivor = await alpha.rpc<Summary>('sessions.launch', {
       prompt: 'keep going [[stream:400]]',
       workdir,
       name: 'survivor',
+      on: 'alpha',
     });
+    await alpha.rpc<Summary>('sessions.launch', { prompt: '[[hang]] busy', workdir, name: 'busy', on: 'beta' });
     await waitFor('both running', async () => {
       const { sessions } = await alpha.rpc<{ sessions: Summary[] }>('sessions.list', {});
-      return sessions.filter((s) => s.status === 'running').length === 2;
+      return sessions.filter((s) => s.status === 'running').length === 3;
     });
+    // The cluster is full: gamma queues one launch for any linux node and one pinned to itself.
+    const waiting = await gamma.rpc<Summary>('sessions.launch', {
+      prompt: '[[hang]] waiting',
+      workdir,
+      name: 'waiting',
+      labels: ['linux'],
+    });
+    const pinned = await gamma.rpc<Summary>('sessions.launch', { prompt: '[[hang]] pinned', workdir, on: 'gamma' });
+    assert.deepEqual([waiting.status, pinned.status], ['queued', 'queued']);
     const listed = await alpha.rpc<{ sessions: Summary[] }>('sessions.list', {});
-    assert.deepEqual(listed.sessions.map((s) => [s.name, s.node]).sort(), [
-      ['doomed', 'gamma'],
-      ['survivor', 'alpha'],
-    ]);
+    assert.deepEqual(
+      listed.sessions
+        .filter((s) => s.node)
+        .map((s) => [s.name, s.node])
+        .sort(),
+      [
+        ['busy', 'beta'],
+        ['doomed', 'gamma'],
+        ['survivor', 'alpha'],
+      ],
+    );
 
     await rig.kill('gamma');
     const interrupted = await waitFor(
@@ -111,6 +131,28 @@ describe('a node of the cluster lost mid-session', { skip: postgresSkip() }, () 
       .execute();
     assert.equal(lostNotices.length, 1);
     assert.ok((await rig.db.selectFrom('outbox_messages').select('id').execute()).length >= beforeCount);
+
+    // The launch gamma queued is still queued; a slot frees on alpha and it starts there, once.
+    assert.equal((await alpha.rpc<Summary>('sessions.get', { session: waiting.id })).status, 'queued');
     await alpha.rpc('sessions.kill', { session: survivor.id });
+    const started = await waitFor('the queued launch started elsewhere', async () => {
+      const got = await alpha.rpc<Summary>('sessions.get', { session: waiting.id });
+      return got.status === 'running' ? got : undefined;
+    });
+    assert.equal(started.node, 'alpha');
+    const runs = await rig.db
+      .selectFrom('session_runs')
+      .select('session_id')
+      .where('session_id', '=', waiting.id)
+      .execute();
+    assert.equal(runs.length, 1);
+    // The launch pinned to gamma waits for it; gamma back, it starts there.
+    assert.equal((await alpha.rpc<Summary>('sessions.get', { session: pinned.id })).status, 'queued');
+    await rig.start('gamma');
+    const back = await waitFor('the pinned launch started on gamma', async () => {
+      const got = await alpha.rpc<Summary>('sessions.get', { session: pinned.id });
+      return got.status === 'running' ? got : undefined;
+    });
+    assert.equal(back.node, 'gamma');
   });
 });
