@@ -42,6 +42,7 @@ import { commandList } from './operations/commands.ts';
 import { Idempotency } from './operations/idempotency.ts';
 import { createInboundHandler } from './operations/inbound.ts';
 import type { OperationServices } from './operations/operation.ts';
+import { runForwarded } from './operations/remote.ts';
 import { OPERATIONS } from './operations/table.ts';
 import { createOperationsToolbox } from './operations/toolbox.ts';
 import { LeaseStore } from './store/cluster-leases.ts';
@@ -272,6 +273,21 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       stops.push(() => linear.stop());
     }
 
+    // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
+    const clusterSessions =
+      store.dialect === 'postgres' && config.store.url
+        ? new ClusterSessions({
+            db: kysely,
+            url: config.store.url,
+            config,
+            clock,
+            logger,
+            sessions,
+            harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
+            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+          })
+        : null;
+
     // This daemon as a node of the cluster (a cluster of one on SQLite): heartbeat, failure detection, leases.
     const cluster = new ClusterNode({
       store: new ClusterNodeStore(kysely),
@@ -294,22 +310,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await notifications.announceInterrupted(owed);
       await wake.announceInterrupted(owed);
       await sessions.restartNoticesStored(owed);
+      await clusterSessions?.takeOver(node.name);
     });
-
-    // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
-    const clusterSessions =
-      store.dialect === 'postgres' && config.store.url
-        ? new ClusterSessions({
-            db: kysely,
-            url: config.store.url,
-            config,
-            clock,
-            logger,
-            sessions,
-            harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
-            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
-          })
-        : null;
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
     const services: OperationServices = {
@@ -343,7 +345,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     await sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
     if (clusterSessions) {
-      await clusterSessions.start();
+      // Requests other nodes forward for this node's sessions run as the operations they name.
+      await clusterSessions.start((request) => runForwarded(OPERATIONS, services, request));
       stops.push(() => clusterSessions.stop());
     }
     await outbox.start();

@@ -1,5 +1,6 @@
 // Coding sessions across the nodes of a cluster on PostgreSQL, built once in src/main.ts: the launch queue (placement,
-// claims), woken by LISTEN/NOTIFY, by its own sessions' ends and by the heartbeat's period.
+// claims), woken by LISTEN/NOTIFY, by its own sessions' ends and by the heartbeat's period; and the command queue that
+// steers a session on another node (send, kill, resume, an approval's decision).
 import type { Kysely, Transaction } from 'kysely';
 import type { QueuedLaunch } from '../coding/launch-queue.ts';
 import { LaunchQueue } from '../coding/launch-queue.ts';
@@ -8,11 +9,23 @@ import { realOrResolved } from '../coding/workspace.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
+import { ClusterCommandStore } from '../store/cluster-commands.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import type { Placement, StoredSession } from '../store/coding-sessions.ts';
 import { LAUNCH_CHANNEL, LaunchQueueStore } from '../store/launch-queue.ts';
 import { PgListener } from '../store/pg-listener.ts';
 import type { Database } from '../store/tables/index.ts';
+import { ClusterCommands } from './cluster-commands.ts';
+
+/** A request forwarded to the node that runs its session: an operation by name, its arguments and who asked. */
+export interface ForwardedRequest {
+  operation: string;
+  args: Record<string, unknown>;
+  /** The caller as the asking node saw it (`Caller` of operations/operation.ts). */
+  caller: unknown;
+  /** The node that forwarded it. */
+  from: string;
+}
 
 /** How ClusterSessions is built. */
 export interface ClusterSessionsDeps {
@@ -27,12 +40,15 @@ export interface ClusterSessionsDeps {
   harnesses: readonly HarnessName[];
   /** How often the queue is looked at unasked (ms): the heartbeat. */
   heartbeatMs: number;
+  /** How long a request for another node waits for its answer (ms; default 30 s). */
+  commandWaitMs?: number;
 }
 
 /** This node's part in the cluster's sessions: the launch queue (and the commands for sessions on other nodes). */
 export class ClusterSessions {
   readonly name: string;
   readonly queue: LaunchQueue;
+  readonly commands: ClusterCommands;
   readonly #listener: PgListener;
 
   constructor(deps: ClusterSessionsDeps) {
@@ -56,6 +72,31 @@ export class ClusterSessions {
       passMs: deps.heartbeatMs,
     });
     this.#listener.on(LAUNCH_CHANNEL, () => this.queue.kick());
+    this.commands = new ClusterCommands({
+      store: new ClusterCommandStore(deps.db),
+      nodes: new ClusterNodeStore(deps.db),
+      listener: this.#listener,
+      clock,
+      logger,
+      name: config.node.name,
+      nodeTimeoutMs: config.cluster.nodeTimeoutSec * 1000,
+      waitMs: deps.commandWaitMs ?? 30_000,
+      pollMs: 250,
+      drainMs: deps.heartbeatMs,
+    });
+  }
+
+  /**
+   * Runs `operation` with `args` on node `target` for `caller` (a session there is steered by that node) and resolves
+   * with its answer; see ClusterCommands.call.
+   */
+  forward(target: string, request: ForwardedRequest): Promise<unknown> {
+    return this.commands.call(target, request.operation, request);
+  }
+
+  /** The takeover of a lost node: its unfinished commands fail (its sessions are interrupted by the SessionManager). */
+  takeOver(node: string): Promise<void> {
+    return this.commands.takeOver(node);
   }
 
   /** Places a launch in the cluster (see LaunchQueue.launch). */
@@ -67,15 +108,17 @@ export class ClusterSessions {
     return this.queue.launch(request, placement, onStored);
   }
 
-  /** Starts listening and claiming. */
-  async start(): Promise<void> {
+  /** Starts listening, claiming launches and running the commands for this node with `execute`. */
+  async start(execute: (request: ForwardedRequest) => Promise<unknown>): Promise<void> {
     await this.#listener.start();
     this.queue.start();
+    await this.commands.start((_kind, payload) => execute(payload as ForwardedRequest));
   }
 
-  /** Stops claiming and listening. */
+  /** Stops claiming, running commands and listening. */
   async stop(): Promise<void> {
     await this.queue.stop();
+    await this.commands.stop();
     await this.#listener.stop();
   }
 }

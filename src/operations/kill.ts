@@ -3,6 +3,7 @@ import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
 import { legacyKill } from './legacy-rpc.ts';
 import { commandChannel, defineOperation } from './operation.ts';
+import { onSessionNode } from './remote.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({ session: sessionRef });
@@ -21,6 +22,8 @@ export const killOperation = defineOperation({
     cli: { name: 'kill', args: ['<session>'] },
   },
   async run(ctx, args): Promise<SessionSummary> {
+    const remote = await onSessionNode<SessionSummary>(ctx, args.session, 'kill', args);
+    if (remote) return remote;
     return summaryOf(ctx, await ctx.services.sessions.kill(args.session, 'killed by user', commandChannel(ctx.caller)));
   },
   format(s) {

@@ -77,6 +77,11 @@ export interface OperationContext<N extends ServiceName = never> {
    * inside the transaction of its effect, so a crash between the two cannot run it twice.
    */
   idempotency?: KeyCommit;
+  /**
+   * The node that forwarded this request here (its session runs on this node, see operations/remote.ts); a forwarded
+   * request is never forwarded again.
+   */
+  routedFrom?: string;
 }
 
 /** How a chat command maps its words onto the input: leading positional names; the last takes the rest of the line. */

@@ -3,6 +3,7 @@ import { invalidInput } from '../core/errors.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { formatSessionList, truncate } from './format.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
+import { onSessionNode } from './remote.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 const input = z.strictObject({
@@ -40,6 +41,9 @@ export const resumeOperation = defineOperation({
       return { kind: 'list', sessions: resumable };
     }
     if (!args.session) throw invalidInput('session: give the session to resume (or --list)', 'session');
+    // The agent keeps its own history on the node that ran the session: it resumes there.
+    const remote = await onSessionNode<ResumeResult>(ctx, args.session, 'resume', args);
+    if (remote) return remote;
     const channel = callerChannel(ctx.caller);
     const session = await sessions.resumeSoon(args.session, {
       ...(args.prompt ? { prompt: args.prompt } : {}),
