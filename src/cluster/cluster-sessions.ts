@@ -1,8 +1,8 @@
 // Coding sessions across the nodes of a cluster on PostgreSQL, built once in src/main.ts: the launch queue (placement,
 // claims), woken by LISTEN/NOTIFY, by its own sessions' ends and by the heartbeat's period; and the command queue that
 // steers a session on another node (send, kill, resume, an approval's decision).
-import type { Kysely, Transaction } from 'kysely';
-import type { QueuedLaunch } from '../coding/launch-queue.ts';
+import type { Kysely } from 'kysely';
+import type { LaunchOptions, QueuedLaunch } from '../coding/launch-queue.ts';
 import { LaunchQueue } from '../coding/launch-queue.ts';
 import type { LaunchRequest, SessionManager } from '../coding/session-manager.ts';
 import { realOrResolved } from '../coding/workspace.ts';
@@ -11,7 +11,7 @@ import type { Config, HarnessName } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import { ClusterCommandStore } from '../store/cluster-commands.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
-import type { Placement, StoredSession } from '../store/coding-sessions.ts';
+import type { Placement } from '../store/coding-sessions.ts';
 import { LAUNCH_CHANNEL, LaunchQueueStore } from '../store/launch-queue.ts';
 import { PgListener } from '../store/pg-listener.ts';
 import type { Database } from '../store/tables/index.ts';
@@ -50,11 +50,17 @@ export class ClusterSessions {
   readonly queue: LaunchQueue;
   readonly commands: ClusterCommands;
   readonly #listener: PgListener;
+  readonly #nodes: ClusterNodeStore;
+  readonly #clock: Clock;
+  readonly #timeoutMs: number;
 
   constructor(deps: ClusterSessionsDeps) {
     const { config, clock } = deps;
     const logger = deps.logger.child({ component: 'cluster-sessions' });
     this.name = config.node.name;
+    this.#nodes = new ClusterNodeStore(deps.db);
+    this.#clock = clock;
+    this.#timeoutMs = config.cluster.nodeTimeoutSec * 1000;
     this.#listener = new PgListener({ url: deps.url, clock, logger });
     this.queue = new LaunchQueue({
       config,
@@ -100,12 +106,14 @@ export class ClusterSessions {
   }
 
   /** Places a launch in the cluster (see LaunchQueue.launch). */
-  launch(
-    request: LaunchRequest,
-    placement: Placement,
-    onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>,
-  ): Promise<QueuedLaunch> {
-    return this.queue.launch(request, placement, onStored);
+  launch(request: LaunchRequest, placement: Placement, options: LaunchOptions = {}): Promise<QueuedLaunch> {
+    return this.queue.launch(request, placement, options);
+  }
+
+  /** True when node `name` is up: not declared down, heard from within the node timeout. */
+  async nodeUp(name: string): Promise<boolean> {
+    const node = await this.#nodes.get(name);
+    return node !== null && node.status === 'up' && this.#clock.now() - node.heartbeatAt <= this.#timeoutMs;
   }
 
   /** Starts listening, claiming launches and running the commands for this node with `execute`. */

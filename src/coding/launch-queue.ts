@@ -31,6 +31,14 @@ export interface LaunchQueueDeps {
   passMs: number;
 }
 
+/** What else a queued launch carries. */
+export interface LaunchOptions {
+  /** Runs in the transaction that stores it (an idempotency key's answer). */
+  onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>;
+  /** The session it continues (resume --anywhere). */
+  resumedFrom?: string;
+}
+
 /** A launch as the queue answers it: started here at once, or waiting (`position`: 1 is next), or started elsewhere. */
 export interface QueuedLaunch {
   record: StoredSession;
@@ -56,11 +64,8 @@ export class LaunchQueue {
    * `queued` with its placement and `onStored` in one transaction, the nodes woken on commit, and this node given the
    * first chance to start it (or older launches) at once.
    */
-  async launch(
-    request: LaunchRequest,
-    placement: Placement,
-    onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>,
-  ): Promise<QueuedLaunch> {
+  async launch(request: LaunchRequest, placement: Placement, options: LaunchOptions = {}): Promise<QueuedLaunch> {
+    const { onStored, resumedFrom } = options;
     const { config, sessions, store, nodes } = this.#d;
     const ask = {
       harness: request.harness ?? config.defaultHarness,
@@ -70,10 +75,15 @@ export class LaunchQueue {
     };
     const refusal = placementRefusal(await nodes.list(), ask);
     if (refusal) throw refusal;
-    const queued = await sessions.enqueue({ ...request, workdir: ask.workdir }, placement, async (record, trx) => {
-      await store.notify(trx);
-      await onStored?.(record, trx);
-    });
+    const queued = await sessions.enqueue(
+      { ...request, workdir: ask.workdir },
+      placement,
+      async (record, trx) => {
+        await store.notify(trx);
+        await onStored?.(record, trx);
+      },
+      resumedFrom ? { resumedFrom } : {},
+    );
     const started = await this.pass(request.via ? { id: queued.id, via: request.via } : undefined);
     const here = started.find((s) => s.id === queued.id);
     if (here) return { record: { ...here.record }, session: here, position: null };

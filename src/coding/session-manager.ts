@@ -282,9 +282,10 @@ export class SessionManager {
     request: LaunchRequest,
     placement: Placement,
     also?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>,
+    extra: { resumedFrom?: string } = {},
   ): Promise<StoredSession> {
     this.#refuseWhenStopping();
-    const record = await this.#recordFor(request, {}, 'queue');
+    const record = await this.#recordFor(request, extra, 'queue');
     await this.#deps.store.insertQueued(record, placement, also ? (trx) => also(record, trx) : undefined);
     return record;
   }

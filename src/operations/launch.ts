@@ -99,7 +99,7 @@ export const launchOperation = defineOperation({
     };
     if (clusterSessions) {
       // A cluster on PostgreSQL: placed on a node that can run it, now or when a slot frees (see LaunchQueue).
-      const placed = await clusterSessions.launch(request, placement, stored.onStored);
+      const placed = await clusterSessions.launch(request, placement, stored);
       const summary = summaryOf(ctx, placed.session?.record ?? placed.record);
       return placed.position === null ? summary : { ...summary, queuePosition: placed.position };
     }

@@ -115,5 +115,31 @@ describe('steering a session on another node', { skip: postgresSkip() }, () => {
       return nodes.find((n) => n.name === 'beta')?.status === 'down';
     });
     await assert.rejects(alpha.rpc('sessions.send', { session: 'chat', message: 'anyone?' }), /node beta is down/);
+    await waitFor('chat interrupted', async () => {
+      const got = await alpha.rpc<Summary>('sessions.get', { session: 'chat' });
+      return got.status === 'interrupted';
+    });
+    await assert.rejects(alpha.rpc('sessions.resume', { session: 'chat' }), /node beta is down: resume --anywhere/);
+  });
+
+  it('resume --anywhere continues a lost node’s session elsewhere with its log as context', async () => {
+    if (!rig) throw new Error('no rig');
+    const alpha = rig.node('alpha');
+    const moved = await alpha.rpc<{ kind: string; session: Summary & { prompt: string }; from: string }>(
+      'sessions.resume',
+      { session: 'chat', anywhere: true, prompt: 'finish the greeting' },
+    );
+    assert.deepEqual([moved.kind, moved.from, moved.session.node], ['elsewhere', 'chat', 'alpha']);
+    assert.match(moved.session.prompt, /continuing the coding session "chat", which ran on node beta/);
+    assert.match(moved.session.prompt, /hello there/);
+    assert.match(moved.session.prompt, /Now: finish the greeting/);
+    const got = await alpha.rpc<Summary & { resumedFrom: string | null }>('sessions.get', {
+      session: moved.session.id,
+    });
+    assert.ok(got.resumedFrom);
+    await waitFor('the new session to answer', async () => {
+      const out = await alpha.rpc<Output>('sessions.output', { session: moved.session.id, full: true });
+      return out.lines.some((l) => l.includes('finish the greeting'));
+    });
   });
 });
