@@ -33,6 +33,9 @@ export interface ClusterCommandsDeps {
   drainMs: number;
 }
 
+/** How long a finished command is kept (for a look at what was asked of a node) before it is pruned. */
+const KEEP_FINISHED_MS = 3_600_000;
+
 /** `error` as an Error (a rejection of the store's client is one already). */
 function asError(error: unknown): Error {
   return error instanceof Error ? error : new Error(String(error));
@@ -156,6 +159,7 @@ export class ClusterCommands {
         await store.finish(c.id, this.#incarnation, outcome, clock.now());
         c = await store.claimNext(name, this.#incarnation, clock.now());
       }
+      await store.prune(clock.now() - KEEP_FINISHED_MS);
     } catch (error) {
       logger.warn({ err: error }, 'running the commands for this node failed; retrying at the next poll');
     }

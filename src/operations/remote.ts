@@ -3,24 +3,28 @@
 // command queue) and answered with what that node answered. On SQLite, and for sessions of this node, nothing moves.
 import type { ForwardedRequest } from '../cluster/cluster-sessions.ts';
 import { notFound } from '../core/errors.ts';
+import { isActiveStatus } from '../store/coding-sessions.ts';
 import { parseOperationInput } from './input.ts';
 import type { Caller, Operation, OperationContext, OperationServices } from './operation.ts';
 
 /**
- * When session `ref` runs (or ran) on another node, runs operation `operation` with `args` there and resolves with its
- * answer (`T`: what the operation returns); undefined when it is this node's to run (no cluster, a session of this
- * node or still queued, or a request already forwarded here).
+ * When session `ref` runs (or, with `ended: true`, ran) on another node, runs operation `operation` with `args` there
+ * and resolves with its answer (`T`: what the operation returns); undefined when it is this node's to run (no cluster,
+ * a session of this node, still queued, or ended and `ended` not set, or a request already forwarded here). A resume
+ * sets `ended`: the agent's own history is on the node that ran it.
  */
 export async function onSessionNode<T>(
   ctx: OperationContext,
   ref: string,
   operation: string,
   args: Record<string, unknown>,
+  options: { ended?: boolean } = {},
 ): Promise<T | undefined> {
   const { clusterSessions, sessions } = ctx.services;
   if (!clusterSessions || ctx.routedFrom !== undefined) return undefined;
   const record = await sessions.get(ref);
   if (!record.node || record.node === clusterSessions.name || sessions.liveById(record.id)) return undefined;
+  if (!options.ended && !isActiveStatus(record.status)) return undefined;
   const request: ForwardedRequest = { operation, args, caller: ctx.caller, from: clusterSessions.name };
   return (await clusterSessions.forward(record.node, request)) as T;
 }

@@ -100,14 +100,16 @@ export const resumeOperation = defineOperation({
       if (elsewhere) return elsewhere;
     }
     // The agent keeps its own history on the node that ran the session: it resumes there.
-    const remote = await onSessionNode<ResumeResult>(ctx, args.session, 'resume', args).catch((error: unknown) => {
-      if (error instanceof AppError && error.kind === 'unavailable')
-        throw new AppError(
-          'unavailable',
-          `${error.message}: resume --anywhere starts a new session elsewhere with its log as context`,
-        );
-      throw error;
-    });
+    const remote = await onSessionNode<ResumeResult>(ctx, args.session, 'resume', args, { ended: true }).catch(
+      (error: unknown) => {
+        if (error instanceof AppError && error.kind === 'unavailable')
+          throw new AppError(
+            'unavailable',
+            `${error.message}: resume --anywhere starts a new session elsewhere with its log as context`,
+          );
+        throw error;
+      },
+    );
     if (remote) return remote;
     const channel = callerChannel(ctx.caller);
     const session = await sessions.resumeSoon(args.session, {

@@ -47,6 +47,9 @@ describeEachDatabase('ClusterCommandStore', (fresh) => {
     assert.deepEqual(await store.failTarget('b', lost, 6), ['c3']);
     assert.deepEqual((await store.get('c3'))?.error, lost);
     assert.equal(await store.claimNext('b', 'new', 7), null);
+    assert.equal(await store.prune(6), 2, 'c1 and c2 finished before 6');
+    assert.equal(await store.get('c1'), null);
+    assert.equal((await store.get('c3'))?.status, 'failed');
   });
 
   test('concurrent claimers take each command once', async () => {

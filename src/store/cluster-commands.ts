@@ -173,6 +173,16 @@ export class ClusterCommandStore {
     });
   }
 
+  /** Deletes finished commands older than `before` (their callers have long had their answer); resolves with how many. */
+  async prune(before: number): Promise<number> {
+    const result = await this.#db
+      .deleteFrom('cluster_commands')
+      .where('status', 'in', ['done', 'failed'])
+      .where('finished_at', '<', before)
+      .executeTakeFirst();
+    return Number(result.numDeletedRows);
+  }
+
   /** One command, or null. */
   async get(id: string): Promise<ClusterCommand | null> {
     const row = await this.#db.selectFrom('cluster_commands').selectAll().where('id', '=', id).executeTakeFirst();
