@@ -130,8 +130,17 @@ export class SessionManager {
         endReason: 'daemon restarted',
         pid: null,
       } as const;
-      if (notices) await notices.markWithNotice(record.id, now, (trx) => store.update(record.id, patch, trx));
-      else await store.update(record.id, patch);
+      // On a shared store a compare-and-swap: a node that took this one over while it was down may have marked it.
+      const owner = node !== undefined ? record.node : null;
+      const mark = async (trx?: Parameters<CodingSessionStore['update']>[2]): Promise<boolean> => {
+        if (owner === null) {
+          await store.update(record.id, patch, trx);
+          return true;
+        }
+        return store.patchIfActiveOn(record.id, owner, patch, trx);
+      };
+      if (notices) await notices.markWithNotice(record.id, now, mark);
+      else await mark();
       // On a shared store the desk's start-up sweep would cancel other nodes' requests: only these are cancelled.
       if (node !== undefined)
         await this.#deps.permissions?.cancelSession(

@@ -162,6 +162,9 @@ function patchColumns(patch: SessionPatch): Updateable<Database['coding_sessions
   };
 }
 
+/** Key of the advisory lock that hands out places in the launch queue one at a time (PostgreSQL). */
+const QUEUE_SEQ_LOCK = 0x5b_0a_51;
+
 /** Pages kept between writes; more distinct pages than this between two writes start the cache over. */
 const PAGE_CACHE_SIZE = 64;
 
@@ -195,12 +198,12 @@ export class CodingSessionStore {
    */
   #listings = new Map<string, SessionListing>();
 
-  /** False on PostgreSQL: other nodes write sessions too, so a page read here is never served again. */
-  readonly #cachePages: boolean;
+  /** True on PostgreSQL: other nodes write sessions too, so a page read here is never served again. */
+  readonly #shared: boolean;
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
-    this.#cachePages = !isShared(db);
+    this.#shared = isShared(db);
   }
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
@@ -276,7 +279,18 @@ export class CodingSessionStore {
   ): Promise<void> {
     this.#changed(session.id);
     await this.#db.transaction().execute(async (trx) => {
+      // Queued in order: the nodes' enqueues take the next place one at a time (SQLite writes one at a time anyway).
+      if (this.#shared) await sql`SELECT pg_advisory_xact_lock(${QUEUE_SEQ_LOCK})`.execute(trx);
       await this.#insertRow(trx, session, placement);
+      await trx
+        .updateTable('coding_sessions')
+        .set((eb) => ({
+          queue_seq: eb
+            .selectFrom('coding_sessions as q')
+            .select((sub) => sub(sub.fn.coalesce(sub.fn.max('q.queue_seq'), sub.lit(0)), '+', sub.lit(1)).as('next')),
+        }))
+        .where('id', '=', session.id)
+        .execute();
       await also?.(trx);
     });
   }
@@ -357,7 +371,7 @@ export class CodingSessionStore {
   }): Promise<SessionListingPage> {
     const { statuses = [], limit, after } = options;
     const afterKey = after ? ([after[0], String(after[1])] as const) : undefined;
-    if (!this.#cachePages) {
+    if (this.#shared) {
       const range: PageRange = { statuses, limit: limit + 1, ...(afterKey ? { after: afterKey } : {}) };
       return pageOfListings((await this.#pageListings(range)).map(listingOf), limit);
     }

@@ -64,7 +64,7 @@ export class LaunchQueueStore {
           ]),
         )
         .where((eb) => eb.or(node.workspaces.map((root) => this.#holds(trimmed(root)))))
-        .orderBy('started_at')
+        .orderBy('queue_seq')
         .orderBy('id')
         .limit(1)
         .forUpdate()
@@ -105,15 +105,15 @@ export class LaunchQueueStore {
   async position(id: string): Promise<number | null> {
     const self = await this.#db
       .selectFrom('coding_sessions')
-      .select(['started_at', 'status'])
+      .select(['queue_seq', 'status'])
       .where('id', '=', id)
       .executeTakeFirst();
-    if (!self || self.status !== 'queued') return null;
+    if (!self || self.status !== 'queued' || self.queue_seq === null) return null;
     const ahead = await this.#db
       .selectFrom('coding_sessions')
       .select((eb) => eb.fn.countAll<number>().as('n'))
       .where('status', '=', 'queued')
-      .where((eb) => eb(eb.refTuple('started_at', 'id'), '<', eb.tuple(self.started_at, id)))
+      .where('queue_seq', '<', self.queue_seq)
       .executeTakeFirstOrThrow();
     return Number(ahead.n) + 1;
   }

@@ -39,6 +39,8 @@ export interface CodingTables {
     place_on: string | null;
     /** A queued launch's placement: JSON array of labels its node must have, or null for none. */
     place_labels: string | null;
+    /** A queued launch's place in the queue: increasing in the order launches were queued (null for others). */
+    queue_seq: number | null;
   };
   session_keys: {
     key: string;
