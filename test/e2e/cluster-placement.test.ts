@@ -20,6 +20,7 @@ interface Summary {
 }
 
 const CAPACITY: Record<string, number> = { alpha: 1, beta: 2, gamma: 1 };
+const WEB = { channels: { web: { enabled: true } } };
 
 describe('placement and the launch queue on a cluster of three', { skip: postgresSkip() }, () => {
   let rig: ClusterRig | undefined;
@@ -27,9 +28,9 @@ describe('placement and the launch queue on a cluster of three', { skip: postgre
 
   before(async () => {
     rig = await startClusterRig('sb-cluster-place-', [
-      { name: 'alpha', labels: ['linux'], maxSessions: CAPACITY.alpha ?? 0 },
-      { name: 'beta', labels: ['gpu', 'linux'], maxSessions: CAPACITY.beta ?? 0 },
-      { name: 'gamma', maxSessions: CAPACITY.gamma ?? 0 },
+      { name: 'alpha', labels: ['linux'], maxSessions: CAPACITY.alpha ?? 0, extra: WEB },
+      { name: 'beta', labels: ['gpu', 'linux'], maxSessions: CAPACITY.beta ?? 0, extra: WEB },
+      { name: 'gamma', maxSessions: CAPACITY.gamma ?? 0, extra: WEB },
     ]);
     workdir = join(rig.dir.path, 'work');
     mkdirSync(workdir, { recursive: true });
@@ -98,9 +99,12 @@ describe('placement and the launch queue on a cluster of three', { skip: postgre
     const more: Summary[] = [];
     for (const i of [1, 2, 3, 4])
       more.push(
-        await rig
-          .node(i % 2 === 0 ? 'beta' : 'alpha')
-          .rpc<Summary>('sessions.launch', { prompt: `[[hang]] job ${i}`, workdir, name: `job-${i}` }),
+        await rig.node(i % 2 === 0 ? 'beta' : 'alpha').rpc<Summary>('sessions.launch', {
+          prompt: `[[hang]] job ${i}`,
+          workdir,
+          name: `job-${i}`,
+          channel: 'web|cluster-chat',
+        }),
       );
     const queued = more.filter((s) => s.status === 'queued');
     assert.deepEqual(
@@ -131,5 +135,19 @@ describe('placement and the launch queue on a cluster of three', { skip: postgre
     const runs = await rig.db.selectFrom('session_runs').select('session_id').execute();
     assert.equal(runs.filter((r) => r.session_id === second.id).length, 0, 'the killed launch never ran');
     assert.equal(runs.filter((r) => r.session_id === first.id).length, 1, 'the started launch ran once');
+    // Its chat is told when it starts (once), as for any launch; the killed one is never announced.
+    const launched = (name: string) =>
+      rig?.db
+        .selectFrom('web_messages')
+        .select('text')
+        .where('chat_id', '=', 'cluster-chat')
+        .where('text', 'like', `%[${name}] Launched%`)
+        .execute();
+    const told = await waitFor('the queued launch announced', async () => {
+      const rows = await launched(first.name);
+      return rows && rows.length > 0 ? rows : undefined;
+    });
+    assert.equal(told.length, 1);
+    assert.deepEqual(await launched(second.name), []);
   });
 });
