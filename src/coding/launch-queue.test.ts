@@ -130,5 +130,17 @@ describeEachDatabase('LaunchQueue on two nodes', (fresh) => {
     );
     assert.equal((await store.get(sixth.record.id))?.status, 'killed');
     assert.deepEqual(await beta.queue.pass(), []);
+
+    // A launch continuing task-3's agent session waits for the node that holds its history.
+    const fork = await alpha.queue.launch(
+      { prompt: 'try another way', workdir, originChannel: 'cli', resumeSessionRef: 'task-3', forkSession: true },
+      {},
+    );
+    const row = await db
+      .selectFrom('coding_sessions')
+      .select('place_on')
+      .where('id', '=', fork.record.id)
+      .executeTakeFirst();
+    assert.equal(row?.place_on, 'beta');
   });
 });

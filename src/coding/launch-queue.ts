@@ -8,6 +8,7 @@ import type { Transaction } from 'kysely';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { expandHome } from '../core/config-load.ts';
+import { AppError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import type { Placement, StoredSession } from '../store/coding-sessions.ts';
@@ -67,6 +68,7 @@ export class LaunchQueue {
   async launch(request: LaunchRequest, placement: Placement, options: LaunchOptions = {}): Promise<QueuedLaunch> {
     const { onStored, resumedFrom } = options;
     const { config, sessions, store, nodes } = this.#d;
+    placement = await this.#withResumedNode(request, placement);
     const ask = {
       harness: request.harness ?? config.defaultHarness,
       workdir: resolve(expandHome(request.workdir ?? config.defaultWorkdir ?? process.cwd())),
@@ -89,6 +91,22 @@ export class LaunchQueue {
     if (here) return { record: { ...here.record }, session: here, position: null };
     const position = await store.position(queued.id);
     return { record: position === null ? await sessions.get(queued.id) : queued, position };
+  }
+
+  /**
+   * A launch that continues an earlier agent session (`resumeSessionRef`) runs where that session's history is: on
+   * the node that ran it, unless `on` says otherwise.
+   */
+  async #withResumedNode(request: LaunchRequest, placement: Placement): Promise<Placement> {
+    if (!request.resumeSessionRef || placement.on !== undefined) return placement;
+    try {
+      const from = await this.#d.sessions.get(request.resumeSessionRef);
+      return from.node ? { ...placement, on: from.node } : placement;
+    } catch (error) {
+      // An agent's own session id switchboard never stored: no node to prefer.
+      if (error instanceof AppError && error.kind === 'not_found') return placement;
+      throw error;
+    }
   }
 
   /**
