@@ -112,6 +112,16 @@ describe('a node of the cluster lost mid-session', { skip: postgresSkip() }, () 
     });
     assert.equal(notices.length, 1);
     assert.match(notices[0]?.text ?? '', /\[doomed\] Interrupted: node gamma was lost/);
+    // And it reaches the web chat's transcript once.
+    await waitFor('the lost-node notice in the web chat', async () => {
+      const rows = await rig?.db
+        .selectFrom('web_messages')
+        .select('text')
+        .where('chat_id', '=', WEB_CHAT)
+        .where('text', 'like', '%node gamma was lost%')
+        .execute();
+      return rows?.length === 1;
+    });
     await waitFor('the owed notice cleared', async () => {
       const owed = await rig?.db.selectFrom('restart_notices').selectAll().execute();
       return owed?.length === 0;
@@ -130,6 +140,13 @@ describe('a node of the cluster lost mid-session', { skip: postgresSkip() }, () 
       .where('text', 'like', '%node gamma was lost%')
       .execute();
     assert.equal(lostNotices.length, 1);
+    const transcript = await rig.db
+      .selectFrom('web_messages')
+      .select('text')
+      .where('chat_id', '=', WEB_CHAT)
+      .where('text', 'like', '%node gamma was lost%')
+      .execute();
+    assert.equal(transcript.length, 1);
     assert.ok((await rig.db.selectFrom('outbox_messages').select('id').execute()).length >= beforeCount);
 
     // The launch gamma queued is still queued; a slot frees on alpha and it starts there, once.
