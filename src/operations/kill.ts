@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { AppError } from '../core/errors.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
 import { legacyKill } from './legacy-rpc.ts';
@@ -24,7 +25,20 @@ export const killOperation = defineOperation({
   async run(ctx, args): Promise<SessionSummary> {
     const remote = await onSessionNode<SessionSummary>(ctx, args.session, 'kill', args);
     if (remote) return remote;
-    return summaryOf(ctx, await ctx.services.sessions.kill(args.session, 'killed by user', commandChannel(ctx.caller)));
+    try {
+      return summaryOf(
+        ctx,
+        await ctx.services.sessions.kill(args.session, 'killed by user', commandChannel(ctx.caller)),
+      );
+    } catch (error) {
+      // A queued launch another node claimed meanwhile: it is killed there.
+      const claimed =
+        error instanceof AppError && error.kind === 'conflict'
+          ? await onSessionNode<SessionSummary>(ctx, args.session, 'kill', args)
+          : undefined;
+      if (claimed) return claimed;
+      throw error;
+    }
   },
   format(s) {
     return `⛔ [${s.name}] Killed\n   📁 ${s.workdir}\n   📝 "${truncate(s.prompt, 60)}"`;
