@@ -152,6 +152,7 @@ export function originEndedText(record: SessionRecord, preview: string): string 
       ].join('\n');
     case 'killed':
       return [`⛔ [${name}] Killed`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join('\n');
+    case 'queued':
     case 'starting':
     case 'running':
     case 'interrupted':
@@ -186,6 +187,7 @@ export function foregroundEndedText(record: SessionRecord, runMs: number): strin
       return [`⛔ ${label} killed (${dur})`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join(
         '\n',
       );
+    case 'queued':
     case 'starting':
     case 'running':
     case 'interrupted':
@@ -222,9 +224,12 @@ export function interruptedText(
   record: SessionRecord,
   cause: { kind: 'restart' } | { kind: 'stop'; runMs: number },
 ): string {
+  const lost = record.endReason?.match(/^node (\S+) lost$/);
   const head =
     cause.kind === 'restart'
-      ? `⏸️ [${record.name}] Interrupted by a daemon restart`
+      ? lost
+        ? `⏸️ [${record.name}] Interrupted: node ${lost[1]} was lost`
+        : `⏸️ [${record.name}] Interrupted by a daemon restart`
       : `⏸️ [${record.name}] Interrupted: the daemon is stopping (${formatDuration(cause.runMs)})`;
   const resume = record.backendSessionId
     ? `   ↩️ It can be resumed: claude_resume ${record.name}`
