@@ -71,10 +71,13 @@ function nudgeLine(name: string): string {
   return `   It is not waiting for you. Nudge it: /claude_respond ${name} <message>, or stop it: /claude_kill ${name}`;
 }
 
-/** `↩️ [name] Launched:` / `Resumed:` + the run's prompt (≤80). */
+/** `↩️ [name] Launched:` / `Resumed:` / `Continued from <id>:` + the run's prompt (≤80). */
 export function launchedText(record: SessionRecord, kind: 'launch' | 'resume'): string {
-  const verb =
-    kind === 'resume' ? 'Resumed' : record.resumedFrom ? `Resumed as a fork of ${record.resumedFrom}` : 'Launched';
+  // A new session continuing an earlier one is a fork of it, or (resume --anywhere) its continuation on another node.
+  const continued = record.forked
+    ? `Resumed as a fork of ${record.resumedFrom}`
+    : `Continued from ${record.resumedFrom}`;
+  const verb = kind === 'resume' ? 'Resumed' : record.resumedFrom ? continued : 'Launched';
   return `↩️ [${record.name}] ${verb}:\n${truncate(record.spec.prompt, LAUNCH_PROMPT_CHARS)}`;
 }
 
