@@ -6,10 +6,17 @@ import type {
   DialectAdapter,
   Driver,
   Kysely,
+  KyselyPlugin,
+  PluginTransformQueryArgs,
+  PluginTransformResultArgs,
   QueryCompiler,
   QueryResult,
+  RootOperationNode,
+  UnknownRow,
 } from 'kysely';
 import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import { DEFAULT_AUTOCHECKPOINT_PAGES, FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
+import { WalSync } from './wal-sync.ts';
 
 /** How many prepared statements one connection keeps (the store's query shapes; far fewer in practice). */
 const STATEMENT_CACHE_SIZE = 500;
@@ -19,17 +26,29 @@ const STATEMENT_CACHE_SIZE = 500;
  * only). The connection is the daemon's one `DatabaseSync`, opened and migrated by `openDatabase`; the dialect never
  * closes it (its owner does). Statements are prepared once per SQL text, transactions begin IMMEDIATE (the write lock is
  * taken at BEGIN), and booleans bind as 1/0 (SQLite has no boolean type).
+ *
+ * A file in WAL mode opened with `synchronous = FULL` (or EXTRA) keeps that guarantee with the sync moved off the event
+ * loop: the connection runs at NORMAL (a commit writes the WAL, no sync), and a statement that commits (COMMIT, or a
+ * write outside a transaction) resolves only after a group fdatasync of the WAL in the thread pool (`WalSync`), shared
+ * by every commit made meanwhile. Nothing is acknowledged before it is on disk, as with FULL, and the loop serves other
+ * requests while the disk syncs. `PRAGMA synchronous` read or set through Kysely is the level the dialect keeps (a
+ * transaction run at NORMAL resolves without waiting for the sync, as SQLite's NORMAL would).
  */
 export class NodeSqliteDialect implements Dialect {
   readonly #db: DatabaseSync;
+  readonly #options: NodeSqliteDialectOptions;
 
-  /** `db` stays owned by the caller: destroying the Kysely instance does not close it. */
-  constructor(db: DatabaseSync) {
+  /**
+   * `db` stays owned by the caller: destroying the Kysely instance does not close it. The Kysely instance must have a
+   * `CommitSyncPlugin` (as `sqliteKysely` gives it).
+   */
+  constructor(db: DatabaseSync, options: NodeSqliteDialectOptions = {}) {
     this.#db = db;
+    this.#options = options;
   }
 
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#db);
+    return new NodeSqliteDriver(this.#db, this.#options);
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -45,11 +64,17 @@ export class NodeSqliteDialect implements Dialect {
   }
 }
 
+/** Test seams of the dialect. */
+export interface NodeSqliteDialectOptions {
+  /** Replaces one round's sync of the WAL (see WalSync). */
+  syncOnce?: () => Promise<void>;
+}
+
 class NodeSqliteDriver implements Driver {
   readonly #connection: NodeSqliteConnection;
 
-  constructor(db: DatabaseSync) {
-    this.#connection = new NodeSqliteConnection(db);
+  constructor(db: DatabaseSync, options: NodeSqliteDialectOptions) {
+    this.#connection = new NodeSqliteConnection(db, options);
   }
 
   async init(): Promise<void> {}
@@ -75,22 +100,109 @@ class NodeSqliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** A prepared statement and whether it returns rows (a SELECT, or a write with RETURNING), both known once. */
+/**
+ * A prepared statement, whether it returns rows (a SELECT, or a write with RETURNING), and whether it may write (all but
+ * SELECT, BEGIN, ROLLBACK and PRAGMA: run outside a transaction, it commits), all known once.
+ */
 interface Prepared {
   statement: StatementSync;
   reader: boolean;
+  writes: boolean;
+}
+
+/**
+ * How the connection's commits reach the disk: as SQLite is configured (in memory, not WAL, or below FULL), or with the
+ * dialect's sync off the loop at the declared `synchronous` level (see NodeSqliteDialect).
+ */
+type Durability = { kind: 'sqlite' } | { kind: 'wal-sync'; wal: WalSync; checkpointer: WalCheckpointer; level: number };
+
+/** `PRAGMA synchronous` and `PRAGMA synchronous = <level>` (the level's text), as Kysely sends them. */
+const SYNCHRONOUS_PRAGMA = /^\s*pragma\s+(?:main\.)?synchronous\s*(?:=\s*'?(\w+)'?)?\s*;?\s*$/i;
+
+/** SQLite's synchronous levels by name. */
+const SYNCHRONOUS_LEVELS: Readonly<Record<string, number>> = { off: 0, normal: 1, full: 2, extra: 3 };
+
+/** The level `value` names (0–3 or its name); undefined for anything else. */
+function synchronousLevel(value: string): number | undefined {
+  const level = /^\d+$/.test(value) ? Number(value) : SYNCHRONOUS_LEVELS[value.toLowerCase()];
+  return level !== undefined && level >= 0 && level <= 3 ? level : undefined;
+}
+
+/**
+ * How `db` commits: with the WAL sync off the loop when it is a file in WAL mode at FULL or above (the connection is then
+ * set to NORMAL and the dialect syncs), as SQLite does otherwise.
+ */
+function durabilityOf(db: DatabaseSync, options: NodeSqliteDialectOptions): Durability {
+  const file = db.location();
+  if (!file) return { kind: 'sqlite' };
+  const mode = db.prepare('PRAGMA journal_mode').get() as { journal_mode?: string } | undefined;
+  const level = Number((db.prepare('PRAGMA synchronous').get() as { synchronous?: number } | undefined)?.synchronous);
+  if (mode?.journal_mode?.toLowerCase() !== 'wal' || !(level >= 2)) return { kind: 'sqlite' };
+  db.exec('PRAGMA synchronous = NORMAL');
+  db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
+  const isOpen = () => db.isOpen;
+  const checkpointer = new WalCheckpointer(file, isOpen, (error) => {
+    // SQLite checkpoints in the commits again, as without the thread; the failure is reported, not hidden.
+    if (db.isOpen) db.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    process.emitWarning(
+      `switchboard: the WAL checkpoint thread failed (${String(error)}); SQLite checkpoints in commits`,
+    );
+  });
+  return { kind: 'wal-sync', wal: new WalSync(`${file}-wal`, isOpen, options.syncOnce), checkpointer, level };
+}
+
+/** The WAL sync each result of a statement committed on its own waits for (see CommitSyncPlugin). */
+const pendingSyncs = new WeakMap<object, Promise<void>>();
+
+/**
+ * Resolves each query's result only after the WAL sync of the commit it made (a write run outside a transaction), once
+ * Kysely released the connection. `sqliteKysely` installs it; a Kysely instance over this dialect must have it, or a
+ * write could resolve before it is durable.
+ */
+export class CommitSyncPlugin implements KyselyPlugin {
+  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
+    return args.node;
+  }
+
+  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
+    const synced = pendingSyncs.get(args.result);
+    if (synced) {
+      pendingSyncs.delete(args.result);
+      await synced;
+    }
+    return args.result;
+  }
 }
 
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, Prepared>();
+  readonly #options: NodeSqliteDialectOptions;
+  #durability: Durability | undefined;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, options: NodeSqliteDialectOptions) {
     this.#db = db;
+    this.#options = options;
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    return runPrepared<R>(this.#prepared(compiled), compiled);
+    // Decided at the first query (after openDatabase set the pragmas and migrated: those run at the level it set).
+    const durability = (this.#durability ??= durabilityOf(this.#db, this.#options));
+    if (durability.kind === 'sqlite') return runPrepared<R>(this.#prepared(compiled), compiled);
+    const pragma = SYNCHRONOUS_PRAGMA.exec(compiled.sql);
+    if (pragma) return synchronousPragma<R>(durability, pragma[1]);
+    const prepared = this.#prepared(compiled);
+    const result = runPrepared<R>(prepared, compiled);
+    if (!prepared.writes || this.#db.isTransaction) return result;
+    durability.checkpointer.committed();
+    if (durability.level < 2) return result;
+    // Committed by this statement. A COMMIT waits here, in its transaction's hold of the connection; a statement
+    // committed on its own is waited for by `CommitSyncPlugin` once Kysely released the connection, so the next
+    // writer's statement runs while this one's sync is in flight (and joins the next round).
+    const synced = durability.wal.sync();
+    if (/^\s*commit\b/i.test(compiled.sql)) await synced;
+    else pendingSyncs.set(result, synced);
+    return result;
   }
 
   /** Not offered: every store reads bounded pages. */
@@ -120,14 +232,26 @@ export function runCompiled<R>(db: DatabaseSync, compiled: CompiledQuery): Query
   return runPrepared<R>(prepare(db, compiled), compiled);
 }
 
-/** Prepares `compiled.sql` on `db` and finds out, once, whether it returns rows. */
+/** Reads or sets the level the dialect keeps (`value`: the level set, or undefined to read it). */
+function synchronousPragma<R>(
+  durability: Durability & { kind: 'wal-sync' },
+  value: string | undefined,
+): QueryResult<R> {
+  if (value === undefined) return { rows: [{ synchronous: durability.level } as R] };
+  const level = synchronousLevel(value);
+  if (level === undefined) throw new Error(`node:sqlite dialect: unknown synchronous level ${value}`);
+  durability.level = level;
+  return { rows: [] };
+}
+
+/** Prepares `compiled.sql` on `db` and finds out, once, whether it returns rows and whether it may write. */
 function prepare(db: DatabaseSync, compiled: CompiledQuery): Prepared {
   const statement = db.prepare(compiled.sql);
   const reader =
     typeof statement.columns === 'function'
       ? statement.columns().length > 0
       : SelectQueryNode.is(compiled.query) || /\breturning\b/i.test(compiled.sql);
-  return { statement, reader };
+  return { statement, reader, writes: !/^\s*(?:select|begin|rollback|pragma)\b/i.test(compiled.sql) };
 }
 
 /** Runs `compiled`'s parameters through its prepared statement. */
