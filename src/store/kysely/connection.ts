@@ -1,7 +1,7 @@
 import type { DatabaseSync } from 'node:sqlite';
 import { Kysely } from 'kysely';
 import type { Database } from '../tables/index.ts';
-import { CommitSyncPlugin, NodeSqliteDialect } from './node-sqlite-dialect.ts';
+import { NodeSqliteDialect } from './node-sqlite-dialect.ts';
 
 /**
  * One Kysely instance per SQLite connection: Kysely serializes a connection's transactions with its own lock, so two
@@ -13,7 +13,7 @@ const instances = new WeakMap<DatabaseSync, Kysely<Database>>();
 export function sqliteKysely(db: DatabaseSync): Kysely<Database> {
   let kysely = instances.get(db);
   if (!kysely) {
-    kysely = new Kysely<Database>({ dialect: new NodeSqliteDialect(db), plugins: [new CommitSyncPlugin()] });
+    kysely = new Kysely<Database>({ dialect: new NodeSqliteDialect(db) });
     instances.set(db, kysely);
   }
   return kysely;

@@ -9,7 +9,7 @@ import { waitFor } from '../../../test/support/wait-for.ts';
 import { openDatabase } from '../database.ts';
 import type { Database } from '../tables/index.ts';
 import { sqliteKysely } from './connection.ts';
-import { CommitSyncPlugin, NodeSqliteDialect } from './node-sqlite-dialect.ts';
+import { NodeSqliteDialect } from './node-sqlite-dialect.ts';
 
 /** A WAL sync the test finishes by hand: each round waits until `release` (or `fail`) is called. */
 function heldSync() {
@@ -42,10 +42,7 @@ describe('NodeSqliteDialect: the WAL sync off the event loop', () => {
     const path = join(dir.path, 'state.db');
     const raw = openDatabase(path, { migrations: [] });
     raw.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT NOT NULL)');
-    const db = new Kysely<Database>({
-      dialect: new NodeSqliteDialect(raw, { syncOnce }),
-      plugins: [new CommitSyncPlugin()],
-    });
+    const db = new Kysely<Database>({ dialect: new NodeSqliteDialect(raw, { syncOnce }) });
     const count = () => {
       const other = new DatabaseSync(path);
       try {
@@ -88,16 +85,16 @@ describe('NodeSqliteDialect: the WAL sync off the event loop', () => {
     assert.equal(held.rounds.length, 2, 'a read syncs nothing');
   });
 
-  it('lets writes made while a sync is in flight share the next round, and fails each write of a failed round', async (t) => {
+  it('lets writes and transactions committed while a sync is in flight share the next round, and fails each of a failed round', async (t) => {
     const held = heldSync();
     const { raw, db } = open(held.syncOnce);
     t.after(() => raw.close());
 
     const first = tracked(sql`INSERT INTO t (v) VALUES ('a')`.execute(db));
     await waitFor('the first round', () => held.rounds.length === 1);
-    // The connection is free while the first write's sync is in flight: two more writes commit and wait together.
+    // The connection is free while the first write's sync is in flight: a write and a transaction commit and wait together.
     const second = tracked(sql`INSERT INTO t (v) VALUES ('b')`.execute(db));
-    const third = tracked(sql`INSERT INTO t (v) VALUES ('c')`.execute(db));
+    const third = tracked(db.transaction().execute((trx) => sql`INSERT INTO t (v) VALUES ('c')`.execute(trx)));
     await waitFor(
       'both later writes committed',
       () => Number(raw.prepare('SELECT count(*) AS n FROM t').get()?.n) === 3,

@@ -6,13 +6,8 @@ import type {
   DialectAdapter,
   Driver,
   Kysely,
-  KyselyPlugin,
-  PluginTransformQueryArgs,
-  PluginTransformResultArgs,
   QueryCompiler,
   QueryResult,
-  RootOperationNode,
-  UnknownRow,
 } from 'kysely';
 import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import { DEFAULT_AUTOCHECKPOINT_PAGES, FALLBACK_AUTOCHECKPOINT_PAGES, WalCheckpointer } from './wal-checkpointer.ts';
@@ -30,7 +25,9 @@ const STATEMENT_CACHE_SIZE = 500;
  * A file in WAL mode opened with `synchronous = FULL` (or EXTRA) keeps that guarantee with the sync moved off the event
  * loop: the connection runs at NORMAL (a commit writes the WAL, no sync), and a statement that commits (COMMIT, or a
  * write outside a transaction) resolves only after a group fdatasync of the WAL in the thread pool (`WalSync`), shared
- * by every commit made meanwhile. Nothing is acknowledged before it is on disk, as with FULL, and the loop serves other
+ * by every commit made meanwhile: the connection passes to the next operation as soon as the statement ran, and the
+ * committing operation resolves once its sync is done (the driver's lease; an operation holding the connection for
+ * several statements resolves after the sync of the last it committed). Nothing is acknowledged before it is on disk, as with FULL, and the loop serves other
  * requests while the disk syncs. `PRAGMA synchronous` read or set through Kysely is the level the dialect keeps (a
  * transaction run at NORMAL resolves without waiting for the sync, as SQLite's NORMAL would).
  */
@@ -39,8 +36,7 @@ export class NodeSqliteDialect implements Dialect {
   readonly #options: NodeSqliteDialectOptions;
 
   /**
-   * `db` stays owned by the caller: destroying the Kysely instance does not close it. The Kysely instance must have a
-   * `CommitSyncPlugin` (as `sqliteKysely` gives it).
+   * `db` stays owned by the caller: destroying the Kysely instance does not close it.
    */
   constructor(db: DatabaseSync, options: NodeSqliteDialectOptions = {}) {
     this.#db = db;
@@ -56,7 +52,7 @@ export class NodeSqliteDialect implements Dialect {
   }
 
   createAdapter(): DialectAdapter {
-    return new SqliteAdapter();
+    return new NodeSqliteAdapter();
   }
 
   createIntrospector(db: Kysely<unknown>): DatabaseIntrospector {
@@ -70,8 +66,26 @@ export interface NodeSqliteDialectOptions {
   syncOnce?: () => Promise<void>;
 }
 
+/**
+ * SQLite's adapter, saying "several connections" only so that Kysely leaves the locking of the one connection to the
+ * driver (which releases it before a commit's sync is waited for).
+ */
+class NodeSqliteAdapter extends SqliteAdapter {
+  override get supportsMultipleConnections(): boolean {
+    return true;
+  }
+}
+
+/**
+ * The one connection, lent to one Kysely operation at a time (a query, or a transaction from BEGIN to COMMIT) in the
+ * order they asked. When a lease committed (see NodeSqliteConnection), the next lease starts at once and this one's
+ * `releaseConnection` resolves after its WAL sync: Kysely resolves the operation only then, and writes that commit while
+ * a sync is in flight share the next one.
+ */
 class NodeSqliteDriver implements Driver {
   readonly #connection: NodeSqliteConnection;
+  #leased = false;
+  #waiting: (() => void)[] = [];
 
   constructor(db: DatabaseSync, options: NodeSqliteDialectOptions) {
     this.#connection = new NodeSqliteConnection(db, options);
@@ -80,6 +94,8 @@ class NodeSqliteDriver implements Driver {
   async init(): Promise<void> {}
 
   async acquireConnection(): Promise<DatabaseConnection> {
+    if (this.#leased) await new Promise<void>((resolve) => this.#waiting.push(resolve));
+    this.#leased = true;
     return this.#connection;
   }
 
@@ -95,7 +111,14 @@ class NodeSqliteDriver implements Driver {
     await connection.executeQuery(CompiledQuery.raw('ROLLBACK'));
   }
 
-  async releaseConnection(): Promise<void> {}
+  async releaseConnection(): Promise<void> {
+    const synced = this.#connection.takeSync();
+    const next = this.#waiting.shift();
+    // The lease passes straight to the next in line (never free in between, so no one can overtake it).
+    if (next) next();
+    else this.#leased = false;
+    await synced;
+  }
 
   async destroy(): Promise<void> {}
 }
@@ -151,34 +174,12 @@ function durabilityOf(db: DatabaseSync, options: NodeSqliteDialectOptions): Dura
   return { kind: 'wal-sync', wal: new WalSync(`${file}-wal`, isOpen, options.syncOnce), checkpointer, level };
 }
 
-/** The WAL sync each result of a statement committed on its own waits for (see CommitSyncPlugin). */
-const pendingSyncs = new WeakMap<object, Promise<void>>();
-
-/**
- * Resolves each query's result only after the WAL sync of the commit it made (a write run outside a transaction), once
- * Kysely released the connection. `sqliteKysely` installs it; a Kysely instance over this dialect must have it, or a
- * write could resolve before it is durable.
- */
-export class CommitSyncPlugin implements KyselyPlugin {
-  transformQuery(args: PluginTransformQueryArgs): RootOperationNode {
-    return args.node;
-  }
-
-  async transformResult(args: PluginTransformResultArgs): Promise<QueryResult<UnknownRow>> {
-    const synced = pendingSyncs.get(args.result);
-    if (synced) {
-      pendingSyncs.delete(args.result);
-      await synced;
-    }
-    return args.result;
-  }
-}
-
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
   readonly #statements = new Map<string, Prepared>();
   readonly #options: NodeSqliteDialectOptions;
   #durability: Durability | undefined;
+  #sync: Promise<void> | undefined;
 
   constructor(db: DatabaseSync, options: NodeSqliteDialectOptions) {
     this.#db = db;
@@ -195,14 +196,16 @@ class NodeSqliteConnection implements DatabaseConnection {
     const result = runPrepared<R>(prepared, compiled);
     if (!prepared.writes || this.#db.isTransaction) return result;
     durability.checkpointer.committed();
-    if (durability.level < 2) return result;
-    // Committed by this statement. A COMMIT waits here, in its transaction's hold of the connection; a statement
-    // committed on its own is waited for by `CommitSyncPlugin` once Kysely released the connection, so the next
-    // writer's statement runs while this one's sync is in flight (and joins the next round).
-    const synced = durability.wal.sync();
-    if (/^\s*commit\b/i.test(compiled.sql)) await synced;
-    else pendingSyncs.set(result, synced);
+    // Committed by this statement: the lease ends after the sync (a later round covers the earlier ones).
+    if (durability.level >= 2) this.#sync = durability.wal.sync();
     return result;
+  }
+
+  /** The sync the current lease's commits wait for (undefined when it committed nothing); the next lease starts clean. */
+  takeSync(): Promise<void> | undefined {
+    const synced = this.#sync;
+    this.#sync = undefined;
+    return synced;
   }
 
   /** Not offered: every store reads bounded pages. */

@@ -1,6 +1,18 @@
 // The sync of a SQLite write-ahead log, done off the event loop and shared by every commit that waits for it.
 import { close, closeSync, fdatasync, open } from 'node:fs';
 
+/** The rounds in flight in this process, whatever their database (see `walSyncsSettled`). */
+const inFlight = new Set<Promise<void>>();
+
+/**
+ * Resolves once no WAL sync of this process is in flight (at once when none is). Tests that step a manual clock await
+ * it so that a store write started by a timer has resolved before time moves on; a write issued meanwhile starts a new
+ * round, so they ask again until a turn of the event loop passes without one.
+ */
+export function walSyncsSettled(): Promise<void> | undefined {
+  return inFlight.size > 0 ? Promise.allSettled([...inFlight]).then(() => undefined) : undefined;
+}
+
 interface Waiter {
   resolve: () => void;
   reject: (error: unknown) => void;
@@ -59,10 +71,12 @@ export class WalSync {
     const waiters = this.#next;
     this.#next = [];
     this.#syncing = true;
-    void this.#syncOnce().then(
+    const round = this.#syncOnce().then(
       () => this.#finish(waiters, undefined),
       (error: unknown) => this.#finish(waiters, error),
     );
+    inFlight.add(round);
+    void round.finally(() => inFlight.delete(round));
   }
 
   async #syncFile(): Promise<void> {
