@@ -151,6 +151,9 @@ function synchronousLevel(value: string): number | undefined {
   return level !== undefined && level >= 0 && level <= 3 ? level : undefined;
 }
 
+/** Ends the checkpoint thread of a connection collected without a commit after its close (which would have ended it). */
+const closeCollected = new FinalizationRegistry<WalCheckpointer>((checkpointer) => checkpointer.close());
+
 /**
  * How `db` commits: with the WAL sync off the loop when it is a file in WAL mode at FULL or above (the connection is then
  * set to NORMAL and the dialect syncs), as SQLite does otherwise.
@@ -163,14 +166,18 @@ function durabilityOf(db: DatabaseSync, options: NodeSqliteDialectOptions): Dura
   if (mode?.journal_mode?.toLowerCase() !== 'wal' || !(level >= 2)) return { kind: 'sqlite' };
   db.exec('PRAGMA synchronous = NORMAL');
   db.exec(`PRAGMA wal_autocheckpoint = ${FALLBACK_AUTOCHECKPOINT_PAGES}`);
-  const isOpen = () => db.isOpen;
+  // Held weakly: the checkpoint thread's listeners must not keep a database its owner dropped (see `closeCollected`).
+  const ref = new WeakRef(db);
+  const isOpen = () => ref.deref()?.isOpen ?? false;
   const checkpointer = new WalCheckpointer(file, isOpen, (error) => {
     // SQLite checkpoints in the commits again, as without the thread; the failure is reported, not hidden.
-    if (db.isOpen) db.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
+    const open = ref.deref();
+    if (open?.isOpen) open.exec(`PRAGMA wal_autocheckpoint = ${DEFAULT_AUTOCHECKPOINT_PAGES}`);
     process.emitWarning(
       `switchboard: the WAL checkpoint thread failed (${String(error)}); SQLite checkpoints in commits`,
     );
   });
+  closeCollected.register(db, checkpointer);
   return { kind: 'wal-sync', wal: new WalSync(`${file}-wal`, isOpen, options.syncOnce), checkpointer, level };
 }
 

@@ -21,7 +21,7 @@ export const DEFAULT_AUTOCHECKPOINT_PAGES = 1_000;
  * first one, so a database that sees few commits never starts it). A passive checkpoint never waits for the daemon's
  * writers nor makes them wait; a request made while one runs is run after it. When the thread fails, `onFailure` is
  * called once (the caller lets SQLite checkpoint again) and no thread is started again. The thread never keeps the
- * process alive; it closes its connection at the first request after the database was closed.
+ * process alive; it closes its connection at `close()`, or at the first request after the database was closed.
  */
 export class WalCheckpointer {
   readonly #file: string;
@@ -48,11 +48,17 @@ export class WalCheckpointer {
     this.#request();
   }
 
+  /** Ends the thread (its connection closed); later commits start no other. */
+  close(): void {
+    this.#failed = true;
+    this.#send('close');
+    this.#worker = undefined;
+  }
+
   #request(): void {
     if (this.#failed) return;
     if (!this.#isOpen()) {
-      this.#send('close');
-      this.#worker = undefined;
+      this.close();
       return;
     }
     if (this.#running) {
