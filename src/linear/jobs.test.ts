@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import { linearRouterSchema } from '../core/config-linear-agents.ts';
 import { AppError } from '../core/errors.ts';
@@ -136,7 +137,8 @@ describe('JobRunner', () => {
       },
     });
     await r.start();
-    await new Promise((resolve) => setImmediate(resolve));
+    // The job is claimed again (a store write, resolved after its sync) before it runs.
+    await waitFor('the cut job running again', () => seen.length > 0);
     assert.deepEqual(
       seen.map((j) => [j.key, j.attempts, j.payload]),
       [['cut', 2, { n: 1 }]],
