@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { outboxSchema } from '../core/config-channels.ts';
@@ -380,7 +381,8 @@ describe('DurableOutbox', () => {
     connector.script.push('hang');
     await outbox.start();
     await outbox.send(chat('1'), { text });
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    // The send starts after its claim is stored (a write resolved after its sync, off the event loop).
+    await waitFor('the send attempted', () => connector.attempts.length > 0);
     assert.equal(connector.attempts.length, 1);
     await outbox.stop();
   }
@@ -417,14 +419,14 @@ describe('DurableOutbox', () => {
     // A message whose sends keep being interrupted ends as a dead letter.
     again.script.push('hang');
     await outbox.send(chat('1'), { text: 'crashes every time' });
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await waitFor('the send attempted', () => again.attempts.length > 1);
     await outbox.stop();
     const hanging = new ScriptedConnector('chat', clock);
     hanging.script.push('hang');
     outbox = build({ maxAttempts: 2 });
     outbox.register(hanging);
     await outbox.start();
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await waitFor('the send attempted again', () => hanging.attempts.length > 0);
     assert.equal(hanging.attempts.length, 1, 'sent again after the first interruption');
     assert.equal(
       db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts,
