@@ -23,9 +23,9 @@ const STATEMENT_CACHE_SIZE = 500;
  * taken at BEGIN), and booleans bind as 1/0 (SQLite has no boolean type).
  *
  * A file in WAL mode opened with `synchronous = FULL` (or EXTRA) keeps that guarantee with the sync moved off the event
- * loop: the connection runs at NORMAL (a commit writes the WAL, no sync), and a statement that commits (COMMIT, or a
- * write outside a transaction) resolves only after a group fdatasync of the WAL in the thread pool (`WalSync`), shared
- * by every commit made meanwhile: the connection passes to the next operation as soon as the statement ran, and the
+ * loop when the disk is slow: the connection runs at NORMAL (a commit writes the WAL, no sync), and a statement that
+ * commits (COMMIT, or a write outside a transaction) resolves only after an fdatasync of the WAL (`WalSync`: at once on
+ * a fast disk; on a slow one a group fdatasync in the thread pool, shared by every commit made meanwhile): the connection passes to the next operation as soon as the statement ran, and the
  * committing operation resolves once its sync is done (the driver's lease; an operation holding the connection for
  * several statements resolves after the sync of the last it committed). Nothing is acknowledged before it is on disk, as with FULL, and the loop serves other
  * requests while the disk syncs. `PRAGMA synchronous` read or set through Kysely is the level the dialect keeps (a
@@ -204,7 +204,10 @@ class NodeSqliteConnection implements DatabaseConnection {
     if (!prepared.writes || this.#db.isTransaction) return result;
     durability.checkpointer.committed();
     // Committed by this statement: the lease ends after the sync (a later round covers the earlier ones).
-    if (durability.level >= 2) this.#sync = durability.wal.sync();
+    if (durability.level >= 2) {
+      const synced = durability.wal.sync();
+      if (synced) this.#sync = synced;
+    }
     return result;
   }
 
