@@ -17,8 +17,8 @@ export function walSyncsSettled(): Promise<void> | undefined {
  * The moving average of a sync's duration (ms) above which syncs run off the event loop, and below which they run on it
  * again (two thresholds, so it does not flip at every sample).
  */
-const OFF_LOOP_ABOVE_MS = 1;
-const ON_LOOP_BELOW_MS = 0.5;
+const OFF_LOOP_ABOVE_MS = 2;
+const ON_LOOP_BELOW_MS = 1;
 
 /** Weight of the latest sync in the moving average. */
 const AVERAGE_WEIGHT = 0.2;
@@ -41,8 +41,8 @@ const descriptors = new FinalizationRegistry<{ fd: number | undefined }>((held) 
 /**
  * Group sync of one WAL file. After `sync()`, everything written to the file before the call is on disk once the
  * promise it returns resolves (or at once, when it returns nothing). While the disk syncs fast (a moving average under
- * 0.5 ms), the sync runs right there, on the event loop: a hop to the thread pool and back would cost more than it
- * frees. When syncs get slow (over 1 ms: a busy disk), each runs as a round of fdatasync in libuv's thread pool, so the
+ * 1 ms), the sync runs right there, on the event loop: a hop to the thread pool and back would cost more than it
+ * frees. When syncs get slow (over 2 ms: a busy disk), each runs as a round of fdatasync in libuv's thread pool, so the
  * event loop goes on serving while the disk syncs, and every call made while a round is in flight joins the next
  * round (it may have written after the running round began). A failed sync throws, or rejects every caller of its
  * round.
