@@ -25,10 +25,11 @@ const STATEMENT_CACHE_SIZE = 500;
  * A file in WAL mode opened with `synchronous = FULL` (or EXTRA) keeps that guarantee with the sync moved off the event
  * loop when the disk is slow: the connection runs at NORMAL (a commit writes the WAL, no sync), and a statement that
  * commits (COMMIT, or a write outside a transaction) resolves only after an fdatasync of the WAL (`WalSync`: at once on
- * a fast disk; on a slow one a group fdatasync in the thread pool, shared by every commit made meanwhile): the connection passes to the next operation as soon as the statement ran, and the
- * committing operation resolves once its sync is done (the driver's lease; an operation holding the connection for
- * several statements resolves after the sync of the last it committed). Nothing is acknowledged before it is on disk, as with FULL, and the loop serves other
- * requests while the disk syncs. `PRAGMA synchronous` read or set through Kysely is the level the dialect keeps (a
+ * a fast disk; on a slow one a group fdatasync in the thread pool, shared by every commit made meanwhile). The
+ * connection passes to the next operation as soon as the statement ran, and the committing operation resolves once its
+ * sync is done (the driver's lease; an operation holding the connection for several statements resolves after the
+ * sync of the last it committed). Nothing is acknowledged before it is on disk, as with FULL, and the loop serves other
+ * requests while a slow disk syncs. `PRAGMA synchronous` read or set through Kysely is the level the dialect keeps (a
  * transaction run at NORMAL resolves without waiting for the sync, as SQLite's NORMAL would).
  */
 export class NodeSqliteDialect implements Dialect {
