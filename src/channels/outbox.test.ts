@@ -3,7 +3,6 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
-import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { outboxSchema } from '../core/config-channels.ts';
@@ -381,8 +380,7 @@ describe('DurableOutbox', () => {
     connector.script.push('hang');
     await outbox.start();
     await outbox.send(chat('1'), { text });
-    // The send starts after its claim is stored (a write resolved after its sync, off the event loop).
-    await waitFor('the send attempted', () => connector.attempts.length > 0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(connector.attempts.length, 1);
     await outbox.stop();
   }
@@ -419,14 +417,14 @@ describe('DurableOutbox', () => {
     // A message whose sends keep being interrupted ends as a dead letter.
     again.script.push('hang');
     await outbox.send(chat('1'), { text: 'crashes every time' });
-    await waitFor('the send attempted', () => again.attempts.length > 1);
+    await new Promise<void>((resolve) => setImmediate(resolve));
     await outbox.stop();
     const hanging = new ScriptedConnector('chat', clock);
     hanging.script.push('hang');
     outbox = build({ maxAttempts: 2 });
     outbox.register(hanging);
     await outbox.start();
-    await waitFor('the send attempted again', () => hanging.attempts.length > 0);
+    await new Promise<void>((resolve) => setImmediate(resolve));
     assert.equal(hanging.attempts.length, 1, 'sent again after the first interruption');
     assert.equal(
       db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts,

@@ -66,9 +66,8 @@ export class WebhookIntake {
   }
 
   /**
-   * Settles once the group commits under way now have answered their deliveries (undefined when none is). The commit of
-   * a group resolves after its sync, which runs off the event loop: the worker waits for it rather than fill the loop
-   * while Linear's 200 waits.
+   * Settles once the group commits under way now have answered their deliveries (undefined when none is): the worker
+   * waits for them rather than fill the event loop while Linear's 200s wait.
    */
   committing(): Promise<void> | undefined {
     return this.#committing.size > 0 ? Promise.all(this.#committing).then(() => undefined) : undefined;
