@@ -187,17 +187,44 @@ export class SessionManager {
       onStored?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>;
     } = {},
   ): Promise<Session> {
-    return this.#admit(() => this.#launch(request, extra));
+    const head = this.#headSoon(request);
+    return this.#admit(() => this.#launch(request, extra, undefined, head));
   }
 
-  /** `launch`'s work; `started` hears of the session the moment it started (before the promise settles). */
+  /**
+   * The commit the requested workdir is at, read now, before the launch waits for its turn: launches are admitted one
+   * at a time, and reading HEAD takes several trips to the thread pool (walking up to the repository), which a burst
+   * of launches would otherwise make one after another. Undefined when the workdir is refused (the launch says why in
+   * its turn). The launch awaits it, so a failure is the launch's.
+   */
+  #headSoon(request: LaunchRequest): Promise<string | null> | undefined {
+    let workdir: string;
+    try {
+      workdir = checkWorkdir(
+        request.workdir ?? this.#deps.config.defaultWorkdir ?? process.cwd(),
+        this.#deps.config.workspaces,
+      );
+    } catch {
+      return undefined;
+    }
+    const head = workdirHead(workdir);
+    // Awaited by the launch in its turn; until then a rejection is not unhandled (the launch rethrows it).
+    head.catch(() => undefined);
+    return head;
+  }
+
+  /**
+   * `launch`'s work; `started` hears of the session the moment it started (before the promise settles); `head` is the
+   * workdir's commit read ahead (see #headSoon).
+   */
   async #launch(
     request: LaunchRequest,
     extra: Parameters<SessionManager['launch']>[1] = {},
     started?: (session: Session) => void,
+    head?: Promise<string | null>,
   ): Promise<Session> {
     this.#refuseWhenStopping();
-    const record = await this.#recordFor(request, extra, 'here');
+    const record = await this.#recordFor(request, extra, 'here', head);
     const now = record.startedAt;
     const onStored = extra.onStored;
     const runId = await this.#deps.store.insertLaunched(
@@ -220,6 +247,8 @@ export class SessionManager {
     request: LaunchRequest,
     extra: { resumedFrom?: string },
     mode: 'here' | 'queue',
+    /** The workdir's HEAD, read ahead of the launch's turn (see launchSoon). */
+    head?: Promise<string | null>,
   ): Promise<StoredSession> {
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
@@ -237,7 +266,7 @@ export class SessionManager {
         throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
       }
     }
-    const baseCommit = mode === 'here' ? await workdirHead(workdir) : null;
+    const baseCommit = mode === 'here' ? await (head ?? workdirHead(workdir)) : null;
     const spec: LaunchSpec = {
       harness: harnessName,
       prompt: request.prompt,
@@ -361,8 +390,9 @@ export class SessionManager {
   launchSoon(request: LaunchRequest, extra: Parameters<SessionManager['launch']>[1] = {}): Promise<Session> {
     // Settled the moment the session started, as a synchronous launch did: the caller's answer is not queued behind
     // what the start set off (the launch notice's delivery).
+    const head = this.#headSoon(request);
     return new Promise<Session>((resolve, reject) => {
-      this.#starts.run(() => this.#admit(() => this.#launch(request, extra, resolve))).catch(reject);
+      this.#starts.run(() => this.#admit(() => this.#launch(request, extra, resolve, head))).catch(reject);
     });
   }
 

@@ -37,10 +37,13 @@ export function connectionTimeoutOptions(gateway: GatewayTimeouts): {
  */
 export function registerBodyTimeout(app: FastifyInstance, gateway: GatewayTimeouts): void {
   const bodyMs = Math.ceil(gateway.bodyTimeoutSec * 1000);
-  app.addHook('onRequest', async (request) => {
+  // Callback hooks: nothing here waits, and Fastify runs a callback hook without a promise per request.
+  app.addHook('onRequest', (request, _reply, done) => {
     request.raw.socket.setTimeout(bodyMs);
+    done();
   });
-  app.addHook('preValidation', async (request) => {
+  app.addHook('preValidation', (request, _reply, done) => {
     request.raw.socket.setTimeout(0);
+    done();
   });
 }

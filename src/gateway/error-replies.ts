@@ -41,11 +41,14 @@ export function registerErrorReplies(app: FastifyInstance, logger: Logger): void
     return reply.code(status).send({ error: message });
   });
   // A 5xx a route sends itself (503 when nothing can take a wake, 500 for an internal AppError) is logged too.
-  app.addHook('onResponse', async (request, reply) => {
-    if (reply.statusCode < 500 || logged.has(request)) return;
-    // 503 says "not now" (nothing can take it yet), not that the daemon failed.
-    const level = reply.statusCode === 503 ? 'warn' : 'error';
-    logger[level]({ method: request.method, url: request.url, status: reply.statusCode }, 'gateway answered 5xx');
+  // A callback hook: it runs after every response, and needs no promise to log.
+  app.addHook('onResponse', (request, reply, done) => {
+    if (reply.statusCode >= 500 && !logged.has(request)) {
+      // 503 says "not now" (nothing can take it yet), not that the daemon failed.
+      const level = reply.statusCode === 503 ? 'warn' : 'error';
+      logger[level]({ method: request.method, url: request.url, status: reply.statusCode }, 'gateway answered 5xx');
+    }
+    done();
   });
   app.setNotFoundHandler((request, reply) =>
     reply.code(404).send({ error: `no route ${request.method} ${request.url}` }),

@@ -94,6 +94,8 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     ...(deps.health ? { extra: deps.health } : {}),
   });
 
+  /** The /rpc requests that came with the bearer token (the others came with the web page's cookie). */
+  const withBearer = new WeakSet<FastifyRequest>();
   await app.register(async (scope) => {
     scope.removeAllContentTypeParsers();
     // JSON by name as well as '*': Fastify caches the parser it found for a named type, and parses the header again
@@ -101,9 +103,14 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     scope.addContentTypeParser(['application/json', '*'], { parseAs: 'string' }, (_request, body, done) =>
       done(null, body),
     );
-    // Before the body is read: a caller without the token never gets to send (or half-send) one.
+    // Before the body is read: a caller without the token never gets to send (or half-send) one. Which credential came
+    // is remembered for the route (the token is compared once per request).
     scope.addHook('onRequest', async (request, reply) => {
-      if (authorize(request)) return undefined;
+      if (bearerMatches(request.headers.authorization, token)) {
+        withBearer.add(request);
+        return undefined;
+      }
+      if (webAuth?.authorize(requestFacts(request)).ok) return undefined;
       return reply
         .code(401)
         .header('www-authenticate', 'Bearer')
@@ -118,7 +125,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     });
     scope.post('/rpc', async (request, reply) => {
       // The CLI says who it is; a call without the bearer token came with the web page's cookie.
-      const caller: Caller = !bearerMatches(request.headers.authorization, token)
+      const caller: Caller = !withBearer.has(request)
         ? { kind: 'rpc', web: true }
         : request.headers['x-switchboard-client'] === 'cli'
           ? { kind: 'cli' }

@@ -303,8 +303,16 @@ export class CodingSessionStore {
     const columns = patchColumns(patch);
     if (Object.values(columns).every((v) => v === undefined)) return;
     this.#changed(id);
+    // One statement per set of changed columns, compiled once (a session's updates have a few shapes).
+    const changed = Object.entries(columns).filter(([, value]) => value !== undefined);
+    const shape = `update:${changed.map(([column]) => column).join(',')}`;
     const write = async (db: Kysely<Database>): Promise<void> => {
-      await db.updateTable('coding_sessions').set(columns).where('id', '=', id).execute();
+      await this.#hot.execute(db, shape, [...changed.map(([, value]) => value), id], (slot) =>
+        db
+          .updateTable('coding_sessions')
+          .set(Object.fromEntries(changed.map(([column], i) => [column, slot(i)])))
+          .where('id', '=', slot<string>(changed.length)),
+      );
       if (patch.backendSessionId) await this.#setKey(db, patch.backendSessionId, id, 'backend');
     };
     if (within) await write(within);
@@ -315,16 +323,17 @@ export class CodingSessionStore {
   async #setKey(db: Kysely<Database>, key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): Promise<void> {
     // A key an older session holds (a name reused after eviction, a backend id resumed by a new session) moves to the newer one;
     // an id key is never taken from its own session.
-    await db
-      .insertInto('session_keys')
-      .values({ key, session_id: sessionId, kind })
-      .onConflict((oc) =>
-        oc
-          .column('key')
-          .doUpdateSet((eb) => ({ session_id: eb.ref('excluded.session_id'), kind: eb.ref('excluded.kind') }))
-          .where('session_keys.kind', '!=', 'id'),
-      )
-      .execute();
+    await this.#hot.execute(db, 'set key', [key, sessionId, kind], (slot) =>
+      db
+        .insertInto('session_keys')
+        .values({ key: slot<string>(0), session_id: slot<string>(1), kind: slot<'id' | 'name' | 'backend'>(2) })
+        .onConflict((oc) =>
+          oc
+            .column('key')
+            .doUpdateSet((eb) => ({ session_id: eb.ref('excluded.session_id'), kind: eb.ref('excluded.kind') }))
+            .where('session_keys.kind', '!=', 'id'),
+        ),
+    );
   }
 
   /** Returns the session with this internal id, or null. */
@@ -346,8 +355,10 @@ export class CodingSessionStore {
 
   /** True when a stored session already uses `name`. */
   async nameTaken(name: string): Promise<boolean> {
-    const row = await this.#db.selectFrom('coding_sessions').select('id').where('name', '=', name).executeTakeFirst();
-    return row !== undefined;
+    const rows = await this.#hot.rows(this.#db, 'name taken', [name], (slot) =>
+      this.#db.selectFrom('coding_sessions').select('id').where('name', '=', slot<string>(0)).limit(1),
+    );
+    return rows.length > 0;
   }
 
   /** Lists sessions, newest first (ties: by id), optionally only those with the given statuses. */
@@ -525,15 +536,16 @@ export class CodingSessionStore {
 
   /** Returns ids of the oldest non-active sessions beyond the newest `keep`; the caller deletes them and their logs. */
   async evictionCandidates(keep: number): Promise<string[]> {
-    const rows = await this.#db
-      .selectFrom('coding_sessions')
-      .select('id')
-      .where('status', 'not in', ['starting', 'running', 'queued'])
-      .orderBy((eb) => eb.fn.coalesce('completed_at', 'updated_at'), 'desc')
-      .orderBy('id', 'desc')
-      .limit(NO_LIMIT)
-      .offset(keep)
-      .execute();
+    const rows = await this.#hot.rows(this.#db, 'eviction candidates', [keep], (slot) =>
+      this.#db
+        .selectFrom('coding_sessions')
+        .select('id')
+        .where('status', 'not in', ['starting', 'running', 'queued'])
+        .orderBy((eb) => eb.fn.coalesce('completed_at', 'updated_at'), 'desc')
+        .orderBy('id', 'desc')
+        .limit(NO_LIMIT)
+        .offset(slot<number>(0)),
+    );
     return rows.map((r) => r.id);
   }
 
@@ -548,45 +560,50 @@ export class CodingSessionStore {
     kind: 'launch' | 'resume',
     at: number,
   ): Promise<number> {
-    const row = await db
-      .insertInto('session_runs')
-      .values({
-        session_id: session.id,
-        name: session.name,
-        prompt: session.prompt,
-        harness: session.harness,
-        kind,
-        status: 'running',
-        started_at: at,
-      })
-      .returning('id')
-      .executeTakeFirstOrThrow();
+    const values = [session.id, session.name, session.prompt, session.harness, kind, at];
+    const [row] = await this.#hot.rows(db, 'start run', values, (slot) =>
+      db
+        .insertInto('session_runs')
+        .values({
+          session_id: slot<string>(0),
+          name: slot<string>(1),
+          prompt: slot<string>(2),
+          harness: slot<HarnessName>(3),
+          kind: slot<'launch' | 'resume'>(4),
+          status: 'running',
+          started_at: slot<number>(5),
+        })
+        .returning('id'),
+    );
+    if (!row) throw new Error(`session ${session.id}: the run was not stored`);
     return row.id;
   }
 
   /** Records how a run ended: once per run, with the cost it added. */
   async endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): Promise<void> {
-    await this.#db
-      .updateTable('session_runs')
-      .set((eb) => ({
-        status,
-        cost_usd: costUsd,
-        ended_at: endedAt,
-        duration_ms: eb(eb.val(endedAt), '-', eb.ref('started_at')),
-      }))
-      .where('id', '=', runId)
-      .where('ended_at', 'is', null)
-      .execute();
+    await this.#hot.execute(this.#db, 'end run', [status, costUsd, endedAt, runId], (slot) =>
+      this.#db
+        .updateTable('session_runs')
+        .set((eb) => ({
+          status: slot<SessionStatus>(0),
+          cost_usd: slot<number>(1),
+          ended_at: slot<number>(2),
+          duration_ms: eb(eb.val(slot<number>(2)), '-', eb.ref('started_at')),
+        }))
+        .where('id', '=', slot<number>(3))
+        .where('ended_at', 'is', null),
+    );
   }
 
   /** Records what an open run has cost so far (after each turn), so stats count running sessions and crash-cut runs. */
   async setRunCost(runId: number, costUsd: number): Promise<void> {
-    await this.#db
-      .updateTable('session_runs')
-      .set({ cost_usd: costUsd })
-      .where('id', '=', runId)
-      .where('ended_at', 'is', null)
-      .execute();
+    await this.#hot.execute(this.#db, 'run cost', [costUsd, runId], (slot) =>
+      this.#db
+        .updateTable('session_runs')
+        .set({ cost_usd: slot<number>(0) })
+        .where('id', '=', slot<number>(1))
+        .where('ended_at', 'is', null),
+    );
   }
 
   /**

@@ -36,6 +36,8 @@ export class WebhookIntake {
   #o: WebhookIntakeOptions;
   #client: OneParseWebhookClient;
   #group: Waiting[] = [];
+  /** The group commits under way (stored, then synced), each settled when its deliveries are answered. */
+  #committing = new Set<Promise<void>>();
 
   constructor(options: WebhookIntakeOptions) {
     this.#o = options;
@@ -63,6 +65,14 @@ export class WebhookIntake {
     return this.#group.length > 0;
   }
 
+  /**
+   * Settles once the group commits under way now have answered their deliveries (undefined when none is): the worker
+   * waits for them rather than fill the event loop while Linear's 200s wait.
+   */
+  committing(): Promise<void> | undefined {
+    return this.#committing.size > 0 ? Promise.all(this.#committing).then(() => undefined) : undefined;
+  }
+
   #receive(rawBody: Buffer, headers: DeliveryHeaders): Promise<IntakeResult> {
     const { clock, logger } = this.#o;
     const verified = verifyDelivery(this.#client, rawBody, headers.signature);
@@ -88,9 +98,14 @@ export class WebhookIntake {
       receivedAt: clock.now(),
     };
     return new Promise((resolve) => {
-      if (this.#group.length === 0) setImmediate(() => void this.#commit());
+      if (this.#group.length === 0) setImmediate(() => this.#track(this.#commit()));
       this.#group.push({ delivery, resolve });
     });
+  }
+
+  #track(commit: Promise<void>): void {
+    this.#committing.add(commit);
+    void commit.finally(() => this.#committing.delete(commit));
   }
 
   /** Commits the waiting group in one transaction, then answers each delivery (never before the commit). */

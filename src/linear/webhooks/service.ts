@@ -41,6 +41,7 @@ export function buildLinearWebhooks(deps: LinearWebhooksDeps): LinearWebhooks {
     webhooks: deps.config.webhooks,
     // Only asked while the worker runs (after start()), so `intake` below is set by then.
     intakePending: () => intake.pending,
+    intakeCommitting: () => intake.committing(),
   });
   const intake = new WebhookIntake({
     secret: deps.secret,

@@ -26,6 +26,7 @@ function setup(options: {
   concurrency?: number;
   logger?: Logger;
   batchMs?: number;
+  intakeCommitting?: () => Promise<void> | undefined;
 }) {
   const clock = new ManualClock();
   const store = new LinearDeliveryStore(sqliteKysely(openDatabase(':memory:')));
@@ -43,6 +44,7 @@ function setup(options: {
     clock,
     logger: options.logger ?? silentLogger(),
     webhooks,
+    ...(options.intakeCommitting ? { intakeCommitting: options.intakeCommitting } : {}),
   });
   let n = 0;
   const enqueue = async (name: LinearFixtureName, patch: (p: Record<string, unknown>) => void = () => {}) => {
@@ -65,6 +67,29 @@ function setup(options: {
 }
 
 describe('WebhookWorker', () => {
+  it('lets a group commit of the intake that is under way answer its deliveries before a turn claims', async () => {
+    let release: () => void = () => undefined;
+    let committing: Promise<void> | undefined = new Promise<void>((resolve) => (release = resolve));
+    const handled: string[] = [];
+    const { worker, enqueue } = setup({
+      handler: {
+        async handle(event) {
+          handled.push(event.type);
+        },
+      },
+      intakeCommitting: () => committing,
+    });
+    await enqueue('issue-update-delegated');
+    await worker.start();
+    await settle();
+    assert.deepEqual(handled, [], 'no claim while the intake’s commit is under way');
+    committing = undefined;
+    release();
+    await worker.idle();
+    assert.equal(handled.length, 1);
+    await worker.stop();
+  });
+
   it('retries a failing handler with backoff on the clock, counting attempts, until it succeeds', async () => {
     let calls = 0;
     const { clock, store, worker, enqueue } = setup({

@@ -26,6 +26,11 @@ export interface WebhookWorkerOptions {
    * for) go first, once — it runs right after, so it never starves.
    */
   intakePending?: () => boolean;
+  /**
+   * The intake's group commits under way (see WebhookIntake.committing): a turn waits for them before it claims, once,
+   * so the 200s they owe go out before the turn's work fills the event loop.
+   */
+  intakeCommitting?: () => Promise<void> | undefined;
 }
 
 /** The queue consumer. `start` once; `notify` whenever a delivery was queued; `stop` on shutdown. */
@@ -176,6 +181,8 @@ export class WebhookWorker {
       return this.#nextWake();
     }
     this.#deferredOnce = false;
+    const committing = this.#running ? this.#o.intakeCommitting?.() : undefined;
+    if (committing) await committing;
     const outcomes = this.#finished;
     this.#finished = [];
     const free = this.#running ? webhooks.concurrency - this.#inFlight : 0;
