@@ -9,6 +9,7 @@ import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slac
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { ClusterNode } from './cluster/cluster-node.ts';
+import { ServiceGroup } from './cluster/service-group.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
@@ -130,7 +131,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       clock,
       logger: logger.child({ component: 'outbox' }),
     });
-    stops.push(() => outbox.stop());
+    // Cluster: what runs on one node at a time. `primary` (outbox deliveries, engine, scheduler, wake router, Linear, the
+    // chat connectors but the web page) is served by the holder of its lease; `github` by the holder of its own. The
+    // daemon's stop stops their members in the order below; cluster.stop() then gives the leases up.
+    const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: false });
+    const githubWorkers = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
+    stops.push(() => primary.stopMember('outbox'));
     const connectors: Connector[] = [];
     const web = config.channels.web.enabled
       ? new WebConnector({ db: kysely, config: config.channels.web, clock, logger: logger.child({ component: 'web' }) })
@@ -204,7 +210,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
     const engine = createEngine({ config, clock, logger, db: kysely, home, inference, outbox, toolbox: tools });
-    stops.push(() => engine.stop());
+    stops.push(() => primary.stopMember('engine'));
     const scheduler = createScheduler({ db: kysely, engine, clock, logger, config });
     const notifications = createNotificationRouter({
       sessions,
@@ -222,7 +228,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger: logger.child({ component: 'approval-notices' }),
     });
     stops.push(() => approvalNotices.stop());
-    stops.push(() => scheduler.stop());
+    stops.push(() => primary.stopMember('scheduler'));
     const wake = createWakeRouter({
       db: kysely,
       sessions,
@@ -232,7 +238,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger,
       config,
     });
-    stops.push(() => wake.stop());
+    stops.push(() => primary.stopMember('wake'));
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
     // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
@@ -248,7 +254,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const github = config.github.enabled
       ? createGithubIntegration({ config, env, db: kysely, clock, logger, sessions })
       : null;
-    if (github) stops.push(() => github.stop());
+    if (github) stops.push(() => githubWorkers.stopMember('github'));
 
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
     const linear = config.linear.enabled
@@ -270,7 +276,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       : null;
     if (linear) {
       // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
-      stops.push(() => linear.stop());
+      stops.push(() => primary.stopMember('linear'));
     }
 
     // This daemon as a node of the cluster (a cluster of one on SQLite): heartbeat, failure detection, leases.
@@ -321,12 +327,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     faultPoint('sessions.restore.before-clear');
     await sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
-    await outbox.start();
-    await engine.start();
-    await scheduler.start();
-    await wake.start();
-    await linear?.start();
-    await github?.start();
 
     const inbound = createInboundHandler({
       ops: OPERATIONS,
@@ -336,9 +336,27 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger: logger.child({ component: 'inbound' }),
       commands: new InboundCommandStore(kysely),
     });
+    // The singletons start at cluster.start() below (on SQLite this node takes them all there, before this resolves).
+    primary.add('outbox', outbox);
+    primary.add('engine', engine);
+    primary.add('scheduler', scheduler);
+    primary.add('wake', wake);
+    if (linear) primary.add('linear', linear);
     for (const connector of connectors) {
-      stops.push(() => connector.stop());
-      await connector.start(inbound);
+      if (connector === web) {
+        // The web page is served by every node's gateway: its connector runs everywhere.
+        stops.push(() => connector.stop());
+        await connector.start(inbound);
+        continue;
+      }
+      const name = `connector:${connector.channel}${connector.account ? `:${connector.account}` : ''}`;
+      stops.push(() => primary.stopMember(name));
+      primary.add(name, { start: () => connector.start(inbound), stop: () => connector.stop() });
+    }
+    cluster.singletons.add('primary', primary);
+    if (github) {
+      githubWorkers.add('github', github);
+      cluster.singletons.add('github', githubWorkers);
     }
 
     const token = await tokenOf('gateway.token');
@@ -372,8 +390,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const host = config.gateway.host.includes(':') ? `[${config.gateway.host}]` : config.gateway.host;
     const url = `http://${host}:${port}`;
     await cluster.start(config.node.url ?? url);
-    // Stopped first: a clean leave gives up its leases and is not taken for a lost node.
-    stops.push(() => cluster.stop());
+    // Stopped last (just before the store): the services are stopped first in the daemon's order, then the leases are
+    // given up and the node leaves (a clean leave is not taken for a lost node).
+    stops.splice(2, 0, () => cluster.stop());
+    // A cluster of one serves every singleton: one that failed to start fails the start, as it did before clusters.
+    if (store.dialect !== 'postgres' && !cluster.singletons.served().includes('primary'))
+      throw primary.failure instanceof Error ? primary.failure : new Error('could not start the primary services');
     updateDaemonInfo(home, { pid: process.pid, startedAt, version: VERSION, url, port });
     logger.info(
       {

@@ -91,7 +91,8 @@ describeEachDatabase('cluster nodes', (fresh) => {
     clock.advance(TIMEOUT * 2);
     await a.beat();
     await b.beat();
-    assert.equal(takenOver.length, 1);
+    // (Only c counts: one clock jump of twice the timeout may let a declare b down before b's own beat lands.)
+    assert.equal(takenOver.filter((t) => t.endsWith(':c')).length, 1);
     // c, still running, learns at its next beat that it was declared down and stops serving singletons.
     await c.beat();
     assert.equal(c.fenced, true);
