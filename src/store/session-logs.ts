@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ensurePrivateDir } from '../core/private-files.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
 import { JsonlLog } from './jsonl-log.ts';
+import type { RecordMirror } from './log-records.ts';
 
 export type Listener = (record: LogRecord) => void;
 
@@ -11,6 +12,11 @@ export interface SessionLogsOptions {
   now: () => number;
   /** Told about every repair made when a log is opened. */
   onRepair?: (sessionId: string, report: RepairReport) => void;
+  /**
+   * On PostgreSQL: every record is also written through to `log_records`; `sync` then covers that commit too, so
+   * whatever a caller acknowledged after it is in the database (readable from any node).
+   */
+  mirror?: RecordMirror;
 }
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -45,6 +51,7 @@ export class SessionLogs {
   /** Writes a record (one write call) and tells subscribers; durability follows at the next group commit. */
   write(sessionId: string, entry: LogEntry): LogRecord {
     const record = this.#log(sessionId).write(entry);
+    this.#options.mirror?.write('session', sessionId, record);
     for (const listener of this.#listeners.get(sessionId) ?? []) listener(record);
     return record;
   }
@@ -52,13 +59,14 @@ export class SessionLogs {
   /** Writes a record and resolves once it is fdatasync'd. */
   async append(sessionId: string, entry: LogEntry): Promise<LogRecord> {
     const record = this.write(sessionId, entry);
-    await this.#log(sessionId).sync();
+    await this.sync(sessionId);
     return record;
   }
 
-  /** Resolves when everything written to this session's log is on disk. */
-  sync(sessionId: string): Promise<void> {
-    return this.#log(sessionId).sync();
+  /** Resolves when everything written to this session's log is on disk (and, with a mirror, committed). */
+  async sync(sessionId: string): Promise<void> {
+    const mirror = this.#options.mirror;
+    await (mirror ? Promise.all([this.#log(sessionId).sync(), mirror.sync()]) : this.#log(sessionId).sync());
   }
 
   /** Records with `seq >= fromSeq`, in order. */
@@ -97,12 +105,13 @@ export class SessionLogs {
     this.#open.get(sessionId)?.discard();
     this.#open.delete(sessionId);
     rmSync(join(this.dir, `${sessionId}.jsonl`), { force: true });
+    this.#options.mirror?.remove('session', sessionId);
   }
 
   /** Syncs and closes every open log. */
   async closeAll(): Promise<void> {
     const logs = [...this.#open.values()];
     this.#open.clear();
-    await Promise.all(logs.map((log) => log.close()));
+    await Promise.all([...logs.map((log) => log.close()), this.#options.mirror?.sync()]);
   }
 }

@@ -35,4 +35,17 @@ export interface ClusterTables {
     value: string;
     created_at: number;
   };
+  /**
+   * Every record of the coding sessions' and the engine's JSONL logs, written through on PostgreSQL (so any node reads
+   * a session's output and a new engine holder rebuilds its logs); unused on SQLite.
+   */
+  log_records: {
+    kind: 'session' | 'engine';
+    /** The log's id: the coding session's or the engine session's. */
+    log: string;
+    seq: number;
+    ts: number;
+    /** The record as its JSONL line holds it. */
+    record: string;
+  };
 }
