@@ -9,6 +9,10 @@ import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slac
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { ClusterNode } from './cluster/cluster-node.ts';
+import { openClusterRecords } from './cluster/cluster-records.ts';
+import { rebuildEngineLogs } from './cluster/engine-rebuild.ts';
+import { addPrimaryMembers, connectorSingletonName } from './cluster/primary.ts';
+import { ClusterRecordReader } from './cluster/record-reader.ts';
 import { ServiceGroup } from './cluster/service-group.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
@@ -176,7 +180,21 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
     for (const connector of connectors) outbox.register(connector);
 
+    // Cluster (PostgreSQL): every log record written through to the database (read from any node; the engine's logs
+    // rebuilt from it on takeover), and the node's LISTEN connection. Closed after the logs' writers stopped.
+    const records =
+      store.dialect === 'postgres' && config.store.url
+        ? await openClusterRecords({
+            url: config.store.url,
+            db: kysely,
+            clock,
+            logger: logger.child({ component: 'cluster' }),
+            retryMs: 1000,
+          })
+        : null;
+    if (records) stops.push(() => records.close());
     const logs = new SessionLogs(join(home, 'logs'), {
+      ...(records ? { mirror: records.mirror } : {}),
       fsyncBatchMs: config.timings.fsyncBatchMs,
       now: () => clock.now(),
       onRepair: (sessionId, report) =>
@@ -192,13 +210,26 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     stops.push(() => approvals.stop());
     const harnesses = options.harnesses ?? createHarnesses(config, logger);
-    const sessions = new SessionManager({
+    // Output, --follow and the SSE stream of a session on another node read its records from the database.
+    const reader = records
+      ? new ClusterRecordReader({
+          logs,
+          isLocal: (id) => sessions.liveById(id) !== undefined,
+          database: records,
+          clock,
+          logger: logger.child({ component: 'cluster' }),
+          pollMs: 2000,
+        })
+      : null;
+    if (reader) stops.push(() => reader.close());
+    const sessions: SessionManager = new SessionManager({
       config,
       permissions: approvals,
       clock,
       logger: logger.child({ component: 'sessions' }),
       store: new CodingSessionStore(kysely),
       logs,
+      ...(reader ? { records: reader } : {}),
       harnesses,
       notices: new RestartNoticeStore(kysely),
     });
@@ -209,7 +240,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
-    const engine = createEngine({ config, clock, logger, db: kysely, home, inference, outbox, toolbox: tools });
+    const engine = createEngine({
+      config,
+      clock,
+      logger,
+      db: kysely,
+      home,
+      inference,
+      outbox,
+      toolbox: tools,
+      ...(records ? { mirror: records.mirror } : {}),
+    });
     stops.push(() => primary.stopMember('engine'));
     const scheduler = createScheduler({ db: kysely, engine, clock, logger, config });
     const notifications = createNotificationRouter({
@@ -238,7 +279,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger,
       config,
     });
-    stops.push(() => primary.stopMember('wake'));
+    stops.push(async () => {
+      await primary.stopMember('wake');
+      await wake.stop();
+    });
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
     // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
@@ -337,11 +381,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       commands: new InboundCommandStore(kysely),
     });
     // The singletons start at cluster.start() below (on SQLite this node takes them all there, before this resolves).
-    primary.add('outbox', outbox);
-    primary.add('engine', engine);
-    primary.add('scheduler', scheduler);
-    primary.add('wake', wake);
-    if (linear) primary.add('linear', linear);
+    // Every node stores its own sessions' wake events; the primary's holder delivers them.
+    wake.startIntake();
+    const chatConnectors: { name: string; service: { start(): Promise<void>; stop(): Promise<void> } }[] = [];
     for (const connector of connectors) {
       if (connector === web) {
         // The web page is served by every node's gateway: its connector runs everywhere.
@@ -349,10 +391,29 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         await connector.start(inbound);
         continue;
       }
-      const name = `connector:${connector.channel}${connector.account ? `:${connector.account}` : ''}`;
+      const name = connectorSingletonName(connector.channel, connector.account);
       stops.push(() => primary.stopMember(name));
-      primary.add(name, { start: () => connector.start(inbound), stop: () => connector.stop() });
+      chatConnectors.push({ name, service: { start: () => connector.start(inbound), stop: () => connector.stop() } });
     }
+    addPrimaryMembers(primary, {
+      outbox,
+      engine,
+      rebuildEngine: records
+        ? async () => {
+            const rebuilt = await rebuildEngineLogs(records.store, join(home, 'engine'));
+            logger.info(rebuilt, 'engine logs rebuilt from the database before the engine starts on this node');
+          }
+        : null,
+      scheduler,
+      wake,
+      linear,
+      connectors: chatConnectors,
+      listener: records?.listener ?? null,
+      clock,
+      logger: logger.child({ component: 'cluster' }),
+      pollMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+    });
+    stops.push(() => primary.stopMember('poll'));
     cluster.singletons.add('primary', primary);
     if (github) {
       githubWorkers.add('github', github);
@@ -369,6 +430,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ops: OPERATIONS,
       services,
       logs,
+      ...(reader ? { records: reader } : {}),
       version: VERSION,
       startedAt,
       clock,

@@ -3,6 +3,7 @@ import { it } from 'node:test';
 import type { Kysely } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { ManualClock } from '../core/clock.ts';
+import { newId } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
 import { LeaseStore } from '../store/cluster-leases.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
@@ -62,6 +63,7 @@ function node(db: Kysely<Database>, clock: ManualClock, name: string): ClusterNo
     clock,
     logger: silentLogger(),
     name,
+    incarnation: newId(16),
     labels: [],
     harnesses: ['claude'],
     workspaces: ['/work'],

@@ -10,7 +10,7 @@ import type { Approval } from '../store/approvals.ts';
 import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
+import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { workdirHead } from './git-head.ts';
 import type { Harness } from './harness.ts';
@@ -54,6 +54,11 @@ export interface SessionManagerDeps {
   logger: Logger;
   store: CodingSessionStore;
   logs: SessionLogs;
+  /**
+   * Where `readTranscript`/`readLastSeq` read a session's records on whichever node it runs (in a cluster: the
+   * database for a session not live here); default this node's logs.
+   */
+  records?: SessionRecordSource;
   harnesses: Record<HarnessName, Harness>;
   /** The notices a restart owes (see restore); without it, restore announces only what it marks itself. */
   notices?: RestartNoticeStore;
@@ -433,6 +438,18 @@ export class SessionManager {
   /** Sequence number of the newest record of a session's log. */
   lastSeq(sessionId: string): number {
     return this.#deps.logs.lastSeq(sessionId);
+  }
+
+  /** Like `transcript`, for a session on any node of the cluster (read from the database when it is not live here). */
+  async readTranscript(record: StoredSession, view: TranscriptView = 'all'): Promise<TranscriptEntry[]> {
+    if (!this.#deps.records || this.#live.has(record.id)) return this.transcript(record, view);
+    return transcriptOf(await this.#deps.records.read(record.id), view);
+  }
+
+  /** Like `lastSeq`, for a session on any node of the cluster. */
+  async readLastSeq(sessionId: string): Promise<number> {
+    if (!this.#deps.records || this.#live.has(sessionId)) return this.lastSeq(sessionId);
+    return this.#deps.records.lastSeq(sessionId);
   }
 
   /**

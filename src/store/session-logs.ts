@@ -115,3 +115,42 @@ export class SessionLogs {
     await Promise.all([...logs.map((log) => log.close()), this.#options.mirror?.sync()]);
   }
 }
+
+/** Where a session's records are read from, on whichever node it runs (see cluster/record-reader.ts). */
+export interface SessionRecordSource {
+  /** Records of a session's log with `seq >= fromSeq`, in order. */
+  read(sessionId: string, fromSeq?: number): Promise<LogRecord[]>;
+  /** The newest seq of a session's log (0 when empty). */
+  lastSeq(sessionId: string): Promise<number>;
+  /**
+   * Calls `listener` with every record of the session from `fromSeq` on (those written already, then live ones), each
+   * once and in order; returns the function that stops it. A local session's history is delivered before this returns.
+   */
+  follow(sessionId: string, fromSeq: number, listener: (record: LogRecord) => void): () => void;
+}
+
+/** The SessionRecordSource of a cluster of one: every session's log is a file of this node. */
+export function localRecords(logs: SessionLogs): SessionRecordSource {
+  return {
+    read: async (sessionId, fromSeq) => logs.read(sessionId, fromSeq),
+    lastSeq: async (sessionId) => logs.lastSeq(sessionId),
+    follow(sessionId, fromSeq, listener) {
+      let sent = fromSeq - 1;
+      let backlog: LogRecord[] | null = [];
+      const deliver = (record: LogRecord): void => {
+        if (record.seq <= sent) return;
+        sent = record.seq;
+        listener(record);
+      };
+      // Live records are held while the history is read, so nothing falls between the two.
+      const unsubscribe = logs.subscribe(sessionId, (record) => {
+        if (backlog) backlog.push(record);
+        else deliver(record);
+      });
+      for (const record of logs.read(sessionId, fromSeq)) deliver(record);
+      for (const record of backlog) deliver(record);
+      backlog = null;
+      return unsubscribe;
+    },
+  };
+}

@@ -1,0 +1,112 @@
+// The singletons of a cluster of three daemon processes on one PostgreSQL: a cron task fires once per due time in the
+// whole cluster; the Telegram poller, the engine and the outbox run on the holder of the `primary` lease, and when that
+// node is SIGKILLed another takes them over: the messages sent meanwhile are each answered once, and the engine there
+// continues the conversation with every message acknowledged before (its logs rebuilt from the database).
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { openPostgres } from '../../src/store/kysely/postgres.ts';
+import type { ClusterRig } from '../support/cluster-rig.ts';
+import { startClusterRig } from '../support/cluster-rig.ts';
+import { chatInference, isCronTurn, systemText, telegramSection, textsTo } from '../support/e2e-daemon.ts';
+import type { FakeTelegram } from '../support/fake-telegram.ts';
+import { startFakeTelegram } from '../support/fake-telegram.ts';
+import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText, messageText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { postgresSkip } from '../support/postgres.ts';
+import { tempDir } from '../support/temp-dir.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const USER = 6161;
+const LONG = 60_000;
+
+function isUserTurn(body: ChatBody): boolean {
+  return systemText(body).includes(`serves the chat telegram|${USER}`);
+}
+
+describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () => {
+  const dir = tempDir('sb-cluster-singletons-');
+  let rig: ClusterRig | undefined;
+  let telegram: FakeTelegram | undefined;
+  let model: MockOpenAIChat | undefined;
+  const cluster = (): ClusterRig => {
+    if (!rig) throw new Error('the rig did not start');
+    return rig;
+  };
+  const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
+  const chat = (): string[] => (telegram ? textsTo(telegram, USER) : []);
+
+  /** The node holding lease `name` now. */
+  async function holderOf(name: string): Promise<string> {
+    const db = openPostgres({ url: cluster().pg.url, maxConnections: 1 });
+    try {
+      const row = await db.selectFrom('cluster_leases').select('holder').where('name', '=', name).executeTakeFirst();
+      if (!row) throw new Error(`nobody holds ${name}`);
+      return row.holder;
+    } finally {
+      await db.destroy();
+    }
+  }
+
+  before(async () => {
+    telegram = await startFakeTelegram();
+    model = await startMockOpenAIChat({
+      handler: (body) => (isCronTurn(body) ? chatText('cron run done') : chatText(`answer to: ${lastUserText(body)}`)),
+    });
+    rig = await startClusterRig(dir.path, [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
+      config: {
+        channels: { telegram: telegramSection(telegram, [USER]), web: { enabled: false } },
+        inference: chatInference(model.url),
+        heartbeat: { intervalMinutes: 0 },
+        // A task added on another node is seen by the scheduler's holder at its next re-arm, at most this far apart.
+        scheduler: { maxWaitMs: 2000 },
+      },
+    });
+  });
+
+  after(async () => {
+    await rig?.stop();
+    await telegram?.close();
+    await model?.close();
+    dir.remove();
+  });
+
+  it('fires a cron task once per due time across the three nodes', async () => {
+    await cluster().node('beta').rpc('cron.add', { name: 'tick', schedule: '* * * * *', prompt: 'Count the ticks.' });
+    const dues = (): string[] =>
+      bodies()
+        .filter(isCronTurn)
+        .map((b) => /run due (\S+)\]/.exec(lastUserText(b))?.[1] ?? 'unknown');
+    await waitFor('two due times to run', () => (new Set(dues()).size >= 2 ? true : undefined), 150_000);
+    const all = dues();
+    assert.equal(all.length, new Set(all).size, `each due time ran once: ${all.join(', ')}`);
+    await cluster().node('beta').rpc('cron.remove', { task: 'tick' });
+  });
+
+  it('moves the Telegram poller and the engine to another node when their holder is SIGKILLed; nothing lost or doubled', async () => {
+    const fake = telegram as FakeTelegram;
+    fake.pushMessage({ fromId: USER, text: 'one' });
+    await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
+    const first = await holderOf('primary');
+    await cluster().kill(first);
+
+    fake.pushMessage({ fromId: USER, text: 'two' });
+    fake.pushMessage({ fromId: USER, text: 'three' });
+    await waitFor(
+      'the answers to two and three',
+      () => chat().includes('answer to: two') && chat().includes('answer to: three'),
+      LONG,
+    );
+    const second = await holderOf('primary');
+    assert.notEqual(second, first);
+    for (const text of ['one', 'two', 'three']) {
+      assert.equal(chat().filter((t) => t === `answer to: ${text}`).length, 1, `"${text}" answered once`);
+      const asked = bodies().filter((b) => isUserTurn(b) && lastUserText(b) === text);
+      assert.equal(asked.length, 1, `"${text}" reached the model once`);
+    }
+    // The engine on the new node continued the conversation: the turn of "two" saw "one" and its answer.
+    const two = bodies().find((b) => isUserTurn(b) && lastUserText(b) === 'two');
+    const history = (two?.messages ?? []).map((m) => messageText(m));
+    assert.ok(history.includes('one'), 'the first message is in the history');
+    assert.ok(history.includes('answer to: one'), 'its answer is in the history');
+  });
+});
