@@ -1,7 +1,7 @@
 // The members of the `primary` singleton, in the order they start: the outbox's deliveries, the engine (its logs first
 // rebuilt from the database on PostgreSQL), the scheduler, the wake router's deliveries, Linear, then the chat
-// connectors' receiving, and a poll that picks up what other nodes queued (outbox messages, wake events) between the
-// notifications that announce them. Everything the members need is passed in by shape: cluster/ imports only store/
+// connectors' receiving, and a poll that picks up what other nodes queued (outbox messages, wake events, cron tasks)
+// between the notifications that announce them. Everything the members need is passed in by shape: cluster/ imports only store/
 // and core/.
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
@@ -19,7 +19,7 @@ export interface PrimaryDeps {
   engine: SingletonService;
   /** Rebuilds the engine's logs from the database before it starts (PostgreSQL); null on SQLite. */
   rebuildEngine: (() => Promise<void>) | null;
-  scheduler: SingletonService;
+  scheduler: SingletonService & { cron: { rearm(): Promise<void> } };
   wake: { start(): Promise<void>; stopDelivery(): Promise<void>; poke(): void };
   linear: SingletonService | null;
   /** The chat connectors but the web page's, each with its singleton name (`connector:<channel>[:<account>]`). */
@@ -38,6 +38,9 @@ export function addPrimaryMembers(group: ServiceGroup, deps: PrimaryDeps): void 
   const nudge = (): void => {
     outbox.wake().catch((error: unknown) => logger.warn({ err: error }, 'could not look for queued outbox messages'));
     wake.poke();
+    deps.scheduler.cron
+      .rearm()
+      .catch((error: unknown) => logger.warn({ err: error }, 'could not look for changed cron tasks'));
   };
   // Both are no-ops on a node that does not serve them; subscribed for the life of the listener.
   listener?.on(OUTBOX_CHANNEL, nudge);
