@@ -31,6 +31,7 @@ import type { Logger } from './core/logger.ts';
 import { createLogger } from './core/logger.ts';
 import { createEngine } from './engine/create.ts';
 import { lateToolbox } from './engine/late-toolbox.ts';
+import { EngineCallWorker, RoutedEngine } from './engine/routed-engine.ts';
 import { createScheduler } from './engine/scheduler/scheduler.ts';
 import { createWakeRouter } from './engine/wake/wake-router.ts';
 import { registerGithubRoutes } from './gateway/github-routes.ts';
@@ -53,6 +54,7 @@ import { ClusterNodeStore } from './store/cluster-nodes.ts';
 import { ClusterSecretStore } from './store/cluster-secrets.ts';
 import { CodingSessionStore, isActiveStatus } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
+import { EngineCallStore } from './store/engine-calls.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
@@ -343,11 +345,24 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
+    // Cluster (PostgreSQL): the engine runs on the primary's holder; elsewhere its calls go through `engine_calls`.
+    const engineCalls = records ? new EngineCallStore(kysely, { notify: true }) : null;
+    const routedEngine = engineCalls
+      ? new RoutedEngine({
+          local: engine,
+          servesEngine: () => primary.running().includes('engine'),
+          calls: engineCalls,
+          notices: records?.listener ?? null,
+          clock,
+          pollMs: 1000,
+          timeoutMs: 30_000,
+        })
+      : engine;
     const services: OperationServices = {
       config,
       sessions,
       clock,
-      engine,
+      engine: routedEngine,
       scheduler,
       wake,
       codeRunner,
@@ -375,7 +390,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const inbound = createInboundHandler({
       ops: OPERATIONS,
       services,
-      engine,
+      engine: routedEngine,
       outbox,
       logger: logger.child({ component: 'inbound' }),
       commands: new InboundCommandStore(kysely),
@@ -408,12 +423,24 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       wake,
       linear,
       connectors: chatConnectors,
+      engineCalls: engineCalls
+        ? new EngineCallWorker({
+            engine,
+            calls: engineCalls,
+            notices: records?.listener ?? null,
+            holder: cluster.incarnation,
+            clock,
+            logger: logger.child({ component: 'cluster' }),
+            pollMs: 1000,
+          })
+        : null,
       listener: records?.listener ?? null,
       clock,
       logger: logger.child({ component: 'cluster' }),
       pollMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
     });
     stops.push(() => primary.stopMember('poll'));
+    stops.push(() => primary.stopMember('engine-calls'));
     cluster.singletons.add('primary', primary);
     if (github) {
       githubWorkers.add('github', github);

@@ -1,5 +1,5 @@
 // The members of the `primary` singleton, in the order they start: the outbox's deliveries, the engine (its logs first
-// rebuilt from the database on PostgreSQL), the scheduler, the wake router's deliveries, Linear, then the chat
+// rebuilt from the database on PostgreSQL), the engine calls of other nodes (PostgreSQL), the scheduler, the wake router's deliveries, Linear, then the chat
 // connectors' receiving, and a poll that picks up what other nodes queued (outbox messages, wake events, cron tasks)
 // between the notifications that announce them. Everything the members need is passed in by shape: cluster/ imports only store/
 // and core/.
@@ -24,6 +24,8 @@ export interface PrimaryDeps {
   linear: SingletonService | null;
   /** The chat connectors but the web page's, each with its singleton name (`connector:<channel>[:<account>]`). */
   connectors: readonly { name: string; service: SingletonService }[];
+  /** Runs the engine calls other nodes stored (PostgreSQL), or null. */
+  engineCalls: SingletonService | null;
   /** The node's LISTEN connection (PostgreSQL), or null. */
   listener: PgListener | null;
   clock: Clock;
@@ -55,6 +57,7 @@ export function addPrimaryMembers(group: ServiceGroup, deps: PrimaryDeps): void 
     },
     stop: () => engine.stop(),
   });
+  if (deps.engineCalls) group.add('engine-calls', deps.engineCalls);
   group.add('scheduler', deps.scheduler);
   group.add('wake', { start: () => wake.start(), stop: () => wake.stopDelivery() });
   if (deps.linear) group.add('linear', deps.linear);

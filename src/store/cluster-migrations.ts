@@ -77,4 +77,22 @@ export const CLUSTER_MIGRATIONS: readonly Migration[] = [
         : []),
     ],
   },
+  {
+    version: 841,
+    name: 'cluster: engine calls routed to the node serving the engine',
+    up: ({ db, int, serial }) => [
+      db.schema
+        .createTable('engine_calls')
+        .addColumn('id', int, (c) => serial(c))
+        .addColumn('method', 'text', (c) => c.notNull())
+        .addColumn('args', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('claimed_by', 'text')
+        .addColumn('result', 'text')
+        .addColumn('error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('done_at', int),
+      db.schema.createIndex('engine_calls_status').on('engine_calls').columns(['status', 'id']),
+    ],
+  },
 ];

@@ -109,4 +109,26 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
     assert.ok(history.includes('one'), 'the first message is in the history');
     assert.ok(history.includes('answer to: one'), 'its answer is in the history');
   });
+
+  it('takes an engine request on a node that does not serve the engine and runs it on the holder', async () => {
+    const holder = await holderOf('primary');
+    const other = cluster()
+      .up()
+      .find((name) => name !== holder);
+    assert.ok(other, 'a node that does not serve the engine');
+    const { sessions } = await cluster()
+      .node(holder)
+      .rpc<{ sessions: { id: string; descriptor: { type: string } }[] }>('engine.sessions');
+    const user = sessions.find((s) => s.descriptor.type === 'user');
+    assert.ok(user, 'the user session');
+    const sent = await cluster()
+      .node(other)
+      .rpc<{ sessionId: string }>('engine.send', { session: user.id, text: 'news from afar' });
+    assert.equal(sent.sessionId, user.id);
+    await waitFor(
+      'the turn of the routed message',
+      () => bodies().some((b) => (b.messages ?? []).some((m) => messageText(m).includes('news from afar'))),
+      LONG,
+    );
+  });
 });
