@@ -254,7 +254,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ...(records ? { mirror: records.mirror } : {}),
     });
     stops.push(() => primary.stopMember('engine'));
-    const scheduler = createScheduler({ db: kysely, engine, clock, logger, config });
+    // Cluster (PostgreSQL): the engine runs on the primary's holder; elsewhere its calls go through `engine_calls`.
+    const engineCalls = records ? new EngineCallStore(kysely, { notify: true }) : null;
+    const routedEngine = engineCalls
+      ? new RoutedEngine({
+          local: engine,
+          servesEngine: () => primary.running().includes('engine'),
+          calls: engineCalls,
+          notices: records?.listener ?? null,
+          clock,
+          pollMs: 1000,
+          timeoutMs: 30_000,
+        })
+      : engine;
+    const scheduler = createScheduler({ db: kysely, engine: routedEngine, clock, logger, config });
     const notifications = createNotificationRouter({
       sessions,
       outbox,
@@ -275,7 +288,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const wake = createWakeRouter({
       db: kysely,
       sessions,
-      engine,
+      engine: routedEngine,
       heartbeat: scheduler.heartbeat,
       clock,
       logger,
@@ -312,7 +325,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           logger,
           sessions,
           logs,
-          engine,
+          engine: routedEngine,
           inference,
           outbox,
           codeRunner,
@@ -345,19 +358,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
-    // Cluster (PostgreSQL): the engine runs on the primary's holder; elsewhere its calls go through `engine_calls`.
-    const engineCalls = records ? new EngineCallStore(kysely, { notify: true }) : null;
-    const routedEngine = engineCalls
-      ? new RoutedEngine({
-          local: engine,
-          servesEngine: () => primary.running().includes('engine'),
-          calls: engineCalls,
-          notices: records?.listener ?? null,
-          clock,
-          pollMs: 1000,
-          timeoutMs: 30_000,
-        })
-      : engine;
     const services: OperationServices = {
       config,
       sessions,

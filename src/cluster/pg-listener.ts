@@ -98,7 +98,7 @@ export class PgListener {
     this.#client = null;
     this.#connected = false;
     client.removeAllListeners('end');
-    client.end().catch(() => undefined);
+    client.end().catch((e: unknown) => this.#o.logger.debug({ err: e }, 'closing a broken LISTEN connection failed'));
     if (this.#stopped) return;
     this.#o.logger.warn({ err: error }, 'the LISTEN connection to PostgreSQL broke; reconnecting');
     this.#retry = this.#o.clock.after(this.#o.reconnectMs, () => {
@@ -117,7 +117,9 @@ export class PgListener {
     this.#connected = false;
     if (client) {
       client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
+      await client
+        .end()
+        .catch((e: unknown) => this.#o.logger.debug({ err: e }, 'closing the LISTEN connection failed'));
     }
   }
 }
