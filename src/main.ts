@@ -123,7 +123,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   };
   try {
     const store = await openStore(config.store, home, clock);
-    stops.push(() => store.close());
+    const closeStore = (): Promise<void> => store.close();
+    stops.push(closeStore);
     const kysely = store.db;
     // Tokens: on PostgreSQL every node of the cluster shares them (made by the first node); on SQLite they are files.
     const secrets = new ClusterSecretStore(kysely);
@@ -481,7 +482,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     await cluster.start(config.node.url ?? url);
     // Stopped last (just before the store): the services are stopped first in the daemon's order, then the leases are
     // given up and the node leaves (a clean leave is not taken for a lost node).
-    stops.splice(2, 0, () => cluster.stop());
+    stops.splice(stops.indexOf(closeStore) + 1, 0, () => cluster.stop());
     // A cluster of one serves every singleton: one that failed to start fails the start, as it did before clusters.
     if (store.dialect !== 'postgres' && !cluster.singletons.served().includes('primary'))
       throw primary.failure instanceof Error ? primary.failure : new Error('could not start the primary services');
