@@ -1,7 +1,9 @@
 // The singletons of a cluster of three daemon processes on one PostgreSQL: a cron task fires once per due time in the
 // whole cluster; the Telegram poller, the engine and the outbox run on the holder of the `primary` lease, and when that
 // node is SIGKILLed another takes them over: the messages sent meanwhile are each answered once, and the engine there
-// continues the conversation with every message acknowledged before (its logs rebuilt from the database).
+// continues the conversation with every message acknowledged before (its logs rebuilt from the database): a turn cut
+// off by the kill is answered "Internal error." once, a message queued behind it is run. Engine requests made on a
+// node that does not serve the engine are run by the holder.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { openPostgres } from '../../src/store/kysely/postgres.ts';
@@ -34,6 +36,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   };
   const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
   const chat = (): string[] => (telegram ? textsTo(telegram, USER) : []);
+  const held: (() => void)[] = [];
 
   /** The node holding lease `name` now. */
   async function holderOf(name: string): Promise<string> {
@@ -50,7 +53,13 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   before(async () => {
     telegram = await startFakeTelegram();
     model = await startMockOpenAIChat({
-      handler: (body) => (isCronTurn(body) ? chatText('cron run done') : chatText(`answer to: ${lastUserText(body)}`)),
+      handler: (body) => {
+        if (isCronTurn(body)) return chatText('cron run done');
+        // A turn of "held" waits until the test lets it go (its node is SIGKILLed meanwhile).
+        if (lastUserText(body) === 'held')
+          return new Promise((resolve) => held.push(() => resolve(chatText('too late'))));
+        return chatText(`answer to: ${lastUserText(body)}`);
+      },
     });
     rig = await startClusterRig(dir.path, [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
       config: {
@@ -64,6 +73,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   });
 
   after(async () => {
+    for (const release of held.splice(0)) release();
     await rig?.stop();
     await telegram?.close();
     await model?.close();
@@ -130,5 +140,42 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
       () => bodies().some((b) => (b.messages ?? []).some((m) => messageText(m).includes('news from afar'))),
       LONG,
     );
+  });
+
+  it('runs on the new holder every message the lost one acknowledged: a cut-off turn answered once, a queued one run', async () => {
+    const fake = telegram as FakeTelegram;
+    const holder = await holderOf('primary');
+    fake.pushMessage({ fromId: USER, text: 'held' });
+    await waitFor(
+      'the held turn to reach the model',
+      () => bodies().some((b) => isUserTurn(b) && lastUserText(b) === 'held'),
+      LONG,
+    );
+    fake.pushMessage({ fromId: USER, text: 'queued behind' });
+    await waitFor(
+      'the queued message to be acknowledged',
+      async () => {
+        const { sessions } = await cluster()
+          .node(holder)
+          .rpc<{ sessions: { descriptor: { type: string }; queued: number }[] }>('engine.sessions');
+        return sessions.some((s) => s.descriptor.type === 'user' && s.queued >= 1) ? true : undefined;
+      },
+      LONG,
+    );
+    await cluster().kill(holder);
+    await waitFor(
+      'the queued message answered on the new holder',
+      () => chat().includes('answer to: queued behind'),
+      LONG,
+    );
+    assert.notEqual(await holderOf('primary'), holder);
+    assert.equal(chat().filter((t) => t === 'answer to: queued behind').length, 1);
+    assert.equal(
+      bodies().filter((b) => isUserTurn(b) && lastUserText(b) === 'held').length,
+      1,
+      'the cut-off turn is not run again',
+    );
+    assert.equal(chat().filter((t) => t === 'Internal error.').length, 1, 'the cut-off turn is answered once');
+    assert.ok(!chat().includes('too late'));
   });
 });
