@@ -20,10 +20,9 @@ interface Listed {
 
 /** Launches `launches` sessions across `nodes` nodes; resolves with the milliseconds until all have ended. */
 async function clusterRun(nodes: number): Promise<number> {
-  const dir = tempDir('sb-bench-cluster-launch-');
   const names = Array.from({ length: nodes }, (_, i) => `node-${i + 1}`);
   const rig = await startClusterRig(
-    dir.path,
+    'sb-bench-cluster-launch-',
     names.map((name) => ({ name, maxSessions: perNode })),
     { config: { log: { level: 'silent' }, maxPersistedSessions: launches * 2 } },
   );
@@ -63,7 +62,6 @@ async function clusterRun(nodes: number): Promise<number> {
     return performance.now() - started;
   } finally {
     await rig.stop();
-    dir.remove();
   }
 }
 

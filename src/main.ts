@@ -10,6 +10,7 @@ import { createTelegramConnectors } from './channels/telegram/telegram-connector
 import { WebConnector } from './channels/web/web-connector.ts';
 import { ClusterNode } from './cluster/cluster-node.ts';
 import { openClusterRecords } from './cluster/cluster-records.ts';
+import { ClusterSessions } from './cluster/cluster-sessions.ts';
 import { rebuildEngineLogs } from './cluster/engine-rebuild.ts';
 import { addPrimaryMembers, connectorSingletonName } from './cluster/primary.ts';
 import { ClusterRecordReader } from './cluster/record-reader.ts';
@@ -47,12 +48,13 @@ import { commandList } from './operations/commands.ts';
 import { Idempotency } from './operations/idempotency.ts';
 import { createInboundHandler } from './operations/inbound.ts';
 import type { OperationServices } from './operations/operation.ts';
+import { runForwarded } from './operations/remote.ts';
 import { OPERATIONS } from './operations/table.ts';
 import { createOperationsToolbox } from './operations/toolbox.ts';
 import { LeaseStore } from './store/cluster-leases.ts';
 import { ClusterNodeStore } from './store/cluster-nodes.ts';
 import { ClusterSecretStore } from './store/cluster-secrets.ts';
-import { CodingSessionStore, isActiveStatus } from './store/coding-sessions.ts';
+import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
 import { EngineCallStore } from './store/engine-calls.ts';
 import { secureHome } from './store/home-permissions.ts';
@@ -339,6 +341,21 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       stops.push(() => primary.stopMember('linear'));
     }
 
+    // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
+    const clusterSessions =
+      store.dialect === 'postgres' && config.store.url
+        ? new ClusterSessions({
+            db: kysely,
+            url: config.store.url,
+            config,
+            clock,
+            logger,
+            sessions,
+            harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
+            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+          })
+        : null;
+
     // This daemon as a node of the cluster (a cluster of one on SQLite): heartbeat, failure detection, leases.
     const cluster = new ClusterNode({
       store: new ClusterNodeStore(kysely),
@@ -354,8 +371,15 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       url: config.node.url ?? null,
       timeoutMs: config.cluster.nodeTimeoutSec * 1000,
       heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
-      runningByNode: async () =>
-        new Map([[config.node.name, sessions.liveSessions().filter((s) => isActiveStatus(s.status)).length]]),
+      runningByNode: () => sessions.activeByNode(),
+    });
+    // A lost node's sessions become interrupted ("node <name> lost"), announced once like a restart's.
+    cluster.onNodeDown('sessions', async (node) => {
+      const owed = await sessions.interruptNode(node.name);
+      await notifications.announceInterrupted(owed);
+      await wake.announceInterrupted(owed);
+      await sessions.restartNoticesStored(owed);
+      await clusterSessions?.takeOver(node.name);
     });
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
@@ -370,6 +394,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       idempotency,
       approvals,
       cluster,
+      ...(clusterSessions ? { clusterSessions } : {}),
       ...(linear ? { linear: linear.services } : {}),
       ...(github ? { github } : {}),
     };
@@ -379,7 +404,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     notifications.start();
     approvalNotices.start();
     // Requests left pending by the previous process are cancelled (their agents are gone); their chat messages say so.
-    await approvals.cancelStale();
+    // On PostgreSQL the restore cancels only this node's (other nodes' agents still wait for theirs).
+    if (store.dialect === 'sqlite') await approvals.cancelStale();
     // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
     await notifications.announceInterrupted(interrupted);
     faultPoint('sessions.restore.after-notice');
@@ -387,6 +413,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     faultPoint('sessions.restore.before-clear');
     await sessions.restartNoticesStored(interrupted);
     sessions.startTimers();
+    if (clusterSessions) {
+      // Requests other nodes forward for this node's sessions run as the operations they name.
+      await clusterSessions.start((request) => runForwarded(OPERATIONS, services, request));
+      stops.push(() => clusterSessions.stop());
+    }
 
     const inbound = createInboundHandler({
       ops: OPERATIONS,

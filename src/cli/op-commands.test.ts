@@ -113,6 +113,17 @@ describe('operation subcommands', () => {
     assert.equal(rpc.calls.length, 0);
   });
 
+  it('launch --on and a repeated or comma-separated --label send on and labels', async () => {
+    const launch = launchOperation as unknown as Operation;
+    await run(['launch', 'train', '--on', 'beta', '--label', 'gpu', '--label', 'linux,big', '--json'], {
+      ops: [launch],
+    });
+    assert.deepEqual(
+      rpc.calls.map((c) => [c.params.on, c.params.labels]),
+      [['beta', ['gpu', 'linux', 'big']]],
+    );
+  });
+
   it("launch --workdir sends the directory resolved against where the command was typed, not the daemon's cwd", async () => {
     const launch = launchOperation as unknown as Operation;
     await run(['launch', 'fix', 'it', '--workdir', 'repo/sub', '--json'], {

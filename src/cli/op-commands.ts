@@ -60,11 +60,19 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     const optionKeys = Object.keys(shape).filter(
       (k) => !positional.some((p) => p.key === k) && !(spec.hide ?? []).includes(k),
     );
+    const flagOf = (key: string): string => kebab(spec.flags?.[key] ?? key);
     for (const key of optionKeys) {
       const schema = shape[key] as ZodType;
       const description = schema.description ?? '';
-      if (fieldKind(schema) === 'boolean') cmd.option(`--${kebab(key)}`, description);
-      else cmd.option(`--${kebab(key)} <value>`, description);
+      const kind = fieldKind(schema);
+      if (kind === 'boolean') cmd.option(`--${flagOf(key)}`, description);
+      // A list: the flag repeated and/or comma-separated (`--label gpu --label linux`, `--label gpu,linux`).
+      else if (kind === 'array')
+        cmd.option(`--${flagOf(key)} <value>`, description, (v: string, prev: string[] | undefined) => [
+          ...(prev ?? []),
+          v,
+        ]);
+      else cmd.option(`--${flagOf(key)} <value>`, description);
     }
     const switches = Object.entries(spec.switches ?? {});
     for (const [flag, { description }] of switches) cmd.option(`--${kebab(flag)}`, description);
@@ -84,9 +92,14 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
             : coerceText(fieldKind(shape[key] as ZodType), String(value));
       });
       for (const key of optionKeys) {
-        const value = opts[key];
+        const value = opts[spec.flags?.[key] ?? key];
         if (value === undefined) continue;
-        params[key] = typeof value === 'string' ? coerceText(fieldKind(shape[key] as ZodType), value) : value;
+        const kind = fieldKind(shape[key] as ZodType);
+        params[key] = Array.isArray(value)
+          ? value.flatMap((v) => coerceText(kind, String(v)))
+          : typeof value === 'string'
+            ? coerceText(kind, value)
+            : value;
       }
       for (const [flag, { key, value }] of switches) if (opts[flag] === true) params[key] = value;
       absolutePaths(params, io.cwd ?? process.cwd());

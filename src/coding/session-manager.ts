@@ -1,19 +1,28 @@
+import { resolve } from 'node:path';
 import type { Transaction } from 'kysely';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
-import { conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
+import { expandHome } from '../core/config-load.ts';
+import { conflict, errorMessage, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
 import { TurnGate } from '../core/turn-gate.ts';
 import type { Approval } from '../store/approvals.ts';
-import type { CodingSessionStore, LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+import type {
+  CodingSessionStore,
+  LaunchSpec,
+  Placement,
+  SessionStatus,
+  StoredSession,
+} from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { workdirHead } from './git-head.ts';
 import type { Harness } from './harness.ts';
+import { interruptLostNode } from './lost-node.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';
 import type { PermissionGate } from './permission-gate.ts';
@@ -104,9 +113,13 @@ export class SessionManager {
    * get to announce; call `restartNoticesStored` once their notices are stored.
    */
   async restore(): Promise<string[]> {
-    const { store, logs, clock, logger, notices } = this.#deps;
+    const { store, logs, clock, logger, notices, config } = this.#deps;
     const now = clock.now();
-    const cut = await store.list(ACTIVE_STATUSES);
+    // On a shared store (PostgreSQL) only this node's sessions were cut off (and rows from before nodes were recorded).
+    const node = config.store.url ? config.node.name : undefined;
+    const cut = (await store.list(ACTIVE_STATUSES)).filter(
+      (s) => node === undefined || s.node === null || s.node === node,
+    );
     const remained = sweepOrphans(cut);
     if (cut.length > 0) {
       const report = orphanReport(remained, cut.length);
@@ -122,13 +135,36 @@ export class SessionManager {
         endReason: 'daemon restarted',
         pid: null,
       } as const;
-      if (notices) await notices.markWithNotice(record.id, now, (trx) => store.update(record.id, patch, trx));
-      else await store.update(record.id, patch);
+      // On a shared store a compare-and-swap: a node that took this one over while it was down may have marked it.
+      const owner = node !== undefined ? record.node : null;
+      const mark = async (trx?: Parameters<CodingSessionStore['update']>[2]): Promise<boolean> => {
+        if (owner === null) {
+          await store.update(record.id, patch, trx);
+          return true;
+        }
+        return store.patchIfActiveOn(record.id, owner, patch, trx);
+      };
+      if (notices) await notices.markWithNotice(record.id, now, mark);
+      else await mark();
+      // On a shared store the desk's start-up sweep would cancel other nodes' requests: only these are cancelled.
+      if (node !== undefined)
+        await this.#deps.permissions?.cancelSession(
+          record.id,
+          'the daemon restarted; resume the session to be asked again',
+        );
     }
-    await store.closeOpenRuns(now);
+    await store.closeOpenRuns(now, node === undefined ? {} : { node });
     if (cut.length > 0) logger.info({ sessions: cut.map((s) => s.name) }, 'sessions interrupted by the last shutdown');
     faultPoint('sessions.restore.after-mark');
     return notices ? await notices.pending() : cut.map((s) => s.id);
+  }
+
+  /**
+   * Takeover of a lost node of the cluster: marks its sessions interrupted ("node <name> lost"), see interruptLostNode.
+   * Returns the ids whose notice is owed, as restore does.
+   */
+  interruptNode(node: string): Promise<string[]> {
+    return interruptLostNode(this.#deps, node);
   }
 
   /** Records that the notices of these interrupted sessions (chat and orchestrator) are stored; restore owes them no more. */
@@ -166,11 +202,36 @@ export class SessionManager {
     started?: (session: Session) => void,
   ): Promise<Session> {
     this.#refuseWhenStopping();
+    const record = await this.#recordFor(request, extra, 'here');
+    const now = record.startedAt;
+    const onStored = extra.onStored;
+    const runId = await this.#deps.store.insertLaunched(
+      record,
+      now,
+      onStored ? (trx) => onStored(record, trx) : undefined,
+    );
+    this.#deps.logs.write(record.id, { type: 'created', session: record });
+    const session = this.#startSession(record, 'launch', request.via, runId);
+    started?.(session);
+    return session;
+  }
+
+  /**
+   * The stored session a launch request makes, validated against the config (`here`: to start on this node now, its
+   * workdir checked on this disk and a slot free; `queue`: to wait in the cluster's queue, its workdir only resolved,
+   * the placement checked by the caller).
+   */
+  async #recordFor(
+    request: LaunchRequest,
+    extra: { resumedFrom?: string },
+    mode: 'here' | 'queue',
+  ): Promise<StoredSession> {
     const { config, clock, store } = this.#deps;
     const harnessName = request.harness ?? config.defaultHarness;
     const harness = this.#deps.harnesses[harnessName];
-    const workdir = checkWorkdir(request.workdir ?? config.defaultWorkdir ?? process.cwd(), config.workspaces);
-    this.#checkCapacity();
+    const requested = request.workdir ?? config.defaultWorkdir ?? process.cwd();
+    const workdir = mode === 'here' ? checkWorkdir(requested, config.workspaces) : resolve(expandHome(requested));
+    if (mode === 'here') this.#checkCapacity();
     if (request.name !== undefined && !isValidName(request.name)) {
       throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');
     }
@@ -181,7 +242,7 @@ export class SessionManager {
         throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
       }
     }
-    const baseCommit = await workdirHead(workdir);
+    const baseCommit = mode === 'here' ? await workdirHead(workdir) : null;
     const spec: LaunchSpec = {
       harness: harnessName,
       prompt: request.prompt,
@@ -198,11 +259,11 @@ export class SessionManager {
       ...(baseCommit ? { baseCommit } : {}),
     };
     const now = clock.now();
-    const record: StoredSession = {
+    return {
       id: newId(),
       name: await uniqueName(request.name ?? nameFromPrompt(request.prompt), (n) => store.nameTaken(n)),
       harness: harnessName,
-      status: 'starting',
+      status: mode === 'here' ? 'starting' : 'queued',
       prompt: request.prompt,
       workdir,
       model: spec.model ?? null,
@@ -222,13 +283,65 @@ export class SessionManager {
       resumedFrom: extra.resumedFrom ?? null,
       forked: spec.forkSession,
       pid: null,
+      node: mode === 'here' ? config.node.name : null,
     };
-    const onStored = extra.onStored;
-    const runId = await store.insertLaunched(record, now, onStored ? (trx) => onStored(record, trx) : undefined);
-    this.#deps.logs.write(record.id, { type: 'created', session: record });
-    const session = this.#startSession(record, 'launch', request.via, runId);
-    started?.(session);
-    return session;
+  }
+
+  /**
+   * Stores a launch as a `queued` session of the cluster's queue (PostgreSQL), with where it may run; `also` runs in
+   * the transaction that stores it (the NOTIFY, an idempotency key's answer). Resolves with the record once committed.
+   * The caller checked that some node could ever run it.
+   */
+  async enqueue(
+    request: LaunchRequest,
+    placement: Placement,
+    also?: (record: StoredSession, trx: Transaction<Database>) => Promise<void>,
+    extra: { resumedFrom?: string } = {},
+  ): Promise<StoredSession> {
+    this.#refuseWhenStopping();
+    const record = await this.#recordFor(request, extra, 'queue');
+    await this.#deps.store.insertQueued(record, placement, also ? (trx) => also(record, trx) : undefined);
+    return record;
+  }
+
+  /**
+   * Starts a launch this node claims from the queue, in its turn among launches and resumes, when a slot is free:
+   * `claim` (called only then) claims one and resolves with it, or null when none is left. Resolves with the started
+   * session, or null when no slot was free, the daemon is stopping or nothing was claimed. `via`: the chat that typed
+   * the launch, for the session of this id (its reply already shows it).
+   */
+  claimAndStart(
+    claim: () => Promise<{ record: StoredSession; runId: number } | null>,
+    via?: { id: string; via: string },
+  ): Promise<Session | null> {
+    return this.#admit(async () => {
+      if (this.#stopping || this.#freeSlots() <= 0) return null;
+      const claimed = await claim();
+      if (!claimed) return null;
+      const { record, runId } = claimed;
+      let workdir: string;
+      try {
+        workdir = checkWorkdir(record.workdir, this.#deps.config.workspaces);
+      } catch (error) {
+        // Claimed by its workspace root, but not there on this disk: it fails here, said why, and is not retried.
+        const now = this.#deps.clock.now();
+        const failed = { status: 'failed', error: errorMessage(error), completedAt: now, updatedAt: now } as const;
+        await this.#deps.store.update(record.id, failed);
+        await this.#deps.store.endRun(runId, 'failed', 0, now);
+        this.#deps.logs.write(record.id, { type: 'created', session: { ...record, ...failed } });
+        return null;
+      }
+      const baseCommit = await workdirHead(workdir);
+      const started: StoredSession = {
+        ...record,
+        workdir,
+        spec: { ...record.spec, workdir, ...(baseCommit ? { baseCommit } : {}) },
+      };
+      if (baseCommit || workdir !== record.workdir)
+        await this.#deps.store.update(record.id, { workdir, spec: started.spec });
+      this.#deps.logs.write(record.id, { type: 'created', session: started });
+      return this.#startSession(started, 'launch', via?.id === record.id ? via.via : undefined, runId);
+    });
   }
 
   /** Runs `admission` after the launches and resumes admitted before it have stored and started their session. */
@@ -316,6 +429,7 @@ export class SessionManager {
       budgetExhausted: false,
       updatedAt: now,
       autoResponds: 0,
+      node: this.#deps.config.node.name,
       ...(options.originChannel ? { originChannel: options.originChannel } : {}),
     };
     return this.#admit(async () => {
@@ -372,6 +486,12 @@ export class SessionManager {
   }
 
   async #kill(record: StoredSession, reason: string, options: { via?: string }): Promise<StoredSession> {
+    if (record.status === 'queued') {
+      // A queued launch never starts; if a node claimed it meanwhile, it is killed as a running session.
+      const cancelled = await this.#deps.store.cancelQueued(record.id, reason, this.#deps.clock.now());
+      if (cancelled) return cancelled;
+      record = await this.#requireStored(record.id);
+    }
     const session = this.#live.get(record.id);
     if (!session || !session.kill(reason, options.via))
       throw conflict(`session ${record.name} is already ${record.status}`);
@@ -413,6 +533,11 @@ export class SessionManager {
   /** One page of stored sessions, newest first (see CodingSessionStore.page). */
   page(options: Parameters<CodingSessionStore['page']>[0]): ReturnType<CodingSessionStore['page']> {
     return this.#deps.store.page(options);
+  }
+
+  /** Sessions starting or running per node of the cluster (one grouped query). */
+  activeByNode(): Promise<Map<string, number>> {
+    return this.#deps.store.activeByNode();
   }
 
   /** Sessions currently in memory. */
@@ -612,6 +737,11 @@ export class SessionManager {
     await this.#deps.store.endRun(runId, session.status, session.runCostUsd, at);
   }
 
+  /** Slots free on this node: `maxSessions` less the sessions starting or running here. */
+  #freeSlots(): number {
+    return this.#deps.config.maxSessions - [...this.#live.values()].filter((s) => s.isActive).length;
+  }
+
   #checkCapacity(): void {
     const active = [...this.#live.values()].filter((s) => s.isActive);
     const max = this.#deps.config.maxSessions;
@@ -642,6 +772,10 @@ export class SessionManager {
   async #requireLive(ref: string): Promise<Session> {
     const record = await this.#requireStored(ref);
     const session = this.#live.get(record.id);
+    if (record.status === 'queued')
+      throw conflict(
+        `session ${record.name} is queued: it waits for a node with a free slot (kill ${record.name} to drop it)`,
+      );
     if (!session || !session.isActive) {
       throw conflict(`session ${record.name} is ${record.status}; resume it first (resume ${record.name})`);
     }

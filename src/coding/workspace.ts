@@ -3,7 +3,8 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { expandHome } from '../core/config-load.ts';
 import { invalidInput } from '../core/errors.ts';
 
-function realOrResolved(path: string): string {
+/** The real path of `path` (symlinks resolved) when it exists, else `path` resolved. */
+export function realOrResolved(path: string): string {
   try {
     return realpathSync(path);
   } catch {

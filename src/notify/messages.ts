@@ -71,10 +71,13 @@ function nudgeLine(name: string): string {
   return `   It is not waiting for you. Nudge it: /claude_respond ${name} <message>, or stop it: /claude_kill ${name}`;
 }
 
-/** `↩️ [name] Launched:` / `Resumed:` + the run's prompt (≤80). */
+/** `↩️ [name] Launched:` / `Resumed:` / `Continued from <id>:` + the run's prompt (≤80). */
 export function launchedText(record: SessionRecord, kind: 'launch' | 'resume'): string {
-  const verb =
-    kind === 'resume' ? 'Resumed' : record.resumedFrom ? `Resumed as a fork of ${record.resumedFrom}` : 'Launched';
+  // A new session continuing an earlier one is a fork of it, or (resume --anywhere) its continuation on another node.
+  const continued = record.forked
+    ? `Resumed as a fork of ${record.resumedFrom}`
+    : `Continued from ${record.resumedFrom}`;
+  const verb = kind === 'resume' ? 'Resumed' : record.resumedFrom ? continued : 'Launched';
   return `↩️ [${record.name}] ${verb}:\n${truncate(record.spec.prompt, LAUNCH_PROMPT_CHARS)}`;
 }
 
@@ -152,6 +155,7 @@ export function originEndedText(record: SessionRecord, preview: string): string 
       ].join('\n');
     case 'killed':
       return [`⛔ [${name}] Killed`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join('\n');
+    case 'queued':
     case 'starting':
     case 'running':
     case 'interrupted':
@@ -186,6 +190,7 @@ export function foregroundEndedText(record: SessionRecord, runMs: number): strin
       return [`⛔ ${label} killed (${dur})`, workdirLine(record), promptLine(record), ...endReasonLine(record)].join(
         '\n',
       );
+    case 'queued':
     case 'starting':
     case 'running':
     case 'interrupted':
@@ -222,9 +227,12 @@ export function interruptedText(
   record: SessionRecord,
   cause: { kind: 'restart' } | { kind: 'stop'; runMs: number },
 ): string {
+  const lost = record.endReason?.match(/^node (\S+) lost$/);
   const head =
     cause.kind === 'restart'
-      ? `⏸️ [${record.name}] Interrupted by a daemon restart`
+      ? lost
+        ? `⏸️ [${record.name}] Interrupted: node ${lost[1]} was lost`
+        : `⏸️ [${record.name}] Interrupted by a daemon restart`
       : `⏸️ [${record.name}] Interrupted: the daemon is stopping (${formatDuration(cause.runMs)})`;
   const resume = record.backendSessionId
     ? `   ↩️ It can be resumed: claude_resume ${record.name}`

@@ -7,6 +7,7 @@ import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { OperationContext } from './operation.ts';
 import { deciderOf, defineOperation } from './operation.ts';
+import { onApprovalNode } from './remote.ts';
 
 const STATUSES = ['pending', 'allowed', 'denied', 'expired', 'cancelled'] as const;
 const SCOPES = ['once', 'session', 'always'] as const;
@@ -99,6 +100,8 @@ export const approveOperation = defineOperation({
     },
   },
   async run(ctx, args): Promise<DecisionResult> {
+    const remote = await onApprovalNode<DecisionResult>(ctx, args.id, 'approve', args);
+    if (remote) return remote;
     const scope = args.scope?.trim() ?? '';
     const isScope = scope === '' || (SCOPES as readonly string[]).includes(scope.toLowerCase());
     if (args.answers || !isScope) {
@@ -128,6 +131,8 @@ export const denyOperation = defineOperation({
     cli: { name: 'deny', args: ['<id>', '[message...]'] },
   },
   async run(ctx, args): Promise<DecisionResult> {
+    const remote = await onApprovalNode<DecisionResult>(ctx, args.id, 'deny', args);
+    if (remote) return remote;
     return decide(ctx, args.id, 'deny', args.message ? { message: args.message } : {});
   },
   format: decisionReply,
@@ -148,6 +153,8 @@ export const approvalDecideOperation = defineOperation({
   async run(ctx, args): Promise<DecisionResult> {
     if (args.decision !== 'deny' && args.message)
       throw invalidInput('message: only a deny carries a message', 'message');
+    const remote = await onApprovalNode<DecisionResult>(ctx, args.id, 'approval_decide', args);
+    if (remote) return remote;
     return decide(ctx, args.id, args.decision, {
       ...(args.message ? { message: args.message } : {}),
       ...(args.answers ? { answers: args.answers } : {}),

@@ -12,6 +12,7 @@ const STATUS_ICON: Record<SessionStatus, string> = {
   failed: '❌',
   killed: '⛔',
   interrupted: '⏸️',
+  queued: '⏳',
 };
 
 /** The icon for a status. */
@@ -29,7 +30,7 @@ export function formatSessionLine(s: SessionSummary): string {
       ? `, waiting (${s.waitingFor})`
       : '';
   const lines = [
-    `${statusIcon(s.status)} ${s.name} [${s.id}] (${formatDuration(s.durationMs)}) — ${s.status}${waiting}, ${view}, ${turns}, ${s.harness}`,
+    `${statusIcon(s.status)} ${s.name} [${s.id}] (${formatDuration(s.durationMs)}) — ${s.status}${waiting}, ${view}, ${turns}, ${s.harness}${s.node ? ` on ${s.node}` : ''}`,
     `   📁 ${s.workdir}`,
     `   📝 "${truncate(s.prompt, 80)}"`,
   ];

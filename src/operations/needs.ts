@@ -15,6 +15,7 @@ export const MISSING_SERVICE: Record<ServiceName, string> = {
   approvals: 'approvals are not available in this daemon',
   github: 'the GitHub integration is not running (github.enabled is false)',
   cluster: 'the cluster view is not available in this daemon',
+  clusterSessions: 'this daemon is not a node of a cluster on PostgreSQL (store.url)',
 };
 
 /** The first of `needs` that `services` lacks, or undefined when all are there. */

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import type { ApprovalDesk } from '../approvals/desk.ts';
 import type { OutboundMessage } from '../channels/connector.ts';
+import type { ClusterSessions } from '../cluster/cluster-sessions.ts';
 import type { ClusterView } from '../cluster/node-listing.ts';
 import type { CodeRunner } from '../coding/code-runner.ts';
 import type { SessionManager } from '../coding/session-manager.ts';
@@ -55,6 +56,8 @@ export interface OptionalServices {
   github: Pick<GithubIntegration, 'pullRequests' | 'pageBase'>;
   /** The cluster as this node sees it (nodes); every daemon has one, SQLite ones being a cluster of one. */
   cluster: ClusterView;
+  /** Sessions across the nodes (PostgreSQL): the launch queue and commands for sessions on other nodes. */
+  clusterSessions: ClusterSessions;
 }
 
 /** The name of a service a daemon may run without. */
@@ -75,6 +78,11 @@ export interface OperationContext<N extends ServiceName = never> {
    * inside the transaction of its effect, so a crash between the two cannot run it twice.
    */
   idempotency?: KeyCommit;
+  /**
+   * The node that forwarded this request here (its session runs on this node, see operations/remote.ts); a forwarded
+   * request is never forwarded again.
+   */
+  routedFrom?: string;
 }
 
 /** How a chat command maps its words onto the input: leading positional names; the last takes the rest of the line. */
@@ -103,6 +111,8 @@ export interface CliSpec {
    * off a boolean that is on by default, which a bare `--<key>` flag cannot express (hide the key itself).
    */
   switches?: Record<string, CliSwitch>;
+  /** Flag names (camel-case, offered kebab-case) of input keys whose flag differs from the key (`labels` → `--label`). */
+  flags?: Record<string, string>;
 }
 
 /** A seed-compatible RPC method (`claude-code.*`) for an operation: its name and how the operation's result `T` is reshaped. */

@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';
 import { commandChannel, deciderOf, defineOperation } from './operation.ts';
+import { onSessionNode } from './remote.ts';
 import type { SessionSummary } from './session-summary.ts';
+
+type RespondResult = { session: SessionSummary; message: string; answeredPermission: boolean };
 
 const input = z.strictObject({
   session: sessionRef,
@@ -27,7 +30,9 @@ export const respondOperation = defineOperation({
     rpc: 'sessions.send',
     cli: { name: 'send', args: ['<session>', '<message...>'], hide: ['userInitiated'] },
   },
-  async run(ctx, args): Promise<{ session: SessionSummary; message: string; answeredPermission: boolean }> {
+  async run(ctx, args): Promise<RespondResult> {
+    const remote = await onSessionNode<RespondResult>(ctx, args.session, 'respond', args);
+    if (remote) return remote;
     const source = ctx.caller.kind === 'agent' && !args.userInitiated ? 'agent' : 'user';
     const { session, result } = await ctx.services.sessions.send(args.session, args.message, {
       source,

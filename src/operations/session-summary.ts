@@ -36,6 +36,10 @@ export interface SessionSummary {
   forked: boolean;
   /** Log seq where the current run started (null when the session is not in memory): follow from here. */
   runStartSeq: number | null;
+  /** The node of the cluster that runs (or ran) it; null while it waits in the launch queue. */
+  node: string | null;
+  /** A launch's place in the cluster's queue while it waits for a slot (1: the next to start). */
+  queuePosition?: number;
 }
 
 /** Builds the summary of a stored session, with live details when its Session is in memory. */
@@ -67,6 +71,7 @@ export function summarize(record: SessionListing, live: Session | undefined, now
     resumedFrom: record.resumedFrom,
     forked: record.forked,
     runStartSeq: live?.runStartSeq ?? null,
+    node: record.node,
   };
 }
 

@@ -56,6 +56,29 @@ export const CLUSTER_MIGRATIONS: readonly Migration[] = [
     ],
   },
   {
+    version: 820,
+    name: 'cluster: commands for a session on another node',
+    up: ({ db, int }) => [
+      db.schema
+        .createTable('cluster_commands')
+        .addColumn('id', 'text', (c) => c.primaryKey())
+        .addColumn('target', 'text', (c) => c.notNull())
+        .addColumn('kind', 'text', (c) => c.notNull())
+        .addColumn('payload', 'text', (c) => c.notNull())
+        .addColumn('status', 'text', (c) => c.notNull())
+        .addColumn('result', 'text')
+        .addColumn('error', 'text')
+        .addColumn('created_at', int, (c) => c.notNull())
+        .addColumn('claimed_at', int)
+        .addColumn('claimed_by', 'text')
+        .addColumn('finished_at', int),
+      db.schema
+        .createIndex('cluster_commands_target')
+        .on('cluster_commands')
+        .columns(['target', 'status', 'created_at']),
+    ],
+  },
+  {
     version: 840,
     name: 'cluster: log records written through to the database; outbox and wake notifications',
     up: ({ db, int, dialect, withoutRowid }) => [

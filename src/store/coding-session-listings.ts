@@ -43,6 +43,7 @@ const LISTING_COLUMNS = [
   'foreground',
   'resumed_from',
   'forked',
+  'node',
 ] as const;
 
 /**
@@ -117,6 +118,7 @@ export function listingFromRow(
     foreground,
     resumedFrom: row.resumed_from,
     forked: row.forked === 1,
+    node: row.node,
   };
 }
 

@@ -58,7 +58,8 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
   });
 
   test('pages newest first, ties broken by id, after a cursor and by status; a page read again shows every write', async () => {
-    const store = new CodingSessionStore((await fresh()).db);
+    const { db, dialect } = await fresh();
+    const store = new CodingSessionStore(db);
     for (const [id, startedAt, status] of [
       ['a', 1_000, 'completed'],
       ['c', 2_000, 'failed'],
@@ -93,7 +94,9 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
       ),
       ['b', 'a'],
     );
-    assert.equal(await store.page({ limit: 2 }), await store.page({ limit: 2 }), 'unchanged: the page read before');
+    // Served again from the cache on SQLite; PostgreSQL is shared with other nodes, so every page is read anew.
+    if (dialect === 'sqlite')
+      assert.equal(await store.page({ limit: 2 }), await store.page({ limit: 2 }), 'unchanged: the page read before');
     await store.update('e', { status: 'killed' });
     assert.equal((await store.page({ limit: 2 })).sessions[0]?.status, 'killed');
     await store.delete('e');

@@ -13,10 +13,22 @@ import {
   selectListings,
 } from './coding-session-listings.ts';
 import { HotStatements } from './hot-statements.ts';
+import { isShared } from './shared-store.ts';
 import type { Database } from './tables/index.ts';
 
-/** Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash). */
-export const SESSION_STATUSES = ['starting', 'running', 'completed', 'failed', 'killed', 'interrupted'] as const;
+/**
+ * Lifecycle states of a coding session (the seed's five, plus `interrupted` for runs cut off by a daemon crash or a
+ * lost node, and `queued` for a launch waiting in the cluster's queue for a node with a free slot).
+ */
+export const SESSION_STATUSES = [
+  'starting',
+  'running',
+  'completed',
+  'failed',
+  'killed',
+  'interrupted',
+  'queued',
+] as const;
 export type SessionStatus = (typeof SESSION_STATUSES)[number];
 
 /** Statuses that hold a live agent process and count against maxSessions. */
@@ -31,6 +43,12 @@ export function isActiveStatus(status: SessionStatus): boolean {
 export interface ChannelView {
   on: boolean;
   seenSeq: number;
+}
+
+/** Where a queued launch may run: on one node (by name) and/or on a node with every one of these labels. */
+export interface Placement {
+  on?: string;
+  labels?: readonly string[];
 }
 
 /** Everything needed to (re)start an agent run for a session. */
@@ -86,6 +104,8 @@ export interface StoredSession {
   resumedFrom: string | null;
   forked: boolean;
   pid: number | null;
+  /** The node of the cluster that runs (or ran) it; null while a launch waits in the queue (and for older rows). */
+  node: string | null;
 }
 
 export type SessionPatch = Partial<Omit<StoredSession, 'id' | 'name' | 'harness' | 'startedAt'>>;
@@ -104,7 +124,7 @@ export interface SessionMetrics {
 type SessionRow = Selectable<Database['coding_sessions']>;
 
 /** The stored session of a row (the one place a row becomes a StoredSession). */
-function sessionFromRow(row: SessionRow): StoredSession {
+export function sessionFromRow(row: SessionRow): StoredSession {
   const spec = JSON.parse(row.spec) as LaunchSpec;
   return {
     ...listingFromRow(row, spec.multiTurn, JSON.parse(row.foreground) as Record<string, ChannelView>),
@@ -138,8 +158,12 @@ function patchColumns(patch: SessionPatch): Updateable<Database['coding_sessions
     resumed_from: patch.resumedFrom,
     forked: patch.forked === undefined ? undefined : Number(patch.forked),
     pid: patch.pid,
+    node: patch.node,
   };
 }
+
+/** Key of the advisory lock that hands out places in the launch queue one at a time (PostgreSQL). */
+const QUEUE_SEQ_LOCK = 0x5b_0a_51;
 
 /** Pages kept between writes; more distinct pages than this between two writes start the cache over. */
 const PAGE_CACHE_SIZE = 64;
@@ -174,8 +198,12 @@ export class CodingSessionStore {
    */
   #listings = new Map<string, SessionListing>();
 
+  /** True on PostgreSQL: other nodes write sessions too, so a page read here is never served again. */
+  readonly #shared: boolean;
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
+    this.#shared = isShared(db);
   }
 
   /** Inserts a new session and registers its id and name (and backend id, if known) as lookup keys. */
@@ -184,7 +212,7 @@ export class CodingSessionStore {
     await this.#db.transaction().execute((trx) => this.#insertRow(trx, session));
   }
 
-  async #insertRow(db: Kysely<Database>, session: StoredSession): Promise<void> {
+  async #insertRow(db: Kysely<Database>, session: StoredSession, placement?: Placement): Promise<void> {
     await db
       .insertInto('coding_sessions')
       .values({
@@ -211,6 +239,9 @@ export class CodingSessionStore {
         resumed_from: session.resumedFrom,
         forked: Number(session.forked),
         pid: session.pid,
+        node: session.node,
+        place_on: placement?.on ?? null,
+        place_labels: placement?.labels && placement.labels.length > 0 ? JSON.stringify(placement.labels) : null,
       })
       .execute();
     await this.#setKey(db, session.id, session.id, 'id');
@@ -233,6 +264,34 @@ export class CodingSessionStore {
       const runId = await this.#startRun(trx, session, 'launch', at);
       await also?.(trx);
       return runId;
+    });
+  }
+
+  /**
+   * Inserts a launch that waits in the cluster's queue (status `queued`, no node yet) with where it may run; `also`
+   * runs inside the same transaction (the NOTIFY that wakes the nodes, an idempotency key's answer). Resolves once
+   * committed.
+   */
+  async insertQueued(
+    session: StoredSession,
+    placement: Placement,
+    also?: (trx: Transaction<Database>) => Promise<void>,
+  ): Promise<void> {
+    this.#changed(session.id);
+    await this.#db.transaction().execute(async (trx) => {
+      // Queued in order: the nodes' enqueues take the next place one at a time (SQLite writes one at a time anyway).
+      if (this.#shared) await sql`SELECT pg_advisory_xact_lock(${QUEUE_SEQ_LOCK})`.execute(trx);
+      await this.#insertRow(trx, session, placement);
+      await trx
+        .updateTable('coding_sessions')
+        .set((eb) => ({
+          queue_seq: eb
+            .selectFrom('coding_sessions as q')
+            .select((sub) => sub(sub.fn.coalesce(sub.fn.max('q.queue_seq'), sub.lit(0)), '+', sub.lit(1)).as('next')),
+        }))
+        .where('id', '=', session.id)
+        .execute();
+      await also?.(trx);
     });
   }
 
@@ -312,6 +371,10 @@ export class CodingSessionStore {
   }): Promise<SessionListingPage> {
     const { statuses = [], limit, after } = options;
     const afterKey = after ? ([after[0], String(after[1])] as const) : undefined;
+    if (this.#shared) {
+      const range: PageRange = { statuses, limit: limit + 1, ...(afterKey ? { after: afterKey } : {}) };
+      return pageOfListings((await this.#pageListings(range)).map(listingOf), limit);
+    }
     const cacheKey = `${statuses.join(',')}\n${afterKey ? `${afterKey[0]}\n${afterKey[1]}` : ''}\n${limit}`;
     const cached = this.#pages.get(cacheKey);
     if (cached) return cached;
@@ -396,6 +459,64 @@ export class CodingSessionStore {
     );
   }
 
+  /** Sessions starting or running per node (one grouped query), for `nodes` and placement. */
+  async activeByNode(): Promise<Map<string, number>> {
+    const rows = await this.#db
+      .selectFrom('coding_sessions')
+      .select((eb) => ['node', eb.fn.countAll<number>().as('n')])
+      .where('status', 'in', ACTIVE_STATUSES)
+      .where('node', 'is not', null)
+      .groupBy('node')
+      .execute();
+    return new Map(rows.flatMap((r) => (r.node === null ? [] : [[r.node, Number(r.n)] as const])));
+  }
+
+  /** The sessions still starting or running on `node`, oldest first. */
+  async activeOn(node: string): Promise<StoredSession[]> {
+    const rows = await this.#db
+      .selectFrom('coding_sessions')
+      .selectAll()
+      .where('node', '=', node)
+      .where('status', 'in', ACTIVE_STATUSES)
+      .orderBy('started_at')
+      .orderBy('id')
+      .execute();
+    return rows.map(sessionFromRow);
+  }
+
+  /**
+   * Applies `patch` to session `id` only if it is still starting or running on `node` (a compare-and-swap on the status
+   * and the node: of two nodes taking over a lost one, one wins each session). `within`: inside that transaction. True
+   * when it applied.
+   */
+  async patchIfActiveOn(id: string, node: string, patch: SessionPatch, within?: Kysely<Database>): Promise<boolean> {
+    this.#changed(id);
+    const result = await (within ?? this.#db)
+      .updateTable('coding_sessions')
+      .set(patchColumns(patch))
+      .where('id', '=', id)
+      .where('node', '=', node)
+      .where('status', 'in', ACTIVE_STATUSES)
+      .executeTakeFirst();
+    return Number(result.numUpdatedRows) > 0;
+  }
+
+  /**
+   * Cancels a queued launch (it never starts): `killed` with `reason`, only if still queued (a node may be claiming it).
+   * Resolves with the final record, or null when it was no longer queued.
+   */
+  async cancelQueued(id: string, reason: string, now: number): Promise<StoredSession | null> {
+    this.#changed(id);
+    const row = await this.#db
+      .updateTable('coding_sessions')
+      .set({ status: 'killed', end_reason: reason, completed_at: now, updated_at: now })
+      .where('id', '=', id)
+      .where('status', '=', 'queued')
+      .returningAll()
+      .executeTakeFirst();
+    return row ? sessionFromRow(row) : null;
+  }
+
   /** Deletes a session and its lookup keys. */
   async delete(id: string): Promise<void> {
     this.#changed(id);
@@ -407,7 +528,7 @@ export class CodingSessionStore {
     const rows = await this.#db
       .selectFrom('coding_sessions')
       .select('id')
-      .where('status', 'not in', ['starting', 'running'])
+      .where('status', 'not in', ['starting', 'running', 'queued'])
       .orderBy((eb) => eb.fn.coalesce('completed_at', 'updated_at'), 'desc')
       .orderBy('id', 'desc')
       .limit(NO_LIMIT)
@@ -468,13 +589,28 @@ export class CodingSessionStore {
       .execute();
   }
 
-  /** Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far). Resolves with how many. */
-  async closeOpenRuns(at: number): Promise<number> {
-    const result = await this.#db
+  /**
+   * Runs left open by a crash are closed as interrupted at `at` (keeping the cost recorded so far): every open run, or
+   * with `node`, all but those of sessions another node runs now (in one statement, so a run started meanwhile on
+   * another node is never closed). Resolves with how many.
+   */
+  async closeOpenRuns(at: number, options: { node?: string } = {}): Promise<number> {
+    const { node } = options;
+    let query = this.#db
       .updateTable('session_runs')
       .set((eb) => ({ status: 'interrupted', ended_at: at, duration_ms: eb(eb.val(at), '-', eb.ref('started_at')) }))
-      .where('ended_at', 'is', null)
-      .executeTakeFirst();
+      .where('ended_at', 'is', null);
+    if (node !== undefined) {
+      query = query.where('session_id', 'not in', (eb) =>
+        eb
+          .selectFrom('coding_sessions as c')
+          .select('c.id')
+          .where('c.status', 'in', ACTIVE_STATUSES)
+          .where('c.node', 'is not', null)
+          .where('c.node', '!=', node),
+      );
+    }
+    const result = await query.executeTakeFirst();
     return Number(result.numUpdatedRows);
   }
 

@@ -116,6 +116,21 @@ describeEachDatabase('DispatchStore', (fresh) => {
     assert.equal(await store.queuePosition('a'), 2);
   });
 
+  it('never exceeds the cap with many concurrent claimers on separate connections (the cluster-wide cap)', async () => {
+    for (let i = 0; i < 12; i++) await store.insert(newDispatch(`d${i}`, `issue-${i}`, 1_000 + i));
+    // A claim frees nothing, so whatever the interleaving exactly `cap` dispatches hold a slot at the end.
+    const claims = await Promise.all(Array.from({ length: 24 }, (_, i) => store.claimNextQueued(3, 10 + i)));
+    assert.equal(claims.filter((c) => c !== null).length, 3);
+    assert.equal((await store.list(['dispatched'])).length, 3);
+    // A slot freed by one finishing goes to one of many concurrent claimers, never two.
+    await store.compareAndSwap('d0', 'dispatched', 'stuck', 50);
+    const again = await Promise.all(Array.from({ length: 8 }, () => store.claimNextQueued(3, 60)));
+    assert.deepEqual(
+      again.filter((c) => c !== null).map((c) => c?.id),
+      ['d3'],
+    );
+  });
+
   it('maps sessions to dispatch phases; the end cause and the end are each claimed once', async () => {
     await store.insert(newDispatch('d1', 'i1'));
     await store.addSession({ sessionId: 's1', dispatchId: 'd1', phase: 'worker', attempt: 1, try: 1, startedAt: 5 });

@@ -1,7 +1,12 @@
 import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, Updateable } from 'kysely';
+import { sql } from 'kysely';
 import type { HarnessName } from '../core/config.ts';
 import type { PipelineTier } from '../core/config-linear-pipeline.ts';
+import { isShared } from './shared-store.ts';
 import type { Database } from './tables/index.ts';
+
+/** Key of the advisory lock that serializes the cluster's dispatch claims (PostgreSQL). */
+const DISPATCH_CLAIM_LOCK = 0x5b_0a_d1;
 
 /**
  * Lifecycle of a dispatch: `queued` (waiting for a slot under the concurrency cap) → `dispatched` (slot taken, worktree
@@ -338,10 +343,21 @@ export class DispatchStore {
 
   /**
    * Takes a slot for the oldest queued dispatch when fewer than `cap` dispatches hold one: queued → dispatched in
-   * one statement (so two callers never both take the last slot). Returns the dispatch, or null when none moved.
+   * one statement (so two callers never both take the last slot). On PostgreSQL the cap is cluster-wide: the nodes'
+   * claims are serialized by a transaction-scoped advisory lock, so each counts the slots after the one before
+   * committed (READ COMMITTED alone would let a claim count from a snapshot older than another node's claim). Returns
+   * the dispatch, or null when none moved.
    */
   async claimNextQueued(cap: number, now: number): Promise<DispatchRecord | null> {
-    const row = await this.#db
+    if (!isShared(this.#db)) return this.#claimNextQueued(this.#db, cap, now);
+    return this.#db.transaction().execute(async (trx) => {
+      await sql`SELECT pg_advisory_xact_lock(${DISPATCH_CLAIM_LOCK})`.execute(trx);
+      return this.#claimNextQueued(trx, cap, now);
+    });
+  }
+
+  async #claimNextQueued(db: Kysely<Database>, cap: number, now: number): Promise<DispatchRecord | null> {
+    const row = await db
       .updateTable('linear_dispatches')
       .set({ status: 'dispatched', updated_at: now, last_activity_at: now })
       .where('status', '=', 'queued')

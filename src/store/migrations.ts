@@ -1,6 +1,7 @@
 import { APPROVAL_MIGRATIONS } from './approval-migrations.ts';
 import { CHANNEL_MIGRATIONS } from './channel-migrations.ts';
 import { CLUSTER_MIGRATIONS } from './cluster-migrations.ts';
+import { CODING_CLUSTER_MIGRATIONS } from './coding-cluster-migrations.ts';
 import { ENGINE_MIGRATIONS } from './engine-migrations.ts';
 import { GITHUB_MIGRATIONS } from './github-migrations.ts';
 import { IDEMPOTENCY_MIGRATIONS } from './idempotency-migrations.ts';
@@ -101,6 +102,7 @@ export const CODING_MIGRATIONS: readonly Migration[] = [
 /** Every domain's steps. */
 export const MIGRATIONS: readonly Migration[] = [
   ...CODING_MIGRATIONS,
+  ...CODING_CLUSTER_MIGRATIONS,
   ...RESTART_NOTICE_MIGRATIONS,
   ...ENGINE_MIGRATIONS,
   ...CHANNEL_MIGRATIONS,

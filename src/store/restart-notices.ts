@@ -15,11 +15,16 @@ export class RestartNoticeStore {
 
   /**
    * Runs `mark` (the session's interrupted update, given the transaction to write in) and records the owed notice in
-   * one transaction; resolves once both committed.
+   * one transaction; resolves once both committed. A `mark` that returns false (a compare-and-swap another node won)
+   * records no notice.
    */
-  async markWithNotice(sessionId: string, now: number, mark: (trx: Kysely<Database>) => Promise<void>): Promise<void> {
+  async markWithNotice(
+    sessionId: string,
+    now: number,
+    mark: (trx: Kysely<Database>) => Promise<void | boolean>,
+  ): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
-      await mark(trx);
+      if ((await mark(trx)) === false) return;
       await trx
         .insertInto('restart_notices')
         .values({ session_id: sessionId, interrupted_at: now })

@@ -6,7 +6,6 @@ import { after, before, describe, it } from 'node:test';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import { postgresSkip } from '../support/postgres.ts';
-import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 interface Listed {
@@ -18,11 +17,10 @@ interface Listed {
 }
 
 describe('a cluster of three nodes on one PostgreSQL', { skip: postgresSkip() }, () => {
-  const dir = tempDir('sb-cluster-');
   let rig: ClusterRig | undefined;
 
   before(async () => {
-    rig = await startClusterRig(dir.path, [
+    rig = await startClusterRig('sb-cluster-', [
       { name: 'alpha', labels: ['linux'], maxSessions: 2 },
       { name: 'beta', labels: ['gpu', 'linux'], maxSessions: 3 },
       { name: 'gamma', maxSessions: 1 },
@@ -31,7 +29,6 @@ describe('a cluster of three nodes on one PostgreSQL', { skip: postgresSkip() },
 
   after(async () => {
     await rig?.stop();
-    dir.remove();
   });
 
   it('lists every node from every node, with one shared gateway token', async () => {

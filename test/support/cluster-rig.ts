@@ -1,12 +1,17 @@
 // Several real daemon processes as the nodes of one cluster on a test PostgreSQL: each node has its own home and config
-// (`store.url`, `node.name`, labels, capacity, the fake Claude), started, SIGKILLed and started again by name.
+// (`store.url`, `node.name`, labels, capacity, its workspaces, the fake Claude), started one after another (the first
+// makes the schema and the shared tokens), SIGKILLed and started again by name.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Kysely } from 'kysely';
+import { openPostgres } from '../../src/store/kysely/postgres.ts';
+import type { Database } from '../../src/store/tables/index.ts';
 import type { DaemonProcess } from './daemon-process.ts';
 import { killDaemonProcess, startDaemonProcess } from './daemon-process.ts';
 import type { TestPostgres } from './postgres.ts';
 import { startPostgres } from './postgres.ts';
+import { tempDir } from './temp-dir.ts';
 
 const FAKE_CLAUDE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url));
 
@@ -14,17 +19,35 @@ const FAKE_CLAUDE = fileURLToPath(new URL('./fake-claude.mjs', import.meta.url))
 export interface NodeSpec {
   name: string;
   labels?: string[];
+  /** Default 5. */
   maxSessions?: number;
+  /** The workspace roots it holds; default the rig's folder. */
+  workspaces?: string[];
   /** More config for this node (merged over the rig's). */
   config?: Record<string, unknown>;
 }
 
+/** How the rig's nodes are configured. */
+export interface RigOptions {
+  /** `cluster.nodeTimeoutSec` of every node; default 3. */
+  timeoutSec?: number;
+  /** Config every node gets (merged over the rig's defaults). */
+  config?: Record<string, unknown>;
+  /** Environment of the fake agent (e.g. FAKE_AGENT_LOG). */
+  agentEnv?: Record<string, string>;
+}
+
 /** A running cluster of daemon processes sharing one database. */
 export interface ClusterRig {
+  /** The rig's folder (homes, workspaces); removed by `stop`. */
+  dir: { path: string; remove: () => void };
   pg: TestPostgres;
-  /** Folder every node's workspace is in (each node's `workspaces`). */
+  /** The shared database, for assertions. */
+  db: Kysely<Database>;
+  /** The folder every node holds by default (its `workspaces`). */
   workspace: string;
-  /** The running process of each node (absent while killed). */
+  /** The running daemon of each node, by name (absent while killed). */
+  nodes: Map<string, DaemonProcess>;
   node(name: string): DaemonProcess;
   /** Names of the nodes running now. */
   up(): string[];
@@ -32,33 +55,30 @@ export interface ClusterRig {
   start(name: string): Promise<DaemonProcess>;
   /** SIGKILLs a node and waits for its exit. */
   kill(name: string): Promise<void>;
-  /** SIGKILLs every node and stops the database. */
+  /** SIGKILLs every node, stops the database and removes the folder. */
   stop(): Promise<void>;
 }
 
-/**
- * Starts a PostgreSQL and one daemon process per spec (one after another), all with `cluster.nodeTimeoutSec`
- * `timeoutSec` and the fake Claude as the claude harness (with `agentEnv` in its environment). `dir` holds the homes and the shared workspace.
- */
+/** Starts a PostgreSQL and one daemon process per spec, one after another, in a new folder named with `prefix`. */
 export async function startClusterRig(
-  dir: string,
+  prefix: string,
   specs: readonly NodeSpec[],
-  options: { timeoutSec?: number; config?: Record<string, unknown>; agentEnv?: Record<string, string> } = {},
+  options: RigOptions = {},
 ): Promise<ClusterRig> {
+  const dir = tempDir(prefix);
   const pg = await startPostgres();
-  const workspace = join(dir, 'work');
-  mkdirSync(workspace, { recursive: true });
-  const running = new Map<string, DaemonProcess>();
+  const db = openPostgres({ url: pg.url, maxConnections: 2 });
+  const nodes = new Map<string, DaemonProcess>();
   const homes = new Map<string, string>();
   for (const spec of specs) {
-    const home = join(dir, `home-${spec.name}`);
+    const home = join(dir.path, `home-${spec.name}`);
     mkdirSync(home, { recursive: true });
     const config = {
       store: { url: pg.url },
       node: { name: spec.name, labels: spec.labels ?? [] },
       cluster: { nodeTimeoutSec: options.timeoutSec ?? 3 },
       maxSessions: spec.maxSessions ?? 5,
-      workspaces: [workspace],
+      workspaces: spec.workspaces ?? [dir.path],
       log: { level: 'warn' },
       harnesses: { claude: { executable: FAKE_CLAUDE, env: options.agentEnv ?? {} } },
       ...options.config,
@@ -68,28 +88,33 @@ export async function startClusterRig(
     homes.set(spec.name, home);
   }
   const rig: ClusterRig = {
+    dir,
     pg,
-    workspace,
+    db,
+    workspace: dir.path,
+    nodes,
     node(name) {
-      const process = running.get(name);
-      if (!process) throw new Error(`node ${name} is not running`);
-      return process;
+      const node = nodes.get(name);
+      if (!node) throw new Error(`node ${name} is not running`);
+      return node;
     },
-    up: () => [...running.keys()],
+    up: () => [...nodes.keys()],
     async start(name) {
       const home = homes.get(name);
       if (!home) throw new Error(`no node named ${name}`);
-      const process = await startDaemonProcess(home);
-      running.set(name, process);
-      return process;
+      const node = await startDaemonProcess(home);
+      nodes.set(name, node);
+      return node;
     },
     async kill(name) {
-      await killDaemonProcess(running.get(name));
-      running.delete(name);
+      await killDaemonProcess(nodes.get(name));
+      nodes.delete(name);
     },
     async stop() {
-      for (const name of [...running.keys()]) await rig.kill(name);
+      for (const name of [...nodes.keys()]) await rig.kill(name);
+      await db.destroy();
       await pg.stop();
+      dir.remove();
     },
   };
   try {

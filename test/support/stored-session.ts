@@ -41,6 +41,7 @@ export function storedSession(
     resumedFrom: null,
     forked: false,
     pid: null,
+    node: null,
     ...overrides,
   };
 }

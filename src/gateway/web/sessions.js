@@ -90,7 +90,9 @@ export function startSessions({ info, isVisible, onSelect }) {
           status,
           el('span', {
             class: 'session-facts muted',
-            text: [s.harness, duration(s.durationMs), cost(s.costUsd)].filter(Boolean).join(' · '),
+            text: [s.harness, s.node ? `on ${s.node}` : null, duration(s.durationMs), cost(s.costUsd)]
+              .filter(Boolean)
+              .join(' · '),
           }),
         ),
       );
@@ -128,7 +130,8 @@ export function startSessions({ info, isVisible, onSelect }) {
     const status = live.status || s.status;
     badge(byId('detail-status'), status, live.waitingFor === undefined ? s.waitingFor : live.waitingFor);
     const spent = cost(Math.max(live.costUsd, s.costUsd));
-    byId('detail-meta').textContent = [s.harness, s.model, duration(s.durationMs), spent, s.workdir]
+    const node = s.node ? `on ${s.node}` : null;
+    byId('detail-meta').textContent = [s.harness, node, s.model, duration(s.durationMs), spent, s.workdir]
       .filter(Boolean)
       .join(' · ');
     form.hidden = TERMINAL.has(status);

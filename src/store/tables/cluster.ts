@@ -37,6 +37,26 @@ export interface ClusterTables {
     value: string;
     created_at: number;
   };
+  /** A request for a session on another node (send, kill, resume, an approval's decision), run once by that node. */
+  cluster_commands: {
+    id: string;
+    /** The node that runs it. */
+    target: string;
+    kind: string;
+    /** JSON of the command's parameters. */
+    payload: string;
+    /** `queued` → `running` (claimed by the target) → `done` | `failed`. */
+    status: 'queued' | 'running' | 'done' | 'failed';
+    /** JSON of the answer, once done. */
+    result: string | null;
+    /** Why it failed (a message), once failed. */
+    error: string | null;
+    created_at: number;
+    claimed_at: number | null;
+    /** The incarnation of the node that claimed it. */
+    claimed_by: string | null;
+    finished_at: number | null;
+  };
   /**
    * Every record of the coding sessions' and the engine's JSONL logs, written through on PostgreSQL (so any node reads
    * a session's output and a new engine holder rebuilds its logs); unused on SQLite.

@@ -33,6 +33,14 @@ export interface CodingTables {
     resumed_from: string | null;
     forked: Generated<number>;
     pid: number | null;
+    /** The node that runs (or ran) it: set at launch, at a queued launch's claim and at a resume (migration 90). */
+    node: string | null;
+    /** A queued launch's placement: the one node it must run on, or null for any. */
+    place_on: string | null;
+    /** A queued launch's placement: JSON array of labels its node must have, or null for none. */
+    place_labels: string | null;
+    /** A queued launch's place in the queue: increasing in the order launches were queued (null for others). */
+    queue_seq: number | null;
   };
   session_keys: {
     key: string;
