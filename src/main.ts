@@ -199,7 +199,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         : null;
     if (records) stops.push(() => records.close());
     const logs = new SessionLogs(join(home, 'logs'), {
-      ...(records ? { mirror: records.mirror } : {}),
+      ...(records ? { mirror: records.mirror, database: records.store } : {}),
       fsyncBatchMs: config.timings.fsyncBatchMs,
       now: () => clock.now(),
       onRepair: (sessionId, report) =>

@@ -3,29 +3,12 @@
 // written through to the table first. Each log in the table replaces the file of the same name (written to a temporary
 // file, fdatasync'd, renamed over, then the directory fsync'd), so the engine's restore sees every acknowledged record.
 // Files of logs the table does not hold are left alone.
-import { closeSync, fdatasyncSync, renameSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
-import { ensurePrivateDir, openPrivate } from '../core/private-files.ts';
-import type { LogRecord } from '../store/jsonl-log.ts';
-import { fsyncDirectory } from '../store/jsonl-log.ts';
+import { ensurePrivateDir } from '../core/private-files.ts';
 import type { LogRecordStore } from '../store/log-records.ts';
+import { replaceLogFile } from '../store/log-records.ts';
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
-
-/** Writes `records` as the JSONL file at `path`, durably replacing what was there. */
-function replaceLog(path: string, records: readonly LogRecord[]): void {
-  const temporary = `${path}.rebuild`;
-  const fd = openPrivate(temporary, 'w');
-  try {
-    const bytes = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''), 'utf8');
-    let offset = 0;
-    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
-    fdatasyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  renameSync(temporary, path);
-}
 
 /**
  * Rebuilds the engine's log files in `dir` from the table; resolves to how many logs and records it wrote. Call it
@@ -40,9 +23,8 @@ export async function rebuildEngineLogs(
   const ids = (await store.logs('engine')).filter((id) => SAFE_ID.test(id));
   for (const id of ids) {
     const rows = await store.read('engine', id);
-    replaceLog(join(dir, `${id}.jsonl`), rows);
+    replaceLogFile(join(dir, `${id}.jsonl`), rows);
     records += rows.length;
   }
-  if (ids.length > 0) fsyncDirectory(dir);
   return { logs: ids.length, records };
 }

@@ -127,6 +127,7 @@ export class SessionManager {
       else logger.info(report);
     }
     for (const record of cut) {
+      await logs.prepare(record.id);
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
       const patch = {
         status: 'interrupted',
@@ -435,6 +436,8 @@ export class SessionManager {
     return this.#admit(async () => {
       this.#checkCapacity();
       await this.#deps.store.update(record.id, patch);
+      // It may have run on another node last: its log continues from the database's (cluster; no-op on SQLite).
+      await this.#deps.logs.prepare(record.id);
       this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
       const resumed = { ...record, ...patch };
       const runId = await this.#deps.store.startRun(resumed, 'resume', this.#deps.clock.now());
@@ -588,6 +591,7 @@ export class SessionManager {
       await live.setView(channel, view);
       return;
     }
+    await this.#deps.logs.prepare(record.id);
     this.#deps.logs.write(record.id, { type: 'foreground', channel, on });
     await this.#deps.store.update(record.id, { foreground: { ...record.foreground, [channel]: view } });
   }

@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { join } from 'node:path';
 import { it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { tempDirPerTest } from '../../test/support/temp-dir.ts';
@@ -58,6 +59,40 @@ describeEachDatabase('log records', (fresh) => {
     await mirror.sync();
     assert.deepEqual(await store.read('session', 'sess'), []);
     await logs.closeAll();
+  });
+
+  it("another node's write to a session's log continues the database's numbering once prepared", async () => {
+    const { db, dialect } = await fresh();
+    const store = new LogRecordStore(db, { notify: dialect === 'postgres' });
+    const mirror = new RecordMirror({ store, logger: silentLogger(), clock: new ManualClock(), retryMs: 1000 });
+    const options = { fsyncBatchMs: 0, now: () => 5, mirror, database: store };
+    const onA = new SessionLogs(join(dir.path, 'a'), options);
+    for (let i = 0; i < 3; i += 1) onA.write('moved', { type: 'output', text: `on a ${i}` });
+    await onA.sync('moved');
+    // The session goes on on node b, which has no file of it (or a stale one).
+    const onB = new SessionLogs(join(dir.path, 'b'), options);
+    await onB.prepare('moved');
+    assert.equal(onB.lastSeq('moved'), 3);
+    onB.write('moved', { type: 'output', text: 'on b' });
+    await onB.sync('moved');
+    const expected = [
+      [1, 'on a 0'],
+      [2, 'on a 1'],
+      [3, 'on a 2'],
+      [4, 'on b'],
+    ];
+    assert.deepEqual(
+      (await store.read('session', 'moved')).map((r) => [r.seq, r.text]),
+      expected,
+    );
+    assert.deepEqual(
+      onB.read('moved').map((r) => [r.seq, r.text]),
+      expected,
+    );
+    // Nothing to do when the local log is up to date.
+    await onB.prepare('moved');
+    assert.equal(onB.lastSeq('moved'), 4);
+    await Promise.all([onA.closeAll(), onB.closeAll()]);
   });
 
   it('a failed commit rejects the syncs waiting for it and is tried again after retryMs', async () => {

@@ -3,12 +3,15 @@
 // taking the engine over rebuilds the engine's logs from it. The write path keeps the logs' synchronous `write`: the
 // RecordMirror queues each record and commits the queue in groups (one statement per group, in one transaction with a
 // NOTIFY per log), and its `sync()` resolves once everything queued before it is committed.
+import { closeSync, fdatasyncSync, renameSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
 import type { Kysely, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
+import { openPrivate } from '../core/private-files.ts';
 import type { LogRecord } from './jsonl-log.ts';
-import { parseLine } from './jsonl-log.ts';
+import { fsyncDirectory, parseLine } from './jsonl-log.ts';
 import type { Database } from './tables/index.ts';
 
 /** Which logs a record belongs to: a coding session's or an engine session's. */
@@ -35,6 +38,25 @@ export function parseRecordNotice(payload: string): { kind: RecordKind; log: str
 }
 
 const CHUNK = 500;
+
+/**
+ * Writes `records` as the JSONL log file at `path` (0600), durably replacing what was there: a temporary file,
+ * fdatasync'd, renamed over, then the directory fsync'd. The file must not be open in a JsonlLog meanwhile.
+ */
+export function replaceLogFile(path: string, records: readonly LogRecord[]): void {
+  const temporary = `${path}.rebuild`;
+  const fd = openPrivate(temporary, 'w');
+  try {
+    const bytes = Buffer.from(records.map((r) => `${JSON.stringify(r)}\n`).join(''), 'utf8');
+    let offset = 0;
+    while (offset < bytes.length) offset += writeSync(fd, bytes, offset, bytes.length - offset);
+    fdatasyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  renameSync(temporary, path);
+  fsyncDirectory(dirname(path));
+}
 
 /** Reads and writes `log_records`. */
 export class LogRecordStore {

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import { ensurePrivateDir } from '../core/private-files.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
 import { JsonlLog } from './jsonl-log.ts';
-import type { RecordMirror } from './log-records.ts';
+import type { LogRecordStore, RecordMirror } from './log-records.ts';
+import { replaceLogFile } from './log-records.ts';
 
 export type Listener = (record: LogRecord) => void;
 
@@ -17,6 +18,8 @@ export interface SessionLogsOptions {
    * whatever a caller acknowledged after it is in the database (readable from any node).
    */
   mirror?: RecordMirror;
+  /** With `mirror`: the table itself, which `prepare` brings a stale local log up to. */
+  database?: LogRecordStore;
 }
 
 const SAFE_ID = /^[A-Za-z0-9_-]{1,64}$/;
@@ -54,6 +57,23 @@ export class SessionLogs {
     this.#options.mirror?.write('session', sessionId, record);
     for (const listener of this.#listeners.get(sessionId) ?? []) listener(record);
     return record;
+  }
+
+  /**
+   * Cluster: before this node writes to the log of a session that may have been written on another node (a resume
+   * here, a lost node's session, a view of a session running elsewhere), brings the local file up to the table when
+   * the table is ahead (rewritten from it), so the records this node adds continue its numbering. No-op on SQLite.
+   */
+  async prepare(sessionId: string): Promise<void> {
+    const { database, mirror } = this.#options;
+    if (!database) return;
+    await mirror?.sync();
+    const local = this.#log(sessionId).lastSeq;
+    if ((await database.lastSeq('session', sessionId)) <= local) return;
+    const records = await database.read('session', sessionId);
+    this.#open.get(sessionId)?.discard();
+    this.#open.delete(sessionId);
+    replaceLogFile(join(this.dir, `${sessionId}.jsonl`), records);
   }
 
   /** Writes a record and resolves once it is fdatasync'd. */

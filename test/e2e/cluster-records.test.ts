@@ -9,7 +9,6 @@ import { parseSse } from '../../src/cli/sse.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import { postgresSkip } from '../support/postgres.ts';
-import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const LONG = 30_000;
@@ -20,7 +19,6 @@ interface Output {
 }
 
 describe('session records from any node of a cluster', { skip: postgresSkip() }, () => {
-  const dir = tempDir('sb-cluster-records-');
   let rig: ClusterRig | undefined;
   const cluster = (): ClusterRig => {
     if (!rig) throw new Error('the rig did not start');
@@ -28,12 +26,11 @@ describe('session records from any node of a cluster', { skip: postgresSkip() },
   };
 
   before(async () => {
-    rig = await startClusterRig(dir.path, [{ name: 'alpha' }, { name: 'beta' }]);
+    rig = await startClusterRig('sb-cluster-records-', [{ name: 'alpha' }, { name: 'beta' }]);
   });
 
   after(async () => {
     await rig?.stop();
-    dir.remove();
   });
 
   it("shows a session of another node in `output` and streams its new records live over SSE, also after that node's death", async () => {

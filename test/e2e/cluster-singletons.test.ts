@@ -6,7 +6,6 @@
 // node that does not serve the engine are run by the holder.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
-import { openPostgres } from '../../src/store/kysely/postgres.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import { chatInference, isCronTurn, systemText, telegramSection, textsTo } from '../support/e2e-daemon.ts';
@@ -15,7 +14,6 @@ import { startFakeTelegram } from '../support/fake-telegram.ts';
 import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
 import { chatText, lastUserText, messageText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
 import { postgresSkip } from '../support/postgres.ts';
-import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
 
 const USER = 6161;
@@ -26,7 +24,6 @@ function isUserTurn(body: ChatBody): boolean {
 }
 
 describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () => {
-  const dir = tempDir('sb-cluster-singletons-');
   let rig: ClusterRig | undefined;
   let telegram: FakeTelegram | undefined;
   let model: MockOpenAIChat | undefined;
@@ -40,14 +37,13 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
 
   /** The node holding lease `name` now. */
   async function holderOf(name: string): Promise<string> {
-    const db = openPostgres({ url: cluster().pg.url, maxConnections: 1 });
-    try {
-      const row = await db.selectFrom('cluster_leases').select('holder').where('name', '=', name).executeTakeFirst();
-      if (!row) throw new Error(`nobody holds ${name}`);
-      return row.holder;
-    } finally {
-      await db.destroy();
-    }
+    const row = await cluster()
+      .db.selectFrom('cluster_leases')
+      .select('holder')
+      .where('name', '=', name)
+      .executeTakeFirst();
+    if (!row) throw new Error(`nobody holds ${name}`);
+    return row.holder;
   }
 
   before(async () => {
@@ -61,7 +57,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
         return chatText(`answer to: ${lastUserText(body)}`);
       },
     });
-    rig = await startClusterRig(dir.path, [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
+    rig = await startClusterRig('sb-cluster-singletons-', [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
       config: {
         channels: { telegram: telegramSection(telegram, [USER]), web: { enabled: false } },
         inference: chatInference(model.url),
@@ -77,7 +73,6 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
     await rig?.stop();
     await telegram?.close();
     await model?.close();
-    dir.remove();
   });
 
   it('fires a cron task once per due time across the three nodes', async () => {
