@@ -9,7 +9,12 @@ import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slac
 import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
 import { WebConnector } from './channels/web/web-connector.ts';
 import { ClusterNode } from './cluster/cluster-node.ts';
+import { openClusterRecords } from './cluster/cluster-records.ts';
 import { ClusterSessions } from './cluster/cluster-sessions.ts';
+import { rebuildEngineLogs } from './cluster/engine-rebuild.ts';
+import { addPrimaryMembers, connectorSingletonName } from './cluster/primary.ts';
+import { ClusterRecordReader } from './cluster/record-reader.ts';
+import { ServiceGroup } from './cluster/service-group.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
@@ -27,6 +32,7 @@ import type { Logger } from './core/logger.ts';
 import { createLogger } from './core/logger.ts';
 import { createEngine } from './engine/create.ts';
 import { lateToolbox } from './engine/late-toolbox.ts';
+import { EngineCallWorker, RoutedEngine } from './engine/routed-engine.ts';
 import { createScheduler } from './engine/scheduler/scheduler.ts';
 import { createWakeRouter } from './engine/wake/wake-router.ts';
 import { registerGithubRoutes } from './gateway/github-routes.ts';
@@ -50,6 +56,7 @@ import { ClusterNodeStore } from './store/cluster-nodes.ts';
 import { ClusterSecretStore } from './store/cluster-secrets.ts';
 import { CodingSessionStore } from './store/coding-sessions.ts';
 import { acquireDaemonLock, releaseDaemonLock, updateDaemonInfo } from './store/daemon-lock.ts';
+import { EngineCallStore } from './store/engine-calls.ts';
 import { secureHome } from './store/home-permissions.ts';
 import { IdempotencyKeyStore } from './store/idempotency-keys.ts';
 import { InboundCommandStore } from './store/inbound-commands.ts';
@@ -118,7 +125,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
   };
   try {
     const store = await openStore(config.store, home, clock);
-    stops.push(() => store.close());
+    const closeStore = (): Promise<void> => store.close();
+    stops.push(closeStore);
     const kysely = store.db;
     // Tokens: on PostgreSQL every node of the cluster shares them (made by the first node); on SQLite they are files.
     const secrets = new ClusterSecretStore(kysely);
@@ -132,7 +140,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       clock,
       logger: logger.child({ component: 'outbox' }),
     });
-    stops.push(() => outbox.stop());
+    // Cluster: what runs on one node at a time. `primary` (outbox deliveries, engine, scheduler, wake router, Linear, the
+    // chat connectors but the web page) is served by the holder of its lease; `github` by the holder of its own. The
+    // daemon's stop stops their members in the order below; cluster.stop() then gives the leases up.
+    const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: false });
+    const githubWorkers = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
+    stops.push(() => primary.stopMember('outbox'));
     const connectors: Connector[] = [];
     const web = config.channels.web.enabled
       ? new WebConnector({ db: kysely, config: config.channels.web, clock, logger: logger.child({ component: 'web' }) })
@@ -172,7 +185,21 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
     for (const connector of connectors) outbox.register(connector);
 
+    // Cluster (PostgreSQL): every log record written through to the database (read from any node; the engine's logs
+    // rebuilt from it on takeover), and the node's LISTEN connection. Closed after the logs' writers stopped.
+    const records =
+      store.dialect === 'postgres' && config.store.url
+        ? await openClusterRecords({
+            url: config.store.url,
+            db: kysely,
+            clock,
+            logger: logger.child({ component: 'cluster' }),
+            retryMs: 1000,
+          })
+        : null;
+    if (records) stops.push(() => records.close());
     const logs = new SessionLogs(join(home, 'logs'), {
+      ...(records ? { mirror: records.mirror, database: records.store } : {}),
       fsyncBatchMs: config.timings.fsyncBatchMs,
       now: () => clock.now(),
       onRepair: (sessionId, report) =>
@@ -188,13 +215,26 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     stops.push(() => approvals.stop());
     const harnesses = options.harnesses ?? createHarnesses(config, logger);
-    const sessions = new SessionManager({
+    // Output, --follow and the SSE stream of a session on another node read its records from the database.
+    const reader = records
+      ? new ClusterRecordReader({
+          logs,
+          isLocal: (id) => sessions.liveById(id) !== undefined,
+          database: records,
+          clock,
+          logger: logger.child({ component: 'cluster' }),
+          pollMs: 2000,
+        })
+      : null;
+    if (reader) stops.push(() => reader.close());
+    const sessions: SessionManager = new SessionManager({
       config,
       permissions: approvals,
       clock,
       logger: logger.child({ component: 'sessions' }),
       store: new CodingSessionStore(kysely),
       logs,
+      ...(reader ? { records: reader } : {}),
       harnesses,
       notices: new RestartNoticeStore(kysely),
     });
@@ -205,9 +245,32 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
     const tools = lateToolbox();
-    const engine = createEngine({ config, clock, logger, db: kysely, home, inference, outbox, toolbox: tools });
-    stops.push(() => engine.stop());
-    const scheduler = createScheduler({ db: kysely, engine, clock, logger, config });
+    const engine = createEngine({
+      config,
+      clock,
+      logger,
+      db: kysely,
+      home,
+      inference,
+      outbox,
+      toolbox: tools,
+      ...(records ? { mirror: records.mirror } : {}),
+    });
+    stops.push(() => primary.stopMember('engine'));
+    // Cluster (PostgreSQL): the engine runs on the primary's holder; elsewhere its calls go through `engine_calls`.
+    const engineCalls = records ? new EngineCallStore(kysely, { notify: true }) : null;
+    const routedEngine = engineCalls
+      ? new RoutedEngine({
+          local: engine,
+          servesEngine: () => primary.running().includes('engine'),
+          calls: engineCalls,
+          notices: records?.listener ?? null,
+          clock,
+          pollMs: 1000,
+          timeoutMs: 30_000,
+        })
+      : engine;
+    const scheduler = createScheduler({ db: kysely, engine: routedEngine, clock, logger, config });
     const notifications = createNotificationRouter({
       sessions,
       outbox,
@@ -224,17 +287,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger: logger.child({ component: 'approval-notices' }),
     });
     stops.push(() => approvalNotices.stop());
-    stops.push(() => scheduler.stop());
+    stops.push(() => primary.stopMember('scheduler'));
     const wake = createWakeRouter({
       db: kysely,
       sessions,
-      engine,
+      engine: routedEngine,
       heartbeat: scheduler.heartbeat,
       clock,
       logger,
       config,
     });
-    stops.push(() => wake.stop());
+    stops.push(async () => {
+      await primary.stopMember('wake');
+      await wake.stop();
+    });
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
     // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
@@ -250,7 +316,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const github = config.github.enabled
       ? createGithubIntegration({ config, env, db: kysely, clock, logger, sessions })
       : null;
-    if (github) stops.push(() => github.stop());
+    if (github) stops.push(() => githubWorkers.stopMember('github'));
 
     // Linear: signed webhooks → router → pipeline, planner, triage, mentions. Refuses to start without a signing secret.
     const linear = config.linear.enabled
@@ -262,7 +328,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           logger,
           sessions,
           logs,
-          engine,
+          engine: routedEngine,
           inference,
           outbox,
           codeRunner,
@@ -272,7 +338,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       : null;
     if (linear) {
       // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
-      stops.push(() => linear.stop());
+      stops.push(() => primary.stopMember('linear'));
     }
 
     // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
@@ -321,7 +387,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       config,
       sessions,
       clock,
-      engine,
+      engine: routedEngine,
       scheduler,
       wake,
       codeRunner,
@@ -352,24 +418,65 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await clusterSessions.start((request) => runForwarded(OPERATIONS, services, request));
       stops.push(() => clusterSessions.stop());
     }
-    await outbox.start();
-    await engine.start();
-    await scheduler.start();
-    await wake.start();
-    await linear?.start();
-    await github?.start();
 
     const inbound = createInboundHandler({
       ops: OPERATIONS,
       services,
-      engine,
+      engine: routedEngine,
       outbox,
       logger: logger.child({ component: 'inbound' }),
       commands: new InboundCommandStore(kysely),
     });
+    // The singletons start at cluster.start() below (on SQLite this node takes them all there, before this resolves).
+    // Every node stores its own sessions' wake events; the primary's holder delivers them.
+    wake.startIntake();
+    const chatConnectors: { name: string; service: { start(): Promise<void>; stop(): Promise<void> } }[] = [];
     for (const connector of connectors) {
-      stops.push(() => connector.stop());
-      await connector.start(inbound);
+      if (connector === web) {
+        // The web page is served by every node's gateway: its connector runs everywhere.
+        stops.push(() => connector.stop());
+        await connector.start(inbound);
+        continue;
+      }
+      const name = connectorSingletonName(connector.channel, connector.account);
+      stops.push(() => primary.stopMember(name));
+      chatConnectors.push({ name, service: { start: () => connector.start(inbound), stop: () => connector.stop() } });
+    }
+    addPrimaryMembers(primary, {
+      outbox,
+      engine,
+      rebuildEngine: records
+        ? async () => {
+            const rebuilt = await rebuildEngineLogs(records.store, join(home, 'engine'));
+            logger.info(rebuilt, 'engine logs rebuilt from the database before the engine starts on this node');
+          }
+        : null,
+      scheduler,
+      wake,
+      linear,
+      connectors: chatConnectors,
+      engineCalls: engineCalls
+        ? new EngineCallWorker({
+            engine,
+            calls: engineCalls,
+            notices: records?.listener ?? null,
+            holder: cluster.incarnation,
+            clock,
+            logger: logger.child({ component: 'cluster' }),
+            pollMs: 1000,
+          })
+        : null,
+      listener: records?.listener ?? null,
+      clock,
+      logger: logger.child({ component: 'cluster' }),
+      pollMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+    });
+    stops.push(() => primary.stopMember('poll'));
+    stops.push(() => primary.stopMember('engine-calls'));
+    cluster.singletons.add('primary', primary);
+    if (github) {
+      githubWorkers.add('github', github);
+      cluster.singletons.add('github', githubWorkers);
     }
 
     const token = await tokenOf('gateway.token');
@@ -382,6 +489,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ops: OPERATIONS,
       services,
       logs,
+      ...(reader ? { records: reader } : {}),
       version: VERSION,
       startedAt,
       clock,
@@ -403,8 +511,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const host = config.gateway.host.includes(':') ? `[${config.gateway.host}]` : config.gateway.host;
     const url = `http://${host}:${port}`;
     await cluster.start(config.node.url ?? url);
-    // Stopped first: a clean leave gives up its leases and is not taken for a lost node.
-    stops.push(() => cluster.stop());
+    // Stopped last (just before the store): the services are stopped first in the daemon's order, then the leases are
+    // given up and the node leaves (a clean leave is not taken for a lost node).
+    stops.splice(stops.indexOf(closeStore) + 1, 0, () => cluster.stop());
+    // A cluster of one serves every singleton: one that failed to start fails the start, as it did before clusters.
+    if (store.dialect !== 'postgres' && !cluster.singletons.served().includes('primary'))
+      throw primary.failure instanceof Error ? primary.failure : new Error('could not start the primary services');
     updateDaemonInfo(home, { pid: process.pid, startedAt, version: VERSION, url, port });
     logger.info(
       {

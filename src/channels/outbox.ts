@@ -226,6 +226,15 @@ export class DurableOutbox implements Outbox {
     await Promise.all(lanes.map((lane) => lane.stop()));
   }
 
+  /**
+   * Cluster: gives a lane to every conversation with pending messages (messages another node recorded: only the node
+   * holding the outbox's lease delivers). A no-op unless started.
+   */
+  async wake(): Promise<void> {
+    if (!this.#started) return;
+    for (const key of await this.#store.pendingTargets()) this.#kick(key);
+  }
+
   /** Resolves once no lane is sending (scheduled retries do not count). For tests and orderly shutdown. */
   async idle(): Promise<void> {
     for (;;) {

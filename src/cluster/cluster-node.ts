@@ -80,6 +80,9 @@ export class ClusterNode implements ClusterView {
       },
       now,
     );
+    // A node restarting under its name replaced its dead previous run: that run's leases are free at once (on SQLite
+    // this is how the one node takes every lease back after a crash, without waiting for them to expire).
+    await this.#o.leases.releaseAllOf(this.name, this.incarnation);
     await this.beat();
     this.#timer = this.#o.clock.every(this.#o.heartbeatMs, () => void this.beat());
   }

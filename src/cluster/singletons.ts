@@ -12,12 +12,19 @@ export interface SingletonService {
   start(): Promise<void>;
   /** Stops serving (lease lost or the daemon stopping). */
   stop(): Promise<void>;
+  /**
+   * False for a service that cannot start again in this process (the engine): once stopped, or when its start failed,
+   * this node gives its lease up for good and leaves it to the others. Default true.
+   */
+  readonly restartable?: boolean;
 }
 
 interface Entry {
   name: string;
   service: SingletonService;
   running: boolean;
+  /** A service that cannot start again, stopped or failed once: this node no longer takes its lease. */
+  retired: boolean;
   /** When this node last renewed the lease (for self-fencing). */
   renewedAt: number;
 }
@@ -46,7 +53,7 @@ export class Singletons {
   /** Adds a singleton; it starts at the next pass that takes its lease. Names are unique. */
   add(name: string, service: SingletonService): void {
     if (this.#entries.has(name)) throw new Error(`singleton ${name} is already registered`);
-    this.#entries.set(name, { name, service, running: false, renewedAt: 0 });
+    this.#entries.set(name, { name, service, running: false, retired: false, renewedAt: 0 });
   }
 
   /** Names of the singletons this node serves now. */
@@ -66,6 +73,7 @@ export class Singletons {
   async #runPass(): Promise<void> {
     if (this.#stopped) return;
     for (const entry of this.#entries.values()) {
+      if (entry.retired) continue;
       const now = this.#o.now();
       let held: boolean;
       try {
@@ -92,6 +100,7 @@ export class Singletons {
       this.#o.logger.info({ singleton: entry.name }, `serving ${entry.name} on this node`);
     } catch (error) {
       this.#o.logger.error({ err: error, singleton: entry.name }, `could not start ${entry.name}; retrying`);
+      this.#retireIfOneShot(entry);
       await this.#o.leases.release(entry.name, this.#o.holder).catch((e: unknown) => {
         this.#o.logger.warn({ err: e, singleton: entry.name }, 'could not give up a lease');
       });
@@ -106,6 +115,22 @@ export class Singletons {
       this.#o.logger.error({ err: error, singleton: entry.name }, `error while stopping ${entry.name}`);
     }
     this.#o.logger.info({ singleton: entry.name }, `no longer serving ${entry.name} on this node`);
+    if (!this.#stopped) {
+      this.#retireIfOneShot(entry);
+      if (entry.retired)
+        await this.#o.leases.release(entry.name, this.#o.holder).catch((error: unknown) => {
+          this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
+        });
+    }
+  }
+
+  #retireIfOneShot(entry: Entry): void {
+    if (entry.service.restartable !== false) return;
+    entry.retired = true;
+    this.#o.logger.error(
+      { singleton: entry.name },
+      `${entry.name} cannot start again in this process: another node serves it (restart this daemon to serve it here)`,
+    );
   }
 
   /** Stops every singleton this node serves (in reverse order of registration) and gives their leases up. */

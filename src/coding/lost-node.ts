@@ -45,6 +45,8 @@ export async function interruptLostNode(deps: LostNodeDeps, node: string): Promi
     else await mark();
     if (!won) continue;
     marked.push(record.id);
+    // Its log was written on the lost node: this node's record continues the database's numbering.
+    await logs.prepare(record.id);
     logs.write(record.id, { type: 'status', status: 'interrupted', endReason });
     await permissions?.cancelSession(record.id, `${endReason}; resume the session to be asked again`);
   }

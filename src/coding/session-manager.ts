@@ -18,7 +18,7 @@ import type {
 } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
+import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { workdirHead } from './git-head.ts';
 import type { Harness } from './harness.ts';
@@ -63,6 +63,11 @@ export interface SessionManagerDeps {
   logger: Logger;
   store: CodingSessionStore;
   logs: SessionLogs;
+  /**
+   * Where `readTranscript`/`readLastSeq` read a session's records on whichever node it runs (in a cluster: the
+   * database for a session not live here); default this node's logs.
+   */
+  records?: SessionRecordSource;
   harnesses: Record<HarnessName, Harness>;
   /** The notices a restart owes (see restore); without it, restore announces only what it marks itself. */
   notices?: RestartNoticeStore;
@@ -122,6 +127,7 @@ export class SessionManager {
       else logger.info(report);
     }
     for (const record of cut) {
+      await logs.prepare(record.id);
       logs.write(record.id, { type: 'status', status: 'interrupted', endReason: 'daemon restarted' });
       const patch = {
         status: 'interrupted',
@@ -460,6 +466,8 @@ export class SessionManager {
     return this.#admit(async () => {
       this.#checkCapacity();
       await this.#deps.store.update(record.id, patch);
+      // It may have run on another node last: its log continues from the database's (cluster; no-op on SQLite).
+      await this.#deps.logs.prepare(record.id);
       this.#deps.logs.write(record.id, { type: 'status', status: 'starting' });
       const resumed = { ...record, ...patch };
       const runId = await this.#deps.store.startRun(resumed, 'resume', this.#deps.clock.now());
@@ -590,6 +598,18 @@ export class SessionManager {
     return this.#deps.logs.lastSeq(sessionId);
   }
 
+  /** Like `transcript`, for a session on any node of the cluster (read from the database when it is not live here). */
+  async readTranscript(record: StoredSession, view: TranscriptView = 'all'): Promise<TranscriptEntry[]> {
+    if (!this.#deps.records || this.#live.has(record.id)) return this.transcript(record, view);
+    return transcriptOf(await this.#deps.records.read(record.id), view);
+  }
+
+  /** Like `lastSeq`, for a session on any node of the cluster. */
+  async readLastSeq(sessionId: string): Promise<number> {
+    if (!this.#deps.records || this.#live.has(sessionId)) return this.lastSeq(sessionId);
+    return this.#deps.records.lastSeq(sessionId);
+  }
+
   /**
    * Records that a channel has seen a session up to its newest log record and whether it streams it live (claude_fg /
    * claude_bg). Written to the log as a `foreground` record; a live session signals `view`. Resolves once stored.
@@ -601,6 +621,7 @@ export class SessionManager {
       await live.setView(channel, view);
       return;
     }
+    await this.#deps.logs.prepare(record.id);
     this.#deps.logs.write(record.id, { type: 'foreground', channel, on });
     await this.#deps.store.update(record.id, { foreground: { ...record.foreground, [channel]: view } });
   }

@@ -9,6 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
 import { EngineIndex } from '../store/engine-index.ts';
 import { EngineLogs } from '../store/engine-logs.ts';
+import type { RecordMirror } from '../store/log-records.ts';
 import type { Database } from '../store/tables/index.ts';
 import { Engine } from './engine.ts';
 import type { AgentToolbox } from './toolbox.ts';
@@ -26,6 +27,8 @@ export interface CreateEngineDeps {
   outbox: Outbox;
   /** The sessions' tools (operations/toolbox.ts createOperationsToolbox); default none. */
   toolbox?: AgentToolbox;
+  /** On PostgreSQL: the write-through of the engine's log records to the database (see store/log-records.ts). */
+  mirror?: RecordMirror;
 }
 
 /** Builds the engine over `<home>/engine/` and the database; call `start()` to restore and run it, `stop()` to end. */
@@ -37,6 +40,7 @@ export function createEngine(deps: CreateEngineDeps): Engine {
     maxOpenLogs: config.engine.maxOpenLogs,
     onRepair: (session, report) => logger.warn({ session, ...report }, 'engine log had a torn tail; cut it off'),
     onError: (session, error) => logger.error({ session, err: errorMessage(error) }, 'closing an engine log failed'),
+    ...(deps.mirror ? { mirror: deps.mirror } : {}),
   });
   return new Engine({
     config,

@@ -6,7 +6,8 @@ import { invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Caller, Operation, OperationServices } from '../operations/operation.ts';
 import { rpcMethods } from '../operations/rpc-methods.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
+import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
+import { localRecords } from '../store/session-logs.ts';
 import { bearerMatches } from './auth.ts';
 import { connectionTimeoutOptions, registerBodyTimeout } from './connection-limits.ts';
 import { registerErrorReplies } from './error-replies.ts';
@@ -29,6 +30,8 @@ export interface GatewayDeps {
   ops: readonly Operation[];
   services: OperationServices;
   logs: SessionLogs;
+  /** Where the SSE route reads sessions' records (any node's, in a cluster); default the local logs. */
+  records?: SessionRecordSource;
   version: string;
   startedAt: number;
   /** The web page and its chat connector; served when `channels.web.enabled`. */
@@ -142,7 +145,12 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     });
   });
 
-  registerSessionEvents(app, { sessions: deps.services.sessions, logs: deps.logs, authorize, clock });
+  registerSessionEvents(app, {
+    sessions: deps.services.sessions,
+    records: deps.records ?? localRecords(deps.logs),
+    authorize,
+    clock,
+  });
   if (webAuth && deps.web)
     registerWebRoutes(app, {
       ...deps.web,

@@ -3,12 +3,13 @@ import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
+import type { SessionRecordSource } from '../store/session-logs.ts';
 
-/** What the SSE route reads from: the sessions, their logs, the caller check and the clock of its keep-alive. */
+/** What the SSE route reads from: the sessions, their records, the caller check and the clock of its keep-alive. */
 export interface SessionEventsDeps {
   sessions: SessionManager;
-  logs: SessionLogs;
+  /** The sessions' records on whichever node they run (the local logs in a cluster of one). */
+  records: SessionRecordSource;
   /** True when the request may read session events (bearer token, or the web page's cookie). */
   authorize: (request: FastifyRequest) => boolean;
   /** Times the keep-alive comments. */
@@ -75,19 +76,11 @@ export function registerSessionEvents(app: FastifyInstance, deps: SessionEventsD
         'x-accel-buffering': 'no',
       });
       let sent = from - 1;
-      let backlog: LogRecord[] | null = [];
-      const write = (record: LogRecord): void => {
-        if (record.seq <= sent) return;
+      // Each record once and in order: the history first, then live (from another node's session too).
+      const unsubscribe = deps.records.follow(sessionId, from, (record) => {
         sent = record.seq;
         raw.write(sseFrame(record));
-      };
-      const unsubscribe = deps.logs.subscribe(sessionId, (record) => {
-        if (backlog) backlog.push(record);
-        else write(record);
       });
-      for (const record of deps.logs.read(sessionId, from)) write(record);
-      for (const record of backlog) write(record);
-      backlog = null;
       raw.write(`: streaming session ${sessionId} from seq ${sent + 1}\n\n`);
       const keepAlive = deps.clock.every(deps.keepAliveMs ?? 15_000, () => raw.write(': keep-alive\n\n'));
       const end = (): void => {

@@ -55,9 +55,9 @@ export const outputOperation = defineOperation({
   async run(ctx, args): Promise<OutputResult> {
     const { sessions } = ctx.services;
     const record = await sessions.get(args.session);
-    const lastSeq = sessions.lastSeq(record.id);
+    const lastSeq = await sessions.readLastSeq(record.id);
     const view: TranscriptView = args.text ? 'text' : 'all';
-    const entries = sessions.transcript(record, view);
+    const entries = await sessions.readTranscript(record, view);
     const blocks = entries.flatMap((e) => (e.kind === 'text' ? [e.text] : []));
     const take = <T>(items: T[]): T[] => (args.full ? items : items.slice(-args.lines));
     const last = blocks[blocks.length - 1];

@@ -62,9 +62,14 @@ export class LeaseStore {
       .execute();
   }
 
-  /** Ends every lease of a node declared down, so the others take them at once. */
-  async releaseAllOf(node: string): Promise<number> {
-    const result = await this.#db.deleteFrom('cluster_leases').where('holder', '=', node).executeTakeFirst();
+  /**
+   * Ends every lease of a node declared down (or of its earlier runs: all but `except`, this run's incarnation), so
+   * the others take them at once.
+   */
+  async releaseAllOf(node: string, except?: string): Promise<number> {
+    let query = this.#db.deleteFrom('cluster_leases').where('holder', '=', node);
+    if (except !== undefined) query = query.where('incarnation', '!=', except);
+    const result = await query.executeTakeFirst();
     return Number(result.numDeletedRows);
   }
 

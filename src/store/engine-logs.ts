@@ -8,6 +8,7 @@ import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
 import { JsonlLog } from './jsonl-log.ts';
 import type { LineNeedle, ScanReport } from './jsonl-scan.ts';
 import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
+import type { RecordMirror } from './log-records.ts';
 
 export interface EngineLogsOptions {
   /** Appends within this window share one fdatasync (group commit). */
@@ -17,6 +18,11 @@ export interface EngineLogsOptions {
   maxOpenLogs: number;
   /** Told about every repair made when a log is opened. */
   onRepair?: (sessionId: string, report: RepairReport) => void;
+  /**
+   * On PostgreSQL: every record is also written through to `log_records`; `sync` then covers that commit too, so
+   * whatever a caller acknowledged after it is in the database (readable from any node).
+   */
+  mirror?: RecordMirror;
   /** Told when closing an evicted log failed (its pending sync failed). */
   onError?: (sessionId: string, error: unknown) => void;
 }
@@ -79,12 +85,15 @@ export class EngineLogs {
 
   /** Writes one record (one write call) and returns it; durability follows at the next group commit. */
   write(sessionId: string, entry: LogEntry): LogRecord {
-    return this.#log(sessionId).write(entry);
+    const record = this.#log(sessionId).write(entry);
+    this.#options.mirror?.write('engine', sessionId, record);
+    return record;
   }
 
-  /** Resolves once everything written to this session's log so far is fdatasync'd. */
-  sync(sessionId: string): Promise<void> {
-    return this.#log(sessionId).sync();
+  /** Resolves once everything written to this session's log so far is fdatasync'd (and, with a mirror, committed). */
+  async sync(sessionId: string): Promise<void> {
+    const mirror = this.#options.mirror;
+    await (mirror ? Promise.all([this.#log(sessionId).sync(), mirror.sync()]) : this.#log(sessionId).sync());
   }
 
   /** Sequence number of the last record written to a session's log (opens it). */
@@ -107,6 +116,6 @@ export class EngineLogs {
     this.#closed = true;
     const logs = [...this.#open.values()];
     this.#open.clear();
-    await Promise.all(logs.map((log) => log.close()));
+    await Promise.all([...logs.map((log) => log.close()), this.#options.mirror?.sync()]);
   }
 }

@@ -64,6 +64,14 @@ export class CronScheduler {
     await this.idle();
   }
 
+  /**
+   * Cluster: sets the timer again from the stored tasks (tasks added, changed or removed on another node; only the node
+   * serving the scheduler runs them). A no-op unless started.
+   */
+  rearm(): Promise<void> {
+    return this.#exclusive(() => this.#arm());
+  }
+
   /** Stops the timer and waits for posts in flight to be recorded. */
   async stop(): Promise<void> {
     this.#timer.stop();

@@ -49,6 +49,15 @@ export interface WakeStats {
 export interface WakeRouter {
   /** Subscribes to the SessionManager and delivers events left pending by the last run of the daemon. */
   start(): Promise<void>;
+  /**
+   * Cluster: subscribes to this node's SessionManager only (its sessions' events are stored); the node holding the
+   * wake router's lease delivers them (`start`). Idempotent.
+   */
+  startIntake(): void;
+  /** Cluster: delivers what is pending now (events another node stored); a no-op unless started. */
+  poke(): void;
+  /** Cluster: stops delivering (the lease was lost) but keeps storing this node's sessions' events. */
+  stopDelivery(): Promise<void>;
   /** Unsubscribes, stops retrying and waits for the delivery in flight. Call after the SessionManager stopped. */
   stop(): Promise<void>;
   /**
@@ -247,9 +256,20 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     async start() {
       if (started) return;
       started = true;
-      unsubscribe = deps.sessions.on(onSignal);
+      unsubscribe ??= deps.sessions.on(onSignal);
       kick();
       await loop.idle();
+    },
+    startIntake() {
+      unsubscribe ??= deps.sessions.on(onSignal);
+    },
+    poke() {
+      kick();
+    },
+    async stopDelivery() {
+      started = false;
+      await writes;
+      await loop.stop();
     },
     async stop() {
       unsubscribe?.();

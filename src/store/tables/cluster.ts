@@ -1,3 +1,5 @@
+import type { Generated } from 'kysely';
+
 /**
  * Cluster tables (migrations 800–899): the nodes sharing this database with their heartbeats, the leases that keep a
  * singleton (a poller, the cron clock) on one node at a time, and the secrets every node shares (the gateway token).
@@ -54,5 +56,38 @@ export interface ClusterTables {
     /** The incarnation of the node that claimed it. */
     claimed_by: string | null;
     finished_at: number | null;
+  };
+  /**
+   * Every record of the coding sessions' and the engine's JSONL logs, written through on PostgreSQL (so any node reads
+   * a session's output and a new engine holder rebuilds its logs); unused on SQLite.
+   */
+  log_records: {
+    kind: 'session' | 'engine';
+    /** The log's id: the coding session's or the engine session's. */
+    log: string;
+    seq: number;
+    ts: number;
+    /** The record as its JSONL line holds it. */
+    record: string;
+  };
+  /**
+   * Calls of the engine made on a node that does not serve it (PostgreSQL): the engine's holder runs each and writes
+   * its outcome; the caller waits for it (see engine/routed-engine.ts).
+   */
+  engine_calls: {
+    id: Generated<number>;
+    /** The EngineApi method: `acceptUserMessage`, `postSystemMessage`, … */
+    method: string;
+    /** JSON array of the arguments. */
+    args: string;
+    status: 'pending' | 'running' | 'done' | 'failed';
+    /** The incarnation of the node running it. */
+    claimed_by: string | null;
+    /** JSON of the result (done). */
+    result: string | null;
+    /** JSON `{kind, message, field?}` of the error (failed). */
+    error: string | null;
+    created_at: number;
+    done_at: number | null;
   };
 }

@@ -1,0 +1,51 @@
+// What a node of a cluster on PostgreSQL adds to the logs: the write-through of every log record to `log_records`
+// (RecordMirror), and the node's one LISTEN connection for the notifications of new records, outbox messages, wake
+// events and engine calls. Absent on SQLite.
+import type { Kysely } from 'kysely';
+import type { Clock } from '../core/clock.ts';
+import type { Logger } from '../core/logger.ts';
+import { ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL } from '../store/engine-calls.ts';
+import { LogRecordStore, RecordMirror, RECORDS_CHANNEL } from '../store/log-records.ts';
+import type { Database } from '../store/tables/index.ts';
+import { PgListener } from './pg-listener.ts';
+import { OUTBOX_CHANNEL, WAKE_CHANNEL } from './primary.ts';
+
+/** The records' table, its write-through and the LISTEN connection of a node. */
+export interface ClusterRecords {
+  store: LogRecordStore;
+  mirror: RecordMirror;
+  listener: PgListener;
+  /** Commits what the mirror still holds and closes the LISTEN connection. */
+  close(): Promise<void>;
+}
+
+/** Opens them over the database `db` at `url`; resolves once the LISTEN connection was tried (it retries by itself). */
+export async function openClusterRecords(options: {
+  url: string;
+  db: Kysely<Database>;
+  clock: Clock;
+  logger: Logger;
+  /** Wait before a failed commit or a broken LISTEN connection is tried again. */
+  retryMs: number;
+}): Promise<ClusterRecords> {
+  const { url, db, clock, logger, retryMs } = options;
+  const store = new LogRecordStore(db, { notify: true });
+  const mirror = new RecordMirror({ store, logger, clock, retryMs });
+  const listener = new PgListener({
+    url,
+    channels: [RECORDS_CHANNEL, OUTBOX_CHANNEL, WAKE_CHANNEL, ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL],
+    clock,
+    logger,
+    reconnectMs: retryMs,
+  });
+  await listener.start();
+  return {
+    store,
+    mirror,
+    listener,
+    async close() {
+      await listener.stop();
+      await mirror.close();
+    },
+  };
+}

@@ -1,0 +1,105 @@
+import assert from 'node:assert/strict';
+import { it } from 'node:test';
+import type { Kysely } from 'kysely';
+import { describeEachDatabase } from '../../test/support/databases.ts';
+import { ManualClock } from '../core/clock.ts';
+import { newId } from '../core/ids.ts';
+import { silentLogger } from '../core/logger.ts';
+import { LeaseStore } from '../store/cluster-leases.ts';
+import { ClusterNodeStore } from '../store/cluster-nodes.ts';
+import type { Database } from '../store/tables/index.ts';
+import { ClusterNode } from './cluster-node.ts';
+import { ServiceGroup } from './service-group.ts';
+
+const TIMEOUT = 15_000;
+
+/** A member that writes its starts and stops to `trace`; `failStart` makes its start throw. */
+function member(trace: string[], name: string, failStart = false): { start(): Promise<void>; stop(): Promise<void> } {
+  return {
+    async start() {
+      if (failStart) throw new Error(`${name} failed`);
+      trace.push(`start ${name}`);
+    },
+    async stop() {
+      trace.push(`stop ${name}`);
+    },
+  };
+}
+
+it('starts its members in order, stops them in reverse, each at most once per start', async () => {
+  const trace: string[] = [];
+  const group = new ServiceGroup({ logger: silentLogger(), restartable: false });
+  for (const name of ['outbox', 'engine', 'connector']) group.add(name, member(trace, name));
+  await group.start();
+  assert.deepEqual(group.running(), ['outbox', 'engine', 'connector']);
+  await group.stopMember('engine');
+  await group.stopMember('engine');
+  await group.stop();
+  assert.deepEqual(trace, [
+    'start outbox',
+    'start engine',
+    'start connector',
+    'stop engine',
+    'stop connector',
+    'stop outbox',
+  ]);
+  await assert.rejects(group.start(), /served once already/);
+});
+
+it('stops what it started when a member fails to start, and keeps the error', async () => {
+  const trace: string[] = [];
+  const group = new ServiceGroup({ logger: silentLogger(), restartable: true });
+  group.add('outbox', member(trace, 'outbox'));
+  group.add('engine', member(trace, 'engine', true));
+  await assert.rejects(group.start(), /engine failed/);
+  assert.deepEqual(trace, ['start outbox', 'stop outbox']);
+  assert.match(String(group.failure), /engine failed/);
+});
+
+function node(db: Kysely<Database>, clock: ManualClock, name: string): ClusterNode {
+  return new ClusterNode({
+    store: new ClusterNodeStore(db),
+    leases: new LeaseStore(db),
+    clock,
+    logger: silentLogger(),
+    name,
+    incarnation: newId(16),
+    labels: [],
+    harnesses: ['claude'],
+    workspaces: ['/work'],
+    maxSessions: 1,
+    url: null,
+    timeoutMs: TIMEOUT,
+    heartbeatMs: 1e12,
+    runningByNode: async () => new Map(),
+  });
+}
+
+describeEachDatabase('one-shot singletons', (fresh) => {
+  it('a group that cannot restart gives its lease up for good once stopped; a restart of the node takes it back', async () => {
+    const { db } = await fresh();
+    const clock = new ManualClock();
+    const trace: string[] = [];
+    const a = node(db, clock, 'a');
+    const groupA = new ServiceGroup({ logger: silentLogger(), restartable: false });
+    groupA.add('engine', member(trace, 'engine@a'));
+    a.singletons.add('primary', groupA);
+    await a.start();
+    assert.deepEqual(a.singletons.served(), ['primary']);
+
+    // The node restarts under its name (its previous run died): the new run takes the lease back at once.
+    const a2 = node(db, clock, 'a');
+    const groupA2 = new ServiceGroup({ logger: silentLogger(), restartable: false });
+    groupA2.add('engine', member(trace, 'engine@a2'));
+    a2.singletons.add('primary', groupA2);
+    await a2.start();
+    assert.deepEqual(a2.singletons.served(), ['primary']);
+    // The old run learns at its next beat that its name was taken and stops serving.
+    await a.beat();
+    assert.equal(a.fenced, true);
+    assert.deepEqual(a.singletons.served(), []);
+    assert.deepEqual(trace, ['start engine@a', 'start engine@a2', 'stop engine@a']);
+    await a2.stop();
+    assert.deepEqual(trace.at(-1), 'stop engine@a2');
+  });
+});
