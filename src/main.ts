@@ -342,19 +342,18 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
 
     // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
-    const clusterSessions =
-      store.dialect === 'postgres' && config.store.url
-        ? new ClusterSessions({
-            db: kysely,
-            url: config.store.url,
-            config,
-            clock,
-            logger,
-            sessions,
-            harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
-            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
-          })
-        : null;
+    const clusterSessions = records
+      ? new ClusterSessions({
+          db: kysely,
+          listener: records.listener,
+          config,
+          clock,
+          logger,
+          sessions,
+          harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
+          heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+        })
+      : null;
 
     // This daemon as a node of the cluster (a cluster of one on SQLite): heartbeat, failure detection, leases.
     const cluster = new ClusterNode({

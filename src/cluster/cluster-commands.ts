@@ -9,7 +9,7 @@ import type { Logger } from '../core/logger.ts';
 import type { ClusterCommand, ClusterCommandStore, CommandError } from '../store/cluster-commands.ts';
 import { COMMAND_CHANNEL, COMMAND_DONE_CHANNEL } from '../store/cluster-commands.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
-import type { PgListener } from '../store/pg-listener.ts';
+import type { PgListener } from './pg-listener.ts';
 
 /** Runs one command on this node (an operation by name with its arguments); what it resolves with is the answer. */
 export type CommandExecutor = (kind: string, payload: unknown) => Promise<unknown>;
@@ -60,11 +60,13 @@ export class ClusterCommands {
   constructor(deps: ClusterCommandsDeps) {
     this.#d = deps;
     deps.listener.on(COMMAND_CHANNEL, (target) => {
-      if (target === deps.name || target === '') this.#kick();
+      if (target === deps.name) this.#kick();
     });
-    deps.listener.on(COMMAND_DONE_CHANNEL, (id) => {
-      if (id === '') for (const wake of this.#waiters.values()) wake();
-      else this.#waiters.get(id)?.();
+    deps.listener.on(COMMAND_DONE_CHANNEL, (id) => this.#waiters.get(id)?.());
+    // What was notified while the LISTEN connection was away is looked at again once it is back.
+    deps.listener.onConnect(() => {
+      this.#kick();
+      for (const wake of this.#waiters.values()) wake();
     });
   }
 

@@ -1,10 +1,12 @@
 // What a node of a cluster on PostgreSQL adds to the logs: the write-through of every log record to `log_records`
 // (RecordMirror), and the node's one LISTEN connection for the notifications of new records, outbox messages, wake
-// events and engine calls. Absent on SQLite.
+// events, engine calls, queued launches and commands for a node. Absent on SQLite.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
+import { COMMAND_CHANNEL, COMMAND_DONE_CHANNEL } from '../store/cluster-commands.ts';
 import { ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL } from '../store/engine-calls.ts';
+import { LAUNCH_CHANNEL } from '../store/launch-queue.ts';
 import { LogRecordStore, RecordMirror, RECORDS_CHANNEL } from '../store/log-records.ts';
 import type { Database } from '../store/tables/index.ts';
 import { PgListener } from './pg-listener.ts';
@@ -33,7 +35,16 @@ export async function openClusterRecords(options: {
   const mirror = new RecordMirror({ store, logger, clock, retryMs });
   const listener = new PgListener({
     url,
-    channels: [RECORDS_CHANNEL, OUTBOX_CHANNEL, WAKE_CHANNEL, ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL],
+    channels: [
+      RECORDS_CHANNEL,
+      OUTBOX_CHANNEL,
+      WAKE_CHANNEL,
+      ENGINE_CALLS_CHANNEL,
+      ENGINE_RESULTS_CHANNEL,
+      LAUNCH_CHANNEL,
+      COMMAND_CHANNEL,
+      COMMAND_DONE_CHANNEL,
+    ],
     clock,
     logger,
     reconnectMs: retryMs,

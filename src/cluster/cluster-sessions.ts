@@ -13,9 +13,9 @@ import { ClusterCommandStore } from '../store/cluster-commands.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import type { Placement } from '../store/coding-sessions.ts';
 import { LAUNCH_CHANNEL, LaunchQueueStore } from '../store/launch-queue.ts';
-import { PgListener } from '../store/pg-listener.ts';
 import type { Database } from '../store/tables/index.ts';
 import { ClusterCommands } from './cluster-commands.ts';
+import type { PgListener } from './pg-listener.ts';
 
 /** A request forwarded to the node that runs its session: an operation by name, its arguments and who asked. */
 export interface ForwardedRequest {
@@ -30,8 +30,8 @@ export interface ForwardedRequest {
 /** How ClusterSessions is built. */
 export interface ClusterSessionsDeps {
   db: Kysely<Database>;
-  /** The PostgreSQL URL (`store.url`), for the LISTEN connection. */
-  url: string;
+  /** The node's LISTEN connection (started and stopped by its owner, cluster-records.ts). */
+  listener: PgListener;
   config: Config;
   clock: Clock;
   logger: Logger;
@@ -61,7 +61,7 @@ export class ClusterSessions {
     this.#nodes = new ClusterNodeStore(deps.db);
     this.#clock = clock;
     this.#timeoutMs = config.cluster.nodeTimeoutSec * 1000;
-    this.#listener = new PgListener({ url: deps.url, clock, logger });
+    this.#listener = deps.listener;
     this.queue = new LaunchQueue({
       config,
       clock,
@@ -78,6 +78,8 @@ export class ClusterSessions {
       passMs: deps.heartbeatMs,
     });
     this.#listener.on(LAUNCH_CHANNEL, () => this.queue.kick());
+    // Launches queued while the LISTEN connection was away went unnoticed: look again once it is back.
+    this.#listener.onConnect(() => this.queue.kick());
     this.commands = new ClusterCommands({
       store: new ClusterCommandStore(deps.db),
       nodes: new ClusterNodeStore(deps.db),
@@ -118,7 +120,6 @@ export class ClusterSessions {
 
   /** Starts listening, claiming launches and running the commands for this node with `execute`. */
   async start(execute: (request: ForwardedRequest) => Promise<unknown>): Promise<void> {
-    await this.#listener.start();
     this.queue.start();
     await this.commands.start((_kind, payload) => execute(payload as ForwardedRequest));
   }
@@ -127,6 +128,5 @@ export class ClusterSessions {
   async stop(): Promise<void> {
     await this.queue.stop();
     await this.commands.stop();
-    await this.#listener.stop();
   }
 }
