@@ -17,6 +17,7 @@ import type {
   StoredSession,
 } from '../store/coding-sessions.ts';
 import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
+import type { LogRecord } from '../store/jsonl-log.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
@@ -582,10 +583,13 @@ export class SessionManager {
   outputBlocks(record: StoredSession, afterSeq = 0): { seq: number; text: string }[] {
     const live = this.#live.get(record.id);
     if (live && live.output.covers(afterSeq)) return live.output.after(afterSeq);
-    return this.#deps.logs
-      .read(record.id, afterSeq + 1)
-      .filter((r) => r.type === 'output' && typeof r.text === 'string')
-      .map((r) => ({ seq: r.seq, text: r.text as string }));
+    return outputOf(this.#deps.logs.read(record.id, afterSeq + 1));
+  }
+
+  /** Like `outputBlocks` (all of them), for a session on any node of the cluster. */
+  async readOutputBlocks(record: StoredSession): Promise<{ seq: number; text: string }[]> {
+    if (!this.#deps.records || this.#live.has(record.id)) return this.outputBlocks(record);
+    return outputOf(await this.#deps.records.read(record.id));
   }
 
   /** What a session did, read back from its log: text, tool calls and permission requests (`text`: text only). */
@@ -815,4 +819,11 @@ export class SessionManager {
     }
     return session;
   }
+}
+
+/** The output blocks among a log's records, with their seqs. */
+function outputOf(records: readonly LogRecord[]): { seq: number; text: string }[] {
+  return records
+    .filter((r) => r.type === 'output' && typeof r.text === 'string')
+    .map((r) => ({ seq: r.seq, text: r.text as string }));
 }

@@ -40,7 +40,7 @@ async function resumeElsewhere(
   if (!old.node || old.node === clusterSessions.name || (await clusterSessions.nodeUp(old.node))) return undefined;
   if (old.status === 'starting' || old.status === 'running' || old.status === 'queued')
     throw conflict(`session ${old.name} is ${old.status}; it cannot be resumed`);
-  const blocks = sessions.outputBlocks(old).map((b) => b.text);
+  const blocks = (await sessions.readOutputBlocks(old)).map((b) => b.text);
   const channel = callerChannel(ctx.caller);
   const placed = await clusterSessions.launch(
     {

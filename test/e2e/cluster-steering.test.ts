@@ -136,6 +136,8 @@ describe('steering a session on another node', { skip: postgresSkip() }, () => {
     assert.deepEqual([moved.kind, moved.from, moved.session.node], ['elsewhere', 'chat', 'alpha']);
     assert.match(moved.session.prompt, /continuing the coding session "chat", which ran on node beta/);
     assert.match(moved.session.prompt, /hello there/);
+    // Its last output, as beta logged it, read from the database on alpha.
+    assert.match(moved.session.prompt, /Its last output was:\n---\n/);
     assert.match(moved.session.prompt, /Now: finish the greeting/);
     const got = await alpha.rpc<Summary & { resumedFrom: string | null }>('sessions.get', {
       session: moved.session.id,
