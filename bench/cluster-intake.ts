@@ -1,8 +1,10 @@
-// Durable intake on the cluster's store: signed Linear deliveries through POST /linear/webhook (signature check, dedup
-// and queue insert committed before the 200, the worker draining with a no-op handler) with the store on PostgreSQL,
-// beside the same on SQLite (WAL, synchronous=FULL) and beside a bare `INSERT … COMMIT` of a delivery-sized row on the
-// same PostgreSQL server (fsync on), in the same run, at concurrency 1 and 16. Prints figures; asserts nothing.
-//   node bench/cluster-intake.ts [deliveries=1000] [concurrency=16]
+// Durable intake on the cluster's store, in one run: (1) signed Linear deliveries through POST /linear/webhook
+// (signature check, dedup and queue insert committed before the 200, the worker draining with a no-op handler) with
+// the store on PostgreSQL, beside the same on SQLite (WAL, synchronous=FULL), at concurrency 1 and 16; (2) the engine's
+// inbox (`acceptUserMessage`: fdatasync'd, and on PostgreSQL each record also committed to `log_records` first) from
+// 64 writers, on PostgreSQL and on SQLite. Both beside a bare `INSERT … COMMIT` of a row of the same size on the same
+// PostgreSQL server (fsync on) at the same concurrency. Prints figures; asserts nothing.
+//   node bench/cluster-intake.ts [deliveries=1000] [concurrency=16] [inbox messages=3000]
 import { join } from 'node:path';
 import Fastify from 'fastify';
 import type { Kysely } from 'kysely';
@@ -12,16 +14,20 @@ import { linearSchema } from '../src/core/config-linear.ts';
 import { silentLogger } from '../src/core/logger.ts';
 import { registerLinearRoutes } from '../src/gateway/linear-routes.ts';
 import { buildLinearWebhooks } from '../src/linear/webhooks/service.ts';
+import { LogRecordStore, RecordMirror } from '../src/store/log-records.ts';
 import { openStore } from '../src/store/open-store.ts';
 import type { Database } from '../src/store/tables/index.ts';
 import { TEST_WEBHOOK_SECRET } from '../test/support/linear-webhook-fixtures.ts';
 import { startPostgres } from '../test/support/postgres.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
+import { engineInboxRate, INBOX_TEXT } from './support/inbox-writers.ts';
 import type { Figures } from './support/intake-driver.ts';
 import { IntakeDriver, quantiles, row, signDeliveries } from './support/intake-driver.ts';
 
 const total = Number(process.argv[2] ?? 1000);
 const concurrency = Number(process.argv[3] ?? 16);
+const inboxMessages = Number(process.argv[4] ?? 3000);
+const inboxWriters = 64;
 const driver = new IntakeDriver(concurrency);
 
 /** A gateway with the Linear webhook route over `db`; resolves with its port and a stop function. */
@@ -107,6 +113,24 @@ async function main(): Promise<void> {
         `  PostgreSQL intake: ${(pgFigures.perSecond / bare.perSecond).toFixed(2)}× the bare commits' rate, p50 ${(pgFigures.p50 - bare.p50).toFixed(2)} ms above a bare commit`,
       );
     }
+    console.log(`\ndurable inbox: ${inboxMessages} messages over 20 chats from ${inboxWriters} writers`);
+    const inbox = { messages: inboxMessages, sessions: 20, concurrency: inboxWriters, fsyncBatchMs: 0 };
+    const bareInbox = await bareInsertCommit(server.url, inboxMessages, INBOX_TEXT.length + 200, inboxWriters);
+    console.log(row('bare INSERT … COMMIT on the same PostgreSQL', bareInbox));
+    const mirror = new RecordMirror({
+      store: new LogRecordStore(postgres.db, { notify: true }),
+      logger: silentLogger(),
+      clock,
+      retryMs: 1000,
+    });
+    const onPg = await engineInboxRate({ ...inbox, dir: join(dir.path, 'inbox-pg'), db: postgres.db, mirror });
+    await mirror.close();
+    const onLite = await engineInboxRate({ ...inbox, dir: join(dir.path, 'inbox-sqlite'), db: sqlite.db });
+    console.log(
+      `${'Engine.acceptUserMessage on PostgreSQL (+ log_records)'.padEnd(58)} ${onPg.toFixed(0).padStart(8)} /s`,
+    );
+    console.log(`${'Engine.acceptUserMessage on SQLite'.padEnd(58)} ${onLite.toFixed(0).padStart(8)} /s`);
+    console.log(`  PostgreSQL inbox: ${(onPg / bareInbox.perSecond).toFixed(2)}× the bare commits' rate`);
   } finally {
     await onSqlite.stop();
     await onPostgres.stop();

@@ -5,57 +5,28 @@
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../src/core/clock.ts';
-import { loadConfig } from '../src/core/config-load.ts';
-import { silentLogger } from '../src/core/logger.ts';
-import { createEngine } from '../src/engine/create.ts';
-import type { Inference, InferenceRequest, InferenceResult } from '../src/inference/types.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { JsonlLog } from '../src/store/jsonl-log.ts';
 import { sqliteKysely } from '../src/store/kysely/connection.ts';
+import { engineInboxRate, INBOX_TEXT, runWriters } from './support/inbox-writers.ts';
 
 const messages = Number(process.argv[2] ?? 5_000);
 const sessions = Number(process.argv[3] ?? 20);
 const concurrency = Number(process.argv[4] ?? 64);
 const batchMs = Number(process.argv[5] ?? 0);
-const text = 'please look at the failing test in the parser and tell me what broke it'.padEnd(120, '.');
-
-/** A model that never answers (until aborted), so turns do not compete with the inbox for the disk. */
-const idleModel: Inference = {
-  available: true,
-  complete: (request: InferenceRequest) =>
-    new Promise<InferenceResult>((_, reject) =>
-      request.signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
-    ),
-};
-
-async function runWriters(work: (i: number) => Promise<unknown>): Promise<number> {
-  let next = 0;
-  const start = performance.now();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < messages) {
-        const i = next;
-        next += 1;
-        await work(i);
-      }
-    }),
-  );
-  return performance.now() - start;
-}
 
 async function bare(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true });
   const logs = Array.from({ length: sessions }, (_, s) =>
     JsonlLog.open(join(dir, `bare-${s}.jsonl`), { fsyncBatchMs: batchMs }),
   );
-  const ms = await runWriters((i) =>
+  const ms = await runWriters(messages, concurrency, (i) =>
     (logs[i % sessions] as JsonlLog).append({
       type: 'incoming',
       messageId: `m${i}`,
       kind: 'user',
       origin: `telegram|${i % sessions}`,
-      text,
+      text: INBOX_TEXT,
       from: `${i % sessions}`,
       replyTo: `m${i}`,
     }),
@@ -66,34 +37,12 @@ async function bare(dir: string): Promise<number> {
 
 async function engine(dir: string): Promise<number> {
   mkdirSync(dir, { recursive: true });
-  const { config } = loadConfig({
-    home: dir,
-    env: {},
-    overrides: { timings: { fsyncBatchMs: batchMs }, engine: { stopGraceMs: 0 } },
-  });
   const db = openDatabase(join(dir, 'state.db'));
-  const eng = createEngine({
-    config,
-    clock: systemClock(),
-    logger: silentLogger(),
-    db: sqliteKysely(db),
-    home: dir,
-    inference: idleModel,
-    outbox: { send: async () => undefined },
-  });
-  await eng.start();
-  const ms = await runWriters((i) =>
-    eng.acceptUserMessage({
-      id: `m${i}`,
-      target: { channel: 'telegram', chat: `${i % sessions}` },
-      userId: `${i % sessions}`,
-      text,
-      receivedAt: Date.now(),
-    }),
-  );
-  await eng.stop();
-  db.close();
-  return (messages / ms) * 1000;
+  try {
+    return await engineInboxRate({ dir, db: sqliteKysely(db), messages, sessions, concurrency, fsyncBatchMs: batchMs });
+  } finally {
+    db.close();
+  }
 }
 
 const dir = mkdtempSync(join(tmpdir(), 'sb-bench-inbox-'));
@@ -104,7 +53,7 @@ try {
   const bareAgain = await bare(join(dir, 'bare2'));
   const baseline = (bareRate + bareAgain) / 2;
   console.log(
-    `durable inbox, ${messages} messages of ~${text.length} chars over ${sessions} sessions, ${concurrency} concurrent writers, fsyncBatchMs ${batchMs}`,
+    `durable inbox, ${messages} messages of ~${INBOX_TEXT.length} chars over ${sessions} sessions, ${concurrency} concurrent writers, fsyncBatchMs ${batchMs}`,
   );
   const rows: [string, string, string][] = [
     ['bare JsonlLog.append (same record, same files)', baseline.toFixed(0), '1.00x'],
