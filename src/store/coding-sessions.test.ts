@@ -57,6 +57,20 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
     assert.equal((await store.get('s2'))?.backendSessionId, 's1');
   });
 
+  test("a session's updates land in the order they were asked for, even when none is awaited before the next", async () => {
+    const store = new CodingSessionStore((await fresh()).db);
+    const session = storedSession({ id: 's1', name: 'one' });
+    await store.insert(session);
+    const writes: Promise<void>[] = [];
+    for (let i = 0; i < 40; i += 1) {
+      writes.push(store.update('s1', { status: 'running', updatedAt: i }));
+      writes.push(store.update('s1', { status: i === 39 ? 'completed' : 'starting', updatedAt: i, costUsd: i }));
+    }
+    await Promise.all(writes);
+    const stored = await store.get('s1');
+    assert.deepEqual([stored?.status, stored?.costUsd], ['completed', 39]);
+  });
+
   test('pages newest first, ties broken by id, after a cursor and by status; a page read again shows every write', async () => {
     const { db, dialect } = await fresh();
     const store = new CodingSessionStore(db);

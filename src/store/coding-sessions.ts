@@ -201,6 +201,9 @@ export class CodingSessionStore {
   /** True on PostgreSQL: other nodes write sessions too, so a page read here is never served again. */
   readonly #shared: boolean;
 
+  /** The last write asked for per session, so the next one waits for it (see #inOrder). */
+  readonly #writing = new Map<string, Promise<void>>();
+
   constructor(db: Kysely<Database>) {
     this.#db = db;
     this.#shared = isShared(db);
@@ -316,8 +319,26 @@ export class CodingSessionStore {
       if (patch.backendSessionId) await this.#setKey(db, patch.backendSessionId, id, 'backend');
     };
     if (within) await write(within);
-    else if (patch.backendSessionId) await this.#db.transaction().execute(write);
-    else await write(this.#db);
+    else
+      await this.#inOrder(id, () => (patch.backendSessionId ? this.#db.transaction().execute(write) : write(this.#db)));
+  }
+
+  /**
+   * Runs a session's writes one after another, in the order they were asked for: over a pool (PostgreSQL) two updates
+   * of one session could otherwise commit out of order (a `running` landing after its `completed`).
+   */
+  async #inOrder(id: string, write: () => Promise<void>): Promise<void> {
+    const previous = this.#writing.get(id) ?? Promise.resolve();
+    const mine = previous.then(write, write);
+    const settled = mine.then(
+      () => undefined,
+      () => undefined,
+    );
+    this.#writing.set(id, settled);
+    void settled.then(() => {
+      if (this.#writing.get(id) === settled) this.#writing.delete(id);
+    });
+    await mine;
   }
 
   async #setKey(db: Kysely<Database>, key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): Promise<void> {
