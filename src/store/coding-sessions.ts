@@ -319,13 +319,17 @@ export class CodingSessionStore {
       if (patch.backendSessionId) await this.#setKey(db, patch.backendSessionId, id, 'backend');
     };
     if (within) await write(within);
-    else
-      await this.#inOrder(id, () => (patch.backendSessionId ? this.#db.transaction().execute(write) : write(this.#db)));
+    else {
+      const run = (): Promise<void> =>
+        patch.backendSessionId ? this.#db.transaction().execute(write) : write(this.#db);
+      // SQLite's one connection already runs them in order (and a chain there could wait on the transaction it is in).
+      await (this.#shared ? this.#inOrder(id, run) : run());
+    }
   }
 
   /**
-   * Runs a session's writes one after another, in the order they were asked for: over a pool (PostgreSQL) two updates
-   * of one session could otherwise commit out of order (a `running` landing after its `completed`).
+   * Runs a session's writes one after another, in the order they were asked for: over PostgreSQL's pool two updates of
+   * one session could otherwise commit out of order (a `running` landing after its `completed`).
    */
   async #inOrder(id: string, write: () => Promise<void>): Promise<void> {
     const previous = this.#writing.get(id) ?? Promise.resolve();
