@@ -6,58 +6,22 @@
 // PostgreSQL server (fsync on) at the same concurrency. Prints figures; asserts nothing.
 //   node bench/cluster-intake.ts [deliveries=1000] [concurrency=16] [inbox messages=3000]
 import { join } from 'node:path';
-import Fastify from 'fastify';
-import type { Kysely } from 'kysely';
 import pg from 'pg';
 import { systemClock } from '../src/core/clock.ts';
-import { linearSchema } from '../src/core/config-linear.ts';
 import { silentLogger } from '../src/core/logger.ts';
-import { registerLinearRoutes } from '../src/gateway/linear-routes.ts';
-import { buildLinearWebhooks } from '../src/linear/webhooks/service.ts';
 import { LogRecordStore, RecordMirror } from '../src/store/log-records.ts';
 import { openStore } from '../src/store/open-store.ts';
-import type { Database } from '../src/store/tables/index.ts';
-import { TEST_WEBHOOK_SECRET } from '../test/support/linear-webhook-fixtures.ts';
 import { startPostgres } from '../test/support/postgres.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { engineInboxRate, INBOX_TEXT } from './support/inbox-writers.ts';
 import type { Figures } from './support/intake-driver.ts';
-import { IntakeDriver, quantiles, row, signDeliveries } from './support/intake-driver.ts';
+import { IntakeDriver, intakeOn, quantiles, row, signDeliveries } from './support/intake-driver.ts';
 
 const total = Number(process.argv[2] ?? 1000);
 const concurrency = Number(process.argv[3] ?? 16);
 const inboxMessages = Number(process.argv[4] ?? 3000);
 const inboxWriters = 64;
 const driver = new IntakeDriver(concurrency);
-
-/** A gateway with the Linear webhook route over `db`; resolves with its port and a stop function. */
-async function intakeOn(db: Kysely<Database>): Promise<{ port: number; stop: () => Promise<void> }> {
-  const config = linearSchema.parse({ enabled: true });
-  const logger = silentLogger();
-  const webhooks = buildLinearWebhooks({
-    config,
-    secret: TEST_WEBHOOK_SECRET,
-    db,
-    handler: { handle: async () => {} },
-    appUserId: async () => 'app-user',
-    clock: systemClock(),
-    logger,
-  });
-  await webhooks.worker.start();
-  const app = Fastify();
-  await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const address = app.server.address();
-  const port = typeof address === 'object' && address ? address.port : 0;
-  return {
-    port,
-    stop: async () => {
-      await webhooks.worker.idle();
-      await webhooks.worker.stop();
-      await app.close();
-    },
-  };
-}
 
 /** One INSERT of a delivery-sized row per transaction (autocommit) on PostgreSQL, from `parallel` connections. */
 async function bareInsertCommit(url: string, count: number, bytes: number, parallel: number): Promise<Figures> {

@@ -5,92 +5,19 @@
 // same run, with the targets derived from them. Prints figures; asserts nothing.
 //   node bench/webhook-intake.ts [deliveries=2000] [concurrency=16]
 import { closeSync, fdatasyncSync, openSync, writeSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import Fastify from 'fastify';
-import { systemClock } from '../src/core/clock.ts';
-import { linearSchema } from '../src/core/config-linear.ts';
-import { silentLogger } from '../src/core/logger.ts';
-import { registerLinearRoutes } from '../src/gateway/linear-routes.ts';
-import { buildLinearWebhooks } from '../src/linear/webhooks/service.ts';
 import { openDatabase } from '../src/store/database.ts';
 import { sqliteKysely } from '../src/store/kysely/connection.ts';
-import type { SignedDelivery } from '../test/support/linear-webhook-fixtures.ts';
-import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from '../test/support/linear-webhook-fixtures.ts';
+import { signLinearWebhook } from '../test/support/linear-webhook-fixtures.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
+import type { Figures } from './support/intake-driver.ts';
+import { IntakeDriver, intakeOn, quantiles, row, signDeliveries } from './support/intake-driver.ts';
 
 const total = Number(process.argv[2] ?? 2000);
 const concurrency = Number(process.argv[3] ?? 16);
-const agent = new Agent({ keepAlive: true, maxSockets: concurrency });
-
-function post(port: number, path: string, delivery: SignedDelivery): Promise<{ status: number; text: string }> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        agent,
-        headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) },
-      },
-      (res) => {
-        let text = '';
-        res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-      },
-    );
-    req.on('error', reject);
-    req.end(delivery.body);
-  });
-}
-
-interface Figures {
-  perSecond: number;
-  p50: number;
-  p99: number;
-}
-
-async function drive(port: number, path: string, deliveries: SignedDelivery[], parallel: number): Promise<Figures> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  const lane = async () => {
-    while (next < deliveries.length) {
-      const delivery = deliveries[next++] as SignedDelivery;
-      const t0 = performance.now();
-      const { status, text } = await post(port, path, delivery);
-      latencies.push(performance.now() - t0);
-      if (status !== 200) throw new Error(`${path} answered ${status}: ${text}`);
-    }
-  };
-  await Promise.all(Array.from({ length: parallel }, lane));
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  const at = (q: number) => latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))] ?? 0;
-  return { perSecond: deliveries.length / seconds, p50: at(0.5), p99: at(0.99) };
-}
-
-/** Deliveries of three kinds, each about its own agent session or issue (as in a busy workspace). */
-function sign(count: number): SignedDelivery[] {
-  const kinds = ['agent-session-prompted', 'comment-create-mention', 'issue-update-delegated'] as const;
-  return Array.from({ length: count }, (_, i) => {
-    const payload = linearFixture(kinds[i % kinds.length] as (typeof kinds)[number]);
-    const id = `bench-${i}-${Math.random().toString(36).slice(2)}`;
-    const session = payload.agentSession as Record<string, unknown> | undefined;
-    const data = payload.data as Record<string, unknown> | undefined;
-    if (session) session.id = id;
-    if (data) data[payload.type === 'Issue' ? 'id' : 'issueId'] = id;
-    return signLinearWebhook(payload);
-  });
-}
-
-function quantiles(samples: number[]): { p50: number; p99: number } {
-  samples.sort((a, b) => a - b);
-  const at = (q: number) => samples[Math.min(samples.length - 1, Math.floor(q * samples.length))] ?? 0;
-  return { p50: at(0.5), p99: at(0.99) };
-}
+const driver = new IntakeDriver(concurrency);
 
 /** One append of a delivery-sized record and fdatasync, `count` times. */
 function fdatasyncBaseline(path: string, count: number, bytes: number): Figures {
@@ -127,30 +54,12 @@ function unbatchedCommitBaseline(path: string, count: number, bytes: number): Fi
   return { perSecond: count / seconds, ...quantiles(samples) };
 }
 
-function row(label: string, f: Figures): string {
-  return `${label.padEnd(58)} ${f.perSecond.toFixed(0).padStart(8)} /s   p50 ${f.p50.toFixed(2).padStart(7)} ms   p99 ${f.p99.toFixed(2).padStart(7)} ms`;
-}
-
 async function main(): Promise<void> {
   const dir = tempDir('sb-bench-webhook-');
   const db = openDatabase(join(dir.path, 'state.db'));
-  const config = linearSchema.parse({ enabled: true });
-  const logger = silentLogger();
-  const webhooks = buildLinearWebhooks({
-    config,
-    secret: TEST_WEBHOOK_SECRET,
-    db: sqliteKysely(db),
-    handler: { handle: async () => {} },
-    appUserId: async () => 'app-user',
-    clock: systemClock(),
-    logger,
-  });
-  await webhooks.worker.start();
-  const app = Fastify();
-  await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
-  app.post('/bare', async () => 'ok');
-  await app.listen({ host: '127.0.0.1', port: 0 });
-  const fastifyPort = (app.server.address() as AddressInfo).port;
+  const intake = await intakeOn(sqliteKysely(db), { bareRoute: true });
+  const { webhooks } = intake;
+  const fastifyPort = intake.port;
 
   const bare = createServer((req, res) => {
     req.resume();
@@ -163,11 +72,11 @@ async function main(): Promise<void> {
   const barePort = (bare.address() as AddressInfo).port;
 
   // Warm-up (JIT, connections, SQLite pages).
-  await drive(barePort, '/', sign(200), 4);
-  await drive(fastifyPort, '/bare', sign(200), 4);
-  await drive(fastifyPort, '/linear/webhook', sign(200), 4);
+  await driver.drive(barePort, '/', signDeliveries(200), 4);
+  await driver.drive(fastifyPort, '/bare', signDeliveries(200), 4);
+  await driver.drive(fastifyPort, '/linear/webhook', signDeliveries(200), 4);
 
-  const bytes = Buffer.byteLength(sign(1)[0]?.body ?? '');
+  const bytes = Buffer.byteLength(signDeliveries(1)[0]?.body ?? '');
   console.log(`webhook intake: ${total} signed deliveries (~${bytes} B each), node ${process.version}`);
   let runs = 0;
   // The storage baselines are measured right before and after each intake run (a shared machine's disk varies).
@@ -186,11 +95,11 @@ async function main(): Promise<void> {
   for (const parallel of [1, concurrency]) {
     console.log(`\nconcurrency ${parallel}`);
     const before = baselines();
-    const bareFigures = await drive(barePort, '/', sign(total), parallel);
+    const bareFigures = await driver.drive(barePort, '/', signDeliveries(total), parallel);
     console.log(row('bare node:http (read body, 200)', bareFigures));
-    console.log(row('bare Fastify route', await drive(fastifyPort, '/bare', sign(total), parallel)));
-    const unique = sign(total);
-    const intake = await drive(fastifyPort, '/linear/webhook', unique, parallel);
+    console.log(row('bare Fastify route', await driver.drive(fastifyPort, '/bare', signDeliveries(total), parallel)));
+    const unique = signDeliveries(total);
+    const intake = await driver.drive(fastifyPort, '/linear/webhook', unique, parallel);
     console.log(row('switchboard /linear/webhook (new deliveries)', intake));
     const after = baselines();
     const fsync = mean(before.fsync, after.fsync);
@@ -213,17 +122,19 @@ async function main(): Promise<void> {
       signLinearWebhook(JSON.parse(d.body) as Record<string, unknown>, { deliveryId: d.deliveryId }),
     );
     console.log(
-      row('switchboard /linear/webhook (redeliveries)', await drive(fastifyPort, '/linear/webhook', replays, parallel)),
+      row(
+        'switchboard /linear/webhook (redeliveries)',
+        await driver.drive(fastifyPort, '/linear/webhook', replays, parallel),
+      ),
     );
   }
   await webhooks.worker.idle();
   const counts = await webhooks.deliveries.counts();
   console.log(`\nqueue after the run: ${counts.done} done, ${counts.pending} pending, ${counts.dead} dead`);
 
-  await webhooks.worker.stop();
-  await app.close();
+  await intake.stop();
   await new Promise<void>((resolve) => bare.close(() => resolve()));
-  agent.destroy();
+  driver.destroy();
   db.close();
   dir.remove();
 }

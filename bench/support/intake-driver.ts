@@ -1,8 +1,16 @@
 // What the intake benches share: posting signed Linear deliveries over keep-alive HTTP from `parallel` lanes and
 // reporting deliveries per second with p50/p99 time to the answer, and one printed row per figure.
 import { Agent, request } from 'node:http';
+import Fastify from 'fastify';
+import type { Kysely } from 'kysely';
+import { systemClock } from '../../src/core/clock.ts';
+import { linearSchema } from '../../src/core/config-linear.ts';
+import { silentLogger } from '../../src/core/logger.ts';
+import { registerLinearRoutes } from '../../src/gateway/linear-routes.ts';
+import { buildLinearWebhooks } from '../../src/linear/webhooks/service.ts';
+import type { Database } from '../../src/store/tables/index.ts';
 import type { SignedDelivery } from '../../test/support/linear-webhook-fixtures.ts';
-import { linearFixture, signLinearWebhook } from '../../test/support/linear-webhook-fixtures.ts';
+import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from '../../test/support/linear-webhook-fixtures.ts';
 
 /** Throughput and latency of one run. */
 export interface Figures {
@@ -91,4 +99,46 @@ export class IntakeDriver {
   destroy(): void {
     this.#agent.destroy();
   }
+}
+
+/** A running Linear webhook intake for the benches. */
+export interface BenchIntake {
+  port: number;
+  webhooks: ReturnType<typeof buildLinearWebhooks>;
+  /** Waits for the worker to drain, then stops it and the server. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * A Fastify gateway with the Linear webhook route over `db` (the worker draining with a no-op handler), and with
+ * `bareRoute` a bare `POST /bare` beside it in the same server; resolves once it listens.
+ */
+export async function intakeOn(db: Kysely<Database>, options: { bareRoute?: boolean } = {}): Promise<BenchIntake> {
+  const config = linearSchema.parse({ enabled: true });
+  const logger = silentLogger();
+  const webhooks = buildLinearWebhooks({
+    config,
+    secret: TEST_WEBHOOK_SECRET,
+    db,
+    handler: { handle: async () => {} },
+    appUserId: async () => 'app-user',
+    clock: systemClock(),
+    logger,
+  });
+  await webhooks.worker.start();
+  const app = Fastify();
+  await registerLinearRoutes(app, { intake: webhooks.intake, maxBodyBytes: config.webhooks.maxBodyBytes, logger });
+  if (options.bareRoute) app.post('/bare', async () => 'ok');
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : 0;
+  return {
+    port,
+    webhooks,
+    stop: async () => {
+      await webhooks.worker.idle();
+      await webhooks.worker.stop();
+      await app.close();
+    },
+  };
 }
