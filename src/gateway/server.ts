@@ -79,7 +79,7 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
   });
   // Before any route or scope, so that every one of them inherits them.
   registerErrorReplies(app, logger);
-  registerBodyTimeout(app, config.gateway);
+  registerBodyTimeout(app, config.gateway, deps.clock ?? deps.services.clock);
   const methods = rpcMethods(deps.ops);
   const limits = { maxBatch: config.gateway.maxBatch, maxResponseBytes: config.gateway.maxResponseBytes };
   const webAuth = config.channels.web.enabled && deps.web ? webAuthFor(config, token, deps.web.token) : null;
@@ -108,13 +108,18 @@ export async function buildGateway(deps: GatewayDeps): Promise<FastifyInstance> 
     );
     // Before the body is read: a caller without the token never gets to send (or half-send) one. Which credential came
     // is remembered for the route (the token is compared once per request).
-    scope.addHook('onRequest', async (request, reply) => {
+    // A callback hook: Fastify runs it without a promise per request.
+    scope.addHook('onRequest', (request, reply, done) => {
       if (bearerMatches(request.headers.authorization, token)) {
         withBearer.add(request);
-        return undefined;
+        done();
+        return;
       }
-      if (webAuth?.authorize(requestFacts(request)).ok) return undefined;
-      return reply
+      if (webAuth?.authorize(requestFacts(request)).ok) {
+        done();
+        return;
+      }
+      reply
         .code(401)
         .header('www-authenticate', 'Bearer')
         .header('connection', 'close')
