@@ -1,6 +1,7 @@
-// What the intake benches share: posting signed Linear deliveries over keep-alive HTTP from `parallel` lanes and
-// reporting deliveries per second with p50/p99 time to the answer, and one printed row per figure.
-import { Agent, request } from 'node:http';
+// What the intake benches share: posting signed Linear deliveries over keep-alive HTTP from `parallel` lanes (in a
+// client thread of their own) and reporting deliveries per second with p50/p99 time to the answer, and one printed
+// row per figure.
+import { Worker } from 'node:worker_threads';
 import Fastify from 'fastify';
 import type { Kysely } from 'kysely';
 import { systemClock } from '../../src/core/clock.ts';
@@ -11,6 +12,7 @@ import { buildLinearWebhooks } from '../../src/linear/webhooks/service.ts';
 import type { Database } from '../../src/store/tables/index.ts';
 import type { SignedDelivery } from '../../test/support/linear-webhook-fixtures.ts';
 import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from '../../test/support/linear-webhook-fixtures.ts';
+import type { DriveAnswer, DriveRequest } from './intake-client.ts';
 
 /** Throughput and latency of one run. */
 export interface Figures {
@@ -45,59 +47,39 @@ export function signDeliveries(count: number): SignedDelivery[] {
   });
 }
 
-/** Posts deliveries to one server over keep-alive connections (at most `maxSockets` at once). */
+/**
+ * Posts deliveries to one server over keep-alive connections (at most `maxSockets` at once) from a client in a worker
+ * thread of its own (bench/support/intake-client.ts), so that the client's HTTP work is not counted against the server.
+ */
 export class IntakeDriver {
-  readonly #agent: Agent;
+  readonly #worker = new Worker(new URL('./intake-client.ts', import.meta.url));
+  readonly #waiting = new Map<number, (answer: DriveAnswer) => void>();
+  readonly #maxSockets: number;
+  #next = 0;
 
   constructor(maxSockets: number) {
-    this.#agent = new Agent({ keepAlive: true, maxSockets });
-  }
-
-  /** Posts one delivery; resolves with the status and body. */
-  post(port: number, path: string, delivery: SignedDelivery): Promise<{ status: number; text: string }> {
-    return new Promise((resolve, reject) => {
-      const req = request(
-        {
-          host: '127.0.0.1',
-          port,
-          path,
-          method: 'POST',
-          agent: this.#agent,
-          headers: { ...delivery.headers, 'content-length': Buffer.byteLength(delivery.body) },
-        },
-        (res) => {
-          let text = '';
-          res.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
-        },
-      );
-      req.on('error', reject);
-      req.end(delivery.body);
+    this.#maxSockets = maxSockets;
+    this.#worker.on('message', (answer: DriveAnswer) => {
+      this.#waiting.get(answer.id)?.(answer);
+      this.#waiting.delete(answer.id);
     });
   }
 
   /** Posts every delivery from `parallel` lanes; throws on any answer but 200. */
   async drive(port: number, path: string, deliveries: SignedDelivery[], parallel: number): Promise<Figures> {
-    const latencies: number[] = [];
-    let next = 0;
-    const started = performance.now();
-    const lane = async () => {
-      while (next < deliveries.length) {
-        const delivery = deliveries[next++] as SignedDelivery;
-        const t0 = performance.now();
-        const { status, text } = await this.post(port, path, delivery);
-        latencies.push(performance.now() - t0);
-        if (status !== 200) throw new Error(`${path} answered ${status}: ${text}`);
-      }
-    };
-    await Promise.all(Array.from({ length: parallel }, lane));
-    const seconds = (performance.now() - started) / 1000;
-    return { perSecond: deliveries.length / seconds, ...quantiles(latencies) };
+    const id = (this.#next += 1);
+    const answer = await new Promise<DriveAnswer>((resolve) => {
+      this.#waiting.set(id, resolve);
+      const ask: DriveRequest = { id, port, path, deliveries, parallel, maxSockets: this.#maxSockets };
+      this.#worker.postMessage(ask);
+    });
+    if (!answer.ok) throw new Error(answer.error);
+    return { perSecond: deliveries.length / answer.seconds, ...quantiles(answer.latencies) };
   }
 
-  /** Closes the kept-alive connections. */
+  /** Ends the client thread (and its kept-alive connections). */
   destroy(): void {
-    this.#agent.destroy();
+    void this.#worker.terminate();
   }
 }
 
