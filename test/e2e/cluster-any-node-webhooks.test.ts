@@ -187,6 +187,14 @@ describe('webhooks on a node that does not serve them', { skip: postgresSkip() }
       { retryNum: 1 },
     );
     assert.equal(again.status, 200, again.body);
+    // The 200 comes after the engine accepted (or recognised) it: a second acceptance would be queued or running now.
+    // Asked on the node that does not serve the engine: the listing is the holder's.
+    type Listed = { sessions: { descriptor: { type: string; channelId?: string }; state: string; queued: number }[] };
+    const { sessions } = await cluster().node(node.name).rpc<Listed>('engine.sessions');
+    const dm = sessions.find((s) => s.descriptor.type === 'user' && s.descriptor.channelId?.includes(SLACK_USER));
+    assert.ok(dm, `the DM's engine session is listed: ${JSON.stringify(sessions)}`);
+    assert.equal(dm.queued, 0, 'the redelivery queued nothing');
+    assert.equal(dm.state, 'idle', 'and started no turn');
     const turns = (): number =>
       (model?.completionRequests() ?? []).filter((r) => JSON.stringify(r.body).includes('hello over http')).length;
     assert.equal(turns(), 1, 'one turn for the message');
