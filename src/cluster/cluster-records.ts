@@ -1,6 +1,7 @@
 // What a node of a cluster on PostgreSQL adds to the logs: the write-through of every log record to `log_records`
 // (RecordMirror), and the node's one LISTEN connection for the notifications of new records, outbox messages, wake
-// events, engine calls, queued launches and commands for a node. Absent on SQLite.
+// events, engine calls, queued launches, commands for a node, web chat changes and webhook
+// deliveries. Absent on SQLite.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
@@ -9,8 +10,10 @@ import { ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL } from '../store/engine-ca
 import { LAUNCH_CHANNEL } from '../store/launch-queue.ts';
 import { LogRecordStore, RecordMirror, RECORDS_CHANNEL } from '../store/log-records.ts';
 import type { Database } from '../store/tables/index.ts';
+import { WEB_CHANGES_CHANNEL } from '../store/web-transcript.ts';
 import { PgListener } from './pg-listener.ts';
 import { OUTBOX_CHANNEL, WAKE_CHANNEL } from './primary.ts';
+import { WEBHOOKS_CHANNEL } from './webhook-wakeups.ts';
 
 /** The records' table, its write-through and the LISTEN connection of a node. */
 export interface ClusterRecords {
@@ -44,6 +47,8 @@ export async function openClusterRecords(options: {
       LAUNCH_CHANNEL,
       COMMAND_CHANNEL,
       COMMAND_DONE_CHANNEL,
+      WEB_CHANGES_CHANNEL,
+      WEBHOOKS_CHANNEL,
     ],
     clock,
     logger,

@@ -89,8 +89,13 @@ export interface EngineSessionSummary {
 
 /** The engine as operations (agents listing, RPC, CLI, agent tools) see it: the contract plus listings and session-to-session messages. */
 export interface EngineControl extends EngineApi {
-  /** Every engine session, most recently updated first. */
+  /** Every engine session this process's engine holds, most recently updated first (empty where it does not run). */
   listSessions(): EngineSessionSummary[];
+  /**
+   * Every engine session, most recently updated first, on any node of a cluster: the local engine's list where it runs,
+   * else the list of the node that serves it (asked through `engine_calls`). Rejects `unavailable` when no node answers.
+   */
+  sessions(): Promise<EngineSessionSummary[]>;
   /**
    * Durably posts `text` from engine session `fromId` (origin: its own, e.g. `subagent:<name>`) to `targetId`, or when
    * absent to its parent (subagents) or the most recent foreground session (others). Throws AppError (not_found,

@@ -267,6 +267,11 @@ export class Engine implements EngineControl {
       .sort((a, b) => b.updatedAt - a.updatedAt);
   }
 
+  /** The engine's sessions (see `listSessions`): this engine serves them itself. */
+  async sessions(): Promise<EngineSessionSummary[]> {
+    return this.listSessions();
+  }
+
   // ---- the loop ---------------------------------------------------------------------------------------------------
 
   #assertOpen(): void {

@@ -7,8 +7,20 @@ import { systemClock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
 import { EngineCallStore } from '../store/engine-calls.ts';
-import type { Accepted, EngineControl } from './api.ts';
+import type { Accepted, EngineControl, EngineSessionSummary } from './api.ts';
 import { EngineCallWorker, RoutedEngine } from './routed-engine.ts';
+
+/** The one session the recording engine lists. */
+const HELD: EngineSessionSummary = {
+  id: 'user-1',
+  descriptor: { type: 'user', connector: 'web', userId: 'u1', channelId: 'c1' },
+  state: 'idle',
+  queued: 0,
+  createdAt: 1,
+  updatedAt: 2,
+  lastUserAt: 2,
+  lastOutcome: 'ok',
+};
 
 /** An engine that answers each accepted message with its id and refuses `sendFromSession` as not_found. */
 function recordingEngine(): { engine: EngineControl; accepted: string[] } {
@@ -24,7 +36,8 @@ function recordingEngine(): { engine: EngineControl; accepted: string[] } {
     startBackgroundAgent: async (input) => ({ sessionId: `agent-${input.name}` }),
     askAgent: refuse,
     sendFromSession: refuse,
-    listSessions: () => [],
+    listSessions: () => [HELD],
+    sessions: async () => [HELD],
   };
   return { engine, accepted };
 }
@@ -53,7 +66,7 @@ describeEachDatabase('engine calls routed to the engine holder', (fresh) => {
       pollMs: 10,
     });
     const elsewhere = new RoutedEngine({
-      local: recordingEngine().engine,
+      local: { ...recordingEngine().engine, listSessions: () => [], sessions: async () => [] },
       servesEngine: () => false,
       calls,
       notices: null,
@@ -75,7 +88,8 @@ describeEachDatabase('engine calls routed to the engine holder', (fresh) => {
         elsewhere.sendFromSession('a', 'b', 'zz'),
         (error: unknown) => error instanceof AppError && error.kind === 'not_found' && /zz/.test(error.message),
       );
-      assert.deepEqual(elsewhere.listSessions(), []);
+      assert.deepEqual(elsewhere.listSessions(), [], 'the synchronous list is the local engine one (empty here)');
+      assert.deepEqual(await elsewhere.sessions(), [HELD], "the routed list is the holder's");
     } finally {
       await worker.stop();
     }

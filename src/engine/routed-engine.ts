@@ -1,7 +1,8 @@
 // The engine as every node of a cluster sees it. The engine runs on one node (the holder of the `primary` lease); on
 // that node every call goes straight to it. On any other node a call is stored in `engine_calls` and run by the
 // holder's EngineCallWorker, and the caller waits for its outcome (NOTIFY, and a poll): the RPC `engine.send`, `agents.*`
-// and a web page message work on every node. Listings are synchronous and show only what the local engine holds.
+// and a web page message work on every node. `listSessions` is synchronous and shows only what the local engine holds;
+// `sessions()` (the `agents` listing) is routed like the calls, so every node lists the holder's live sessions.
 import type { InboundMessage } from '../channels/connector.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { ErrorKind } from '../core/errors.ts';
@@ -32,7 +33,13 @@ export interface RoutedEngineOptions {
 
 /** The engine's methods a node that does not serve it routes to the one that does. */
 type RoutedMethod =
-  'acceptUserMessage' | 'postSystemMessage' | 'postScheduled' | 'startBackgroundAgent' | 'askAgent' | 'sendFromSession';
+  | 'acceptUserMessage'
+  | 'postSystemMessage'
+  | 'postScheduled'
+  | 'startBackgroundAgent'
+  | 'askAgent'
+  | 'sendFromSession'
+  | 'listSessions';
 
 /** The EngineControl of a node: the local engine when it serves it, else calls run by the node that does. */
 export class RoutedEngine implements EngineControl {
@@ -93,6 +100,10 @@ export class RoutedEngine implements EngineControl {
 
   listSessions(): EngineSessionSummary[] {
     return this.#o.servesEngine() ? this.#o.local.listSessions() : [];
+  }
+
+  sessions(): Promise<EngineSessionSummary[]> {
+    return this.#route('listSessions', [], () => this.#o.local.sessions());
   }
 
   async #route<T>(method: RoutedMethod, args: unknown[], local: () => Promise<T>, extraMs = 0): Promise<T> {
@@ -253,6 +264,8 @@ function invoke(engine: EngineControl, call: EngineCall): Promise<unknown> {
       return engine.askAgent(a[0] as { prompt: string; name: string; parentSessionId?: string; timeoutMs?: number });
     case 'sendFromSession':
       return engine.sendFromSession(a[0] as string, a[1] as string, (a[2] as string | null) ?? undefined);
+    case 'listSessions':
+      return engine.sessions();
     default:
       method satisfies never;
       return Promise.reject(new AppError('invalid_input', `not an engine call: ${String(call.method)}`));

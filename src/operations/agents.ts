@@ -59,7 +59,7 @@ export const agentsOperation = defineOperation({
     cli: { name: 'agents', args: [] },
   },
   async run(ctx, args): Promise<AgentsResult> {
-    const all = visibleTo(ctx.caller, ctx.services.engine.listSessions());
+    const all = visibleTo(ctx.caller, await ctx.services.engine.sessions());
     const matching = args.type === 'all' ? all : all.filter((s) => s.descriptor.type === args.type);
     const page = pageOf(matching, args, (s) => [s.createdAt, s.id]);
     return {

@@ -16,6 +16,7 @@ import { createOperationsToolbox } from './toolbox.ts';
 function idleEngine(): EngineControl {
   return Object.assign(new RecordingEngine(), {
     listSessions: () => [],
+    sessions: async () => [],
     sendFromSession: () => Promise.reject(new Error('not used')),
   });
 }

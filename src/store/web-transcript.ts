@@ -1,8 +1,12 @@
 import type { Kysely, Selectable, Transaction } from 'kysely';
+import { sql } from 'kysely';
 import type { WebMessageStatus, WebRole } from './tables/channels.ts';
 import type { Database } from './tables/index.ts';
 
 export type { WebMessageStatus, WebRole };
+
+/** The NOTIFY channel a change of a chat is announced on (payload: the chat id), PostgreSQL only. */
+export const WEB_CHANGES_CHANNEL = 'switchboard_web';
 
 /** A button under a daemon message: pressing it on the page sends `command` as a chat message. */
 export interface WebButton {
@@ -91,17 +95,38 @@ function toMessage(row: Selectable<Database['web_messages']>): WebMessage {
 export class WebTranscriptStore {
   readonly #db: Kysely<Database>;
   readonly #maxPerChat: number;
+  readonly #notify: boolean;
 
-  /** `maxPerChat`: messages kept per chat; older ones are deleted as new ones arrive. */
-  constructor(db: Kysely<Database>, maxPerChat: number) {
+  /**
+   * `maxPerChat`: messages kept per chat; older ones are deleted as new ones arrive. `notify` (PostgreSQL only):
+   * every change also sends `NOTIFY switchboard_web, '<chat id>'` in its transaction, for the other nodes' pages.
+   */
+  constructor(db: Kysely<Database>, maxPerChat: number, options: { notify?: boolean } = {}) {
     this.#db = db;
     this.#maxPerChat = maxPerChat;
+    this.#notify = options.notify ?? false;
+  }
+
+  /** The newest version of any message of chat `chatId` (0 when it has none). */
+  async latestVersion(chatId: string): Promise<number> {
+    const row = await this.#db
+      .selectFrom('web_messages')
+      .select((eb) => eb.fn.max('version').as('version'))
+      .where('chat_id', '=', chatId)
+      .executeTakeFirst();
+    return row?.version === null || row?.version === undefined ? 0 : Number(row.version);
+  }
+
+  /** Announces a change of `chatId` when the transaction commits (with `notify`). */
+  async #announce(trx: Transaction<Database>, chatId: string): Promise<void> {
+    if (this.#notify) await sql`SELECT pg_notify(${WEB_CHANGES_CHANNEL}, ${chatId})`.execute(trx);
   }
 
   /** Appends a user message as `pending`. Expects a client id not yet used in this chat (see `byClientId`). */
   async addUserMessage(chatId: string, clientId: string, text: string, now: number): Promise<WebMessage> {
     return this.#db.transaction().execute(async (trx) => {
       const version = await nextVersion(trx);
+      await this.#announce(trx, chatId);
       return this.#insert(
         trx,
         chatId,
@@ -136,6 +161,7 @@ export class WebTranscriptStore {
           .executeTakeFirst();
         if (row) return { message: toMessage(row), duplicate: true };
       }
+      await this.#announce(trx, chatId);
       const message = await this.#insert(
         trx,
         chatId,
@@ -158,6 +184,7 @@ export class WebTranscriptStore {
         .returningAll()
         .executeTakeFirst();
       if (!row) throw new Error(`web message ${pos} vanished`);
+      await this.#announce(trx, row.chat_id);
       return toMessage(row);
     });
   }
@@ -194,6 +221,7 @@ export class WebTranscriptStore {
         .where('pos', '=', pos)
         .returningAll()
         .executeTakeFirstOrThrow();
+      await this.#announce(trx, chatId);
       return { message: toMessage(updated), changed: true };
     });
   }

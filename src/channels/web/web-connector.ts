@@ -18,6 +18,8 @@ import type {
 } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { EditRefusedError } from '../outbox-edit.ts';
+import type { ChangeNotices } from './web-chat-fanout.ts';
+import { ChatFanout } from './web-chat-fanout.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
 export interface WebConnectorDeps {
@@ -73,6 +75,8 @@ export class WebConnector implements Connector {
   #handler: InboundHandler | null = null;
   #watchers = new Map<string, Set<ChatWatcher>>();
   #inFlight = new Map<string, Promise<AcceptResult>>();
+  /** Set by `share` (a cluster on PostgreSQL): pages get every chat change from the database, whoever wrote it. */
+  #fanout: ChatFanout | null = null;
 
   constructor(deps: WebConnectorDeps) {
     this.#deps = deps;
@@ -85,9 +89,35 @@ export class WebConnector implements Connector {
     return this.#handler !== null;
   }
 
+  /**
+   * Shares the chats with the other nodes of a cluster (PostgreSQL; call before `start`): every change is announced on
+   * `notices`' channel `switchboard_web`, and the pages open here are given the changes other nodes write (replies
+   * delivered by the `primary` holder, messages sent from other nodes' pages), read from the database on each notice,
+   * on reconnect and every `pollMs`. `notify: false` only where there is no NOTIFY (tests on SQLite).
+   */
+  share(notices: ChangeNotices, options: { pollMs?: number; notify?: boolean } = {}): void {
+    const { db, config, clock, logger } = this.#deps;
+    const pollMs = options.pollMs ?? 2000;
+    this.#store = new WebTranscriptStore(db, config.transcriptMaxMessages, { notify: options.notify ?? true });
+    this.#fanout = new ChatFanout({
+      notices,
+      changes: this.#store,
+      deliver: (message) => this.#deliverToPages(message),
+      clock,
+      logger,
+      pollMs,
+    });
+  }
+
+  /** Waits until the shared chats' changes read so far were handed to the pages (tests). */
+  async idle(): Promise<void> {
+    await this.#fanout?.idle();
+  }
+
   /** Starts taking page messages; each goes to `onMessage`. */
   async start(onMessage: InboundHandler): Promise<void> {
     this.#handler = onMessage;
+    this.#fanout?.start();
   }
 
   /**
@@ -162,6 +192,7 @@ export class WebConnector implements Connector {
   /** Stops taking page messages and closes every open feed. */
   async stop(): Promise<void> {
     this.#handler = null;
+    this.#fanout?.stop();
     const watchers = [...this.#watchers.values()].flatMap((set) => [...set]);
     this.#watchers.clear();
     for (const watcher of watchers) watcher.onClose();
@@ -229,9 +260,13 @@ export class WebConnector implements Connector {
     const close = (): void => {
       const current = this.#watchers.get(chatId);
       current?.delete(watcher);
-      if (current?.size === 0) this.#watchers.delete(chatId);
+      if (current?.size === 0) {
+        this.#watchers.delete(chatId);
+        this.#fanout?.unfollow(chatId);
+      }
     };
     try {
+      await this.#fanout?.follow(chatId);
       const history =
         afterVersion === null
           ? await this.#store.recent(chatId, this.#deps.config.historyLimit)
@@ -268,7 +303,13 @@ export class WebConnector implements Connector {
     return row;
   }
 
+  /** Hands a change this node committed to the pages (through the database when shared, so all see one order). */
   #publish(message: WebMessage): void {
+    if (this.#fanout) this.#fanout.changed(message.chatId);
+    else this.#deliverToPages(message);
+  }
+
+  #deliverToPages(message: WebMessage): void {
     for (const watcher of this.#watchers.get(message.chatId) ?? []) {
       try {
         watcher.onMessage(message);
