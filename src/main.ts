@@ -14,7 +14,9 @@ import { ClusterSessions } from './cluster/cluster-sessions.ts';
 import { rebuildEngineLogs } from './cluster/engine-rebuild.ts';
 import { addPrimaryMembers, connectorSingletonName } from './cluster/primary.ts';
 import { ClusterRecordReader } from './cluster/record-reader.ts';
+import { RecordRetention } from './cluster/record-retention.ts';
 import { ServiceGroup } from './cluster/service-group.ts';
+import { WebhookWakeups } from './cluster/webhook-wakeups.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
@@ -38,6 +40,7 @@ import { createWakeRouter } from './engine/wake/wake-router.ts';
 import { registerGithubRoutes } from './gateway/github-routes.ts';
 import { registerLinearRoutes } from './gateway/linear-routes.ts';
 import { buildGateway } from './gateway/server.ts';
+import { announceWebhooks } from './gateway/webhook-announce.ts';
 import { createGithubIntegration } from './github/integration.ts';
 import { createInference } from './inference/inference.ts';
 import type { Inference } from './inference/types.ts';
@@ -198,6 +201,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           })
         : null;
     if (records) stops.push(() => records.close());
+    // Cluster (PostgreSQL): every node's open web pages get the chat changes other nodes write (the holder's replies).
+    if (web && records) web.share(records.listener);
     const logs = new SessionLogs(join(home, 'logs'), {
       ...(records ? { mirror: records.mirror, database: records.store } : {}),
       fsyncBatchMs: config.timings.fsyncBatchMs,
@@ -431,8 +436,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     wake.startIntake();
     const chatConnectors: { name: string; service: { start(): Promise<void>; stop(): Promise<void> } }[] = [];
     for (const connector of connectors) {
-      if (connector === web) {
-        // The web page is served by every node's gateway: its connector runs everywhere.
+      if (connector === web || slack.some((account) => account === connector && account.mode === 'http')) {
+        // The web page and Slack's Events API (http mode) are served by every node's gateway: they run everywhere.
         stops.push(() => connector.stop());
         await connector.start(inbound);
         continue;
@@ -472,6 +477,20 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     stops.push(() => primary.stopMember('poll'));
     stops.push(() => primary.stopMember('engine-calls'));
+    if (records) {
+      // log_records retention: the primary's holder deletes the records of session logs whose session is gone.
+      primary.add(
+        'record-retention',
+        new RecordRetention({
+          db: kysely,
+          clock,
+          logger: logger.child({ component: 'cluster' }),
+          intervalMs: config.timings.cleanupIntervalMs,
+          graceMs: config.timings.cleanupMaxAgeMs,
+        }),
+      );
+      stops.push(() => primary.stopMember('record-retention'));
+    }
     cluster.singletons.add('primary', primary);
     if (github) {
       githubWorkers.add('github', github);
@@ -501,6 +520,23 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         engineSessions: engine.listSessions().length,
       }),
     });
+    // Cluster (PostgreSQL): a webhook delivery committed here wakes the worker of the node holding its lease.
+    if (records) {
+      const wakeups = new WebhookWakeups({
+        db: kysely,
+        notices: records.listener,
+        workers: {
+          ...(linear ? { linear: linear.webhooks.worker } : {}),
+          ...(github?.webhook ? { github: github.webhook.worker } : {}),
+        },
+        clock,
+        logger: logger.child({ component: 'cluster' }),
+        pollMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+      });
+      announceWebhooks(app, (source) => wakeups.announce(source));
+      wakeups.start();
+      stops.push(async () => wakeups.stop());
+    }
     if (linear) await registerLinearRoutes(app, { ...linear.routes, logger });
     if (github?.webhook) await registerGithubRoutes(app, github.webhook);
     await app.listen({ host: config.gateway.host, port: config.gateway.port });
