@@ -8,6 +8,7 @@
 // the crash, with no audit started) is processed as if its end had just arrived. A phase that never got a session
 // (crash between the status change and the launch, or a full session pool) is launched. Every step is a CAS on the
 // dispatch status, so nothing runs twice and nothing accepted is lost.
+import { existsSync } from 'node:fs';
 import type { SessionManager } from '../../coding/session-manager.ts';
 import { AppError, errorMessage } from '../../core/errors.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
@@ -18,7 +19,7 @@ import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
 import type { PhaseDeps } from './phases.ts';
-import { handleSessionEnd, launchPhase, releaseDispatch, setupDispatch } from './phases.ts';
+import { handleSessionEnd, launchPhase, markStuck, prepareWorktree, releaseDispatch, setupDispatch } from './phases.ts';
 import { promptVars } from './prompt-vars.ts';
 import { loadPrompts, renderTemplate } from './prompts.ts';
 import type { SessionWatch } from './session-watch.ts';
@@ -33,6 +34,8 @@ export interface RecoveryDeps extends PhaseDeps {
     'thought' | 'tell' | 'tellOnce' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'
   >;
   watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf' | 'isWatched'>;
+  /** In a cluster: true for the dispatches this node owns (the monitor leaves the others to their nodes). */
+  mine?: (d: DispatchRecord) => boolean;
 }
 
 /** What a reconcile pass did to one dispatch. */
@@ -75,6 +78,28 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
   }
   await handleSessionEnd(p, row.sessionId, { claim: false });
   return 'ended';
+}
+
+/**
+ * A dispatch this node took over from a lost node (cluster): its worktree is made again from its branch when the old
+ * one is not on this disk, then it is reconciled like after a restart (the interrupted worker resumed here, or
+ * relaunched; an interrupted audit re-run). Nothing of what Linear was told before is told again (keyed effects).
+ */
+export async function takeOver(p: RecoveryDeps, dispatchId: string, from: string | null): Promise<ReconcileAction> {
+  let d = await p.store.get(dispatchId);
+  if (!d) return 'none';
+  await p.journal.record(d, 'taken-over', { node: d.node, from });
+  if (d.status !== 'dispatched' && (!d.worktreePath || !existsSync(d.worktreePath))) {
+    try {
+      const worktree = await prepareWorktree(p, d);
+      d = (await p.store.update(d.id, { worktreePath: worktree.path }, p.clock.now())) ?? d;
+      await p.journal.record(d, 'worktree-remade', { worktree: worktree.path, created: worktree.created });
+    } catch (error) {
+      await markStuck(p, d, `could not prepare the worktree on node ${d.node ?? '?'}: ${errorMessage(error)}`);
+      return 'none';
+    }
+  }
+  return reconcile(p, d.id);
 }
 
 async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSession): Promise<ReconcileAction> {
@@ -140,7 +165,7 @@ export async function monitorPass(p: RecoveryDeps): Promise<MonitorReport> {
   const staleMs = p.pc.staleAfterSec * 1000;
   const now = p.clock.now();
   for (const d of await p.store.list(SLOT_STATUSES)) {
-    if (p.lanes.busy(d.id)) continue;
+    if (p.lanes.busy(d.id) || (p.mine && !p.mine(d))) continue;
     if (now - d.lastActivityAt > staleMs) {
       let stale = false;
       await p.lanes.serial(d.id, 'stale', async () => {

@@ -11,6 +11,7 @@ import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import type { LinearApprovalDesk } from '../approvals-bridge.ts';
 import type { DispatchPullRequests } from './deliver.ts';
+import type { DispatchPlacement } from './placement.ts';
 
 /** What the pipeline is built from (main.ts hands these in). */
 export interface PipelineDeps {
@@ -34,6 +35,12 @@ export interface PipelineDeps {
    * `pull-request` when it is given); without it `onPass: pull-request` falls back to `done` with a warning.
    */
   pullRequests?: DispatchPullRequests;
+  /**
+   * In a cluster (PostgreSQL): this node's placement. With it the pipeline runs only the dispatches this node claimed
+   * (repository in its workspaces, its harnesses, a free session slot), and `kick()`/`releaseNode()` are wired to the
+   * cluster's notifications and takeover. Without it (a node alone) it runs every dispatch.
+   */
+  placement?: DispatchPlacement;
 }
 
 /** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */
