@@ -1,5 +1,6 @@
-// Linear dispatches across three real daemon processes on one PostgreSQL: the repository is in the workspaces of alpha
-// and beta only, so every dispatch runs on one of them (whichever node holds the webhook intake); `maxConcurrent` holds across
+// Linear dispatches across three real daemon processes on one PostgreSQL: a stop taken by the intake reaches the worker
+// on the node that runs it; the repository is in the workspaces of alpha and beta only, so every dispatch runs on one
+// of them (whichever node holds the webhook intake); `maxConcurrent` holds across
 // the nodes (the third dispatch waits, then starts when one ends); a dispatch no node can run is refused at once; and
 // when the node running a worker is SIGKILLed, the dispatch finishes on the other one — Linear hears one "Picked up"
 // and one final response per agent session, nothing twice.
@@ -13,7 +14,14 @@ import { unexpectedErrors } from '../support/e2e-daemon.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
 import { startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';
-import { addTeam, agentSessionCreated, linearDaemonConfig, postWebhook, replayRepo } from '../support/linear-e2e.ts';
+import {
+  addTeam,
+  agentSessionCreated,
+  agentSessionStop,
+  linearDaemonConfig,
+  postWebhook,
+  replayRepo,
+} from '../support/linear-e2e.ts';
 import { postgresSkip } from '../support/postgres.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -44,6 +52,7 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
   before(async () => {
     fake = await startFakeLinear();
     const repo = replayRepo(join(repos.path, 'repo'));
+    replayRepo(join(elsewhere.path, 'st', 'repo'));
     const base = linearDaemonConfig({
       dir: repos.path,
       repo,
@@ -60,14 +69,18 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
         pipeline: {
           ...linearSection.pipeline,
           maxConcurrent: 2,
-          // Issues of team ZZ are in a repository no node holds.
-          teamRepos: { ZZ: join(elsewhere.path, 'nobody', 'repo') },
+          // Issues of team ZZ are in a repository no node holds; those of ST in one only gamma holds.
+          teamRepos: { ZZ: join(elsewhere.path, 'nobody', 'repo'), ST: join(elsewhere.path, 'st', 'repo') },
         },
       },
     };
     rig = await startClusterRig(
       'sb-cluster-linear-',
-      [{ name: 'alpha', workspaces: [repos.path] }, { name: 'beta', workspaces: [repos.path] }, { name: 'gamma' }],
+      [
+        { name: 'alpha', workspaces: [repos.path] },
+        { name: 'beta', workspaces: [repos.path] },
+        { name: 'gamma', workspaces: [join(elsewhere.path, 'st')] },
+      ],
       { config },
     );
   });
@@ -79,6 +92,47 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
     await fake.close();
     repos.remove();
     elsewhere.remove();
+  });
+
+  it('a stop from Linear, taken by the intake, kills the worker on the node that runs it, once', async () => {
+    if (!rig) throw new Error('no rig');
+    const ws = fake.workspace;
+    const team = addTeam(ws, 'ST');
+    const db = rig.db;
+    const holder = await waitFor('the primary held', async () => {
+      const row = await db
+        .selectFrom('cluster_leases')
+        .select('holder')
+        .where('name', '=', 'primary')
+        .executeTakeFirst();
+      return row?.holder;
+    });
+    // alpha starts first and takes the intake; ST's repository is gamma's only.
+    assert.notEqual(holder, 'gamma');
+    const intake = rig.node(holder);
+    const issue = ws.addIssue({ teamId: team, title: 'Hangs', description: 'Do it. [[hang]]' });
+    const { payload, agentSessionId } = agentSessionCreated(ws, issue, 'go');
+    assert.equal(await postWebhook(intake.url, payload), 200);
+    const worker = await waitFor('the ST-1 worker running on gamma', async () => {
+      const all = (await intake.rpc<{ sessions: SessionView[] }>('sessions.list', {})).sessions;
+      return all.find((s) => s.name.startsWith('st-1-worker') && s.status === 'running' && s.node === 'gamma');
+    });
+    assert.equal(await postWebhook(intake.url, agentSessionStop(ws, issue, agentSessionId)), 200);
+    await waitFor('the worker killed on gamma', async () => {
+      const all = (await intake.rpc<{ sessions: SessionView[] }>('sessions.list', {})).sessions;
+      return all.find((s) => s.id === worker.id)?.status === 'killed';
+    });
+    const dispatches = (await intake.rpc<{ dispatches: DispatchView[] }>('linear.dispatches', { status: 'all' }))
+      .dispatches;
+    assert.deepEqual(
+      dispatches.filter((d) => d.issue === 'ST-1').map((d) => [d.status, d.node]),
+      [['stopped', 'gamma']],
+    );
+    const responses = (ws.agentSessions.get(agentSessionId)?.activities ?? [])
+      .map((a) => a.content)
+      .filter((c) => c.type === 'response');
+    assert.equal(responses.length, 1);
+    assert.match(String(responses[0]?.body), /^Stopped work on ST-1/);
   });
 
   it('runs each dispatch on a node holding its repository, under the cluster-wide cap, and finishes a lost node’s dispatch elsewhere once', async () => {
