@@ -343,6 +343,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
                   HARNESS_NAMES.filter((h) => h in harnesses),
                   new ClusterNodeStore(kysely),
                 ),
+                // Prompts and approval replies for a worker on another node run there (called once started).
+                forwarder: {
+                  node: config.node.name,
+                  forward: (node: string, operation: string, args: Record<string, unknown>, caller: unknown) => {
+                    if (!clusterSessions) throw new Error('the cluster sessions are not built');
+                    return clusterSessions.forward(node, { operation, args, caller, from: config.node.name });
+                  },
+                },
               }
             : {}),
         })

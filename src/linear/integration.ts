@@ -29,6 +29,7 @@ import type { DispatchPullRequests } from './pipeline/deliver.ts';
 import type { Pipeline } from './pipeline/pipeline.ts';
 import { createPipeline } from './pipeline/pipeline.ts';
 import type { DispatchPlacement } from './pipeline/placement.ts';
+import type { OperationForwarder } from './pipeline/remote-sessions.ts';
 import type { PipelineNotifier } from './pipeline/types.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
@@ -67,6 +68,8 @@ export interface LinearIntegrationDeps {
    * starts and stops it, see `pipeline`), while `start()`/`stop()` serve only the intake (webhooks, router, planner).
    */
   placement?: DispatchPlacement;
+  /** In a cluster: runs an operation on another node (prompts and approval replies for workers running there). */
+  forwarder?: OperationForwarder;
 }
 
 /** What the Linear operations (linear_dispatches) read. */
@@ -146,6 +149,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     ...(deps.approvals ? { approvals: deps.approvals } : {}),
     ...(deps.pullRequests ? { pullRequests: deps.pullRequests } : {}),
     ...(deps.placement ? { placement: deps.placement } : {}),
+    ...(deps.forwarder ? { forwarder: deps.forwarder } : {}),
   });
   // In a cluster the pipeline runs on every node, started and stopped by its owner; here only on a node alone.
   const ownsPipeline = !deps.placement;

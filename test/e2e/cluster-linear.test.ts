@@ -1,5 +1,5 @@
-// Linear dispatches across three real daemon processes on one PostgreSQL: a stop taken by the intake reaches the worker
-// on the node that runs it; the repository is in the workspaces of alpha and beta only, so every dispatch runs on one
+// Linear dispatches across three real daemon processes on one PostgreSQL: a prompt and a stop taken by the intake reach
+// the worker on the node that runs it; the repository is in the workspaces of alpha and beta only, so every dispatch runs on one
 // of them (whichever node holds the webhook intake); `maxConcurrent` holds across
 // the nodes (the third dispatch waits, then starts when one ends); a dispatch no node can run is refused at once; and
 // when the node running a worker is SIGKILLed, the dispatch finishes on the other one — Linear hears one "Picked up"
@@ -17,6 +17,7 @@ import type { FakeIssue } from '../support/fake-linear-workspace.ts';
 import {
   addTeam,
   agentSessionCreated,
+  agentSessionPrompted,
   agentSessionStop,
   linearDaemonConfig,
   postWebhook,
@@ -94,7 +95,7 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
     elsewhere.remove();
   });
 
-  it('a stop from Linear, taken by the intake, kills the worker on the node that runs it, once', async () => {
+  it('a prompt and a stop from Linear, taken by the intake, reach the worker on the node that runs it, once', async () => {
     if (!rig) throw new Error('no rig');
     const ws = fake.workspace;
     const team = addTeam(ws, 'ST');
@@ -117,6 +118,16 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
       const all = (await intake.rpc<{ sessions: SessionView[] }>('sessions.list', {})).sessions;
       return all.find((s) => s.name.startsWith('st-1-worker') && s.status === 'running' && s.node === 'gamma');
     });
+    // A follow-up prompt reaches the worker on gamma (it keeps running: the message hangs too).
+    const prompted = agentSessionPrompted(ws, issue, agentSessionId, 'Also add a farewell. [[hang]]');
+    assert.equal(await postWebhook(intake.url, prompted), 200);
+    await waitFor('the prompt passed to the worker', () =>
+      ws.agentSessions
+        .get(agentSessionId)
+        ?.activities.some(
+          (a) => a.content.type === 'thought' && a.content.body === 'Passed your message to the worker.',
+        ),
+    );
     assert.equal(await postWebhook(intake.url, agentSessionStop(ws, issue, agentSessionId)), 200);
     await waitFor('the worker killed on gamma', async () => {
       const all = (await intake.rpc<{ sessions: SessionView[] }>('sessions.list', {})).sessions;

@@ -32,6 +32,7 @@ import { refusalFor } from './placement.ts';
 import { sanitizePromptInput } from './prompts.ts';
 import type { RecoveryDeps } from './recovery.ts';
 import { monitorPass, reconcile, takeOver } from './recovery.ts';
+import { RemoteSessions } from './remote-sessions.ts';
 import { SessionWatch } from './session-watch.ts';
 import { PipelineSlots } from './slots.ts';
 import { assessTier, chooseRunners } from './tier.ts';
@@ -75,6 +76,8 @@ export class Pipeline {
   #monitor: Timer | null = null;
   /** In a cluster (`placement` given): this node's claims; null on a node alone (it runs every dispatch). */
   #claims: NodeClaims | null;
+  /** In a cluster (`forwarder` given): the dispatches' sessions on other nodes. */
+  #remote: RemoteSessions | null;
   /** Workers' approvals in their agent sessions (with an ApprovalDesk; listening from construction, see the class). */
   readonly approvals: LinearApprovals | null;
 
@@ -106,8 +109,18 @@ export class Pipeline {
     this.#reporter = reporter;
     this.#watch = watch;
     this.#slots = slots;
+    const remote = deps.forwarder ? new RemoteSessions(sessions, deps.forwarder) : null;
+    this.#remote = remote;
     this.approvals = deps.approvals
-      ? new LinearApprovals({ desk: deps.approvals, store, reporter, claims: new LinearClaimStore(db), clock, logger })
+      ? new LinearApprovals({
+          desk: deps.approvals,
+          store,
+          reporter,
+          claims: new LinearClaimStore(db),
+          clock,
+          logger,
+          remote,
+        })
       : null;
     const approvals = this.approvals;
     const onPass = pc.onPass ?? (deps.pullRequests ? 'pull-request' : 'done');
@@ -355,6 +368,20 @@ export class Pipeline {
           return { outcome: 'forwarded', dispatch: updated };
         } catch (error) {
           this.#deps.logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not pass a prompt to the worker');
+        }
+      }
+      const node = row?.phase === 'worker' && this.#remote ? await this.#remote.nodeOf(row.sessionId) : null;
+      if (row && node && this.#remote) {
+        try {
+          await this.#remote.prompt(node, row.sessionId, clean);
+          this.#reporter.thought(updated, 'Passed your message to the worker.');
+          await this.#journal.record(updated, 'prompt-forwarded', { sessionId: row.sessionId, node });
+          return { outcome: 'forwarded', dispatch: updated };
+        } catch (error) {
+          this.#deps.logger.warn(
+            { err: errorMessage(error), dispatch: d.id, node },
+            'could not pass a prompt to the worker on another node',
+          );
         }
       }
     }
