@@ -529,7 +529,7 @@ export class Pipeline {
     const step =
       kind === 'queued'
         ? () => setupDispatch(this.#phases, d.id)
-        : async () => void (await takeOver(this.#phases, d.id, null));
+        : async () => void (await takeOver(this.#phases, d.id));
     void this.#lanes.serial(d.id, kind === 'queued' ? 'setup' : 'takeover', step).finally(() => {
       claims.settled(d.id);
       // A claim that ended without a session (stuck, stopped) left its slot free.

@@ -42,7 +42,11 @@ export interface RecoveryDeps extends PhaseDeps {
 export type ReconcileAction = 'setup' | 'launched' | 'resumed' | 'rerun' | 'ended' | 'none';
 
 /** Brings one dispatch in `dispatched`, `working` or `auditing` back on track (rule above). Run it in the dispatch's chain. */
-export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<ReconcileAction> {
+export async function reconcile(
+  p: RecoveryDeps,
+  dispatchId: string,
+  why: 'restart' | 'takeover' = 'restart',
+): Promise<ReconcileAction> {
   const d = await p.store.get(dispatchId);
   if (!d) return 'none';
   if (d.status === 'dispatched') {
@@ -71,7 +75,7 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
     return 'none';
   }
   if (record.status === 'interrupted' && row.endCause === null) {
-    if (phase === 'worker') return resumeWorker(p, d, row);
+    if (phase === 'worker') return resumeWorker(p, d, row, why);
     await p.journal.record(d, 'audit-rerun', { interruptedSession: row.sessionId });
     await launchPhase(p, d.id, 'audit', row.try);
     return 'rerun';
@@ -85,10 +89,10 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
  * one is not on this disk, then it is reconciled like after a restart (the interrupted worker resumed here, or
  * relaunched; an interrupted audit re-run). Nothing of what Linear was told before is told again (keyed effects).
  */
-export async function takeOver(p: RecoveryDeps, dispatchId: string, from: string | null): Promise<ReconcileAction> {
+export async function takeOver(p: RecoveryDeps, dispatchId: string): Promise<ReconcileAction> {
   let d = await p.store.get(dispatchId);
   if (!d) return 'none';
-  await p.journal.record(d, 'taken-over', { node: d.node, from });
+  await p.journal.record(d, 'taken-over', { node: d.node, status: d.status });
   if (d.status !== 'dispatched' && (!d.worktreePath || !existsSync(d.worktreePath))) {
     try {
       const worktree = await prepareWorktree(p, d);
@@ -99,10 +103,15 @@ export async function takeOver(p: RecoveryDeps, dispatchId: string, from: string
       return 'none';
     }
   }
-  return reconcile(p, d.id);
+  return reconcile(p, d.id, 'takeover');
 }
 
-async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSession): Promise<ReconcileAction> {
+async function resumeWorker(
+  p: RecoveryDeps,
+  d: DispatchRecord,
+  row: DispatchSession,
+  why: 'restart' | 'takeover',
+): Promise<ReconcileAction> {
   const issue = await p.linear.getIssue(d.issueId);
   const prompts = await loadPrompts(d.repoPath);
   const prompt = renderTemplate(prompts.resume.worker, promptVars(d, issue, prompts, p.pc));
@@ -124,7 +133,12 @@ async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSes
   p.watch.watch(d, row.sessionId, 'worker');
   await p.watch.touch(d.id, true);
   await p.journal.record(d, 'worker-resumed', { sessionId: row.sessionId });
-  p.reporter.thought(d, 'switchboard restarted while the worker was running; resuming it where it left off.');
+  p.reporter.thought(
+    d,
+    why === 'takeover'
+      ? `The node running the worker was lost; resuming it on node ${d.node ?? 'this node'} where it left off.`
+      : 'switchboard restarted while the worker was running; resuming it where it left off.',
+  );
   return 'resumed';
 }
 
