@@ -12,6 +12,7 @@ import { ClusterNode } from './cluster/cluster-node.ts';
 import { openClusterRecords } from './cluster/cluster-records.ts';
 import { ClusterSessions } from './cluster/cluster-sessions.ts';
 import { rebuildEngineLogs } from './cluster/engine-rebuild.ts';
+import { LinearDispatchNode, nodePlacement } from './cluster/linear-dispatch-node.ts';
 import { addPrimaryMembers, connectorSingletonName } from './cluster/primary.ts';
 import { ClusterRecordReader } from './cluster/record-reader.ts';
 import { RecordRetention } from './cluster/record-retention.ts';
@@ -339,6 +340,24 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           codeRunner,
           approvals,
           ...(github ? { pullRequests: github.pullRequests } : {}),
+          // Cluster (PostgreSQL): dispatches run on the nodes that claim them (see cluster/linear-dispatch-node.ts).
+          ...(records
+            ? {
+                placement: nodePlacement(
+                  config,
+                  HARNESS_NAMES.filter((h) => h in harnesses),
+                  new ClusterNodeStore(kysely),
+                ),
+                // Prompts and approval replies for a worker on another node run there (called once started).
+                forwarder: {
+                  node: config.node.name,
+                  forward: (node: string, operation: string, args: Record<string, unknown>, caller: unknown) => {
+                    if (!clusterSessions) throw new Error('the cluster sessions are not built');
+                    return clusterSessions.forward(node, { operation, args, caller, from: config.node.name });
+                  },
+                },
+              }
+            : {}),
         })
       : null;
     if (linear) {
@@ -385,6 +404,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await sessions.restartNoticesStored(owed);
       await clusterSessions?.takeOver(node.name);
     });
+    // Cluster (PostgreSQL): the Linear pipeline on every node; a lost node's dispatches released after its sessions.
+    const linearNode =
+      linear && records
+        ? new LinearDispatchNode({
+            pipeline: linear.pipeline,
+            listener: records.listener,
+            cluster,
+            clock,
+            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+          })
+        : null;
 
     // Every service the operations act on, built whole; only Linear and GitHub are absent by configuration.
     const services: OperationServices = {
@@ -421,6 +451,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       // Requests other nodes forward for this node's sessions run as the operations they name.
       await clusterSessions.start((request) => runForwarded(OPERATIONS, services, request));
       stops.push(() => clusterSessions.stop());
+    }
+    if (linearNode) {
+      await linearNode.start();
+      // Stopped before the sessions, like the primary's `linear`: running sessions are left to the SessionManager.
+      stops.push(() => linearNode.stop());
     }
 
     const inbound = createInboundHandler({

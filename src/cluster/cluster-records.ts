@@ -1,11 +1,12 @@
 // What a node of a cluster on PostgreSQL adds to the logs: the write-through of every log record to `log_records`
 // (RecordMirror), and the node's one LISTEN connection for the notifications of new records, outbox messages, wake
-// events, engine calls, queued launches, commands for a node, web chat changes and webhook
+// events, engine calls, queued launches, commands for a node, Linear dispatches, web chat changes and webhook
 // deliveries. Absent on SQLite.
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { COMMAND_CHANNEL, COMMAND_DONE_CHANNEL } from '../store/cluster-commands.ts';
+import { LINEAR_DISPATCH_CHANNEL } from '../store/cluster-migrations.ts';
 import { ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL } from '../store/engine-calls.ts';
 import { LAUNCH_CHANNEL } from '../store/launch-queue.ts';
 import { LogRecordStore, RecordMirror, RECORDS_CHANNEL } from '../store/log-records.ts';
@@ -47,6 +48,7 @@ export async function openClusterRecords(options: {
       LAUNCH_CHANNEL,
       COMMAND_CHANNEL,
       COMMAND_DONE_CHANNEL,
+      LINEAR_DISPATCH_CHANNEL,
       WEB_CHANGES_CHANNEL,
       WEBHOOKS_CHANNEL,
     ],

@@ -15,6 +15,7 @@ import { FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
 import { approvalElicitation, approvalOutcome, parseApprovalReply } from './approval-replies.ts';
 import type { DispatchReporter } from './pipeline/dispatch-reporter.ts';
 import { InFlight } from './pipeline/in-flight.ts';
+import type { RemoteSessions } from './pipeline/remote-sessions.ts';
 
 /** What the bridge needs of the ApprovalDesk. */
 export type LinearApprovalDesk = Pick<ApprovalDesk, 'on' | 'pendingFor' | 'decide' | 'answerText'>;
@@ -29,6 +30,8 @@ export interface LinearApprovalsDeps {
   claims: Pick<LinearClaimStore, 'claim' | 'owner'>;
   clock: Clock;
   logger: Logger;
+  /** In a cluster: the workers running on other nodes, whose approvals are decided there. */
+  remote?: Pick<RemoteSessions, 'nodeOf' | 'decide' | 'answerText'> | null;
 }
 
 /** A person's reply in an agent session, as the router hands it over. */
@@ -94,7 +97,7 @@ export class LinearApprovals {
     }
     const approval = pending;
     const result = await this.#decide(approval, reply);
-    if (result.outcome === 'already' && result.approval.decidedBy !== reply.by) {
+    if (result?.outcome === 'already' && result.approval.decidedBy !== reply.by) {
       const d = await this.#dispatchOf(approval.sessionId);
       const body = `Approval ${approval.id} was already decided: ${approvalOutcome(result.approval)}`;
       if (d) await this.#deps.reporter.tellOnce(d, { type: 'thought', body }, `${reply.key}/approval`);
@@ -140,15 +143,25 @@ export class LinearApprovals {
     }
   }
 
-  async #decide(approval: Approval, reply: AgentSessionReply): Promise<DecisionResult> {
-    const { desk } = this.#deps;
+  /**
+   * Decides `approval` with the reply: here, or on the node that runs its worker (cluster), where the agent waits for
+   * it. Resolves with the desk's result; null when a text went to another node (decided there, as `answerText` would).
+   */
+  async #decide(approval: Approval, reply: AgentSessionReply): Promise<DecisionResult | null> {
+    const { desk, remote } = this.#deps;
+    const node = remote ? await remote.nodeOf(approval.sessionId) : null;
     const parsed = parseApprovalReply(approval, reply.text);
     switch (parsed.kind) {
       case 'decide': {
         const { kind: _kind, ...decision } = parsed;
-        return desk.decide({ id: approval.id, ...decision, by: reply.by });
+        const input = { id: approval.id, ...decision, by: reply.by };
+        return node && remote ? remote.decide(node, input) : desk.decide(input);
       }
       case 'text':
+        if (node && remote) {
+          await remote.answerText(node, approval.sessionId, reply.text, reply.by);
+          return null;
+        }
         return desk.answerText(approval.id, reply.text, reply.by);
       default:
         parsed satisfies never;

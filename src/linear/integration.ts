@@ -28,6 +28,8 @@ import { MentionResponder } from './mentions.ts';
 import type { DispatchPullRequests } from './pipeline/deliver.ts';
 import type { Pipeline } from './pipeline/pipeline.ts';
 import { createPipeline } from './pipeline/pipeline.ts';
+import type { DispatchPlacement } from './pipeline/placement.ts';
+import type { OperationForwarder } from './pipeline/remote-sessions.ts';
 import type { PipelineNotifier } from './pipeline/types.ts';
 import { Planner } from './planner/planner.ts';
 import { LinearRouter } from './router.ts';
@@ -61,6 +63,13 @@ export interface LinearIntegrationDeps {
   approvals?: ApprovalDesk;
   /** GitHub's pull-request service (when `github.enabled`): passed dispatches end in a PR (`linear.pipeline.onPass`). */
   pullRequests?: DispatchPullRequests;
+  /**
+   * In a cluster (PostgreSQL): this node's placement of dispatches. The pipeline then runs on every node (the caller
+   * starts and stops it, see `pipeline`), while `start()`/`stop()` serve only the intake (webhooks, router, planner).
+   */
+  placement?: DispatchPlacement;
+  /** In a cluster: runs an operation on another node (prompts and approval replies for workers running there). */
+  forwarder?: OperationForwarder;
 }
 
 /** What the Linear operations (linear_dispatches) read. */
@@ -139,7 +148,11 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     guard: { isBlocked: (issue) => planner.isBlocked(issue) },
     ...(deps.approvals ? { approvals: deps.approvals } : {}),
     ...(deps.pullRequests ? { pullRequests: deps.pullRequests } : {}),
+    ...(deps.placement ? { placement: deps.placement } : {}),
+    ...(deps.forwarder ? { forwarder: deps.forwarder } : {}),
   });
+  // In a cluster the pipeline runs on every node, started and stopped by its owner; here only on a node alone.
+  const ownsPipeline = !deps.placement;
   const codeRunner = deps.codeRunner ?? new CodeRunner({ config, sessions, logs, clock, logger });
   const triage = new Triage({
     api,
@@ -195,7 +208,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     async start() {
       if (started) return;
       started = true;
-      await pipeline.start();
+      if (ownsPipeline) await pipeline.start();
       await planner.recover();
       await router.start();
       await webhooks.worker.start();
@@ -207,7 +220,7 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
     async stop() {
       await webhooks.worker.stop();
       await router.stop();
-      await pipeline.stop();
+      if (ownsPipeline) await pipeline.stop();
     },
   };
 }

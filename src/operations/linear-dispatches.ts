@@ -33,6 +33,8 @@ export interface DispatchView {
   agentSessionId: string | null;
   lastError: string | null;
   updatedAt: number;
+  /** The node running it (a cluster); null while queued and on a node alone before it was claimed. */
+  node: string | null;
 }
 
 export interface DispatchesResult {
@@ -66,6 +68,7 @@ function view(d: DispatchRecord): DispatchView {
     agentSessionId: d.agentSessionId,
     lastError: d.lastError,
     updatedAt: d.updatedAt,
+    node: d.node,
   };
 }
 
@@ -111,7 +114,8 @@ export const linearDispatchesOperation = defineOperation({
     const lines = r.dispatches.map((d) => {
       const runner = `${d.harness}${d.model ? ` ${d.model}` : ''}`;
       const error = d.lastError && (d.status === 'stuck' || d.status === 'stopped') ? ` — ${d.lastError}` : '';
-      return `${ICON[d.status]} ${d.issue} ${d.title} — ${d.status}, attempt ${d.attempt}, ${d.tier} (${runner}), updated ${formatDuration(Math.max(0, r.now - d.updatedAt))} ago${error}`;
+      const on = d.node ? ` on ${d.node}` : '';
+      return `${ICON[d.status]} ${d.issue} ${d.title} — ${d.status}${on}, attempt ${d.attempt}, ${d.tier} (${runner}), updated ${formatDuration(Math.max(0, r.now - d.updatedAt))} ago${error}`;
     });
     if (lines.length === 0) lines.push('No Linear dispatches.');
     for (const p of r.planning)

@@ -21,6 +21,9 @@ function notifyOnInsert(table: string, channel: string): Compilable[] {
   ];
 }
 
+/** NOTIFY channel of migration 850: a Linear dispatch was inserted or changed status or node (empty payload). */
+export const LINEAR_DISPATCH_CHANNEL = 'switchboard_linear_dispatch';
+
 /** Schema steps of the cluster (range 800–899): nodes and their heartbeats, singleton leases, shared secrets. */
 export const CLUSTER_MIGRATIONS: readonly Migration[] = [
   {
@@ -117,5 +120,20 @@ export const CLUSTER_MIGRATIONS: readonly Migration[] = [
         .addColumn('done_at', int),
       db.schema.createIndex('engine_calls_status').on('engine_calls').columns(['status', 'id']),
     ],
+  },
+  {
+    version: 850,
+    name: 'cluster: Linear dispatches queued, released or finished wake the nodes',
+    up: ({ dialect }) =>
+      dialect === 'postgres'
+        ? [
+            raw(
+              `CREATE OR REPLACE FUNCTION switchboard_notify_linear_dispatches() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pg_notify('${LINEAR_DISPATCH_CHANNEL}', ''); RETURN NULL; END $$`,
+            ),
+            raw(
+              `CREATE TRIGGER switchboard_notify_linear_dispatches AFTER INSERT OR UPDATE OF status, node ON linear_dispatches FOR EACH STATEMENT EXECUTE FUNCTION switchboard_notify_linear_dispatches()`,
+            ),
+          ]
+        : [],
   },
 ];

@@ -76,6 +76,8 @@ export interface DispatchRecord {
   updatedAt: number;
   lastActivityAt: number;
   completedAt: number | null;
+  /** The node that owns it (claimed it and runs its sessions); null while queued, or released by a lost node. */
+  node: string | null;
 }
 
 export type NewDispatch = Omit<
@@ -90,6 +92,7 @@ export type NewDispatch = Omit<
   | 'lastActivityAt'
   | 'completedAt'
   | 'worktreePath'
+  | 'node'
 >;
 
 /** Fields a transition or an update may change besides the status. */
@@ -158,6 +161,7 @@ function dispatchOf(row: DispatchRow): DispatchRecord {
     updatedAt: row.updated_at,
     lastActivityAt: row.last_activity_at,
     completedAt: row.completed_at,
+    node: row.node,
   };
 }
 
@@ -199,6 +203,37 @@ function nextQueueSeq(eb: ExpressionBuilder<Database, 'linear_dispatches'>) {
   return eb
     .selectFrom('linear_dispatches')
     .select((sub) => sub(sub.fn.coalesce(sub.fn.max('queue_seq'), sub.lit(0)), '+', sub.lit(1)).as('next'));
+}
+
+/** The node that would claim a dispatch, and what it can run (see runnableBy). */
+export interface Claimant {
+  node: string;
+  /** Its workspace roots (absolute, resolved): a dispatch's repository must be one of them or inside one. */
+  workspaces: readonly string[];
+  /** The harnesses it has: the dispatch's worker and audit harness must be among them. */
+  harnesses: readonly string[];
+}
+
+/**
+ * The condition that a dispatch row is one `claimant` can run: its repository is a workspace root of the node or
+ * under one (compared by prefix with the separator, in SQL both databases run), and its worker and audit harnesses are
+ * the node's.
+ */
+export function runnableBy(eb: ExpressionBuilder<Database, 'linear_dispatches'>, claimant: Claimant) {
+  const roots = claimant.workspaces.map((w) => w.replace(/\/+$/, '') || '/');
+  if (roots.length === 0 || claimant.harnesses.length === 0) return eb.lit(false);
+  const inRoot = roots.map((root) => {
+    const prefix = root.endsWith('/') ? root : `${root}/`;
+    return eb.or([
+      eb('repo_path', '=', root),
+      eb(eb.fn('substr', ['repo_path', eb.lit(1), eb.lit(prefix.length)]), '=', prefix),
+    ]);
+  });
+  return eb.and([
+    eb.or(inRoot),
+    eb('harness', 'in', claimant.harnesses as HarnessName[]),
+    eb('audit_harness', 'in', claimant.harnesses as HarnessName[]),
+  ]);
 }
 
 /** A SELECT of whole dispatch rows. */
@@ -348,18 +383,23 @@ export class DispatchStore {
    * committed (READ COMMITTED alone would let a claim count from a snapshot older than another node's claim). Returns
    * the dispatch, or null when none moved.
    */
-  async claimNextQueued(cap: number, now: number): Promise<DispatchRecord | null> {
-    if (!isShared(this.#db)) return this.#claimNextQueued(this.#db, cap, now);
+  async claimNextQueued(cap: number, now: number, claimant?: Claimant): Promise<DispatchRecord | null> {
+    if (!isShared(this.#db)) return this.#claimNextQueued(this.#db, cap, now, claimant);
     return this.#db.transaction().execute(async (trx) => {
       await sql`SELECT pg_advisory_xact_lock(${DISPATCH_CLAIM_LOCK})`.execute(trx);
-      return this.#claimNextQueued(trx, cap, now);
+      return this.#claimNextQueued(trx, cap, now, claimant);
     });
   }
 
-  async #claimNextQueued(db: Kysely<Database>, cap: number, now: number): Promise<DispatchRecord | null> {
+  async #claimNextQueued(
+    db: Kysely<Database>,
+    cap: number,
+    now: number,
+    claimant: Claimant | undefined,
+  ): Promise<DispatchRecord | null> {
     const row = await db
       .updateTable('linear_dispatches')
-      .set({ status: 'dispatched', updated_at: now, last_activity_at: now })
+      .set({ status: 'dispatched', updated_at: now, last_activity_at: now, node: claimant?.node ?? null })
       .where('status', '=', 'queued')
       .where((eb) =>
         eb.and([
@@ -370,6 +410,7 @@ export class DispatchStore {
               .selectFrom('linear_dispatches')
               .select('id')
               .where('status', '=', 'queued')
+              .$if(claimant !== undefined, (qb) => qb.where((w) => runnableBy(w, claimant as Claimant)))
               .orderBy('queue_seq')
               .orderBy('id')
               .limit(1),
@@ -383,6 +424,54 @@ export class DispatchStore {
             cap,
           ),
         ]),
+      )
+      .returningAll()
+      .executeTakeFirst();
+    return row ? dispatchOf(row) : null;
+  }
+
+  /**
+   * Releases the unfinished dispatches a lost node owned (those holding a slot): their node is cleared (a
+   * compare-and-swap on the node, so a second takeover releases nothing) and they keep their status and slot, for a
+   * node that can run them to take (claimReleased). Returns the released dispatches.
+   */
+  async releaseNode(node: string, now: number): Promise<DispatchRecord[]> {
+    const rows = await this.#db
+      .updateTable('linear_dispatches')
+      .set({ node: null, updated_at: now })
+      .where('node', '=', node)
+      .where('status', 'in', SLOT_STATUSES)
+      .returningAll()
+      .execute();
+    return rows.map(dispatchOf);
+  }
+
+  /**
+   * Takes the oldest released dispatch (holding a slot, no node) that `claimant` can run: its node is set in one
+   * conditional UPDATE, so of the nodes asking at once exactly one gets it. Returns it, or null when none is left.
+   */
+  async claimReleased(claimant: Claimant, now: number): Promise<DispatchRecord | null> {
+    const row = await this.#db
+      .updateTable('linear_dispatches')
+      .set({ node: claimant.node, updated_at: now, last_activity_at: now })
+      .where('node', 'is', null)
+      .where('status', 'in', SLOT_STATUSES)
+      .where((eb) =>
+        eb(
+          'id',
+          '=',
+          byArrival(
+            eb
+              .selectFrom('linear_dispatches')
+              .selectAll()
+              .where('node', 'is', null)
+              .where('status', 'in', SLOT_STATUSES)
+              .where((w) => runnableBy(w, claimant)),
+          )
+            .clearSelect()
+            .select('id')
+            .limit(1),
+        ),
       )
       .returningAll()
       .executeTakeFirst();

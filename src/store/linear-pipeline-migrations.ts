@@ -68,4 +68,12 @@ export const LINEAR_PIPELINE_MIGRATIONS: readonly Migration[] = [
         .columns(['dispatch_id', 'seq']),
     ],
   },
+  {
+    version: 421,
+    name: 'linear pipeline: the node that owns a dispatch (cluster placement)',
+    up: ({ db }) => [
+      db.schema.alterTable('linear_dispatches').addColumn('node', 'text'),
+      db.schema.createIndex('linear_dispatches_node').on('linear_dispatches').columns(['node', 'status']),
+    ],
+  },
 ];

@@ -30,6 +30,7 @@ export function dispatchRecord(fields: Partial<DispatchRecord> = {}): DispatchRe
     updatedAt: 0,
     lastActivityAt: 0,
     completedAt: null,
+    node: null,
     ...fields,
   };
 }

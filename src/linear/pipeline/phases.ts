@@ -106,23 +106,35 @@ export async function markStuck(p: PhaseDeps, d: DispatchRecord, reason: string)
   await releaseDispatch(p, d.id);
 }
 
+/**
+ * Makes (or finds) the dispatch's worktree on this node's disk: its branch checked out under `worktreeDir` (default
+ * `<repo>/.switchboard/worktrees`), with the pipeline's lines in its exclude file. Throws what git said.
+ */
+export async function prepareWorktree(
+  p: Pick<PhaseDeps, 'pc' | 'logger'>,
+  d: DispatchRecord,
+): Promise<Awaited<ReturnType<typeof ensureWorktree>>> {
+  const { pc } = p;
+  const worktree = await ensureWorktree({
+    repo: d.repoPath,
+    branch: d.branch,
+    root: pc.worktreeDir ?? join(d.repoPath, '.switchboard', 'worktrees'),
+    remote: pc.remote,
+    fetch: pc.fetchBeforeBranch,
+    onWarning: (message) => p.logger.warn({ dispatch: d.id }, message),
+  });
+  await ensureLines(worktree.excludeFile, EXCLUDE_LINES);
+  return worktree;
+}
+
 /** Prepares the worktree of a `dispatched` dispatch, then starts its first worker. */
 export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<void> {
   let d = await p.store.get(dispatchId);
   if (!d || d.status !== 'dispatched') return;
-  const { pc } = p;
   let created: boolean;
   let base: string | null;
   try {
-    const worktree = await ensureWorktree({
-      repo: d.repoPath,
-      branch: d.branch,
-      root: pc.worktreeDir ?? join(d.repoPath, '.switchboard', 'worktrees'),
-      remote: pc.remote,
-      fetch: pc.fetchBeforeBranch,
-      onWarning: (message) => p.logger.warn({ dispatch: d?.id }, message),
-    });
-    await ensureLines(worktree.excludeFile, EXCLUDE_LINES);
+    const worktree = await prepareWorktree(p, d);
     created = worktree.created;
     base = worktree.base;
     d = (await p.store.update(d.id, { worktreePath: worktree.path }, p.clock.now())) ?? d;

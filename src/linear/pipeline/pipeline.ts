@@ -25,10 +25,14 @@ import { DispatchLanes } from './dispatch-lanes.ts';
 import { DispatchReporter } from './dispatch-reporter.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
 import { InFlight } from './in-flight.ts';
+import type { ClaimKind } from './node-claims.ts';
+import { NodeClaims } from './node-claims.ts';
 import { AUDITOR_DENIAL, handleSessionEnd, setupDispatch } from './phases.ts';
+import { refusalFor } from './placement.ts';
 import { sanitizePromptInput } from './prompts.ts';
 import type { RecoveryDeps } from './recovery.ts';
-import { monitorPass, reconcile } from './recovery.ts';
+import { monitorPass, reconcile, takeOver } from './recovery.ts';
+import { RemoteSessions } from './remote-sessions.ts';
 import { SessionWatch } from './session-watch.ts';
 import { PipelineSlots } from './slots.ts';
 import { assessTier, chooseRunners } from './tier.ts';
@@ -70,6 +74,10 @@ export class Pipeline {
   #inFlight = new InFlight();
   #unsubscribe: (() => void) | null = null;
   #monitor: Timer | null = null;
+  /** In a cluster (`placement` given): this node's claims; null on a node alone (it runs every dispatch). */
+  #claims: NodeClaims | null;
+  /** In a cluster (`forwarder` given): the dispatches' sessions on other nodes. */
+  #remote: RemoteSessions | null;
   /** Workers' approvals in their agent sessions (with an ApprovalDesk; listening from construction, see the class). */
   readonly approvals: LinearApprovals | null;
 
@@ -101,8 +109,18 @@ export class Pipeline {
     this.#reporter = reporter;
     this.#watch = watch;
     this.#slots = slots;
+    const remote = deps.forwarder ? new RemoteSessions(sessions, deps.forwarder) : null;
+    this.#remote = remote;
     this.approvals = deps.approvals
-      ? new LinearApprovals({ desk: deps.approvals, store, reporter, claims: new LinearClaimStore(db), clock, logger })
+      ? new LinearApprovals({
+          desk: deps.approvals,
+          store,
+          reporter,
+          claims: new LinearClaimStore(db),
+          clock,
+          logger,
+          remote,
+        })
       : null;
     const approvals = this.approvals;
     const onPass = pc.onPass ?? (deps.pullRequests ? 'pull-request' : 'done');
@@ -114,7 +132,10 @@ export class Pipeline {
     const delivery =
       onPass === 'pull-request' && deps.pullRequests ? { linear, effects, pullRequests: deps.pullRequests } : null;
     const parts = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots, approvals };
-    this.#phases = { ...parts, delivery };
+    const placement = deps.placement;
+    this.#claims = placement ? new NodeClaims({ store, placement, sessions, watch, clock, logger }) : null;
+    const claims = this.#claims;
+    this.#phases = { ...parts, delivery, ...(claims ? { mine: (d: DispatchRecord) => claims.mine(d) } : {}) };
   }
 
   /**
@@ -130,8 +151,10 @@ export class Pipeline {
         (error) => this.#signalFailed(signal, error),
       ),
     );
-    for (const d of await this.#store.list(SLOT_STATUSES))
+    for (const d of await this.#store.list(SLOT_STATUSES)) {
+      if (this.#claims && !this.#claims.mine(d)) continue;
       void this.#lanes.serial(d.id, 'restart', async () => void (await reconcile(this.#phases, d.id)));
+    }
     await this.#pump();
     this.#monitor = this.#deps.clock.every(this.#pc.monitorIntervalSec * 1000, () => void this.monitor());
   }
@@ -208,6 +231,18 @@ export class Pipeline {
       pipeline: pc,
       defaultHarness: this.#deps.config.defaultHarness,
     });
+    const placement = this.#deps.placement;
+    if (placement) {
+      const refusal = refusalFor(await placement.nodes(), {
+        repoPath,
+        harness: runners.worker.harness,
+        auditHarness: runners.audit.harness,
+      });
+      if (refusal) {
+        this.#deps.logger.warn({ issue: issue.identifier, reason: refusal }, 'pipeline: no node can run the dispatch');
+        throw new DispatchBlockedError(refusal, issue.id);
+      }
+    }
     let agentSessionId = ctx.agentSessionId ?? null;
     if (!agentSessionId) {
       try {
@@ -267,7 +302,9 @@ export class Pipeline {
     await this.#pump();
     const fresh = (await this.#store.get(record.id)) ?? record;
     const position = await this.#store.queuePosition(record.id);
-    if (fresh.status === 'queued' && position !== null) {
+    // In a cluster, a dispatch under the cap is only waiting for a node that can run it to claim it: no "Queued" then.
+    const full = !this.#claims || (await this.#store.list(SLOT_STATUSES)).length >= pc.maxConcurrent;
+    if (fresh.status === 'queued' && position !== null && full) {
       // Awaited like the first thought: the event is not marked handled before this is in Linear.
       await this.#reporter.tellOnce(
         fresh,
@@ -331,6 +368,20 @@ export class Pipeline {
           return { outcome: 'forwarded', dispatch: updated };
         } catch (error) {
           this.#deps.logger.warn({ err: errorMessage(error), dispatch: d.id }, 'could not pass a prompt to the worker');
+        }
+      }
+      const node = row?.phase === 'worker' && this.#remote ? await this.#remote.nodeOf(row.sessionId) : null;
+      if (row && node && this.#remote) {
+        try {
+          await this.#remote.prompt(node, row.sessionId, clean);
+          this.#reporter.thought(updated, 'Passed your message to the worker.');
+          await this.#journal.record(updated, 'prompt-forwarded', { sessionId: row.sessionId, node });
+          return { outcome: 'forwarded', dispatch: updated };
+        } catch (error) {
+          this.#deps.logger.warn(
+            { err: errorMessage(error), dispatch: d.id, node },
+            'could not pass a prompt to the worker on another node',
+          );
         }
       }
     }
@@ -403,6 +454,28 @@ export class Pipeline {
     return report;
   }
 
+  /**
+   * Looks for work for this node now (cluster): stops to apply, released and queued dispatches to claim. Called on the
+   * cluster's notifications and the heartbeat; a no-op before `start()` and on a node alone.
+   */
+  kick(): void {
+    this.#pump().catch((error: unknown) =>
+      this.#deps.logger.warn({ err: errorMessage(error) }, 'could not look for Linear dispatches to run'),
+    );
+  }
+
+  /**
+   * The takeover of a lost node (cluster): its unfinished dispatches are released (once: a compare-and-swap on the
+   * node) for a node that can run them, and this node looks for them at once. Returns the released dispatches' ids.
+   */
+  async releaseNode(node: string): Promise<string[]> {
+    const released = await this.#store.releaseNode(node, this.#deps.clock.now());
+    for (const d of released)
+      this.#deps.logger.warn({ dispatch: d.id, issue: d.identifier, node }, 'dispatch of a lost node released');
+    this.kick();
+    return released.map((d) => d.id);
+  }
+
   /** Dispatches, oldest first, optionally by status. */
   list(statuses?: readonly DispatchStatus[]): Promise<DispatchRecord[]> {
     return this.#store.list(statuses);
@@ -439,11 +512,29 @@ export class Pipeline {
   /** Starts queued dispatches while slots are free (each claim is one compare-and-swap, so concurrent pumps are safe). */
   async #pump(): Promise<void> {
     if (!this.#started) return;
+    const claims = this.#claims;
+    if (claims) {
+      await claims.pass(this.#pc.maxConcurrent, (d, kind) => this.#run(claims, d, kind));
+      return;
+    }
     for (;;) {
       const d = await this.#store.claimNextQueued(this.#pc.maxConcurrent, this.#deps.clock.now());
       if (!d) break;
       void this.#lanes.serial(d.id, 'setup', () => setupDispatch(this.#phases, d.id));
     }
+  }
+
+  /** Runs a dispatch this node claimed (cluster): set up when it was queued, taken over when a lost node released it. */
+  #run(claims: NodeClaims, d: DispatchRecord, kind: ClaimKind): void {
+    const step =
+      kind === 'queued'
+        ? () => setupDispatch(this.#phases, d.id)
+        : async () => void (await takeOver(this.#phases, d.id));
+    void this.#lanes.serial(d.id, kind === 'queued' ? 'setup' : 'takeover', step).finally(() => {
+      claims.settled(d.id);
+      // A claim that ended without a session (stuck, stopped) left its slot free.
+      this.kick();
+    });
   }
 
   /** A failed step of a dispatch's lane is kept as its last error (logged when even that cannot be written). */
@@ -471,6 +562,8 @@ export class Pipeline {
         );
       for (const id of this.#slots.waitingForSession())
         void this.#lanes.serial(id, 'slot', async () => void (await reconcile(this.#phases, id)));
+      // A coding-session slot of this node is free: a queued dispatch may start here.
+      if (this.#claims) this.kick();
       return;
     }
     if (signal.type === 'waiting' && signal.reason === 'permission') {

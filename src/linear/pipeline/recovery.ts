@@ -8,6 +8,7 @@
 // the crash, with no audit started) is processed as if its end had just arrived. A phase that never got a session
 // (crash between the status change and the launch, or a full session pool) is launched. Every step is a CAS on the
 // dispatch status, so nothing runs twice and nothing accepted is lost.
+import { existsSync } from 'node:fs';
 import type { SessionManager } from '../../coding/session-manager.ts';
 import { AppError, errorMessage } from '../../core/errors.ts';
 import type { StoredSession } from '../../store/coding-sessions.ts';
@@ -18,7 +19,7 @@ import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
 import type { PhaseDeps } from './phases.ts';
-import { handleSessionEnd, launchPhase, releaseDispatch, setupDispatch } from './phases.ts';
+import { handleSessionEnd, launchPhase, markStuck, prepareWorktree, releaseDispatch, setupDispatch } from './phases.ts';
 import { promptVars } from './prompt-vars.ts';
 import { loadPrompts, renderTemplate } from './prompts.ts';
 import type { SessionWatch } from './session-watch.ts';
@@ -33,13 +34,19 @@ export interface RecoveryDeps extends PhaseDeps {
     'thought' | 'tell' | 'tellOnce' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'
   >;
   watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf' | 'isWatched'>;
+  /** In a cluster: true for the dispatches this node owns (the monitor leaves the others to their nodes). */
+  mine?: (d: DispatchRecord) => boolean;
 }
 
 /** What a reconcile pass did to one dispatch. */
 export type ReconcileAction = 'setup' | 'launched' | 'resumed' | 'rerun' | 'ended' | 'none';
 
 /** Brings one dispatch in `dispatched`, `working` or `auditing` back on track (rule above). Run it in the dispatch's chain. */
-export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<ReconcileAction> {
+export async function reconcile(
+  p: RecoveryDeps,
+  dispatchId: string,
+  why: 'restart' | 'takeover' = 'restart',
+): Promise<ReconcileAction> {
   const d = await p.store.get(dispatchId);
   if (!d) return 'none';
   if (d.status === 'dispatched') {
@@ -68,7 +75,7 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
     return 'none';
   }
   if (record.status === 'interrupted' && row.endCause === null) {
-    if (phase === 'worker') return resumeWorker(p, d, row);
+    if (phase === 'worker') return resumeWorker(p, d, row, why);
     await p.journal.record(d, 'audit-rerun', { interruptedSession: row.sessionId });
     await launchPhase(p, d.id, 'audit', row.try);
     return 'rerun';
@@ -77,7 +84,34 @@ export async function reconcile(p: RecoveryDeps, dispatchId: string): Promise<Re
   return 'ended';
 }
 
-async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSession): Promise<ReconcileAction> {
+/**
+ * A dispatch this node took over from a lost node (cluster): its worktree is made again from its branch when the old
+ * one is not on this disk, then it is reconciled like after a restart (the interrupted worker resumed here, or
+ * relaunched; an interrupted audit re-run). Nothing of what Linear was told before is told again (keyed effects).
+ */
+export async function takeOver(p: RecoveryDeps, dispatchId: string): Promise<ReconcileAction> {
+  let d = await p.store.get(dispatchId);
+  if (!d) return 'none';
+  await p.journal.record(d, 'taken-over', { node: d.node, status: d.status });
+  if (d.status !== 'dispatched' && (!d.worktreePath || !existsSync(d.worktreePath))) {
+    try {
+      const worktree = await prepareWorktree(p, d);
+      d = (await p.store.update(d.id, { worktreePath: worktree.path }, p.clock.now())) ?? d;
+      await p.journal.record(d, 'worktree-remade', { worktree: worktree.path, created: worktree.created });
+    } catch (error) {
+      await markStuck(p, d, `could not prepare the worktree on node ${d.node ?? '?'}: ${errorMessage(error)}`);
+      return 'none';
+    }
+  }
+  return reconcile(p, d.id, 'takeover');
+}
+
+async function resumeWorker(
+  p: RecoveryDeps,
+  d: DispatchRecord,
+  row: DispatchSession,
+  why: 'restart' | 'takeover',
+): Promise<ReconcileAction> {
   const issue = await p.linear.getIssue(d.issueId);
   const prompts = await loadPrompts(d.repoPath);
   const prompt = renderTemplate(prompts.resume.worker, promptVars(d, issue, prompts, p.pc));
@@ -99,7 +133,12 @@ async function resumeWorker(p: RecoveryDeps, d: DispatchRecord, row: DispatchSes
   p.watch.watch(d, row.sessionId, 'worker');
   await p.watch.touch(d.id, true);
   await p.journal.record(d, 'worker-resumed', { sessionId: row.sessionId });
-  p.reporter.thought(d, 'switchboard restarted while the worker was running; resuming it where it left off.');
+  p.reporter.thought(
+    d,
+    why === 'takeover'
+      ? `The node running the worker was lost; resuming it on node ${d.node ?? 'this node'} where it left off.`
+      : 'switchboard restarted while the worker was running; resuming it where it left off.',
+  );
   return 'resumed';
 }
 
@@ -140,7 +179,7 @@ export async function monitorPass(p: RecoveryDeps): Promise<MonitorReport> {
   const staleMs = p.pc.staleAfterSec * 1000;
   const now = p.clock.now();
   for (const d of await p.store.list(SLOT_STATUSES)) {
-    if (p.lanes.busy(d.id)) continue;
+    if (p.lanes.busy(d.id) || (p.mine && !p.mine(d))) continue;
     if (now - d.lastActivityAt > staleMs) {
       let stale = false;
       await p.lanes.serial(d.id, 'stale', async () => {

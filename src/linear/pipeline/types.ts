@@ -11,6 +11,8 @@ import type { Database } from '../../store/tables/index.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import type { LinearApprovalDesk } from '../approvals-bridge.ts';
 import type { DispatchPullRequests } from './deliver.ts';
+import type { DispatchPlacement } from './placement.ts';
+import type { OperationForwarder } from './remote-sessions.ts';
 
 /** What the pipeline is built from (main.ts hands these in). */
 export interface PipelineDeps {
@@ -34,6 +36,17 @@ export interface PipelineDeps {
    * `pull-request` when it is given); without it `onPass: pull-request` falls back to `done` with a warning.
    */
   pullRequests?: DispatchPullRequests;
+  /**
+   * In a cluster (PostgreSQL): this node's placement. With it the pipeline runs only the dispatches this node claimed
+   * (repository in its workspaces, its harnesses, a free session slot), and `kick()`/`releaseNode()` are wired to the
+   * cluster's notifications and takeover. Without it (a node alone) it runs every dispatch.
+   */
+  placement?: DispatchPlacement;
+  /**
+   * In a cluster: runs an operation on another node. A follow-up prompt or an approval reply for a worker running on
+   * another node is forwarded there (`respond`, `approval_decide`); without it such a prompt is only noted.
+   */
+  forwarder?: OperationForwarder;
 }
 
 /** Tells the user on their chat channel (the lead wires it to the Outbox / fallbackChannel). */

@@ -83,6 +83,8 @@ export interface LinearTables {
     updated_at: number;
     last_activity_at: number;
     completed_at: number | null;
+    /** The node that owns the dispatch (claimed it; runs its sessions); null while queued or released. */
+    node: Generated<string | null>;
   };
   linear_dispatch_sessions: {
     seq: Generated<number>;
