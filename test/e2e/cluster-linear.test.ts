@@ -139,9 +139,13 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
       dispatches.filter((d) => d.issue === 'ST-1').map((d) => [d.status, d.node]),
       [['stopped', 'gamma']],
     );
-    const responses = (ws.agentSessions.get(agentSessionId)?.activities ?? [])
-      .map((a) => a.content)
-      .filter((c) => c.type === 'response');
+    // The response is posted after the kill is stored: wait for it, then check that it came once.
+    const responsesOf = () =>
+      (ws.agentSessions.get(agentSessionId)?.activities ?? [])
+        .map((a) => a.content)
+        .filter((c) => c.type === 'response');
+    await waitFor('the stop answered on Linear', () => responsesOf().length > 0);
+    const responses = responsesOf();
     assert.equal(responses.length, 1);
     assert.match(String(responses[0]?.body), /^Stopped work on ST-1/);
   });
