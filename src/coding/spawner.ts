@@ -152,26 +152,6 @@ export class AgentSpawner {
     if (this.#launches.size === 0) this.#child?.channel?.unref();
   }
 
-  #inbox: SpawnerMessage[] = [];
-  #draining = false;
-
-  /**
-   * Messages are handled one per event-loop turn, in order: one read of the channel can hold many exits, and each
-   * ends a session (its fsync'd writes), which must not all run before the loop serves anything else.
-   */
-  #queue(message: SpawnerMessage): void {
-    this.#inbox.push(message);
-    if (this.#draining) return;
-    this.#draining = true;
-    const next = (): void => {
-      const head = this.#inbox.shift();
-      if (head) this.#message(head);
-      if (this.#inbox.length > 0) setImmediate(next);
-      else this.#draining = false;
-    };
-    setImmediate(next);
-  }
-
   #message(message: SpawnerMessage): void {
     if (message.t === 'ready') return;
     const launch = this.#launches.get(message.id);
@@ -215,7 +195,7 @@ export class AgentSpawner {
     const ready = new Promise<boolean>((resolve) => {
       child.on('message', (message: SpawnerMessage) => {
         if (message.t === 'ready') resolve(true);
-        else this.#queue(message);
+        else this.#message(message);
       });
       child.once('error', (error) => {
         process.emitWarning(`could not start the agent spawner: ${error.message}; agents are spawned by the daemon`);
@@ -237,8 +217,6 @@ export class AgentSpawner {
     this.#child = null;
     this.#ready = null;
     this.#dir = null;
-    // What it reported before dying counts (a launch it spawned must not be spawned again).
-    for (const message of this.#inbox.splice(0)) this.#message(message);
     for (const launch of [...this.#launches.values()]) this.#lose(launch);
     if (this.#disabled) return;
     this.#restarts += 1;
