@@ -1,9 +1,9 @@
+import type { ChildProcess, StdioOptions } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import type { Clock, Timer } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import { GUARD_SUPPORTED, orphanGuard } from './orphan-guard.ts';
-import type { AgentChild } from './spawner-child.ts';
-import { spawnAgent } from './spawner-child.ts';
 
 /** Environment variable set on every agent process so a restarted daemon can find orphans of its sessions. */
 export const SESSION_ENV_TAG = 'SWITCHBOARD_SESSION_ID';
@@ -35,11 +35,10 @@ const STDERR_TAIL_BYTES = 4_096;
  * An agent CLI child process spawned with an argument array (never a shell), its stdout split into lines,
  * the tail of its stderr kept for error messages, and a stop that escalates SIGTERM → SIGKILL. The agent leads its own
  * process group (it and the tools it runs are stopped together) and is watched by the orphan guard, which stops the
- * group if the daemon dies without stopping it. Where it can, the spawner process forks it (spawner.ts), not the
- * daemon; its pid is then known a little after construction, before its first line.
+ * group if the daemon dies without stopping it.
  */
 export class AgentProcess {
-  readonly child: AgentChild;
+  readonly child: ChildProcess;
   /** Resolves once the process has exited and its stdout is fully read. */
   readonly exited: Promise<ExitInfo>;
   #stderr = '';
@@ -48,26 +47,15 @@ export class AgentProcess {
 
   constructor(options: AgentProcessOptions) {
     this.#clock = options.clock ?? systemClock();
-    let pid: number | undefined;
-    let settle!: (info: ExitInfo) => void;
-    const ended = new Promise<ExitInfo>((resolve) => (settle = resolve));
-    this.child = spawnAgent(
-      {
-        command: options.command,
-        args: options.args,
-        cwd: options.cwd,
-        env: { ...options.env, [SESSION_ENV_TAG]: options.sessionId },
-        stdin: options.stdin,
-      },
-      {
-        spawn: (spawned) => {
-          pid = spawned;
-          orphanGuard().watch(spawned);
-        },
-        error: (message) => settle({ code: null, signal: null, spawnError: message }),
-        close: (code, signal) => settle({ code, signal }),
-      },
-    );
+    const stdio: StdioOptions = [options.stdin, 'pipe', 'pipe'];
+    this.child = spawn(options.command, options.args, {
+      cwd: options.cwd,
+      env: { ...options.env, [SESSION_ENV_TAG]: options.sessionId },
+      stdio,
+      detached: GUARD_SUPPORTED,
+    });
+    const pid = this.child.pid;
+    if (pid !== undefined) orphanGuard().watch(pid);
     this.child.stderr?.setEncoding('utf8');
     this.child.stderr?.on('data', (chunk: string) => {
       this.#stderr = (this.#stderr + chunk).slice(-STDERR_TAIL_BYTES);
@@ -75,16 +63,23 @@ export class AgentProcess {
     const lines = this.child.stdout ? createInterface({ input: this.child.stdout, crlfDelay: Infinity }) : null;
     lines?.on('line', options.onLine);
     const stdoutDone = lines ? new Promise<void>((resolve) => lines.once('close', resolve)) : Promise.resolve();
-    this.exited = ended
-      .then(async (info) => {
-        if (info.spawnError) lines?.close();
-        else await stdoutDone;
-        return info;
-      })
-      .finally(() => {
-        this.#killTimer?.cancel();
-        if (pid !== undefined) orphanGuard().unwatch(pid);
+    this.exited = new Promise<ExitInfo>((resolve) => {
+      let settled = false;
+      this.child.once('error', (error) => {
+        if (settled) return;
+        settled = true;
+        lines?.close();
+        resolve({ code: null, signal: null, spawnError: error.message });
       });
+      this.child.once('close', (code, signal) => {
+        if (settled) return;
+        settled = true;
+        void stdoutDone.then(() => resolve({ code, signal }));
+      });
+    }).finally(() => {
+      this.#killTimer?.cancel();
+      if (pid !== undefined) orphanGuard().unwatch(pid);
+    });
   }
 
   get pid(): number | undefined {
