@@ -3,12 +3,13 @@
 // spawning the same fake N times with piped stdio and reading its lines until all have exited. Meanwhile a worker
 // thread asks GET /healthz every 5 ms (a bare one served by this process, then the daemon's), so the figures show how
 // long the event loop was kept from answering. On a small machine the burst's own CPU (N Node processes starting)
-// weighs on every figure.
+// weighs on every figure. It also prints the daemon process's event-loop delay (max, p99) and CPU time over the burst.
 // Run: npm run bench:burst   (or: node bench/launch-burst.ts [sessions])
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { startDaemon } from '../src/main.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
@@ -110,7 +111,12 @@ try {
   const bareLat = await bareHealth.stop();
   const sbHealth = pollHealth(`${daemon.url}/healthz`);
   await sbHealth.ready;
+  const loop = monitorEventLoopDelay({ resolution: 5 });
+  loop.enable();
+  const cpuBefore = process.cpuUsage();
   const sbMs = await burst();
+  const cpu = process.cpuUsage(cpuBefore);
+  loop.disable();
   const sbLat = await sbHealth.stop();
   if (process.env.BURST_DEBUG)
     console.log(
@@ -142,6 +148,9 @@ try {
   printTable(['path', 'total ms', 'healthz p50 ms', 'healthz p99 ms', 'healthz max ms'], rows);
   console.log(
     `switchboard burst = ${(sbMs / bareMs).toFixed(2)}x the bare relay; /healthz max ${Math.max(...sbLat).toFixed(1)} ms (bare ${Math.max(...bareLat).toFixed(1)} ms)`,
+  );
+  console.log(
+    `daemon over the burst: event-loop delay max ${(loop.max / 1e6).toFixed(0)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms; CPU ${(cpu.user / 1e3).toFixed(0)} ms user + ${(cpu.system / 1e3).toFixed(0)} ms system`,
   );
 } finally {
   await daemon.stop();
