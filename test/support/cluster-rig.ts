@@ -48,6 +48,8 @@ export interface ClusterRig {
   workspace: string;
   /** The running daemon of each node, by name (absent while killed). */
   nodes: Map<string, DaemonProcess>;
+  /** Every daemon process started so far, by node name (killed ones too: their output, for diagnostics). */
+  runs: { name: string; daemon: DaemonProcess }[];
   node(name: string): DaemonProcess;
   /** Names of the nodes running now. */
   up(): string[];
@@ -93,6 +95,7 @@ export async function startClusterRig(
     db,
     workspace: dir.path,
     nodes,
+    runs: [],
     node(name) {
       const node = nodes.get(name);
       if (!node) throw new Error(`node ${name} is not running`);
@@ -104,6 +107,7 @@ export async function startClusterRig(
       if (!home) throw new Error(`no node named ${name}`);
       const node = await startDaemonProcess(home);
       nodes.set(name, node);
+      rig.runs.push({ name, daemon: node });
       return node;
     },
     async kill(name) {
