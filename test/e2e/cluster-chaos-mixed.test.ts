@@ -15,6 +15,7 @@ import type { Chooser } from '../support/cluster-load.ts';
 import {
   agentStarts,
   chooser,
+  clusterState,
   holderOf,
   launchKeyed,
   listSessions,
@@ -25,11 +26,11 @@ import {
   untilAcknowledged,
   wakeOn,
 } from '../support/cluster-load.ts';
-import { answerTurn, countReplies, countTurns } from '../support/cluster-load-chat.ts';
+import { answerTurn, countReplies, countTurns, turnTokens } from '../support/cluster-load-chat.ts';
 import { commentDelivery, deliverOn, linearSection } from '../support/cluster-load-linear.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
-import { chatInference, logLines, telegramSection } from '../support/e2e-daemon.ts';
+import { chatInference, logLines, systemText, telegramSection } from '../support/e2e-daemon.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
 import { startFakeLinear } from '../support/fake-linear.ts';
 import type { FakeTelegram } from '../support/fake-telegram.ts';
@@ -181,7 +182,14 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
       async () => {
         const turns = countTurns(bodies());
         const unasked = tokens.filter((t) => !turns.has(t));
-        if (unasked.length > 0) throw new Error(`not asked yet: ${unasked.join(' ')}`);
+        if (unasked.length > 0) throw new Error(`not asked yet: ${unasked.join(' ')}\n${await clusterState(cluster)}`);
+        // The engine idle on the holder (each turn's reply is queued before its session goes idle), then the outbox.
+        const holder = await holderOf(cluster, 'primary');
+        const { sessions: engine } = await cluster
+          .node(holder)
+          .rpc<{ sessions: { state: string; queued: number }[] }>('engine.sessions', {});
+        const busy = engine.filter((s) => s.state !== 'idle' || s.queued > 0);
+        if (busy.length > 0) throw new Error(`the engine is busy: ${JSON.stringify(busy)}`);
         const outbox = await cluster.db
           .selectFrom('outbox_messages')
           .select('id')
@@ -233,7 +241,15 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
     }
     const lost = tokens.filter((t) => !replies.answered.has(t));
     assert.ok(replies.cutOff <= KILLS, `at most one cut-off turn per kill (${replies.cutOff})`);
-    if (lost.length > 0) assert.ok(replies.cutOff >= 1, `unanswered ${lost.join(', ')} with no cut-off notice`);
+    if (lost.length > 0) {
+      const asked = bodies()
+        .filter((b) => turnTokens(b).some((t) => lost.includes(t)))
+        .map((b) => `${systemText(b).slice(0, 200)} … ${turnTokens(b).join(' ')}`);
+      assert.ok(
+        replies.cutOff >= 1,
+        `unanswered ${lost.join(', ')} with no cut-off notice; asked in:\n${asked.join('\n')}`,
+      );
+    }
     assert.deepEqual(replies.other, [], 'nothing else was said');
 
     // Launches: each acknowledged key is one session (the one answered), its agent started at most once (once unless
@@ -250,8 +266,20 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
       else if (session.status !== 'interrupted')
         assert.equal(started, 1, `${session.name} (${session.status}) started`);
       // Each acknowledged send is in the transcript once; an unanswered one at most once.
-      const lines = await outputLines(cluster, session.id);
-      for (const text of sent.get(session.id) ?? []) {
+      // (Read from another node than the session's maybe: what its node logged reaches the table in groups.)
+      const acknowledged = sent.get(session.id) ?? [];
+      const lines = await waitFor(
+        `the sends acknowledged to ${session.name} in its transcript`,
+        async () => {
+          const all = await outputLines(cluster, session.id);
+          const missing = acknowledged.filter((text) => !all.some((l) => l.includes(text)));
+          if (missing.length > 0)
+            throw new Error(`${session.name} (${session.status}) misses ${missing.join(', ')}:\n${all.join('\n')}`);
+          return all;
+        },
+        30_000,
+      );
+      for (const text of acknowledged) {
         assert.equal(lines.filter((l) => l.includes(text)).length, 1, `"${text}" in ${session.name} once`);
       }
       for (const text of unanswered.filter((t) => t.includes(`${session.name} `))) {

@@ -141,3 +141,32 @@ export async function holderOf(rig: ClusterRig, name: string): Promise<string> {
   const row = await rig.db.selectFrom('cluster_leases').select('holder').where('name', '=', name).executeTakeFirst();
   return row?.holder ?? '';
 }
+
+/** The nodes and leases as the database has them now, one line each (for a failure's message). */
+export async function clusterState(rig: ClusterRig): Promise<string> {
+  const now = Date.now();
+  const nodes = await rig.db
+    .selectFrom('cluster_nodes')
+    .select(['name', 'incarnation', 'status', 'heartbeat_at'])
+    .execute();
+  const leases = await rig.db
+    .selectFrom('cluster_leases')
+    .select(['name', 'holder', 'incarnation', 'expires_at'])
+    .execute();
+  return [
+    ...nodes.map((n) => `node ${n.name} ${n.status} ${n.incarnation} beat ${now - n.heartbeat_at} ms ago`),
+    ...leases.map((l) => `lease ${l.name} → ${l.holder} ${l.incarnation} expires in ${l.expires_at - now} ms`),
+    `running here: ${rig.up().join(' ')}`,
+    `engine on the holder: ${await engineState(rig, leases.find((l) => l.name === 'primary')?.holder ?? '')}`,
+  ].join('\n');
+}
+
+/** The holder's `engine.sessions` (or why it cannot be read). */
+async function engineState(rig: ClusterRig, holder: string): Promise<string> {
+  if (!rig.up().includes(holder)) return `(${holder || 'nobody'} is not running)`;
+  try {
+    return JSON.stringify(await rig.node(holder).rpc('engine.sessions', {}));
+  } catch (error) {
+    return String(error);
+  }
+}
