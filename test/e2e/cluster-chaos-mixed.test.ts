@@ -6,6 +6,7 @@
 // every acknowledged item exists once — each Telegram message and each wake answered once (or, when its turn was cut
 // off by a kill, told so once), each launch one session whose agent started once, each acknowledged send in its
 // session's transcript once, each delivery processed — and no session is left running on a node that is gone.
+// CHAOS_FREEZE=1 makes the first round a stall (SIGSTOP, then SIGCONT) of the `primary` holder rather than a kill.
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -15,12 +16,11 @@ import type { Chooser } from '../support/cluster-load.ts';
 import {
   agentStarts,
   chooser,
-  clusterState,
   holderOf,
   launchKeyed,
-  listSessions,
   outputLines,
   pause,
+  resentAfterLoss,
   seeded,
   sendOnce,
   untilAcknowledged,
@@ -28,6 +28,7 @@ import {
 } from '../support/cluster-load.ts';
 import { answerTurn, countReplies, countTurns, turnTokens } from '../support/cluster-load-chat.ts';
 import { commentDelivery, deliverOn, linearSection } from '../support/cluster-load-linear.ts';
+import { chatSettled, deliveriesSettled, sessionsSettled } from '../support/cluster-load-settle.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import { chatInference, logLines, systemText, telegramSection } from '../support/e2e-daemon.ts';
@@ -51,6 +52,7 @@ const SENDS = 2;
 const DELIVERIES = 10;
 const KILLS = 4;
 const SETTLE = 90_000;
+const FREEZE = process.env.CHAOS_FREEZE === '1';
 
 describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: postgresSkip() }, () => {
   const logDir = tempDir('sb-cluster-mixed-log-');
@@ -166,6 +168,13 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
         await pause(700 + killing.random() * 800);
         const victim = killing.pick(cluster.up());
         const primary = await holderOf(cluster, 'primary');
+        // CHAOS_FREEZE=1: the first round stalls the holder of `primary` (SIGSTOP) past the node timeout instead, so the
+        // others declare it lost while it lives on (see the report of issue 13: a stalled holder may still take in).
+        if (FREEZE && round === 0 && primary) {
+          victims.push(`${primary} frozen`);
+          await cluster.freeze(primary, 4_000);
+          continue;
+        }
         victims.push(victim === primary ? `${victim} (primary)` : victim);
         await cluster.kill(victim);
         await pause(500 + killing.random() * 1_000);
@@ -177,52 +186,9 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
 
     // Settle: every chat token asked of the model, every turn's reply delivered, every delivery handled.
     const tokens = [...pushed, ...woken];
-    await waitFor(
-      'every message and wake to reach the model and its reply to be sent',
-      async () => {
-        const turns = countTurns(bodies());
-        const unasked = tokens.filter((t) => !turns.has(t));
-        if (unasked.length > 0) throw new Error(`not asked yet: ${unasked.join(' ')}\n${await clusterState(cluster)}`);
-        // The engine idle on the holder (each turn's reply is queued before its session goes idle), then the outbox.
-        const holder = await holderOf(cluster, 'primary');
-        const { sessions: engine } = await cluster
-          .node(holder)
-          .rpc<{ sessions: { state: string; queued: number }[] }>('engine.sessions', {});
-        const busy = engine.filter((s) => s.state !== 'idle' || s.queued > 0);
-        if (busy.length > 0) throw new Error(`the engine is busy: ${JSON.stringify(busy)}`);
-        const outbox = await cluster.db
-          .selectFrom('outbox_messages')
-          .select('id')
-          .where('status', 'in', ['pending', 'sending'])
-          .execute();
-        return outbox.length === 0 ? true : undefined;
-      },
-      SETTLE,
-    );
-    const deliveries = await waitFor(
-      'every Linear delivery to be processed',
-      async () => {
-        const rows = await cluster.db
-          .selectFrom('linear_webhook_deliveries')
-          .select(['delivery_id', 'status', 'attempts', 'last_error', 'next_attempt_at'])
-          .execute();
-        const open = rows.filter((r) => r.status !== 'done' && r.status !== 'dead');
-        if (open.length > 0) throw new Error(`still open: ${JSON.stringify(open)}`);
-        return rows;
-      },
-      SETTLE,
-    );
-    const sessions = await waitFor(
-      'no session left starting or running on a node that is gone',
-      async () => {
-        const all = await listSessions(cluster);
-        const up = new Set(cluster.up());
-        const stranded = all.filter((s) => ['starting', 'running'].includes(s.status) && !(s.node && up.has(s.node)));
-        if (stranded.length > 0) throw new Error(`stranded: ${JSON.stringify(stranded)}`);
-        return all;
-      },
-      SETTLE,
-    );
+    await waitFor('the chat to settle', () => chatSettled(cluster, tokens, bodies()), SETTLE);
+    const deliveries = await waitFor('every Linear delivery processed', () => deliveriesSettled(cluster), SETTLE);
+    const sessions = await waitFor('no session stranded on a lost node', () => sessionsSettled(cluster), SETTLE);
 
     // Chat: each token answered at most once and asked of the model in at most one turn; one not answered was in a turn
     // cut off by a kill, which was told once ("Internal error."), never more often than there were kills.
@@ -235,8 +201,15 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
       `seed ${seed}: killed ${victims.join(', ')}; answered ${replies.answered.size}/${tokens.length}, cut off ${replies.cutOff}; sessions ${statuses};` +
         ` sends acknowledged ${sends}, unanswered ${unanswered.length}; deliveries run again ${retried}`,
     );
+    // A reply whose sender was lost mid-send is sent again by the new holder (Telegram has no idempotency key): such a
+    // resend, logged as one, is the only double allowed.
+    const doubled = tokens.filter((t) => (replies.answered.get(t) ?? 0) > 1);
+    assert.ok(
+      doubled.length <= resentAfterLoss(cluster),
+      `answered twice: ${doubled.join(', ')} (${resentAfterLoss(cluster)} resent after a loss)`,
+    );
     for (const token of tokens) {
-      assert.ok((replies.answered.get(token) ?? 0) <= 1, `${token} answered once (${replies.answered.get(token)})`);
+      assert.ok((replies.answered.get(token) ?? 0) <= 2, `${token} answered ${replies.answered.get(token)} times`);
       assert.equal(turns.get(token), 1, `${token} asked of the model in one turn`);
     }
     const lost = tokens.filter((t) => !replies.answered.has(t));

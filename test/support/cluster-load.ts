@@ -4,6 +4,7 @@
 import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ClusterRig } from './cluster-rig.ts';
+import { logLines } from './e2e-daemon.ts';
 
 /** A small seeded generator (mulberry32): the same seed gives the same sequence. */
 export function seeded(seed: number): () => number {
@@ -169,4 +170,14 @@ async function engineState(rig: ClusterRig, holder: string): Promise<string> {
   } catch (error) {
     return String(error);
   }
+}
+
+/**
+ * How many outbox messages a new holder sent again after its sender was lost mid-send on a channel with no idempotency
+ * key (Telegram): each may have arrived twice — the one duplicate the design allows (see channels/outbox.ts).
+ */
+export function resentAfterLoss(rig: ClusterRig): number {
+  return rig.runs
+    .flatMap(({ daemon }) => logLines(daemon.output()))
+    .filter((l) => String(l.msg ?? '').startsWith('outbound message interrupted mid-send by a crash')).length;
 }

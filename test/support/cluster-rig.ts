@@ -57,6 +57,8 @@ export interface ClusterRig {
   start(name: string): Promise<DaemonProcess>;
   /** SIGKILLs a node and waits for its exit. */
   kill(name: string): Promise<void>;
+  /** Stops a node's process (SIGSTOP) for `ms`, then lets it go on (SIGCONT): a stall the others may take for a loss. */
+  freeze(name: string, ms: number): Promise<void>;
   /** SIGKILLs every node, stops the database and removes the folder. */
   stop(): Promise<void>;
 }
@@ -113,6 +115,12 @@ export async function startClusterRig(
     async kill(name) {
       await killDaemonProcess(nodes.get(name));
       nodes.delete(name);
+    },
+    async freeze(name, ms) {
+      const child = rig.node(name).child;
+      child.kill('SIGSTOP');
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      child.kill('SIGCONT');
     },
     async stop() {
       for (const name of [...nodes.keys()]) await rig.kill(name);
