@@ -26,6 +26,8 @@ export class ServiceGroup implements SingletonService {
   readonly #logger: Logger;
   #used = false;
   #failure: unknown = null;
+  /** Whether this node's hold on the group's lease is fresh (bound by Singletons; always true when not bound). */
+  #held: () => boolean = () => true;
 
   constructor(options: ServiceGroupOptions) {
     this.#logger = options.logger;
@@ -43,8 +45,17 @@ export class ServiceGroup implements SingletonService {
     this.#members.push({ name, service, running: false });
   }
 
-  /** Names of the members running now, in order of start. */
+  /** Called by Singletons when the group is added to it (see `SingletonService.bindLease`). */
+  bindLease(held: () => boolean): void {
+    this.#held = held;
+  }
+
+  /**
+   * Names of the members running now, in order of start; none while this node's hold on the group's lease is not fresh
+   * (stalled past most of it: another node may serve the group already), so callers route as a non-holder would.
+   */
   running(): string[] {
+    if (!this.#held()) return [];
     return this.#members.filter((m) => m.running).map((m) => m.name);
   }
 

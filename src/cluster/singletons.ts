@@ -17,6 +17,11 @@ export interface SingletonService {
    * this node gives its lease up for good and leaves it to the others. Default true.
    */
   readonly restartable?: boolean;
+  /**
+   * Given once, when the service is added to Singletons: `held()` is true while this node's hold on the lease is fresh
+   * (see `Singletons.holds`). A service that takes work in on the holder only asks it before taking some in.
+   */
+  bindLease?(held: () => boolean): void;
 }
 
 interface Entry {
@@ -54,6 +59,18 @@ export class Singletons {
   add(name: string, service: SingletonService): void {
     if (this.#entries.has(name)) throw new Error(`singleton ${name} is already registered`);
     this.#entries.set(name, { name, service, running: false, retired: false, renewedAt: 0 });
+    service.bindLease?.(() => this.holds(name));
+  }
+
+  /**
+   * True while this node serves `name` and renewed its lease within 80% of the lease, by this node's clock. A node
+   * that was stalled (a long pause, SIGSTOP) may have been declared lost meanwhile and its lease taken, and it learns
+   * so only at its next pass: until then this is already false, so what it would take in (a message for the engine)
+   * goes the way of a node that does not hold the lease.
+   */
+  holds(name: string): boolean {
+    const entry = this.#entries.get(name);
+    return !!entry?.running && this.#o.now() - entry.renewedAt <= this.#o.leaseMs * 0.8;
   }
 
   /** Names of the singletons this node serves now. */

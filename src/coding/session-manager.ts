@@ -478,7 +478,9 @@ export class SessionManager {
 
   /**
    * Sends a message to a running session. Agent-sent messages count against maxAutoResponds; a user's message
-   * resets the count. Returns the session and whether the text answered a permission request.
+   * resets the count. Resolves once the message's record in the session's log is durable (fdatasync'd, and committed
+   * to the database in a cluster), so a message acknowledged is never missing from the transcript after a crash.
+   * Returns the session and whether the text answered a permission request.
    */
   async send(
     ref: string,
@@ -505,6 +507,7 @@ export class SessionManager {
       await session.patch({ autoResponds: 0 });
     }
     const result = await session.send(text, options);
+    await this.#deps.logs.sync(session.id);
     return { session, result };
   }
 

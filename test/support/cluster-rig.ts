@@ -48,6 +48,8 @@ export interface ClusterRig {
   workspace: string;
   /** The running daemon of each node, by name (absent while killed). */
   nodes: Map<string, DaemonProcess>;
+  /** Every daemon process started so far, by node name (killed ones too: their output, for diagnostics). */
+  runs: { name: string; daemon: DaemonProcess }[];
   node(name: string): DaemonProcess;
   /** Names of the nodes running now. */
   up(): string[];
@@ -55,6 +57,8 @@ export interface ClusterRig {
   start(name: string): Promise<DaemonProcess>;
   /** SIGKILLs a node and waits for its exit. */
   kill(name: string): Promise<void>;
+  /** Stops a node's process (SIGSTOP) for `ms`, then lets it go on (SIGCONT): a stall the others may take for a loss. */
+  freeze(name: string, ms: number): Promise<void>;
   /** SIGKILLs every node, stops the database and removes the folder. */
   stop(): Promise<void>;
 }
@@ -93,6 +97,7 @@ export async function startClusterRig(
     db,
     workspace: dir.path,
     nodes,
+    runs: [],
     node(name) {
       const node = nodes.get(name);
       if (!node) throw new Error(`node ${name} is not running`);
@@ -104,11 +109,18 @@ export async function startClusterRig(
       if (!home) throw new Error(`no node named ${name}`);
       const node = await startDaemonProcess(home);
       nodes.set(name, node);
+      rig.runs.push({ name, daemon: node });
       return node;
     },
     async kill(name) {
       await killDaemonProcess(nodes.get(name));
       nodes.delete(name);
+    },
+    async freeze(name, ms) {
+      const child = rig.node(name).child;
+      child.kill('SIGSTOP');
+      await new Promise((resolve) => setTimeout(resolve, ms));
+      child.kill('SIGCONT');
     },
     async stop() {
       for (const name of [...nodes.keys()]) await rig.kill(name);
