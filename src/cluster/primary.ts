@@ -1,8 +1,9 @@
 // The members of the `primary` singleton, in the order they start: the outbox's deliveries, the engine (its logs first
-// rebuilt from the database on PostgreSQL), the engine calls of other nodes (PostgreSQL), the scheduler, the wake router's deliveries, Linear, then the chat
-// connectors' receiving, and a poll that picks up what other nodes queued (outbox messages, wake events, cron tasks,
-// Linear webhook deliveries) between the notifications that announce them. Everything the members need is passed in by shape: cluster/ imports only store/
-// and core/.
+// rebuilt from the database on PostgreSQL), the engine calls of other nodes (PostgreSQL), the scheduler, the wake
+// router's deliveries, Linear, then the chat connectors' receiving, and a poll that picks up what other nodes queued
+// (outbox messages, wake events, cron tasks) between the notifications that announce them (webhook deliveries have
+// their own wake-ups: webhook-wakeups.ts). Everything the members need is passed in by shape: cluster/ imports only
+// store/ and core/.
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import type { PgListener } from './pg-listener.ts';
@@ -21,11 +22,7 @@ export interface PrimaryDeps {
   rebuildEngine: (() => Promise<void>) | null;
   scheduler: SingletonService & { cron: { rearm(): Promise<void> } };
   wake: { start(): Promise<void>; stopDelivery(): Promise<void>; poke(): void };
-  /**
-   * Linear, or null. Its webhook worker is told to look at the queue at every poll: a delivery another node took in
-   * (any node answers Linear's webhooks) is otherwise seen only at the holder's next own delivery or restart.
-   */
-  linear: (SingletonService & { webhooks: { worker: { notify(): void } } }) | null;
+  linear: SingletonService | null;
   /** The chat connectors but the web page's, each with its singleton name (`connector:<channel>[:<account>]`). */
   connectors: readonly { name: string; service: SingletonService }[];
   /** Runs the engine calls other nodes stored (PostgreSQL), or null. */
@@ -34,10 +31,7 @@ export interface PrimaryDeps {
   listener: Pick<PgListener, 'on' | 'onConnect'> | null;
   clock: Clock;
   logger: Logger;
-  /**
-   * How often the holder looks for outbox messages, wake events and Linear deliveries queued on other nodes (with a
-   * listener).
-   */
+  /** How often the holder looks for outbox messages and wake events queued on other nodes (with a listener). */
   pollMs: number;
 }
 
@@ -47,8 +41,6 @@ export function addPrimaryMembers(group: ServiceGroup, deps: PrimaryDeps): void 
   const nudge = (): void => {
     outbox.wake().catch((error: unknown) => logger.warn({ err: error }, 'could not look for queued outbox messages'));
     wake.poke();
-    // A no-op when the worker is not running (before Linear starts, or on a node that does not hold `primary`).
-    deps.linear?.webhooks.worker.notify();
     deps.scheduler.cron
       .rearm()
       .catch((error: unknown) => logger.warn({ err: error }, 'could not look for changed cron tasks'));
