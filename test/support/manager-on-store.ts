@@ -15,10 +15,7 @@ import { SessionLogs } from '../../src/store/session-logs.ts';
 import type { Database } from '../../src/store/tables/index.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
 import { tempDir } from './temp-dir.ts';
-import type { TestStore } from './test-store.ts';
-
-/** Opens the test database standing for a file path (pass `(path) => openTestStore(path)`). */
-export type OpenStore = (path: string) => Promise<TestStore>;
+import type { OpenStore, TestStore } from './test-store.ts';
 
 /** A SessionManager, its store and harnesses, over the test's database. */
 export interface StoreManagerFixture {

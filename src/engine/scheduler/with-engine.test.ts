@@ -31,7 +31,7 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     fx = await engineFixture({ overrides: { scheduler: { timezone: 'UTC' } } });
     f = managerFixture();
     scheduler = createScheduler({
-      db: sqliteKysely(fx.db),
+      db: fx.db,
       engine: fx.engine,
       clock: fx.clock,
       logger: silentLogger(),
