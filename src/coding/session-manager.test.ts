@@ -274,6 +274,9 @@ describe('SessionManager', () => {
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-7' }, { type: 'text', text: 'step one' }, ok);
     await f.manager.send(session.id, 'go on', { source: 'user' });
     await f.harness.last.emit({ type: 'text', text: 'step two' });
+    // A killed process writes nothing more: its last row writes land before the restart (over PostgreSQL's pool they
+    // could otherwise commit after the second manager marked the session interrupted).
+    await session.stored;
     // A second manager over the same files, without stopping the first: what a SIGKILL leaves behind.
     const g = await f.reopen();
     try {

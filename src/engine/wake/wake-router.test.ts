@@ -246,6 +246,7 @@ describe('wake router', () => {
       { type: 'started', backendSessionId: 'b-s' },
       { type: 'text', text: 'x'.repeat(2_000) },
     );
+    await crashed.stored; // a killed process writes nothing more (over PostgreSQL's pool a write could land late)
     const g = await next.reopen();
     const ids = await g.manager.restore();
     assert.deepEqual(ids, [crashed.id]);
