@@ -5,13 +5,13 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import type { TestStore } from '../../test/support/test-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { outboxSchema } from '../core/config-channels.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { DatabaseSync } from '../store/database.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type {
   ChannelTarget,
   ChatButton,
@@ -83,14 +83,14 @@ const ask: ChatButton[][] = [
 
 describe('DurableOutbox buttons and edits', () => {
   let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
+  let store: TestStore;
   let clock: ManualClock;
   let outbox: DurableOutbox;
   let connector: EditingConnector;
 
   function build(target: Connector, config: Partial<OutboxConfig> = {}): DurableOutbox {
     const made = createOutbox({
-      db: sqliteKysely(db),
+      db: store.db,
       clock,
       logger: silentLogger(),
       config: outboxSchema.parse(config),
@@ -101,12 +101,12 @@ describe('DurableOutbox buttons and edits', () => {
   }
 
   /** The stored ref of the message sent under `key`. */
-  const refOf = (key: string): unknown =>
-    db.prepare('SELECT ref FROM outbox_messages WHERE dedupe_key = ?').get(key)?.ref;
+  const refOf = async (key: string): Promise<unknown> =>
+    (await store.db.selectFrom('outbox_messages').select('ref').where('dedupe_key', '=', key).executeTakeFirst())?.ref;
 
   beforeEach(async () => {
     dir = tempDir('sb-outbox-edit-');
-    db = openDatabase(join(dir.path, 'state.db'));
+    store = await openTestStore(join(dir.path, 'state.db'));
     clock = new ManualClock();
     connector = new EditingConnector();
     outbox = build(connector);
@@ -115,7 +115,7 @@ describe('DurableOutbox buttons and edits', () => {
 
   afterEach(async () => {
     await outbox.stop();
-    db.close();
+    await store.close();
     dir.remove();
   });
 
@@ -137,7 +137,7 @@ describe('DurableOutbox buttons and edits', () => {
         ['five six seven eight', undefined, ask],
       ],
     );
-    assert.equal(refOf('ask-1'), '101', "the last part's ref");
+    assert.equal(await refOf('ask-1'), '101', "the last part's ref");
   });
 
   it('delivers a replacement as an edit of the replaced message, with its new buttons or none', async () => {
@@ -157,7 +157,7 @@ describe('DurableOutbox buttons and edits', () => {
         [chat('1'), { text: 'Asked again', buttons: [[{ label: 'Deny', command: '/deny k3x9' }]] }],
       ],
     );
-    assert.equal(refOf('ask-1-decided'), '100', 'an edit keeps the ref it edited, so it can be replaced in turn');
+    assert.equal(await refOf('ask-1-decided'), '100', 'an edit keeps the ref it edited, so it can be replaced in turn');
     assert.equal((await outbox.metrics()).sent, 3);
   });
 
@@ -183,6 +183,8 @@ describe('DurableOutbox buttons and edits', () => {
     await outbox.send(chat('1'), { text: 'lost' }, { key: 'dead' });
     await outbox.send(chat('1'), { text: 'for dead', replaces: 'dead' });
     await outbox.send(chat('1'), { text: 'for nobody', replaces: 'never-sent' });
+    // Chat 1's lane first: over PostgreSQL's pool chat 2's lane could reach the connector first and take the error.
+    await outbox.idle();
     await outbox.send(chat('2'), { text: 'elsewhere' }, { key: 'other-chat' });
     await outbox.idle();
     await outbox.send(chat('1'), { text: 'for another chat', replaces: 'other-chat', buttons: ask });
@@ -229,7 +231,7 @@ describe('DurableOutbox buttons and edits', () => {
       'edit 101: Decided again',
     ]);
     assert.deepEqual(connector.sends[1]?.message, { text: 'Decided', buttons: ask });
-    assert.equal(refOf('decided'), '101');
+    assert.equal(await refOf('decided'), '101');
     const metrics = await outbox.metrics();
     assert.deepEqual([metrics.sent, metrics.retried, metrics.failed], [3, 0, 0]);
   });
@@ -260,8 +262,7 @@ describe('DurableOutbox buttons and edits', () => {
     await outbox.idle();
     connector.script.push('hang');
     await outbox.send(chat('1'), { text: 'Allowed', replaces: 'ask' }, { key: 'allowed' });
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    assert.equal(connector.calls.at(-1), 'edit 100: Allowed');
+    await waitFor('the edit to begin', () => connector.calls.at(-1) === 'edit 100: Allowed');
     await outbox.stop();
 
     const again = new EditingConnector();
@@ -269,7 +270,7 @@ describe('DurableOutbox buttons and edits', () => {
     await outbox.start();
     await outbox.idle();
     assert.deepEqual(again.calls, ['edit 100: Allowed']);
-    assert.equal(refOf('allowed'), '100');
+    assert.equal(await refOf('allowed'), '100');
     assert.equal((await outbox.metrics()).pending, 0);
   });
 

@@ -2,12 +2,12 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import type { TestStore } from '../../test/support/test-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import { outboxSchema } from '../core/config-channels.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { DatabaseSync } from '../store/database.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type {
   ChannelTarget,
   Connector,
@@ -63,13 +63,13 @@ const file = { name: 'worker.patch', contentType: 'text/x-diff', content: patch 
 
 describe('DurableOutbox: a message with a file', () => {
   let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
+  let store: TestStore;
   let clock: ManualClock;
   let outbox: DurableOutbox;
 
   function build(connector: Connector): DurableOutbox {
     const built = createOutbox({
-      db: sqliteKysely(db),
+      db: store.db,
       clock,
       logger: silentLogger(),
       config: outboxSchema.parse({}),
@@ -82,20 +82,20 @@ describe('DurableOutbox: a message with a file', () => {
   /** Closes the database and opens it again, as a restarted daemon does. */
   async function restart(connector: Connector): Promise<void> {
     await outbox.stop();
-    db.close();
-    db = openDatabase(join(dir.path, 'state.db'));
+    await store.close();
+    store = await openTestStore(join(dir.path, 'state.db'));
     outbox = build(connector);
   }
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = tempDir('sb-outbox-file-');
-    db = openDatabase(join(dir.path, 'state.db'));
+    store = await openTestStore(join(dir.path, 'state.db'));
     clock = new ManualClock();
   });
 
   afterEach(async () => {
     await outbox.stop();
-    db.close();
+    await store.close();
     dir.remove();
   });
 
@@ -166,7 +166,7 @@ describe('DurableOutbox: a message with a file', () => {
     outbox = build(hanging);
     await outbox.start();
     await outbox.send(chat, { text: 'stat', file });
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await waitFor('the send to begin', () => !hanging.hangNext);
     const again = new FileConnector(true);
     again.idempotent = true;
     await restart(again);

@@ -3,14 +3,14 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import type { TestStore } from '../../test/support/test-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { OutboxConfig } from '../core/config-channels.ts';
 import { outboxSchema } from '../core/config-channels.ts';
 import type { Logger } from '../core/logger.ts';
 import { createLogger, silentLogger } from '../core/logger.ts';
-import type { DatabaseSync } from '../store/database.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { ChannelTarget, Connector, DeliveryKey, InboundHandler, OutboundMessage } from './connector.ts';
 import { DeliveryError } from './delivery-error.ts';
 import type { DurableOutbox } from './outbox.ts';
@@ -37,6 +37,8 @@ class ScriptedConnector implements Connector {
   readonly script: (Error | 'hang')[] = [];
   /** Decides sends when the script is empty: return an error to fail. */
   failWhen: ((message: OutboundMessage) => Error | undefined) | null = null;
+  /** While set, every send waits for it before it delivers (the test decides when a delivery may land). */
+  hold: Promise<void> | null = null;
   #clock: ManualClock;
   #waiters: (() => void)[] = [];
 
@@ -55,6 +57,7 @@ class ScriptedConnector implements Connector {
     const step = this.script.shift() ?? this.failWhen?.(message);
     if (step === 'hang') return new Promise<void>(() => {});
     if (step) throw step;
+    await this.hold;
     assert.ok(message.text.length <= this.maxMessageLength, 'the outbox splits to the connector limit');
     this.delivered.push({ target, message, at: this.#clock.now() });
     for (const wake of this.#waiters.splice(0)) wake();
@@ -70,18 +73,18 @@ const chat = (id: string): ChannelTarget => ({ channel: 'chat', chat: id });
 
 describe('DurableOutbox', () => {
   let dir: { path: string; remove: () => void };
-  let db: DatabaseSync;
+  let store: TestStore;
   let clock: ManualClock;
   let outbox: DurableOutbox;
   let connector: ScriptedConnector;
 
   function build(config: Partial<OutboxConfig> = {}, logger: Logger = silentLogger(), random = () => 0): DurableOutbox {
-    return createOutbox({ db: sqliteKysely(db), clock, logger, config: outboxSchema.parse(config), random });
+    return createOutbox({ db: store.db, clock, logger, config: outboxSchema.parse(config), random });
   }
 
-  beforeEach(() => {
+  beforeEach(async () => {
     dir = tempDir('sb-outbox-');
-    db = openDatabase(join(dir.path, 'state.db'));
+    store = await openTestStore(join(dir.path, 'state.db'));
     clock = new ManualClock();
     connector = new ScriptedConnector('chat', clock);
     outbox = build();
@@ -90,15 +93,19 @@ describe('DurableOutbox', () => {
 
   afterEach(async () => {
     await outbox.stop();
-    db.close();
+    await store.close();
     dir.remove();
   });
 
   it('records the message before returning and delivers it in the background', async () => {
+    // The delivery is held until the test has looked: over PostgreSQL's pool it could land before the metrics read.
+    let release = (): void => {};
+    connector.hold = new Promise<void>((resolve) => (release = resolve));
     await outbox.start();
     await outbox.send(chat('1'), { text: 'hello', replyTo: '1:7' });
     assert.equal((await outbox.metrics()).pending, 1, 'stored synchronously');
     assert.equal(connector.delivered.length, 0, 'send does not wait for delivery');
+    release();
     await outbox.idle();
     assert.deepEqual(
       connector.delivered.map((d) => [d.target, d.message]),
@@ -314,9 +321,9 @@ describe('DurableOutbox', () => {
     );
     assert.equal(connector.delivered.length, 0);
     await outbox.stop();
-    db.close();
+    await store.close();
 
-    db = openDatabase(join(dir.path, 'state.db'));
+    store = await openTestStore(join(dir.path, 'state.db'));
     const again = new ScriptedConnector('chat', clock);
     const smallAgain = new ScriptedConnector('small', clock, 10);
     outbox = build();
@@ -380,8 +387,7 @@ describe('DurableOutbox', () => {
     connector.script.push('hang');
     await outbox.start();
     await outbox.send(chat('1'), { text });
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    assert.equal(connector.attempts.length, 1);
+    await waitFor('the send to begin', () => connector.attempts.length === 1);
     await outbox.stop();
   }
 
@@ -417,20 +423,20 @@ describe('DurableOutbox', () => {
     // A message whose sends keep being interrupted ends as a dead letter.
     again.script.push('hang');
     await outbox.send(chat('1'), { text: 'crashes every time' });
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await waitFor('its send to begin', () => again.attempts.some((a) => a.text === 'crashes every time'));
     await outbox.stop();
     const hanging = new ScriptedConnector('chat', clock);
     hanging.script.push('hang');
     outbox = build({ maxAttempts: 2 });
     outbox.register(hanging);
     await outbox.start();
-    await new Promise<void>((resolve) => setImmediate(resolve));
-    assert.equal(hanging.attempts.length, 1, 'sent again after the first interruption');
-    assert.equal(
-      db.prepare(`SELECT attempts, last_error FROM outbox_messages WHERE status = 'sending'`).get()?.attempts,
-      1,
-      'counted as a failed attempt',
-    );
+    await waitFor('the send again after the first interruption', () => hanging.attempts.length === 1);
+    const sending = await store.db
+      .selectFrom('outbox_messages')
+      .select('attempts')
+      .where('status', '=', 'sending')
+      .executeTakeFirst();
+    assert.equal(sending?.attempts, 1, 'counted as a failed attempt');
     await outbox.stop();
     outbox = build({ maxAttempts: 2 });
     outbox.register(new ScriptedConnector('chat', clock));

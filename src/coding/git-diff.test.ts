@@ -3,8 +3,9 @@ import { mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:f
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { commitFile, gitSync, initRepo } from '../../test/support/git-repo.ts';
-import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn } from '../../test/support/manager-on-store.ts';
 import { tempDirPerTest } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { AppError } from '../core/errors.ts';
 import { diffWorkdir } from './git-diff.ts';
 import { headCommit } from './git-run.ts';
@@ -150,7 +151,7 @@ describe('diffWorkdir', () => {
 });
 
 describe('the base recorded at launch', () => {
-  const { f } = managerPerTest();
+  const { f } = managerPerTestOn((path) => openTestStore(path));
 
   it('records HEAD when launched, keeps it on an in-place resume, and none outside git', async () => {
     const repo = initRepo(join(f.workdir, 'repo'));

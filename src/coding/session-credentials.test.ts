@@ -1,9 +1,10 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn } from '../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 
 describe('a session that fails for want of credentials', () => {
-  const { f } = managerPerTest();
+  const { f } = managerPerTestOn((path) => openTestStore(path));
 
   it('says "Not logged in" and where the credentials go (harnesses.claude.env, or a Claude Code login)', async () => {
     const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });

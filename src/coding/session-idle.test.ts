@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn } from '../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 const IDLE_MS = 30 * 60_000;
 
 describe('Session idle end', () => {
-  const { f, signals } = managerPerTest();
+  const { f, signals } = managerPerTestOn((path) => openTestStore(path));
 
   const waits = (): string[] => signals.flatMap((s) => (s.type === 'waiting' ? [s.reason] : []));
 

@@ -2,7 +2,8 @@ import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
-import { managerFixture, managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn, openManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { AppError } from '../core/errors.ts';
 
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
@@ -20,7 +21,7 @@ async function expectAppError(fn: () => unknown, kind: string, pattern: RegExp):
 }
 
 describe('SessionManager', () => {
-  const { f, signals } = managerPerTest();
+  const { f, signals } = managerPerTestOn((path) => openTestStore(path));
 
   it('launches, names the session from the prompt and becomes running on the backend id', async () => {
     const session = await f.manager.launch({
@@ -273,8 +274,11 @@ describe('SessionManager', () => {
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-7' }, { type: 'text', text: 'step one' }, ok);
     await f.manager.send(session.id, 'go on', { source: 'user' });
     await f.harness.last.emit({ type: 'text', text: 'step two' });
+    // A killed process writes nothing more: its last row writes land before the restart (over PostgreSQL's pool they
+    // could otherwise commit after the second manager marked the session interrupted).
+    await session.stored;
     // A second manager over the same files, without stopping the first: what a SIGKILL leaves behind.
-    const g = f.reopen();
+    const g = await f.reopen();
     try {
       assert.deepEqual(await g.manager.restore(), [session.id]);
       const record = await g.manager.get('b-7');
@@ -290,13 +294,12 @@ describe('SessionManager', () => {
       assert.equal(g.harness.last.spec.prompt, 'Continue where you left off.');
       assert.deepEqual(resumed.lastOutput(), ['step one', 'step two']);
     } finally {
-      await g.manager.stop();
-      g.db.close();
+      await g.close();
     }
   });
 
   it('evicts the oldest finished sessions beyond maxPersistedSessions, under all three keys', async () => {
-    const g = managerFixture({ maxPersistedSessions: 2 });
+    const g = await openManagerFixture((path) => openTestStore(path), { maxPersistedSessions: 2 });
     try {
       const ids: string[] = [];
       for (let i = 0; i < 4; i += 1) {

@@ -96,6 +96,8 @@ export class SessionManager {
   #admitting: Promise<unknown> | null = null;
   /** Run ends and cleanups started by a session's end; stop() waits for them. */
   #background = new Set<Promise<unknown>>();
+  /** Run ends being recorded, by session id: kill() resolves only once its run's end committed (stats count it). */
+  readonly #runEnds = new Map<string, Promise<void>>();
 
   constructor(deps: SessionManagerDeps) {
     this.#deps = deps;
@@ -533,7 +535,8 @@ export class SessionManager {
     if (!session || !session.kill(reason, options.via))
       throw conflict(`session ${record.name} is already ${record.status}`);
     const final = { ...session.record };
-    await session.stored;
+    // The row and the run's end (over PostgreSQL's pool neither is done by the time the kill's signal went out).
+    await Promise.all([session.stored, this.#runEnds.get(record.id)]);
     return final;
   }
 
@@ -739,8 +742,14 @@ export class SessionManager {
   #onSignal(signal: SessionSignal): void {
     if (signal.type === 'ended') {
       const { logger } = this.#deps;
-      this.#inBackground(this.#endRun(signal.session, this.#deps.clock.now()), (error) =>
-        logger.error({ err: error }, 'recording a run end failed'),
+      const id = signal.session.id;
+      const runEnd = this.#endRun(signal.session, this.#deps.clock.now());
+      this.#runEnds.set(id, runEnd);
+      this.#inBackground(
+        runEnd.finally(() => {
+          if (this.#runEnds.get(id) === runEnd) this.#runEnds.delete(id);
+        }),
+        (error) => logger.error({ err: error }, 'recording a run end failed'),
       );
       this.#inBackground(this.cleanup(), (error) => logger.error({ err: error }, 'session cleanup failed'));
       const { permissions } = this.#deps;

@@ -1,12 +1,13 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn } from '../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { summarize } from '../operations/session-summary.ts';
 
 const turn = (costUsd: number) => ({ type: 'turnEnd', outcome: { ok: true }, costUsd }) as const;
 
 describe('Session stats', () => {
-  const { f } = managerPerTest();
+  const { f } = managerPerTestOn((path) => openTestStore(path));
 
   it('count what running sessions have spent so far, not only finished ones', async () => {
     const session = await f.manager.launch({ prompt: 'still going', workdir: f.workdir, originChannel: 'cli' });
@@ -15,6 +16,8 @@ describe('Session stats', () => {
     await f.manager.send(session.id, 'more', { source: 'user' });
     await run.emit(turn(0.5));
     assert.equal(session.status, 'running');
+    // The turn's cost is written behind the signal; over PostgreSQL's pool it may not have committed yet.
+    await session.stored;
     const m = await f.manager.stats();
     assert.equal(m.totalCostUsd, 0.75);
     assert.deepEqual(m.costPerDay, { '2026-01-01': 0.75 });
@@ -24,14 +27,15 @@ describe('Session stats', () => {
   });
 
   it('keep the cost of a run cut off by a crash', async () => {
-    await f.manager.launch({ prompt: 'crashy', workdir: f.workdir, originChannel: 'cli' });
+    const session = await f.manager.launch({ prompt: 'crashy', workdir: f.workdir, originChannel: 'cli' });
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, turn(0.4));
-    const after = f.reopen();
+    await session.stored; // the cost committed before the crash (over PostgreSQL's pool it lands after the emit)
+    const after = await f.reopen();
     try {
       await after.manager.restore();
       assert.equal((await after.manager.stats()).totalCostUsd, 0.4);
     } finally {
-      after.db.close();
+      await after.close();
     }
   });
 

@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import type { EngineFixture, EngineFixtureOptions } from '../../test/support/engine-fixture.ts';
 import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import type { InboundMessage } from '../channels/connector.ts';
 import { InferenceError, NoProviderError } from '../inference/types.ts';
+
+/** An engine fixture over the test's database (SQLite, or PostgreSQL with TEST_DATABASE=postgres). */
+const engineOnStore = (options: EngineFixtureOptions = {}): Promise<EngineFixture> =>
+  engineFixture({ ...options, open: (path) => openTestStore(path) });
 
 let fx: EngineFixture | null = null;
 afterEach(async () => {
@@ -18,7 +23,7 @@ const chat = (id: string, text: string, chatId = '42', userId = '42'): InboundMe
 
 describe('engine: user sessions', { timeout: 30_000 }, () => {
   it('answers in the same channel, replying to the message, and logs the turn incrementally', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const accepted = await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     assert.equal(accepted.duplicate, false);
     await fx.engine.idle();
@@ -53,7 +58,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
   });
 
   it('appends engine.systemPrompt to the built-in prompts', async () => {
-    fx = await engineFixture({ overrides: { engine: { systemPrompt: 'Always answer in French.' } } });
+    fx = await engineOnStore({ overrides: { engine: { systemPrompt: 'Always answer in French.' } } });
     await fx.engine.acceptUserMessage(chat('m1', 'hello'));
     await fx.engine.postScheduled({ type: 'heartbeat' }, 'checks', 'heartbeat');
     await fx.engine.idle();
@@ -67,7 +72,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
   });
 
   it('maps the same conversation to the same session, and other users or chats to their own', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const a = await fx.engine.acceptUserMessage(chat('1', 'a'));
     const b = await fx.engine.acceptUserMessage(chat('2', 'b'));
     const c = await fx.engine.acceptUserMessage(chat('3', 'c', '42', '7'));
@@ -82,7 +87,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference();
     const first = new Gate();
     inference.onRequest((req) => (req.messages.at(-1)?.content === 'a1' ? first : undefined));
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     await fx.engine.acceptUserMessage(chat('a1', 'a1', '1'));
     await fx.engine.acceptUserMessage(chat('a2', 'a2', '1'));
     await fx.engine.acceptUserMessage(chat('b1', 'b1', '2'));
@@ -110,7 +115,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
   });
 
   it('treats a repeated caller-chosen id of a scheduled or system post as a duplicate, also after a restart', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const first = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run the report', 'cron', {
       messageId: 'cron-nightly-1',
     });
@@ -137,7 +142,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
   });
 
   it('acknowledges a redelivered message id without queueing it twice, also after a restart', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const [one, two] = await Promise.all([
       fx.engine.acceptUserMessage(chat('m1', 'hi')),
       fx.engine.acceptUserMessage(chat('m1', 'hi')),
@@ -165,7 +170,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
   });
 
   it('rejects a message without text or sender, naming the field', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     await assert.rejects(fx.engine.acceptUserMessage(chat('m1', '   ')), /text: the message has no text/);
     await assert.rejects(fx.engine.acceptUserMessage({ ...chat('m1', 'x'), userId: '' }), /userId/);
   });
@@ -173,7 +178,7 @@ describe('engine: user sessions', { timeout: 30_000 }, () => {
 
 describe('engine: failures and limits', { timeout: 30_000 }, () => {
   it('says "Inference failed." when every provider failed, and records it', async () => {
-    fx = await engineFixture({
+    fx = await engineOnStore({
       inference: new ScriptedInference().script(new InferenceError('all failed', ['a: 500'])),
     });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
@@ -189,7 +194,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
   });
 
   it('says "No inference provider available." when none is configured', async () => {
-    fx = await engineFixture({ inference: new ScriptedInference().script(new NoProviderError()) });
+    fx = await engineOnStore({ inference: new ScriptedInference().script(new NoProviderError()) });
     await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
     assert.deepEqual(
@@ -199,7 +204,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
   });
 
   it('says "Inference failed." when the model finishes with an error', async () => {
-    fx = await engineFixture({ inference: new ScriptedInference().script({ text: '', finishReason: 'error' }) });
+    fx = await engineOnStore({ inference: new ScriptedInference().script({ text: '', finishReason: 'error' }) });
     await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
     assert.deepEqual(
@@ -212,7 +217,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest(() => ({
       toolCalls: [{ id: `c${Math.random()}`, name: 'lookup', input: { word: 'x' } }],
     }));
-    fx = await engineFixture({ inference, overrides: { engine: { maxToolIterations: 3 } } });
+    fx = await engineOnStore({ inference, overrides: { engine: { maxToolIterations: 3 } } });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'loop'));
     await fx.engine.idle();
     assert.equal(fx.inference.requests.length, 3);
@@ -237,7 +242,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
       },
       { text: 'Done despite errors.' },
     );
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('m1', 'go'));
     await fx.engine.idle();
     const second = fx.inference.requests[1];
@@ -265,7 +270,7 @@ describe('engine: failures and limits', { timeout: 30_000 }, () => {
   });
 
   it('records a background session failure without sending anything', async () => {
-    fx = await engineFixture({ inference: new ScriptedInference().script(new InferenceError('down', [])) });
+    fx = await engineOnStore({ inference: new ScriptedInference().script(new InferenceError('down', [])) });
     const { sessionId } = await fx.engine.postScheduled(
       { type: 'cron', id: 'nightly' },
       'run the nightly checks',

@@ -2,9 +2,14 @@ import assert from 'node:assert/strict';
 import { appendFileSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, describe, it } from 'node:test';
-import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import type { EngineFixture, EngineFixtureOptions } from '../../test/support/engine-fixture.ts';
 import { chatMessage, engineFixture, isSubagentRequest } from '../../test/support/engine-fixture.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
+
+/** An engine fixture over the test's database (SQLite, or PostgreSQL with TEST_DATABASE=postgres). */
+const engineOnStore = (options: EngineFixtureOptions = {}): Promise<EngineFixture> =>
+  engineFixture({ ...options, open: (path) => openTestStore(path) });
 
 let fx: EngineFixture | null = null;
 afterEach(async () => {
@@ -20,7 +25,7 @@ const hangOn = (text: string) =>
 
 describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   it('closes a cut-off user turn with "Internal error." to the same channel and runs the queued messages', async () => {
-    fx = await engineFixture({ inference: hangOn('m1') });
+    fx = await engineOnStore({ inference: hangOn('m1') });
     const { sessionId } = await fx.engine.acceptUserMessage(chat('id1', 'm1'));
     await fx.engine.acceptUserMessage(chat('id2', 'm2'));
     await fx.engine.acceptUserMessage(chat('id3', 'm3'));
@@ -59,7 +64,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('never re-runs a message after repeated crashes', async () => {
-    fx = await engineFixture({ inference: hangOn('m1') });
+    fx = await engineOnStore({ inference: hangOn('m1') });
     await fx.engine.acceptUserMessage(chat('id1', 'm1'));
     await fx.engine.acceptUserMessage(chat('id2', 'm2'));
     await fx.inference.waitForRequests(1);
@@ -80,7 +85,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('closes cut-off cron and heartbeat turns silently', async () => {
-    fx = await engineFixture({ inference: new ScriptedInference().onRequest(() => 'hang') });
+    fx = await engineOnStore({ inference: new ScriptedInference().onRequest(() => 'hang') });
     const cron = await fx.engine.postScheduled({ type: 'cron', id: 'nightly' }, 'run', 'cron:nightly');
     const hb = await fx.engine.postScheduled({ type: 'heartbeat' }, 'checks', 'heartbeat');
     await fx.inference.waitForRequests(2);
@@ -101,7 +106,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('tells the parent that a subagent cut off by a crash failed while offline', async () => {
-    fx = await engineFixture({
+    fx = await engineOnStore({
       inference: new ScriptedInference().onRequest((req) => (isSubagent(req) ? 'hang' : undefined)),
     });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('id1', 'hi'));
@@ -134,7 +139,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('delivers a subagent result that was recorded before the crash instead of a failure, once', async () => {
-    fx = await engineFixture({ inference: new ScriptedInference().onRequest(() => 'hang') });
+    fx = await engineOnStore({ inference: new ScriptedInference().onRequest(() => 'hang') });
     const cron = await fx.engine.postScheduled({ type: 'cron', id: 'c' }, 'run', 'cron:c');
     await fx.inference.waitForRequests(1);
     fx = await fx.reopen({ inference: new ScriptedInference().onRequest(() => 'hang') });
@@ -164,7 +169,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('keeps every record before a torn or malformed line', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const { sessionId } = await fx.engine.acceptUserMessage(chat('id1', 'remember the word kiwi'));
     await fx.engine.idle();
     fx = await fx.reopen({ inference: hangOn('m2') });
@@ -195,7 +200,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('restores the descriptor from the first record and skips a log without one, saying so', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const { sessionId } = await fx.engine.acceptUserMessage(chat('id1', 'hi'));
     await fx.engine.idle();
     writeFileSync(
@@ -235,7 +240,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
 
   it('keeps most-recent-foreground by last user activity across a restart', async () => {
     // The index is not flushed before the first crash: the activity comes back from the logs' tails.
-    fx = await engineFixture({ overrides: { engine: { indexFlushMs: 60_000 } } });
+    fx = await engineOnStore({ overrides: { engine: { indexFlushMs: 60_000 } } });
     const { sessionId: one } = await fx.engine.acceptUserMessage(chat('id1', 'a', '1'));
     fx.clock.advance(1_000);
     const { sessionId: two } = await fx.engine.acceptUserMessage(chat('id2', 'b', '2'));
@@ -262,7 +267,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
 
   it('a stop lets a running turn finish within engine.stopGraceMs', async () => {
     const gate = new Gate();
-    fx = await engineFixture({
+    fx = await engineOnStore({
       inference: new ScriptedInference().script(gate),
       overrides: { engine: { stopGraceMs: 60_000 } },
     });
@@ -287,7 +292,7 @@ describe('engine: restore after a crash', { timeout: 30_000 }, () => {
   });
 
   it('a clean stop leaves queued messages on disk for the next start', async () => {
-    fx = await engineFixture({
+    fx = await engineOnStore({
       inference: new ScriptedInference().onRequest(() => 'hang'),
       overrides: { engine: { stopGraceMs: 0 } },
     });

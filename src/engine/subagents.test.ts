@@ -1,10 +1,15 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
-import type { EngineFixture } from '../../test/support/engine-fixture.ts';
+import type { EngineFixture, EngineFixtureOptions } from '../../test/support/engine-fixture.ts';
 import { chatMessage, engineFixture, isSubagentRequest } from '../../test/support/engine-fixture.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import type { InferenceRequest } from '../inference/types.ts';
 import { InferenceError } from '../inference/types.ts';
+
+/** An engine fixture over the test's database (SQLite, or PostgreSQL with TEST_DATABASE=postgres). */
+const engineOnStore = (options: EngineFixtureOptions = {}): Promise<EngineFixture> =>
+  engineFixture({ ...options, open: (path) => openTestStore(path) });
 
 let fx: EngineFixture | null = null;
 afterEach(async () => {
@@ -28,7 +33,7 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
       if (isSubagent(req)) return { text: 'All 12 tests pass.' };
       return undefined;
     });
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'audit the repo'));
     await fx.engine.idle();
     const sub = fx.engine.listSessions().find((s) => s.descriptor.type === 'subagent');
@@ -60,7 +65,7 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest((req) =>
       isSubagent(req) ? new InferenceError('down', []) : { text: 'noted' },
     );
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
     await fx.engine.startBackgroundAgent({ prompt: 'do it', name: 'worker', parentSessionId: parentId });
@@ -77,7 +82,7 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
     const inference = new ScriptedInference().onRequest((req) =>
       isSubagent(req) ? { text: 'the answer is 42' } : undefined,
     );
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
     const answer = await fx.engine.askAgent({ prompt: 'what is it?', name: 'oracle', parentSessionId: parentId });
@@ -90,7 +95,7 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
   it('askAgent rejects after its timeout; the late reply then goes to the parent', async () => {
     const gate = new Gate();
     const inference = new ScriptedInference().onRequest((req) => (isSubagent(req) ? gate : undefined));
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId: parentId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
     const asked = fx.engine.askAgent({
@@ -112,7 +117,7 @@ describe('engine: subagents', { timeout: 30_000 }, () => {
   });
 
   it('a subagent without a given parent belongs to the most recent user session', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const { sessionId: userId } = await fx.engine.acceptUserMessage(chat('m1', 'hi'));
     await fx.engine.idle();
     const { sessionId } = await fx.engine.startBackgroundAgent({ prompt: 'x', name: 'orphan' });
@@ -137,7 +142,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
         return { toolCalls: [{ id: 's2', name: 'send_session_message', input: { text: 'nightly run finished' } }] };
       return { text: 'ok' };
     });
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId: older } = await fx.engine.acceptUserMessage(chat('m1', 'first user', '1'));
     fx.clock.advance(1_000);
     const { sessionId: newer } = await fx.engine.acceptUserMessage(chat('m2', 'second user', '2'));
@@ -159,7 +164,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
 
   it('sends to an explicit session id and refuses unknown ids and a session messaging itself', async () => {
     const inference = new ScriptedInference();
-    fx = await engineFixture({ inference });
+    fx = await engineOnStore({ inference });
     const { sessionId: a } = await fx.engine.acceptUserMessage(chat('m1', 'a', '1'));
     const { sessionId: b } = await fx.engine.acceptUserMessage(chat('m2', 'b', '2'));
     await fx.engine.idle();
@@ -186,7 +191,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
   });
 
   it('resolves most-recent-foreground by the last user message and heartbeat to the heartbeat session', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     assert.equal(
       await fx.engine.postSystemMessage({ strategies: ['most-recent-foreground', 'heartbeat'] }, 'wake', 'wake'),
       null,
@@ -228,7 +233,7 @@ describe('engine: send_session_message and routing', { timeout: 30_000 }, () => 
   });
 
   it('keeps one cron session per task id and one heartbeat session', async () => {
-    fx = await engineFixture();
+    fx = await engineOnStore();
     const a = await fx.engine.postScheduled({ type: 'cron', id: 'n' }, 'run 1', 'cron:n');
     const b = await fx.engine.postScheduled({ type: 'cron', id: 'n' }, 'run 2', 'cron:n');
     const c = await fx.engine.postScheduled({ type: 'cron', id: 'm' }, 'run 1', 'cron:m');

@@ -1,19 +1,19 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { createLinearIntegration } from './integration.ts';
 
 describe('createLinearIntegration', () => {
   it('refuses to build Linear without a webhook signing secret, or when it is turned off', async () => {
-    const m = managerFixture();
+    const m = await openManagerFixture((path) => openTestStore(path));
     try {
       const deps = (overrides: Record<string, unknown>, env: NodeJS.ProcessEnv = {}) => ({
         config: loadConfig({ home: m.home, env: {}, overrides: { workspaces: [m.home], ...overrides } }).config,
         env,
-        db: sqliteKysely(m.db),
+        db: m.db,
         clock: m.clock,
         logger: silentLogger(),
         sessions: m.manager,

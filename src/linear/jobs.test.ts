@@ -1,24 +1,25 @@
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { describe, it } from 'node:test';
+import type { Kysely } from 'kysely';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import { linearRouterSchema } from '../core/config-linear-agents.ts';
 import { AppError } from '../core/errors.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { DatabaseSync } from '../store/database.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { LinearJob } from '../store/linear-jobs.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
+import type { Database } from '../store/tables/index.ts';
 import { LinearApiError } from './api/types.ts';
 import type { JobKind } from './jobs.ts';
 import { JobRunner } from './jobs.ts';
 
 const config = linearRouterSchema.parse({ concurrency: 2, maxAttempts: 3, retryInitialSec: 10 });
 
-function runner(db: DatabaseSync, clock: ManualClock, kinds: Record<string, JobKind>): JobRunner {
-  return new JobRunner({ store: new LinearJobStore(sqliteKysely(db)), kinds, clock, logger: silentLogger(), config });
+function runner(db: Kysely<Database>, clock: ManualClock, kinds: Record<string, JobKind>): JobRunner {
+  return new JobRunner({ store: new LinearJobStore(db), kinds, clock, logger: silentLogger(), config });
 }
 
 describe('JobRunner', () => {
@@ -28,7 +29,7 @@ describe('JobRunner', () => {
     { timeout: 10_000 },
     async () => {
       const clock = new ManualClock();
-      const db = openDatabase(':memory:');
+      const db = (await openTestStore(':memory:')).db;
       const order: string[] = [];
       let running = 0;
       let most = 0;
@@ -60,7 +61,7 @@ describe('JobRunner', () => {
       assert.ok(order.includes('b1'));
       assert.equal(most, 2, 'two keys ran at once');
       assert.deepEqual(
-        (await new LinearJobStore(sqliteKysely(db)).list()).map((j) => j.status),
+        (await new LinearJobStore(db).list()).map((j) => j.status),
         ['done', 'done', 'done', 'done'],
       );
     },
@@ -68,7 +69,7 @@ describe('JobRunner', () => {
 
   it('retries failures that may pass with backoff, then gives up and says so; never retries what cannot pass', async () => {
     const clock = new ManualClock();
-    const db = openDatabase(':memory:');
+    const db = (await openTestStore(':memory:')).db;
     const attempts: number[] = [];
     const gaveUp: { key: string; error: string }[] = [];
     const r = runner(db, clock, {
@@ -105,22 +106,23 @@ describe('JobRunner', () => {
       gaveUp.map((g) => g.key),
       ['x', 'f'],
     );
-    assert.equal((await new LinearJobStore(sqliteKysely(db)).get('f'))?.status, 'failed');
+    assert.equal((await new LinearJobStore(db).get('f'))?.status, 'failed');
   });
 
   it('runs again after a restart what the last process left running, and a stop cancels a session’s jobs', async () => {
     const dir = tempDir('sb-jobs-');
     const path = join(dir.path, 'state.db');
     const clock = new ManualClock();
-    const db = openDatabase(path);
-    const store = new LinearJobStore(sqliteKysely(db));
+    const db = await openTestStore(path);
+    const store = new LinearJobStore(db.db);
     await store.enqueue(
       { key: 'cut', kind: 'work', serialKey: 's', agentSessionId: 'as-1', payload: { n: 1 } },
       clock.now(),
     );
     assert.equal((await store.claimDue(clock.now(), 5)).length, 1, 'running when the process died');
-    db.close();
-    const db2 = openDatabase(path);
+    await db.close();
+    const opened = await openTestStore(path);
+    const db2 = opened.db;
     const seen: LinearJob[] = [];
     let release: () => void = () => undefined;
     const r = runner(db2, clock, {
@@ -136,7 +138,7 @@ describe('JobRunner', () => {
       },
     });
     await r.start();
-    await new Promise((resolve) => setImmediate(resolve));
+    await waitFor('the job left running to run again', () => seen.length > 0);
     assert.deepEqual(
       seen.map((j) => [j.key, j.attempts, j.payload]),
       [['cut', 2, { n: 1 }]],
@@ -147,10 +149,10 @@ describe('JobRunner', () => {
       ['cut'],
     );
     await r.idle();
-    assert.equal((await new LinearJobStore(sqliteKysely(db2)).get('cut'))?.status, 'cancelled');
+    assert.equal((await new LinearJobStore(db2).get('cut'))?.status, 'cancelled');
     release();
     await r.stop();
-    db2.close();
+    await opened.close();
     dir.remove();
   });
 });

@@ -7,6 +7,7 @@ import { FAKE_IDS } from '../../test/support/fake-linear.ts';
 import type { LinearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
 import { linearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { createClaudeHarness } from '../coding/claude/claude-harness.ts';
 import { CodeRunner } from '../coding/code-runner.ts';
 import { SessionManager } from '../coding/session-manager.ts';
@@ -14,7 +15,6 @@ import { ManualClock } from '../core/clock.ts';
 import { agentProfileSchema } from '../core/config-linear-agents.ts';
 import { silentLogger } from '../core/logger.ts';
 import { CodingSessionStore } from '../store/coding-sessions.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { SessionLogs } from '../store/session-logs.ts';
 import { MentionResponder, profileAliases, profileForMentions } from './mentions.ts';
 
@@ -46,6 +46,7 @@ describe('MentionResponder with a coding profile', { timeout: 60_000 }, () => {
       },
       clock,
       { 'harnesses.claude.executable': FAKE_CLAUDE, 'harnesses.claude.settingSources': ['project'] },
+      (path) => openTestStore(path),
     );
     const work = join(fx.dir, 'repo');
     mkdirSync(work, { recursive: true });
@@ -55,7 +56,7 @@ describe('MentionResponder with a coding profile', { timeout: 60_000 }, () => {
       config: fx.full,
       clock,
       logger: silentLogger(),
-      store: new CodingSessionStore(sqliteKysely(fx.db)),
+      store: new CodingSessionStore(fx.db),
       logs,
       harnesses: {
         claude: createClaudeHarness({ config: fx.full.harnesses.claude, killGraceMs: 1_000 }),

@@ -9,9 +9,9 @@ import type { LinearFixtureName } from '../../test/support/linear-webhook-fixtur
 import { LINEAR_FIXTURES, linearFixture } from '../../test/support/linear-webhook-fixtures.ts';
 import { RecordingPipeline } from '../../test/support/recording-pipeline.ts';
 import { Gate, ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
 import { LinearEffectStore } from '../store/linear-effects.ts';
 import { LinearJobStore } from '../store/linear-jobs.ts';
@@ -62,6 +62,8 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
       ...options.linear,
     },
     clock,
+    {},
+    (path) => openTestStore(path),
   );
   // The fixtures' Issue.create issue exists in the workspace, as it would in Linear.
   fx.fake.workspace.addIssue({
@@ -71,12 +73,15 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
     description: 'Tapping Pay on Android Chrome does nothing.',
   });
   const engineInference = new ScriptedInference();
-  const ef = options.engine === false ? null : await engineFixture({ inference: engineInference });
+  const ef =
+    options.engine === false
+      ? null
+      : await engineFixture({ inference: engineInference, open: (path) => openTestStore(path) });
   const logger = silentLogger();
   const pipeline = new RecordingPipeline(fx.api);
   const planner = new Planner({
     api: fx.api,
-    db: sqliteKysely(fx.db),
+    db: fx.db,
     inference: fx.inference,
     config: fx.config.planner,
     clock,
@@ -84,7 +89,7 @@ async function setup(options: { engine?: boolean; linear?: Record<string, unknow
   });
   const triage = new Triage({ api: fx.api, inference: fx.inference, config: fx.config.triage, logger });
   const mentions = new MentionResponder({ api: fx.api, config: fx.full, ...(ef ? { engine: ef.engine } : {}), logger });
-  const store = sqliteKysely(fx.db);
+  const store = fx.db;
   const claims = new LinearClaimStore(store);
   const router = new LinearRouter({
     config: fx.full,
@@ -311,7 +316,7 @@ describe('LinearRouter', () => {
     assert.equal(s.fx.appComments(ISSUE3).length, 1);
     // The process died after the job's effects and before the job was marked done: the restart runs it again.
     await s.router.stop();
-    s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`triage:${ISSUE3}`);
+    await s.fx.db.updateTable('linear_jobs').set({ status: 'running' }).where('key', '=', `triage:${ISSUE3}`).execute();
     s.fx.inference.script({ text: answer });
     await s.router.start();
     await s.idle();
@@ -408,7 +413,11 @@ describe('LinearRouter', () => {
     await s.idle();
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1);
     await s.router.stop();
-    s.fx.db.prepare("UPDATE linear_jobs SET status = 'running' WHERE key = ?").run(`mention:${COMMENT_QA}`);
+    await s.fx.db
+      .updateTable('linear_jobs')
+      .set({ status: 'running' })
+      .where('key', '=', `mention:${COMMENT_QA}`)
+      .execute();
     await s.router.start();
     await s.idle();
     assert.equal(s.fx.appComments(FAKE_IDS.issue1).length, 1, 'one "could not answer"');

@@ -3,6 +3,7 @@ import { afterEach, beforeEach, describe, it } from 'node:test';
 import { FAKE_IDS } from '../../test/support/fake-linear.ts';
 import type { LinearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
 import { linearGlueFixture } from '../../test/support/linear-glue-fixture.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { linearTriageSchema } from '../core/config-linear-agents.ts';
 import { silentLogger } from '../core/logger.ts';
 import { jsonCandidates, parseTriageAnswer, snapEstimate, Triage } from './triage.ts';
@@ -60,7 +61,7 @@ describe('Triage against the fake Linear', () => {
   let fx: LinearGlueFixture;
 
   beforeEach(async () => {
-    fx = await linearGlueFixture();
+    fx = await linearGlueFixture({}, undefined, {}, (path) => openTestStore(path));
   });
   afterEach(async () => {
     await fx.close();

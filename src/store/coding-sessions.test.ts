@@ -71,6 +71,23 @@ describeEachDatabase('CodingSessionStore', (fresh) => {
     assert.deepEqual([stored?.status, stored?.costUsd], ['completed', 39]);
   });
 
+  test("a run's costs land in the order they were asked for, even when none is awaited before the next", async () => {
+    const store = new CodingSessionStore((await fresh()).db);
+    const session = storedSession({ id: 's1', name: 'one' });
+    await store.insert(session);
+    const runId = await store.startRun(session, 'resume', 0);
+    const writes: Promise<void>[] = [];
+    for (let i = 1; i <= 40; i += 1) writes.push(store.setRunCost(runId, i));
+    await Promise.all(writes);
+    assert.equal((await store.metrics()).totalCostUsd, 40, 'the last cost asked for is the one kept');
+    const late = store.setRunCost(runId, 41);
+    const end = store.endRun(runId, 'completed', 42, 1_000);
+    const after = store.setRunCost(runId, 1);
+    await Promise.all([late, end, after]);
+    const metrics = await store.metrics();
+    assert.deepEqual([metrics.totalCostUsd, metrics.sessionsByStatus.completed], [42, 1], 'the end is final');
+  });
+
   test('pages newest first, ties broken by id, after a cursor and by status; a page read again shows every write', async () => {
     const { db, dialect } = await fresh();
     const store = new CodingSessionStore(db);

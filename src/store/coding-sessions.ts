@@ -203,6 +203,8 @@ export class CodingSessionStore {
 
   /** The last write asked for per session, so the next one waits for it (see #inOrder). */
   readonly #writing = new Map<string, Promise<void>>();
+  /** The last cost or end write asked for per run, likewise (a turn's cost must not land after a later one's). */
+  readonly #runWriting = new Map<number, Promise<void>>();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -323,7 +325,7 @@ export class CodingSessionStore {
       const run = (): Promise<void> =>
         patch.backendSessionId ? this.#db.transaction().execute(write) : write(this.#db);
       // SQLite's one connection already runs them in order (and a chain there could wait on the transaction it is in).
-      await (this.#shared ? this.#inOrder(id, run) : run());
+      await (this.#shared ? this.#inOrder(this.#writing, id, run) : run());
     }
   }
 
@@ -331,18 +333,23 @@ export class CodingSessionStore {
    * Runs a session's writes one after another, in the order they were asked for: over PostgreSQL's pool two updates of
    * one session could otherwise commit out of order (a `running` landing after its `completed`).
    */
-  async #inOrder(id: string, write: () => Promise<void>): Promise<void> {
-    const previous = this.#writing.get(id) ?? Promise.resolve();
+  async #inOrder<K>(queue: Map<K, Promise<void>>, key: K, write: () => Promise<void>): Promise<void> {
+    const previous = queue.get(key) ?? Promise.resolve();
     const mine = previous.then(write, write);
     const settled = mine.then(
       () => undefined,
       () => undefined,
     );
-    this.#writing.set(id, settled);
+    queue.set(key, settled);
     void settled.then(() => {
-      if (this.#writing.get(id) === settled) this.#writing.delete(id);
+      if (queue.get(key) === settled) queue.delete(key);
     });
     await mine;
+  }
+
+  /** A run's writes in the order asked for over PostgreSQL's pool (see #inOrder); SQLite's one connection orders them. */
+  async #runInOrder(runId: number, write: () => Promise<void>): Promise<void> {
+    await (this.#shared ? this.#inOrder(this.#runWriting, runId, write) : write());
   }
 
   async #setKey(db: Kysely<Database>, key: string, sessionId: string, kind: 'id' | 'name' | 'backend'): Promise<void> {
@@ -606,29 +613,33 @@ export class CodingSessionStore {
 
   /** Records how a run ended: once per run, with the cost it added. */
   async endRun(runId: number, status: SessionStatus, costUsd: number, endedAt: number): Promise<void> {
-    await this.#hot.execute(this.#db, 'end run', [status, costUsd, endedAt, runId], (slot) =>
-      this.#db
-        .updateTable('session_runs')
-        .set((eb) => ({
-          status: slot<SessionStatus>(0),
-          cost_usd: slot<number>(1),
-          ended_at: slot<number>(2),
-          duration_ms: eb(eb.val(slot<number>(2)), '-', eb.ref('started_at')),
-        }))
-        .where('id', '=', slot<number>(3))
-        .where('ended_at', 'is', null),
-    );
+    await this.#runInOrder(runId, async () => {
+      await this.#hot.execute(this.#db, 'end run', [status, costUsd, endedAt, runId], (slot) =>
+        this.#db
+          .updateTable('session_runs')
+          .set((eb) => ({
+            status: slot<SessionStatus>(0),
+            cost_usd: slot<number>(1),
+            ended_at: slot<number>(2),
+            duration_ms: eb(eb.val(slot<number>(2)), '-', eb.ref('started_at')),
+          }))
+          .where('id', '=', slot<number>(3))
+          .where('ended_at', 'is', null),
+      );
+    });
   }
 
   /** Records what an open run has cost so far (after each turn), so stats count running sessions and crash-cut runs. */
   async setRunCost(runId: number, costUsd: number): Promise<void> {
-    await this.#hot.execute(this.#db, 'run cost', [costUsd, runId], (slot) =>
-      this.#db
-        .updateTable('session_runs')
-        .set({ cost_usd: slot<number>(0) })
-        .where('id', '=', slot<number>(1))
-        .where('ended_at', 'is', null),
-    );
+    await this.#runInOrder(runId, async () => {
+      await this.#hot.execute(this.#db, 'run cost', [costUsd, runId], (slot) =>
+        this.#db
+          .updateTable('session_runs')
+          .set({ cost_usd: slot<number>(0) })
+          .where('id', '=', slot<number>(1))
+          .where('ended_at', 'is', null),
+      );
+    });
   }
 
   /**

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import { pino } from 'pino';
 import type { InboundMessage } from '../../src/channels/connector.ts';
 import { createHarnesses } from '../../src/coding/harnesses.ts';
@@ -19,13 +20,13 @@ import type { OperationServices } from '../../src/operations/operation.ts';
 import { OPERATIONS } from '../../src/operations/table.ts';
 import { createOperationsToolbox } from '../../src/operations/toolbox.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import type { DatabaseSync } from '../../src/store/database.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
+import type { Database } from '../../src/store/tables/index.ts';
 import { RecordingOutbox } from './recording-outbox.ts';
 import { ScriptedInference } from './scripted-inference.ts';
 import { tempDir } from './temp-dir.ts';
+import type { OpenStore, TestStore } from './test-store.ts';
+import { openSqliteStore } from './test-store.ts';
 
 /** A Telegram message in chat `chatId` from user `userId` (by default the chat's own user, as in a private chat). */
 export function chatMessage(id: string, text: string, chatId = '42', userId = chatId): InboundMessage {
@@ -70,7 +71,9 @@ export interface EngineFixture {
   home: string;
   config: Config;
   clock: ManualClock;
-  db: DatabaseSync;
+  /** The engine's database (SQLite, or what `open` opened). */
+  db: Kysely<Database>;
+  dialect: TestStore['dialect'];
   inference: ScriptedInference;
   outbox: RecordingOutbox;
   toolbox: FakeToolbox;
@@ -88,6 +91,8 @@ export interface EngineFixtureOptions {
   inference?: ScriptedInference;
   /** Do not call start(). */
   noStart?: boolean;
+  /** Opens the database for `<home>/state.db` (`(path) => openTestStore(path)` for both databases); default SQLite. */
+  open?: OpenStore;
 }
 
 function captureLogger(lines: CapturedLog[]): Logger {
@@ -95,7 +100,7 @@ function captureLogger(lines: CapturedLog[]): Logger {
 }
 
 /**
- * An engine over a real SQLite file and real logs in a temp dir, with scripted inference, a recording outbox, and the
+ * An engine over a real database (a SQLite file, or what `options.open` opens) and real logs in a temp dir, with scripted inference, a recording outbox, and the
  * test tools in front of the operations table's tools.
  */
 export async function engineFixture(
@@ -112,7 +117,8 @@ export async function engineFixture(
     },
   });
   const clock = new ManualClock();
-  const db = openDatabase(join(dir.path, 'state.db'));
+  const store = await (options.open ?? openSqliteStore)(join(dir.path, 'state.db'));
+  const db = store.db;
   const inference = options.inference ?? new ScriptedInference();
   const outbox = new RecordingOutbox();
   const toolbox = new FakeToolbox();
@@ -123,7 +129,7 @@ export async function engineFixture(
     config,
     clock,
     logger,
-    store: new CodingSessionStore(sqliteKysely(db)),
+    store: new CodingSessionStore(db),
     logs: new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() }),
     harnesses: createHarnesses(config, logger),
   });
@@ -132,7 +138,7 @@ export async function engineFixture(
     config,
     clock,
     logger,
-    db: sqliteKysely(db),
+    db,
     home: dir.path,
     inference,
     outbox,
@@ -146,6 +152,7 @@ export async function engineFixture(
     config,
     clock,
     db,
+    dialect: store.dialect,
     inference,
     outbox,
     toolbox,
@@ -174,7 +181,7 @@ export async function engineFixture(
     async close() {
       await engine.stop();
       await sessions.stop();
-      db.close();
+      await store.close();
       dir.remove();
     },
   };

@@ -1,6 +1,7 @@
 // The fake Linear server (real @linear/sdk client over HTTP on 127.0.0.1), a LinearApi built over it the way the
-// daemon builds it, a SQLite file in a temp dir and a scripted model: what the router, triage and planner tests share.
+// daemon builds it, a database in a temp dir (SQLite, or what `open` opens) and a scripted model: what the router, triage and planner tests share.
 import { join } from 'node:path';
+import type { Kysely } from 'kysely';
 import type { Clock } from '../../src/core/clock.ts';
 import { systemClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
@@ -9,13 +10,13 @@ import { loadConfig } from '../../src/core/config-load.ts';
 import { silentLogger } from '../../src/core/logger.ts';
 import { buildLinearAccess } from '../../src/linear/api/access.ts';
 import type { LinearApi } from '../../src/linear/api/types.ts';
-import type { DatabaseSync } from '../../src/store/database.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
+import type { Database } from '../../src/store/tables/index.ts';
 import type { FakeLinear } from './fake-linear.ts';
 import { startFakeLinear } from './fake-linear.ts';
 import { ScriptedInference } from './scripted-inference.ts';
 import { tempDir } from './temp-dir.ts';
+import type { OpenStore } from './test-store.ts';
+import { openSqliteStore } from './test-store.ts';
 
 export interface LinearGlueFixture {
   fake: FakeLinear;
@@ -23,7 +24,8 @@ export interface LinearGlueFixture {
   /** The whole daemon config (the `linear` overrides applied). */
   full: Config;
   config: LinearConfig;
-  db: DatabaseSync;
+  /** The database (a SQLite file, or what `open` opened). */
+  db: Kysely<Database>;
   dir: string;
   inference: ScriptedInference;
   clock: Clock;
@@ -42,6 +44,8 @@ export async function linearGlueFixture(
   linear: Record<string, unknown> = {},
   clock: Clock = systemClock(),
   overrides: Record<string, unknown> = {},
+  /** Opens the database for `<dir>/state.db` (`(path) => openTestStore(path)` for both databases); default SQLite. */
+  open: OpenStore = openSqliteStore,
 ): Promise<LinearGlueFixture> {
   const fake = await startFakeLinear();
   const dir = tempDir('sb-linear-');
@@ -58,12 +62,13 @@ export async function linearGlueFixture(
     },
   }).config;
   const config = full.linear;
-  const db = openDatabase(join(dir.path, 'state.db'));
+  const store = await open(join(dir.path, 'state.db'));
+  const db = store.db;
   const access = buildLinearAccess({
     config,
     gateway: { host: '127.0.0.1', port: 1 },
     env: {},
-    db: sqliteKysely(db),
+    db,
     clock,
     logger: silentLogger(),
   });
@@ -83,7 +88,7 @@ export async function linearGlueFixture(
     activities: (agentSessionId) =>
       fake.workspace.agentSessions.get(agentSessionId)?.activities.map((a) => a.content) ?? [],
     async close() {
-      db.close();
+      await store.close();
       await fake.close();
       dir.remove();
     },

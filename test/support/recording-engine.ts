@@ -33,7 +33,17 @@ export class RecordingEngine implements EngineApi {
    * `after-accept`: the next posts are accepted (recorded) but never resolve, as if the daemon died right after the
    * engine wrote them; `before-accept`: never resolve and record nothing (died before the write).
    */
-  hold: 'none' | 'before-accept' | 'after-accept' = 'none';
+  get hold(): 'none' | 'before-accept' | 'after-accept' {
+    return this.#hold;
+  }
+  set hold(hold: 'none' | 'before-accept' | 'after-accept') {
+    this.#hold = hold;
+    this.#heldUnderHold = false;
+  }
+  #hold: 'none' | 'before-accept' | 'after-accept' = 'none';
+  /** Whether a post was held since `hold` was last set, and who waits for one (see whenHeld). */
+  #heldUnderHold = false;
+  #heldWaiters: (() => void)[] = [];
   /** When set, posts reject with it (the engine refusing). */
   failWith: Error | null = null;
   /** Called (and awaited) inside each post before it is accepted (to look at the caller's state at that moment). */
@@ -63,6 +73,22 @@ export class RecordingEngine implements EngineApi {
 
   removeSession(id: string): void {
     this.#sessions.delete(id);
+  }
+
+  /**
+   * Resolves once a post is held (never resolving, as `hold` says) since `hold` was last set; at once if one already
+   * was. A test's clock waits for this or for the caller to be idle, whichever comes first.
+   */
+  whenHeld(): Promise<void> {
+    if (this.#heldUnderHold) return Promise.resolve();
+    return new Promise<void>((resolve) => this.#heldWaiters.push(resolve));
+  }
+
+  /** Never resolves: the post is held (see `hold`); tells whenHeld's waiters. */
+  #held(): Promise<Accepted> {
+    this.#heldUnderHold = true;
+    for (const wake of this.#heldWaiters.splice(0)) wake();
+    return new Promise<Accepted>(() => undefined);
   }
 
   /** Accepted, non-duplicate posts (what actually makes the engine run a turn). */
@@ -151,7 +177,7 @@ export class RecordingEngine implements EngineApi {
     if (this.failWith) throw this.failWith;
     const id = messageId ?? `m-${++this.#seq}`;
     await this.onPost?.({ descriptor: session.descriptor, text, messageId: id });
-    if (this.hold === 'before-accept') return new Promise<Accepted>(() => undefined);
+    if (this.hold === 'before-accept') return this.#held();
     const duplicate = session.accepted.has(id);
     session.accepted.add(id);
     this.posts.push({
@@ -163,7 +189,7 @@ export class RecordingEngine implements EngineApi {
       messageId: id,
       duplicate,
     });
-    if (this.hold === 'after-accept') return new Promise<Accepted>(() => undefined);
+    if (this.hold === 'after-accept') return this.#held();
     return { sessionId: session.id, messageId: id, duplicate };
   }
 }

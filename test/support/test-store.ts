@@ -71,16 +71,7 @@ const names = new Map<string, string>();
  * database standing for `path` (the same path gives the same database). The server is stopped when the process exits.
  */
 export async function openTestStore(path = ':memory:'): Promise<TestStore> {
-  if (!onPostgres) {
-    const sqlite = openDatabase(path);
-    return {
-      db: sqliteKysely(sqlite),
-      dialect: 'sqlite',
-      close: async () => {
-        sqlite.close();
-      },
-    };
-  }
+  if (!onPostgres) return openSqliteStore(path);
   if (!shared) {
     const databases = new PostgresDatabases();
     shared = databases;
@@ -95,3 +86,18 @@ export async function openTestStore(path = ':memory:'): Promise<TestStore> {
   const db = await shared.open(name);
   return { db, dialect: 'postgres', close: () => db.destroy() };
 }
+
+/** Opens SQLite at `path` (a file, or `:memory:`) as a TestStore, whatever TEST_DATABASE says. */
+export function openSqliteStore(path: string): TestStore {
+  const sqlite = openDatabase(path);
+  return {
+    db: sqliteKysely(sqlite),
+    dialect: 'sqlite',
+    close: async () => {
+      sqlite.close();
+    },
+  };
+}
+
+/** Opens the test database standing for a file path (openTestStore, or openSqliteStore for SQLite-only suites). */
+export type OpenStore = (path: string) => Promise<TestStore> | TestStore;

@@ -5,13 +5,13 @@ import { captureLogger } from '../../../test/support/capture-logger.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { SteppingClock } from '../../../test/support/stepping-clock.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import type { TestStore } from '../../../test/support/test-store.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import type { Clock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { CronScheduler } from './cron-scheduler.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -21,7 +21,7 @@ const H = 60 * MIN;
 /** One daemon lifetime: its own clock and database connection over the shared state directory. */
 interface Daemon {
   clock: SteppingClock;
-  db: DatabaseSync;
+  db: TestStore;
   store: CronTaskStore;
   scheduler: CronScheduler;
   log: ReturnType<typeof captureLogger>;
@@ -32,23 +32,30 @@ describe('CronScheduler', () => {
   let engine: RecordingEngine;
   let daemons: Daemon[];
 
-  function boot(at: number, overrides: Record<string, unknown> = {}, lagMs = 0): Daemon {
+  async function boot(at: number, overrides: Record<string, unknown> = {}, lagMs = 0): Promise<Daemon> {
     const { config } = loadConfig({
       home: dir.path,
       env: {},
       overrides: { 'scheduler.timezone': 'UTC', ...overrides },
     });
-    const clock = new SteppingClock(at);
+    const posts = engine;
+    let scheduler: CronScheduler | undefined = undefined;
+    // Each timer's work settles before time moves on: the scheduler is idle (its store writes committed), or its post
+    // hangs as the test asked (a daemon "dying" there). Over PostgreSQL's pool that takes more than a macrotask.
+    const clock = new SteppingClock(at, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.race([scheduler?.idle(), posts.whenHeld()]);
+    });
     // A lagging timer stands for a machine that slept: every wait ends `lagMs` late.
     const timers: Clock = {
       now: () => clock.now(),
       after: (ms, fn) => clock.after(ms + lagMs, fn),
       every: (ms, fn) => clock.every(ms, fn),
     };
-    const db = openDatabase(join(dir.path, 'state.db'));
-    const store = new CronTaskStore(sqliteKysely(db));
+    const db = await openTestStore(join(dir.path, 'state.db'));
+    const store = new CronTaskStore(db.db);
     const log = captureLogger();
-    const scheduler = new CronScheduler({ store, engine, clock: timers, logger: log.logger, config });
+    scheduler = new CronScheduler({ store, engine, clock: timers, logger: log.logger, config });
     const daemon = { clock, db, store, scheduler, log };
     daemons.push(daemon);
     return daemon;
@@ -64,13 +71,13 @@ describe('CronScheduler', () => {
     engine = new RecordingEngine();
     daemons = [];
   });
-  afterEach(() => {
-    for (const d of daemons) d.db.close();
+  afterEach(async () => {
+    for (const d of daemons) await d.db.close();
     dir.remove();
   });
 
   it('validates tasks, naming the field', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const cases: [Parameters<CronScheduler['add']>[0], string, RegExp][] = [
       [{ name: 'a', schedule: '* * * * * *', prompt: 'p' }, 'schedule', /6 fields/],
@@ -90,7 +97,7 @@ describe('CronScheduler', () => {
   });
 
   it('fires each task into its own cron session at its due time, in due-time then creation order', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const late = await d.scheduler.add({ name: 'late', schedule: '30 0 * * *', prompt: 'late prompt' });
     const first = await d.scheduler.add({ name: 'first', schedule: '15 0 * * *', prompt: 'first prompt' });
@@ -125,7 +132,7 @@ describe('CronScheduler', () => {
   });
 
   it('posts to the engine before it records the run, and never fires a due time twice', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const task = await d.scheduler.add({ name: 'q', schedule: '*/10 * * * *', prompt: 'check' });
     const seen: { status: string | undefined; lastRunAt: number | null }[] = [];
@@ -159,7 +166,7 @@ describe('CronScheduler', () => {
 
     // A restart at the same time does not fire it either.
     await d.scheduler.stop();
-    const again = boot(d.clock.now());
+    const again = await boot(d.clock.now());
     await again.scheduler.start();
     await advance(again, 5 * MIN);
     assert.equal(engine.posts.length, 1);
@@ -173,7 +180,7 @@ describe('CronScheduler', () => {
 
   for (const policy of ['skip', 'run-once'] as const) {
     it(`after a restart, applies missedRuns = ${policy} to runs missed while the daemon was down`, async () => {
-      const d = boot(T0, { 'scheduler.missedRuns': policy });
+      const d = await boot(T0, { 'scheduler.missedRuns': policy });
       await d.scheduler.start();
       const task = await d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'report' });
       await advance(d, 1 * H);
@@ -181,7 +188,7 @@ describe('CronScheduler', () => {
       await d.scheduler.stop();
 
       // Down from 01:00 to 06:30: the runs due 02:00 … 06:00 were missed.
-      const up = boot(T0 + 6 * H + 30 * MIN, { 'scheduler.missedRuns': policy });
+      const up = await boot(T0 + 6 * H + 30 * MIN, { 'scheduler.missedRuns': policy });
       await up.scheduler.start();
       const runs = await up.store.runs(task.id, 5);
       if (policy === 'skip') {
@@ -216,7 +223,7 @@ describe('CronScheduler', () => {
       await up.scheduler.stop();
 
       // A further restart with nothing missed does nothing at once.
-      const calm = boot(T0 + 7 * H + 10 * MIN, { 'scheduler.missedRuns': policy });
+      const calm = await boot(T0 + 7 * H + 10 * MIN, { 'scheduler.missedRuns': policy });
       await calm.scheduler.start();
       assert.equal(engine.runs.length, policy === 'skip' ? 2 : 3);
       await calm.scheduler.stop();
@@ -225,17 +232,16 @@ describe('CronScheduler', () => {
     it(`with missedRuns = ${policy}, a crash between the post and its record gives exactly one run`, async () => {
       for (const hold of ['after-accept', 'before-accept'] as const) {
         engine = new RecordingEngine();
-        const d = boot(T0, { 'scheduler.missedRuns': policy });
+        const d = await boot(T0, { 'scheduler.missedRuns': policy });
         await d.scheduler.start();
         const task = await d.scheduler.add({ name: `t-${hold}`, schedule: '0 * * * *', prompt: 'p' });
         engine.hold = hold;
         await d.clock.advance(1 * H); // fires; the post never returns: the daemon "dies" here
-        await new Promise((resolve) => setImmediate(resolve));
         assert.equal((await d.store.runs(task.id, 1))[0]?.status, 'posting');
         assert.equal(engine.posts.length, hold === 'after-accept' ? 1 : 0);
 
         engine.hold = 'none';
-        const up = boot(T0 + H + 5 * MIN, { 'scheduler.missedRuns': policy });
+        const up = await boot(T0 + H + 5 * MIN, { 'scheduler.missedRuns': policy });
         await up.scheduler.start();
         assert.equal(engine.runs.length, 1, `${hold}: exactly one run`);
         assert.equal(engine.runs[0]?.messageId, `cron-${task.id}-${T0 + H}`);
@@ -245,11 +251,11 @@ describe('CronScheduler', () => {
         assert.equal(run?.attempts, 2);
         await up.scheduler.stop();
 
-        const later = boot(T0 + H + 10 * MIN, { 'scheduler.missedRuns': policy });
+        const later = await boot(T0 + H + 10 * MIN, { 'scheduler.missedRuns': policy });
         await later.scheduler.start();
         assert.equal(engine.posts.length, hold === 'after-accept' ? 2 : 1, 'no further post on a later restart');
         await later.scheduler.stop();
-        for (const daemon of daemons.splice(0)) daemon.db.close();
+        for (const daemon of daemons.splice(0)) await daemon.db.close();
         dir.remove();
         dir = tempDir();
       }
@@ -258,7 +264,7 @@ describe('CronScheduler', () => {
 
   for (const policy of ['skip', 'run-once'] as const) {
     it(`when the timer wakes late across several due times, makes one run (missedRuns = ${policy})`, async () => {
-      const d = boot(T0, { 'scheduler.missedRuns': policy }, 2 * H);
+      const d = await boot(T0, { 'scheduler.missedRuns': policy }, 2 * H);
       await d.scheduler.start();
       const task = await d.scheduler.add({ name: 'hourly', schedule: '0 * * * *', prompt: 'p' });
       await advance(d, 2 * H + MIN);
@@ -280,19 +286,17 @@ describe('CronScheduler', () => {
   }
 
   it('abandons a run cut off by a crash twice instead of looping', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const task = await d.scheduler.add({ name: 'poison', schedule: '0 * * * *', prompt: 'p' });
     engine.hold = 'before-accept';
     await d.clock.advance(H);
-    await new Promise((resolve) => setImmediate(resolve));
-    const retry = boot(T0 + H + MIN);
+    const retry = await boot(T0 + H + MIN);
     void retry.scheduler.start(); // the re-post hangs too: the daemon dies again
-    await new Promise((resolve) => setImmediate(resolve));
-    assert.equal((await retry.store.runs(task.id, 1))[0]?.attempts, 2);
+    await waitFor('the re-post to be recorded', async () => (await retry.store.runs(task.id, 1))[0]?.attempts === 2);
 
     engine.hold = 'none';
-    const third = boot(T0 + H + 2 * MIN);
+    const third = await boot(T0 + H + 2 * MIN);
     await third.scheduler.start();
     assert.equal(engine.posts.length, 0);
     const run = (await third.store.runs(task.id, 1))[0];
@@ -309,7 +313,7 @@ describe('CronScheduler', () => {
   });
 
   it('records a run the engine refuses as failed, and keeps the cadence', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const task = await d.scheduler.add({ name: 'x', schedule: '0 * * * *', prompt: 'p' });
     engine.failWith = new Error('disk full');
@@ -326,7 +330,7 @@ describe('CronScheduler', () => {
   });
 
   it('a run the engine accepted but the store could not record stays unfinished; the next start records it once', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const task = await d.scheduler.add({ name: 'flaky-disk', schedule: '0 * * * *', prompt: 'p' });
     d.store.finishRun = () => {
@@ -339,7 +343,7 @@ describe('CronScheduler', () => {
     assert.equal(d.log.find('error', /could not be posted/).length, 0);
     await d.scheduler.stop();
 
-    const up = boot(T0 + H + MIN);
+    const up = await boot(T0 + H + MIN);
     await up.scheduler.start();
     const run = (await up.store.runs(task.id, 1))[0];
     assert.deepEqual([run?.status, run?.duplicate, run?.attempts], ['posted', true, 2]);
@@ -348,7 +352,7 @@ describe('CronScheduler', () => {
   });
 
   it('does not fire disabled tasks, and enabling does not catch up the time it was off', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.scheduler.start();
     const task = await d.scheduler.add({ name: 'off', schedule: '0 * * * *', prompt: 'p', enabled: false });
     assert.equal(task.nextRunAt, null);

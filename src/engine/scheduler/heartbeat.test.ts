@@ -5,12 +5,11 @@ import { captureLogger } from '../../../test/support/capture-logger.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { SteppingClock } from '../../../test/support/stepping-clock.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import type { TestStore } from '../../../test/support/test-store.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { AppError } from '../../core/errors.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { Heartbeat } from './heartbeat.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
@@ -18,7 +17,7 @@ const MIN = 60_000;
 
 interface Daemon {
   clock: SteppingClock;
-  db: DatabaseSync;
+  db: TestStore;
   store: HeartbeatStore;
   heartbeat: Heartbeat;
   log: ReturnType<typeof captureLogger>;
@@ -29,13 +28,20 @@ describe('Heartbeat', () => {
   let engine: RecordingEngine;
   let daemons: Daemon[];
 
-  function boot(at: number, overrides: Record<string, unknown> = {}): Daemon {
+  async function boot(at: number, overrides: Record<string, unknown> = {}): Promise<Daemon> {
     const { config } = loadConfig({ home: dir.path, env: {}, overrides });
-    const clock = new SteppingClock(at);
-    const db = openDatabase(join(dir.path, 'state.db'));
-    const store = new HeartbeatStore(sqliteKysely(db));
+    const posts = engine;
+    let heartbeat: Heartbeat | undefined = undefined;
+    // Each timer's work settles before time moves on: the heartbeat is idle (its store writes committed), or its post
+    // hangs as the test asked (a daemon "dying" there). Over PostgreSQL's pool that takes more than a macrotask.
+    const clock = new SteppingClock(at, async () => {
+      await new Promise((resolve) => setImmediate(resolve));
+      await Promise.race([heartbeat?.idle(), posts.whenHeld()]);
+    });
+    const db = await openTestStore(join(dir.path, 'state.db'));
+    const store = new HeartbeatStore(db.db);
     const log = captureLogger();
-    const heartbeat = new Heartbeat({ store, engine, clock, logger: log.logger, config });
+    heartbeat = new Heartbeat({ store, engine, clock, logger: log.logger, config });
     const d = { clock, db, store, heartbeat, log };
     daemons.push(d);
     return d;
@@ -51,13 +57,13 @@ describe('Heartbeat', () => {
     engine = new RecordingEngine();
     daemons = [];
   });
-  afterEach(() => {
-    for (const d of daemons) d.db.close();
+  afterEach(async () => {
+    for (const d of daemons) await d.db.close();
     dir.remove();
   });
 
   it('sends every task as one batch prompt to the heartbeat session on the interval', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     const ci = await d.heartbeat.addTask({ title: 'Check CI', prompt: 'Look at the failing builds.' });
     // Batch order is the creation time: tasks made in the same millisecond are listed by id.
@@ -89,7 +95,7 @@ describe('Heartbeat', () => {
   });
 
   it('does nothing on a timer tick with no tasks and nothing queued (logged at debug)', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     await advance(d, 95 * MIN);
     assert.equal(engine.posts.length, 0);
@@ -99,7 +105,7 @@ describe('Heartbeat', () => {
   });
 
   it('runs on an explicit wake even with an empty task list (#14527), with the wake text in the prompt', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     const manual = await d.heartbeat.runNow('manual');
     assert.equal(manual.tasks, 0);
@@ -119,7 +125,7 @@ describe('Heartbeat', () => {
   });
 
   it('puts queued events into exactly one run, which happens even with no tasks', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     await advance(d, 10 * MIN);
     const { nextRunAt } = await d.heartbeat.queueEvent('deploy finished', 'hook');
@@ -141,7 +147,7 @@ describe('Heartbeat', () => {
   });
 
   it('keeps its cadence across restarts: no run at start unless one is due', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     await d.heartbeat.addTask({ title: 'T', prompt: 'p' });
     await advance(d, 30 * MIN);
@@ -149,7 +155,7 @@ describe('Heartbeat', () => {
     await advance(d, 10 * MIN);
     await d.heartbeat.stop();
 
-    const early = boot(T0 + 50 * MIN);
+    const early = await boot(T0 + 50 * MIN);
     await early.heartbeat.start();
     assert.equal(engine.runs.length, 1, 'no run at start');
     assert.equal((await early.heartbeat.status()).lastRunAt, T0 + 30 * MIN);
@@ -160,7 +166,7 @@ describe('Heartbeat', () => {
     await early.heartbeat.stop();
 
     // Down past a due time: one run at start, then the interval from there.
-    const late = boot(T0 + 180 * MIN);
+    const late = await boot(T0 + 180 * MIN);
     await late.heartbeat.start();
     await late.heartbeat.idle();
     await late.clock.advance(0);
@@ -171,7 +177,7 @@ describe('Heartbeat', () => {
   });
 
   it('with the timer off (intervalMinutes 0), refuses next-heartbeat events but still runs on request', async () => {
-    const d = boot(T0, { 'heartbeat.intervalMinutes': 0 });
+    const d = await boot(T0, { 'heartbeat.intervalMinutes': 0 });
     await d.heartbeat.start();
     await d.heartbeat.addTask({ title: 'T', prompt: 'p' });
     await advance(d, 300 * MIN);
@@ -184,16 +190,15 @@ describe('Heartbeat', () => {
   });
 
   it('re-posts a run cut off by a crash once, with the same message id and the same events', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     await d.heartbeat.queueEvent('one event', 'hook');
     engine.hold = 'after-accept';
-    await d.clock.advance(30 * MIN);
-    await new Promise((resolve) => setImmediate(resolve));
+    await d.clock.advance(30 * MIN); // the post is held: the daemon "dies" there
     assert.equal(engine.posts.length, 1);
 
     engine.hold = 'none';
-    const up = boot(T0 + 31 * MIN);
+    const up = await boot(T0 + 31 * MIN);
     await up.heartbeat.start();
     assert.equal(engine.runs.length, 1, 'exactly one run');
     assert.equal(engine.posts.length, 2);
@@ -205,7 +210,7 @@ describe('Heartbeat', () => {
   });
 
   it('gives the events of a run the engine refused to the next run', async () => {
-    const d = boot(T0);
+    const d = await boot(T0);
     await d.heartbeat.start();
     await d.heartbeat.queueEvent('keep me', 'hook');
     engine.failWith = new Error('engine stopping');

@@ -4,10 +4,10 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { EngineFixture } from '../../../test/support/engine-fixture.ts';
 import { engineFixture } from '../../../test/support/engine-fixture.ts';
-import type { ManagerFixture } from '../../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { silentLogger } from '../../core/logger.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';
 import { createWakeRouter } from '../wake/wake-router.ts';
 import type { Scheduler } from './scheduler.ts';
@@ -17,7 +17,7 @@ const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0 } as const;
 
 describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => {
   let fx: EngineFixture;
-  let f: ManagerFixture;
+  let f: StoreManagerFixture;
   let scheduler: Scheduler;
 
   afterEach(async () => {
@@ -28,10 +28,13 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
   });
 
   it('fires cron runs into their cron session and heartbeat runs into the heartbeat session; wakes follow the route', async () => {
-    fx = await engineFixture({ overrides: { scheduler: { timezone: 'UTC' } } });
-    f = managerFixture();
+    fx = await engineFixture({
+      overrides: { scheduler: { timezone: 'UTC' } },
+      open: (path) => openTestStore(path),
+    });
+    f = await openManagerFixture((path) => openTestStore(path));
     scheduler = createScheduler({
-      db: sqliteKysely(fx.db),
+      db: fx.db,
       engine: fx.engine,
       clock: fx.clock,
       logger: silentLogger(),
@@ -51,7 +54,7 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
 
     // No user session and no heartbeat session yet: a wake runs the heartbeat, which creates its session.
     const wake = createWakeRouter({
-      db: sqliteKysely(f.db),
+      db: f.db,
       sessions: f.manager,
       engine: fx.engine,
       heartbeat: scheduler.heartbeat,
@@ -87,7 +90,7 @@ describe('scheduler and wakes over the real engine', { timeout: 30_000 }, () => 
     await f.harness.last.emit({ type: 'started', backendSessionId: 'b-3' }, { type: 'text', text: 'gamma done' }, ok);
     await wake.idle();
     assert.equal((await wake.stats()).pending, 0);
-    const [gamma, beta, alpha] = await new WakeEventStore(sqliteKysely(f.db)).recent('delivered', 3);
+    const [gamma, beta, alpha] = await new WakeEventStore(f.db).recent('delivered', 3);
     assert.deepEqual([alpha?.via, beta?.via, gamma?.via], ['heartbeat-run', 'heartbeat', 'most-recent-foreground']);
     assert.equal(beta?.targetSessionId, heartbeat.id);
     assert.equal(gamma?.targetSessionId, user.sessionId);

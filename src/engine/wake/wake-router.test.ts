@@ -1,11 +1,11 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
-import type { ManagerFixture } from '../../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../../test/support/manager-on-store.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { HeartbeatStore } from '../../store/heartbeat-store.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';
 import { Heartbeat } from '../scheduler/heartbeat.ts';
 import type { WakeRouter } from './wake-router.ts';
@@ -14,15 +14,15 @@ import { createWakeRouter } from './wake-router.ts';
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
 describe('wake router', () => {
-  let f: ManagerFixture;
+  let f: StoreManagerFixture;
   let engine: RecordingEngine;
   let log: ReturnType<typeof captureLogger>;
   let router: WakeRouter;
 
-  function build(fixture: ManagerFixture, options: { heartbeat?: boolean } = {}): WakeRouter {
+  function build(fixture: StoreManagerFixture, options: { heartbeat?: boolean } = {}): WakeRouter {
     const heartbeat = options.heartbeat
       ? new Heartbeat({
-          store: new HeartbeatStore(sqliteKysely(fixture.db)),
+          store: new HeartbeatStore(fixture.db),
           engine,
           clock: fixture.clock,
           logger: log.logger,
@@ -30,7 +30,7 @@ describe('wake router', () => {
         })
       : undefined;
     return createWakeRouter({
-      db: sqliteKysely(fixture.db),
+      db: fixture.db,
       sessions: fixture.manager,
       engine,
       ...(heartbeat ? { heartbeat } : {}),
@@ -56,7 +56,7 @@ describe('wake router', () => {
   }
 
   beforeEach(async () => {
-    f = managerFixture();
+    f = await openManagerFixture((path) => openTestStore(path));
     engine = new RecordingEngine();
     log = captureLogger();
     router = build(f);
@@ -86,7 +86,7 @@ describe('wake router', () => {
     assert.match(text, /Last output:\nWhich file should I change\?/);
     assert.ok(text.includes(`claude_respond(session='${session.id}', message='...')`));
     assert.ok(text.includes(`claude_output(session='${session.id}', full=true)`));
-    const stored = await new WakeEventStore(sqliteKysely(f.db)).get(1);
+    const stored = await new WakeEventStore(f.db).get(1);
     assert.deepEqual([stored?.status, stored?.via, stored?.targetSessionId], ['delivered', 'origin', 'eng-1']);
   });
 
@@ -112,7 +112,7 @@ describe('wake router', () => {
     await router.announceInterrupted([other.id]);
     await router.idle();
     assert.deepEqual(engine.posts, [], 'no waiting, ended or interrupted event of an owned session');
-    assert.equal(await new WakeEventStore(sqliteKysely(f.db)).get(1), undefined, 'nothing stored either');
+    assert.equal(await new WakeEventStore(f.db).get(1), undefined, 'nothing stored either');
     assert.equal((await f.manager.get(owned.id)).spec.owner, 'linear-pipeline', 'the owner is kept with the session');
   });
 
@@ -128,7 +128,7 @@ describe('wake router', () => {
     await router.idle();
     assert.equal(engine.posts[1]?.sessionId, 'hb');
     assert.deepEqual(
-      (await new WakeEventStore(sqliteKysely(f.db)).recent('delivered')).map((e) => [e.kind, e.via]),
+      (await new WakeEventStore(f.db).recent('delivered')).map((e) => [e.kind, e.via]),
       [
         ['ended', 'heartbeat'],
         ['waiting', 'most-recent-foreground'],
@@ -159,7 +159,7 @@ describe('wake router', () => {
     assert.deepEqual(engine.posts[0]?.descriptor, { type: 'heartbeat' });
     assert.match(engine.posts[0]?.text ?? '', /\(wake\)[\s\S]*### Event 1 \(wake, .+\)\n\n🔔 Coding session "fixer"/);
     assert.equal((await router.stats()).undelivered, 0);
-    assert.equal((await new WakeEventStore(sqliteKysely(f.db)).get(1))?.via, 'heartbeat-run');
+    assert.equal((await new WakeEventStore(f.db).get(1))?.via, 'heartbeat-run');
   });
 
   it('debounces waiting events per session: a repeat within the window is skipped, the first always goes', async () => {
@@ -240,13 +240,14 @@ describe('wake router', () => {
 
     // A crash: the next daemon resumes it and dies; a third manager over the same files finds the session still
     // running and marks it interrupted.
-    const next = f.reopen();
+    const next = await f.reopen();
     const crashed = await next.manager.resume('stopped', { prompt: 'continue' });
     await next.harness.last.emit(
       { type: 'started', backendSessionId: 'b-s' },
       { type: 'text', text: 'x'.repeat(2_000) },
     );
-    const g = next.reopen();
+    await crashed.stored; // a killed process writes nothing more (over PostgreSQL's pool a write could land late)
+    const g = await next.reopen();
     const ids = await g.manager.restore();
     assert.deepEqual(ids, [crashed.id]);
     const after = build(g);
@@ -260,10 +261,8 @@ describe('wake router', () => {
     const tail = /Last output:\n([\s\S]*)\n\nFull output/.exec(text)?.[1] ?? '';
     assert.ok(tail.length <= 500 && tail.startsWith('…x'), `tail of ${tail.length} chars`);
     await after.stop();
-    await g.manager.stop();
-    g.db.close();
-    await next.manager.stop();
-    next.db.close();
+    await g.close();
+    await next.close();
   });
 
   it('keeps an event the engine could not take and delivers it later, in order, also across a restart', async () => {

@@ -4,9 +4,9 @@ import { FAKE_IDS } from '../../../test/support/fake-linear.ts';
 import type { LinearGlueFixture } from '../../../test/support/linear-glue-fixture.ts';
 import { linearGlueFixture } from '../../../test/support/linear-glue-fixture.ts';
 import { Gate } from '../../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { linearPlannerSchema } from '../../core/config-linear-agents.ts';
 import { silentLogger } from '../../core/logger.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import type { ReplyTarget } from '../reply.ts';
 import { Planner, PLANNING_BLOCK_MESSAGE } from './planner.ts';
 import { transitionPlanning } from './planning-transitions.ts';
@@ -24,10 +24,10 @@ describe('Planner', () => {
   const reply: ReplyTarget = { kind: 'comment', issueId: FAKE_IDS.issue1 };
 
   beforeEach(async () => {
-    fx = await linearGlueFixture();
+    fx = await linearGlueFixture({}, undefined, {}, (path) => openTestStore(path));
     planner = new Planner({
       api: fx.api,
-      db: sqliteKysely(fx.db),
+      db: fx.db,
       inference: fx.inference,
       config: linearPlannerSchema.parse({}),
       clock: fx.clock,
@@ -220,7 +220,7 @@ describe('Planner', () => {
     await transitionPlanning(planner.store, started.session.id, 'interviewing', 'plan_review', 2);
     const again = new Planner({
       api: fx.api,
-      db: sqliteKysely(fx.db),
+      db: fx.db,
       inference: fx.inference,
       config: linearPlannerSchema.parse({}),
       clock: fx.clock,

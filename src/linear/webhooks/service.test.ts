@@ -1,8 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { ManualClock } from '../../core/clock.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearOAuthStore } from '../../store/linear-oauth.ts';
 import { appUserIdSource } from './service.ts';
 
@@ -11,7 +10,7 @@ const noIdentity = { appUserId: null, appUserName: null, organizationId: null, o
 
 describe('appUserIdSource', () => {
   it('uses the app user stored with the OAuth installation without asking Linear', async () => {
-    const store = new LinearOAuthStore(sqliteKysely(openDatabase(':memory:')));
+    const store = new LinearOAuthStore((await openTestStore(':memory:')).db);
     await store.saveInstall('default', grant, { ...noIdentity, appUserId: 'app-1', appUserName: 'switchboard' }, 1);
     let asked = 0;
     const source = appUserIdSource(
@@ -24,7 +23,7 @@ describe('appUserIdSource', () => {
   });
 
   it('asks viewer once, remembers the answer, stores it with the tokens, and asks again after a failure', async () => {
-    const store = new LinearOAuthStore(sqliteKysely(openDatabase(':memory:')));
+    const store = new LinearOAuthStore((await openTestStore(':memory:')).db);
     await store.saveInstall('default', grant, noIdentity, 1);
     let asked = 0;
     let fail = true;

@@ -4,23 +4,18 @@ import { describe, it } from 'node:test';
 import { FAKE_IDS } from '../../../test/support/fake-linear-workspace.ts';
 import type { LinearFixtureName } from '../../../test/support/linear-webhook-fixtures.ts';
 import { linearFixture } from '../../../test/support/linear-webhook-fixtures.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
+import { waitFor } from '../../../test/support/wait-for.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { linearWebhooksSchema } from '../../core/config-linear.ts';
 import type { Logger } from '../../core/logger.ts';
 import { createLogger, silentLogger } from '../../core/logger.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import type { LinearEvent, LinearEventHandler } from './events.ts';
 import { orderKey } from './verify.ts';
 import { WebhookWorker } from './worker.ts';
 
-/** Lets pending promise callbacks run (the worker's handler calls are async). */
-async function settle(): Promise<void> {
-  for (let i = 0; i < 20; i += 1) await new Promise((resolve) => setImmediate(resolve));
-}
-
-function setup(options: {
+async function setup(options: {
   handler: LinearEventHandler;
   maxAttempts?: number;
   concurrency?: number;
@@ -29,7 +24,7 @@ function setup(options: {
   intakeCommitting?: () => Promise<void> | undefined;
 }) {
   const clock = new ManualClock();
-  const store = new LinearDeliveryStore(sqliteKysely(openDatabase(':memory:')));
+  const store = new LinearDeliveryStore((await openTestStore(':memory:')).db);
   const webhooks = linearWebhooksSchema.parse({
     maxAttempts: options.maxAttempts ?? 3,
     retryInitialMs: 1_000,
@@ -70,18 +65,19 @@ describe('WebhookWorker', () => {
   it('lets a group commit of the intake that is under way answer its deliveries before a turn claims', async () => {
     let release: () => void = () => undefined;
     let committing: Promise<void> | undefined = new Promise<void>((resolve) => (release = resolve));
+    let asked = 0;
     const handled: string[] = [];
-    const { worker, enqueue } = setup({
+    const { worker, enqueue } = await setup({
       handler: {
         async handle(event) {
           handled.push(event.type);
         },
       },
-      intakeCommitting: () => committing,
+      intakeCommitting: () => ((asked += 1), committing),
     });
     await enqueue('issue-update-delegated');
     await worker.start();
-    await settle();
+    await waitFor('a turn to ask about the intake commit', () => asked > 0);
     assert.deepEqual(handled, [], 'no claim while the intake’s commit is under way');
     committing = undefined;
     release();
@@ -92,7 +88,7 @@ describe('WebhookWorker', () => {
 
   it('retries a failing handler with backoff on the clock, counting attempts, until it succeeds', async () => {
     let calls = 0;
-    const { clock, store, worker, enqueue } = setup({
+    const { clock, store, worker, enqueue } = await setup({
       handler: {
         async handle() {
           calls += 1;
@@ -102,18 +98,18 @@ describe('WebhookWorker', () => {
     });
     const id = await enqueue('issue-update-delegated');
     await worker.start();
-    await settle();
+    await worker.idle();
     assert.equal(calls, 1);
     assert.equal((await store.get(id))?.status, 'pending');
     assert.equal((await store.get(id))?.lastError, 'pipeline busy (1)');
     clock.advance(999);
-    await settle();
+    await worker.idle();
     assert.equal(calls, 1, 'not before the backoff');
     clock.advance(1);
-    await settle();
+    await worker.idle();
     assert.equal(calls, 2);
     clock.advance(2_000);
-    await settle();
+    await worker.idle();
     assert.equal(calls, 3);
     const done = await store.get(id);
     assert.equal(done?.status, 'done');
@@ -124,27 +120,28 @@ describe('WebhookWorker', () => {
 
   it("gathers what is queued within batchMs into one turn (one claim for all), off the intake's path", async () => {
     const seen: string[] = [];
-    const { clock, store, worker, enqueue } = setup({
+    const { clock, store, worker, enqueue } = await setup({
       handler: { handle: async (event) => void seen.push(event.deliveryId) },
       batchMs: 10,
     });
     await worker.start();
-    await settle();
+    await worker.idle();
     const a = await enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-a'));
     worker.notify();
     const b = await enqueue('issue-update-delegated', (p) => ((p.data as Record<string, unknown>).id = 'issue-b'));
     worker.notify();
-    await settle();
+    // The window's timer is armed by notify(): nothing can be handled before the clock moves.
     assert.deepEqual(seen, [], 'nothing before the window ends');
     assert.equal((await store.get(a))?.status, 'pending');
     clock.advance(10);
-    await settle();
+    await waitFor('the turn to hand both over', () => seen.length === 2);
     assert.deepEqual(seen.sort(), [a, b].sort(), 'both in one turn');
     assert.equal((await store.get(a))?.attempts, 1);
-    clock.advance(10);
-    await settle();
-    assert.equal((await store.get(a))?.status, 'done');
-    assert.equal((await store.get(b))?.status, 'done');
+    // The next window records both (its timer is armed once both handlers returned).
+    await waitFor('both recorded done', async () => {
+      clock.advance(10);
+      return (await store.get(a))?.status === 'done' && (await store.get(b))?.status === 'done';
+    });
     await worker.stop();
   });
 
@@ -152,16 +149,16 @@ describe('WebhookWorker', () => {
     const lines: string[] = [];
     const sink = new PassThrough();
     sink.on('data', (chunk: Buffer) => lines.push(...chunk.toString().trim().split('\n')));
-    const { clock, store, worker, enqueue } = setup({
+    const { clock, store, worker, enqueue } = await setup({
       maxAttempts: 2,
       logger: createLogger({ level: 'info', destination: sink }),
       handler: { handle: async () => Promise.reject(new Error('always broken')) },
     });
     const id = await enqueue('comment-create-mention');
     await worker.start();
-    await settle();
+    await worker.idle();
     clock.advance(1_000);
-    await settle();
+    await worker.idle();
     assert.equal((await store.get(id))?.status, 'dead');
     assert.equal((await store.get(id))?.attempts, 2);
     assert.deepEqual(
@@ -169,7 +166,7 @@ describe('WebhookWorker', () => {
       [id],
     );
     clock.advance(60_000);
-    await settle();
+    await worker.idle();
     assert.equal((await store.get(id))?.attempts, 2, 'a dead delivery is not retried');
     const dead = lines
       .map((l) => JSON.parse(l) as Record<string, unknown>)
@@ -183,7 +180,7 @@ describe('WebhookWorker', () => {
 
   it('dead-letters a malformed payload at once, and acknowledges ignored ones as done', async () => {
     const handled: LinearEvent[] = [];
-    const { store, worker, enqueue } = setup({ handler: { handle: async (e) => void handled.push(e) } });
+    const { store, worker, enqueue } = await setup({ handler: { handle: async (e) => void handled.push(e) } });
     const broken = await enqueue('agent-session-created', (p) => delete (p.agentSession as Record<string, unknown>).id);
     const unknown = await enqueue('issue-create', (p) => (p.type = 'Cycle'));
     await worker.start();
@@ -199,7 +196,7 @@ describe('WebhookWorker', () => {
   it('hands over deliveries of one agent session one at a time, in order, while other issues proceed', async () => {
     const started: string[] = [];
     const releases = new Map<string, () => void>();
-    const { worker, enqueue } = setup({
+    const { worker, enqueue } = await setup({
       handler: {
         handle(event) {
           started.push(`${event.type}:${event.deliveryId}`);
@@ -211,10 +208,10 @@ describe('WebhookWorker', () => {
     const prompted = await enqueue('agent-session-prompted');
     const other = await enqueue('issue-create');
     await worker.start();
-    await settle();
+    await waitFor('the first two handed over', () => started.length >= 2);
     assert.deepEqual(started, [`agentSession.created:${created}`, `issue.created:${other}`]);
     releases.get(created)?.();
-    await settle();
+    await waitFor('the next of the session handed over', () => started.length >= 3);
     assert.deepEqual(started.slice(2), [`agentSession.prompted:${prompted}`]);
     releases.get(prompted)?.();
     releases.get(other)?.();
@@ -224,7 +221,7 @@ describe('WebhookWorker', () => {
 
   it('resumes a delivery left processing by a crashed process (at least once)', async () => {
     const handled: string[] = [];
-    const { clock, store, worker, enqueue } = setup({
+    const { clock, store, worker, enqueue } = await setup({
       handler: { handle: async (e) => void handled.push(e.deliveryId) },
     });
     const id = await enqueue('agent-session-stop');
@@ -239,12 +236,12 @@ describe('WebhookWorker', () => {
 
   it('stops within stopGraceMs even when a handler hangs; the delivery runs again at the next start', async () => {
     let calls = 0;
-    const { clock, store, worker, enqueue } = setup({
+    const { clock, store, worker, enqueue } = await setup({
       handler: { handle: () => ((calls += 1), new Promise<void>(() => {})) },
     });
     const id = await enqueue('agent-session-created');
     await worker.start();
-    await settle();
+    await waitFor('the handler to be called', () => calls === 1);
     const stopped = worker.stop();
     clock.advance(10_000);
     await stopped;
@@ -265,14 +262,14 @@ describe('WebhookWorker', () => {
   });
 
   it('prunes finished deliveries after the retention period', async () => {
-    const { clock, store, worker, enqueue } = setup({ handler: { handle: async () => {} } });
+    const { clock, store, worker, enqueue } = await setup({ handler: { handle: async () => {} } });
     const id = await enqueue('issue-create');
     await worker.start();
     await worker.idle();
     assert.equal((await store.get(id))?.status, 'done');
     clock.advance(7 * 24 * 3_600_000 + 3_600_000);
-    await settle();
-    assert.equal(await store.get(id), undefined);
+    // The prune timer's work is not the loop's: wait for its delete to commit.
+    await waitFor('the delivery pruned', async () => (await store.get(id)) === undefined);
     await worker.stop();
   });
 });
