@@ -219,9 +219,12 @@ export class GithubReviewLoop {
     }
     if (!row.sessionId) throw new Error(`${row.key} has no session`);
     const live = sessions.liveById(row.sessionId);
+    // `running` before the message goes: the turn it starts can end before the send resolves (the send waits for its
+    // record to be durable), and the end is noted only from `running`. A crash before the send finds the row running
+    // with its session interrupted, and sends again (the turn at least once).
+    await store.set(row.key, { state: 'running' }, clock.now());
     if (live?.isActive) await sessions.send(row.sessionId, row.prompt, { source: 'user', via: 'github' });
     else await sessions.resume(row.sessionId, { prompt: row.prompt, via: 'github' });
-    await store.set(row.key, { state: 'running' }, clock.now());
     return `${row.key}: rework turn started in ${live?.name ?? row.sessionId}`;
   }
 
