@@ -410,6 +410,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await sessions.restartNoticesStored(owed);
       await clusterSessions?.takeOver(node.name);
     });
+    // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined.
+    cluster.onRejoin('sessions', {
+      leave: async () => clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`),
+      resume: async () => clusterSessions?.resume(),
+    });
     // Cluster (PostgreSQL): the Linear pipeline on every node; a lost node's dispatches released after its sessions.
     const linearNode =
       linear && records
