@@ -3,7 +3,9 @@
 // records' commit use it in their own transaction, and a fenced RecordMirror drops what it holds instead of retrying.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
+import { sql } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import { FencedError, isFenced, leaseFence } from './cluster-fence.ts';
@@ -88,5 +90,44 @@ describeEachDatabase('leaseFence', (fresh) => {
     await mirror.close();
     await assert.rejects(store.apply([{ op: 'remove', kind: 'engine', log: 'e1' }]), FencedError);
     assert.equal((await plain.read('engine', 'e1')).length, 1);
+  });
+});
+
+describeEachDatabase('leaseFence on PostgreSQL', (fresh) => {
+  test('a taker releasing the lease waits for a fenced write in flight, which commits first', async (t) => {
+    const { db, dialect } = await fresh();
+    if (dialect !== 'postgres') return t.skip('row locks are PostgreSQL');
+    const leases = new LeaseStore(db);
+    assert.equal(await leases.acquire('primary', A, 1, 1000), true);
+    const store = new OutboxStore(db);
+    const id = await store.enqueue(entry, 1);
+    assert.ok(id !== null);
+    const fence = leaseFence({ name: 'primary', ...A, lock: true });
+    let resume = (): void => {};
+    const paused = new Promise<void>((resolve) => (resume = resolve));
+    let checked = (): void => {};
+    const inside = new Promise<void>((resolve) => (checked = resolve));
+    const order: string[] = [];
+    const note = (what: string): void => void order.push(what);
+    const write = db.transaction().execute(async (trx) => {
+      await fence(trx);
+      checked();
+      await paused;
+      await trx.updateTable('outbox_messages').set({ status: 'sending' }).where('id', '=', id).execute();
+    });
+    await inside;
+    const release = leases.releaseAllOf('a').then((n) => note(`released ${n}`));
+    // The DELETE of the lease row waits on the write's share lock.
+    await waitFor('the release to wait on the lock', async () => {
+      const rows = await sql<{ n: number }>`SELECT count(*)::int AS n FROM pg_stat_activity
+        WHERE wait_event_type = 'Lock' AND query LIKE 'delete from "cluster_leases"%'`.execute(db);
+      return (rows.rows[0]?.n ?? 0) > 0;
+    });
+    assert.deepEqual(order, []);
+    resume();
+    await write.then(() => note('write committed'));
+    await release;
+    assert.deepEqual(order, ['write committed', 'released 1']);
+    assert.equal((await store.get(id))?.status, 'sending');
   });
 });
