@@ -9,6 +9,8 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { systemClock } from '../src/core/clock.ts';
 import { silentLogger } from '../src/core/logger.ts';
+import { leaseFence } from '../src/store/cluster-fence.ts';
+import { LeaseStore } from '../src/store/cluster-leases.ts';
 import { LogRecordStore, RecordMirror } from '../src/store/log-records.ts';
 import { openStore } from '../src/store/open-store.ts';
 import { startPostgres } from '../test/support/postgres.ts';
@@ -89,9 +91,31 @@ async function main(): Promise<void> {
     });
     const onPg = await engineInboxRate({ ...inbox, dir: join(dir.path, 'inbox-pg'), db: postgres.db, mirror });
     await mirror.close();
+    // As the daemon commits them on PostgreSQL: fenced by the `primary` lease (store/cluster-fence.ts).
+    const holder = { node: 'bench', incarnation: 'bench-1' };
+    await new LeaseStore(postgres.db).acquire('primary', holder, clock.now(), clock.now() + 3_600_000);
+    const fencedMirror = new RecordMirror({
+      store: new LogRecordStore(postgres.db, {
+        notify: true,
+        fence: leaseFence({ name: 'primary', ...holder, lock: true }),
+      }),
+      logger: silentLogger(),
+      clock,
+      retryMs: 1000,
+    });
+    const onPgFenced = await engineInboxRate({
+      ...inbox,
+      dir: join(dir.path, 'inbox-pg-fenced'),
+      db: postgres.db,
+      mirror: fencedMirror,
+    });
+    await fencedMirror.close();
     const onLite = await engineInboxRate({ ...inbox, dir: join(dir.path, 'inbox-sqlite'), db: sqlite.db });
     console.log(
       `${'Engine.acceptUserMessage on PostgreSQL (+ log_records)'.padEnd(58)} ${onPg.toFixed(0).padStart(8)} /s`,
+    );
+    console.log(
+      `${'Engine.acceptUserMessage on PostgreSQL, fenced (primary)'.padEnd(58)} ${onPgFenced.toFixed(0).padStart(8)} /s`,
     );
     console.log(`${'Engine.acceptUserMessage on SQLite'.padEnd(58)} ${onLite.toFixed(0).padStart(8)} /s`);
     console.log(`  PostgreSQL inbox: ${(onPg / bareInbox.perSecond).toFixed(2)}× the bare commits' rate`);

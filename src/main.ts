@@ -55,6 +55,7 @@ import type { OperationServices } from './operations/operation.ts';
 import { runForwarded } from './operations/remote.ts';
 import { OPERATIONS } from './operations/table.ts';
 import { createOperationsToolbox } from './operations/toolbox.ts';
+import { leaseFence } from './store/cluster-fence.ts';
 import { LeaseStore } from './store/cluster-leases.ts';
 import { ClusterNodeStore } from './store/cluster-nodes.ts';
 import { ClusterSecretStore } from './store/cluster-secrets.ts';
@@ -138,11 +139,18 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       store.dialect === 'postgres'
         ? sharedToken(home, name, secrets, clock.now())
         : Promise.resolve(ensureToken(home, name));
+    // This run of the node: its cluster incarnation, also the owner of its idempotency claims (a live node's claim is in
+    // progress; a dead one's is taken over).
+    const incarnation = newId(16);
+    // Cluster (PostgreSQL): the primary holder's engine records and outbox claims commit only while this run holds the
+    // `primary` lease (store/cluster-fence.ts); not used on SQLite.
+    const primaryFence = leaseFence({ name: 'primary', node: config.node.name, incarnation, lock: true });
     const outbox = createOutbox({
       db: kysely,
       config: config.channels.outbox,
       clock,
       logger: logger.child({ component: 'outbox' }),
+      ...(store.dialect === 'postgres' ? { fence: primaryFence } : {}),
     });
     // Cluster: what runs on one node at a time. `primary` (outbox deliveries, engine, scheduler, wake router, Linear, the
     // chat connectors but the web page) is served by the holder of its lease; `github` by the holder of its own. The
@@ -199,6 +207,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
             clock,
             logger: logger.child({ component: 'cluster' }),
             retryMs: 1000,
+            engineFence: primaryFence,
           })
         : null;
     if (records) stops.push(() => records.close());
@@ -244,9 +253,6 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       harnesses,
       notices: new RestartNoticeStore(kysely),
     });
-    // This run of the node: its cluster incarnation, also the owner of its idempotency claims (a live node's claim is in
-    // progress; a dead one's is taken over).
-    const incarnation = newId(16);
     const idempotency = new Idempotency(new IdempotencyKeyStore(kysely, incarnation), clock);
     const inference = options.inference ?? createInference(config.inference, logger, { env });
     // The engine's tools act on the engine: it is built with a late-bound toolbox, bound below once the services are whole.
@@ -260,7 +266,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       inference,
       outbox,
       toolbox: tools,
-      ...(records ? { mirror: records.mirror } : {}),
+      ...(records ? { mirror: records.engineMirror } : {}),
     });
     stops.push(() => primary.stopMember('engine'));
     // Cluster (PostgreSQL): the engine runs on the primary's holder; elsewhere its calls go through `engine_calls`.
@@ -403,6 +409,11 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await wake.announceInterrupted(owed);
       await sessions.restartNoticesStored(owed);
       await clusterSessions?.takeOver(node.name);
+    });
+    // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined.
+    cluster.onRejoin('sessions', {
+      leave: async () => clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`),
+      resume: async () => clusterSessions?.resume(),
     });
     // Cluster (PostgreSQL): the Linear pipeline on every node; a lost node's dispatches released after its sessions.
     const linearNode =

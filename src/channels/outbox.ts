@@ -21,6 +21,7 @@ import { errorMessage, fromZodError, invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { StepResult } from '../core/work-loop.ts';
 import { WorkLoop } from '../core/work-loop.ts';
+import type { WriteFence } from '../store/cluster-fence.ts';
 import type { OutboxRecord } from '../store/outbox-store.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
 import type { Database } from '../store/tables/index.ts';
@@ -41,6 +42,11 @@ export interface OutboxDeps {
   logger: Logger;
   /** Source of jitter in [0, 1); default Math.random. */
   random?: () => number;
+  /**
+   * Checked in the transaction of each claim (a cluster on PostgreSQL: this node still holds `primary`, see
+   * store/cluster-fence.ts); a refused claim sends nothing. None on SQLite.
+   */
+  fence?: WriteFence;
 }
 
 /** Delivery counters since start, plus the store's current backlog. */
@@ -104,7 +110,7 @@ export class DurableOutbox implements Outbox {
 
   constructor(deps: OutboxDeps) {
     this.#deps = deps;
-    this.#store = new OutboxStore(deps.db);
+    this.#store = new OutboxStore(deps.db, deps.fence);
     this.#delivery = new OutboxDelivery({
       store: this.#store,
       config: deps.config,

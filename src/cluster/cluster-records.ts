@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { COMMAND_CHANNEL, COMMAND_DONE_CHANNEL } from '../store/cluster-commands.ts';
+import type { WriteFence } from '../store/cluster-fence.ts';
 import { LINEAR_DISPATCH_CHANNEL } from '../store/cluster-migrations.ts';
 import { ENGINE_CALLS_CHANNEL, ENGINE_RESULTS_CHANNEL } from '../store/engine-calls.ts';
 import { LAUNCH_CHANNEL } from '../store/launch-queue.ts';
@@ -20,6 +21,11 @@ import { WEBHOOKS_CHANNEL } from './webhook-wakeups.ts';
 export interface ClusterRecords {
   store: LogRecordStore;
   mirror: RecordMirror;
+  /**
+   * The engine's write-through: its own queue and store, whose commits are fenced by `engineFence` (the `primary`
+   * lease), so a stale holder's records are refused (and dropped) rather than overwrite the new holder's.
+   */
+  engineMirror: RecordMirror;
   listener: PgListener;
   /** Commits what the mirror still holds and closes the LISTEN connection. */
   close(): Promise<void>;
@@ -33,10 +39,14 @@ export async function openClusterRecords(options: {
   logger: Logger;
   /** Wait before a failed commit or a broken LISTEN connection is tried again. */
   retryMs: number;
+  /** Checked in each commit of the engine's records (store/cluster-fence.ts `leaseFence` of `primary`). */
+  engineFence: WriteFence;
 }): Promise<ClusterRecords> {
   const { url, db, clock, logger, retryMs } = options;
   const store = new LogRecordStore(db, { notify: true });
   const mirror = new RecordMirror({ store, logger, clock, retryMs });
+  const engineStore = new LogRecordStore(db, { notify: true, fence: options.engineFence });
+  const engineMirror = new RecordMirror({ store: engineStore, logger, clock, retryMs });
   const listener = new PgListener({
     url,
     channels: [
@@ -60,10 +70,11 @@ export async function openClusterRecords(options: {
   return {
     store,
     mirror,
+    engineMirror,
     listener,
     async close() {
       await listener.stop();
-      await mirror.close();
+      await Promise.all([mirror.close(), engineMirror.close()]);
     },
   };
 }

@@ -8,6 +8,7 @@ import type { LaunchRequest, SessionManager } from '../coding/session-manager.ts
 import { realOrResolved } from '../coding/workspace.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName } from '../core/config.ts';
+import { AppError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { ClusterCommandStore } from '../store/cluster-commands.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
@@ -53,6 +54,9 @@ export class ClusterSessions {
   readonly #nodes: ClusterNodeStore;
   readonly #clock: Clock;
   readonly #timeoutMs: number;
+  /** Why this node takes no new work now (it is rejoining the cluster), or null. */
+  #paused: string | null = null;
+  #started = false;
 
   constructor(deps: ClusterSessionsDeps) {
     const { config, clock } = deps;
@@ -109,7 +113,25 @@ export class ClusterSessions {
 
   /** Places a launch in the cluster (see LaunchQueue.launch). */
   launch(request: LaunchRequest, placement: Placement, options: LaunchOptions = {}): Promise<QueuedLaunch> {
+    if (this.#paused) return Promise.reject(new AppError('unavailable', this.#paused));
     return this.queue.launch(request, placement, options);
+  }
+
+  /**
+   * Takes no new work until `resume` (this node was declared down while alive and is rejoining): launches placed here
+   * and requests forwarded to it fail with `unavailable: <why>`, and it claims no queued launch. Idempotent.
+   */
+  async pause(why: string): Promise<void> {
+    if (this.#paused) return;
+    this.#paused = why;
+    if (this.#started) await this.queue.stop();
+  }
+
+  /** Takes work again after `pause` (the node rejoined). */
+  resume(): void {
+    if (!this.#paused) return;
+    this.#paused = null;
+    if (this.#started) this.queue.start();
   }
 
   /** True when node `name` is up: not declared down, heard from within the node timeout. */
@@ -120,12 +142,17 @@ export class ClusterSessions {
 
   /** Starts listening, claiming launches and running the commands for this node with `execute`. */
   async start(execute: (request: ForwardedRequest) => Promise<unknown>): Promise<void> {
-    this.queue.start();
-    await this.commands.start((_kind, payload) => execute(payload as ForwardedRequest));
+    this.#started = true;
+    if (!this.#paused) this.queue.start();
+    await this.commands.start((_kind, payload) => {
+      if (this.#paused) throw new AppError('unavailable', this.#paused);
+      return execute(payload as ForwardedRequest);
+    });
   }
 
   /** Stops claiming, running commands and listening. */
   async stop(): Promise<void> {
+    this.#started = false;
     await this.queue.stop();
     await this.commands.stop();
   }

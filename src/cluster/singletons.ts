@@ -50,9 +50,13 @@ export class Singletons {
   readonly #entries = new Map<string, Entry>();
   #pass: Promise<void> = Promise.resolve();
   #stopped = false;
+  /** Between `fence` and `rejoin`: no pass takes a lease. */
+  #fenced = false;
+  #holder: LeaseHolder;
 
   constructor(options: SingletonsOptions) {
     this.#o = options;
+    this.#holder = options.holder;
   }
 
   /** Adds a singleton; it starts at the next pass that takes its lease. Names are unique. */
@@ -88,13 +92,13 @@ export class Singletons {
   }
 
   async #runPass(): Promise<void> {
-    if (this.#stopped) return;
+    if (this.#stopped || this.#fenced) return;
     for (const entry of this.#entries.values()) {
       if (entry.retired) continue;
       const now = this.#o.now();
       let held: boolean;
       try {
-        held = await this.#o.leases.acquire(entry.name, this.#o.holder, now, now + this.#o.leaseMs);
+        held = await this.#o.leases.acquire(entry.name, this.#holder, now, now + this.#o.leaseMs);
       } catch (error) {
         this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not renew a singleton lease');
         // Self-fencing: past most of the lease without a renewal, stop before another node may take it.
@@ -118,7 +122,7 @@ export class Singletons {
     } catch (error) {
       this.#o.logger.error({ err: error, singleton: entry.name }, `could not start ${entry.name}; retrying`);
       this.#retireIfOneShot(entry);
-      await this.#o.leases.release(entry.name, this.#o.holder).catch((e: unknown) => {
+      await this.#o.leases.release(entry.name, this.#holder).catch((e: unknown) => {
         this.#o.logger.warn({ err: e, singleton: entry.name }, 'could not give up a lease');
       });
     }
@@ -135,7 +139,7 @@ export class Singletons {
     if (!this.#stopped) {
       this.#retireIfOneShot(entry);
       if (entry.retired)
-        await this.#o.leases.release(entry.name, this.#o.holder).catch((error: unknown) => {
+        await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
           this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
         });
     }
@@ -150,6 +154,30 @@ export class Singletons {
     );
   }
 
+  /**
+   * This node was declared down while it ran: stops every singleton it serves (in reverse order; one that cannot start
+   * again is retired, see `restartable`) and gives the leases up, after any pass under way. Later passes take leases
+   * again only after `rejoin`. Resolves when done.
+   */
+  fence(): Promise<void> {
+    this.#fenced = true;
+    this.#pass = this.#pass.then(async () => {
+      for (const entry of [...this.#entries.values()].reverse()) {
+        if (entry.running) await this.#stopOne(entry);
+        await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
+          this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
+        });
+      }
+    });
+    return this.#pass;
+  }
+
+  /** After `fence`: the node joined again as `holder` (a new incarnation); the next pass takes leases under it. */
+  rejoin(holder: LeaseHolder): void {
+    this.#holder = holder;
+    this.#fenced = false;
+  }
+
   /** Stops every singleton this node serves (in reverse order of registration) and gives their leases up. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -157,7 +185,7 @@ export class Singletons {
     for (const entry of [...this.#entries.values()].reverse()) {
       if (!entry.running) continue;
       await this.#stopOne(entry);
-      await this.#o.leases.release(entry.name, this.#o.holder).catch((error: unknown) => {
+      await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
         this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
       });
     }

@@ -10,6 +10,8 @@ import { sql } from 'kysely';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
 import { openPrivate } from '../core/private-files.ts';
+import type { WriteFence } from './cluster-fence.ts';
+import { isFenced } from './cluster-fence.ts';
 import type { LogRecord } from './jsonl-log.ts';
 import { fsyncDirectory, parseLine } from './jsonl-log.ts';
 import type { Database } from './tables/index.ts';
@@ -62,11 +64,16 @@ export function replaceLogFile(path: string, records: readonly LogRecord[]): voi
 export class LogRecordStore {
   readonly #db: Kysely<Database>;
   readonly #notify: boolean;
+  readonly #fence: WriteFence | null;
 
-  /** `notify`: send NOTIFY on RECORDS_CHANNEL with each commit (PostgreSQL only). */
-  constructor(db: Kysely<Database>, options: { notify: boolean }) {
+  /**
+   * `notify`: send NOTIFY on RECORDS_CHANNEL with each commit (PostgreSQL only). `fence`: checked first in each
+   * `apply` transaction (the engine's records commit only while this node holds `primary`: store/cluster-fence.ts).
+   */
+  constructor(db: Kysely<Database>, options: { notify: boolean; fence?: WriteFence }) {
     this.#db = db;
     this.#notify = options.notify;
+    this.#fence = options.fence ?? null;
   }
 
   /**
@@ -75,6 +82,7 @@ export class LogRecordStore {
    */
   async apply(changes: readonly RecordChange[]): Promise<void> {
     await this.#db.transaction().execute(async (trx) => {
+      await this.#fence?.(trx);
       const newest = new Map<string, number>();
       let batch: LogRecordRow[] = [];
       const flush = async (): Promise<void> => {
@@ -189,6 +197,8 @@ export class RecordMirror {
   #flushing: Promise<void> | null = null;
   #retry: Timer | null = null;
   #closed = false;
+  /** Set once the store's fence refused a commit: this node lost the lease, nothing queued may ever be committed. */
+  #fenced: Error | null = null;
 
   constructor(options: RecordMirrorOptions) {
     this.#o = options;
@@ -205,6 +215,7 @@ export class RecordMirror {
   }
 
   #push(change: RecordChange): void {
+    if (this.#fenced) return;
     this.#queue.push(change);
     this.#queued += 1;
     this.#schedule();
@@ -212,6 +223,7 @@ export class RecordMirror {
 
   /** Resolves once every change queued so far is committed. */
   sync(): Promise<void> {
+    if (this.#fenced) return Promise.reject(this.#fenced);
     if (this.#committed >= this.#queued) return Promise.resolve();
     const done = new Promise<void>((resolve, reject) => this.#waiters.push({ upTo: this.#queued, resolve, reject }));
     this.#schedule();
@@ -220,6 +232,10 @@ export class RecordMirror {
 
   /** Commits what is queued (waiting out a pending retry) and stops retrying; rejects when that commit fails. */
   async close(): Promise<void> {
+    if (this.#fenced) {
+      this.#closed = true;
+      return;
+    }
     this.#retry?.cancel();
     this.#retry = null;
     await this.sync();
@@ -242,6 +258,10 @@ export class RecordMirror {
       try {
         await this.#o.store.apply(batch);
       } catch (error) {
+        if (isFenced(error)) {
+          this.#refuseAll(error);
+          return;
+        }
         const end = this.#committed + batch.length;
         const failed = this.#waiters.filter((w) => w.upTo <= end);
         this.#waiters = this.#waiters.filter((w) => w.upTo > end);
@@ -260,5 +280,22 @@ export class RecordMirror {
       this.#waiters = this.#waiters.filter((w) => w.upTo > this.#committed);
       for (const waiter of done) waiter.resolve();
     }
+  }
+
+  /**
+   * The fence refused a commit: another node holds the lease and rebuilt from the table, so what this node still holds
+   * queued (and anything it writes later) is dropped, never retried: committed late it would overwrite the new holder's
+   * records of the same seq. Every waiting and later `sync()` rejects with `error`.
+   */
+  #refuseAll(error: Error): void {
+    this.#fenced = error;
+    this.#o.logger.error(
+      { err: error, changes: this.#queue.length },
+      'this node lost the lease guarding these records: they are dropped (another node serves them)',
+    );
+    this.#queue = [];
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const waiter of waiters) waiter.reject(error);
   }
 }

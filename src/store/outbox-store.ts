@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import type { WriteFence } from './cluster-fence.ts';
 import type { OutboxStatus } from './tables/channels.ts';
 import type { Database } from './tables/index.ts';
 
@@ -86,9 +87,12 @@ function toRecord(row: Selectable<Database['outbox_messages']>): OutboxRecord {
  */
 export class OutboxStore {
   readonly #db: Kysely<Database>;
+  readonly #fence: WriteFence | null;
 
-  constructor(db: Kysely<Database>) {
+  /** `fence`: checked in the transaction of each `claim` (a cluster's `primary` lease: store/cluster-fence.ts). */
+  constructor(db: Kysely<Database>, fence?: WriteFence) {
     this.#db = db;
+    this.#fence = fence ?? null;
   }
 
   /**
@@ -122,13 +126,28 @@ export class OutboxStore {
     return row ? row.id : null;
   }
 
-  /** Claims a message for one send (status `sending`), committed before the connector is called. */
+  /**
+   * Claims a message for one send (status `sending`), committed before the connector is called. With a fence, in one
+   * transaction with it: a node that lost the lease gets its `FencedError` and must not send.
+   */
   async claim(id: number, now: number): Promise<void> {
-    await this.#db
-      .updateTable('outbox_messages')
-      .set({ status: 'sending', updated_at: now })
-      .where('id', '=', id)
-      .execute();
+    const fence = this.#fence;
+    if (!fence) {
+      await this.#db
+        .updateTable('outbox_messages')
+        .set({ status: 'sending', updated_at: now })
+        .where('id', '=', id)
+        .execute();
+      return;
+    }
+    await this.#db.transaction().execute(async (trx) => {
+      await fence(trx);
+      await trx
+        .updateTable('outbox_messages')
+        .set({ status: 'sending', updated_at: now })
+        .where('id', '=', id)
+        .execute();
+    });
   }
 
   /** Messages left claimed by a crash (their send may or may not have happened), oldest first. */
