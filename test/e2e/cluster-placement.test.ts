@@ -106,15 +106,20 @@ describe('placement and the launch queue on a cluster of three', { skip: postgre
           channel: 'web|cluster-chat',
         }),
       );
-    const queued = more.filter((s) => s.status === 'queued');
-    assert.deepEqual(
-      queued.map((s) => s.queuePosition),
-      [1, 2],
-    );
+    // Each answer says queued (with its position) or started. Under load a launch can be answered `queued` and be
+    // claimed a moment later (a pass already running on its node), so what is checked is where the cluster settles.
+    for (const s of more) if (s.status === 'queued') assert.ok((s.queuePosition ?? 0) >= 1, `${s.name} has a position`);
     await waitFor('the cluster full', async () => {
       const counts = await runningPerNode();
       return counts.alpha === 1 && counts.beta === 2 && counts.gamma === 1;
     });
+    const now = await Promise.all(more.map((s) => alpha.rpc<Summary>('sessions.get', { session: s.id })));
+    // In order: the first two launched started, the last two wait.
+    assert.deepEqual(
+      now.map((s) => (s.status === 'starting' ? 'running' : s.status)),
+      ['running', 'running', 'queued', 'queued'],
+    );
+    const queued = now.filter((s) => s.status === 'queued');
     const [first, second] = queued;
     assert.ok(first && second);
     // A queued launch can be killed: it never starts.
