@@ -2,30 +2,11 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import Fastify from 'fastify';
 import { describeEachDatabase } from '../../test/support/databases.ts';
+import { testNotices } from '../../test/support/test-notices.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import { announceWebhooks } from '../gateway/webhook-announce.ts';
-import type { WakeupNotices } from './webhook-wakeups.ts';
 import { WEBHOOKS_CHANNEL, WebhookWakeups } from './webhook-wakeups.ts';
-
-/** A LISTEN connection driven by the test. */
-function testNotices(): WakeupNotices & { notify(payload: string): void; reconnect(): void } {
-  const handlers = new Set<(payload: string) => void>();
-  const connects = new Set<() => void>();
-  return {
-    on(channel, handler) {
-      assert.equal(channel, WEBHOOKS_CHANNEL);
-      handlers.add(handler);
-      return () => handlers.delete(handler);
-    },
-    onConnect(handler) {
-      connects.add(handler);
-      return () => connects.delete(handler);
-    },
-    notify: (payload) => handlers.forEach((h) => h(payload)),
-    reconnect: () => connects.forEach((h) => h()),
-  };
-}
 
 it("announces a webhook route's 200 (and only that) with its source", async () => {
   const app = Fastify();
@@ -53,7 +34,7 @@ describeEachDatabase('webhook wake-ups across nodes', (fresh) => {
   it("wakes this node's workers on a notice, on reconnect and on the poll; announces with NOTIFY", async () => {
     const { db, dialect } = await fresh();
     const clock = new ManualClock();
-    const notices = testNotices();
+    const notices = testNotices(WEBHOOKS_CHANNEL);
     const woken: string[] = [];
     const wakeups = new WebhookWakeups({
       db,

@@ -6,8 +6,10 @@
 // lost notice only delays a delivery). A worker that is not running here ignores the wake-up.
 import type { Kysely } from 'kysely';
 import { sql } from 'kysely';
-import type { Clock, Timer } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
+import type { Notices } from '../core/notices.ts';
+import { followChannel } from '../core/notices.ts';
 import type { Database } from '../store/tables/index.ts';
 
 /** The NOTIFY channel a committed webhook delivery is announced on (payload: its source). */
@@ -21,16 +23,10 @@ export interface WakeableWorker {
   notify(): void;
 }
 
-/** The node's LISTEN connection, by shape (pg-listener.ts). */
-export interface WakeupNotices {
-  on(channel: string, handler: (payload: string) => void): () => void;
-  onConnect(handler: () => void): () => void;
-}
-
 /** How WebhookWakeups is built. */
 export interface WebhookWakeupsOptions {
   db: Kysely<Database>;
-  notices: WakeupNotices;
+  notices: Notices;
   /** This node's workers by source (absent: that integration is off). */
   workers: Partial<Record<WebhookSource, WakeableWorker>>;
   clock: Clock;
@@ -41,8 +37,7 @@ export interface WebhookWakeupsOptions {
 /** Announces the deliveries this node committed and wakes this node's workers for every node's. */
 export class WebhookWakeups {
   readonly #o: WebhookWakeupsOptions;
-  #unsubscribe: (() => void)[] = [];
-  #poll: Timer | null = null;
+  #stopFollowing: (() => void) | null = null;
 
   constructor(options: WebhookWakeupsOptions) {
     this.#o = options;
@@ -50,22 +45,24 @@ export class WebhookWakeups {
 
   /** Listens for announcements and starts the poll. */
   start(): void {
-    if (this.#poll) return;
+    if (this.#stopFollowing) return;
     const { notices, clock, pollMs } = this.#o;
-    this.#unsubscribe = [
-      notices.on(WEBHOOKS_CHANNEL, (source) => {
-        if (source === 'linear' || source === 'github') this.#wake(source);
-      }),
-      notices.onConnect(() => this.#wakeAll()),
-    ];
-    this.#poll = clock.every(pollMs, () => this.#wakeAll());
+    const notice = (source: string): void => {
+      if (source === 'linear' || source === 'github') this.#wake(source);
+    };
+    this.#stopFollowing = followChannel(
+      notices,
+      WEBHOOKS_CHANNEL,
+      { notice, all: () => this.#wakeAll() },
+      clock,
+      pollMs,
+    );
   }
 
   /** Stops listening and polling. */
   stop(): void {
-    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
-    this.#poll?.cancel();
-    this.#poll = null;
+    this.#stopFollowing?.();
+    this.#stopFollowing = null;
   }
 
   /**

@@ -2,35 +2,16 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { describeEachDatabase } from '../../../test/support/databases.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import { testNotices } from '../../../test/support/test-notices.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { loadConfig } from '../../core/config-load.ts';
 import { silentLogger } from '../../core/logger.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import { WEB_CHANGES_CHANNEL } from '../../store/web-transcript.ts';
-import type { ChangeNotices } from './web-chat-fanout.ts';
 import { WebConnector } from './web-connector.ts';
 
 const CHAT = 'chat-bbbb2222';
 const POLL_MS = 2000;
-
-/** A LISTEN connection of one node, driven by the test: `notify` and `reconnect` call its subscribers. */
-function testNotices(): ChangeNotices & { notify(chatId: string): void; reconnect(): void } {
-  const handlers = new Set<(payload: string) => void>();
-  const connects = new Set<() => void>();
-  return {
-    on(channel, handler) {
-      assert.equal(channel, WEB_CHANGES_CHANNEL);
-      handlers.add(handler);
-      return () => handlers.delete(handler);
-    },
-    onConnect(handler) {
-      connects.add(handler);
-      return () => connects.delete(handler);
-    },
-    notify: (chatId) => handlers.forEach((h) => h(chatId)),
-    reconnect: () => connects.forEach((h) => h()),
-  };
-}
 
 describeEachDatabase('web chats shared across nodes', (fresh) => {
   it("shows on a node's open page the replies another node wrote, each once and in version order", async () => {
@@ -43,8 +24,8 @@ describeEachDatabase('web chats shared across nodes', (fresh) => {
     // Node A holds `primary` (its outbox writes the replies); node B serves the page.
     const holder = build();
     const page = build();
-    const notices = testNotices();
-    holder.share(testNotices(), { pollMs: POLL_MS, notify: dialect === 'postgres' });
+    const notices = testNotices(WEB_CHANGES_CHANNEL);
+    holder.share(testNotices(WEB_CHANGES_CHANNEL), { pollMs: POLL_MS, notify: dialect === 'postgres' });
     page.share(notices, { pollMs: POLL_MS, notify: dialect === 'postgres' });
     const received: string[] = [];
     await holder.start(async (m) => {

@@ -5,16 +5,12 @@
 // when the LISTEN connection comes back, and every `pollMs` (a lost notification only delays a change). Its own
 // changes are read back the same way, so every page of a chat sees every change once and in version order: versions
 // are taken under the counter row's lock and commit in order, so a read after version v committed misses none below v.
-import type { Clock, Timer } from '../../core/clock.ts';
+import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
+import type { Notices } from '../../core/notices.ts';
+import { followChannel } from '../../core/notices.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import { WEB_CHANGES_CHANNEL } from '../../store/web-transcript.ts';
-
-/** The node's LISTEN connection, by shape (cluster/pg-listener.ts). */
-export interface ChangeNotices {
-  on(channel: string, handler: (payload: string) => void): () => void;
-  onConnect(handler: () => void): () => void;
-}
 
 /** What the fan-out reads: the chat's newest version and what changed after a version (store/web-transcript.ts). */
 export interface ChatChanges {
@@ -24,7 +20,7 @@ export interface ChatChanges {
 
 /** How a ChatFanout is built. */
 export interface ChatFanoutOptions {
-  notices: ChangeNotices;
+  notices: Notices;
   changes: ChatChanges;
   /** Hands a change to the pages of its chat open on this node. */
   deliver: (message: WebMessage) => void;
@@ -45,8 +41,7 @@ interface Followed {
 export class ChatFanout {
   readonly #o: ChatFanoutOptions;
   readonly #chats = new Map<string, Followed>();
-  #unsubscribe: (() => void)[] = [];
-  #poll: Timer | null = null;
+  #stopFollowing: (() => void) | null = null;
 
   constructor(options: ChatFanoutOptions) {
     this.#o = options;
@@ -54,20 +49,21 @@ export class ChatFanout {
 
   /** Listens for announced changes and starts the poll. */
   start(): void {
-    if (this.#poll) return;
+    if (this.#stopFollowing) return;
     const { notices, clock, pollMs } = this.#o;
-    this.#unsubscribe = [
-      notices.on(WEB_CHANGES_CHANNEL, (chatId) => this.changed(chatId)),
-      notices.onConnect(() => this.#changedAll()),
-    ];
-    this.#poll = clock.every(pollMs, () => this.#changedAll());
+    this.#stopFollowing = followChannel(
+      notices,
+      WEB_CHANGES_CHANNEL,
+      { notice: (chatId) => this.changed(chatId), all: () => this.#changedAll() },
+      clock,
+      pollMs,
+    );
   }
 
   /** Stops listening and polling, and forgets the followed chats. */
   stop(): void {
-    for (const unsubscribe of this.#unsubscribe.splice(0)) unsubscribe();
-    this.#poll?.cancel();
-    this.#poll = null;
+    this.#stopFollowing?.();
+    this.#stopFollowing = null;
     this.#chats.clear();
   }
 

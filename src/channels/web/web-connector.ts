@@ -5,6 +5,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { WebChannelConfig } from '../../core/config-channels.ts';
 import { AppError, conflict, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
+import type { Notices } from '../../core/notices.ts';
 import type { Database } from '../../store/tables/index.ts';
 import type { WebMessage } from '../../store/web-transcript.ts';
 import { WebTranscriptStore } from '../../store/web-transcript.ts';
@@ -18,7 +19,6 @@ import type {
 } from '../connector.ts';
 import { DeliveryError } from '../delivery-error.ts';
 import { EditRefusedError } from '../outbox-edit.ts';
-import type { ChangeNotices } from './web-chat-fanout.ts';
 import { ChatFanout } from './web-chat-fanout.ts';
 import { chatIdSchema, inboundMessageId, WEB_CHANNEL, WEB_USER_ID } from './web-ids.ts';
 
@@ -95,7 +95,7 @@ export class WebConnector implements Connector {
    * delivered by the `primary` holder, messages sent from other nodes' pages), read from the database on each notice,
    * on reconnect and every `pollMs`. `notify: false` only where there is no NOTIFY (tests on SQLite).
    */
-  share(notices: ChangeNotices, options: { pollMs?: number; notify?: boolean } = {}): void {
+  share(notices: Notices, options: { pollMs?: number; notify?: boolean } = {}): void {
     const { db, config, clock, logger } = this.#deps;
     const pollMs = options.pollMs ?? 2000;
     this.#store = new WebTranscriptStore(db, config.transcriptMaxMessages, { notify: options.notify ?? true });
