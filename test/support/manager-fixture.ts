@@ -68,18 +68,17 @@ export function managerFixture(
 }
 
 /**
- * For each test of the enclosing describe: a fresh managerFixture (with `overrides`), closed after the test, and every
- * signal its manager sends. `f` stands for the current test's fixture (it throws outside a test); `signals` is emptied
- * before each test.
+ * For each test of the enclosing describe: a fixture made by `make`, closed after the test, and every signal its
+ * manager sends. `f` stands for the current test's fixture (it throws outside a test, naming `what`); `signals` is
+ * emptied before each test.
  */
-export function managerPerTest(overrides: Record<string, unknown> = {}): {
-  f: ManagerFixture;
-  signals: SessionSignal[];
-} {
-  let current: ManagerFixture | undefined;
+export function fixturePerTest<
+  F extends { manager: { on(listener: (s: SessionSignal) => void): unknown }; close(): Promise<void> },
+>(what: string, make: () => F | Promise<F>): { f: F; signals: SessionSignal[] } {
+  let current: F | undefined;
   const signals: SessionSignal[] = [];
-  beforeEach(() => {
-    current = managerFixture(overrides);
+  beforeEach(async () => {
+    current = await make();
     signals.length = 0;
     current.manager.on((s) => signals.push(s));
   });
@@ -88,11 +87,19 @@ export function managerPerTest(overrides: Record<string, unknown> = {}): {
     current = undefined;
     await fixture?.close();
   });
-  const f = new Proxy({} as ManagerFixture, {
+  const f = new Proxy({} as F, {
     get(_target, key) {
-      if (!current) throw new Error('managerPerTest: the fixture exists only while a test runs');
+      if (!current) throw new Error(`${what}: the fixture exists only while a test runs`);
       return Reflect.get(current, key) as unknown;
     },
   });
   return { f, signals };
+}
+
+/** fixturePerTest of a fresh managerFixture (with `overrides`) for each test. */
+export function managerPerTest(overrides: Record<string, unknown> = {}): {
+  f: ManagerFixture;
+  signals: SessionSignal[];
+} {
+  return fixturePerTest('managerPerTest', () => managerFixture(overrides));
 }

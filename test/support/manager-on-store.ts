@@ -2,7 +2,6 @@
 // logs in a temp dir, with scripted harnesses: managerFixture's counterpart for the suites that run on both databases.
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach } from 'node:test';
 import type { Kysely } from 'kysely';
 import type { SessionSignal } from '../../src/coding/session.ts';
 import { SessionManager } from '../../src/coding/session-manager.ts';
@@ -13,6 +12,7 @@ import { silentLogger } from '../../src/core/logger.ts';
 import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import { SessionLogs } from '../../src/store/session-logs.ts';
 import type { Database } from '../../src/store/tables/index.ts';
+import { fixturePerTest } from './manager-fixture.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
 import { tempDir } from './temp-dir.ts';
 import type { OpenStore, TestStore } from './test-store.ts';
@@ -99,23 +99,5 @@ export function managerPerTestOn(
   open: OpenStore,
   overrides: Record<string, unknown> = {},
 ): { f: StoreManagerFixture; signals: SessionSignal[] } {
-  let current: StoreManagerFixture | undefined;
-  const signals: SessionSignal[] = [];
-  beforeEach(async () => {
-    current = await openManagerFixture(open, overrides);
-    signals.length = 0;
-    current.manager.on((s) => signals.push(s));
-  });
-  afterEach(async () => {
-    const fixture = current;
-    current = undefined;
-    await fixture?.close();
-  });
-  const f = new Proxy({} as StoreManagerFixture, {
-    get(_target, key) {
-      if (!current) throw new Error('managerPerTestOn: the fixture exists only while a test runs');
-      return Reflect.get(current, key) as unknown;
-    },
-  });
-  return { f, signals };
+  return fixturePerTest('managerPerTestOn', () => openManagerFixture(open, overrides));
 }
