@@ -410,9 +410,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       await sessions.restartNoticesStored(owed);
       await clusterSessions?.takeOver(node.name);
     });
-    // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined.
+    // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined, and
+    // its agents stopped without a word more about their sessions (the node taking it over marks and announces them).
     cluster.onRejoin('sessions', {
-      leave: async () => clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`),
+      leave: async () => {
+        await clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`);
+        const stopped = sessions.abandonAll(`node ${config.node.name} lost`);
+        if (stopped > 0) logger.warn({ stopped }, 'declared down by the cluster: stopped the agents of this node');
+      },
       resume: async () => clusterSessions?.resume(),
     });
     // Cluster (PostgreSQL): the Linear pipeline on every node; a lost node's dispatches released after its sessions.

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { managerPerTestOn, openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { openTestStore } from '../../test/support/test-store.ts';
+import { waitFor } from '../../test/support/wait-for.ts';
 import { CodingSessionStore } from '../store/coding-sessions.ts';
 
 /** A store whose run ends commit a macrotask late, as a busy pool's would. */
@@ -52,5 +53,36 @@ describe('SessionManager kill', () => {
         [i, 0, i, 1_000],
       );
     }
+  });
+});
+
+describe('SessionManager abandonAll (a node the cluster declared lost)', () => {
+  const { f, signals } = managerPerTestOn((path) => openTestStore(path));
+
+  it('stops every agent and stores nor announces anything more about their sessions', async () => {
+    const session = await f.manager.launch({ prompt: 'p', workdir: f.workdir, originChannel: 'cli' });
+    await f.harness.last.emit({ type: 'started', backendSessionId: 'b' });
+    await session.stored;
+    // Another node takes this one over: it marks the session interrupted.
+    await f.store.update(session.id, { status: 'interrupted', endReason: 'node vm lost', completedAt: 1 });
+    const before = signals.length;
+    assert.equal(f.manager.abandonAll('node vm lost'), 1);
+    assert.equal(f.harness.last.killed, true, 'the agent was stopped');
+    await waitFor('the agent to exit', () => !session.isActive);
+    await session.stored;
+    const stored = await f.manager.get(session.id);
+    assert.deepEqual([stored.status, stored.endReason], ['interrupted', 'node vm lost'], 'the row is left as marked');
+    assert.equal(signals.length, before, 'no end announced from here');
+    assert.equal(f.manager.liveById(session.id), undefined);
+    const runs = await f.db
+      .selectFrom('session_runs')
+      .select(['status'])
+      .where('session_id', '=', session.id)
+      .execute();
+    assert.deepEqual(
+      runs.map((r) => r.status),
+      ['running'],
+      'the run is left for the taker',
+    );
   });
 });

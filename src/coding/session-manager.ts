@@ -98,6 +98,8 @@ export class SessionManager {
   #background = new Set<Promise<unknown>>();
   /** Run ends being recorded, by session id: kill() resolves only once its run's end committed (stats count it). */
   readonly #runEnds = new Map<string, Promise<void>>();
+  /** Sessions ended by abandonAll: nothing more is stored or announced about them from this node. */
+  readonly #abandoned = new Set<string>();
 
   constructor(deps: SessionManagerDeps) {
     this.#deps = deps;
@@ -547,6 +549,22 @@ export class SessionManager {
     return n;
   }
 
+  /**
+   * Ends every live agent of this node without storing or announcing anything more about its session (its row, its
+   * run, its signals): for a node the cluster declared lost while it ran, whose sessions another node marks (or has
+   * marked) interrupted and announced. Returns how many agents were stopped.
+   */
+  abandonAll(reason: string): number {
+    let n = 0;
+    for (const [id, session] of [...this.#live]) {
+      this.#abandoned.add(id);
+      this.#runs.delete(id);
+      this.#live.delete(id);
+      if (session.kill(reason)) n += 1;
+    }
+    return n;
+  }
+
   /** The live Session for a ref (id, name or backend id), if it is in memory. */
   async live(ref: string): Promise<Session | undefined> {
     const byId = this.#live.get(ref);
@@ -722,6 +740,7 @@ export class SessionManager {
       persistence: {
         log: (entry) => logs.write(record.id, entry),
         update: async (patch) => {
+          if (this.#abandoned.has(record.id)) return;
           const stored = store.update(record.id, patch);
           // Issued at once behind the row's write (writes commit in order), awaited with it.
           const cost = patch.costUsd !== undefined ? this.#recordRunCost(session) : undefined;
@@ -740,6 +759,7 @@ export class SessionManager {
   }
 
   #onSignal(signal: SessionSignal): void {
+    if (this.#abandoned.has(signal.session.id)) return;
     if (signal.type === 'ended') {
       const { logger } = this.#deps;
       const id = signal.session.id;
