@@ -49,6 +49,24 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     ...(options.home ? { home: options.home } : {}),
     ...(options.config ? { configPath: options.config } : {}),
   };
+  // The signals are taken before anything starts: one that arrives while the daemon is starting (its URL may already
+  // be in daemon.json) stops it cleanly once it has started, instead of killing it halfway.
+  const run: { daemon?: Daemon; pending?: string; stopping: boolean } = { stopping: false };
+  const stop = (daemon: Daemon, signal: string): void => {
+    daemon.logger.info({ signal }, 'stopping');
+    void daemon.stop().then(
+      () => process.exit(0),
+      () => process.exit(1),
+    );
+  };
+  const shutdown = (signal: string): void => {
+    if (run.stopping) return;
+    run.stopping = true;
+    if (run.daemon) stop(run.daemon, signal);
+    else run.pending = signal;
+  };
+  process.once('SIGINT', () => shutdown('SIGINT'));
+  process.once('SIGTERM', () => shutdown('SIGTERM'));
   const preflight = { loaded: loadConfig(load), overrides: load.overrides, env };
   await preflightGateway(preflight);
   let daemon: Daemon;
@@ -58,17 +76,7 @@ export async function runStart(options: StartOptions, env: NodeJS.ProcessEnv): P
     if (isAddressInUse(error)) throw await portInUseError(preflight);
     throw error;
   }
-  let stopping = false;
-  const shutdown = (signal: string): void => {
-    if (stopping) return;
-    stopping = true;
-    daemon.logger.info({ signal }, 'stopping');
-    void daemon.stop().then(
-      () => process.exit(0),
-      () => process.exit(1),
-    );
-  };
-  process.once('SIGINT', () => shutdown('SIGINT'));
-  process.once('SIGTERM', () => shutdown('SIGTERM'));
+  run.daemon = daemon;
+  if (run.pending) stop(daemon, run.pending);
   return daemon;
 }
