@@ -5,6 +5,7 @@
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
 import { parseSse } from '../../src/cli/sse.ts';
+import { heldBy } from '../support/cluster-load.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import type { DaemonProcess } from '../support/daemon-process.ts';
@@ -76,16 +77,6 @@ describe('any node of a cluster answers any request', { skip: postgresSkip() }, 
     return rig;
   };
 
-  async function holderOf(name: string): Promise<string> {
-    const row = await cluster()
-      .db.selectFrom('cluster_leases')
-      .select('holder')
-      .where('name', '=', name)
-      .executeTakeFirst();
-    if (!row) throw new Error(`nobody holds ${name}`);
-    return row.holder;
-  }
-
   before(async () => {
     model = await startMockOpenAIChat({ handler: (body) => chatText(`answer to: ${lastUserText(body)}`) });
     rig = await startClusterRig('sb-cluster-any-node-', [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
@@ -99,7 +90,7 @@ describe('any node of a cluster answers any request', { skip: postgresSkip() }, 
   });
 
   it("shows a web chat reply live on a non-holder's page and on the holder's, and lists the engine's sessions on every node", async () => {
-    const holderName = await holderOf('primary');
+    const holderName = await heldBy(cluster(), 'primary');
     const others = cluster()
       .up()
       .filter((name) => name !== holderName);

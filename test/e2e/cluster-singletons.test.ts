@@ -6,6 +6,7 @@
 // node that does not serve the engine are run by the holder.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import { heldBy } from '../support/cluster-load.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import { chatInference, isCronTurn, systemText, telegramSection, textsTo } from '../support/e2e-daemon.ts';
@@ -34,17 +35,6 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
   const chat = (): string[] => (telegram ? textsTo(telegram, USER) : []);
   const held: (() => void)[] = [];
-
-  /** The node holding lease `name` now. */
-  async function holderOf(name: string): Promise<string> {
-    const row = await cluster()
-      .db.selectFrom('cluster_leases')
-      .select('holder')
-      .where('name', '=', name)
-      .executeTakeFirst();
-    if (!row) throw new Error(`nobody holds ${name}`);
-    return row.holder;
-  }
 
   before(async () => {
     telegram = await startFakeTelegram();
@@ -91,7 +81,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
     const fake = telegram as FakeTelegram;
     fake.pushMessage({ fromId: USER, text: 'one' });
     await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
-    const first = await holderOf('primary');
+    const first = await heldBy(cluster(), 'primary');
     await cluster().kill(first);
 
     fake.pushMessage({ fromId: USER, text: 'two' });
@@ -101,7 +91,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
       () => chat().includes('answer to: two') && chat().includes('answer to: three'),
       LONG,
     );
-    const second = await holderOf('primary');
+    const second = await heldBy(cluster(), 'primary');
     assert.notEqual(second, first);
     for (const text of ['one', 'two', 'three']) {
       assert.equal(chat().filter((t) => t === `answer to: ${text}`).length, 1, `"${text}" answered once`);
@@ -116,7 +106,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   });
 
   it('takes an engine request on a node that does not serve the engine and runs it on the holder', async () => {
-    const holder = await holderOf('primary');
+    const holder = await heldBy(cluster(), 'primary');
     const other = cluster()
       .up()
       .find((name) => name !== holder);
@@ -139,7 +129,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
 
   it('runs on the new holder every message the lost one acknowledged: a cut-off turn answered once, a queued one run', async () => {
     const fake = telegram as FakeTelegram;
-    const holder = await holderOf('primary');
+    const holder = await heldBy(cluster(), 'primary');
     fake.pushMessage({ fromId: USER, text: 'held' });
     await waitFor(
       'the held turn to reach the model',
@@ -163,7 +153,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
       () => chat().includes('answer to: queued behind'),
       LONG,
     );
-    assert.notEqual(await holderOf('primary'), holder);
+    assert.notEqual(await heldBy(cluster(), 'primary'), holder);
     assert.equal(chat().filter((t) => t === 'answer to: queued behind').length, 1);
     assert.equal(
       bodies().filter((b) => isUserTurn(b) && lastUserText(b) === 'held').length,

@@ -143,6 +143,13 @@ export async function holderOf(rig: ClusterRig, name: string): Promise<string> {
   return row?.holder ?? '';
 }
 
+/** The node holding lease `name` now; throws when nobody does. */
+export async function heldBy(rig: ClusterRig, name: string): Promise<string> {
+  const holder = await holderOf(rig, name);
+  if (!holder) throw new Error(`nobody holds ${name}`);
+  return holder;
+}
+
 /** The nodes and leases as the database has them now, one line each (for a failure's message). */
 export async function clusterState(rig: ClusterRig): Promise<string> {
   const now = Date.now();
