@@ -4,13 +4,14 @@
 // when the LISTEN connection comes back, and on the heartbeat as a fallback; a lost node's unfinished dispatches are
 // released in its takeover, for the nodes that can run them. The pipeline is passed in by shape (cluster/ imports only
 // store/ and core/).
-import type { Clock, Timer } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName } from '../core/config.ts';
+import type { Notices } from '../core/notices.ts';
+import { followChannel } from '../core/notices.ts';
 import { LINEAR_DISPATCH_CHANNEL } from '../store/cluster-migrations.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import type { Claimant } from '../store/linear-dispatches.ts';
 import type { TakeoverStep } from './cluster-node.ts';
-import type { PgListener } from './pg-listener.ts';
 
 /** What of the pipeline this node drives. */
 export interface NodePipeline {
@@ -46,7 +47,7 @@ export function nodePlacement(
 export interface LinearDispatchNodeDeps {
   pipeline: NodePipeline;
   /** The node's LISTEN connection (started and stopped by its owner). */
-  listener: PgListener;
+  listener: Notices;
   cluster: { onNodeDown(name: string, step: TakeoverStep): void };
   clock: Clock;
   /** How often the node looks for dispatches unasked (ms): the heartbeat. */
@@ -56,29 +57,37 @@ export interface LinearDispatchNodeDeps {
 /** The pipeline run on this node of the cluster: started after the sessions are restored, woken by the cluster. */
 export class LinearDispatchNode {
   readonly #d: LinearDispatchNodeDeps;
-  #timer: Timer | null = null;
+  #stopFollowing: (() => void) | null = null;
 
-  /** Subscribes to the notifications and registers the takeover step `linear` (after `sessions`: register it later). */
+  /** Registers the takeover step `linear` (after `sessions`: register it later). */
   constructor(deps: LinearDispatchNodeDeps) {
     this.#d = deps;
-    const kick = (): void => deps.pipeline.kick();
-    deps.listener.on(LINEAR_DISPATCH_CHANNEL, kick);
-    deps.listener.onConnect(kick);
     deps.cluster.onNodeDown('linear', async (node) => {
       await deps.pipeline.releaseNode(node.name);
     });
   }
 
-  /** Starts the pipeline (recovering this node's dispatches, claiming what it can) and the heartbeat's look. */
+  /**
+   * Starts the pipeline (recovering this node's dispatches, claiming what it can), then looks again at each notice,
+   * reconnect and heartbeat.
+   */
   async start(): Promise<void> {
-    await this.#d.pipeline.start();
-    this.#timer = this.#d.clock.every(this.#d.heartbeatMs, () => this.#d.pipeline.kick());
+    const { pipeline, listener, clock, heartbeatMs } = this.#d;
+    await pipeline.start();
+    const kick = (): void => pipeline.kick();
+    this.#stopFollowing = followChannel(
+      listener,
+      LINEAR_DISPATCH_CHANNEL,
+      { notice: kick, all: kick },
+      clock,
+      heartbeatMs,
+    );
   }
 
   /** Stops looking and stops the pipeline (its sessions are left to the SessionManager). */
   async stop(): Promise<void> {
-    this.#timer?.cancel();
-    this.#timer = null;
+    this.#stopFollowing?.();
+    this.#stopFollowing = null;
     await this.#d.pipeline.stop();
   }
 }
