@@ -122,9 +122,7 @@ export class Singletons {
     } catch (error) {
       this.#o.logger.error({ err: error, singleton: entry.name }, `could not start ${entry.name}; retrying`);
       this.#retireIfOneShot(entry);
-      await this.#o.leases.release(entry.name, this.#holder).catch((e: unknown) => {
-        this.#o.logger.warn({ err: e, singleton: entry.name }, 'could not give up a lease');
-      });
+      await this.#release(entry);
     }
   }
 
@@ -138,10 +136,7 @@ export class Singletons {
     this.#o.logger.info({ singleton: entry.name }, `no longer serving ${entry.name} on this node`);
     if (!this.#stopped) {
       this.#retireIfOneShot(entry);
-      if (entry.retired)
-        await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
-          this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
-        });
+      if (entry.retired) await this.#release(entry);
     }
   }
 
@@ -164,9 +159,7 @@ export class Singletons {
     this.#pass = this.#pass.then(async () => {
       for (const entry of [...this.#entries.values()].reverse()) {
         if (entry.running) await this.#stopOne(entry);
-        await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
-          this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
-        });
+        await this.#release(entry);
       }
     });
     return this.#pass;
@@ -178,6 +171,13 @@ export class Singletons {
     this.#fenced = false;
   }
 
+  /** Gives `entry`'s lease up; a failure is logged (the lease then runs out by itself). */
+  async #release(entry: Entry): Promise<void> {
+    await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
+      this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
+    });
+  }
+
   /** Stops every singleton this node serves (in reverse order of registration) and gives their leases up. */
   async stop(): Promise<void> {
     this.#stopped = true;
@@ -185,9 +185,7 @@ export class Singletons {
     for (const entry of [...this.#entries.values()].reverse()) {
       if (!entry.running) continue;
       await this.#stopOne(entry);
-      await this.#o.leases.release(entry.name, this.#holder).catch((error: unknown) => {
-        this.#o.logger.warn({ err: error, singleton: entry.name }, 'could not give up a lease');
-      });
+      await this.#release(entry);
     }
   }
 }
