@@ -8,6 +8,7 @@ import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import { holderOf } from '../support/cluster-load.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
 import { startClusterRig } from '../support/cluster-rig.ts';
 import { unexpectedErrors } from '../support/e2e-daemon.ts';
@@ -99,15 +100,8 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
     if (!rig) throw new Error('no rig');
     const ws = fake.workspace;
     const team = addTeam(ws, 'ST');
-    const db = rig.db;
-    const holder = await waitFor('the primary held', async () => {
-      const row = await db
-        .selectFrom('cluster_leases')
-        .select('holder')
-        .where('name', '=', 'primary')
-        .executeTakeFirst();
-      return row?.holder;
-    });
+    const cluster = rig;
+    const holder = await waitFor('the primary held', () => holderOf(cluster, 'primary'));
     // alpha starts first and takes the intake; ST's repository is gamma's only.
     assert.notEqual(holder, 'gamma');
     const intake = rig.node(holder);
@@ -158,15 +152,8 @@ describe('Linear dispatches placed across the cluster', { skip: postgresSkip(), 
     // The webhooks go to the intake (the `primary` singleton's holder); gamma answers the listings: it holds no
     // repository, so it never runs a dispatch itself.
     const gamma = rig.node('gamma');
-    const db = rig.db;
-    const holder = await waitFor('the primary held', async () => {
-      const row = await db
-        .selectFrom('cluster_leases')
-        .select('holder')
-        .where('name', '=', 'primary')
-        .executeTakeFirst();
-      return row?.holder;
-    });
+    const cluster = rig;
+    const holder = await waitFor('the primary held', () => holderOf(cluster, 'primary'));
     const intake = rig.node(holder);
     const post = async (issue: FakeIssue): Promise<string> => {
       const { payload, agentSessionId } = agentSessionCreated(ws, issue, '@switchboard please do this');
