@@ -230,6 +230,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     stops.push(() => approvals.stop());
     const harnesses = options.harnesses ?? createHarnesses(config, logger);
+    // What this node tells the cluster: the harnesses it has, and how often it beats (and looks unasked for work).
+    const harnessNames = HARNESS_NAMES.filter((h) => h in harnesses);
+    const heartbeatMs = (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000;
+    const nodeStore = new ClusterNodeStore(kysely);
     // Output, --follow and the SSE stream of a session on another node read its records from the database.
     const reader = records
       ? new ClusterRecordReader({
@@ -349,11 +353,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           // Cluster (PostgreSQL): dispatches run on the nodes that claim them (see cluster/linear-dispatch-node.ts).
           ...(records
             ? {
-                placement: nodePlacement(
-                  config,
-                  HARNESS_NAMES.filter((h) => h in harnesses),
-                  new ClusterNodeStore(kysely),
-                ),
+                placement: nodePlacement(config, harnessNames, nodeStore),
                 // Prompts and approval replies for a worker on another node run there (called once started).
                 forwarder: {
                   node: config.node.name,
@@ -380,26 +380,26 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
           clock,
           logger,
           sessions,
-          harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
-          heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+          harnesses: harnessNames,
+          heartbeatMs,
         })
       : null;
 
     // This daemon as a node of the cluster (a cluster of one on SQLite): heartbeat, failure detection, leases.
     const cluster = new ClusterNode({
-      store: new ClusterNodeStore(kysely),
+      store: nodeStore,
       leases: new LeaseStore(kysely),
       clock,
       logger: logger.child({ component: 'cluster' }),
       name: config.node.name,
       incarnation,
       labels: config.node.labels,
-      harnesses: HARNESS_NAMES.filter((h) => h in harnesses),
+      harnesses: harnessNames,
       workspaces: config.workspaces.length > 0 ? config.workspaces : [homedir()],
       maxSessions: config.maxSessions,
       url: config.node.url ?? null,
       timeoutMs: config.cluster.nodeTimeoutSec * 1000,
-      heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+      heartbeatMs,
       runningByNode: () => sessions.activeByNode(),
     });
     // A lost node's sessions become interrupted ("node <name> lost"), announced once like a restart's.
@@ -428,7 +428,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
             listener: records.listener,
             cluster,
             clock,
-            heartbeatMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+            heartbeatMs,
           })
         : null;
 
@@ -524,7 +524,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       listener: records?.listener ?? null,
       clock,
       logger: logger.child({ component: 'cluster' }),
-      pollMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+      pollMs: heartbeatMs,
     });
     stops.push(() => primary.stopMember('poll'));
     stops.push(() => primary.stopMember('engine-calls'));
@@ -582,7 +582,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         },
         clock,
         logger: logger.child({ component: 'cluster' }),
-        pollMs: (config.cluster.heartbeatSec ?? config.cluster.nodeTimeoutSec / 5) * 1000,
+        pollMs: heartbeatMs,
       });
       announceWebhooks(app, (source) => wakeups.announce(source));
       wakeups.start();
