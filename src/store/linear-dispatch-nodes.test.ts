@@ -4,34 +4,9 @@
 import assert from 'node:assert/strict';
 import { beforeEach, it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
-import type { Claimant, NewDispatch } from './linear-dispatches.ts';
+import { newDispatchIn } from '../../test/support/dispatch-record.ts';
+import type { Claimant } from './linear-dispatches.ts';
 import { DispatchStore } from './linear-dispatches.ts';
-
-function newDispatch(
-  id: string,
-  repoPath: string,
-  createdAt: number,
-  harness: 'claude' | 'codex' = 'claude',
-): NewDispatch {
-  return {
-    id,
-    issueId: `i-${id}`,
-    identifier: `ENG-${id}`,
-    title: `title of ${id}`,
-    agentSessionId: `as-${id}`,
-    tier: 'medior',
-    tierReason: 'estimate 2',
-    harness,
-    model: null,
-    auditHarness: 'claude',
-    auditModel: null,
-    profile: null,
-    repoPath,
-    branch: `agent/${id}`,
-    context: {},
-    createdAt,
-  };
-}
 
 const a: Claimant = { node: 'a', workspaces: ['/work/a'], harnesses: ['claude'] };
 const b: Claimant = { node: 'b', workspaces: ['/work/a/', '/work/b'], harnesses: ['claude', 'codex'] };
@@ -44,10 +19,10 @@ describeEachDatabase('DispatchStore placement', (fresh) => {
   });
 
   it('a claim takes the oldest dispatch this node can run and records the node; others stay queued in order', async () => {
-    await store.insert(newDispatch('1', '/work/b/repo', 1));
-    await store.insert(newDispatch('2', '/work/a', 2));
-    await store.insert(newDispatch('3', '/work/ab/repo', 3));
-    await store.insert(newDispatch('4', '/work/a/x', 4, 'codex'));
+    await store.insert(newDispatchIn('1', '/work/b/repo', 1));
+    await store.insert(newDispatchIn('2', '/work/a', 2));
+    await store.insert(newDispatchIn('3', '/work/ab/repo', 3));
+    await store.insert(newDispatchIn('4', '/work/a/x', 4, 'codex'));
     const first = await store.claimNextQueued(10, 10, a);
     assert.deepEqual([first?.id, first?.status, first?.node], ['2', 'dispatched', 'a']);
     // /work/ab is not under /work/a; codex is not a's.
@@ -67,9 +42,9 @@ describeEachDatabase('DispatchStore placement', (fresh) => {
   });
 
   it('the cap counts the slots of every node', async () => {
-    await store.insert(newDispatch('1', '/work/a/r', 1));
-    await store.insert(newDispatch('2', '/work/a/r2', 2));
-    await store.insert(newDispatch('3', '/work/a/r3', 3));
+    await store.insert(newDispatchIn('1', '/work/a/r', 1));
+    await store.insert(newDispatchIn('2', '/work/a/r2', 2));
+    await store.insert(newDispatchIn('3', '/work/a/r3', 3));
     assert.equal((await store.claimNextQueued(2, 10, a))?.id, '1');
     assert.equal((await store.claimNextQueued(2, 11, b))?.id, '2');
     assert.equal(await store.claimNextQueued(2, 12, a), null, 'two slots are taken, on two nodes');
@@ -78,9 +53,9 @@ describeEachDatabase('DispatchStore placement', (fresh) => {
   });
 
   it("a lost node's unfinished dispatches are released once, and each is taken by one node that can run it", async () => {
-    await store.insert(newDispatch('1', '/work/a/r', 1));
-    await store.insert(newDispatch('2', '/work/b/r', 2));
-    await store.insert(newDispatch('3', '/work/b/r3', 3));
+    await store.insert(newDispatchIn('1', '/work/a/r', 1));
+    await store.insert(newDispatchIn('2', '/work/b/r', 2));
+    await store.insert(newDispatchIn('3', '/work/b/r3', 3));
     await store.claimNextQueued(10, 10, b);
     await store.claimNextQueued(10, 11, b);
     await store.claimNextQueued(10, 12, b);

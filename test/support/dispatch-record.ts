@@ -1,5 +1,5 @@
 // A dispatch row for tests that build one without the store: defaults for every field, `fields` on top.
-import type { DispatchRecord } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord, NewDispatch } from '../../src/store/linear-dispatches.ts';
 
 /** A `working` dispatch d1 of ENG-1 (claude, medior tier, in /repo on eng-1) with the given fields over it. */
 export function dispatchRecord(fields: Partial<DispatchRecord> = {}): DispatchRecord {
@@ -32,5 +32,32 @@ export function dispatchRecord(fields: Partial<DispatchRecord> = {}): DispatchRe
     completedAt: null,
     node: null,
     ...fields,
+  };
+}
+
+/** A dispatch to insert: `id`'s issue ENG-<id>, its repository `repoPath`, created at `createdAt`, worked by `harness`. */
+export function newDispatchIn(
+  id: string,
+  repoPath: string,
+  createdAt: number,
+  harness: 'claude' | 'codex' = 'claude',
+): NewDispatch {
+  return {
+    id,
+    issueId: `i-${id}`,
+    identifier: `ENG-${id}`,
+    title: `title of ${id}`,
+    agentSessionId: `as-${id}`,
+    tier: 'medior',
+    tierReason: 'estimate 2',
+    harness,
+    model: null,
+    auditHarness: 'claude',
+    auditModel: null,
+    profile: null,
+    repoPath,
+    branch: `agent/${id}`,
+    context: {},
+    createdAt,
   };
 }

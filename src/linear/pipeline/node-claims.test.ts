@@ -4,34 +4,13 @@
 import assert from 'node:assert/strict';
 import { beforeEach, it } from 'node:test';
 import { describeEachDatabase } from '../../../test/support/databases.ts';
+import { newDispatchIn } from '../../../test/support/dispatch-record.ts';
 import type { Session } from '../../coding/session.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { NewDispatch } from '../../store/linear-dispatches.ts';
 import { DispatchStore } from '../../store/linear-dispatches.ts';
 import type { ClaimKind } from './node-claims.ts';
 import { NodeClaims } from './node-claims.ts';
-
-function newDispatch(id: string, repoPath: string, createdAt: number): NewDispatch {
-  return {
-    id,
-    issueId: `i-${id}`,
-    identifier: `ENG-${id}`,
-    title: id,
-    agentSessionId: null,
-    tier: 'medior',
-    tierReason: 'default',
-    harness: 'claude',
-    model: null,
-    auditHarness: 'claude',
-    auditModel: null,
-    profile: null,
-    repoPath,
-    branch: `b-${id}`,
-    context: {},
-    createdAt,
-  };
-}
 
 /** A live session as NodeClaims reads it (id and whether it is active). */
 function live(id: string, isActive = true): Session {
@@ -74,11 +53,11 @@ describeEachDatabase('NodeClaims', (fresh) => {
   });
 
   it('claims released dispatches first, then queued ones it can run, while it has free session slots', async () => {
-    await store.insert(newDispatch('lost', '/w/r3', 0));
+    await store.insert(newDispatchIn('lost', '/w/r3', 0));
     await store.claimNextQueued(10, 5, { node: 'b', workspaces: ['/w'], harnesses: ['claude'] });
-    await store.insert(newDispatch('q1', '/w/r', 1));
-    await store.insert(newDispatch('q2', '/w/r2', 2));
-    await store.insert(newDispatch('other', '/elsewhere', 3));
+    await store.insert(newDispatchIn('q1', '/w/r', 1));
+    await store.insert(newDispatchIn('q2', '/w/r2', 2));
+    await store.insert(newDispatchIn('other', '/elsewhere', 3));
     await store.releaseNode('b', 6);
     running = [live('s1', false)];
     await claims.pass(10, run);
@@ -99,7 +78,7 @@ describeEachDatabase('NodeClaims', (fresh) => {
   });
 
   it('kills a session here whose dispatch another node stopped, once', async () => {
-    await store.insert(newDispatch('d1', '/w/r', 1));
+    await store.insert(newDispatchIn('d1', '/w/r', 1));
     const d = await store.claimNextQueued(10, 2, { node: 'a', workspaces: ['/w'], harnesses: ['claude'] });
     assert.ok(d);
     await store.compareAndSwap('d1', 'dispatched', 'working', 3);
