@@ -80,4 +80,25 @@ describeEachDatabase('DispatchStore placement', (fresh) => {
       'taken by exactly one',
     );
   });
+
+  it("a node's view moves only its own dispatches: not once released, nor once another node took them", async () => {
+    await store.insert(newDispatchIn('1', '/work/b/r', 1));
+    await store.claimNextQueued(10, 10, b);
+    const onB = store.ownedBy('b');
+    const onC = store.ownedBy('c');
+    assert.equal(await onC.compareAndSwap('1', 'dispatched', 'working', 11), null, "c cannot move b's dispatch");
+    assert.equal(await onC.update('1', { worktreePath: '/elsewhere' }, 11), null);
+    assert.equal((await onB.compareAndSwap('1', 'dispatched', 'working', 12))?.status, 'working');
+    await store.releaseNode('b', 20);
+    // b was declared lost while it still ran: its phase, still going, cannot move the released dispatch any more.
+    assert.equal(await onB.compareAndSwap('1', 'working', 'auditing', 21), null, 'released: b no longer moves it');
+    assert.equal(await onB.update('1', { worktreePath: '/stale' }, 21), null);
+    await onB.touch('1', 22);
+    const c: Claimant = { node: 'c', workspaces: ['/work/b'], harnesses: ['claude'] };
+    assert.equal((await store.claimReleased(c, 23))?.node, 'c');
+    assert.equal(await onB.compareAndSwap('1', 'working', 'auditing', 24), null, 'taken by c: b still cannot');
+    assert.equal((await onC.compareAndSwap('1', 'working', 'auditing', 25))?.status, 'auditing');
+    const row = await store.get('1');
+    assert.deepEqual([row?.status, row?.worktreePath ?? null, row?.lastActivityAt], ['auditing', null, 23]);
+  });
 });

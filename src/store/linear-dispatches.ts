@@ -254,9 +254,26 @@ function byArrival(qb: DispatchSelect, direction: 'asc' | 'desc' = 'asc'): Dispa
  */
 export class DispatchStore {
   #db: Kysely<Database>;
+  /** Set on a view for one node (see `ownedBy`): status changes and updates touch only that node's dispatches. */
+  readonly #owner: string | undefined;
 
-  constructor(db: Kysely<Database>) {
+  constructor(db: Kysely<Database>, owner?: string) {
     this.#db = db;
+    this.#owner = owner;
+  }
+
+  /**
+   * The same store as seen by the node `node` running its dispatches in a cluster: `compareAndSwap`, `update` and `touch`
+   * change a dispatch only while its `node` is `node`. A node declared lost whose dispatch was released (node cleared)
+   * or taken by another node can no longer move it, even before it learns that it was declared lost.
+   */
+  ownedBy(node: string): DispatchStore {
+    return new DispatchStore(this.#db, node);
+  }
+
+  /** `qb` limited to this view's owner's dispatches (all of them on an unowned store). */
+  #owned<Q extends { where: (column: 'node', op: '=', value: string) => Q }>(qb: Q): Q {
+    return this.#owner === undefined ? qb : qb.where('node', '=', this.#owner);
   }
 
   /**
@@ -371,6 +388,7 @@ export class DispatchStore {
       .where('id', '=', id)
       .where('status', 'in', froms)
       .$if(attempt !== undefined, (qb) => qb.where('attempt', '=', attempt ?? 0))
+      .$call((qb) => this.#owned(qb))
       .returningAll()
       .executeTakeFirst();
     return row ? dispatchOf(row) : null;
@@ -502,6 +520,7 @@ export class DispatchStore {
       .updateTable('linear_dispatches')
       .set({ updated_at: now, ...patchColumns(patch) })
       .where('id', '=', id)
+      .$call((qb) => this.#owned(qb))
       .returningAll()
       .executeTakeFirst();
     return row ? dispatchOf(row) : null;
@@ -514,6 +533,7 @@ export class DispatchStore {
       .set({ last_activity_at: now })
       .where('id', '=', id)
       .where('last_activity_at', '<', now)
+      .$call((qb) => this.#owned(qb))
       .execute();
   }
 

@@ -135,7 +135,13 @@ export class Pipeline {
     const placement = deps.placement;
     this.#claims = placement ? new NodeClaims({ store, placement, sessions, watch, clock, logger }) : null;
     const claims = this.#claims;
-    this.#phases = { ...parts, delivery, ...(claims ? { mine: (d: DispatchRecord) => claims.mine(d) } : {}) };
+    // In a cluster the phases move only this node's dispatches: once a lost node's dispatch is released or taken by
+    // another node, a phase still running here (a stalled node not yet aware it was declared lost) cannot move it.
+    this.#phases = {
+      ...parts,
+      delivery,
+      ...(claims ? { store: store.ownedBy(claims.node), mine: (d: DispatchRecord) => claims.mine(d) } : {}),
+    };
   }
 
   /**
