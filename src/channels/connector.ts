@@ -194,4 +194,10 @@ export interface Outbox {
 export interface SendOptions {
   /** Idempotency key of the message: unique per message, stable across retries and restarts. */
   key?: string;
+  /**
+   * A message only the holder of the lease guarding the outbox may record (the engine's replies in a cluster): recorded
+   * in one transaction with that lease's fence, so a node that lost the lease (stalled past it) records nothing and the
+   * send rejects with `FencedError` (store/cluster-fence.ts). No effect where the outbox has no fence (SQLite).
+   */
+  fenced?: boolean;
 }

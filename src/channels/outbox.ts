@@ -178,7 +178,7 @@ export class DurableOutbox implements Outbox {
       file: file.data ? JSON.stringify(boundedFile(file.data)) : undefined,
     };
     const now = this.#deps.clock.now();
-    const recorded = this.#recording.then(() => this.#store.enqueue(entry, now));
+    const recorded = this.#recording.then(() => this.#store.enqueue(entry, now, { fenced: options.fenced === true }));
     this.#recording = recorded.catch(() => undefined);
     const id = await recorded;
     if (id === null) {

@@ -4,6 +4,8 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
+import { FencedError, leaseFence } from './cluster-fence.ts';
+import { LeaseStore } from './cluster-leases.ts';
 import type { OutboxEntry } from './outbox-store.ts';
 import { OutboxStore } from './outbox-store.ts';
 
@@ -173,5 +175,20 @@ describeEachDatabase('OutboxStore', (fresh) => {
       false,
       'a pruned key no longer dedupes',
     );
+  });
+
+  test("a fenced message is recorded only while the fence's lease is held; other messages go in regardless", async () => {
+    const { db, dialect } = await fresh();
+    const leases = new LeaseStore(db);
+    const holder = { node: 'a', incarnation: 'a-1' };
+    const store = new OutboxStore(db, leaseFence({ name: 'primary', ...holder, lock: dialect === 'postgres' }));
+    assert.equal(await leases.acquire('primary', holder, 1, 1000), true);
+    assert.equal(typeof (await store.enqueue(entry('1', 'held', 'k1'), 2, { fenced: true })), 'number');
+    // Declared lost: the taker ends this node's leases. Its engine's replies are refused; a notice from the node is not.
+    await leases.releaseAllOf('a');
+    await assert.rejects(store.enqueue(entry('1', 'stale', 'k2'), 3, { fenced: true }), FencedError);
+    assert.equal(typeof (await store.enqueue(entry('1', 'notice'), 4)), 'number');
+    assert.deepEqual(await store.counts(), { pending: 2, failed: 0 }, 'the refused reply wrote nothing');
+    assert.equal(typeof (await store.enqueue(entry('1', 'k2 later', 'k2'), 5)), 'number', 'nor took its key');
   });
 });

@@ -97,10 +97,20 @@ export class OutboxStore {
 
   /**
    * Records a new pending message (committed when this resolves); resolves to its id, or null when its idempotency
-   * key is already recorded (nothing is written then).
+   * key is already recorded (nothing is written then). `fenced` (with a fence): in one transaction with it, so a node
+   * that lost the lease records nothing and gets the fence's `FencedError`.
    */
-  async enqueue(entry: OutboxEntry, now: number): Promise<number | null> {
-    const row = await this.#db
+  async enqueue(entry: OutboxEntry, now: number, options: { fenced?: boolean } = {}): Promise<number | null> {
+    const fence = options.fenced ? this.#fence : null;
+    if (!fence) return this.#insert(this.#db, entry, now);
+    return this.#db.transaction().execute(async (trx) => {
+      await fence(trx);
+      return this.#insert(trx, entry, now);
+    });
+  }
+
+  async #insert(db: Kysely<Database>, entry: OutboxEntry, now: number): Promise<number | null> {
+    const row = await db
       .insertInto('outbox_messages')
       .values({
         target_key: entry.targetKey,

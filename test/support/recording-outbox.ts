@@ -25,8 +25,15 @@ export class RecordingOutbox implements Outbox {
   /** Idempotency keys seen so far: a second send under one key is dropped, as the durable outbox does. */
   readonly keys = new Set<string>();
 
+  /**
+   * Set to refuse every `fenced` send with this error, as a durable outbox whose lease fence fails (this node lost the
+   * lease): nothing of such a send is recorded.
+   */
+  refuseFenced: Error | null = null;
+
   /** Records the message at the call (before the first await), as the durable outbox stores messages in call order. */
   async send(target: ChannelTarget, message: OutboundMessage, options: SendOptions = {}): Promise<void> {
+    if (options.fenced && this.refuseFenced) throw this.refuseFenced;
     if (options.key !== undefined) {
       if (this.keys.has(options.key)) return;
       this.keys.add(options.key);
