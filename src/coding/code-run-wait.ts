@@ -6,8 +6,12 @@ import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
-import { isActiveStatus } from '../store/coding-sessions.ts';
 import type { SessionManager } from './session-manager.ts';
+
+/** True once a session's status is final (not starting, running, or waiting in the cluster's queue). */
+function isEnded(status: unknown): boolean {
+  return status === 'completed' || status === 'failed' || status === 'killed' || status === 'interrupted';
+}
 
 /** Log records the session writes itself when it launches (not signs of a running agent process). */
 const LAUNCH_RECORDS = new Set(['created', 'run', 'user', 'status']);
@@ -60,8 +64,8 @@ export async function waitForCodeRun(
     if (record.type === 'exited') {
       exitCode = exitCodeOf(record);
       gone = true;
-    } else if (record.type === 'status' && typeof record.status === 'string') {
-      if (!isActiveStatus(record.status as StoredSession['status'])) ended = true;
+    } else if (record.type === 'status') {
+      if (isEnded(record.status)) ended = true;
     } else if (!LAUNCH_RECORDS.has(record.type)) {
       agentSeen = true;
     }
@@ -71,7 +75,7 @@ export async function waitForCodeRun(
     sessions
       .get(id)
       .then((row) => {
-        if (!isActiveStatus(row.status)) {
+        if (isEnded(row.status)) {
           ended = true;
           changed();
         }
