@@ -78,6 +78,8 @@ export class CodeRunWatchdogs {
       limits: spec.watchdog,
       onTrip: (trip) => {
         logger.warn({ session: id, trip }, `code_run watchdog: ${describeTrip(trip)}`);
+        // A watchdog trips once; a session no longer live here (abandoned by a node declared lost) is not killed.
+        this.#disarm(id);
         if (!sessions.liveById(id)?.isActive) return;
         sessions.kill(id, tripEndReason(trip)).catch((error: unknown) => {
           logger.warn({ err: errorMessage(error), session: id }, 'code_run could not kill its session');
