@@ -146,6 +146,30 @@ describe('code_run across nodes (the parts)', () => {
     assert.deepEqual(killed, [result.sessionId]);
   });
 
+  it('with a CodeRunCluster: an abort while the launch waits in the queue drops it, and the call answers', async () => {
+    let id = '';
+    const cluster: CodeRunCluster = {
+      launch: async (request) => {
+        const record = await manager.enqueue(request, {});
+        id = record.id;
+        return record;
+      },
+      kill: async (sessionId) => {
+        await manager.kill(sessionId);
+      },
+    };
+    const controller = new AbortController();
+    const run = runner.run({ prompt: 'never starts', originChannel: 'test' }, controller.signal, cluster);
+    await waitFor('the launch queued', async () => id !== '' && (await manager.get(id)).status === 'queued');
+    controller.abort();
+    await waitFor('the queued launch dropped', async () => (await manager.get(id)).status === 'killed');
+    // No record says a queued launch was dropped: the next read of its row ends the wait.
+    clock.advance(2_000);
+    const result = await run;
+    assert.equal(result.error, 'stopped');
+    assert.equal(result.sessionId, id);
+  });
+
   it('with a CodeRunCluster: answers the output of a turn run to its end', async () => {
     const cluster: CodeRunCluster = {
       launch: async (request) => (await manager.launch(request)).record,

@@ -13,6 +13,9 @@ function isEnded(status: unknown): boolean {
   return status === 'completed' || status === 'failed' || status === 'killed' || status === 'interrupted';
 }
 
+/** How many reads of an ended row end the wait without the session's final `status` record. */
+const ROW_ONLY_READS = 3;
+
 /** Log records the session writes itself when it launches (not signs of a running agent process). */
 const LAUNCH_RECORDS = new Set(['created', 'run', 'user', 'status']);
 
@@ -71,11 +74,17 @@ export async function waitForCodeRun(
     }
     changed();
   });
+  // The row alone ends the wait for a launch cancelled in the queue (it never ran: no record says so). A session that
+  // ran ends with its `status` record, which comes after every output record; the row can be committed before the
+  // records are, so it ends the wait only after ROW_ONLY_READS reads (its node lost before its records were stored).
+  let rowEndedReads = 0;
   const readRow = (): void => {
     sessions
       .get(id)
       .then((row) => {
-        if (isEnded(row.status)) {
+        if (!isEnded(row.status)) return;
+        rowEndedReads += 1;
+        if (row.node === null || rowEndedReads >= ROW_ONLY_READS) {
           ended = true;
           changed();
         }
