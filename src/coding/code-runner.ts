@@ -1,16 +1,20 @@
 // The `code_run` backend: one coding-agent turn as a (durable, listed) coding session, watched by the session
 // watchdog (inactivity, wall clock, tool time), answered as { success, output, error? } with the seed's error kinds:
 // `timeout` (wall clock), `inactivity_timeout` (the watchdog saw no activity), `exit N` (the CLI exited with N).
+// The launch carries its limits and the node that runs it arms the watchdog (code-run-watchdog.ts); the asking node
+// waits for it wherever it runs (code-run-wait.ts). In a cluster the launch is placed like any other (`CodeRunCluster`).
 import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import type { AgentProfileConfig } from '../core/config-linear-agents.ts';
-import { errorMessage, invalidInput } from '../core/errors.ts';
+import { invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
-import type { SessionManager } from './session-manager.ts';
-import type { WatchdogTrip } from './session-watchdog.ts';
-import { describeTrip, SessionWatchdog, watchdogEventOf } from './session-watchdog.ts';
+import { waitForCodeRun } from './code-run-wait.ts';
+import { CODE_RUN_OWNER, CodeRunWatchdogs, tripOfEndReason } from './code-run-watchdog.ts';
+import type { LaunchRequest, SessionManager } from './session-manager.ts';
+
+/** How often the asking node also reads the stored row of the turn it waits for (ms). */
+const WAIT_POLL_MS = 2_000;
 
 /** One code_run call. Unset fields come from the agent profile, then `linear.codeRun`, then the top-level config. */
 export interface CodeRunRequest {
@@ -65,30 +69,36 @@ export function resolveCodeRunHarness(
   return { harness: config.defaultHarness, source: 'default' };
 }
 
-/** Log records the session writes itself when it launches (not signs of a running agent process). */
-const LAUNCH_RECORDS = new Set(['created', 'run', 'user', 'status']);
-
-/** The exit code in an `exited` record: its code, or the one an SDK error message names ("exited with code 3"). */
-function exitCodeOf(record: Readonly<Record<string, unknown>>): number | null {
-  if (typeof record.code === 'number') return record.code;
-  const match = typeof record.error === 'string' ? /exit(?:ed)?(?: with)?(?: code)?\s+(\d+)/i.exec(record.error) : null;
-  return match ? Number(match[1]) : null;
+/**
+ * How code_run places its turn in a cluster on PostgreSQL (operations/code-run.ts builds it from ClusterSessions): the
+ * cluster's launch path and a kill that reaches the node running the session.
+ */
+export interface CodeRunCluster {
+  /** Places the launch like any other: refused when no node could ever run it, else started or queued; its id. */
+  launch(request: LaunchRequest): Promise<{ id: string }>;
+  /** Kills the session wherever it runs (a queued one never starts). */
+  kill(id: string): Promise<void>;
 }
 
-/** Runs code_run turns; one per daemon. */
+/** Runs code_run turns, and arms the watchdog of those this node runs (whoever asked); one per daemon. */
 export class CodeRunner {
   #d: CodeRunnerDeps;
+  readonly watchdogs: CodeRunWatchdogs;
 
   constructor(deps: CodeRunnerDeps) {
     this.#d = deps;
+    this.watchdogs = new CodeRunWatchdogs(deps);
+    this.watchdogs.start();
   }
 
   /**
    * Runs one turn and resolves when it has ended (never rejects for what the agent did; throws invalid_input for a bad
-   * request, and whatever the SessionManager throws when it cannot launch, e.g. the session limit). `signal` kills it.
+   * request, and whatever the SessionManager or `cluster` throws when it cannot launch, e.g. the session limit or no
+   * node that could run it). `signal` kills it wherever it runs. With `cluster` the turn is placed in the cluster and
+   * waited for on whichever node runs it; without, it runs here.
    */
-  async run(request: CodeRunRequest, signal?: AbortSignal): Promise<CodeRunResult> {
-    const { config, sessions, logs, clock, logger } = this.#d;
+  async run(request: CodeRunRequest, signal?: AbortSignal, cluster?: CodeRunCluster): Promise<CodeRunResult> {
+    const { config, sessions, clock, logger } = this.#d;
     const cr = config.linear.codeRun;
     const profile = request.profile ? config.linear.profiles[request.profile] : undefined;
     if (request.profile && !profile)
@@ -101,7 +111,7 @@ export class CodeRunner {
       toolTimeoutMs: Math.round(cr.toolTimeoutSec * 1000),
     };
     const workdir = request.workdir ?? cr.workdir ?? config.defaultWorkdir;
-    const session = await sessions.launch({
+    const launch: LaunchRequest = {
       prompt: request.prompt,
       harness,
       ...(model ? { model } : {}),
@@ -111,99 +121,47 @@ export class CodeRunner {
       multiTurn: false,
       originChannel: request.originChannel,
       originSessionId: request.originSessionId ?? null,
-      owner: 'code_run',
-    });
-    const id = session.id;
-    let exitCode: number | null = null;
-    let trip: WatchdogTrip | null = null;
-    let stopped = false;
-    const kill = (reason: string): void => {
-      if (!sessions.liveById(id)?.isActive) return;
-      sessions.kill(id, reason).catch((error: unknown) => {
-        logger.warn({ err: errorMessage(error), session: id }, 'code_run could not kill its session');
-      });
+      owner: CODE_RUN_OWNER,
+      watchdog: limits,
     };
-    const watchdog = new SessionWatchdog({
-      clock,
-      limits,
-      onTrip: (t) => {
-        trip = t;
-        logger.warn({ session: id, trip: t }, `code_run watchdog: ${describeTrip(t)}`);
-        kill(`watchdog: ${describeTrip(t)}`);
+    // In a cluster the turn is placed like any launch (and may wait in the queue); else it starts here, now.
+    const id = cluster ? (await cluster.launch(launch)).id : (await sessions.launch(launch)).id;
+    const kill = async (sessionId: string): Promise<void> => {
+      if (cluster) await cluster.kill(sessionId);
+      else if (sessions.liveById(sessionId)?.isActive) await sessions.kill(sessionId, 'stopped');
+    };
+    const {
+      record,
+      exitCode: code,
+      stopped,
+    } = await waitForCodeRun(
+      {
+        sessions,
+        clock,
+        logger,
+        processGoneMs: config.timings.killGraceMs * 2 + 5_000,
+        pollMs: WAIT_POLL_MS,
       },
-    });
-    const ended = new Promise<void>((resolve) => {
-      const off = sessions.on((s) => {
-        if (s.type === 'ended' && s.session.id === id) {
-          off();
-          resolve();
-        }
-      });
-      if (!sessions.liveById(id)?.isActive) {
-        off();
-        resolve();
-      }
-    });
-    let exited: () => void = () => undefined;
-    let gone = false;
-    let agentSeen = false;
-    const processGone = new Promise<void>((resolve) => (exited = resolve));
-    const unsubscribe = logs.subscribe(id, (record) => {
-      if (record.type === 'exited') {
-        exitCode = exitCodeOf(record);
-        gone = true;
-        exited();
-      } else if (!LAUNCH_RECORDS.has(record.type)) {
-        agentSeen = true;
-      }
-      const event = watchdogEventOf(record);
-      if (event) watchdog.observe(event);
-    });
-    const onAbort = (): void => {
-      stopped = true;
-      kill('stopped');
-    };
-    signal?.addEventListener('abort', onAbort, { once: true });
-    if (signal?.aborted) onAbort();
-    watchdog.start();
-    try {
-      await ended;
-      // Answer once the agent process is gone (a killed one gets SIGKILL after killGraceMs), so nothing keeps writing in
-      // the working directory after code_run returned. A run whose agent never started has no process to wait for.
-      if (agentSeen && !gone) {
-        let bound: { cancel(): void } | undefined;
-        await Promise.race([
-          processGone,
-          new Promise<void>((resolve) => (bound = clock.after(config.timings.killGraceMs * 2 + 5_000, resolve))),
-        ]);
-        bound?.cancel();
-      }
-    } finally {
-      watchdog.stop();
-      unsubscribe();
-      signal?.removeEventListener('abort', onAbort);
-    }
-    const record: StoredSession = await sessions.get(id);
-    const output = sessions
-      .outputBlocks(record)
-      .map((b) => b.text)
-      .join('\n\n');
+      id,
+      kill,
+      signal,
+    );
+    const output = (await sessions.readOutputBlocks(record)).map((b) => b.text).join('\n\n');
     const base = {
       output: output.length > cr.maxOutputChars ? output.slice(-cr.maxOutputChars) : output,
       sessionId: id,
       harness,
       harnessSource: source,
     };
-    const firedTrip = trip as WatchdogTrip | null;
-    if (firedTrip)
+    const trip = record.status === 'killed' ? tripOfEndReason(record.endReason) : null;
+    if (trip)
       return {
         ...base,
         success: false,
-        error: firedTrip.kind === 'total' ? 'timeout' : 'inactivity_timeout',
-        detail: describeTrip(firedTrip),
+        error: trip.kind === 'total' ? 'timeout' : 'inactivity_timeout',
+        detail: trip.detail,
       };
     if (stopped) return { ...base, success: false, error: 'stopped', detail: 'the run was stopped' };
-    const code = exitCode as number | null;
     if (code !== null && code !== 0)
       return { ...base, success: false, error: `exit ${code}`, ...(record.error ? { detail: record.error } : {}) };
     if (record.status !== 'completed') return { ...base, success: false, error: record.error ?? record.status };

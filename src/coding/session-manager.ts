@@ -20,6 +20,7 @@ import { ACTIVE_STATUSES, isActiveStatus } from '../store/coding-sessions.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
 import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
+import { localRecords } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { workdirHead } from './git-head.ts';
 import type { Harness } from './harness.ts';
@@ -52,6 +53,8 @@ export interface LaunchRequest {
   originChannel: string;
   /** The component that handles this session's events itself (see LaunchSpec.owner). */
   owner?: string;
+  /** The watchdog's limits the node running it arms (see LaunchSpec.watchdog). */
+  watchdog?: LaunchSpec['watchdog'];
   /** The engine session that launched it (wakes go back there). */
   originSessionId?: string | null;
   /** The chat channel a person typed the launch command in (it already shows the command's reply). */
@@ -287,6 +290,7 @@ export class SessionManager {
       multiTurn: request.multiTurn ?? true,
       forkSession: Boolean(resumeBackendId && request.forkSession),
       ...(request.owner ? { owner: request.owner } : {}),
+      ...(request.watchdog ? { watchdog: request.watchdog } : {}),
       ...((request.model ?? config.defaultModel) ? { model: request.model ?? config.defaultModel } : {}),
       ...(request.systemPrompt ? { systemPrompt: request.systemPrompt } : {}),
       ...(request.allowedTools ? { allowedTools: request.allowedTools } : {}),
@@ -636,6 +640,14 @@ export class SessionManager {
   async readLastSeq(sessionId: string): Promise<number> {
     if (!this.#deps.records || this.#live.has(sessionId)) return this.lastSeq(sessionId);
     return this.#deps.records.lastSeq(sessionId);
+  }
+
+  /**
+   * Calls `listener` with every record of a session on any node of the cluster from `fromSeq` on, each once and in
+   * order (see SessionRecordSource.follow); returns the function that stops it.
+   */
+  follow(sessionId: string, fromSeq: number, listener: (record: LogRecord) => void): () => void {
+    return (this.#deps.records ?? localRecords(this.#deps.logs)).follow(sessionId, fromSeq, listener);
   }
 
   /**

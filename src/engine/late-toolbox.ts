@@ -23,6 +23,6 @@ export function lateToolbox(): LateToolbox {
       bound = toolbox;
     },
     tools: (session) => target().tools(session),
-    run: (call, session) => target().run(call, session),
+    run: (call, session, signal) => target().run(call, session, signal),
   };
 }

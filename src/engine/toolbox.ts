@@ -20,8 +20,11 @@ export interface EngineSessionInfo {
 export interface AgentToolbox {
   /** The tools offered to this session's model. */
   tools(session: EngineSessionInfo): ToolSpec[];
-  /** Runs one call; may throw (the engine turns a throw into an error outcome). */
-  run(call: ToolCall, session: EngineSessionInfo): Promise<ToolOutcome>;
+  /**
+   * Runs one call; may throw (the engine turns a throw into an error outcome). `signal` aborts when the turn is
+   * stopped: a tool still running should stop what it started (code_run kills its session).
+   */
+  run(call: ToolCall, session: EngineSessionInfo, signal?: AbortSignal): Promise<ToolOutcome>;
 }
 
 /** A toolbox with no tools. */
@@ -44,10 +47,10 @@ export function mergeToolboxes(...boxes: AgentToolbox[]): AgentToolbox {
   };
   return {
     tools: (session) => [...owners(session).values()].map((o) => o.spec),
-    run: async (call, session) => {
+    run: async (call, session, signal) => {
       const owner = owners(session).get(call.name);
       if (!owner) return { text: `Unknown tool ${call.name}.`, isError: true };
-      return owner.box.run(call, session);
+      return owner.box.run(call, session, signal);
     },
   };
 }

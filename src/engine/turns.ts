@@ -103,7 +103,7 @@ export class TurnRunner {
         maxIterations: config.engine.maxToolIterations,
         signal: abort.signal,
         inference,
-        runTool: (call) => this.#deps.tools.run(call, info),
+        runTool: (call) => this.#deps.tools.run(call, info, abort.signal),
         record: (step) => this.#step(session, turn, step),
         onText: (text) => (isUser ? this.#reply(session, message, turn, text) : undefined),
       });

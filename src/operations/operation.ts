@@ -83,6 +83,8 @@ export interface OperationContext<N extends ServiceName = never> {
    * request is never forwarded again.
    */
   routedFrom?: string;
+  /** Aborts when the call is given up (the engine turn that called the tool stopped); long operations stop on it. */
+  signal?: AbortSignal;
 }
 
 /** How a chat command maps its words onto the input: leading positional names; the last takes the rest of the line. */

@@ -23,12 +23,13 @@ export function createOperationsToolbox(deps: OperationsToolboxDeps): AgentToolb
   const specs = tools.map((t) => t.spec);
   return {
     tools: () => specs,
-    run: (call, session) =>
+    run: (call, session, signal) =>
       runToolCall(
         tools,
         {
           caller: { kind: 'agent', sessionId: session.id, ...(session.channel ? { channel: session.channel } : {}) },
           services: deps.services,
+          ...(signal ? { signal } : {}),
         },
         call,
       ),

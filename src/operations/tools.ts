@@ -10,6 +10,8 @@ import type { Caller, Operation, OperationServices } from './operation.ts';
 export interface ToolCallContext {
   caller: Caller;
   services: OperationServices;
+  /** Aborts when the engine turn that called the tool is stopped. */
+  signal?: AbortSignal;
 }
 
 /** The tool of every operation exposed as one, in table order. */

@@ -71,6 +71,11 @@ export interface LaunchSpec {
    */
   owner?: string;
   /**
+   * Limits in ms the node that runs the session enforces itself (a `code_run` turn: coding/code-run-watchdog.ts), so
+   * they hold wherever it was placed and whatever becomes of the node that asked.
+   */
+  watchdog?: { inactivityMs: number; maxTotalMs: number; toolTimeoutMs: number };
+  /**
    * The commit the working directory was at when the session was launched (`git rev-parse HEAD`); absent when it was
    * not a git repository, had no commits, or the session was launched before bases were recorded. `diff` diffs
    * against it; an in-place resume keeps it.
