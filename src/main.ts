@@ -18,6 +18,7 @@ import { ClusterRecordReader } from './cluster/record-reader.ts';
 import { RecordRetention } from './cluster/record-retention.ts';
 import { ServiceGroup } from './cluster/service-group.ts';
 import { WebhookWakeups } from './cluster/webhook-wakeups.ts';
+import type { CodeRunCluster } from './coding/code-runner.ts';
 import { CodeRunner } from './coding/code-runner.ts';
 import type { Harness } from './coding/harness.ts';
 import { createHarnesses } from './coding/harnesses.ts';
@@ -48,6 +49,7 @@ import type { Inference } from './inference/types.ts';
 import { createLinearIntegration } from './linear/integration.ts';
 import { ApprovalNotices } from './notify/approval-notices.ts';
 import { createNotificationRouter } from './notify/notification-router.ts';
+import { codeRunCluster } from './operations/code-run.ts';
 import { commandList } from './operations/commands.ts';
 import { Idempotency } from './operations/idempotency.ts';
 import { createInboundHandler } from './operations/inbound.ts';
@@ -319,13 +321,16 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     stops.push(() => sessions.stop());
-    // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear.
+    // code_run (one coding turn with a watchdog) for the orchestrator, with or without Linear. In a cluster a run that
+    // names no placement (a Linear mention's answer) is placed like the code_run operation's (bound below).
+    let codeRunPlacement: CodeRunCluster | undefined;
     const codeRunner = new CodeRunner({
       config,
       sessions,
       logs,
       clock,
       logger: logger.child({ component: 'code-run' }),
+      cluster: () => codeRunPlacement,
     });
     // GitHub: session_pr (commit, push, open the PR once) and the signed webhook's durable queue. Built before Linear:
     // passed Linear dispatches open their PRs through it.
@@ -449,6 +454,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ...(github ? { github } : {}),
     };
     tools.bind(createOperationsToolbox({ ops: OPERATIONS, services }));
+    if (clusterSessions) codeRunPlacement = codeRunCluster({ caller: { kind: 'rpc' }, services });
 
     const interrupted = await sessions.restore();
     notifications.start();

@@ -17,6 +17,7 @@ import { silentLogger } from '../core/logger.ts';
 import { codeRunOperation } from '../operations/code-run.ts';
 import { createOperationsToolbox } from '../operations/toolbox.ts';
 import type { DatabaseSync } from '../store/database.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
 import { CODE_RUN_OWNER, tripEndReason, tripOfEndReason } from './code-run-watchdog.ts';
 import type { CodeRunCluster, CodeRunRequest } from './code-runner.ts';
 import { CodeRunner } from './code-runner.ts';
@@ -43,6 +44,7 @@ describe('code_run across nodes (the parts)', () => {
   let db: DatabaseSync;
   let manager: SessionManager;
   let runner: CodeRunner;
+  let logs: SessionLogs;
 
   before(() => {
     mkdirSync(work, { recursive: true });
@@ -63,7 +65,8 @@ describe('code_run across nodes (the parts)', () => {
     const parts = sessionManagerIn(dir.path, config, clock);
     db = parts.db;
     manager = parts.manager;
-    runner = new CodeRunner({ config, sessions: manager, logs: parts.logs, clock, logger: silentLogger() });
+    logs = parts.logs;
+    runner = new CodeRunner({ config, sessions: manager, logs, clock, logger: silentLogger() });
   });
   after(async () => {
     runner.watchdogs.stop();
@@ -178,6 +181,32 @@ describe('code_run across nodes (the parts)', () => {
     const result = await runner.run({ prompt: 'say hi', originChannel: 'test' }, undefined, cluster);
     assert.equal(result.success, true, JSON.stringify(result));
     assert.match(result.output, /FAKE CLAUDE REPLY to: say hi/);
+  });
+
+  it("a run naming no placement (a Linear mention's answer) is placed through the runner's own cluster", async () => {
+    const launched: string[] = [];
+    const cluster: CodeRunCluster = {
+      launch: async (request) => {
+        launched.push(request.prompt);
+        return (await manager.launch(request)).record;
+      },
+      kill: async () => assert.fail('nothing to kill'),
+    };
+    const placed = new CodeRunner({
+      config,
+      sessions: manager,
+      logs,
+      clock,
+      logger: silentLogger(),
+      cluster: () => cluster,
+    });
+    try {
+      const result = await placed.run({ prompt: 'answer the mention', originChannel: 'test' });
+      assert.equal(result.success, true, JSON.stringify(result));
+      assert.deepEqual(launched, ['answer the mention']);
+    } finally {
+      placed.watchdogs.stop();
+    }
   });
 
   it("hands the engine turn's abort signal to code_run through the operations' toolbox", async () => {

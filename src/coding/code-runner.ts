@@ -55,6 +55,11 @@ export interface CodeRunnerDeps {
   logs: SessionLogs;
   clock: Clock;
   logger: Logger;
+  /**
+   * The placement of a run that names none (Linear mention answers): the cluster's (main.ts binds it once the
+   * operations' services exist), or undefined to run here (SQLite).
+   */
+  cluster?: () => CodeRunCluster | undefined;
 }
 
 /** The backend for a run: explicit > the caller's profile > `linear.codeRun.harness` > `defaultHarness` (default claude). */
@@ -94,10 +99,14 @@ export class CodeRunner {
   /**
    * Runs one turn and resolves when it has ended (never rejects for what the agent did; throws invalid_input for a bad
    * request, and whatever the SessionManager or `cluster` throws when it cannot launch, e.g. the session limit or no
-   * node that could run it). `signal` kills it wherever it runs. With `cluster` the turn is placed in the cluster and
-   * waited for on whichever node runs it; without, it runs here.
+   * node that could run it). `signal` kills it wherever it runs. With `cluster` (default: the deps' `cluster`) the turn
+   * is placed in the cluster and waited for on whichever node runs it; without, it runs here.
    */
-  async run(request: CodeRunRequest, signal?: AbortSignal, cluster?: CodeRunCluster): Promise<CodeRunResult> {
+  async run(
+    request: CodeRunRequest,
+    signal?: AbortSignal,
+    cluster: CodeRunCluster | undefined = this.#d.cluster?.(),
+  ): Promise<CodeRunResult> {
     const { config, sessions, clock, logger } = this.#d;
     const cr = config.linear.codeRun;
     const profile = request.profile ? config.linear.profiles[request.profile] : undefined;
