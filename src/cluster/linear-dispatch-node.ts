@@ -9,6 +9,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName } from '../core/config.ts';
 import type { Notices } from '../core/notices.ts';
 import { followChannel } from '../core/notices.ts';
+import { fenceIdleMs } from '../store/cluster-fence.ts';
 import { LINEAR_DISPATCH_CHANNEL } from '../store/cluster-migrations.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import type { Claimant } from '../store/linear-dispatches.ts';
@@ -34,7 +35,8 @@ export interface NodePlacement {
 /**
  * This node's placement: its name, workspaces and harnesses, its `maxSessions`, and the cluster's nodes. Its claims are
  * fenced with the incarnation this node joined under through `nodes` (the ClusterNode's store): a claim commits only
- * while this node's row is `up` under this run, so a node declared down while alive claims nothing until it rejoined.
+ * while this node's row is `up` under this run, so a node declared down while alive claims nothing until it rejoined
+ * (and a claim transaction left idle by a frozen node is ended by the server after half of `cluster.nodeTimeoutSec`).
  */
 export function nodePlacement(
   config: Config,
@@ -43,7 +45,13 @@ export function nodePlacement(
 ): NodePlacement {
   const node = config.node.name;
   return {
-    claimant: { node, workspaces: config.workspaces, harnesses, incarnation: () => nodes.joinedAs(node) },
+    claimant: {
+      node,
+      workspaces: config.workspaces,
+      harnesses,
+      incarnation: () => nodes.joinedAs(node),
+      idleTimeoutMs: fenceIdleMs(config.cluster.nodeTimeoutSec),
+    },
     maxSessions: config.maxSessions,
     nodes: () => nodes.list(),
   };

@@ -8,7 +8,7 @@
 // for it, until it resumed: so the fence also sets `idle_in_transaction_session_timeout` for its transaction, and the
 // server ends such a transaction (and its connection) within the node timeout. The resumed holder's write then fails
 // (nothing acknowledged; the pool logs and replaces the connection), and its next beat finds the lease gone.
-import type { Transaction } from 'kysely';
+import type { RawBuilder, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import { AppError } from '../core/errors.ts';
 import type { Database } from './tables/index.ts';
@@ -56,12 +56,22 @@ export interface LeaseFenceOptions {
 }
 
 /**
+ * A select-list expression that bounds the current transaction's idle time on the server to `ms`
+ * (`set_config('idle_in_transaction_session_timeout', …, true)`: SET LOCAL, gone with the transaction). Select it with
+ * the row a fenced transaction locks, so it is set in that same statement, once the lock is held. PostgreSQL only.
+ */
+export function boundIdleTransaction(ms: number): RawBuilder<string> {
+  const value = String(Math.max(1, Math.round(ms)));
+  return sql<string>`set_config('idle_in_transaction_session_timeout', ${value}, true)`;
+}
+
+/**
  * The fence of lease `name` for this run (`node`, `incarnation`). Returns the check to run first in each fenced
  * transaction; with `lock` it also bounds how long the transaction may sit idle holding the row's share lock.
  */
 export function leaseFence(options: LeaseFenceOptions): WriteFence {
   const { name, node, incarnation, lock } = options;
-  const idleMs = String(Math.max(1, Math.round(options.idleTimeoutMs ?? DEFAULT_FENCE_IDLE_MS)));
+  const idleMs = options.idleTimeoutMs ?? DEFAULT_FENCE_IDLE_MS;
   return async (trx) => {
     let query = trx
       .selectFrom('cluster_leases')
@@ -71,10 +81,7 @@ export function leaseFence(options: LeaseFenceOptions): WriteFence {
       .where('incarnation', '=', incarnation);
     // set_config(…, true) is SET LOCAL: it ends with the transaction. Evaluated for the locked row only, in the same
     // statement (no extra round trip); when there is no row the write is refused and rolled back anyway.
-    if (lock)
-      query = query
-        .select(sql<string>`set_config('idle_in_transaction_session_timeout', ${idleMs}, true)`.as('idle_timeout'))
-        .forShare();
+    if (lock) query = query.select(boundIdleTransaction(idleMs).as('idle_timeout')).forShare();
     const row = await query.executeTakeFirst();
     if (!row) throw new FencedError(name, node);
   };

@@ -219,12 +219,18 @@ export interface Claimant {
    * down while alive claims nothing. Absent, claims are not fenced.
    */
   incarnation?: () => string | null;
+  /** With `incarnation`, on PostgreSQL: the claim transaction's idle bound (ms; see store/node-fence.ts). */
+  idleTimeoutMs?: number;
 }
 
 /** True when `claimant` may claim inside `trx`: unfenced, or its row is `up` under its current incarnation. */
 function mayClaim(trx: Kysely<Database>, claimant: Claimant | undefined): Promise<boolean> | boolean {
   if (!claimant?.incarnation) return true;
-  return memberServing(trx, { node: claimant.node, incarnation: claimant.incarnation() });
+  return memberServing(trx, {
+    node: claimant.node,
+    incarnation: claimant.incarnation(),
+    ...(claimant.idleTimeoutMs !== undefined ? { idleTimeoutMs: claimant.idleTimeoutMs } : {}),
+  });
 }
 
 /**

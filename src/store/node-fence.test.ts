@@ -122,4 +122,29 @@ describeEachDatabase('fenced dispatch claims', (fresh) => {
       assert.equal(await memberServing(trx, { node: 'a', incarnation: 'a-1' }), false, 'down now: no claim');
     });
   });
+
+  it('on PostgreSQL, a claim left idle by a frozen node is ended by the server, and the mark goes through', async (t) => {
+    const { db, dialect } = await fresh();
+    if (dialect !== 'postgres') return t.skip('row locks are PostgreSQL');
+    const nodes = new ClusterNodeStore(db);
+    await nodes.join(joining('a', 'a-1', 1), 1);
+    let resume = (): void => {};
+    const frozen = new Promise<void>((resolve) => (resume = resolve));
+    let checked = (): void => {};
+    const inside = new Promise<void>((resolve) => (checked = resolve));
+    const claim = db.transaction().execute(async (trx) => {
+      assert.equal(await memberServing(trx, { node: 'a', incarnation: 'a-1', idleTimeoutMs: 200 }), true);
+      checked();
+      await frozen;
+      await trx.selectFrom('cluster_nodes').select('name').execute();
+    });
+    await inside;
+    // Another node's failure detection is not held up past the bound: the server ends the idle claim.
+    assert.deepEqual(
+      (await nodes.markStale(100, 100, 'b')).map((n) => n.name),
+      ['a'],
+    );
+    resume();
+    await assert.rejects(claim, 'the frozen claim finds its transaction gone');
+  });
 });

@@ -3,7 +3,10 @@
 // check runs inside the claim's transaction: this node's `cluster_nodes` row must be `up` under this run's incarnation.
 // On PostgreSQL the row is read `FOR SHARE`, so a node marking this one down (an UPDATE of the row) waits for a claim in
 // flight, and its takeover then releases what the claim took; a claim after the mark sees `down` and takes nothing.
+// That lock must not outlive a node frozen inside the claim (every other node's failure detection would wait on it):
+// like the lease fence, the read bounds the transaction's idle time on the server.
 import type { Kysely } from 'kysely';
+import { boundIdleTransaction, DEFAULT_FENCE_IDLE_MS } from './cluster-fence.ts';
 import { isShared } from './shared-store.ts';
 import type { Database } from './tables/index.ts';
 
@@ -11,11 +14,14 @@ import type { Database } from './tables/index.ts';
 export interface NodeMember {
   node: string;
   incarnation: string | null;
+  /** PostgreSQL: the claim transaction's idle bound (ms; `fenceIdleMs(cluster.nodeTimeoutSec)`, default 7.5 s). */
+  idleTimeoutMs?: number;
 }
 
 /**
  * True when `member`'s row is `up` under its incarnation, read inside `trx` (the claim's transaction; `FOR SHARE` on
- * PostgreSQL, so the row cannot be marked down before that transaction ends). False otherwise: claim nothing.
+ * PostgreSQL, so the row cannot be marked down before that transaction ends, and the transaction's idle time bounded).
+ * False otherwise: claim nothing.
  */
 export async function memberServing(trx: Kysely<Database>, member: NodeMember): Promise<boolean> {
   if (member.incarnation === null) return false;
@@ -25,6 +31,9 @@ export async function memberServing(trx: Kysely<Database>, member: NodeMember): 
     .where('name', '=', member.node)
     .where('incarnation', '=', member.incarnation)
     .where('status', '=', 'up');
-  if (isShared(trx)) query = query.forShare();
+  if (isShared(trx))
+    query = query
+      .select(boundIdleTransaction(member.idleTimeoutMs ?? DEFAULT_FENCE_IDLE_MS).as('idle_timeout'))
+      .forShare();
   return (await query.executeTakeFirst()) !== undefined;
 }
