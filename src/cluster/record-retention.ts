@@ -1,7 +1,7 @@
 // The retention pass of `log_records` (store/log-records-retention.ts), run on one node: a member of the `primary`
 // group, so only its holder deletes. It runs at start and every `intervalMs` (the SessionManager's cleanup interval,
-// which is when session logs are evicted), one pass at a time, each pass bounded; a pass that hit its bound is followed
-// by another at once.
+// which is when session logs are evicted), one walk at a time: passes of bounded size, each starting after the last log
+// the one before looked at, until the last session log.
 import type { Kysely } from 'kysely';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Logger } from '../core/logger.ts';
@@ -19,9 +19,10 @@ export interface RecordRetentionOptions {
   intervalMs: number;
   /** A log is pruned only once its newest record is this old (`timings.cleanupMaxAgeMs`). */
   graceMs: number;
-  /** Logs per pass and rows per statement. */
+  /** Logs pruned per pass, rows per statement, and logs looked at per pass (default 100, 1000 and 1000). */
   maxLogs?: number;
   batchRows?: number;
+  maxScan?: number;
 }
 
 /** Deletes the records of session logs whose session is gone; a SingletonService for the `primary` group. */
@@ -55,20 +56,27 @@ export class RecordRetention implements SingletonService {
     await this.#running;
   }
 
-  /** Runs passes until one deletes less than its bound; resolves with the total (tests, and the timer). */
+  /**
+   * Walks every session log once, in passes of bounded size (each starting where the last stopped); resolves with the
+   * total deleted (tests, and the timer).
+   */
   async runOnce(): Promise<RecordPruneResult> {
     const { db, clock, graceMs } = this.#o;
     const maxLogs = this.#o.maxLogs ?? 100;
     const total: RecordPruneResult = { logs: 0, records: 0 };
+    let after: string | null = null;
     for (;;) {
       const pass = await pruneSessionRecords(db, {
         before: clock.now() - graceMs,
         maxLogs,
         batchRows: this.#o.batchRows ?? 1000,
+        ...(this.#o.maxScan ? { maxScan: this.#o.maxScan } : {}),
+        after,
       });
       total.logs += pass.logs;
       total.records += pass.records;
-      if (pass.logs < maxLogs || this.#stopped) return total;
+      if (pass.next === null || this.#stopped) return total;
+      after = pass.next;
     }
   }
 

@@ -41,9 +41,19 @@ function toRecord(row: Selectable<Database['cluster_nodes']>): NodeRecord {
 /** The `cluster_nodes` table: who is in the cluster, what each can run, and when each was last heard from. */
 export class ClusterNodeStore {
   readonly #db: Kysely<Database>;
+  /** The incarnation each node name last joined under through this store (this process's runs). */
+  readonly #joined = new Map<string, string>();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
+  }
+
+  /**
+   * The incarnation `name` last joined under through this store (this process's current run of that node), or null
+   * before it joined: what this node's own claims are fenced with (see Claimant.incarnation).
+   */
+  joinedAs(name: string): string | null {
+    return this.#joined.get(name) ?? null;
   }
 
   /** Records (or re-records, with a new incarnation) a node as up, heard from at `now`. */
@@ -67,6 +77,7 @@ export class ClusterNodeStore {
       .values(values)
       .onConflict((oc) => oc.column('name').doUpdateSet(values))
       .execute();
+    this.#joined.set(node.name, node.incarnation);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { ExpressionBuilder, Kysely, Selectable, SelectQueryBuilder, Updatea
 import { sql } from 'kysely';
 import type { HarnessName } from '../core/config.ts';
 import type { PipelineTier } from '../core/config-linear-pipeline.ts';
+import { memberServing } from './node-fence.ts';
 import { isShared } from './shared-store.ts';
 import type { Database } from './tables/index.ts';
 
@@ -212,6 +213,24 @@ export interface Claimant {
   workspaces: readonly string[];
   /** The harnesses it has: the dispatch's worker and audit harness must be among them. */
   harnesses: readonly string[];
+  /**
+   * This run's incarnation in `cluster_nodes`, read at each claim (it changes when the node rejoins; null before it
+   * joined). Given, a claim commits only while the node's row is `up` under it (store/node-fence.ts): a node declared
+   * down while alive claims nothing. Absent, claims are not fenced.
+   */
+  incarnation?: () => string | null;
+  /** With `incarnation`, on PostgreSQL: the claim transaction's idle bound (ms; see store/node-fence.ts). */
+  idleTimeoutMs?: number;
+}
+
+/** True when `claimant` may claim inside `trx`: unfenced, or its row is `up` under its current incarnation. */
+function mayClaim(trx: Kysely<Database>, claimant: Claimant | undefined): Promise<boolean> | boolean {
+  if (!claimant?.incarnation) return true;
+  return memberServing(trx, {
+    node: claimant.node,
+    incarnation: claimant.incarnation(),
+    ...(claimant.idleTimeoutMs !== undefined ? { idleTimeoutMs: claimant.idleTimeoutMs } : {}),
+  });
 }
 
 /**
@@ -398,13 +417,16 @@ export class DispatchStore {
    * Takes a slot for the oldest queued dispatch when fewer than `cap` dispatches hold one: queued → dispatched in
    * one statement (so two callers never both take the last slot). On PostgreSQL the cap is cluster-wide: the nodes'
    * claims are serialized by a transaction-scoped advisory lock, so each counts the slots after the one before
-   * committed (READ COMMITTED alone would let a claim count from a snapshot older than another node's claim). Returns
-   * the dispatch, or null when none moved.
+   * committed (READ COMMITTED alone would let a claim count from a snapshot older than another node's claim). A
+   * claimant with an `incarnation` claims only while its node is up under it. Returns the dispatch, or null when none
+   * moved.
    */
   async claimNextQueued(cap: number, now: number, claimant?: Claimant): Promise<DispatchRecord | null> {
-    if (!isShared(this.#db)) return this.#claimNextQueued(this.#db, cap, now, claimant);
+    if (!isShared(this.#db) && !claimant?.incarnation) return this.#claimNextQueued(this.#db, cap, now, claimant);
     return this.#db.transaction().execute(async (trx) => {
-      await sql`SELECT pg_advisory_xact_lock(${DISPATCH_CLAIM_LOCK})`.execute(trx);
+      // The node's row first, then the claim lock (the same order in every claim, so no two claims wait on each other).
+      if (!(await mayClaim(trx, claimant))) return null;
+      if (isShared(trx)) await sql`SELECT pg_advisory_xact_lock(${DISPATCH_CLAIM_LOCK})`.execute(trx);
       return this.#claimNextQueued(trx, cap, now, claimant);
     });
   }
@@ -466,10 +488,18 @@ export class DispatchStore {
 
   /**
    * Takes the oldest released dispatch (holding a slot, no node) that `claimant` can run: its node is set in one
-   * conditional UPDATE, so of the nodes asking at once exactly one gets it. Returns it, or null when none is left.
+   * conditional UPDATE, so of the nodes asking at once exactly one gets it; fenced like claimNextQueued. Returns it,
+   * or null when none is left (or the node may not claim).
    */
   async claimReleased(claimant: Claimant, now: number): Promise<DispatchRecord | null> {
-    const row = await this.#db
+    if (!claimant.incarnation) return this.#claimReleased(this.#db, claimant, now);
+    return this.#db
+      .transaction()
+      .execute(async (trx) => ((await mayClaim(trx, claimant)) ? this.#claimReleased(trx, claimant, now) : null));
+  }
+
+  async #claimReleased(db: Kysely<Database>, claimant: Claimant, now: number): Promise<DispatchRecord | null> {
+    const row = await db
       .updateTable('linear_dispatches')
       .set({ node: claimant.node, updated_at: now, last_activity_at: now })
       .where('node', 'is', null)

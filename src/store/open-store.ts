@@ -2,6 +2,7 @@ import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { StoreConfig } from '../core/config-cluster.ts';
+import type { Logger } from '../core/logger.ts';
 import { openDatabase } from './database.ts';
 import { sqliteKysely } from './kysely/connection.ts';
 import { migratePostgres, openPostgres } from './kysely/postgres.ts';
@@ -31,11 +32,21 @@ export function redactedUrl(url: string): string {
 
 /**
  * Opens the store the config names: `store.url` (PostgreSQL, every pending migration applied under the migration lock)
- * or `<home>/state.db` (SQLite, migrated as it opens). Resolves once it is ready for queries.
+ * or `<home>/state.db` (SQLite, migrated as it opens). Resolves once it is ready for queries. `logger` receives the
+ * PostgreSQL pool's connection errors (default: warnings on stderr).
  */
-export async function openStore(config: StoreConfig, home: string, clock: Clock): Promise<OpenedStore> {
+export async function openStore(
+  config: StoreConfig,
+  home: string,
+  clock: Clock,
+  logger?: Logger,
+): Promise<OpenedStore> {
   if (config.url) {
-    const db = openPostgres({ url: config.url, maxConnections: config.maxConnections });
+    const db = openPostgres({
+      url: config.url,
+      maxConnections: config.maxConnections,
+      ...(logger ? { logger } : {}),
+    });
     try {
       await migratePostgres(db, MIGRATIONS, clock);
     } catch (error) {

@@ -1,6 +1,8 @@
 import { Kysely, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Clock } from '../../core/clock.ts';
+import type { Logger } from '../../core/logger.ts';
+import { createLogger } from '../../core/logger.ts';
 import type { Database } from '../tables/index.ts';
 import type { Migration } from './schema-kit.ts';
 import { schemaKit } from './schema-kit.ts';
@@ -18,6 +20,8 @@ export interface PostgresOptions {
   url: string;
   /** Pool size; default 10. */
   maxConnections?: number;
+  /** Where the pool's connection errors are logged (default: warnings on stderr). */
+  logger?: Logger;
 }
 
 /** How a column's text form becomes a JS value: int8 and numeric as numbers, everything else as `pg` parses it. */
@@ -27,8 +31,27 @@ function textParser(oid: number): (value: string) => unknown {
 }
 
 /**
+ * Makes every client of `pool` survive its connection dying (the server ended it: `idle_in_transaction_session_timeout`,
+ * `pg_terminate_backend`, a restart, a network cut). `pg` emits `'error'` on the client, and an `'error'` event nobody
+ * listens to ends the process: the pool listens only while the client is idle, so a client checked out (inside a
+ * transaction, between two statements) had none. Here the pool's `'error'` (idle clients) and each new client's own
+ * `'error'` (for its whole life) are logged; the query that was running, or the next one on that client, rejects, the
+ * caller's rollback or retry runs, and the pool drops the broken client when it is released.
+ */
+export function guardPoolErrors(pool: pg.Pool, logger: Logger): void {
+  // Each client's listener logs (idle or checked out); the pool's re-emission for an idle client needs a listener too.
+  pool.on('error', () => undefined);
+  pool.on('connect', (client) => {
+    client.on('error', (error) =>
+      logger.warn({ err: error.message }, 'a PostgreSQL connection failed; the pool replaces it'),
+    );
+  });
+}
+
+/**
  * The typed query builder over a PostgreSQL pool at `options.url`. BIGINT and NUMERIC come back as JS numbers (every
- * integer the store keeps is an epoch-millisecond time or a count, far inside 2^53). Close it with `destroy()`.
+ * integer the store keeps is an epoch-millisecond time or a count, far inside 2^53). A connection the server ends is
+ * logged and replaced, never an uncaught error (see guardPoolErrors). Close it with `destroy()`.
  */
 export function openPostgres(options: PostgresOptions): Kysely<Database> {
   const pool = new pg.Pool({
@@ -36,6 +59,7 @@ export function openPostgres(options: PostgresOptions): Kysely<Database> {
     max: options.maxConnections ?? 10,
     types: { getTypeParser: textParser as typeof pg.types.getTypeParser },
   });
+  guardPoolErrors(pool, options.logger ?? createLogger({ level: 'warn', destination: process.stderr }));
   return new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
 }
 
