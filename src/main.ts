@@ -57,7 +57,7 @@ import type { OperationServices } from './operations/operation.ts';
 import { runForwarded } from './operations/remote.ts';
 import { OPERATIONS } from './operations/table.ts';
 import { createOperationsToolbox } from './operations/toolbox.ts';
-import { leaseFence } from './store/cluster-fence.ts';
+import { fenceIdleMs, leaseFence } from './store/cluster-fence.ts';
 import { LeaseStore } from './store/cluster-leases.ts';
 import { ClusterNodeStore } from './store/cluster-nodes.ts';
 import { ClusterSecretStore } from './store/cluster-secrets.ts';
@@ -131,7 +131,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     }
   };
   try {
-    const store = await openStore(config.store, home, clock);
+    const store = await openStore(config.store, home, clock, logger.child({ component: 'store' }));
     const closeStore = (): Promise<void> => store.close();
     stops.push(closeStore);
     const kysely = store.db;
@@ -146,7 +146,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const incarnation = newId(16);
     // Cluster (PostgreSQL): the primary holder's engine records and outbox claims commit only while this run holds the
     // `primary` lease (store/cluster-fence.ts); not used on SQLite.
-    const primaryFence = leaseFence({ name: 'primary', node: config.node.name, incarnation, lock: true });
+    const primaryFence = leaseFence({
+      name: 'primary',
+      node: config.node.name,
+      incarnation,
+      lock: true,
+      idleTimeoutMs: fenceIdleMs(config.cluster.nodeTimeoutSec),
+    });
     const outbox = createOutbox({
       db: kysely,
       config: config.channels.outbox,
