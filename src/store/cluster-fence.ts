@@ -29,12 +29,21 @@ export function isFenced(error: unknown): error is FencedError {
 }
 
 /**
- * The fence of lease `name` for this run (`node`, `incarnation`). `lock`: read the row `FOR SHARE` (PostgreSQL; SQLite
- * has no row locks and needs none). Returns the check to run first in each fenced transaction.
+ * The fence of lease `name` for this run (`node`, `incarnation`). `incarnation` may be a getter, read at each check: a
+ * node that rejoined the cluster holds its leases under a fresh incarnation, and its writes are fenced by that one (a
+ * write of the run before, still in flight, is refused). `lock`: read the row `FOR SHARE` (PostgreSQL; SQLite has no
+ * row locks and needs none). Returns the check to run first in each fenced transaction.
  */
-export function leaseFence(options: { name: string; node: string; incarnation: string; lock: boolean }): WriteFence {
-  const { name, node, incarnation, lock } = options;
+export function leaseFence(options: {
+  name: string;
+  node: string;
+  incarnation: string | (() => string);
+  lock: boolean;
+}): WriteFence {
+  const { name, node, lock } = options;
+  const current = options.incarnation;
   return async (trx) => {
+    const incarnation = typeof current === 'string' ? current : current();
     let query = trx
       .selectFrom('cluster_leases')
       .select('name')
