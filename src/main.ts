@@ -143,8 +143,14 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // progress; a dead one's is taken over).
     const incarnation = newId(16);
     // Cluster (PostgreSQL): the primary holder's engine records and outbox claims commit only while this run holds the
-    // `primary` lease (store/cluster-fence.ts); not used on SQLite.
-    const primaryFence = leaseFence({ name: 'primary', node: config.node.name, incarnation, lock: true });
+    // `primary` lease (store/cluster-fence.ts); not used on SQLite. The incarnation is the node's current one (fresh
+    // after a rejoin), read at each check.
+    const primaryFence = leaseFence({
+      name: 'primary',
+      node: config.node.name,
+      incarnation: () => cluster.incarnation,
+      lock: true,
+    });
     const outbox = createOutbox({
       db: kysely,
       config: config.channels.outbox,
@@ -155,7 +161,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // Cluster: what runs on one node at a time. `primary` (outbox deliveries, engine, scheduler, wake router, Linear, the
     // chat connectors but the web page) is served by the holder of its lease; `github` by the holder of its own. The
     // daemon's stop stops their members in the order below; cluster.stop() then gives the leases up.
-    const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: false });
+    const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     const githubWorkers = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     stops.push(() => primary.stopMember('outbox'));
     const connectors: Connector[] = [];
@@ -515,7 +521,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
             engine,
             calls: engineCalls,
             notices: records?.listener ?? null,
-            holder: cluster.incarnation,
+            holder: () => cluster.incarnation,
             clock,
             logger: logger.child({ component: 'cluster' }),
             pollMs: 1000,
