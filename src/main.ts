@@ -262,6 +262,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ...(reader ? { records: reader } : {}),
       harnesses,
       notices: new RestartNoticeStore(kysely),
+      // While the cluster has this node down (a stall, until it rejoined), a launch reaching it is refused.
+      serving: () => !cluster.fenced,
     });
     const idempotency = new Idempotency(new IdempotencyKeyStore(kysely, incarnation), clock);
     const inference = options.inference ?? createInference(config.inference, logger, { env });
@@ -418,11 +420,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined, and
     // its agents stopped without a word more about their sessions (the node taking it over marks and announces them).
+    // A session launched here after that takeover (before this node saw it was down) is marked and announced by this
+    // node itself: the same compare-and-swap as the taker's, so each is announced once.
     cluster.onRejoin('sessions', {
       leave: async () => {
         await clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`);
         const stopped = sessions.abandonAll(`node ${config.node.name} lost`);
         if (stopped > 0) logger.warn({ stopped }, 'declared down by the cluster: stopped the agents of this node');
+        const owed = await sessions.interruptNode(config.node.name, { spareLive: true });
+        await notifications.announceInterrupted(owed);
+        await wake.announceInterrupted(owed);
+        await sessions.restartNoticesStored(owed);
       },
       resume: async () => clusterSessions?.resume(),
     });
