@@ -516,6 +516,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       engine,
       rebuildEngine: records
         ? async () => {
+            // Served again after losing the lease (a rejoin): the engine's write-through, refused for good meanwhile,
+            // takes the new run's records (the logs are rebuilt from the table first).
+            records.engineMirror.unfence();
             const rebuilt = await rebuildEngineLogs(records.store, join(home, 'engine'));
             logger.info(rebuilt, 'engine logs rebuilt from the database before the engine starts on this node');
           }
