@@ -14,6 +14,7 @@ import type { Logger } from '../core/logger.ts';
 import type { StepResult } from '../core/work-loop.ts';
 import { WorkLoop } from '../core/work-loop.ts';
 import type { Inference } from '../inference/types.ts';
+import { isFenced } from '../store/cluster-fence.ts';
 import type { EngineIndex } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import type { Accepted, EngineControl, EngineSessionSummary, MessageRoute, PostOptions } from './api.ts';
@@ -337,6 +338,12 @@ export class Engine implements EngineControl {
     try {
       await this.#turns.run(session, message);
     } catch (error) {
+      if (isFenced(error)) {
+        // This node lost the `primary` lease while it stalled: the new holder runs this message (and the ones behind it)
+        // from the database and closes the turn; this stale run neither answers nor closes it, and takes no more.
+        session.queue.unshift(message);
+        return 'quiet';
+      }
       await this.#turns.fail(session, message, error);
     } finally {
       session.current = null;
