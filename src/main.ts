@@ -145,11 +145,12 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // progress; a dead one's is taken over).
     const incarnation = newId(16);
     // Cluster (PostgreSQL): the primary holder's engine records and outbox claims commit only while this run holds the
-    // `primary` lease (store/cluster-fence.ts); not used on SQLite.
+    // `primary` lease (store/cluster-fence.ts); not used on SQLite. The incarnation is the node's current one (fresh
+    // after a rejoin), read at each check; the server ends a fenced transaction left idle past half the node timeout.
     const primaryFence = leaseFence({
       name: 'primary',
       node: config.node.name,
-      incarnation,
+      incarnation: () => cluster.incarnation,
       lock: true,
       idleTimeoutMs: fenceIdleMs(config.cluster.nodeTimeoutSec),
     });
@@ -163,7 +164,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // Cluster: what runs on one node at a time. `primary` (outbox deliveries, engine, scheduler, wake router, Linear, the
     // chat connectors but the web page) is served by the holder of its lease; `github` by the holder of its own. The
     // daemon's stop stops their members in the order below; cluster.stop() then gives the leases up.
-    const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: false });
+    const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     const githubWorkers = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     stops.push(() => primary.stopMember('outbox'));
     const connectors: Connector[] = [];
@@ -264,6 +265,8 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       ...(reader ? { records: reader } : {}),
       harnesses,
       notices: new RestartNoticeStore(kysely),
+      // While the cluster has this node down (a stall, until it rejoined), a launch reaching it is refused.
+      serving: () => !cluster.fenced,
     });
     const idempotency = new Idempotency(new IdempotencyKeyStore(kysely, incarnation), clock);
     const inference = options.inference ?? createInference(config.inference, logger, { env });
@@ -423,11 +426,17 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     });
     // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined, and
     // its agents stopped without a word more about their sessions (the node taking it over marks and announces them).
+    // A session launched here after that takeover (before this node saw it was down) is marked and announced by this
+    // node itself: the same compare-and-swap as the taker's, so each is announced once.
     cluster.onRejoin('sessions', {
       leave: async () => {
         await clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`);
         const stopped = sessions.abandonAll(`node ${config.node.name} lost`);
         if (stopped > 0) logger.warn({ stopped }, 'declared down by the cluster: stopped the agents of this node');
+        const owed = await sessions.interruptNode(config.node.name, { spareLive: true });
+        await notifications.announceInterrupted(owed);
+        await wake.announceInterrupted(owed);
+        await sessions.restartNoticesStored(owed);
       },
       resume: async () => clusterSessions?.resume(),
     });
@@ -514,6 +523,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       engine,
       rebuildEngine: records
         ? async () => {
+            // Served again after losing the lease (a rejoin): the engine's write-through, refused for good meanwhile,
+            // takes the new run's records (the logs are rebuilt from the table first).
+            records.engineMirror.unfence();
             const rebuilt = await rebuildEngineLogs(records.store, join(home, 'engine'));
             logger.info(rebuilt, 'engine logs rebuilt from the database before the engine starts on this node');
           }
@@ -527,7 +539,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
             engine,
             calls: engineCalls,
             notices: records?.listener ?? null,
-            holder: cluster.incarnation,
+            holder: () => cluster.incarnation,
             clock,
             logger: logger.child({ component: 'cluster' }),
             pollMs: 1000,

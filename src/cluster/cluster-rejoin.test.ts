@@ -4,50 +4,17 @@
 // whose name another process took stays fenced.
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Kysely } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
+import { BEAT_MS, NODE_TIMEOUT_MS, silence, testNode } from '../../test/support/rejoin-nodes.ts';
 import { ManualClock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
-import { silentLogger } from '../core/logger.ts';
 import { FencedError, leaseFence } from '../store/cluster-fence.ts';
-import { LeaseStore } from '../store/cluster-leases.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import { OutboxStore } from '../store/outbox-store.ts';
-import type { Database } from '../store/tables/index.ts';
-import { ClusterNode } from './cluster-node.ts';
 
-const TIMEOUT = 15_000;
-const BEAT = 3_000;
-let runs = 0;
-
-/** A node on `db` whose heartbeat runs only when the test calls `beat`. */
-function node(db: Kysely<Database>, clock: ManualClock, name: string): ClusterNode {
-  return new ClusterNode({
-    store: new ClusterNodeStore(db),
-    leases: new LeaseStore(db),
-    clock,
-    logger: silentLogger(),
-    name,
-    incarnation: `${name}-run${(runs += 1)}`,
-    newIncarnation: () => `${name}-run${(runs += 1)}`,
-    labels: [],
-    harnesses: ['claude'],
-    workspaces: ['/work'],
-    maxSessions: 3,
-    url: null,
-    timeoutMs: TIMEOUT,
-    heartbeatMs: 1e12,
-    runningByNode: async () => new Map(),
-  });
-}
-
-/** Lets time pass a beat at a time, with only `beating` beating. */
-async function silence(clock: ManualClock, beating: readonly ClusterNode[], ms: number): Promise<void> {
-  for (let t = 0; t < ms; t += BEAT) {
-    clock.advance(BEAT);
-    for (const n of beating) await n.beat();
-  }
-}
+const TIMEOUT = NODE_TIMEOUT_MS;
+const BEAT = BEAT_MS;
+const node = testNode;
 
 const entry = { targetKey: 'chat|1', target: '{"channel":"chat","chat":"1"}', channel: 'chat', text: 'reply' };
 

@@ -46,6 +46,24 @@ it('starts its members in order, stops them in reverse, each at most once per st
   await assert.rejects(group.start(), /served once already/);
 });
 
+it('a restartable group starts its members again after a stop (a node serving primary again after a rejoin)', async () => {
+  const trace: string[] = [];
+  const group = new ServiceGroup({ logger: silentLogger(), restartable: true });
+  for (const name of ['outbox', 'engine']) group.add(name, member(trace, name));
+  await group.start();
+  await group.stop();
+  await group.start();
+  assert.deepEqual(group.running(), ['outbox', 'engine']);
+  assert.deepEqual(trace, [
+    'start outbox',
+    'start engine',
+    'stop engine',
+    'stop outbox',
+    'start outbox',
+    'start engine',
+  ]);
+});
+
 it('stops what it started when a member fails to start, and keeps the error', async () => {
   const trace: string[] = [];
   const group = new ServiceGroup({ logger: silentLogger(), restartable: true });

@@ -15,7 +15,10 @@ interface Member {
 /** How a ServiceGroup is built. */
 export interface ServiceGroupOptions {
   logger: Logger;
-  /** False when a member cannot start twice in one process (the engine): the group is then served once. */
+  /**
+   * False when a member cannot start twice in one process: the group is then served once. `primary` is restartable
+   * (every member starts again after a stop, the engine restoring anew), so a node that rejoined serves it again.
+   */
   restartable: boolean;
 }
 

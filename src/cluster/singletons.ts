@@ -13,7 +13,7 @@ export interface SingletonService {
   /** Stops serving (lease lost or the daemon stopping). */
   stop(): Promise<void>;
   /**
-   * False for a service that cannot start again in this process (the engine): once stopped, or when its start failed,
+   * False for a service that cannot start again in this process: once stopped, or when its start failed,
    * this node gives its lease up for good and leaves it to the others. Default true.
    */
   readonly restartable?: boolean;

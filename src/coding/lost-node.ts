@@ -27,13 +27,19 @@ export function nodeLostReason(node: string): string {
  * Marks every session still starting or running on `node` interrupted ("node <name> lost"), each with its owed notice
  * in one transaction, and cancels their pending approvals. Idempotent (a second taker finds nothing to mark). Returns
  * the ids whose notice is owed (these and any an earlier taker or restore marked but did not announce): announce them,
- * then call `SessionManager.restartNoticesStored`.
+ * then call `SessionManager.restartNoticesStored`. `spare`: sessions left as they are (live on the calling node, which
+ * is `node` itself marking what it left behind when it rejoins the cluster).
  */
-export async function interruptLostNode(deps: LostNodeDeps, node: string): Promise<string[]> {
+export async function interruptLostNode(
+  deps: LostNodeDeps,
+  node: string,
+  spare?: (sessionId: string) => boolean,
+): Promise<string[]> {
   const { store, logs, clock, logger, notices, permissions } = deps;
   const endReason = nodeLostReason(node);
   const marked: string[] = [];
   for (const record of await store.activeOn(node)) {
+    if (spare?.(record.id)) continue;
     const now = clock.now();
     const patch = { status: 'interrupted', completedAt: now, updatedAt: now, endReason, pid: null } as const;
     let won = false;

@@ -3,7 +3,7 @@ import type { Transaction } from 'kysely';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
 import { expandHome } from '../core/config-load.ts';
-import { conflict, errorMessage, invalidInput, limitReached, notFound } from '../core/errors.ts';
+import { AppError, conflict, errorMessage, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
@@ -80,6 +80,12 @@ export interface SessionManagerDeps {
    * message sent into the session.
    */
   permissions?: PermissionGate;
+  /**
+   * Cluster: false while this node does not serve (declared down while it ran, until it rejoined: `ClusterNode.fenced`).
+   * A launch or resume reaching this manager directly is then refused with `unavailable`, and no queued launch is
+   * claimed. Default: always serving.
+   */
+  serving?: () => boolean;
 }
 
 const DEFAULT_RESUME_PROMPT = 'Continue where you left off.';
@@ -170,10 +176,11 @@ export class SessionManager {
 
   /**
    * Takeover of a lost node of the cluster: marks its sessions interrupted ("node <name> lost"), see interruptLostNode.
-   * Returns the ids whose notice is owed, as restore does.
+   * Returns the ids whose notice is owed, as restore does. `spareLive`: leaves the sessions live in this manager alone
+   * (this node, declared down while it ran, marks what it left behind after `abandonAll`).
    */
-  interruptNode(node: string): Promise<string[]> {
-    return interruptLostNode(this.#deps, node);
+  interruptNode(node: string, options: { spareLive?: boolean } = {}): Promise<string[]> {
+    return interruptLostNode(this.#deps, node, options.spareLive ? (id) => this.#live.has(id) : undefined);
   }
 
   /** Records that the notices of these interrupted sessions (chat and orchestrator) are stored; restore owes them no more. */
@@ -238,7 +245,10 @@ export class SessionManager {
     head?: Promise<string | null>,
   ): Promise<Session> {
     this.#refuseWhenStopping();
+    this.#refuseWhenNotServing();
     const record = await this.#recordFor(request, extra, 'here', head);
+    // Looked at again: the node may have been declared down while the request was checked.
+    this.#refuseWhenNotServing();
     const now = record.startedAt;
     const onStored = extra.onStored;
     const runId = await this.#deps.store.insertLaunched(
@@ -354,7 +364,7 @@ export class SessionManager {
     via?: { id: string; via: string },
   ): Promise<Session | null> {
     return this.#admit(async () => {
-      if (this.#stopping || this.#freeSlots() <= 0) return null;
+      if (this.#stopping || this.#freeSlots() <= 0 || this.#deps.serving?.() === false) return null;
       const claimed = await claim();
       if (!claimed) return null;
       const { record, runId } = claimed;
@@ -425,6 +435,7 @@ export class SessionManager {
     options: { prompt?: string; fork?: boolean; originChannel?: string; via?: string } = {},
   ): Promise<Session> {
     this.#refuseWhenStopping();
+    this.#refuseWhenNotServing();
     const record = await this.#requireStored(ref);
     if (isActiveStatus(record.status))
       throw conflict(`session ${record.name} is ${record.status}; send it a message instead`);
@@ -738,6 +749,12 @@ export class SessionManager {
   /** Throws once stop() has begun: a session started then would outlive the daemon's stop (and its closed logs). */
   #refuseWhenStopping(): void {
     if (this.#stopping) throw conflict('the daemon is stopping: no coding session can be launched or resumed now');
+  }
+
+  #refuseWhenNotServing(): void {
+    if (this.#deps.serving?.() !== false) return;
+    const node = this.#deps.config.node.name;
+    throw new AppError('unavailable', `unavailable: node ${node} is not serving (it is rejoining the cluster)`);
   }
 
   #startSession(record: StoredSession, kind: 'launch' | 'resume', via: string | undefined, runId: number): Session {

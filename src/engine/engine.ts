@@ -14,6 +14,7 @@ import type { Logger } from '../core/logger.ts';
 import type { StepResult } from '../core/work-loop.ts';
 import { WorkLoop } from '../core/work-loop.ts';
 import type { Inference } from '../inference/types.ts';
+import { isFenced } from '../store/cluster-fence.ts';
 import type { EngineIndex } from '../store/engine-index.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import type { Accepted, EngineControl, EngineSessionSummary, MessageRoute, PostOptions } from './api.ts';
@@ -70,7 +71,7 @@ function check<S extends z.ZodType>(schema: S, value: unknown): z.output<S> {
   return result.data;
 }
 
-/** The EngineApi implementation; build it with createEngine, then start() it. */
+/** The EngineApi implementation; build it with createEngine, then start() it (again after a stop: it restores anew). */
 export class Engine implements EngineControl {
   #deps: EngineDeps;
   #inbox: Inbox;
@@ -80,26 +81,39 @@ export class Engine implements EngineControl {
   #state: EngineState = 'new';
   #flushTimer: Timer | null = null;
 
+  /** Counts the engine's starts: the inbox, turns and loops of an earlier run see themselves closed. */
+  #run = 0;
+
   constructor(deps: EngineDeps) {
     this.#deps = deps;
-    this.#inbox = new Inbox({
-      clock: deps.clock,
-      logger: deps.logger,
-      logs: deps.logs,
-      index: deps.index,
+    this.#inbox = this.#newInbox(0);
+    this.#turns = this.#newTurns(0, this.#inbox);
+  }
+
+  /** The inbox of run `run`: closed once the engine stopped or started again (a later run has its own). */
+  #newInbox(run: number): Inbox {
+    return new Inbox({
+      clock: this.#deps.clock,
+      logger: this.#deps.logger,
+      logs: this.#deps.logs,
+      index: this.#deps.index,
       onQueued: (session) => this.#kick(session),
-      closed: () => this.#state === 'stopped',
+      closed: () => this.#state === 'stopped' || this.#run !== run,
     });
-    this.#turns = new TurnRunner({
+  }
+
+  #newTurns(run: number, inbox: Inbox): TurnRunner {
+    const deps = this.#deps;
+    return new TurnRunner({
       config: deps.config,
       logger: deps.logger,
       logs: deps.logs,
-      inbox: this.#inbox,
+      inbox,
       inference: deps.inference,
       outbox: deps.outbox,
       tools: deps.toolbox,
-      running: () => this.#state === 'running',
-      closed: () => this.#state === 'stopped',
+      running: () => this.#state === 'running' && this.#run === run,
+      closed: () => this.#state === 'stopped' || this.#run !== run,
     });
   }
 
@@ -110,7 +124,9 @@ export class Engine implements EngineControl {
    * crash cut off (per the seed), then starts the loops and the index flush. Resolves when the engine takes messages.
    */
   async start(): Promise<void> {
-    if (this.#state !== 'new') throw new Error(`engine cannot start: it is ${this.#state}`);
+    if (this.#state !== 'new' && this.#state !== 'stopped')
+      throw new Error(`engine cannot start: it is ${this.#state}`);
+    if (this.#state === 'stopped') this.#renew();
     this.#state = 'starting';
     const { logs, index, logger, clock, config } = this.#deps;
     const { loaded, report } = await loadSessions(logs, index, logger);
@@ -131,6 +147,20 @@ export class Engine implements EngineControl {
     this.#state = 'running';
     for (const session of this.#inbox.sessions.values()) if (session.queue.length > 0) this.#kick(session);
     logger.info({ ...report, sessions: this.#inbox.sessions.size, pending, cutOff: cut.length }, 'engine restored');
+  }
+
+  /**
+   * A start after a stop (the `primary` lease taken again, e.g. after this node rejoined the cluster): everything is
+   * restored again from the logs (rebuilt from the database on PostgreSQL), so the sessions, inbox and loops of the
+   * run before are dropped; a turn of that run still ending sees its run closed and writes nothing more.
+   */
+  #renew(): void {
+    this.#run += 1;
+    for (const loop of this.#loops.values()) void loop.stop();
+    this.#loops = new Map();
+    this.#deps.logs.reopen();
+    this.#inbox = this.#newInbox(this.#run);
+    this.#turns = this.#newTurns(this.#run, this.#inbox);
   }
 
   /**
@@ -301,13 +331,19 @@ export class Engine implements EngineControl {
 
   /** One turn of a session's loop: its oldest message, strictly in order, until its inbox is empty or the engine stops. */
   async #turn(session: EngineSession): Promise<StepResult> {
-    if (this.#state !== 'running') return 'quiet';
+    if (this.#state !== 'running' || this.#inbox.sessions.get(session.id) !== session) return 'quiet';
     const message = session.queue.shift();
     if (!message) return 'quiet';
     session.current = message;
     try {
       await this.#turns.run(session, message);
     } catch (error) {
+      if (isFenced(error)) {
+        // This node lost the `primary` lease while it stalled: the new holder runs this message (and the ones behind it)
+        // from the database and closes the turn; this stale run neither answers nor closes it, and takes no more.
+        session.queue.unshift(message);
+        return 'quiet';
+      }
       await this.#turns.fail(session, message, error);
     } finally {
       session.current = null;

@@ -19,7 +19,7 @@ export interface InboxDeps {
   index: EngineIndex;
   /** Called when a session has a new message queued (the engine starts its loop). */
   onQueued(session: EngineSession): void;
-  /** True once the engine stopped (its logs are closed). */
+  /** True once the engine stopped (its logs are closed) or started again (with another inbox). */
   closed(): boolean;
 }
 
@@ -64,6 +64,8 @@ export class Inbox {
 
   /** Writes one record to a session's log (one write call); returns its seq. */
   write(session: EngineSession, entry: EngineLogEntry): number {
+    // A turn of a run that ended may still be winding down: it must not write into the logs a later run reopened.
+    if (this.#deps.closed()) throw new AppError('unavailable', 'the agent engine is stopped');
     const record = this.#deps.logs.write(session.id, entry);
     session.updatedAt = record.ts;
     return record.seq;

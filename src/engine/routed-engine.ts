@@ -157,8 +157,8 @@ export interface EngineCallWorkerOptions {
   engine: EngineControl;
   calls: EngineCallStore;
   notices: CallNotices | null;
-  /** This run of the node (the claims' owner). */
-  holder: string;
+  /** This run of the node (the claims' owner), read at each start and claim: it changes when the node rejoins. */
+  holder: string | (() => string);
   clock: Clock;
   logger: Logger;
   pollMs: number;
@@ -180,7 +180,8 @@ export class EngineCallWorker {
 
   /** Makes the calls a dead holder left running pending again, then runs what is pending and listens for more. */
   async start(): Promise<void> {
-    const { calls, holder, clock } = this.#o;
+    const { calls, clock } = this.#o;
+    const holder = this.#holder();
     const reclaimed = await calls.reclaim(holder);
     if (reclaimed > 0) this.#o.logger.info({ reclaimed }, 'engine calls left by the previous holder run again');
     await calls.prune(clock.now() - 24 * 3600_000);
@@ -197,6 +198,11 @@ export class EngineCallWorker {
     this.#poll?.cancel();
     await this.#draining;
     await Promise.all([...this.#inFlight]);
+  }
+
+  #holder(): string {
+    const { holder } = this.#o;
+    return typeof holder === 'string' ? holder : holder();
   }
 
   #drain(): void {
@@ -218,7 +224,7 @@ export class EngineCallWorker {
 
   async #claimAll(): Promise<void> {
     while (this.#running) {
-      const call = await this.#o.calls.claim(this.#o.holder);
+      const call = await this.#o.calls.claim(this.#holder());
       if (!call) return;
       // Run side by side (an askAgent waits for a reply); each writes its own outcome.
       const run = this.#run(call).finally(() => this.#inFlight.delete(run));

@@ -9,7 +9,6 @@ import { AppError, errorMessage } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Inference } from '../inference/types.ts';
-import { isFenced } from '../store/cluster-fence.ts';
 import type { EngineLogs } from '../store/engine-logs.ts';
 import type { AgentLoopResult } from './agent-loop.ts';
 import { INTERNAL_ERROR, runAgentLoop } from './agent-loop.ts';
@@ -232,15 +231,6 @@ export class TurnRunner {
   /** An engine fault during a turn (e.g. a failed write): closes the turn as internal_error and says so. */
   async fail(session: EngineSession, message: QueuedMessage, error: unknown): Promise<void> {
     const { logger, inbox } = this.#deps;
-    if (isFenced(error)) {
-      // This node no longer holds the engine's lease (it stalled past it): the new holder rebuilt the session from the
-      // database and closes or runs this turn itself. Nothing more is said or written from here.
-      logger.warn(
-        { session: session.id, message: message.messageId, err: errorMessage(error) },
-        'engine turn left to the node that took the engine over',
-      );
-      return;
-    }
     logger.error({ session: session.id, message: message.messageId, err: errorMessage(error) }, 'engine turn failed');
     if (this.#deps.closed()) return;
     try {

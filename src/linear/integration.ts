@@ -218,6 +218,8 @@ export function createLinearIntegration(deps: LinearIntegrationDeps): LinearInte
       );
     },
     async stop() {
+      // Started again after a stop when this node serves `primary` again (it rejoined the cluster).
+      started = false;
       await webhooks.worker.stop();
       await router.stop();
       if (ownsPipeline) await pipeline.stop();

@@ -87,9 +87,34 @@ describeEachDatabase('leaseFence', (fresh) => {
       [1],
       'nothing of the stale holder reached the table',
     );
-    await mirror.close();
     await assert.rejects(store.apply([{ op: 'remove', kind: 'engine', log: 'e1' }]), FencedError);
     assert.equal((await plain.read('engine', 'e1')).length, 1);
+
+    // The node rejoined and holds the lease again under a fresh incarnation (its fence reads the current one).
+    let incarnation = A.incarnation;
+    const following = new LogRecordStore(db, {
+      notify: false,
+      fence: leaseFence({ name: 'primary', node: 'a', incarnation: () => incarnation, lock: dialect === 'postgres' }),
+    });
+    const again = new RecordMirror({ store: following, logger: silentLogger(), clock: new ManualClock(), retryMs: 1 });
+    again.write('engine', 'e1', { v: 1, seq: 2, ts: 4, type: 'turn_end' });
+    await assert.rejects(again.sync(), FencedError);
+    await leases.releaseAllOf('b');
+    incarnation = 'a-2';
+    assert.equal(await leases.acquire('primary', { node: 'a', incarnation }, 5, 1000), true);
+    await assert.rejects(mirror.sync(), FencedError, 'still fenced until told otherwise');
+    again.unfence();
+    again.write('engine', 'e1', { v: 1, seq: 2, ts: 6, type: 'incoming' });
+    await again.sync();
+    assert.deepEqual(
+      (await plain.read('engine', 'e1')).map((r) => [r.seq, r.ts]),
+      [
+        [1, 1],
+        [2, 6],
+      ],
+      'after unfence only what was written since is committed',
+    );
+    await Promise.all([mirror.close(), again.close()]);
   });
 });
 

@@ -45,7 +45,8 @@ export function fenceIdleMs(nodeTimeoutSec: number): number {
 export interface LeaseFenceOptions {
   name: string;
   node: string;
-  incarnation: string;
+  /** This run's incarnation, or a getter read at each check (it changes when the node rejoins). */
+  incarnation: string | (() => string);
   /** Read the row `FOR SHARE` (PostgreSQL; SQLite has no row locks and needs none). */
   lock: boolean;
   /**
@@ -55,6 +56,7 @@ export interface LeaseFenceOptions {
   idleTimeoutMs?: number;
 }
 
+/**
 /**
  * A select-list expression that bounds the current transaction's idle time on the server to `ms`
  * (`set_config('idle_in_transaction_session_timeout', …, true)`: SET LOCAL, gone with the transaction). Select it with
@@ -66,13 +68,17 @@ export function boundIdleTransaction(ms: number): RawBuilder<string> {
 }
 
 /**
- * The fence of lease `name` for this run (`node`, `incarnation`). Returns the check to run first in each fenced
- * transaction; with `lock` it also bounds how long the transaction may sit idle holding the row's share lock.
+ * The fence of lease `name` for this run (`node`, `incarnation`). `incarnation` may be a getter, read at each check: a
+ * node that rejoined the cluster holds its leases under a fresh incarnation, and its writes are fenced by that one (a
+ * write of the run before, still in flight, is refused). Returns the check to run first in each fenced transaction;
+ * with `lock` it also bounds how long the transaction may sit idle holding the row's share lock.
  */
 export function leaseFence(options: LeaseFenceOptions): WriteFence {
-  const { name, node, incarnation, lock } = options;
+  const { name, node, lock } = options;
+  const current = options.incarnation;
   const idleMs = options.idleTimeoutMs ?? DEFAULT_FENCE_IDLE_MS;
   return async (trx) => {
+    const incarnation = typeof current === 'string' ? current : current();
     let query = trx
       .selectFrom('cluster_leases')
       .select('name')

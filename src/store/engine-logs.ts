@@ -111,7 +111,12 @@ export class EngineLogs {
     return scanBackward(this.path(sessionId), visit, undefined, needle);
   }
 
-  /** Syncs and closes every open log; later writes throw. */
+  /** Takes writes again after `closeAll` (the engine starting again in this process); logs reopen on first use. */
+  reopen(): void {
+    this.#closed = false;
+  }
+
+  /** Syncs and closes every open log; later writes throw (until `reopen`). */
   async closeAll(): Promise<void> {
     this.#closed = true;
     const logs = [...this.#open.values()];

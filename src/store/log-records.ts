@@ -230,6 +230,15 @@ export class RecordMirror {
     return done;
   }
 
+  /**
+   * After a refused commit: this node holds the lease again (it rejoined the cluster, took the lease under a fresh
+   * incarnation and rebuilt its logs from the table), so changes queued from now on are committed again. What was
+   * dropped stays dropped. A no-op unless fenced.
+   */
+  unfence(): void {
+    this.#fenced = null;
+  }
+
   /** Commits what is queued (waiting out a pending retry) and stops retrying; rejects when that commit fails. */
   async close(): Promise<void> {
     if (this.#fenced) {
@@ -294,6 +303,8 @@ export class RecordMirror {
       'this node lost the lease guarding these records: they are dropped (another node serves them)',
     );
     this.#queue = [];
+    // Dropped, never to be committed: a `sync` after an `unfence` waits only for what is queued then.
+    this.#queued = this.#committed;
     const waiters = this.#waiters;
     this.#waiters = [];
     for (const waiter of waiters) waiter.reject(error);

@@ -49,6 +49,14 @@ describe('ScheduleTimer', () => {
     clock.advance(60_000);
     assert.equal(fired.length, 3, 'stop() cancels, and arming after it does nothing');
     assert.equal(asked, before);
+    assert.equal(timer.started, false);
+
+    // Started again (the scheduler served again on this node after its lease came back): it arms and fires.
+    timer.start();
+    assert.deepEqual([timer.started, timer.stopped], [true, false]);
+    void timer.arm(at(clock.now() + 1_000));
+    clock.advance(1_000);
+    assert.equal(fired.length, 4, 'a start after a stop arms again');
   });
 });
 

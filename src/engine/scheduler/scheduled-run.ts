@@ -57,7 +57,8 @@ export async function postAndRecord<R>(
  * A scheduler's one timer: `arm(dueAt)` (re)sets it to call `onDue` at the time `dueAt()` gives, or after `maxWaitMs` at
  * the most (a timer that wakes early finds nothing due and re-arms, so a clock jump or a sleeping machine is caught up
  * on). Arming only cancels before `start()` and after `stop()` (`dueAt` is not called then), and when `dueAt()` is null.
- * `dueAt` may read the store asynchronously: the latest `arm` wins over one still waiting for its due time.
+ * `dueAt` may read the store asynchronously: the latest `arm` wins over one still waiting for its due time. A `start()`
+ * after a `stop()` arms again (the scheduler served again on this node after its `primary` lease came back).
  */
 export class ScheduleTimer {
   #clock: Clock;
@@ -75,22 +76,23 @@ export class ScheduleTimer {
     this.#onDue = onDue;
   }
 
-  /** True once `start()` was called. */
+  /** True between `start()` and `stop()`. */
   get started(): boolean {
-    return this.#started;
+    return this.#started && !this.#stopped;
   }
 
-  /** True once `stop()` was called. */
+  /** True once `stop()` was called (until the next `start()`). */
   get stopped(): boolean {
     return this.#stopped;
   }
 
-  /** Lets `arm` set the timer from now on. */
+  /** Lets `arm` set the timer from now on (again after a `stop`: the scheduler serves again on this node). */
   start(): void {
     this.#started = true;
+    this.#stopped = false;
   }
 
-  /** Cancels the timer for good. */
+  /** Cancels the timer until the next `start()`. */
   stop(): void {
     this.#stopped = true;
     this.#cancel();

@@ -47,7 +47,7 @@ export interface WakeStats {
 }
 
 export interface WakeRouter {
-  /** Subscribes to the SessionManager and delivers events left pending by the last run of the daemon. */
+  /** Subscribes to the SessionManager and delivers events left pending by the last run (also after `stopDelivery`). */
   start(): Promise<void>;
   /**
    * Cluster: subscribes to this node's SessionManager only (its sessions' events are stored); the node holding the
@@ -246,7 +246,9 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     }
   }
 
-  const loop = new WorkLoop({ clock, step: deliverOldest, retryDelay: () => config.wake.retryMs });
+  // A stopped WorkLoop stays stopped: each start of the delivery (again after `stopDelivery`) gets a fresh one.
+  const newLoop = (): WorkLoop => new WorkLoop({ clock, step: deliverOldest, retryDelay: () => config.wake.retryMs });
+  let loop = newLoop();
 
   function kick(): void {
     if (started) loop.kick();
@@ -256,6 +258,7 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     async start() {
       if (started) return;
       started = true;
+      loop = newLoop();
       unsubscribe ??= deps.sessions.on(onSignal);
       kick();
       await loop.idle();

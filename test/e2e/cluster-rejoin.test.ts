@@ -1,0 +1,87 @@
+// A node declared down while it lived (the `primary` holder stalled past the node timeout: SIGSTOP, then SIGCONT)
+// rejoins the cluster and, once the node that took `primary` over is lost in turn, serves it again without a restart:
+// its engine restores the conversation from the database and answers, and every message is answered once.
+import assert from 'node:assert/strict';
+import { after, before, describe, it } from 'node:test';
+import { clusterState, heldBy, holderOf } from '../support/cluster-load.ts';
+import type { ClusterRig } from '../support/cluster-rig.ts';
+import { startClusterRig } from '../support/cluster-rig.ts';
+import { chatInference, systemText, telegramSection, textsTo } from '../support/e2e-daemon.ts';
+import type { FakeTelegram } from '../support/fake-telegram.ts';
+import { startFakeTelegram } from '../support/fake-telegram.ts';
+import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText, messageText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { postgresSkip } from '../support/postgres.ts';
+import { waitFor } from '../support/wait-for.ts';
+
+const USER = 6262;
+const LONG = 60_000;
+
+describe('a node that rejoined the cluster', { skip: postgresSkip() }, () => {
+  let rig: ClusterRig | undefined;
+  let telegram: FakeTelegram | undefined;
+  let model: MockOpenAIChat | undefined;
+  const cluster = (): ClusterRig => {
+    if (!rig) throw new Error('the rig did not start');
+    return rig;
+  };
+  const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
+  const chat = (): string[] => (telegram ? textsTo(telegram, USER) : []);
+  const userTurns = (text: string): ChatBody[] =>
+    bodies().filter((b) => systemText(b).includes(`serves the chat telegram|${USER}`) && lastUserText(b) === text);
+
+  before(async () => {
+    telegram = await startFakeTelegram();
+    model = await startMockOpenAIChat({ handler: (body) => chatText(`answer to: ${lastUserText(body)}`) });
+    rig = await startClusterRig('sb-cluster-rejoin-', [{ name: 'alpha' }, { name: 'beta' }], {
+      config: {
+        channels: { telegram: telegramSection(telegram, [USER]), web: { enabled: false } },
+        inference: chatInference(model.url),
+        heartbeat: { intervalMinutes: 0 },
+      },
+    });
+  });
+
+  after(async () => {
+    await rig?.stop();
+    await telegram?.close();
+    await model?.close();
+  });
+
+  it('serves primary again when the node that took it over is lost, answering every message once', async () => {
+    const fake = telegram as FakeTelegram;
+    fake.pushMessage({ fromId: USER, text: 'one' });
+    await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
+    const stalled = await heldBy(cluster(), 'primary');
+    const other = stalled === 'alpha' ? 'beta' : 'alpha';
+
+    // The holder stalls past the node timeout (3 s): the other takes primary over; the stalled one rejoins.
+    await cluster().freeze(stalled, 7_000);
+    await waitFor(
+      `${stalled} to rejoin`,
+      () => cluster().node(stalled).output().includes('this node rejoined the cluster'),
+      LONG,
+    );
+    assert.equal(await holderOf(cluster(), 'primary'), other, await clusterState(cluster()));
+    fake.pushMessage({ fromId: USER, text: 'two' });
+    await waitFor('the answer to two', () => chat().includes('answer to: two'), LONG);
+
+    // The new holder is lost: the rejoined node takes primary again and its engine answers.
+    await cluster().kill(other);
+    await waitFor(
+      `${stalled} to serve primary again`,
+      async () => ((await holderOf(cluster(), 'primary')) === stalled ? true : undefined),
+      LONG,
+    );
+    fake.pushMessage({ fromId: USER, text: 'three' });
+    await waitFor('the answer to three', () => chat().includes('answer to: three'), LONG);
+    for (const text of ['one', 'two', 'three']) {
+      assert.equal(chat().filter((t) => t === `answer to: ${text}`).length, 1, `"${text}" answered once`);
+      assert.equal(userTurns(text).length, 1, `"${text}" reached the model once`);
+    }
+    const history = (userTurns('three')[0]?.messages ?? []).map((m) => messageText(m));
+    for (const said of ['one', 'answer to: one', 'two', 'answer to: two'])
+      assert.ok(history.includes(said), `"${said}" is in the history of the restored engine`);
+    assert.ok(!chat().includes('Internal error.'), chat().join(' | '));
+  });
+});
