@@ -1,42 +1,12 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Kysely } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
+import { NODE_TIMEOUT_MS, testNode } from '../../test/support/test-nodes.ts';
 import { ManualClock } from '../core/clock.ts';
-import { silentLogger } from '../core/logger.ts';
 import { LeaseStore } from '../store/cluster-leases.ts';
-import { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import { ClusterSecretStore } from '../store/cluster-secrets.ts';
-import type { Database } from '../store/tables/index.ts';
-import { ClusterNode } from './cluster-node.ts';
 
-const TIMEOUT = 15_000;
-
-/** A node on `db`; `beatsItself: false` leaves its heartbeat to the test (it beats only when the test calls beat). */
-function node(
-  db: Kysely<Database>,
-  clock: ManualClock,
-  name: string,
-  labels: string[] = [],
-  beatsItself = true,
-): ClusterNode {
-  return new ClusterNode({
-    store: new ClusterNodeStore(db),
-    leases: new LeaseStore(db),
-    clock,
-    logger: silentLogger(),
-    name,
-    incarnation: `${name}-${Math.random().toString(36).slice(2)}`,
-    labels,
-    harnesses: ['claude'],
-    workspaces: ['/work'],
-    maxSessions: 3,
-    url: null,
-    timeoutMs: TIMEOUT,
-    heartbeatMs: beatsItself ? 3_000 : 1e12,
-    runningByNode: async () => new Map([[name, 1]]),
-  });
-}
+const TIMEOUT = NODE_TIMEOUT_MS;
 
 /** A singleton that counts its starts and stops. */
 function counter(): { starts: number; stops: number; start(): Promise<void>; stop(): Promise<void> } {
@@ -56,9 +26,9 @@ describeEachDatabase('cluster nodes', (fresh) => {
   it('lists every node with labels, capacity and status; a silent node is down and taken over once', async () => {
     const { db } = await fresh();
     const clock = new ManualClock();
-    const a = node(db, clock, 'a', ['gpu']);
-    const b = node(db, clock, 'b');
-    const c = node(db, clock, 'c', [], false);
+    const a = testNode(db, clock, 'a', { labels: ['gpu'], beatsItself: true, running: 1 });
+    const b = testNode(db, clock, 'b', { beatsItself: true, running: 1 });
+    const c = testNode(db, clock, 'c', { running: 1 });
     const takenOver: string[] = [];
     for (const n of [a, b, c]) n.onNodeDown('record', async (down) => void takenOver.push(`${n.name}:${down.name}`));
     await a.start();
@@ -109,8 +79,8 @@ describeEachDatabase('cluster nodes', (fresh) => {
   it('serves a singleton on one node at a time and moves it when its holder goes silent', async () => {
     const { db } = await fresh();
     const clock = new ManualClock();
-    const a = node(db, clock, 'a', [], false);
-    const b = node(db, clock, 'b');
+    const a = testNode(db, clock, 'a', { running: 1 });
+    const b = testNode(db, clock, 'b', { beatsItself: true, running: 1 });
     const onA = counter();
     const onB = counter();
     a.singletons.add('telegram', onA);
@@ -145,8 +115,8 @@ describeEachDatabase('cluster nodes', (fresh) => {
   it('a clean stop gives the lease up at once; a lease race has one winner', async () => {
     const { db } = await fresh();
     const clock = new ManualClock();
-    const a = node(db, clock, 'a');
-    const b = node(db, clock, 'b');
+    const a = testNode(db, clock, 'a', { beatsItself: true, running: 1 });
+    const b = testNode(db, clock, 'b', { beatsItself: true, running: 1 });
     const onB = counter();
     a.singletons.add('cron', counter());
     b.singletons.add('cron', onB);

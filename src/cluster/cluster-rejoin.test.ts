@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
-import { BEAT_MS, NODE_TIMEOUT_MS, silence, testNode } from '../../test/support/rejoin-nodes.ts';
+import { BEAT_MS, NODE_TIMEOUT_MS, silence, testNode } from '../../test/support/test-nodes.ts';
 import { ManualClock } from '../core/clock.ts';
 import { AppError } from '../core/errors.ts';
 import { FencedError, leaseFence } from '../store/cluster-fence.ts';

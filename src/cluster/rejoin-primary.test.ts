@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
-import { BEAT_MS, NODE_TIMEOUT_MS, silence, testNode } from '../../test/support/rejoin-nodes.ts';
+import { BEAT_MS, NODE_TIMEOUT_MS, silence, testNode } from '../../test/support/test-nodes.ts';
 import { silentLogger } from '../core/logger.ts';
 import { FencedError, leaseFence } from '../store/cluster-fence.ts';
 import { OutboxStore } from '../store/outbox-store.ts';

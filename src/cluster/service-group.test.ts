@@ -1,17 +1,10 @@
 import assert from 'node:assert/strict';
 import { it } from 'node:test';
-import type { Kysely } from 'kysely';
 import { describeEachDatabase } from '../../test/support/databases.ts';
+import { testNode } from '../../test/support/test-nodes.ts';
 import { ManualClock } from '../core/clock.ts';
-import { newId } from '../core/ids.ts';
 import { silentLogger } from '../core/logger.ts';
-import { LeaseStore } from '../store/cluster-leases.ts';
-import { ClusterNodeStore } from '../store/cluster-nodes.ts';
-import type { Database } from '../store/tables/index.ts';
-import { ClusterNode } from './cluster-node.ts';
 import { ServiceGroup } from './service-group.ts';
-
-const TIMEOUT = 15_000;
 
 /** A member that writes its starts and stops to `trace`; `failStart` makes its start throw. */
 function member(trace: string[], name: string, failStart = false): { start(): Promise<void>; stop(): Promise<void> } {
@@ -74,31 +67,12 @@ it('stops what it started when a member fails to start, and keeps the error', as
   assert.match(String(group.failure), /engine failed/);
 });
 
-function node(db: Kysely<Database>, clock: ManualClock, name: string): ClusterNode {
-  return new ClusterNode({
-    store: new ClusterNodeStore(db),
-    leases: new LeaseStore(db),
-    clock,
-    logger: silentLogger(),
-    name,
-    incarnation: newId(16),
-    labels: [],
-    harnesses: ['claude'],
-    workspaces: ['/work'],
-    maxSessions: 1,
-    url: null,
-    timeoutMs: TIMEOUT,
-    heartbeatMs: 1e12,
-    runningByNode: async () => new Map(),
-  });
-}
-
 describeEachDatabase('one-shot singletons', (fresh) => {
   it('a group that cannot restart gives its lease up for good once stopped; a restart of the node takes it back', async () => {
     const { db } = await fresh();
     const clock = new ManualClock();
     const trace: string[] = [];
-    const a = node(db, clock, 'a');
+    const a = testNode(db, clock, 'a', { maxSessions: 1 });
     const groupA = new ServiceGroup({ logger: silentLogger(), restartable: false });
     groupA.add('engine', member(trace, 'engine@a'));
     a.singletons.add('primary', groupA);
@@ -106,7 +80,7 @@ describeEachDatabase('one-shot singletons', (fresh) => {
     assert.deepEqual(a.singletons.served(), ['primary']);
 
     // The node restarts under its name (its previous run died): the new run takes the lease back at once.
-    const a2 = node(db, clock, 'a');
+    const a2 = testNode(db, clock, 'a', { maxSessions: 1 });
     const groupA2 = new ServiceGroup({ logger: silentLogger(), restartable: false });
     groupA2.add('engine', member(trace, 'engine@a2'));
     a2.singletons.add('primary', groupA2);

@@ -1,5 +1,5 @@
-// Cluster nodes for the rejoin tests: nodes on one database whose heartbeat runs only when the test calls `beat`, and
-// time passing a beat at a time with only some nodes beating (the others stalled).
+// Cluster nodes for the cluster tests: nodes on one database whose heartbeat runs only when the test calls `beat` (or
+// on the clock), and time passing a beat at a time with only some nodes beating (the others stalled).
 import type { Kysely } from 'kysely';
 import { ClusterNode } from '../../src/cluster/cluster-node.ts';
 import type { ManualClock } from '../../src/core/clock.ts';
@@ -14,8 +14,27 @@ export const NODE_TIMEOUT_MS = 15_000;
 export const BEAT_MS = 3_000;
 let runs = 0;
 
-/** A node named `name` on `db` beating only when the test calls `beat`; each run (and rejoin) a fresh incarnation. */
-export function testNode(db: Kysely<Database>, clock: ManualClock, name: string): ClusterNode {
+/** How a test node differs from the default (no labels, 3 slots, heartbeat only when the test calls `beat`). */
+export interface TestNodeOptions {
+  labels?: string[];
+  maxSessions?: number;
+  /** Beat on the clock every 3 s (default false: only when the test calls `beat`). */
+  beatsItself?: boolean;
+  /** What `nodes` lists as running on it (default none). */
+  running?: number;
+}
+
+/**
+ * A node named `name` on `db` (node timeout NODE_TIMEOUT_MS; each run, and each rejoin, a fresh incarnation), beating
+ * only when the test calls `beat` unless `beatsItself`.
+ */
+export function testNode(
+  db: Kysely<Database>,
+  clock: ManualClock,
+  name: string,
+  options: TestNodeOptions = {},
+): ClusterNode {
+  const running = options.running ?? 0;
   return new ClusterNode({
     store: new ClusterNodeStore(db),
     leases: new LeaseStore(db),
@@ -24,14 +43,14 @@ export function testNode(db: Kysely<Database>, clock: ManualClock, name: string)
     name,
     incarnation: `${name}-run${(runs += 1)}`,
     newIncarnation: () => `${name}-run${(runs += 1)}`,
-    labels: [],
+    labels: options.labels ?? [],
     harnesses: ['claude'],
     workspaces: ['/work'],
-    maxSessions: 3,
+    maxSessions: options.maxSessions ?? 3,
     url: null,
     timeoutMs: NODE_TIMEOUT_MS,
-    heartbeatMs: 1e12,
-    runningByNode: async () => new Map(),
+    heartbeatMs: options.beatsItself ? BEAT_MS : 1e12,
+    runningByNode: async () => new Map(running > 0 ? [[name, running]] : []),
   });
 }
 
