@@ -416,12 +416,15 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       heartbeatMs,
       runningByNode: () => sessions.activeByNode(),
     });
-    // A lost node's sessions become interrupted ("node <name> lost"), announced once like a restart's.
-    cluster.onNodeDown('sessions', async (node) => {
-      const owed = await sessions.interruptNode(node.name);
+    // Sessions a lost node left, marked interrupted ("node <name> lost"): announced once, like a restart's (each
+    // announcement keyed per interruption; the notices cleared last).
+    const announceLost = async (owed: Awaited<ReturnType<typeof sessions.interruptNode>>): Promise<void> => {
       await notifications.announceInterrupted(owed);
       await wake.announceInterrupted(owed);
       await sessions.restartNoticesStored(owed);
+    };
+    cluster.onNodeDown('sessions', async (node) => {
+      await announceLost(await sessions.interruptNode(node.name));
       await clusterSessions?.takeOver(node.name);
     });
     // Declared down while alive (a stall): no new launches, claims or forwarded requests until the node rejoined, and
@@ -433,10 +436,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
         await clusterSessions?.pause(`unavailable: node ${config.node.name} is rejoining the cluster`);
         const stopped = sessions.abandonAll(`node ${config.node.name} lost`);
         if (stopped > 0) logger.warn({ stopped }, 'declared down by the cluster: stopped the agents of this node');
-        const owed = await sessions.interruptNode(config.node.name, { spareLive: true });
-        await notifications.announceInterrupted(owed);
-        await wake.announceInterrupted(owed);
-        await sessions.restartNoticesStored(owed);
+        await announceLost(await sessions.interruptNode(config.node.name, { spareLive: true }));
       },
       resume: async () => clusterSessions?.resume(),
     });
