@@ -3,14 +3,15 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
+import type { StoreManagerParts } from '../../test/support/session-manager-on.ts';
+import { sessionManagerOn } from '../../test/support/session-manager-on.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { DatabaseSync } from '../store/database.ts';
 import type { CodeRunResult } from './code-runner.ts';
 import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
 import type { SessionManager } from './session-manager.ts';
@@ -36,44 +37,47 @@ describe('resolveCodeRunHarness', () => {
   });
 });
 
+/** The config of a CodeRunner over the fake agents in `home`. */
+function runnerConfig(home: string, work: string): Config {
+  return loadConfig({
+    home,
+    env: {},
+    overrides: {
+      workspaces: [home],
+      defaultWorkdir: work,
+      'timings.killGraceMs': 1_000,
+      'harnesses.claude.executable': fake('fake-claude.mjs'),
+      'harnesses.claude.settingSources': ['project'],
+      'harnesses.gemini.executable': fake('fake-gemini.mjs'),
+      'harnesses.codex.executable': fake('fake-codex.mjs'),
+      'harnesses.codex.env': { CODEX_HOME: join(home, 'codex-home') },
+      'linear.codeRun.inactivitySec': 30,
+      'linear.codeRun.timeoutSec': 600,
+      'linear.profiles': { reviewer: { harness: 'gemini' } },
+    },
+  }).config;
+}
+
 describe('CodeRunner over the fake agents', () => {
   const dir = tempDir('sb-coderun-');
   const work = join(dir.path, 'work');
   let config: Config;
   let clock: ManualClock;
-  let db: DatabaseSync;
+  let parts: StoreManagerParts;
   let manager: SessionManager;
   let runner: CodeRunner;
 
-  before(() => {
+  before(async () => {
     mkdirSync(work, { recursive: true });
-    config = loadConfig({
-      home: dir.path,
-      env: {},
-      overrides: {
-        workspaces: [dir.path],
-        defaultWorkdir: work,
-        'timings.killGraceMs': 1_000,
-        'harnesses.claude.executable': fake('fake-claude.mjs'),
-        'harnesses.claude.settingSources': ['project'],
-        'harnesses.gemini.executable': fake('fake-gemini.mjs'),
-        'harnesses.codex.executable': fake('fake-codex.mjs'),
-        'harnesses.codex.env': { CODEX_HOME: join(dir.path, 'codex-home') },
-        'linear.codeRun.inactivitySec': 30,
-        'linear.codeRun.timeoutSec': 600,
-        'linear.profiles': { reviewer: { harness: 'gemini' } },
-      },
-    }).config;
+    config = runnerConfig(dir.path, work);
     clock = new ManualClock();
-    const parts = sessionManagerIn(dir.path, config, clock);
-    db = parts.db;
+    parts = await sessionManagerOn(dir.path, config, clock, (path) => openTestStore(path));
     manager = parts.manager;
     const logs = parts.logs;
     runner = new CodeRunner({ config, sessions: manager, logs, clock, logger: silentLogger() });
   });
   after(async () => {
-    await manager.stop();
-    db.close();
+    await parts.close();
     dir.remove();
   });
 
