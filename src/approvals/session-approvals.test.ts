@@ -1,22 +1,23 @@
-// Approvals through a real SessionManager (real SQLite file, real logs, scripted agent runs) and the chat notices.
+// Approvals through a real SessionManager (the test's database: SQLite, or PostgreSQL with TEST_DATABASE=postgres;
+// real logs, scripted agent runs) and the chat notices.
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { RecordingOutbox } from '../../test/support/recording-outbox.ts';
 import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
-import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
+import { SessionManager } from '../coding/session-manager.ts';
 import { ManualClock } from '../core/clock.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
 import { ApprovalNotices } from '../notify/approval-notices.ts';
 import { approveOperation } from '../operations/approvals.ts';
 import { summarize } from '../operations/session-summary.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
+import { CodingSessionStore } from '../store/coding-sessions.ts';
+import { SessionLogs } from '../store/session-logs.ts';
 import { ApprovalDesk } from './desk.ts';
 
 let dir: { path: string; remove: () => void };
@@ -29,31 +30,31 @@ let workdir: string;
 let logs: SessionLogs;
 let close: () => Promise<void>;
 
-beforeEach(() => {
+beforeEach(async () => {
   dir = tempDir();
   workdir = join(dir.path, 'work');
   mkdirSync(workdir);
   const { config } = loadConfig({ home: dir.path, env: {}, overrides: { workspaces: [dir.path] } });
   const clock = new ManualClock();
   harness = new ScriptedHarness('claude');
-  const parts = sessionManagerIn(
-    dir.path,
+  const opened = await openTestStore(join(dir.path, 'state.db'));
+  desk = new ApprovalDesk({
+    db: opened.db,
+    clock,
+    logger: silentLogger(),
+    config: config.approvals,
+    rootOf: () => dir.path,
+  });
+  logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
+  manager = new SessionManager({
     config,
     clock,
-    { claude: harness, codex: new ScriptedHarness('codex'), gemini: new ScriptedHarness('gemini') },
-    (db) => {
-      desk = new ApprovalDesk({
-        db: sqliteKysely(db),
-        clock,
-        logger: silentLogger(),
-        config: config.approvals,
-        rootOf: () => dir.path,
-      });
-      return desk;
-    },
-  );
-  manager = parts.manager;
-  logs = parts.logs;
+    logger: silentLogger(),
+    store: new CodingSessionStore(opened.db),
+    logs,
+    harnesses: { claude: harness, codex: new ScriptedHarness('codex'), gemini: new ScriptedHarness('gemini') },
+    permissions: desk,
+  });
   outbox = new RecordingOutbox();
   notices = new ApprovalNotices({ approvals: desk, sessions: manager, outbox, logger: silentLogger() });
   notices.start();
@@ -61,7 +62,7 @@ beforeEach(() => {
     await notices.stop();
     desk.stop();
     await manager.stop();
-    parts.db.close();
+    await opened.close();
   };
 });
 

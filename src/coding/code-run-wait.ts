@@ -46,8 +46,9 @@ export interface CodeRunEnd {
 
 /**
  * Waits for session `id` to end and its agent process to be gone (bounded by `processGoneMs`), so nothing keeps writing
- * in the working directory after code_run answered. `signal` aborting calls `kill(id)` once; a kill that fails is
- * logged and the wait goes on (the session ends by its watchdog or on its own).
+ * in the working directory after code_run answered, and (a session running here) for its row to be committed.
+ * `signal` aborting calls `kill(id)` once; a kill that fails is logged and the wait goes on (the session ends by its
+ * watchdog or on its own).
  */
 export async function waitForCodeRun(
   deps: CodeRunWaitDeps,
@@ -119,5 +120,8 @@ export async function waitForCodeRun(
     unfollow();
     signal?.removeEventListener('abort', onAbort);
   }
+  // A session that ran here: its row's last changes (the final status) are committed before code_run answers, so a
+  // listing read after the answer says what the answer says (over PostgreSQL's pool the row commits after the record).
+  await sessions.liveById(id)?.stored;
   return { record: await sessions.get(id), exitCode, stopped };
 }

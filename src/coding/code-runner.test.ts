@@ -3,19 +3,49 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
+import type { StoreManagerParts } from '../../test/support/session-manager-on.ts';
+import { sessionManagerOn } from '../../test/support/session-manager-on.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { ManualClock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { DatabaseSync } from '../store/database.ts';
+import { CodingSessionStore } from '../store/coding-sessions.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
 import type { CodeRunResult } from './code-runner.ts';
 import { CodeRunner, resolveCodeRunHarness } from './code-runner.ts';
 import type { SessionManager } from './session-manager.ts';
 
 const fake = (name: string): string => fileURLToPath(new URL(`../../test/support/${name}`, import.meta.url));
+
+/** Resolves once session `id` has logged its agent's exit. */
+function exitLogged(logs: SessionLogs, id: string): Promise<void> {
+  return new Promise((resolve) => {
+    if (logs.read(id).some((r) => r.type === 'exited')) return resolve();
+    const off = logs.subscribe(id, (record) => {
+      if (record.type !== 'exited') return;
+      off();
+      resolve();
+    });
+  });
+}
+
+/** A store whose final session status commits only a macrotask after the agent's exit was logged (a busy pool's). */
+class LateEndedRows extends CodingSessionStore {
+  readonly order: string[] = [];
+  logs: SessionLogs | undefined;
+  override async update(...args: Parameters<CodingSessionStore['update']>): Promise<void> {
+    const [id, patch] = args;
+    if (!this.logs || (patch.status !== 'completed' && patch.status !== 'failed' && patch.status !== 'killed'))
+      return super.update(...args);
+    await exitLogged(this.logs, id);
+    await new Promise((resolve) => setImmediate(resolve));
+    await super.update(...args);
+    this.order.push(`row ${patch.status}`);
+  }
+}
 
 describe('resolveCodeRunHarness', () => {
   const config = (harness?: 'codex') => ({
@@ -36,44 +66,47 @@ describe('resolveCodeRunHarness', () => {
   });
 });
 
+/** The config of a CodeRunner over the fake agents in `home`. */
+function runnerConfig(home: string, work: string): Config {
+  return loadConfig({
+    home,
+    env: {},
+    overrides: {
+      workspaces: [home],
+      defaultWorkdir: work,
+      'timings.killGraceMs': 1_000,
+      'harnesses.claude.executable': fake('fake-claude.mjs'),
+      'harnesses.claude.settingSources': ['project'],
+      'harnesses.gemini.executable': fake('fake-gemini.mjs'),
+      'harnesses.codex.executable': fake('fake-codex.mjs'),
+      'harnesses.codex.env': { CODEX_HOME: join(home, 'codex-home') },
+      'linear.codeRun.inactivitySec': 30,
+      'linear.codeRun.timeoutSec': 600,
+      'linear.profiles': { reviewer: { harness: 'gemini' } },
+    },
+  }).config;
+}
+
 describe('CodeRunner over the fake agents', () => {
   const dir = tempDir('sb-coderun-');
   const work = join(dir.path, 'work');
   let config: Config;
   let clock: ManualClock;
-  let db: DatabaseSync;
+  let parts: StoreManagerParts;
   let manager: SessionManager;
   let runner: CodeRunner;
 
-  before(() => {
+  before(async () => {
     mkdirSync(work, { recursive: true });
-    config = loadConfig({
-      home: dir.path,
-      env: {},
-      overrides: {
-        workspaces: [dir.path],
-        defaultWorkdir: work,
-        'timings.killGraceMs': 1_000,
-        'harnesses.claude.executable': fake('fake-claude.mjs'),
-        'harnesses.claude.settingSources': ['project'],
-        'harnesses.gemini.executable': fake('fake-gemini.mjs'),
-        'harnesses.codex.executable': fake('fake-codex.mjs'),
-        'harnesses.codex.env': { CODEX_HOME: join(dir.path, 'codex-home') },
-        'linear.codeRun.inactivitySec': 30,
-        'linear.codeRun.timeoutSec': 600,
-        'linear.profiles': { reviewer: { harness: 'gemini' } },
-      },
-    }).config;
+    config = runnerConfig(dir.path, work);
     clock = new ManualClock();
-    const parts = sessionManagerIn(dir.path, config, clock);
-    db = parts.db;
+    parts = await sessionManagerOn(dir.path, config, clock, (path) => openTestStore(path));
     manager = parts.manager;
     const logs = parts.logs;
     runner = new CodeRunner({ config, sessions: manager, logs, clock, logger: silentLogger() });
   });
   after(async () => {
-    await manager.stop();
-    db.close();
+    await parts.close();
     dir.remove();
   });
 
@@ -140,5 +173,39 @@ describe('CodeRunner over the fake agents', () => {
     controller.abort();
     const result = await run;
     assert.equal(result.error, 'stopped');
+  });
+});
+
+describe('CodeRunner answers once its session is stored', () => {
+  it('a run that ended answers only after its row committed: the list says what the answer says', async () => {
+    const dir = tempDir('sb-coderun-late-');
+    const work = join(dir.path, 'work');
+    mkdirSync(work, { recursive: true });
+    const config = runnerConfig(dir.path, work);
+    const clock = new ManualClock();
+    let store: LateEndedRows | undefined;
+    const parts = await sessionManagerOn(dir.path, config, clock, (path) => openTestStore(path), {
+      store: (db) => (store = new LateEndedRows(db)),
+    });
+    try {
+      assert.ok(store);
+      store.logs = parts.logs;
+      const runner = new CodeRunner({
+        config,
+        sessions: parts.manager,
+        logs: parts.logs,
+        clock,
+        logger: silentLogger(),
+      });
+      const result = await runner.run({ prompt: 'say hello', originChannel: 'test' });
+      store.order.push('answered');
+      assert.equal(result.success, true, JSON.stringify(result));
+      assert.deepEqual(store.order, ['row completed', 'answered']);
+      const listed = (await parts.manager.list()).find((s) => s.id === result.sessionId);
+      assert.equal(listed?.status, 'completed');
+    } finally {
+      await parts.close();
+      dir.remove();
+    }
   });
 });

@@ -1,5 +1,6 @@
-// POST /github/webhook on a real Fastify server and a real SQLite file: forged deliveries refused before parsing,
-// valid ones stored before the 200, redeliveries acknowledged and processed once, the queue drained after a restart.
+// POST /github/webhook on a real Fastify server and the test's database (a real SQLite file, or PostgreSQL with
+// TEST_DATABASE=postgres): forged deliveries refused before parsing, valid ones stored before the 200, redeliveries
+// acknowledged and processed once, the queue drained after a restart.
 import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
@@ -7,15 +8,15 @@ import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
 import { reviewPayload, sendGithubWebhook } from '../../test/support/fake-github.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import type { TestStore } from '../../test/support/test-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { systemClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { GithubEvent } from '../github/webhooks/events.ts';
 import { GithubWebhookIntake } from '../github/webhooks/intake.ts';
 import { GithubWebhookWorker } from '../github/webhooks/worker.ts';
-import { openDatabase } from '../store/database.ts';
 import { GithubDeliveryStore } from '../store/github-deliveries.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { registerGithubRoutes } from './github-routes.ts';
 
 const SECRET = 'webhook-secret';
@@ -24,6 +25,7 @@ describe('GitHub webhook route', () => {
   let dir: ReturnType<typeof tempDir>;
   let apps: FastifyInstance[] = [];
   let workers: GithubWebhookWorker[] = [];
+  let databases: TestStore[] = [];
 
   beforeEach(() => {
     dir = tempDir('sb-github-routes-');
@@ -31,14 +33,18 @@ describe('GitHub webhook route', () => {
   afterEach(async () => {
     for (const w of workers) await w.stop();
     for (const a of apps) await a.close();
+    for (const d of databases) await d.close();
     apps = [];
     workers = [];
+    databases = [];
     dir.remove();
   });
 
   /** A gateway with the route; `work: false` leaves the worker stopped (deliveries stay queued). */
   async function serve(work = true) {
-    const store = new GithubDeliveryStore(sqliteKysely(openDatabase(join(dir.path, 'state.db'))));
+    const database = await openTestStore(join(dir.path, 'state.db'));
+    databases.push(database);
+    const store = new GithubDeliveryStore(database.db);
     const handled: GithubEvent[] = [];
     const clock = systemClock();
     const worker = new GithubWebhookWorker({

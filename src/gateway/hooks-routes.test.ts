@@ -2,10 +2,11 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import { captureLogger } from '../../test/support/capture-logger.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { postHead, rawExchange } from '../../test/support/raw-http.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import { createScheduler } from '../engine/scheduler/scheduler.ts';
@@ -13,13 +14,12 @@ import { createWakeRouter } from '../engine/wake/wake-router.ts';
 import { Idempotency } from '../operations/idempotency.ts';
 import { OPERATIONS } from '../operations/table.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { ensureToken } from '../store/tokens.ts';
 import { registerHookRoutes } from './hooks-routes.ts';
 import { buildGateway } from './server.ts';
 
 describe('POST /hooks/wake', () => {
-  let f: ManagerFixture;
+  let f: StoreManagerFixture;
   let engine: RecordingEngine;
   let scheduler: Scheduler;
   let app: FastifyInstance;
@@ -30,7 +30,7 @@ describe('POST /hooks/wake', () => {
   /** Serves the real gateway; `lastResort` wires the heartbeat run as the wake's last resort. */
   async function serve(lastResort: boolean, idempotency: Idempotency = keys()): Promise<void> {
     const wake = createWakeRouter({
-      db: sqliteKysely(f.db),
+      db: f.db,
       sessions: f.manager,
       engine,
       ...(lastResort ? { heartbeat: scheduler.heartbeat } : {}),
@@ -53,7 +53,7 @@ describe('POST /hooks/wake', () => {
   }
 
   function keys(): Idempotency {
-    return new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock);
+    return new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock);
   }
 
   async function wake(
@@ -69,10 +69,10 @@ describe('POST /hooks/wake', () => {
   }
 
   beforeEach(async () => {
-    f = managerFixture({ 'gateway.port': 0 });
+    f = await openManagerFixture((path) => openTestStore(path), { 'gateway.port': 0 });
     engine = new RecordingEngine();
     scheduler = createScheduler({
-      db: sqliteKysely(f.db),
+      db: f.db,
       engine,
       clock: f.clock,
       logger: silentLogger(),
@@ -198,7 +198,7 @@ describe('POST /hooks/wake', () => {
         await super.complete(...args);
       }
     }
-    await serve(false, new Idempotency(new AnswerFailsOnce(sqliteKysely(f.db), 'test-process'), f.clock));
+    await serve(false, new Idempotency(new AnswerFailsOnce(f.db, 'test-process'), f.clock));
     const auth = { authorization: `Bearer ${hooksToken}`, 'idempotency-key': 'hb-atomic' };
     const failed = await wake({ text: 'nightly backup failed', mode: 'next-heartbeat' }, auth);
     assert.equal(failed.status, 500);

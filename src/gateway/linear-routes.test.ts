@@ -3,18 +3,18 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FastifyInstance } from 'fastify';
 import Fastify from 'fastify';
+import { sql } from 'kysely';
 import { FAKE_IDS } from '../../test/support/fake-linear-workspace.ts';
 import { linearFixture, signLinearWebhook, TEST_WEBHOOK_SECRET } from '../../test/support/linear-webhook-fixtures.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import type { TestStore } from '../../test/support/test-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { systemClock } from '../core/clock.ts';
 import { linearSchema } from '../core/config-linear.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { LinearEvent, LinearEventHandler } from '../linear/webhooks/events.ts';
 import type { LinearWebhooks } from '../linear/webhooks/service.ts';
 import { buildLinearWebhooks } from '../linear/webhooks/service.ts';
-import type { DatabaseSync } from '../store/database.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { registerLinearRoutes } from './linear-routes.ts';
 
 class RecordingHandler implements LinearEventHandler {
@@ -25,7 +25,7 @@ class RecordingHandler implements LinearEventHandler {
 }
 
 interface Daemon {
-  db: DatabaseSync;
+  store: TestStore;
   app: FastifyInstance;
   url: string;
   webhooks: LinearWebhooks;
@@ -45,19 +45,19 @@ describe('Linear webhook routes', () => {
     dir.remove();
   });
 
-  /** A daemon-like assembly: the SQLite file in `dir`, a Fastify app with the Linear routes, a worker (started or not). */
+  /** A daemon-like assembly: the test's database for a file in `dir`, a Fastify app with the Linear routes, a worker (started or not). */
   async function start(options: { startWorker?: boolean; maxBodyBytes?: number } = {}): Promise<Daemon> {
     const config = linearSchema.parse({
       enabled: true,
       webhooks: { maxBodyBytes: options.maxBodyBytes ?? 1_048_576, retryInitialMs: 10 },
     });
-    const db = openDatabase(join(dir.path, 'switchboard.db'));
+    const store = await openTestStore(join(dir.path, 'switchboard.db'));
     const handler = new RecordingHandler();
     const logger = silentLogger();
     const webhooks = buildLinearWebhooks({
       config,
       secret: TEST_WEBHOOK_SECRET,
-      db: sqliteKysely(db),
+      db: store.db,
       handler,
       appUserId: async () => FAKE_IDS.appUser,
       clock: systemClock(),
@@ -70,7 +70,7 @@ describe('Linear webhook routes', () => {
     const address = app.server.address();
     const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
     if (options.startWorker !== false) await webhooks.worker.start();
-    const daemon = { db, app, url, webhooks, handler };
+    const daemon = { store, app, url, webhooks, handler };
     running.push(daemon);
     return daemon;
   }
@@ -80,7 +80,7 @@ describe('Linear webhook routes', () => {
     running = running.filter((x) => x !== d);
     await d.webhooks.worker.stop();
     await d.app.close();
-    d.db.close();
+    await d.store.close();
   }
 
   async function post(
@@ -189,7 +189,7 @@ describe('Linear webhook routes', () => {
 
   it('answers 503 when the delivery cannot be stored, so that Linear delivers again', async () => {
     const d = await start({ startWorker: false });
-    d.db.exec('DROP TABLE linear_webhook_deliveries');
+    await sql`DROP TABLE linear_webhook_deliveries`.execute(d.store.db);
     const signed = signLinearWebhook(linearFixture('issue-create'));
     assert.equal((await post(d, signed.body, signed.headers)).status, 503);
   });

@@ -1,23 +1,31 @@
 import assert from 'node:assert/strict';
-import { describe, it } from 'node:test';
+import { after, before, describe, it } from 'node:test';
+import type { TestStore } from '../../test/support/test-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { systemClock } from '../core/clock.ts';
 import { configSchema } from '../core/config.ts';
 import { silentLogger } from '../core/logger.ts';
-import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { createGithubIntegration } from './integration.ts';
 
-function build(github: Record<string, unknown>, env: NodeJS.ProcessEnv, gateway: Record<string, unknown> = {}) {
-  return createGithubIntegration({
-    config: configSchema.parse({ github: { enabled: true, ...github }, gateway }),
-    env,
-    db: sqliteKysely(openDatabase(':memory:')),
-    clock: systemClock(),
-    logger: silentLogger(),
-  });
-}
-
 describe('createGithubIntegration', () => {
+  let store: TestStore;
+  before(async () => {
+    store = await openTestStore();
+  });
+  after(async () => {
+    await store.close();
+  });
+
+  function build(github: Record<string, unknown>, env: NodeJS.ProcessEnv, gateway: Record<string, unknown> = {}) {
+    return createGithubIntegration({
+      config: configSchema.parse({ github: { enabled: true, ...github }, gateway }),
+      env,
+      db: store.db,
+      clock: systemClock(),
+      logger: silentLogger(),
+    });
+  }
+
   it('refuses to start without credentials, saying where it looked', () => {
     assert.throws(() => build({ tokenEnv: 'MY_TOKEN' }, {}), /no credentials: .*MY_TOKEN/);
   });

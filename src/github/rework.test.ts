@@ -1,6 +1,7 @@
-// The review loop and mentions end to end: the signed webhook on a real Fastify server, the durable queue in a real
-// SQLite file, the fake GitHub REST API through Octokit, a bare repository as the remote, and the fake Claude CLI as
-// the agent (its [[write:PATH:TEXT]] directive edits the working directory, so the rework has something to commit).
+// The review loop and mentions end to end: the signed webhook on a real Fastify server, the durable queue in the test's
+// database (a real SQLite file, or PostgreSQL with TEST_DATABASE=postgres), the fake GitHub REST API through Octokit, a
+// bare repository as the remote, and the fake Claude CLI as the agent (its [[write:PATH:TEXT]] directive edits the
+// working directory, so the rework has something to commit).
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -17,9 +18,10 @@ import {
   startFakeGithub,
 } from '../../test/support/fake-github.ts';
 import { addBareOrigin, gitSync, initRepo } from '../../test/support/git-repo.ts';
-import type { ManagerParts } from '../../test/support/session-manager-in.ts';
-import { sessionManagerIn } from '../../test/support/session-manager-in.ts';
+import type { StoreManagerParts } from '../../test/support/session-manager-on.ts';
+import { sessionManagerOn } from '../../test/support/session-manager-on.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { systemClock } from '../core/clock.ts';
 import { loadConfig } from '../core/config-load.ts';
@@ -27,7 +29,6 @@ import { silentLogger } from '../core/logger.ts';
 import { registerGithubRoutes } from '../gateway/github-routes.ts';
 import { GithubDeliveryStore } from '../store/github-deliveries.ts';
 import { GithubReworkStore } from '../store/github-reworks.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { GithubIntegration } from './integration.ts';
 import { createGithubIntegration } from './integration.ts';
 import { answerMarker } from './rework-prompt.ts';
@@ -39,7 +40,7 @@ const REPO = 'acme/widgets';
 describe('GitHub review loop and mentions', () => {
   let dir: ReturnType<typeof tempDir>;
   let github: FakeGithub;
-  let parts: ManagerParts;
+  let parts: StoreManagerParts;
   let integration: GithubIntegration;
   let app: FastifyInstance;
   let url: string;
@@ -63,11 +64,11 @@ describe('GitHub review loop and mentions', () => {
       },
     });
     const clock = systemClock();
-    parts = sessionManagerIn(dir.path, config, clock);
+    parts = await sessionManagerOn(dir.path, config, clock, (path) => openTestStore(path));
     integration = createGithubIntegration({
       config,
       env: {},
-      db: sqliteKysely(parts.db),
+      db: parts.db,
       clock,
       logger: silentLogger(),
       sessions: parts.manager,
@@ -85,8 +86,7 @@ describe('GitHub review loop and mentions', () => {
   afterEach(async () => {
     await app.close();
     await integration.stop();
-    await parts.manager.stop();
-    parts.db.close();
+    await parts.close();
     await github.close();
     dir.remove();
   });
@@ -109,7 +109,7 @@ describe('GitHub review loop and mentions', () => {
   }
 
   const remoteLog = (branch: string) => gitSync(remote, 'log', '--format=%s', branch).split('\n');
-  const deliveries = () => new GithubDeliveryStore(sqliteKysely(parts.db));
+  const deliveries = () => new GithubDeliveryStore(parts.db);
 
   it('a changes_requested review reworks the session once: its comments in the prompt, a new commit, one reply', async () => {
     const { branch, number } = await sessionWithPull();
@@ -131,7 +131,7 @@ describe('GitHub review loop and mentions', () => {
     assert.equal(after[0], `Address review comments on #${number}`);
     assert.equal(gitSync(remote, 'show', `${branch}:hello.txt`), 'hello');
     assert.ok(reply.body.includes(gitSync(remote, 'rev-parse', '--short', branch)), 'the reply names the commit');
-    const reworks = new GithubReworkStore(sqliteKysely(parts.db));
+    const reworks = new GithubReworkStore(parts.db);
     const row = await waitFor('the rework to be done', async () => {
       const r = await reworks.get('review:77');
       return r?.state === 'done' && r;
@@ -242,7 +242,7 @@ describe('GitHub review loop and mentions', () => {
   });
 
   it('after a restart, an answer owed is posted once: one already on GitHub is found, not posted again', async () => {
-    const store = new GithubReworkStore(sqliteKysely(parts.db));
+    const store = new GithubReworkStore(parts.db);
     await store.claim({
       key: 'mention:700',
       kind: 'mention',

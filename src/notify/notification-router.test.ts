@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { RecordingOutbox } from '../../test/support/recording-outbox.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import type { LaunchRequest } from '../coding/session-manager.ts';
 import { silentLogger } from '../core/logger.ts';
 import { foregroundOperation } from '../operations/foreground.ts';
@@ -14,11 +15,11 @@ const WEB = 'web|w1';
 const ok = { type: 'turnEnd', outcome: { ok: true }, costUsd: 0.01 } as const;
 
 describe('NotificationRouter', () => {
-  let f: ManagerFixture;
+  let f: StoreManagerFixture;
   let outbox: RecordingOutbox;
   let router: NotificationRouter;
 
-  function routerFor(fixture: ManagerFixture, box: RecordingOutbox): NotificationRouter {
+  function routerFor(fixture: StoreManagerFixture, box: RecordingOutbox): NotificationRouter {
     return createNotificationRouter({
       sessions: fixture.manager,
       outbox: box,
@@ -48,8 +49,8 @@ describe('NotificationRouter', () => {
     await f.manager.setView(await f.manager.get(sessionId), channel, true);
   }
 
-  beforeEach(() => {
-    f = managerFixture();
+  beforeEach(async () => {
+    f = await openManagerFixture((path) => openTestStore(path));
     outbox = new RecordingOutbox();
     router = routerFor(f, outbox);
     router.start();
@@ -360,9 +361,10 @@ describe('NotificationRouter', () => {
   it('says a daemon restart interrupted a session and that it can be resumed, once, with no reminder after', async () => {
     const { session } = await launch('crashy');
     await f.harness.last.emit({ type: 'tool', id: 't', name: 'Bash', input: {} });
+    await session.stored; // the agent's start committed before the crash (over PostgreSQL's pool it lands after the emit)
     router.stop();
     // A second daemon over the same files, as after kill -9.
-    const g = f.reopen();
+    const g = await f.reopen();
     const box = new RecordingOutbox();
     const second = routerFor(g, box);
     try {
@@ -380,8 +382,7 @@ describe('NotificationRouter', () => {
       assert.equal((await g.manager.get(session.id)).status, 'interrupted');
     } finally {
       second.stop();
-      await g.manager.stop();
-      g.db.close();
+      await g.close();
     }
   });
 

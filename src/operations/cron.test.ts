@@ -1,13 +1,13 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { silentLogger } from '../core/logger.ts';
 import type { Scheduler } from '../engine/scheduler/scheduler.ts';
 import { createScheduler } from '../engine/scheduler/scheduler.ts';
 import { createWakeRouter } from '../engine/wake/wake-router.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { runCommand } from './commands.ts';
 import type { Caller, OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';
@@ -18,16 +18,16 @@ const chat: Caller = { kind: 'chat', channel: 'telegram|42', userId: '42' };
 const agent: Caller = { kind: 'agent', sessionId: 'eng-1' };
 
 describe('cron and heartbeat operations', () => {
-  let f: ManagerFixture;
+  let f: StoreManagerFixture;
   let engine: RecordingEngine;
   let scheduler: Scheduler;
   let services: OperationServices;
 
   beforeEach(async () => {
-    f = managerFixture({ 'scheduler.timezone': 'UTC' });
+    f = await openManagerFixture((path) => openTestStore(path), { 'scheduler.timezone': 'UTC' });
     engine = new RecordingEngine();
     scheduler = createScheduler({
-      db: sqliteKysely(f.db),
+      db: f.db,
       engine,
       clock: f.clock,
       logger: silentLogger(),
@@ -35,7 +35,7 @@ describe('cron and heartbeat operations', () => {
     });
     await scheduler.start();
     const wake = createWakeRouter({
-      db: sqliteKysely(f.db),
+      db: f.db,
       sessions: f.manager,
       engine,
       clock: f.clock,

@@ -1,6 +1,7 @@
-// `/claude_diff` typed in a chat, end to end through the real connector, the inbound handler and the durable outbox:
-// on Telegram (the fake Bot API), Discord (the fake Discord) and Slack (the fake Slack) the answer is the stat summary with `<session>.patch`
-// attached, whose content is the session's patch; on a chat without files it is the inline form.
+// `/claude_diff` typed in a chat, end to end through the real connector, the inbound handler and the durable outbox
+// (over the test's database: SQLite, or PostgreSQL with TEST_DATABASE=postgres): on Telegram (the fake Bot API), Discord
+// (the fake Discord) and Slack (the fake Slack) the answer is the stat summary with `<session>.patch` attached, whose
+// content is the session's patch; on a chat without files it is the inline form.
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
@@ -10,10 +11,11 @@ import { captureLogger } from '../../test/support/capture-logger.ts';
 import { startFakeDiscord } from '../../test/support/fake-discord.ts';
 import { startFakeSlack } from '../../test/support/fake-slack.ts';
 import { commitFile, initRepo } from '../../test/support/git-repo.ts';
-import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn } from '../../test/support/manager-on-store.ts';
 import { RecordingEngine } from '../../test/support/recording-engine.ts';
 import type { TelegramOutboxRig } from '../../test/support/telegram-outbox-rig.ts';
 import { telegramOutboxRig } from '../../test/support/telegram-outbox-rig.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import type { InboundHandler, Outbox } from '../channels/connector.ts';
 import { createDiscordConnectors } from '../channels/discord/discord-connectors.ts';
@@ -24,7 +26,6 @@ import { outboxSchema } from '../core/config-channels.ts';
 import { discordChannelSchema } from '../core/config-discord.ts';
 import { slackChannelSchema } from '../core/config-slack.ts';
 import { silentLogger } from '../core/logger.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { createInboundHandler } from './inbound.ts';
 import type { OperationServices } from './operation.ts';
 import { OPERATIONS } from './table.ts';
@@ -34,7 +35,7 @@ const DISCORD_OWNER = '400000000000000001';
 const SLACK_OWNER = 'UOWNER';
 
 describe('/claude_diff in a chat that takes files', () => {
-  const { f } = managerPerTest();
+  const { f } = managerPerTestOn((path) => openTestStore(path));
   let services: OperationServices;
   let repo: string;
   /** The session's patch as git shows it (the working tree against the commit the session started from). */
@@ -63,7 +64,7 @@ describe('/claude_diff in a chat that takes files', () => {
   describe('Telegram', () => {
     let rig: TelegramOutboxRig;
     beforeEach(async () => {
-      rig = await telegramOutboxRig('sb-diff-tg-', OWNER);
+      rig = await telegramOutboxRig('sb-diff-tg-', OWNER, (path) => openTestStore(path));
     });
     afterEach(async () => {
       await rig.close();
@@ -98,7 +99,7 @@ describe('/claude_diff in a chat that takes files', () => {
     const [discord] = createDiscordConnectors(section, { clock: systemClock(), logger: captureLogger().logger });
     assert.ok(discord);
     const outbox = createOutbox({
-      db: sqliteKysely(f.db),
+      db: f.db,
       clock: f.clock,
       logger: silentLogger(),
       config: outboxSchema.parse({}),
@@ -134,7 +135,7 @@ describe('/claude_diff in a chat that takes files', () => {
     const [slack] = createSlackConnectors(section, { clock: systemClock(), logger: captureLogger().logger, env: {} });
     assert.ok(slack);
     const outbox = createOutbox({
-      db: sqliteKysely(f.db),
+      db: f.db,
       clock: f.clock,
       logger: silentLogger(),
       config: outboxSchema.parse({}),

@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
 import { chatMessage, engineFixture } from '../../test/support/engine-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { silentLogger } from '../core/logger.ts';
 import { NoProviderError } from '../inference/types.ts';
 import { InboundCommandStore } from '../store/inbound-commands.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { runCommand } from './commands.ts';
 import { createInboundHandler } from './inbound.ts';
 import type { OperationServices } from './operation.ts';
@@ -17,14 +17,15 @@ import { OPERATIONS } from './table.ts';
 import { createOperationsToolbox } from './toolbox.ts';
 
 const chat = chatMessage;
+const open = (path: string) => openTestStore(path);
 
 describe('engine operations', { timeout: 30_000 }, () => {
-  let m: ManagerFixture;
+  let m: StoreManagerFixture;
   let fx: EngineFixture;
   let services: OperationServices;
   beforeEach(async () => {
-    m = managerFixture();
-    fx = await engineFixture();
+    m = await openManagerFixture(open);
+    fx = await engineFixture({ open });
     services = { config: m.config, sessions: m.manager, clock: m.clock, engine: fx.engine };
   });
   afterEach(async () => {
@@ -36,7 +37,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
     const noModel = new ScriptedInference().onRequest(() => new NoProviderError());
     noModel.available = false;
     await fx.close();
-    fx = await engineFixture({ inference: noModel });
+    fx = await engineFixture({ inference: noModel, open });
     services.engine = fx.engine;
     const handle = createInboundHandler({
       ops: OPERATIONS,
@@ -63,7 +64,7 @@ describe('engine operations', { timeout: 30_000 }, () => {
   });
 
   it('runs a chat command redelivered after a crash at most once, and tells the user when a crash cut it off', async () => {
-    const commands = new InboundCommandStore(sqliteKysely(m.db));
+    const commands = new InboundCommandStore(m.db);
     const deps = {
       ops: OPERATIONS,
       services,

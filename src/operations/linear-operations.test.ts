@@ -2,13 +2,13 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { EngineFixture } from '../../test/support/engine-fixture.ts';
 import { engineFixture } from '../../test/support/engine-fixture.ts';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { ScriptedInference } from '../../test/support/scripted-inference.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import type { CodeRunRequest, CodeRunResult } from '../coding/code-runner.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { transitionDispatch } from '../linear/pipeline/dispatch-transitions.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import type { DispatchStatus } from '../store/linear-dispatches.ts';
 import { DispatchStore } from '../store/linear-dispatches.ts';
 import { PlanningStore } from '../store/linear-planning.ts';
@@ -18,17 +18,19 @@ import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 import { runTool } from './tools.ts';
 
+const open = (path: string) => openTestStore(path);
+
 describe('Linear and agent operations', { timeout: 30_000 }, () => {
-  let m: ManagerFixture;
+  let m: StoreManagerFixture;
   let fx: EngineFixture;
   let inference: ScriptedInference;
   let services: OperationServices;
   const runs: CodeRunRequest[] = [];
 
   beforeEach(async () => {
-    m = managerFixture();
+    m = await openManagerFixture(open);
     inference = new ScriptedInference();
-    fx = await engineFixture({ inference });
+    fx = await engineFixture({ inference, open });
     const config = loadConfig({
       home: m.home,
       env: {},
@@ -144,7 +146,7 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
   it('linear_dispatches lists the pipeline and the projects in planning mode (tool, command, RPC)', async () => {
     const unavailable = await runTool(OPERATIONS, 'linear_dispatches', {}, { kind: 'rpc' }, services);
     assert.match(unavailable.text, /the Linear integration is not running/);
-    const store = new DispatchStore(sqliteKysely(m.db));
+    const store = new DispatchStore(m.db);
     const add = async (n: number, identifier: string, status: DispatchStatus) => {
       const { record } = await store.insert({
         id: `d${n}`,
@@ -174,7 +176,7 @@ describe('Linear and agent operations', { timeout: 30_000 }, () => {
     };
     await add(1, 'ENG-1', 'queued');
     await add(2, 'ENG-2', 'stuck');
-    const planning = new PlanningStore(sqliteKysely(m.db));
+    const planning = new PlanningStore(m.db);
     await planning.create(
       {
         id: 'p1',

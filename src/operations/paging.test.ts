@@ -1,8 +1,9 @@
 import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
-import type { ManagerFixture } from '../../test/support/manager-fixture.ts';
-import { managerFixture } from '../../test/support/manager-fixture.ts';
+import type { StoreManagerFixture } from '../../test/support/manager-on-store.ts';
+import { openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { storedSession } from '../../test/support/stored-session.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { AppError } from '../core/errors.ts';
 import { pageOf } from '../core/page.ts';
 import type { StoredSession } from '../store/coding-sessions.ts';
@@ -61,10 +62,10 @@ describe('pageOf (lists held in memory)', () => {
 });
 
 describe('sessions.list paging', () => {
-  let f: ManagerFixture;
+  let f: StoreManagerFixture;
   let services: OperationServices;
   beforeEach(async () => {
-    f = managerFixture();
+    f = await openManagerFixture((path) => openTestStore(path));
     services = { config: f.config, sessions: f.manager, clock: f.clock };
     // Three sessions share a start time: the id breaks the tie (zero-padded, the ids sort in insertion order).
     for (let i = 0; i < 120; i += 1)

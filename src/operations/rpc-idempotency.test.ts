@@ -1,15 +1,15 @@
 import assert from 'node:assert/strict';
 import { beforeEach, describe, it } from 'node:test';
-import { managerPerTest } from '../../test/support/manager-fixture.ts';
+import { managerPerTestOn } from '../../test/support/manager-on-store.ts';
+import { openTestStore } from '../../test/support/test-store.ts';
 import { IdempotencyKeyStore } from '../store/idempotency-keys.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
 import { Idempotency, IDEMPOTENCY_KEY_RETENTION_MS } from './idempotency.ts';
 import type { OperationServices } from './operation.ts';
 import { rpcMethods } from './rpc-methods.ts';
 import { OPERATIONS } from './table.ts';
 
 describe('RPC idempotency keys (sessions.launch)', () => {
-  const { f } = managerPerTest();
+  const { f } = managerPerTestOn((path) => openTestStore(path));
   let services: OperationServices;
   const launch = () => rpcMethods(OPERATIONS).get('sessions.launch');
 
@@ -18,7 +18,7 @@ describe('RPC idempotency keys (sessions.launch)', () => {
       config: f.config,
       sessions: f.manager,
       clock: f.clock,
-      idempotency: new Idempotency(new IdempotencyKeyStore(sqliteKysely(f.db), 'test-process'), f.clock),
+      idempotency: new Idempotency(new IdempotencyKeyStore(f.db, 'test-process'), f.clock),
     };
   });
 

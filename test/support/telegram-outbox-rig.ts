@@ -1,5 +1,5 @@
-// A Telegram bot (the real connector, on the fake Bot API) registered on a durable outbox over a real SQLite file: the
-// rig of the tests that deliver to Telegram through the outbox.
+// A Telegram bot (the real connector, on the fake Bot API) registered on a durable outbox over a real SQLite file (or
+// the test's database, through `open`): the rig of the tests that deliver to Telegram through the outbox.
 import { join } from 'node:path';
 import type { DurableOutbox } from '../../src/channels/outbox.ts';
 import { createOutbox } from '../../src/channels/outbox.ts';
@@ -8,11 +8,11 @@ import { createTelegramConnector } from '../../src/channels/telegram/telegram-co
 import { ManualClock } from '../../src/core/clock.ts';
 import { outboxSchema, telegramChannelSchema } from '../../src/core/config-channels.ts';
 import { silentLogger } from '../../src/core/logger.ts';
-import { openDatabase } from '../../src/store/database.ts';
-import { sqliteKysely } from '../../src/store/kysely/connection.ts';
 import type { FakeTelegram } from './fake-telegram.ts';
 import { FAKE_BOT_TOKEN, startFakeTelegram } from './fake-telegram.ts';
 import { tempDir } from './temp-dir.ts';
+import type { OpenStore } from './test-store.ts';
+import { openSqliteStore } from './test-store.ts';
 
 /** The started rig; `close` stops everything and removes its files. */
 export interface TelegramOutboxRig {
@@ -23,11 +23,18 @@ export interface TelegramOutboxRig {
   close(): Promise<void>;
 }
 
-/** Starts the fake Bot API, a bot answering `owner` only, and a started outbox delivering through it (no jitter). */
-export async function telegramOutboxRig(prefix: string, owner: number): Promise<TelegramOutboxRig> {
+/**
+ * Starts the fake Bot API, a bot answering `owner` only, and a started outbox delivering through it (no jitter), over
+ * `open(<temp dir>/state.db)` (default a SQLite file).
+ */
+export async function telegramOutboxRig(
+  prefix: string,
+  owner: number,
+  open: OpenStore = openSqliteStore,
+): Promise<TelegramOutboxRig> {
   const fake = await startFakeTelegram();
   const dir = tempDir(prefix);
-  const db = openDatabase(join(dir.path, 'state.db'));
+  const db = await open(join(dir.path, 'state.db'));
   const clock = new ManualClock();
   const config = telegramChannelSchema.parse({
     enabled: true,
@@ -37,7 +44,7 @@ export async function telegramOutboxRig(prefix: string, owner: number): Promise<
   });
   const bot = createTelegramConnector(config, { clock, logger: silentLogger(), env: {} });
   const outbox = createOutbox({
-    db: sqliteKysely(db),
+    db: db.db,
     clock,
     logger: silentLogger(),
     config: outboxSchema.parse({}),
@@ -53,7 +60,7 @@ export async function telegramOutboxRig(prefix: string, owner: number): Promise<
     async close() {
       await outbox.stop();
       await bot.stop();
-      db.close();
+      await db.close();
       dir.remove();
       await fake.close();
     },

@@ -7,6 +7,8 @@ import { FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-l
 import { TEST_WEBHOOK_SECRET } from '../../../test/support/linear-webhook-fixtures.ts';
 import { freePort } from '../../../test/support/ports.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
+import type { TestStore } from '../../../test/support/test-store.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import type { Clock } from '../../core/clock.ts';
 import { ManualClock, systemClock } from '../../core/clock.ts';
 import type { LinearConfig } from '../../core/config-linear.ts';
@@ -14,8 +16,6 @@ import { linearSchema } from '../../core/config-linear.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { registerLinearRoutes } from '../../gateway/linear-routes.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import { WebhookIntake } from '../webhooks/intake.ts';
 import { buildLinearAccess } from './access.ts';
@@ -37,6 +37,8 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   let dir: ReturnType<typeof tempDir>;
   let port: number;
   let config: LinearConfig;
+  /** The databases opened by a test (the CLI's and the daemon's, over the same state.db), closed after it. */
+  let opened: TestStore[] = [];
 
   beforeEach(async () => {
     fake = await startFakeLinear();
@@ -55,15 +57,24 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   });
   afterEach(async () => {
     await fake.close();
+    for (const store of opened) await store.close();
+    opened = [];
     dir.remove();
   });
 
-  function cli(clock: Clock = systemClock()) {
+  /** Opens the test's database standing for `<dir>/state.db` (the same one for the CLI and the daemon). */
+  async function stateDb(): Promise<TestStore> {
+    const store = await openTestStore(join(dir.path, 'state.db'));
+    opened.push(store);
+    return store;
+  }
+
+  async function cli(clock: Clock = systemClock()) {
     const access = buildLinearAccess({
       config,
       gateway: { host: '127.0.0.1', port },
       env: {},
-      db: sqliteKysely(openDatabase(join(dir.path, 'state.db'))),
+      db: (await stateDb()).db,
       clock,
       logger: silentLogger(),
     });
@@ -89,7 +100,7 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   }
 
   it('waits on a one-shot listener when no daemon serves the redirect URI, and stores the tokens', async () => {
-    const { access, authorizeUrl, run } = cli();
+    const { access, authorizeUrl, run } = await cli();
     const [result, status] = await Promise.all([run(), browserOn(authorizeUrl)]);
     assert.equal(status, 200);
     assert.equal(result.via, 'listener');
@@ -113,26 +124,26 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
   });
 
   it('lets the running daemon take the callback and watches the shared store for the outcome', async () => {
-    const daemonDb = openDatabase(join(dir.path, 'state.db'));
+    const daemonDb = (await stateDb()).db;
     const daemon = buildLinearAccess({
       config,
       gateway: { host: '127.0.0.1', port },
       env: {},
-      db: sqliteKysely(daemonDb),
+      db: daemonDb,
       clock: systemClock(),
       logger: silentLogger(),
     });
     const app = Fastify();
     const intake = new WebhookIntake({
       secret: TEST_WEBHOOK_SECRET,
-      store: new LinearDeliveryStore(sqliteKysely(daemonDb)),
+      store: new LinearDeliveryStore(daemonDb),
       clock: systemClock(),
       logger: silentLogger(),
     });
     await registerLinearRoutes(app, { intake, oauth: daemon.oauth, maxBodyBytes: 1_048_576, logger: silentLogger() });
     await app.listen({ host: '127.0.0.1', port });
     try {
-      const { lines, authorizeUrl, run } = cli();
+      const { lines, authorizeUrl, run } = await cli();
       const [result, status] = await Promise.all([run(), browserOn(authorizeUrl)]);
       assert.equal(status, 200);
       assert.equal(result.via, 'daemon');
@@ -140,12 +151,11 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
       assert.match(lines.join('\n'), /Waiting for the switchboard daemon/);
     } finally {
       await app.close();
-      daemonDb.close();
     }
   });
 
   it('reports a denied authorization', async () => {
-    const { authorizeUrl, run } = cli();
+    const { authorizeUrl, run } = await cli();
     const [outcome] = await Promise.allSettled([
       run(),
       (async () => {
@@ -164,7 +174,7 @@ describe('switchboard linear connect / status', { timeout: 60_000 }, () => {
 
   it('gives up after connectTimeoutMs', async () => {
     const clock = new ManualClock(Date.now());
-    const { authorizeUrl, run } = cli(clock);
+    const { authorizeUrl, run } = await cli(clock);
     const pending = run(60_000);
     await authorizeUrl;
     clock.advance(60_000);

@@ -2,13 +2,12 @@ import assert from 'node:assert/strict';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import type { FakeLinear } from '../../../test/support/fake-linear.ts';
 import { startFakeLinear } from '../../../test/support/fake-linear.ts';
+import type { TestStore } from '../../../test/support/test-store.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { systemClock } from '../../core/clock.ts';
 import { linearSchema } from '../../core/config-linear.ts';
 import { AppError } from '../../core/errors.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { DatabaseSync } from '../../store/database.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearOAuthStore } from '../../store/linear-oauth.ts';
 import { buildLinearAccess } from './access.ts';
 import { requireLinearSecrets } from './credentials.ts';
@@ -16,19 +15,20 @@ import { LinearApiError } from './types.ts';
 
 describe('Linear token resolution', () => {
   let fake: FakeLinear;
-  let db: DatabaseSync;
+  let store: TestStore;
 
   beforeEach(async () => {
     fake = await startFakeLinear({ apiKeys: ['lin_api_config', 'lin_api_from_named_env', 'lin_api_env'] });
-    db = openDatabase(':memory:');
+    store = await openTestStore();
   });
   afterEach(async () => {
     await fake.close();
+    await store.close();
   });
 
   async function storeOAuth(): Promise<string> {
     const issued = fake.issueTokens();
-    await new LinearOAuthStore(sqliteKysely(db)).saveInstall(
+    await new LinearOAuthStore(store.db).saveInstall(
       'default',
       {
         accessToken: issued.accessToken,
@@ -48,7 +48,7 @@ describe('Linear token resolution', () => {
       config: linearSchema.parse({ apiUrl: fake.graphqlUrl, ...config }),
       gateway: { host: '127.0.0.1', port: 1 },
       env,
-      db: sqliteKysely(db),
+      db: store.db,
       clock: systemClock(),
       logger: silentLogger(),
     });
@@ -78,7 +78,7 @@ describe('Linear token resolution', () => {
       authorization: 'lin_api_from_named_env',
     });
     assert.deepEqual(await headerUsed({}, env), { source: 'oauth (default)', authorization: `Bearer ${oauth}` });
-    await new LinearOAuthStore(sqliteKysely(db)).deleteTokens();
+    await new LinearOAuthStore(store.db).deleteTokens();
     assert.deepEqual(await headerUsed({}, env), {
       source: 'env LINEAR_ACCESS_TOKEN',
       authorization: `Bearer ${envAccess}`,

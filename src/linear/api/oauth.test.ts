@@ -5,12 +5,12 @@ import Fastify from 'fastify';
 import type { FakeLinear } from '../../../test/support/fake-linear.ts';
 import { FAKE_IDS, FAKE_OAUTH_CLIENT, startFakeLinear } from '../../../test/support/fake-linear.ts';
 import { TEST_WEBHOOK_SECRET } from '../../../test/support/linear-webhook-fixtures.ts';
+import type { TestStore } from '../../../test/support/test-store.ts';
+import { openTestStore } from '../../../test/support/test-store.ts';
 import { ManualClock } from '../../core/clock.ts';
 import { linearSchema } from '../../core/config-linear.ts';
 import { silentLogger } from '../../core/logger.ts';
 import { registerLinearRoutes } from '../../gateway/linear-routes.ts';
-import { openDatabase } from '../../store/database.ts';
-import { sqliteKysely } from '../../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
 import { WebhookIntake } from '../webhooks/intake.ts';
 import type { LinearAccess } from './access.ts';
@@ -23,6 +23,7 @@ describe('Linear OAuth', () => {
   let app: FastifyInstance;
   let base: string;
   let linear: LinearAccess;
+  let store: TestStore;
 
   beforeEach(async () => {
     clock = new ManualClock(Date.now());
@@ -42,7 +43,8 @@ describe('Linear OAuth', () => {
       },
       requests: { backoffInitialMs: 1, backoffMaxMs: 2 },
     });
-    const db = sqliteKysely(openDatabase(':memory:'));
+    store = await openTestStore();
+    const db = store.db;
     linear = buildLinearAccess({
       config,
       gateway: { host: '127.0.0.1', port },
@@ -66,6 +68,7 @@ describe('Linear OAuth', () => {
   afterEach(async () => {
     await app.close();
     await fake.close();
+    await store.close();
   });
 
   /** The browser part: open the authorize URL, follow Linear's redirect back to the callback. */
