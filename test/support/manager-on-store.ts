@@ -4,16 +4,16 @@ import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Kysely } from 'kysely';
 import type { SessionSignal } from '../../src/coding/session.ts';
-import { SessionManager } from '../../src/coding/session-manager.ts';
+import type { SessionManager } from '../../src/coding/session-manager.ts';
 import { ManualClock } from '../../src/core/clock.ts';
 import type { Config } from '../../src/core/config.ts';
 import { loadConfig } from '../../src/core/config-load.ts';
-import { silentLogger } from '../../src/core/logger.ts';
-import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
-import { SessionLogs } from '../../src/store/session-logs.ts';
+import type { CodingSessionStore } from '../../src/store/coding-sessions.ts';
+import type { SessionLogs } from '../../src/store/session-logs.ts';
 import type { Database } from '../../src/store/tables/index.ts';
 import { fixturePerTest } from './manager-fixture.ts';
 import { ScriptedHarness } from './scripted-harness.ts';
+import { sessionManagerOn } from './session-manager-on.ts';
 import { tempDir } from './temp-dir.ts';
 import type { OpenStore, TestStore } from './test-store.ts';
 
@@ -58,33 +58,25 @@ export async function openManagerFixture(
   const clock = new ManualClock();
   const harness = new ScriptedHarness('claude');
   const codex = new ScriptedHarness('codex', false);
-  const opened = await open(join(dir.path, 'state.db'));
-  const store = options.store ? options.store(opened.db) : new CodingSessionStore(opened.db);
-  const logs = new SessionLogs(join(dir.path, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-  const manager = new SessionManager({
-    config,
-    clock,
-    logger: silentLogger(),
-    store,
-    logs,
+  const parts = await sessionManagerOn(dir.path, config, clock, open, {
     harnesses: { claude: harness, codex, gemini: new ScriptedHarness('gemini', false) },
+    ...(options.store ? { store: options.store } : {}),
   });
   return {
     home: dir.path,
     workdir,
     config,
     clock,
-    db: opened.db,
-    dialect: opened.dialect,
-    store,
-    logs,
+    db: parts.db,
+    dialect: parts.dialect,
+    store: parts.store,
+    logs: parts.logs,
     harness,
     codex,
-    manager,
+    manager: parts.manager,
     reopen: () => openManagerFixture(open, overrides, { ...options, existing: { path: dir.path } }),
     async close() {
-      await manager.stop();
-      await opened.close();
+      await parts.close();
       if (!existing) dir.remove?.();
     },
   };

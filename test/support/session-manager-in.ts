@@ -1,16 +1,15 @@
 import { join } from 'node:path';
 import type { Harness } from '../../src/coding/harness.ts';
-import { createHarnesses } from '../../src/coding/harnesses.ts';
 import type { PermissionGate } from '../../src/coding/permission-gate.ts';
-import { SessionManager } from '../../src/coding/session-manager.ts';
+import type { SessionManager } from '../../src/coding/session-manager.ts';
 import type { Clock } from '../../src/core/clock.ts';
 import type { Config, HarnessName } from '../../src/core/config.ts';
-import { silentLogger } from '../../src/core/logger.ts';
-import { CodingSessionStore } from '../../src/store/coding-sessions.ts';
+import type { CodingSessionStore } from '../../src/store/coding-sessions.ts';
 import type { DatabaseSync } from '../../src/store/database.ts';
 import { openDatabase } from '../../src/store/database.ts';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import { SessionLogs } from '../../src/store/session-logs.ts';
+import type { SessionLogs } from '../../src/store/session-logs.ts';
+import { managerOver } from './session-manager-on.ts';
 
 /** A SessionManager and the store under it, as the daemon builds them. */
 export interface ManagerParts {
@@ -33,16 +32,9 @@ export function sessionManagerIn(
   permissions?: (db: DatabaseSync) => PermissionGate,
 ): ManagerParts {
   const db = openDatabase(join(dir, 'state.db'));
-  const store = new CodingSessionStore(sqliteKysely(db));
-  const logs = new SessionLogs(join(dir, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
-  const manager = new SessionManager({
-    config,
-    clock,
-    logger: silentLogger(),
-    store,
-    logs,
-    harnesses: harnesses ?? createHarnesses(config, silentLogger()),
-    ...(permissions ? { permissions: permissions(db) } : {}),
+  const parts = managerOver(sqliteKysely(db), dir, config, clock, {
+    ...(harnesses ? { harnesses } : {}),
+    ...(permissions ? { permissions: () => permissions(db) } : {}),
   });
-  return { db, store, logs, manager };
+  return { db, ...parts };
 }

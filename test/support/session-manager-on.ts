@@ -35,16 +35,18 @@ export interface StoreManagerOptions {
   store?: (db: Kysely<Database>) => CodingSessionStore;
 }
 
-/** Builds a SessionManager over `open(<dir>/state.db)` and `<dir>/logs` (fsync batching 0, silent logger). */
-export async function sessionManagerOn(
+/**
+ * A SessionManager over `db` and `<dir>/logs` (fsync batching 0, silent logger), with `options`' harnesses (default the
+ * real ones built from `config`), permission gate and store. Synchronous: sessionManagerIn builds on it too.
+ */
+export function managerOver(
+  db: Kysely<Database>,
   dir: string,
   config: Config,
   clock: Clock,
-  open: OpenStore,
   options: StoreManagerOptions = {},
-): Promise<StoreManagerParts> {
-  const opened = await open(join(dir, 'state.db'));
-  const store = options.store ? options.store(opened.db) : new CodingSessionStore(opened.db);
+): Pick<StoreManagerParts, 'store' | 'logs' | 'manager'> {
+  const store = options.store ? options.store(db) : new CodingSessionStore(db);
   const logs = new SessionLogs(join(dir, 'logs'), { fsyncBatchMs: 0, now: () => clock.now() });
   const manager = new SessionManager({
     config,
@@ -53,8 +55,21 @@ export async function sessionManagerOn(
     store,
     logs,
     harnesses: options.harnesses ?? createHarnesses(config, silentLogger()),
-    ...(options.permissions ? { permissions: options.permissions(opened.db) } : {}),
+    ...(options.permissions ? { permissions: options.permissions(db) } : {}),
   });
+  return { store, logs, manager };
+}
+
+/** Builds a SessionManager over `open(<dir>/state.db)` and `<dir>/logs` (see managerOver). */
+export async function sessionManagerOn(
+  dir: string,
+  config: Config,
+  clock: Clock,
+  open: OpenStore,
+  options: StoreManagerOptions = {},
+): Promise<StoreManagerParts> {
+  const opened = await open(join(dir, 'state.db'));
+  const { store, logs, manager } = managerOver(opened.db, dir, config, clock, options);
   return {
     db: opened.db,
     dialect: opened.dialect,
