@@ -1,13 +1,9 @@
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 import { ApprovalDesk } from './approvals/desk.ts';
-import type { Connector } from './channels/connector.ts';
-import { createDiscordConnectors } from './channels/discord/discord-connectors.ts';
+import { createChatConnectors } from './channels/chat-connectors.ts';
 import { createOutbox } from './channels/outbox.ts';
-import { createSignalConnectors } from './channels/signal/signal-connectors.ts';
-import { createSlackConnectors, slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
-import { createTelegramConnectors } from './channels/telegram/telegram-connector.ts';
-import { WebConnector } from './channels/web/web-connector.ts';
+import { slackHttpEndpoints } from './channels/slack/slack-connectors.ts';
 import { ClusterNode } from './cluster/cluster-node.ts';
 import { openClusterRecords } from './cluster/cluster-records.ts';
 import { ClusterSessions } from './cluster/cluster-sessions.ts';
@@ -167,43 +163,19 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const primary = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     const githubWorkers = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     stops.push(() => primary.stopMember('outbox'));
-    const connectors: Connector[] = [];
-    const web = config.channels.web.enabled
-      ? new WebConnector({ db: kysely, config: config.channels.web, clock, logger: logger.child({ component: 'web' }) })
-      : null;
-    if (web) connectors.push(web);
-    if (config.channels.telegram.enabled) {
-      const commands = commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary.slice(0, 256) }));
-      connectors.push(
-        ...createTelegramConnectors(config.channels.telegram, {
-          clock,
-          logger: logger.child({ component: 'telegram' }),
-          env,
-          commands,
-        }),
-      );
-    }
-    // Slack: one connector per workspace account; the http-mode ones are served at POST /slack/events.
-    const slack = config.channels.slack.enabled
-      ? createSlackConnectors(config.channels.slack, {
-          clock,
-          logger: logger.child({ component: 'slack' }),
-          env,
-          commands: commandList(OPERATIONS).map((c) => ({ command: c.name, description: c.summary })),
-        })
-      : [];
-    connectors.push(...slack);
-    if (config.channels.signal.enabled) {
-      const signalLogger = logger.child({ component: 'signal' });
-      connectors.push(...createSignalConnectors(config.channels.signal, { clock, logger: signalLogger, home }));
-    }
-    if (config.channels.discord.enabled) {
-      const commands = commandList(OPERATIONS).map((c) => ({ name: c.name, description: c.summary, usage: c.usage }));
-      const discordLogger = logger.child({ component: 'discord' });
-      connectors.push(
-        ...createDiscordConnectors(config.channels.discord, { clock, logger: discordLogger, env, commands }),
-      );
-    }
+    const {
+      all: connectors,
+      web,
+      slack,
+    } = createChatConnectors({
+      config,
+      env,
+      home,
+      db: kysely,
+      clock,
+      logger,
+      commands: commandList(OPERATIONS),
+    });
     for (const connector of connectors) outbox.register(connector);
 
     // Cluster (PostgreSQL): every log record written through to the database (read from any node; the engine's logs
