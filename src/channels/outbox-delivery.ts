@@ -74,6 +74,14 @@ export class OutboxDelivery {
     await this.#sendParts(record, connector, target, buttons, content);
   }
 
+  /** Another sender claimed `record` between our read and our claim (it was settled or taken over): we send nothing. */
+  #claimedElsewhere(record: OutboxRecord): void {
+    this.#deps.logger.warn(
+      { outboxId: record.id, target: record.targetKey },
+      'outbound message was claimed by another sender; not sending it here',
+    );
+  }
+
   /** Marks `record` a dead letter after `attempts`, counts and logs it. */
   async deadLetter(record: OutboxRecord, attempts: number, reason: string): Promise<void> {
     await this.#deps.store.markFailed(record.id, attempts, reason, this.#deps.clock.now());
@@ -106,7 +114,10 @@ export class OutboxDelivery {
         ...(last && buttons ? { buttons } : {}),
         ...(last && content.file ? { file: content.file } : {}),
       };
-      await store.claim(record.id, clock.now());
+      if (!(await store.claim(record.id, clock.now(), index))) {
+        this.#claimedElsewhere(record);
+        return;
+      }
       faultPoint('outbox.after-claim');
       let sent: SentMessage | void;
       try {
@@ -167,7 +178,10 @@ export class OutboxDelivery {
       text: fitOneMessage(record.text, connector.maxMessageLength),
       ...(buttons ? { buttons } : {}),
     };
-    await store.claim(record.id, clock.now());
+    if (!(await store.claim(record.id, clock.now(), record.partsSent))) {
+      this.#claimedElsewhere(record);
+      return 'done';
+    }
     faultPoint('outbox.after-claim');
     try {
       await this.#callOnce('edit', async () => {
@@ -180,6 +194,8 @@ export class OutboxDelivery {
           { outboxId: record.id, target: record.targetKey, err: error.message },
           'the message to replace can no longer be edited; sending the replacement as a new message',
         );
+        // Nothing went out: the row is pending again, for the send that follows to claim.
+        await store.unclaim(record.id, clock.now());
         return 'refused';
       }
       await this.#failure(record, record.attempts + 1, error);

@@ -177,6 +177,19 @@ describeEachDatabase('OutboxStore', (fresh) => {
     );
   });
 
+  test('a claim is a compare-and-swap: of two senders of one head, one claims each part; a settled row is not claimed', async () => {
+    const store = new OutboxStore((await fresh()).db);
+    const id = (await store.enqueue(entry('A', 'long', 'k-long'), 1)) ?? -1;
+    const [a, b] = await Promise.all([store.claim(id, 2, 0), store.claim(id, 2, 0)]);
+    assert.deepEqual([a, b].sort(), [false, true], 'exactly one sender claims the first part');
+    assert.equal(await store.claim(id, 3, 0), false, 'claimed already');
+    await store.recordProgress(id, 1, 4);
+    assert.equal(await store.claim(id, 5, 0), false, 'part 0 went out: a stale sender of it claims nothing');
+    assert.equal(await store.claim(id, 5, 1), true, 'the next part is claimed');
+    await store.markSent(id, 6, null);
+    assert.equal(await store.claim(id, 7, 1), false, 'a sent message is never claimed again');
+  });
+
   test("a fenced message is recorded only while the fence's lease is held; other messages go in regardless", async () => {
     const { db, dialect } = await fresh();
     const leases = new LeaseStore(db);

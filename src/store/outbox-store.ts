@@ -137,27 +137,28 @@ export class OutboxStore {
   }
 
   /**
-   * Claims a message for one send (status `sending`), committed before the connector is called. With a fence, in one
-   * transaction with it: a node that lost the lease gets its `FencedError` and must not send.
+   * Claims part `part` of a message for one send (status `sending`), committed before the connector is called: a
+   * compare-and-swap on the row being `pending` with `part` parts sent, so of two senders that read the same head (a
+   * stalled holder and the node that took over) one claims it and the other sends nothing. Resolves false when the row
+   * was not in that state. With a fence, in one transaction with it: a node that lost the lease gets its `FencedError`.
    */
-  async claim(id: number, now: number): Promise<void> {
+  async claim(id: number, now: number, part = 0): Promise<boolean> {
+    const update = (db: Kysely<Database>) =>
+      db
+        .updateTable('outbox_messages')
+        .set({ status: 'sending', updated_at: now })
+        .where('id', '=', id)
+        .where('status', '=', 'pending')
+        .where('parts_sent', '=', part)
+        .executeTakeFirst();
     const fence = this.#fence;
-    if (!fence) {
-      await this.#db
-        .updateTable('outbox_messages')
-        .set({ status: 'sending', updated_at: now })
-        .where('id', '=', id)
-        .execute();
-      return;
-    }
-    await this.#db.transaction().execute(async (trx) => {
-      await fence(trx);
-      await trx
-        .updateTable('outbox_messages')
-        .set({ status: 'sending', updated_at: now })
-        .where('id', '=', id)
-        .execute();
-    });
+    const result = fence
+      ? await this.#db.transaction().execute(async (trx) => {
+          await fence(trx);
+          return update(trx);
+        })
+      : await update(this.#db);
+    return result.numUpdatedRows > 0n;
   }
 
   /** Messages left claimed by a crash (their send may or may not have happened), oldest first. */
