@@ -7,6 +7,7 @@ import { after, before, describe, it } from 'node:test';
 import type { Browser, Page } from 'playwright-core';
 import type { Session } from '../../src/coding/session.ts';
 import { chromiumSkip, launchChromium, openWebPage } from '../support/chromium.ts';
+import { waitFor } from '../support/wait-for.ts';
 import type { WebGatewayFixture } from '../support/web-gateway.ts';
 import { webGateway } from '../support/web-gateway.ts';
 
@@ -146,7 +147,8 @@ describe('web page in headless Chromium', { skip }, () => {
     await page.locator('#session-log .rec-user', { hasText: 'put it in test/parse.test.ts' }).waitFor();
     assert.deepEqual(g.manager.harness.last.sent, ['put it in test/parse.test.ts']);
     await page.locator('#detail-status', { hasText: 'running' }).waitFor();
-    assert.equal(await page.locator('#session-input').inputValue(), '');
+    // The page clears the input once the send is acknowledged, which may come after the message shows in the log.
+    await waitFor('the input to be cleared', async () => (await page.locator('#session-input').inputValue()) === '');
   });
 
   it('raised no page errors, console errors or CSP violations', async () => {
