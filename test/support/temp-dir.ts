@@ -3,10 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach } from 'node:test';
 
-/** Makes a fresh temp directory; returns its path and a remover. */
+/**
+ * Makes a fresh temp directory; returns its path and a remover. The remover retries for about a second when a file
+ * appears while it empties a folder (ENOTEMPTY): an agent process of a killed daemon may still write its last files
+ * there while the orphan guard ends it.
+ */
 export function tempDir(prefix = 'sb-'): { path: string; remove: () => void } {
   const path = mkdtempSync(join(tmpdir(), prefix));
-  return { path, remove: () => rmSync(path, { recursive: true, force: true }) };
+  return { path, remove: () => rmSync(path, { recursive: true, force: true, maxRetries: 10, retryDelay: 100 }) };
 }
 
 /**
