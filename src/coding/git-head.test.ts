@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { commitFile, gitSync, initRepo } from '../../test/support/git-repo.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
-import { workdirHead } from './git-head.ts';
+import { workdirHead, WorkdirHeads } from './git-head.ts';
 
 let dir: { path: string; remove: () => void };
 beforeEach(() => {
@@ -42,5 +42,22 @@ describe('workdirHead (read from the repository files)', () => {
     mkdirSync(empty);
     gitSync(empty, 'init', '-q', '-b', 'main');
     assert.equal(await workdirHead(empty), null);
+  });
+});
+
+describe('WorkdirHeads (reads shared while under way)', () => {
+  it('launches that ask at once share one read; a read asked after it ended sees the new HEAD', async () => {
+    const repo = initRepo(join(dir.path, 'repo'));
+    const heads = new WorkdirHeads();
+    const together = Array.from({ length: 20 }, () => heads.read(repo));
+    assert.equal(new Set(together).size, 1, 'one read for all twenty');
+    assert.equal(heads.read(join(repo, '.')), together[0], 'the same folder however it is written');
+    const first = gitSync(repo, 'rev-parse', 'HEAD');
+    assert.deepEqual(new Set(await Promise.all(together)), new Set([first]));
+    commitFile(repo, 'b.txt', 'b');
+    assert.equal(await heads.read(repo), gitSync(repo, 'rev-parse', 'HEAD'));
+    const plain = join(dir.path, 'plain');
+    mkdirSync(plain);
+    assert.equal(await heads.read(plain), null);
   });
 });

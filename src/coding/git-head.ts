@@ -70,3 +70,21 @@ export async function workdirHead(workdir: string): Promise<string | null> {
   }
   return headCommit(workdir);
 }
+
+/**
+ * `workdirHead` with the reads in flight shared: launches of one workdir asked together (a burst) walk the repository
+ * once, not once each. A read that starts after the previous one ended reads again (HEAD moves).
+ */
+export class WorkdirHeads {
+  readonly #reading = new Map<string, Promise<string | null>>();
+
+  /** The commit `workdir` is at (see `workdirHead`), from the read under way for it if there is one. */
+  read(workdir: string): Promise<string | null> {
+    const key = resolve(workdir);
+    const under = this.#reading.get(key);
+    if (under) return under;
+    const read = workdirHead(key).finally(() => this.#reading.delete(key));
+    this.#reading.set(key, read);
+    return read;
+  }
+}

@@ -7,7 +7,7 @@ import { AppError, conflict, errorMessage, invalidInput, limitReached, notFound 
 import { faultPoint } from '../core/fault.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import type { Logger } from '../core/logger.ts';
-import { TurnGate } from '../core/turn-gate.ts';
+import { nextTurn, TurnGate } from '../core/turn-gate.ts';
 import type { Approval } from '../store/approvals.ts';
 import type {
   CodingSessionStore,
@@ -22,7 +22,7 @@ import type { RestartNoticeStore } from '../store/restart-notices.ts';
 import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
 import { localRecords } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
-import { workdirHead } from './git-head.ts';
+import { WorkdirHeads } from './git-head.ts';
 import type { Harness } from './harness.ts';
 import { interruptLostNode } from './lost-node.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
@@ -109,6 +109,8 @@ export class SessionManager {
   readonly #runEnds = new Map<string, Promise<void>>();
   /** Sessions ended by abandonAll: nothing more is stored or announced about them from this node. */
   readonly #abandoned = new Set<string>();
+  /** The workdirs' HEAD reads under way, shared by the launches that ask at once. */
+  readonly #heads = new WorkdirHeads();
 
   constructor(deps: SessionManagerDeps) {
     this.#deps = deps;
@@ -228,7 +230,7 @@ export class SessionManager {
     } catch {
       return undefined;
     }
-    const head = workdirHead(workdir);
+    const head = this.#heads.read(workdir);
     // Awaited by the launch in its turn; until then a rejection is not unhandled (the launch rethrows it).
     head.catch(() => undefined);
     return head;
@@ -290,7 +292,7 @@ export class SessionManager {
         throw invalidInput(`forkSession: the ${harnessName} harness cannot fork a session`, 'forkSession');
       }
     }
-    const baseCommit = mode === 'here' ? await (head ?? workdirHead(workdir)) : null;
+    const baseCommit = mode === 'here' ? await (head ?? this.#heads.read(workdir)) : null;
     const spec: LaunchSpec = {
       harness: harnessName,
       prompt: request.prompt,
@@ -380,7 +382,7 @@ export class SessionManager {
         this.#deps.logs.write(record.id, { type: 'created', session: { ...record, ...failed } });
         return null;
       }
-      const baseCommit = await workdirHead(workdir);
+      const baseCommit = await this.#heads.read(workdir);
       const started: StoredSession = {
         ...record,
         workdir,
@@ -395,8 +397,10 @@ export class SessionManager {
 
   /** Runs `admission` after the launches and resumes admitted before it have stored and started their session. */
   #admit<T>(admission: () => Promise<T>): Promise<T> {
-    // None under way: admitted at once (no extra turn between the start and its caller's answer).
-    const result = this.#admitting ? this.#admitting.then(admission, admission) : admission();
+    // None under way: admitted at once (no extra turn between the start and its caller's answer). Otherwise in a later
+    // turn than the one before it: an admission whose awaits all resolve at once (a HEAD read shared with the launch
+    // before it, a SQLite insert) would else run the whole queue of a burst in one turn, and /healthz would wait.
+    const result = this.#admitting ? this.#admitting.then(nextTurn).then(admission) : admission();
     const settled = result.then(
       () => undefined,
       () => undefined,

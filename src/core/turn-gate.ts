@@ -33,3 +33,8 @@ export class TurnGate {
     });
   }
 }
+
+/** Resolves in a later turn of the event loop, after the I/O waiting now (health checks, requests) was served. */
+export function nextTurn(): Promise<void> {
+  return new Promise((resolve) => setImmediate(resolve));
+}

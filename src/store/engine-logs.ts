@@ -4,8 +4,9 @@
 import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir } from '../core/private-files.ts';
+import { DirectorySync } from './directory-sync.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
-import { JsonlLog } from './jsonl-log.ts';
+import { fsyncDirectoryAsync, JsonlLog } from './jsonl-log.ts';
 import type { LineNeedle, ScanReport } from './jsonl-scan.ts';
 import { readFirstRecord, scanBackward } from './jsonl-scan.ts';
 import type { RecordMirror } from './log-records.ts';
@@ -34,6 +35,8 @@ const SUFFIX = '.jsonl';
 export class EngineLogs {
   readonly dir: string;
   #open = new Map<string, JsonlLog>();
+  /** New logs created together share their folder's sync. */
+  readonly #directorySync = new DirectorySync(fsyncDirectoryAsync);
   #options: EngineLogsOptions;
   #closed = false;
 
@@ -72,7 +75,11 @@ export class EngineLogs {
       this.#open.set(sessionId, log);
       return log;
     }
-    log = JsonlLog.open(this.path(sessionId), { fsyncBatchMs: this.#options.fsyncBatchMs, now: this.#options.now });
+    log = JsonlLog.open(this.path(sessionId), {
+      fsyncBatchMs: this.#options.fsyncBatchMs,
+      now: this.#options.now,
+      directorySync: this.#directorySync,
+    });
     if (log.repair) this.#options.onRepair?.(sessionId, log.repair);
     this.#open.set(sessionId, log);
     while (this.#open.size > this.#options.maxOpenLogs) {

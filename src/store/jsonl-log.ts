@@ -14,6 +14,7 @@ import { dirname } from 'node:path';
 import type { Clock, Timer } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import { openPrivate } from '../core/private-files.ts';
+import type { DirectorySync } from './directory-sync.ts';
 
 /** One line of a log: every record carries a format version, a per-file sequence number and a timestamp. */
 export interface LogRecord {
@@ -37,6 +38,8 @@ export interface JsonlLogOptions {
    * manual test clock would hold every append until advanced.
    */
   timers?: Pick<Clock, 'after'>;
+  /** Shares the directory sync of a new log with the other logs created in its folder at the same time. */
+  directorySync?: DirectorySync;
 }
 
 /** What `open` had to cut from the end of a damaged file. */
@@ -161,12 +164,12 @@ export class JsonlLog {
     const log = new JsonlLog(path, fd, lastSeq, repair, options);
     // A new file's directory entry is made durable off the event loop (a burst of new logs does not stall it); the
     // first sync() of the log waits for it, so nothing is reported durable before its file is.
-    if (!existed) log.#syncDirectory(dirname(path));
+    if (!existed) log.#syncDirectory(dirname(path), options.directorySync);
     return log;
   }
 
-  #syncDirectory(dir: string): void {
-    const pending = fsyncDirectoryAsync(dir).then(() => {
+  #syncDirectory(dir: string, shared: DirectorySync | undefined): void {
+    const pending = (shared ? shared.sync(dir) : fsyncDirectoryAsync(dir)).then(() => {
       if (this.#dirSync === pending) this.#dirSync = null;
     });
     this.#dirSync = pending;

@@ -1,8 +1,9 @@
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { ensurePrivateDir } from '../core/private-files.ts';
+import { DirectorySync } from './directory-sync.ts';
 import type { LogEntry, LogRecord, RepairReport } from './jsonl-log.ts';
-import { JsonlLog } from './jsonl-log.ts';
+import { fsyncDirectoryAsync, JsonlLog } from './jsonl-log.ts';
 import type { LogRecordStore, RecordMirror } from './log-records.ts';
 import { replaceLogFile } from './log-records.ts';
 
@@ -30,6 +31,8 @@ export class SessionLogs {
   #open = new Map<string, JsonlLog>();
   #listeners = new Map<string, Set<Listener>>();
   #options: SessionLogsOptions;
+  /** New logs created together (a burst of launches) share their folder's sync. */
+  readonly #directorySync = new DirectorySync(fsyncDirectoryAsync);
 
   constructor(dir: string, options: SessionLogsOptions) {
     this.dir = dir;
@@ -44,6 +47,7 @@ export class SessionLogs {
       log = JsonlLog.open(join(this.dir, `${sessionId}.jsonl`), {
         fsyncBatchMs: this.#options.fsyncBatchMs,
         now: this.#options.now,
+        directorySync: this.#directorySync,
       });
       if (log.repair) this.#options.onRepair?.(sessionId, log.repair);
       this.#open.set(sessionId, log);
