@@ -39,6 +39,34 @@ describe('SessionManager', () => {
     for (const ref of [session.id, session.name, 'b-1']) assert.equal((await f.manager.get(ref)).id, session.id);
   });
 
+  it('a burst of launches of one workdir is admitted one per turn of the event loop', async () => {
+    // Launches of one workdir share their HEAD read: when it resolves, every launch waiting on it could go at once.
+    // Each admission after the first must start in a later turn, so I/O (a health check) is served in between.
+    const turns: number[] = [];
+    let turn = 0;
+    let counting = true;
+    const tick = (): void => {
+      turn += 1;
+      if (counting) setImmediate(tick);
+    };
+    setImmediate(tick);
+    const launched = await Promise.all(
+      Array.from({ length: 4 }, (_, i) =>
+        f.manager.launchSoon({ prompt: `burst ${i}`, workdir: f.workdir, originChannel: 'cli' }).then((session) => {
+          turns.push(turn);
+          return session;
+        }),
+      ),
+    );
+    counting = false;
+    assert.equal(new Set(launched.map((s) => s.id)).size, 4);
+    for (let i = 1; i < turns.length; i += 1)
+      assert.ok(
+        (turns[i] ?? 0) > (turns[i - 1] ?? 0),
+        `launch ${i} started in the same turn as the one before: ${turns.join(', ')}`,
+      );
+  });
+
   it('de-duplicates names with -2, -3', async () => {
     const names: string[] = [];
     for (let i = 0; i < 3; i += 1)
