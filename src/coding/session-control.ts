@@ -33,8 +33,10 @@ export class SessionControl {
   }
 
   /**
-   * `SessionManager.send`: sends a message to a running session (or answers its pending approval); resolves once the
-   * message's log record is durable, with the session and whether the text answered a permission request.
+   * Sends a message to a running session. Agent-sent messages count against maxAutoResponds; a user's message
+   * resets the count. Resolves once the message's record in the session's log is durable (fdatasync'd, and committed
+   * to the database in a cluster), so a message acknowledged is never missing from the transcript after a crash.
+   * Returns the session and whether the text answered a permission request.
    */
   async send(
     ref: string,
@@ -66,8 +68,9 @@ export class SessionControl {
   }
 
   /**
-   * `SessionManager.kill`: kills a running session or drops a queued launch; resolves with the final record once
-   * stored. A session in memory given by its id is killed at once; other refs are looked up first.
+   * Kills a running session (or drops a queued launch); throws when it is unknown or already ended. `via` is the chat
+   * the kill command came from, if any. Resolves with the final record once it is stored. A session in memory given by
+   * its id is killed at once (a watchdog's kill takes effect before it returns); other refs are looked up first.
    */
   kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): Promise<StoredSession> {
     const byId = this.#deps.pool.byId(ref);

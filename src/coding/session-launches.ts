@@ -61,7 +61,11 @@ export class SessionLaunches {
     this.#deps = deps;
   }
 
-  /** `SessionManager.launch`: admits, stores and starts a launch; resolves once the session is stored. */
+  /**
+   * Validates a launch request against the config and limits, stores the session and starts it; resolves once the
+   * session is stored. `extra.onStored` runs inside the transaction that stores the session (an idempotency key's
+   * answer commits with the row).
+   */
   launch(request: LaunchRequest, extra: LaunchExtra = {}): Promise<Session> {
     const head = this.#deps.admission.headSoon(request);
     return this.#deps.admission.admit(() => this.#launch(request, extra, undefined, head));
@@ -96,7 +100,11 @@ export class SessionLaunches {
     return session;
   }
 
-  /** `SessionManager.enqueue`: stores a launch as `queued` in the cluster's queue; resolves once committed. */
+  /**
+   * Stores a launch as a `queued` session of the cluster's queue (PostgreSQL), with where it may run; `also` runs in
+   * the transaction that stores it (the NOTIFY, an idempotency key's answer). Resolves with the record once committed.
+   * The caller checked that some node could ever run it.
+   */
   async enqueue(
     request: LaunchRequest,
     placement: Placement,
@@ -109,7 +117,12 @@ export class SessionLaunches {
     return record;
   }
 
-  /** `SessionManager.claimAndStart`: starts a launch claimed from the queue when a slot is free, else null. */
+  /**
+   * Starts a launch this node claims from the queue, in its turn among launches and resumes, when a slot is free:
+   * `claim` (called only then) claims one and resolves with it, or null when none is left. Resolves with the started
+   * session, or null when no slot was free, the daemon is stopping or nothing was claimed. `via`: the chat that typed
+   * the launch, for the session of this id (its reply already shows it).
+   */
   claimAndStart(
     claim: () => Promise<{ record: StoredSession; runId: number } | null>,
     via?: { id: string; via: string },
@@ -163,7 +176,10 @@ export class SessionLaunches {
     return this.#deps.admission.inTurn(() => this.resume(ref, options));
   }
 
-  /** `SessionManager.resume`: resumes a session that is not running, in place or as a fork; resolves once stored. */
+  /**
+   * Resumes a session that is not running. In place by default (same id, name and log); with `fork`, as a new
+   * session that continues the conversation in a new backend session. Resolves once the change is stored.
+   */
   async resume(ref: string, options: ResumeOptions = {}): Promise<Session> {
     const { admission, config, clock, store, logs } = this.#deps;
     admission.refuseWhenStopping();

@@ -26,6 +26,7 @@ import type { TranscriptEntry, TranscriptView } from './transcript.ts';
 
 export type { LaunchExtra, LaunchRequest } from './session-admission.ts';
 
+/** What SessionManager is built from: config, clock, logger, store, logs and harnesses, and the options below. */
 export interface SessionManagerDeps {
   config: Config;
   clock: Clock;
@@ -83,19 +84,8 @@ export class SessionManager {
     this.#cleanup = cleanup;
     this.#admission = admission;
     this.#reads = reads;
-    this.#launches = new SessionLaunches({
-      config,
-      clock,
-      logger,
-      store,
-      logs,
-      harnesses,
-      permissions,
-      admission,
-      pool,
-      runs,
-      reads,
-    });
+    const launches = { config, clock, logger, store, logs, harnesses, permissions, admission, pool, runs, reads };
+    this.#launches = new SessionLaunches(launches);
     this.#control = new SessionControl({ config, clock, store, logs, permissions, pool, runs });
     this.#recovery = new SessionRecovery({ config, clock, logger, store, logs, notices, permissions, pool });
   }
@@ -105,20 +95,12 @@ export class SessionManager {
     return this.#runs.on(listener);
   }
 
-  /**
-   * After a restart: marks the sessions the store still shows as active interrupted, each with its owed notice, and
-   * stops their orphaned agents (see SessionRecovery.restore). Returns the ids whose notice is owed; call
-   * `restartNoticesStored` once their notices are stored.
-   */
+  /** After a restart: marks the sessions cut off interrupted with their owed notices (see SessionRecovery.restore). */
   restore(): Promise<string[]> {
     return this.#recovery.restore();
   }
 
-  /**
-   * Takeover of a lost node of the cluster: marks its sessions interrupted ("node <name> lost"), see interruptLostNode.
-   * Returns the ids whose notice is owed, as restore does. `spareLive`: leaves the sessions live in this manager alone
-   * (this node, declared down while it ran, marks what it left behind after `abandonAll`).
-   */
+  /** Takeover of a lost node: marks its sessions interrupted (see SessionRecovery.interruptNode). */
   interruptNode(node: string, options: { spareLive?: boolean } = {}): Promise<string[]> {
     return this.#recovery.interruptNode(node, options);
   }
@@ -133,20 +115,12 @@ export class SessionManager {
     this.#cleanup.start();
   }
 
-  /**
-   * Validates a launch request against the config and limits, stores the session and starts it; resolves once the
-   * session is stored. `extra.onStored` runs inside the transaction that stores the session (an idempotency key's
-   * answer commits with the row).
-   */
+  /** Validates, stores and starts a launch now; resolves once stored (see SessionLaunches.launch). */
   launch(request: LaunchRequest, extra: LaunchExtra = {}): Promise<Session> {
     return this.#launches.launch(request, extra);
   }
 
-  /**
-   * Stores a launch as a `queued` session of the cluster's queue (PostgreSQL), with where it may run; `also` runs in
-   * the transaction that stores it (the NOTIFY, an idempotency key's answer). Resolves with the record once committed.
-   * The caller checked that some node could ever run it.
-   */
+  /** Stores a launch `queued` in the cluster's queue; resolves once committed (see SessionLaunches.enqueue). */
   enqueue(
     request: LaunchRequest,
     placement: Placement,
@@ -156,12 +130,7 @@ export class SessionManager {
     return this.#launches.enqueue(request, placement, also, extra);
   }
 
-  /**
-   * Starts a launch this node claims from the queue, in its turn among launches and resumes, when a slot is free:
-   * `claim` (called only then) claims one and resolves with it, or null when none is left. Resolves with the started
-   * session, or null when no slot was free, the daemon is stopping or nothing was claimed. `via`: the chat that typed
-   * the launch, for the session of this id (its reply already shows it).
-   */
+  /** Starts a launch claimed from the queue when a slot is free, else null (see SessionLaunches.claimAndStart). */
   claimAndStart(
     claim: () => Promise<{ record: StoredSession; runId: number } | null>,
     via?: { id: string; via: string },
@@ -169,10 +138,7 @@ export class SessionManager {
     return this.#launches.claimAndStart(claim, via);
   }
 
-  /**
-   * `launch`, in its turn: a burst of launches (each an fsync'd insert, a new log and a process spawn) runs one per
-   * event-loop turn, so health checks, other requests and agent output are served between them.
-   */
+  /** `launch`, in its turn: a burst runs one launch per event-loop turn (see SessionLaunches.launchSoon). */
   launchSoon(request: LaunchRequest, extra: LaunchExtra = {}): Promise<Session> {
     return this.#launches.launchSoon(request, extra);
   }
@@ -182,20 +148,12 @@ export class SessionManager {
     return this.#launches.resumeSoon(ref, options);
   }
 
-  /**
-   * Resumes a session that is not running. In place by default (same id, name and log); with `fork`, as a new
-   * session that continues the conversation in a new backend session. Resolves once the change is stored.
-   */
+  /** Resumes a session that is not running, in place or as a fork (see SessionLaunches.resume). */
   resume(ref: string, options: ResumeOptions = {}): Promise<Session> {
     return this.#launches.resume(ref, options);
   }
 
-  /**
-   * Sends a message to a running session. Agent-sent messages count against maxAutoResponds; a user's message
-   * resets the count. Resolves once the message's record in the session's log is durable (fdatasync'd, and committed
-   * to the database in a cluster), so a message acknowledged is never missing from the transcript after a crash.
-   * Returns the session and whether the text answered a permission request.
-   */
+  /** Sends a message to a running session; resolves once it is durable (see SessionControl.send). */
   send(
     ref: string,
     text: string,
@@ -204,11 +162,7 @@ export class SessionManager {
     return this.#control.send(ref, text, options);
   }
 
-  /**
-   * Kills a running session; throws when it is unknown or already ended. `via` is the chat the kill command came
-   * from, if any. Resolves with the final record once it is stored. A session in memory given by its id is killed at
-   * once (a watchdog's kill takes effect before it returns); other refs are looked up first.
-   */
+  /** Kills a running session or drops a queued launch; resolves with the final record (see SessionControl.kill). */
   kill(ref: string, reason = 'killed by user', options: { via?: string } = {}): Promise<StoredSession> {
     return this.#control.kill(ref, reason, options);
   }
@@ -218,10 +172,7 @@ export class SessionManager {
     return this.#control.killAll(reason);
   }
 
-  /**
-   * Ends every live agent of this node without storing or announcing anything more about its session: for a node the
-   * cluster declared lost while it ran (see SessionControl.abandonAll). Returns how many agents were stopped.
-   */
+  /** Ends every live agent here, storing and announcing nothing more of them (see SessionControl.abandonAll). */
   abandonAll(reason: string): number {
     return this.#control.abandonAll(reason);
   }
@@ -291,26 +242,17 @@ export class SessionManager {
     return this.#reads.readLastSeq(sessionId);
   }
 
-  /**
-   * Calls `listener` with every record of a session on any node of the cluster from `fromSeq` on, each once and in
-   * order (see SessionRecordSource.follow); returns the function that stops it.
-   */
+  /** Calls `listener` with every record of a session from `fromSeq` on; returns the stop (see SessionReads.follow). */
   follow(sessionId: string, fromSeq: number, listener: (record: LogRecord) => void): () => void {
     return this.#reads.follow(sessionId, fromSeq, listener);
   }
 
-  /**
-   * Records that a channel has seen a session up to its newest log record and whether it streams it live (claude_fg /
-   * claude_bg). Written to the log as a `foreground` record; a live session signals `view`. Resolves once stored.
-   */
+  /** Records a channel's view of a session (seen up to, streamed live); see SessionReads.setView. */
   setView(record: StoredSession, channel: string, on: boolean): Promise<void> {
     return this.#reads.setView(record, channel, on);
   }
 
-  /**
-   * Moves the "seen up to" log seq of a channel that already has a view of a live session (the notifier, after it
-   * delivered streamed text or dropped undelivered text). No-op for a session not in memory or an unknown channel.
-   */
+  /** Moves the seen mark of a channel's view of a live session (see SessionReads.markSeen). */
   markSeen(sessionId: string, channel: string, seenSeq: number): void {
     this.#reads.markSeen(sessionId, channel, seenSeq);
   }
