@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { HotStatements } from './hot-statements.ts';
 import type { ApprovalKind, ApprovalScope, ApprovalStatus } from './tables/approvals.ts';
 import type { Database } from './tables/index.ts';
 
@@ -115,6 +116,8 @@ function toRule(row: RuleRow): StoredRule {
  */
 export class ApprovalStore {
   readonly #db: Kysely<Database>;
+  /** The statements run per session (its approvals listed at its end), built once per shape. */
+  readonly #hot = new HotStatements();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -183,10 +186,20 @@ export class ApprovalStore {
 
   /** Approvals, newest first, optionally of one session and/or status; at most `limit`. */
   async list(filter: { sessionId?: string; status?: ApprovalStatus; limit: number }): Promise<StoredApproval[]> {
-    let query = this.#db.selectFrom('approvals').selectAll();
-    if (filter.sessionId !== undefined) query = query.where('session_id', '=', filter.sessionId);
-    if (filter.status !== undefined) query = query.where('status', '=', filter.status);
-    const rows = await query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(filter.limit).execute();
+    const { sessionId, status, limit } = filter;
+    // One statement per combination of filters, built once (see HotStatements): a session's end lists its pending ones.
+    const values: unknown[] = [
+      ...(sessionId !== undefined ? [sessionId] : []),
+      ...(status !== undefined ? [status] : []),
+    ];
+    const shape = `list${sessionId !== undefined ? ' session' : ''}${status !== undefined ? ' status' : ''}`;
+    const rows = await this.#hot.rows(this.#db, shape, [...values, limit], (slot) => {
+      let query = this.#db.selectFrom('approvals').selectAll();
+      let next = 0;
+      if (sessionId !== undefined) query = query.where('session_id', '=', slot<string>(next++));
+      if (status !== undefined) query = query.where('status', '=', slot<ApprovalStatus>(next++));
+      return query.orderBy('created_at', 'desc').orderBy('id', 'desc').limit(slot<number>(next));
+    });
     return rows.map(toApproval);
   }
 

@@ -1,4 +1,4 @@
-import type { Compilable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { Compilable, Insertable, Kysely, Selectable, Transaction, Updateable } from 'kysely';
 import { sql } from 'kysely';
 import type { HarnessName, PermissionMode } from '../core/config.ts';
 import type { CursorKey } from '../core/cursor.ts';
@@ -127,6 +127,7 @@ export interface SessionMetrics {
 
 /** A coding_sessions row as the database returns it. */
 type SessionRow = Selectable<Database['coding_sessions']>;
+type InsertableSessionRow = Insertable<Database['coding_sessions']>;
 
 /** The stored session of a row (the one place a row becomes a StoredSession). */
 export function sessionFromRow(row: SessionRow): StoredSession {
@@ -223,37 +224,17 @@ export class CodingSessionStore {
   }
 
   async #insertRow(db: Kysely<Database>, session: StoredSession, placement?: Placement): Promise<void> {
-    await db
-      .insertInto('coding_sessions')
-      .values({
-        id: session.id,
-        name: session.name,
-        harness: session.harness,
-        status: session.status,
-        prompt: session.prompt,
-        workdir: session.workdir,
-        model: session.model,
-        backend_session_id: session.backendSessionId,
-        origin_channel: session.originChannel,
-        origin_session_id: session.originSessionId,
-        spec: JSON.stringify(session.spec),
-        cost_usd: session.costUsd,
-        started_at: session.startedAt,
-        completed_at: session.completedAt,
-        updated_at: session.updatedAt,
-        error: session.error,
-        end_reason: session.endReason,
-        budget_exhausted: Number(session.budgetExhausted),
-        foreground: JSON.stringify(session.foreground),
-        auto_responds: session.autoResponds,
-        resumed_from: session.resumedFrom,
-        forked: Number(session.forked),
-        pid: session.pid,
-        node: session.node,
-        place_on: placement?.on ?? null,
-        place_labels: placement?.labels && placement.labels.length > 0 ? JSON.stringify(placement.labels) : null,
-      })
-      .execute();
+    const row = sessionRowValues(session, placement);
+    // Built once (see HotStatements): a launch burst inserts one row per launch.
+    await this.#hot.execute(
+      db,
+      'insert session',
+      row.map(([, value]) => value),
+      (slot) =>
+        db
+          .insertInto('coding_sessions')
+          .values(Object.fromEntries(row.map(([column], i) => [column, slot(i)])) as InsertableSessionRow),
+    );
     await this.#setKey(db, session.id, session.id, 'id');
     await this.#setKey(db, session.name, session.id, 'name');
     if (session.backendSessionId) await this.#setKey(db, session.backendSessionId, session.id, 'backend');
@@ -740,4 +721,36 @@ export class CodingSessionStore {
     this.#pages.clear();
     this.#listings.delete(id);
   }
+}
+
+/** A new session's row as (column, value) pairs in one fixed order, for the insert built once per shape. */
+function sessionRowValues(session: StoredSession, placement?: Placement): [keyof InsertableSessionRow, unknown][] {
+  return [
+    ['id', session.id],
+    ['name', session.name],
+    ['harness', session.harness],
+    ['status', session.status],
+    ['prompt', session.prompt],
+    ['workdir', session.workdir],
+    ['model', session.model],
+    ['backend_session_id', session.backendSessionId],
+    ['origin_channel', session.originChannel],
+    ['origin_session_id', session.originSessionId],
+    ['spec', JSON.stringify(session.spec)],
+    ['cost_usd', session.costUsd],
+    ['started_at', session.startedAt],
+    ['completed_at', session.completedAt],
+    ['updated_at', session.updatedAt],
+    ['error', session.error],
+    ['end_reason', session.endReason],
+    ['budget_exhausted', Number(session.budgetExhausted)],
+    ['foreground', JSON.stringify(session.foreground)],
+    ['auto_responds', session.autoResponds],
+    ['resumed_from', session.resumedFrom],
+    ['forked', Number(session.forked)],
+    ['pid', session.pid],
+    ['node', session.node],
+    ['place_on', placement?.on ?? null],
+    ['place_labels', placement?.labels && placement.labels.length > 0 ? JSON.stringify(placement.labels) : null],
+  ];
 }

@@ -1,4 +1,5 @@
 import type { Kysely, Selectable } from 'kysely';
+import { HotStatements } from './hot-statements.ts';
 import type { Database } from './tables/index.ts';
 
 /** What happened to a coding session that the orchestrator is told about. */
@@ -52,6 +53,8 @@ function fromRow(r: Selectable<Database['wake_events']>): WakeEvent {
  */
 export class WakeEventStore {
   #db: Kysely<Database>;
+  /** The statements run per wake event (insert, oldest pending, delivered, trim), built once each. */
+  readonly #hot = new HotStatements();
 
   constructor(db: Kysely<Database>) {
     this.#db = db;
@@ -66,20 +69,22 @@ export class WakeEventStore {
     text: string;
     now: number;
   }): Promise<WakeEvent | null> {
-    const row = await this.#db
-      .insertInto('wake_events')
-      .values({
-        message_id: input.messageId,
-        coding_session_id: input.codingSessionId,
-        kind: input.kind,
-        status: 'pending',
-        origin_session_id: input.originSessionId,
-        text: input.text,
-        created_at: input.now,
-      })
-      .onConflict((oc) => oc.column('message_id').doNothing())
-      .returningAll()
-      .executeTakeFirst();
+    const values = [input.messageId, input.codingSessionId, input.kind, input.originSessionId, input.text, input.now];
+    const [row] = await this.#hot.rows(this.#db, 'insert', values, (slot) =>
+      this.#db
+        .insertInto('wake_events')
+        .values({
+          message_id: slot<string>(0),
+          coding_session_id: slot<string>(1),
+          kind: slot<WakeEventKind>(2),
+          status: 'pending',
+          origin_session_id: slot<string | null>(3),
+          text: slot<string>(4),
+          created_at: slot<number>(5),
+        })
+        .onConflict((oc) => oc.column('message_id').doNothing())
+        .returningAll(),
+    );
     return row ? fromRow(row) : null;
   }
 
@@ -91,30 +96,27 @@ export class WakeEventStore {
 
   /** The oldest pending event (events are delivered in the order they happened). */
   async oldestPending(): Promise<WakeEvent | undefined> {
-    const row = await this.#db
-      .selectFrom('wake_events')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst();
+    const [row] = await this.#hot.rows(this.#db, 'oldest pending', [], () =>
+      this.#db.selectFrom('wake_events').selectAll().where('status', '=', 'pending').orderBy('id').limit(1),
+    );
     return row ? fromRow(row) : undefined;
   }
 
   /** Settles an event as accepted by `targetSessionId`, found `via` the route. */
   async markDelivered(id: number, targetSessionId: string, via: WakeVia, now: number): Promise<void> {
-    await this.#db
-      .updateTable('wake_events')
-      .set((eb) => ({
-        status: 'delivered',
-        target_session_id: targetSessionId,
-        via,
-        attempts: eb('attempts', '+', 1),
-        error: null,
-        settled_at: now,
-      }))
-      .where('id', '=', id)
-      .execute();
+    await this.#hot.execute(this.#db, 'delivered', [targetSessionId, via, now, id], (slot) =>
+      this.#db
+        .updateTable('wake_events')
+        .set((eb) => ({
+          status: 'delivered',
+          target_session_id: slot<string>(0),
+          via: slot<WakeVia>(1),
+          attempts: eb('attempts', '+', 1),
+          error: null,
+          settled_at: slot<number>(2),
+        }))
+        .where('id', '=', slot<number>(3)),
+    );
   }
 
   /** Settles an event no session could take, with the reason. */
@@ -161,12 +163,18 @@ export class WakeEventStore {
 
   /** Deletes settled events beyond the newest `keep`. */
   async trim(keep: number): Promise<void> {
-    await this.#db
-      .deleteFrom('wake_events')
-      .where('status', '!=', 'pending')
-      .where('id', 'not in', (eb) =>
-        eb.selectFrom('wake_events').select('id').where('status', '!=', 'pending').orderBy('id', 'desc').limit(keep),
-      )
-      .execute();
+    await this.#hot.execute(this.#db, 'trim', [keep], (slot) =>
+      this.#db
+        .deleteFrom('wake_events')
+        .where('status', '!=', 'pending')
+        .where('id', 'not in', (eb) =>
+          eb
+            .selectFrom('wake_events')
+            .select('id')
+            .where('status', '!=', 'pending')
+            .orderBy('id', 'desc')
+            .limit(slot<number>(0)),
+        ),
+    );
   }
 }
