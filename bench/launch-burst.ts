@@ -15,6 +15,7 @@ import { startDaemon } from '../src/main.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
 import { percentile, printTable } from './stats.ts';
 import { bareRelay, FAKE_CLAUDE } from './support/bare-relay.ts';
+import { formatCpu, measureCpu } from './support/cpu-split.ts';
 
 const count = Number(process.argv[2] ?? 200);
 
@@ -107,14 +108,18 @@ try {
   const rows: (string | number)[][] = [];
   const bareHealth = pollHealth(`http://127.0.0.1:${(bare.address() as AddressInfo).port}/healthz`);
   await bareHealth.ready;
+  const bareCpu = measureCpu();
   const bareMs = await bareRelay(workdir, count);
+  const bareSplit = bareCpu();
   const bareLat = await bareHealth.stop();
   const sbHealth = pollHealth(`${daemon.url}/healthz`);
   await sbHealth.ready;
   const loop = monitorEventLoopDelay({ resolution: 5 });
   loop.enable();
   const cpuBefore = process.cpuUsage();
+  const sbCpu = measureCpu();
   const sbMs = await burst();
+  const sbSplit = sbCpu();
   const cpu = process.cpuUsage(cpuBefore);
   loop.disable();
   const sbLat = await sbHealth.stop();
@@ -152,6 +157,9 @@ try {
   console.log(
     `daemon over the burst: event-loop delay max ${(loop.max / 1e6).toFixed(0)} ms, p99 ${(loop.percentile(99) / 1e6).toFixed(0)} ms; CPU ${(cpu.user / 1e3).toFixed(0)} ms user + ${(cpu.system / 1e3).toFixed(0)} ms system`,
   );
+  // On a small machine both paths are bound by CPU: the agents' start-up is the same work on both sides, so what the
+  // daemon spends beside it is what the ratio shows (this process also runs the /healthz poller and the RPC client).
+  console.log(`CPU, bare relay: ${formatCpu(bareSplit)}; switchboard: ${formatCpu(sbSplit)}`);
 } finally {
   await daemon.stop();
   bare.close();
