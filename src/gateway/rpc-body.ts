@@ -2,9 +2,9 @@
 // per batch, run one after another with a turn of the event loop between them, and at most
 // `gateway.maxResponseBytes` of response, counted as each response is serialized; what would go beyond is refused
 // with an error naming the limit instead of being built.
-import { setImmediate as nextTurn } from 'node:timers/promises';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { nextTurn } from '../core/turn-gate.ts';
 import type { MethodCaller, RpcId, RpcResponse } from './json-rpc.ts';
 import { handleOne, RPC_ERRORS, rpcError } from './json-rpc.ts';
 

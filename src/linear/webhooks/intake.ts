@@ -1,10 +1,15 @@
 // Webhook intake: verify, deduplicate by delivery id and write to the durable queue, all before the 200 is sent.
-// Deliveries that arrive together are committed together (one sync per group, not per delivery).
+// Deliveries that arrive together are committed together (one sync per group, not per delivery): a group commits in
+// the first turn of the event loop that brings it no new delivery, so a lone delivery commits at the next turn and a
+// burst gathers into one commit (waiting for at most MAX_GROUP).
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LinearDeliveryStore, NewDelivery } from '../../store/linear-deliveries.ts';
 import { bodyDigest, deliveryKey, OneParseWebhookClient, orderKey, verifyDelivery } from './verify.ts';
+
+/** The most deliveries one group commit waits for before it commits (each still answered only after it). */
+const MAX_GROUP = 64;
 
 /** The headers of a delivery the intake reads. */
 export interface DeliveryHeaders {
@@ -19,7 +24,8 @@ export type IntakeResult =
 export interface WebhookIntakeOptions {
   /** The webhook signing secret. */
   secret: string;
-  store: LinearDeliveryStore;
+  /** Where groups are committed (only its group insert is used). */
+  store: Pick<LinearDeliveryStore, 'enqueueMany'>;
   clock: Clock;
   logger: Logger;
   /** Called after new deliveries are queued (wakes the worker). */
@@ -48,8 +54,8 @@ export class WebhookIntake {
    * Verifies the raw body, then stores it under its delivery id and resolves once it is committed. A known id, or the
    * same signed bytes under another id (the `linear-delivery` header is not signed), is a redelivery: acknowledged
    * (200) and not queued again — the group commit's insert tells (no read before it: one statement less on the path
-   * of every new delivery). A store failure answers 503 so that Linear delivers again. Every delivery verified in the
-   * same turn of the event loop (all that arrived while the previous commit was syncing) joins one transaction.
+   * of every new delivery). A store failure answers 503 so that Linear delivers again. Deliveries verified while a group
+   * still grows from one turn of the event loop to the next join that group's one transaction (see #commitSoon).
    */
   receive(rawBody: Buffer, headers: DeliveryHeaders): Promise<IntakeResult> {
     try {
@@ -98,8 +104,21 @@ export class WebhookIntake {
       receivedAt: clock.now(),
     };
     return new Promise((resolve) => {
-      if (this.#group.length === 0) setImmediate(() => this.#track(this.#commit()));
+      if (this.#group.length === 0) this.#commitSoon(1);
       this.#group.push({ delivery, resolve });
+    });
+  }
+
+  /**
+   * Commits the waiting group in a later turn of the event loop: the first turn that brought it no new delivery beyond
+   * the `seen` it had (a lone delivery: the next turn), or once it holds MAX_GROUP. Under load the deliveries that
+   * arrive over a few turns share one sync instead of one each; an idle loop's turns are microseconds.
+   */
+  #commitSoon(seen: number): void {
+    setImmediate(() => {
+      const size = this.#group.length;
+      if (size > seen && size < MAX_GROUP) this.#commitSoon(size);
+      else this.#track(this.#commit());
     });
   }
 
