@@ -143,6 +143,28 @@ describe('WorkLoop', () => {
     assert.equal(clock.pending, 0);
   });
 
+  it('start() after a stop takes kicks again, with no failures counted from before the stop', async () => {
+    const clock = new ManualClock();
+    const t = queueLoop(clock);
+    t.queue.push('a');
+    t.failNext(1);
+    t.loop.kick();
+    await t.loop.idle();
+    assert.deepEqual(t.errors, [10_100], 'one failure, a retry scheduled');
+    await t.loop.stop();
+    assert.equal(clock.pending, 0, 'the retry is cancelled');
+    t.loop.kick();
+    assert.equal(t.loop.running, false, 'stopped: the kick is ignored');
+    t.loop.start();
+    t.failNext(1);
+    t.loop.kick();
+    await t.loop.idle();
+    assert.deepEqual(t.errors, [10_100, 10_100], 'counted as the first failure again');
+    clock.advance(100);
+    await t.loop.idle();
+    assert.deepEqual(t.done, ['a']);
+  });
+
   it('calls onQuiet when a drain ends with nothing scheduled', async () => {
     let quiet = 0;
     const loop = new WorkLoop({

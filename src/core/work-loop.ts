@@ -60,12 +60,27 @@ export class WorkLoop {
     this.#current = Promise.resolve().then(() => this.#drain());
   }
 
-  /** Stops for good: cancels the wake-up, ignores later kicks, and resolves once the step in flight has returned. */
+  /**
+   * Stops until the next `start`: cancels the wake-up, ignores later kicks, and resolves once the step in flight has
+   * returned.
+   */
   async stop(): Promise<void> {
     this.#stopped = true;
     this.#timer?.cancel();
     this.#timer = null;
     while (this.#current) await this.#current;
+  }
+
+  /**
+   * Takes kicks again after `stop()` resolved, as a new loop would (no failures counted, no kick kept): a service
+   * started again in the same process (a lease taken back) reuses its loop. A no-op on a loop never stopped.
+   */
+  start(): void {
+    if (!this.#stopped) return;
+    this.#stopped = false;
+    this.#failures = 0;
+    this.#backingOff = false;
+    this.#kicked = false;
   }
 
   /** Resolves once no drain runs (a scheduled wake-up or retry does not count). */

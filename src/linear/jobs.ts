@@ -43,14 +43,10 @@ export class JobRunner {
 
   constructor(deps: JobRunnerDeps) {
     this.#d = deps;
-    this.#loop = this.#newLoop();
-  }
-
-  #newLoop(): WorkLoop {
-    return new WorkLoop({
-      clock: this.#d.clock,
+    this.#loop = new WorkLoop({
+      clock: deps.clock,
       step: () => this.#turn(),
-      retryDelay: () => this.#d.config.retryInitialSec * 1000,
+      retryDelay: () => deps.config.retryInitialSec * 1000,
     });
   }
 
@@ -58,7 +54,7 @@ export class JobRunner {
   async start(): Promise<void> {
     if (this.#running) return;
     this.#running = true;
-    this.#loop = this.#newLoop();
+    this.#loop.start();
     const { store, clock, logger, config } = this.#d;
     const recovered = await store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear jobs: running again what a restart cut off');

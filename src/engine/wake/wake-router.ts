@@ -246,9 +246,7 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     }
   }
 
-  // A stopped WorkLoop stays stopped: each start of the delivery (again after `stopDelivery`) gets a fresh one.
-  const newLoop = (): WorkLoop => new WorkLoop({ clock, step: deliverOldest, retryDelay: () => config.wake.retryMs });
-  let loop = newLoop();
+  const loop = new WorkLoop({ clock, step: deliverOldest, retryDelay: () => config.wake.retryMs });
 
   function kick(): void {
     if (started) loop.kick();
@@ -258,7 +256,8 @@ export function createWakeRouter(deps: WakeRouterDeps): WakeRouter {
     async start() {
       if (started) return;
       started = true;
-      loop = newLoop();
+      // Delivered again after `stopDelivery` (the `primary` lease taken back): the stopped loop takes kicks again.
+      loop.start();
       unsubscribe ??= deps.sessions.on(onSignal);
       kick();
       await loop.idle();

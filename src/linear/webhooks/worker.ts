@@ -53,15 +53,11 @@ export class WebhookWorker {
 
   constructor(options: WebhookWorkerOptions) {
     this.#o = options;
-    this.#loop = this.#newLoop();
-  }
-
-  #newLoop(): WorkLoop {
     // A turn never throws (queue errors are logged inside it), so the backoff is only a guard.
-    return new WorkLoop({
-      clock: this.#o.clock,
+    this.#loop = new WorkLoop({
+      clock: options.clock,
       step: () => this.#turn(),
-      retryDelay: () => this.#o.webhooks.retryInitialMs,
+      retryDelay: () => options.webhooks.retryInitialMs,
     });
   }
 
@@ -73,7 +69,7 @@ export class WebhookWorker {
     if (this.#running) return;
     const { store, clock, logger, webhooks } = this.#o;
     this.#running = true;
-    this.#loop = this.#newLoop();
+    this.#loop.start();
     this.#retriesChanged = true;
     const recovered = await store.recoverInterrupted(clock.now());
     if (recovered > 0) logger.warn({ recovered }, 'linear webhooks: resuming deliveries interrupted by a restart');
