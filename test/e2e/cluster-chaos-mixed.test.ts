@@ -13,6 +13,8 @@ import { writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, describe, it } from 'node:test';
+import type { ChatCluster } from '../support/chat-cluster.ts';
+import { startChatCluster } from '../support/chat-cluster.ts';
 import type { Chooser } from '../support/cluster-load.ts';
 import {
   agentStarts,
@@ -30,15 +32,9 @@ import {
 import { answerTurn, countReplies, countTurns, turnTokens } from '../support/cluster-load-chat.ts';
 import { commentDelivery, deliverOn, linearSection } from '../support/cluster-load-linear.ts';
 import { chatSettled, deliveriesSettled, sessionsSettled } from '../support/cluster-load-settle.ts';
-import type { ClusterRig } from '../support/cluster-rig.ts';
-import { startClusterRig } from '../support/cluster-rig.ts';
-import { chatInference, logLines, systemText, telegramSection } from '../support/e2e-daemon.ts';
+import { logLines, systemText } from '../support/e2e-daemon.ts';
 import type { FakeLinear } from '../support/fake-linear.ts';
 import { startFakeLinear } from '../support/fake-linear.ts';
-import type { FakeTelegram } from '../support/fake-telegram.ts';
-import { startFakeTelegram } from '../support/fake-telegram.ts';
-import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
-import { startMockOpenAIChat } from '../support/mock-openai-chat.ts';
 import { postgresSkip } from '../support/postgres.ts';
 import { tempDir } from '../support/temp-dir.ts';
 import { waitFor } from '../support/wait-for.ts';
@@ -65,53 +61,42 @@ describe('chaos on a cluster: SIGKILL random nodes under mixed load', { skip: po
   const stream = (n: number): Chooser => chooser(seeded(seed * 31 + n));
   const choose = stream(0);
   const killing = stream(1);
-  let rig: ClusterRig | undefined;
-  let telegram: FakeTelegram | undefined;
-  let model: MockOpenAIChat | undefined;
+  let running: ChatCluster | undefined;
   let linear: FakeLinear | undefined;
 
   before(async () => {
     console.log(`cluster-chaos-mixed: CHAOS_SEED=${seed}`);
-    telegram = await startFakeTelegram();
-    model = await startMockOpenAIChat({ handler: (body) => answerTurn(body, 300) });
     linear = await startFakeLinear();
-    rig = await startClusterRig(
+    running = await startChatCluster(
       'sb-cluster-mixed-',
       NODES.map((name) => ({ name, maxSessions: 6 })),
       {
+        user: USER,
+        handler: (body) => answerTurn(body, 300),
         // Not shorter: on a loaded 2-core machine a live node may miss its beats that long and be taken for lost.
         timeoutSec: 4,
         agentEnv: { FAKE_AGENT_LOG: agentLog },
-        config: {
-          channels: { telegram: telegramSection(telegram, [USER]), web: { enabled: false } },
-          inference: chatInference(model.url),
-          heartbeat: { intervalMinutes: 0 },
-          hooks: { enabled: true },
-          linear: linearSection(linear),
-        },
+        config: { hooks: { enabled: true }, linear: linearSection(linear) },
       },
     );
   });
 
   after(async () => {
     // The daemons' warnings and errors, for a failed run (kept in a file next to the test's output).
-    const lines = (rig?.runs ?? []).flatMap(({ name, daemon }, i) =>
+    const lines = (running?.rig.runs ?? []).flatMap(({ name, daemon }, i) =>
       logLines(daemon.output())
         .filter((l) => l.level >= 40)
         .map((l) => `${name}#${i} ${JSON.stringify(l)}`),
     );
     if (lines.length > 0) writeFileSync(join(tmpdir(), `cluster-chaos-mixed-${seed}.log`), `${lines.join('\n')}\n`);
-    await rig?.stop();
-    await telegram?.close();
-    await model?.close();
+    await running?.stop();
     await linear?.close();
     logDir.remove();
   });
 
   it(`loses nothing acknowledged and does nothing twice (CHAOS_SEED=${seed})`, async () => {
-    const cluster = rig as ClusterRig;
-    const fake = telegram as FakeTelegram;
-    const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
+    if (!running) throw new Error('the rig did not start');
+    const { rig: cluster, telegram: fake, bodies } = running;
     // A first message makes the user's session, which the wakes then reach.
     fake.pushMessage({ fromId: USER, text: 'msg-0' });
     await waitFor('the first answer', () => countReplies(fake, USER).answered.has('msg-0'), SETTLE);

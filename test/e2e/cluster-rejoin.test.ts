@@ -3,14 +3,13 @@
 // its engine restores the conversation from the database and answers, and every message is answered once.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ChatCluster } from '../support/chat-cluster.ts';
+import { startChatCluster } from '../support/chat-cluster.ts';
 import { clusterState, heldBy, holderOf } from '../support/cluster-load.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
-import { startClusterRig } from '../support/cluster-rig.ts';
-import { chatInference, systemText, telegramSection, textsTo } from '../support/e2e-daemon.ts';
-import type { FakeTelegram } from '../support/fake-telegram.ts';
-import { startFakeTelegram } from '../support/fake-telegram.ts';
-import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
-import { chatText, lastUserText, messageText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { systemText } from '../support/e2e-daemon.ts';
+import type { ChatBody } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText, messageText } from '../support/mock-openai-chat.ts';
 import { postgresSkip } from '../support/postgres.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -18,38 +17,30 @@ const USER = 6262;
 const LONG = 60_000;
 
 describe('a node that rejoined the cluster', { skip: postgresSkip() }, () => {
-  let rig: ClusterRig | undefined;
-  let telegram: FakeTelegram | undefined;
-  let model: MockOpenAIChat | undefined;
-  const cluster = (): ClusterRig => {
-    if (!rig) throw new Error('the rig did not start');
-    return rig;
+  let running: ChatCluster | undefined;
+  const started = (): ChatCluster => {
+    if (!running) throw new Error('the rig did not start');
+    return running;
   };
-  const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
-  const chat = (): string[] => (telegram ? textsTo(telegram, USER) : []);
+  const cluster = (): ClusterRig => started().rig;
+  const bodies = (): ChatBody[] => started().bodies();
+  const chat = (): string[] => started().chat();
   const userTurns = (text: string): ChatBody[] =>
     bodies().filter((b) => systemText(b).includes(`serves the chat telegram|${USER}`) && lastUserText(b) === text);
 
   before(async () => {
-    telegram = await startFakeTelegram();
-    model = await startMockOpenAIChat({ handler: (body) => chatText(`answer to: ${lastUserText(body)}`) });
-    rig = await startClusterRig('sb-cluster-rejoin-', [{ name: 'alpha' }, { name: 'beta' }], {
-      config: {
-        channels: { telegram: telegramSection(telegram, [USER]), web: { enabled: false } },
-        inference: chatInference(model.url),
-        heartbeat: { intervalMinutes: 0 },
-      },
+    running = await startChatCluster('sb-cluster-rejoin-', [{ name: 'alpha' }, { name: 'beta' }], {
+      user: USER,
+      handler: (body) => chatText(`answer to: ${lastUserText(body)}`),
     });
   });
 
   after(async () => {
-    await rig?.stop();
-    await telegram?.close();
-    await model?.close();
+    await running?.stop();
   });
 
   it('serves primary again when the node that took it over is lost, answering every message once', async () => {
-    const fake = telegram as FakeTelegram;
+    const fake = started().telegram;
     fake.pushMessage({ fromId: USER, text: 'one' });
     await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
     const stalled = await heldBy(cluster(), 'primary');

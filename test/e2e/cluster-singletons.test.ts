@@ -6,14 +6,13 @@
 // node that does not serve the engine are run by the holder.
 import assert from 'node:assert/strict';
 import { after, before, describe, it } from 'node:test';
+import type { ChatCluster } from '../support/chat-cluster.ts';
+import { startChatCluster } from '../support/chat-cluster.ts';
 import { heldBy } from '../support/cluster-load.ts';
 import type { ClusterRig } from '../support/cluster-rig.ts';
-import { startClusterRig } from '../support/cluster-rig.ts';
-import { chatInference, isCronTurn, systemText, telegramSection, textsTo } from '../support/e2e-daemon.ts';
-import type { FakeTelegram } from '../support/fake-telegram.ts';
-import { startFakeTelegram } from '../support/fake-telegram.ts';
-import type { ChatBody, MockOpenAIChat } from '../support/mock-openai-chat.ts';
-import { chatText, lastUserText, messageText, startMockOpenAIChat } from '../support/mock-openai-chat.ts';
+import { isCronTurn, systemText } from '../support/e2e-daemon.ts';
+import type { ChatBody } from '../support/mock-openai-chat.ts';
+import { chatText, lastUserText, messageText } from '../support/mock-openai-chat.ts';
 import { postgresSkip } from '../support/postgres.ts';
 import { waitFor } from '../support/wait-for.ts';
 
@@ -25,20 +24,20 @@ function isUserTurn(body: ChatBody): boolean {
 }
 
 describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () => {
-  let rig: ClusterRig | undefined;
-  let telegram: FakeTelegram | undefined;
-  let model: MockOpenAIChat | undefined;
-  const cluster = (): ClusterRig => {
-    if (!rig) throw new Error('the rig did not start');
-    return rig;
+  let running: ChatCluster | undefined;
+  const started = (): ChatCluster => {
+    if (!running) throw new Error('the rig did not start');
+    return running;
   };
-  const bodies = (): ChatBody[] => (model?.completionRequests() ?? []).map((r) => r.body as ChatBody);
-  const chat = (): string[] => (telegram ? textsTo(telegram, USER) : []);
+  const cluster = (): ClusterRig => started().rig;
+  const bodies = (): ChatBody[] => started().bodies();
+  const chat = (): string[] => started().chat();
   const held: (() => void)[] = [];
 
   before(async () => {
-    telegram = await startFakeTelegram();
-    model = await startMockOpenAIChat({
+    const nodes = [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }];
+    running = await startChatCluster('sb-cluster-singletons-', nodes, {
+      user: USER,
       handler: (body) => {
         if (isCronTurn(body)) return chatText('cron run done');
         // A turn of "held" waits until the test lets it go (its node is SIGKILLed meanwhile).
@@ -46,23 +45,14 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
           return new Promise((resolve) => held.push(() => resolve(chatText('too late'))));
         return chatText(`answer to: ${lastUserText(body)}`);
       },
-    });
-    rig = await startClusterRig('sb-cluster-singletons-', [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }], {
-      config: {
-        channels: { telegram: telegramSection(telegram, [USER]), web: { enabled: false } },
-        inference: chatInference(model.url),
-        heartbeat: { intervalMinutes: 0 },
-        // A task added on another node is seen by the scheduler's holder at its next re-arm, at most this far apart.
-        scheduler: { maxWaitMs: 2000 },
-      },
+      // A task added on another node is seen by the scheduler's holder at its next re-arm, at most this far apart.
+      config: { scheduler: { maxWaitMs: 2000 } },
     });
   });
 
   after(async () => {
     for (const release of held.splice(0)) release();
-    await rig?.stop();
-    await telegram?.close();
-    await model?.close();
+    await running?.stop();
   });
 
   it('fires a cron task once per due time across the three nodes', async () => {
@@ -78,7 +68,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   });
 
   it('moves the Telegram poller and the engine to another node when their holder is SIGKILLed; nothing lost or doubled', async () => {
-    const fake = telegram as FakeTelegram;
+    const fake = started().telegram;
     fake.pushMessage({ fromId: USER, text: 'one' });
     await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
     const first = await heldBy(cluster(), 'primary');
@@ -128,7 +118,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   });
 
   it('runs on the new holder every message the lost one acknowledged: a cut-off turn answered once, a queued one run', async () => {
-    const fake = telegram as FakeTelegram;
+    const fake = started().telegram;
     const holder = await heldBy(cluster(), 'primary');
     fake.pushMessage({ fromId: USER, text: 'held' });
     await waitFor(
