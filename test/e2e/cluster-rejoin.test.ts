@@ -2,11 +2,9 @@
 // rejoins the cluster and, once the node that took `primary` over is lost in turn, serves it again without a restart:
 // its engine restores the conversation from the database and answers, and every message is answered once.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { ChatCluster } from '../support/chat-cluster.ts';
-import { startChatCluster } from '../support/chat-cluster.ts';
+import { describe, it } from 'node:test';
+import { chatClusterPerSuite, startChatCluster } from '../support/chat-cluster.ts';
 import { clusterState, heldBy, holderOf } from '../support/cluster-load.ts';
-import type { ClusterRig } from '../support/cluster-rig.ts';
 import { systemText } from '../support/e2e-daemon.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';
 import { chatText, lastUserText, messageText } from '../support/mock-openai-chat.ts';
@@ -17,30 +15,17 @@ const USER = 6262;
 const LONG = 60_000;
 
 describe('a node that rejoined the cluster', { skip: postgresSkip() }, () => {
-  let running: ChatCluster | undefined;
-  const started = (): ChatCluster => {
-    if (!running) throw new Error('the rig did not start');
-    return running;
-  };
-  const cluster = (): ClusterRig => started().rig;
-  const bodies = (): ChatBody[] => started().bodies();
-  const chat = (): string[] => started().chat();
+  const { cluster, telegram, bodies, chat } = chatClusterPerSuite(() =>
+    startChatCluster('sb-cluster-rejoin-', [{ name: 'alpha' }, { name: 'beta' }], {
+      user: USER,
+      handler: (body) => chatText(`answer to: ${lastUserText(body)}`),
+    }),
+  );
   const userTurns = (text: string): ChatBody[] =>
     bodies().filter((b) => systemText(b).includes(`serves the chat telegram|${USER}`) && lastUserText(b) === text);
 
-  before(async () => {
-    running = await startChatCluster('sb-cluster-rejoin-', [{ name: 'alpha' }, { name: 'beta' }], {
-      user: USER,
-      handler: (body) => chatText(`answer to: ${lastUserText(body)}`),
-    });
-  });
-
-  after(async () => {
-    await running?.stop();
-  });
-
   it('serves primary again when the node that took it over is lost, answering every message once', async () => {
-    const fake = started().telegram;
+    const fake = telegram();
     fake.pushMessage({ fromId: USER, text: 'one' });
     await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
     const stalled = await heldBy(cluster(), 'primary');

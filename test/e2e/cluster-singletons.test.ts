@@ -5,11 +5,9 @@
 // off by the kill is answered "Internal error." once, a message queued behind it is run. Engine requests made on a
 // node that does not serve the engine are run by the holder.
 import assert from 'node:assert/strict';
-import { after, before, describe, it } from 'node:test';
-import type { ChatCluster } from '../support/chat-cluster.ts';
-import { startChatCluster } from '../support/chat-cluster.ts';
+import { describe, it } from 'node:test';
+import { chatClusterPerSuite, startChatCluster } from '../support/chat-cluster.ts';
 import { heldBy } from '../support/cluster-load.ts';
-import type { ClusterRig } from '../support/cluster-rig.ts';
 import { isCronTurn, systemText } from '../support/e2e-daemon.ts';
 import type { ChatBody } from '../support/mock-openai-chat.ts';
 import { chatText, lastUserText, messageText } from '../support/mock-openai-chat.ts';
@@ -24,36 +22,24 @@ function isUserTurn(body: ChatBody): boolean {
 }
 
 describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () => {
-  let running: ChatCluster | undefined;
-  const started = (): ChatCluster => {
-    if (!running) throw new Error('the rig did not start');
-    return running;
-  };
-  const cluster = (): ClusterRig => started().rig;
-  const bodies = (): ChatBody[] => started().bodies();
-  const chat = (): string[] => started().chat();
   const held: (() => void)[] = [];
-
-  before(async () => {
-    const nodes = [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }];
-    running = await startChatCluster('sb-cluster-singletons-', nodes, {
-      user: USER,
-      handler: (body) => {
-        if (isCronTurn(body)) return chatText('cron run done');
-        // A turn of "held" waits until the test lets it go (its node is SIGKILLed meanwhile).
-        if (lastUserText(body) === 'held')
-          return new Promise((resolve) => held.push(() => resolve(chatText('too late'))));
-        return chatText(`answer to: ${lastUserText(body)}`);
-      },
-      // A task added on another node is seen by the scheduler's holder at its next re-arm, at most this far apart.
-      config: { scheduler: { maxWaitMs: 2000 } },
-    });
-  });
-
-  after(async () => {
-    for (const release of held.splice(0)) release();
-    await running?.stop();
-  });
+  const nodes = [{ name: 'alpha' }, { name: 'beta' }, { name: 'gamma' }];
+  const { cluster, telegram, bodies, chat } = chatClusterPerSuite(
+    () =>
+      startChatCluster('sb-cluster-singletons-', nodes, {
+        user: USER,
+        handler: (body) => {
+          if (isCronTurn(body)) return chatText('cron run done');
+          // A turn of "held" waits until the test lets it go (its node is SIGKILLed meanwhile).
+          if (lastUserText(body) === 'held')
+            return new Promise((resolve) => held.push(() => resolve(chatText('too late'))));
+          return chatText(`answer to: ${lastUserText(body)}`);
+        },
+        // A task added on another node is seen by the scheduler's holder at its next re-arm, at most this far apart.
+        config: { scheduler: { maxWaitMs: 2000 } },
+      }),
+    { beforeStop: () => held.splice(0).forEach((release) => release()) },
+  );
 
   it('fires a cron task once per due time across the three nodes', async () => {
     await cluster().node('beta').rpc('cron.add', { name: 'tick', schedule: '* * * * *', prompt: 'Count the ticks.' });
@@ -68,7 +54,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   });
 
   it('moves the Telegram poller and the engine to another node when their holder is SIGKILLed; nothing lost or doubled', async () => {
-    const fake = started().telegram;
+    const fake = telegram();
     fake.pushMessage({ fromId: USER, text: 'one' });
     await waitFor('the answer to one', () => chat().includes('answer to: one'), LONG);
     const first = await heldBy(cluster(), 'primary');
@@ -118,7 +104,7 @@ describe('singletons of a cluster of three nodes', { skip: postgresSkip() }, () 
   });
 
   it('runs on the new holder every message the lost one acknowledged: a cut-off turn answered once, a queued one run', async () => {
-    const fake = started().telegram;
+    const fake = telegram();
     const holder = await heldBy(cluster(), 'primary');
     fake.pushMessage({ fromId: USER, text: 'held' });
     await waitFor(

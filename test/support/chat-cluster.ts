@@ -1,6 +1,7 @@
 // A cluster of daemon processes serving one Telegram chat: the fake Telegram, the mock model and the rig, started
 // together and stopped together, with the model's requests and the chat's texts at hand. The e2e cluster tests that
 // talk to the engine through Telegram share it.
+import { after, before } from 'node:test';
 import type { ClusterRig, NodeSpec, RigOptions } from './cluster-rig.ts';
 import { startClusterRig } from './cluster-rig.ts';
 import { chatInference, telegramSection, textsTo } from './e2e-daemon.ts';
@@ -62,5 +63,41 @@ export async function startChatCluster(
       await telegram.close();
       await model.close();
     },
+  };
+}
+
+/** What a suite reads of its chat cluster; each throws when the cluster did not start. */
+export interface ChatClusterSuite {
+  cluster: () => ClusterRig;
+  telegram: () => FakeTelegram;
+  bodies: () => ChatBody[];
+  chat: () => string[];
+}
+
+/**
+ * Starts the chat cluster `start` makes before the suite's tests and stops it after them (`beforeStop` first, e.g.
+ * to let held model answers go). Call it inside `describe`.
+ */
+export function chatClusterPerSuite(
+  start: () => Promise<ChatCluster>,
+  options: { beforeStop?: () => void } = {},
+): ChatClusterSuite {
+  let running: ChatCluster | undefined;
+  const started = (): ChatCluster => {
+    if (!running) throw new Error('the rig did not start');
+    return running;
+  };
+  before(async () => {
+    running = await start();
+  });
+  after(async () => {
+    options.beforeStop?.();
+    await running?.stop();
+  });
+  return {
+    cluster: () => started().rig,
+    telegram: () => started().telegram,
+    bodies: () => started().bodies(),
+    chat: () => started().chat(),
   };
 }
