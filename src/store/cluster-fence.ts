@@ -57,7 +57,6 @@ export interface LeaseFenceOptions {
 }
 
 /**
-/**
  * A select-list expression that bounds the current transaction's idle time on the server to `ms`
  * (`set_config('idle_in_transaction_session_timeout', …, true)`: SET LOCAL, gone with the transaction). Select it with
  * the row a fenced transaction locks, so it is set in that same statement, once the lock is held. PostgreSQL only.
