@@ -2,9 +2,10 @@
 // burst's CPU went (the agents starting, or the daemon). Children's time is read from /proc/self/stat (Linux only).
 import { readFileSync } from 'node:fs';
 
-/** CPU milliseconds used by this process and by its children that have exited (null where /proc is missing). */
+/** CPU milliseconds used by this process (user, system) and by its children that exited (null without /proc). */
 export interface CpuSplit {
-  processMs: number;
+  userMs: number;
+  systemMs: number;
   childrenMs: number | null;
 }
 
@@ -30,7 +31,8 @@ export function measureCpu(): () => CpuSplit {
     const used = process.cpuUsage(process0);
     const children1 = childrenMs();
     return {
-      processMs: (used.user + used.system) / 1000,
+      userMs: used.user / 1000,
+      systemMs: used.system / 1000,
       childrenMs: children0 === null || children1 === null ? null : children1 - children0,
     };
   };
@@ -39,5 +41,5 @@ export function measureCpu(): () => CpuSplit {
 /** "X ms children + Y ms this process" for a line of the report. */
 export function formatCpu(split: CpuSplit): string {
   const children = split.childrenMs === null ? 'n/a' : `${split.childrenMs.toFixed(0)} ms`;
-  return `${children} in the agents + ${split.processMs.toFixed(0)} ms in this process`;
+  return `${children} in the agents + ${(split.userMs + split.systemMs).toFixed(0)} ms in this process`;
 }
