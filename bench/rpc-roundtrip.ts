@@ -2,6 +2,8 @@
 // Node HTTP server answering a JSON POST, measured in the same run with the same client (fetch, keep-alive). The bare
 // server answers twice: an empty list (the platform's floor), and the very bytes the daemon answered (the same
 // response, serialized once before the run), so that the second ratio is the daemon's own cost for the same transfer.
+// All three are warmed up first, then measured in interleaved rounds (each round asks each of them in turn, the order
+// rotating), so neither the client's own warm-up nor a drift of the machine favours whichever is measured first.
 // Run: npm run bench:rpc   (or: npx node bench/rpc-roundtrip.ts [requests] [sessions])
 import { mkdirSync } from 'node:fs';
 import { createServer } from 'node:http';
@@ -16,9 +18,10 @@ const requests = Number(process.argv[2] ?? 2_000);
 const sessionCount = Number(process.argv[3] ?? 20);
 const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'sessions.list', params: {} });
 
-async function measure(url: string, headers: Record<string, string>): Promise<number[]> {
+/** `count` sequential round trips to `url`; their latencies (ms). */
+async function roundTrips(url: string, headers: Record<string, string>, count: number): Promise<number[]> {
   const latencies: number[] = [];
-  for (let i = 0; i < requests + 100; i += 1) {
+  for (let i = 0; i < count; i += 1) {
     const start = performance.now();
     const response = await fetch(url, {
       method: 'POST',
@@ -26,20 +29,39 @@ async function measure(url: string, headers: Record<string, string>): Promise<nu
       body,
     });
     await response.arrayBuffer();
-    if (i >= 100) latencies.push(performance.now() - start); // the first 100 warm up
+    latencies.push(performance.now() - start);
   }
   return latencies;
 }
 
-/** The result the bare server sends: an empty list until the daemon's own answer is known. */
-let bareResult: unknown = { sessions: [], count: 0 };
+interface Target {
+  url: string;
+  headers: Record<string, string>;
+  latencies: number[];
+}
+
+/** Warms every target up (300 round trips each), then measures `requests` each in 10 rounds, rotating their order. */
+async function measureInterleaved(targets: Target[]): Promise<void> {
+  for (const t of targets) await roundTrips(t.url, t.headers, 300);
+  const rounds = 10;
+  for (let round = 0; round < rounds; round += 1) {
+    for (let k = 0; k < targets.length; k += 1) {
+      const t = targets[(round + k) % targets.length] as Target;
+      t.latencies.push(...(await roundTrips(t.url, t.headers, Math.ceil(requests / rounds))));
+    }
+  }
+}
+
+/** What the bare server answers on /same: the daemon's own result, once it is known (before the measurement). */
+let sameResult: unknown = null;
 const bare = createServer((req, res) => {
   const chunks: Buffer[] = [];
   req.on('data', (c: Buffer) => chunks.push(c));
   req.on('end', () => {
     const parsed = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { id: number };
+    const result = req.url === '/same' ? sameResult : { sessions: [], count: 0 };
     res.writeHead(200, { 'content-type': 'application/json' });
-    res.end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result: bareResult }));
+    res.end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, result }));
   });
 });
 await new Promise<void>((resolve) => bare.listen(0, '127.0.0.1', resolve));
@@ -64,24 +86,31 @@ try {
     const s = await daemon.services.sessions.launch({ prompt: `bench session ${i}`, workdir, originChannel: 'cli' });
     if (i % 2 === 0) await daemon.services.sessions.kill(s.id);
   }
-  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}/rpc`;
-  const bareLatencies = await measure(bareUrl, {});
-  const sbLatencies = await measure(`${daemon.url}/rpc`, { authorization: `Bearer ${daemon.token}` });
+  const bareUrl = `http://127.0.0.1:${(bare.address() as AddressInfo).port}`;
+  const daemonHeaders = { authorization: `Bearer ${daemon.token}` };
   const answered = (await (
     await fetch(`${daemon.url}/rpc`, {
       method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${daemon.token}` },
+      headers: { 'content-type': 'application/json', ...daemonHeaders },
       body,
     })
   ).json()) as { result: unknown };
-  bareResult = answered.result;
+  sameResult = answered.result;
   const sameBytes = Buffer.byteLength(JSON.stringify(answered));
-  const bareSameLatencies = await measure(bareUrl, {});
+  const bareEmpty: Target = { url: `${bareUrl}/rpc`, headers: {}, latencies: [] };
+  const bareSame: Target = { url: `${bareUrl}/same`, headers: {}, latencies: [] };
+  const switchboard: Target = { url: `${daemon.url}/rpc`, headers: daemonHeaders, latencies: [] };
+  await measureInterleaved([bareEmpty, bareSame, switchboard]);
+  const bareLatencies = bareEmpty.latencies;
+  const bareSameLatencies = bareSame.latencies;
+  const sbLatencies = switchboard.latencies;
   const row = (label: string, l: number[]): (string | number)[] => {
     const total = l.reduce((a, b) => a + b, 0);
     return [label, (l.length / total) * 1000, percentile(l, 50), percentile(l, 99)];
   };
-  console.log(`${requests} sequential round trips on loopback; switchboard lists ${sessionCount} stored sessions`);
+  console.log(
+    `${requests} sequential round trips each, interleaved in 10 rounds after a warm-up; switchboard lists ${sessionCount} stored sessions`,
+  );
   printTable(
     ['server', 'req/s', 'p50 ms', 'p99 ms'],
     [
