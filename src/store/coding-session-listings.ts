@@ -3,7 +3,7 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { CursorKey } from '../core/cursor.ts';
-import type { ChannelView, LaunchSpec, SessionStatus, StoredSession } from './coding-sessions.ts';
+import type { ChannelView, LaunchSpec, SessionStatus, StoredSession } from './coding-session-types.ts';
 import type { Database } from './tables/index.ts';
 
 /**
