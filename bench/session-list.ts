@@ -11,7 +11,7 @@ import type { OperationServices } from '../src/operations/operation.ts';
 import { rpcMethods } from '../src/operations/rpc-methods.ts';
 import { OPERATIONS } from '../src/operations/table.ts';
 import { listingPageQuery } from '../src/store/coding-session-listings.ts';
-import type { StoredSession } from '../src/store/coding-sessions.ts';
+import type { StoredSession } from '../src/store/coding-session-types.ts';
 import { sqliteKysely } from '../src/store/kysely/connection.ts';
 import { ScriptedHarness } from '../test/support/scripted-harness.ts';
 import { sessionManagerIn } from '../test/support/session-manager-in.ts';

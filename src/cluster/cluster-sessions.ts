@@ -12,7 +12,7 @@ import { AppError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { ClusterCommandStore } from '../store/cluster-commands.ts';
 import { ClusterNodeStore } from '../store/cluster-nodes.ts';
-import type { Placement } from '../store/coding-sessions.ts';
+import type { Placement } from '../store/coding-session-types.ts';
 import { LAUNCH_CHANNEL, LaunchQueueStore } from '../store/launch-queue.ts';
 import type { Database } from '../store/tables/index.ts';
 import { ClusterCommands } from './cluster-commands.ts';

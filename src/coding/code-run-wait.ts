@@ -5,7 +5,7 @@
 import type { Clock, Timer } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
 import type { SessionManager } from './session-manager.ts';
 
 /** True once a session's status is final (not starting, running, or waiting in the cluster's queue). */

@@ -11,7 +11,7 @@ import { expandHome } from '../core/config-load.ts';
 import { AppError } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
-import type { Placement, StoredSession } from '../store/coding-sessions.ts';
+import type { Placement, StoredSession } from '../store/coding-session-types.ts';
 import type { LaunchQueueStore, NodeAbility } from '../store/launch-queue.ts';
 import type { Database } from '../store/tables/index.ts';
 import { placementRefusal } from './placement.ts';

@@ -3,7 +3,8 @@
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { conflict, limitReached } from '../core/errors.ts';
-import type { CodingSessionStore, StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
+import type { CodingSessionStore } from '../store/coding-sessions.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { PermissionGate } from './permission-gate.ts';
 import type { Session } from './session.ts';

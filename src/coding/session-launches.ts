@@ -6,14 +6,9 @@ import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName } from '../core/config.ts';
 import { conflict, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
-import type {
-  CodingSessionStore,
-  LaunchSpec,
-  Placement,
-  SessionStatus,
-  StoredSession,
-} from '../store/coding-sessions.ts';
-import { isActiveStatus } from '../store/coding-sessions.ts';
+import type { LaunchSpec, Placement, SessionStatus, StoredSession } from '../store/coding-session-types.ts';
+import { isActiveStatus } from '../store/coding-session-types.ts';
+import type { CodingSessionStore } from '../store/coding-sessions.ts';
 import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { Harness } from './harness.ts';

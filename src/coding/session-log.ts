@@ -1,5 +1,5 @@
 import type { Approval } from '../store/approvals.ts';
-import type { LaunchSpec, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+import type { LaunchSpec, SessionStatus, StoredSession } from '../store/coding-session-types.ts';
 import type { TurnOutcome, Usage } from './harness.ts';
 
 /** Why a session is waiting for input. */

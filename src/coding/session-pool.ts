@@ -1,7 +1,8 @@
 // The coding sessions in this node's memory, by id, and the lookups that prefer them to the store's rows (a live
 // session's record is the newest; its row may lag behind).
 import { conflict, notFound } from '../core/errors.ts';
-import type { CodingSessionStore, StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
+import type { CodingSessionStore } from '../store/coding-sessions.ts';
 import type { Session } from './session.ts';
 
 /** The sessions in memory on this node (starting, running, or ended and not yet cleaned up), by session id. */

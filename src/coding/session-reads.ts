@@ -1,7 +1,8 @@
 // The read side of the coding sessions: stored lists, pages and metrics, a session's output, transcript and log
 // position (from the live session, this node's log, or the cluster's records), following its log, and the channels'
 // views of it (what each has seen, whether it streams it).
-import type { CodingSessionStore, SessionStatus, StoredSession } from '../store/coding-sessions.ts';
+import type { SessionStatus, StoredSession } from '../store/coding-session-types.ts';
+import type { CodingSessionStore } from '../store/coding-sessions.ts';
 import type { LogRecord } from '../store/jsonl-log.ts';
 import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
 import { localRecords } from '../store/session-logs.ts';

@@ -3,8 +3,8 @@
 // the caller says they are stored.
 import type { Config } from '../core/config.ts';
 import { faultPoint } from '../core/fault.ts';
+import { ACTIVE_STATUSES } from '../store/coding-session-types.ts';
 import type { CodingSessionStore } from '../store/coding-sessions.ts';
-import { ACTIVE_STATUSES } from '../store/coding-sessions.ts';
 import type { LostNodeDeps } from './lost-node.ts';
 import { interruptLostNode } from './lost-node.ts';
 import { orphanReport, sweepOrphans } from './orphans.ts';

@@ -8,7 +8,7 @@ import { ScriptedHarness } from '../../test/support/scripted-harness.ts';
 import { storedSession as storedSessionRecord } from '../../test/support/stored-session.ts';
 import { ManualClock } from '../core/clock.ts';
 import { silentLogger } from '../core/logger.ts';
-import type { LaunchSpec, SessionPatch, StoredSession } from '../store/coding-sessions.ts';
+import type { LaunchSpec, SessionPatch, StoredSession } from '../store/coding-session-types.ts';
 import type { Run, RunSpec } from './harness.ts';
 import type { SessionSignal } from './session.ts';
 import { endsWithQuestion, Session } from './session.ts';

@@ -4,7 +4,7 @@
 import { formatDuration, truncate } from '../coding/format.ts';
 import type { WaitingReason } from '../coding/session-log.ts';
 import { toolUseLine } from '../coding/tool-summary.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
 import { outputPreview } from './preview.ts';
 
 type SessionRecord = Readonly<StoredSession>;

@@ -6,7 +6,7 @@ import { toolUseLine } from '../coding/tool-summary.ts';
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
 import type { TextBatch } from './foreground-stream.ts';
 import { ForegroundStream } from './foreground-stream.ts';
 import { LongRunReminders } from './long-run-reminders.ts';

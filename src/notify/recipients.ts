@@ -1,6 +1,6 @@
 import type { ChannelTarget } from '../channels/connector.ts';
 import { formatTarget, parseTarget } from '../channels/connector.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
 
 /** Who receives a message: channels streaming the session live, its origin channel, or both (each once). */
 export interface Audience {

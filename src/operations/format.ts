@@ -1,6 +1,7 @@
 import { formatDuration, truncate } from '../coding/format.ts';
 import { toolUseLine } from '../coding/tool-summary.ts';
-import type { SessionMetrics, SessionStatus } from '../store/coding-sessions.ts';
+import type { SessionMetrics } from '../store/coding-session-runs.ts';
+import type { SessionStatus } from '../store/coding-session-types.ts';
 import type { SessionSummary } from './session-summary.ts';
 
 export { formatDuration, truncate };

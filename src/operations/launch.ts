@@ -4,7 +4,7 @@ import type { LaunchRequest } from '../coding/session-manager.ts';
 import type { Config } from '../core/config.ts';
 import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
-import type { Placement, StoredSession } from '../store/coding-sessions.ts';
+import type { Placement, StoredSession } from '../store/coding-session-types.ts';
 import type { Database } from '../store/tables/index.ts';
 import { sessionRef, summaryOf } from './common.ts';
 import { truncate } from './format.ts';

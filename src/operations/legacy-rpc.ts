@@ -1,6 +1,6 @@
 // The seed's `claude-code.*` RPC response shapes. Each is the typed `legacyRpc` alias of one operation of the table
 // (list, launch, kill, output, stats): the method name and how that operation's own result is reshaped.
-import type { SessionMetrics } from '../store/coding-sessions.ts';
+import type { SessionMetrics } from '../store/coding-session-runs.ts';
 import { formatDuration, formatSessionLine, formatStats } from './format.ts';
 import type { SessionListResult } from './list.ts';
 import type { LegacyRpc } from './operation.ts';

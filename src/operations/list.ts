@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { decodeCursor, encodeCursor } from '../core/cursor.ts';
 import { invalidInput } from '../core/errors.ts';
-import type { SessionStatus } from '../store/coding-sessions.ts';
-import { SESSION_STATUSES } from '../store/coding-sessions.ts';
+import type { SessionStatus } from '../store/coding-session-types.ts';
+import { SESSION_STATUSES } from '../store/coding-session-types.ts';
 import { summaryOf } from './common.ts';
 import { formatSessionList } from './format.ts';
 import { legacySessions } from './legacy-rpc.ts';

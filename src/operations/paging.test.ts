@@ -6,7 +6,7 @@ import { storedSession } from '../../test/support/stored-session.ts';
 import { openTestStore } from '../../test/support/test-store.ts';
 import { AppError } from '../core/errors.ts';
 import { pageOf } from '../core/page.ts';
-import type { StoredSession } from '../store/coding-sessions.ts';
+import type { StoredSession } from '../store/coding-session-types.ts';
 import { runCommand } from './commands.ts';
 import type { SessionListResult } from './list.ts';
 import type { OperationServices } from './operation.ts';

@@ -3,7 +3,7 @@
 // command queue) and answered with what that node answered. On SQLite, and for sessions of this node, nothing moves.
 import type { ForwardedRequest } from '../cluster/cluster-sessions.ts';
 import { notFound } from '../core/errors.ts';
-import { isActiveStatus } from '../store/coding-sessions.ts';
+import { isActiveStatus } from '../store/coding-session-types.ts';
 import { parseOperationInput } from './input.ts';
 import type { Caller, Operation, OperationContext, OperationServices } from './operation.ts';
 

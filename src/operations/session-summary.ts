@@ -4,7 +4,7 @@ import type { WaitingReason } from '../coding/session-log.ts';
 import type { HarnessName } from '../core/config.ts';
 import { roundUsd } from '../core/usd.ts';
 import type { SessionListing } from '../store/coding-session-listings.ts';
-import type { SessionStatus } from '../store/coding-sessions.ts';
+import type { SessionStatus } from '../store/coding-session-types.ts';
 
 /** The public view of a coding session that every surface returns. */
 export interface SessionSummary {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { SessionMetrics } from '../store/coding-sessions.ts';
+import type { SessionMetrics } from '../store/coding-session-runs.ts';
 import { formatStats } from './format.ts';
 import { legacyStats } from './legacy-rpc.ts';
 import { defineOperation } from './operation.ts';

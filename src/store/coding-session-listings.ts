@@ -3,7 +3,7 @@
 import type { Kysely, Selectable, SelectQueryBuilder } from 'kysely';
 import { sql } from 'kysely';
 import type { CursorKey } from '../core/cursor.ts';
-import type { ChannelView, LaunchSpec, SessionStatus, StoredSession } from './coding-sessions.ts';
+import type { ChannelView, LaunchSpec, SessionStatus, StoredSession } from './coding-session-types.ts';
 import type { Database } from './tables/index.ts';
 
 /**
@@ -16,7 +16,7 @@ export type SessionListing = Omit<StoredSession, 'spec' | 'originSessionId' | 'u
 
 /**
  * One page of listed sessions, newest first, and the sort key to continue after (null on the last page). Pages are
- * shared between callers until the next write (see CodingSessionStore.page): read them, never change them.
+ * shared between callers until the next write (see SessionListingPages.page): read them, never change them.
  */
 export interface SessionListingPage {
   readonly sessions: readonly Readonly<SessionListing>[];

@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { storedSession } from '../../test/support/stored-session.ts';
-import type { Placement } from './coding-sessions.ts';
+import type { Placement } from './coding-session-types.ts';
 import { CodingSessionStore } from './coding-sessions.ts';
 import type { NodeAbility } from './launch-queue.ts';
 import { LaunchQueueStore } from './launch-queue.ts';

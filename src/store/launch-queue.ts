@@ -4,8 +4,8 @@
 import type { Expression, Kysely, SqlBool, Transaction } from 'kysely';
 import { sql } from 'kysely';
 import type { HarnessName } from '../core/config.ts';
-import type { StoredSession } from './coding-sessions.ts';
-import { sessionFromRow } from './coding-sessions.ts';
+import { sessionFromRow } from './coding-session-rows.ts';
+import type { StoredSession } from './coding-session-types.ts';
 import type { Database } from './tables/index.ts';
 
 /** The channel every node LISTENs on: a launch was queued (sent on commit of the insert). */

@@ -1,6 +1,6 @@
 // A StoredSession record for tests that build sessions or store rows directly: defaults for every field, the launch
 // spec filled in, `overrides` (and `spec`) on top.
-import type { LaunchSpec, StoredSession } from '../../src/store/coding-sessions.ts';
+import type { LaunchSpec, StoredSession } from '../../src/store/coding-session-types.ts';
 
 /** A stored coding session ('starting', claude, prompt "do it" in /w) with the given fields and spec fields over it. */
 export function storedSession(

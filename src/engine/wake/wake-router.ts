@@ -12,7 +12,7 @@ import { newId } from '../../core/ids.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { StepResult } from '../../core/work-loop.ts';
 import { WorkLoop } from '../../core/work-loop.ts';
-import type { StoredSession } from '../../store/coding-sessions.ts';
+import type { StoredSession } from '../../store/coding-session-types.ts';
 import type { Database } from '../../store/tables/index.ts';
 import type { WakeEvent, WakeEventKind } from '../../store/wake-events.ts';
 import { WakeEventStore } from '../../store/wake-events.ts';

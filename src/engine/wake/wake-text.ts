@@ -2,7 +2,7 @@
 // calls to use next.
 import { formatDuration, truncate } from '../../coding/format.ts';
 import type { WaitingReason } from '../../coding/session-log.ts';
-import type { StoredSession } from '../../store/coding-sessions.ts';
+import type { StoredSession } from '../../store/coding-session-types.ts';
 
 /** Longest output tail an event carries. */
 export const TAIL_CHARS = 500;

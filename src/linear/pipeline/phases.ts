@@ -10,8 +10,8 @@ import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts'
 import { AppError, errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import { ensureLines } from '../../store/artifact-files.ts';
-import type { StoredSession } from '../../store/coding-sessions.ts';
-import { isActiveStatus } from '../../store/coding-sessions.ts';
+import type { StoredSession } from '../../store/coding-session-types.ts';
+import { isActiveStatus } from '../../store/coding-session-types.ts';
 import type { DispatchPhase, DispatchRecord, DispatchSession, DispatchStore } from '../../store/linear-dispatches.ts';
 import type { LinearApi, LinearIssue } from '../api/types.ts';
 import type { LinearApprovals } from '../approvals-bridge.ts';

@@ -11,8 +11,8 @@
 import { existsSync } from 'node:fs';
 import type { SessionManager } from '../../coding/session-manager.ts';
 import { AppError, errorMessage } from '../../core/errors.ts';
-import type { StoredSession } from '../../store/coding-sessions.ts';
-import { isActiveStatus } from '../../store/coding-sessions.ts';
+import type { StoredSession } from '../../store/coding-session-types.ts';
+import { isActiveStatus } from '../../store/coding-session-types.ts';
 import type { DispatchRecord, DispatchSession } from '../../store/linear-dispatches.ts';
 import { SLOT_STATUSES } from '../../store/linear-dispatches.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';

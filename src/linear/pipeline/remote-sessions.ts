@@ -3,7 +3,7 @@
 // a person would run (`respond`, `approval_decide`) through the cluster's durable command queue, and applied there once.
 import type { DecisionInput, DecisionResult } from '../../approvals/approval.ts';
 import type { SessionManager } from '../../coding/session-manager.ts';
-import { isActiveStatus } from '../../store/coding-sessions.ts';
+import { isActiveStatus } from '../../store/coding-session-types.ts';
 
 /** Runs an operation on another node (ClusterSessions.forward, wired in main.ts): its answer, or its error thrown. */
 export interface OperationForwarder {

@@ -1,6 +1,6 @@
 import type { Generated } from 'kysely';
 import type { HarnessName } from '../../core/config.ts';
-import type { SessionStatus } from '../coding-sessions.ts';
+import type { SessionStatus } from '../coding-session-types.ts';
 
 /**
  * Coding-session tables (migrations 1–99). Times are epoch milliseconds (BIGINT on PostgreSQL), flags are 0/1 integers
