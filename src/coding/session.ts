@@ -1,58 +1,30 @@
-import type { Clock, Timer } from '../core/clock.ts';
+import type { Clock } from '../core/clock.ts';
 import { conflict, errorMessage } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
 import { roundUsd } from '../core/usd.ts';
-import type { Approval } from '../store/approvals.ts';
 import type { ChannelView, SessionPatch, SessionStatus, StoredSession } from '../store/coding-session-types.ts';
 import { isActiveStatus } from '../store/coding-session-types.ts';
 import { explainCredentialFailure } from './credentials.ts';
-import { formatDuration } from './format.ts';
 import type { Harness, HarnessEvent, PermissionDecision, Run } from './harness.ts';
 import { OutputBuffer } from './output-buffer.ts';
 import type { PermissionGate } from './permission-gate.ts';
 import type { SessionLogEntry, UserMessageSource, WaitingReason } from './session-log.ts';
+import type { PendingPermission } from './session-permissions.ts';
+import { decisionOfText, permissionAnswerEntry, SessionPermissions } from './session-permissions.ts';
+import { consumeRun, runSpecOf } from './session-run.ts';
+import type { SessionSignal } from './session-signal.ts';
+import { idleText, outputPreview, permissionPreview } from './session-text.ts';
+import { SessionTurn } from './session-turn.ts';
+import { SessionWaiting } from './session-waiting.ts';
+import type { SessionPersistence } from './session-writes.ts';
+import { SessionWrites } from './session-writes.ts';
 
-/**
- * What a Session tells its manager; discriminated by `type`. Each is already in the log when it is signalled.
- * `via` is the chat channel string a person typed the command in that caused the signal: that chat already shows the
- * command's own reply, so notifiers need not repeat it there.
- */
-export type SessionSignal =
-  /** A run started (a launch or a resume), after its `run` and `user` records. */
-  | { type: 'launched'; session: Session; kind: 'launch' | 'resume'; via?: string }
-  | { type: 'output'; session: Session; text: string; seq: number }
-  | { type: 'tool'; session: Session; name: string; input: unknown }
-  /** The agent explicitly asked the user something (its `waiting` with reason `question` follows at turn end). */
-  | { type: 'question'; session: Session; text: string }
-  /** The agent asks to use a tool (its `waiting` with reason `permission` follows at once). */
-  | { type: 'permission'; session: Session; requestId: string; tool: string; input: unknown }
-  /** A message was sent into the running session; `answered` when it answered a pending permission request. */
-  | { type: 'message'; session: Session; text: string; source: UserMessageSource; answered: boolean; via?: string }
-  | { type: 'waiting'; session: Session; reason: WaitingReason; preview: string }
-  | { type: 'budgetExhausted'; session: Session }
-  | { type: 'running'; session: Session }
-  | { type: 'ended'; session: Session; via?: string }
-  /** A chat channel started (`on`) or stopped streaming the session live (claude_fg / claude_bg). */
-  | { type: 'view'; session: Session; channel: string; on: boolean }
-  /** The daemon is stopping: the session was marked interrupted (no `ended` follows). */
-  | { type: 'interrupted'; session: Session };
+export type { PendingPermission } from './session-permissions.ts';
+export type { SessionSignal } from './session-signal.ts';
+export { endsWithQuestion } from './session-text.ts';
+export type { SessionPersistence } from './session-writes.ts';
 
-/** A tool call the agent asked permission for, still unanswered. */
-export interface PendingPermission {
-  requestId: string;
-  tool: string;
-  input: unknown;
-  /** The approval a person is asked to decide, once the gate stored it (absent without a gate, or while a rule looks). */
-  approval?: Approval;
-}
-
-/** Where a Session writes: its log (append-before-announce) and its row. */
-export interface SessionPersistence {
-  log(entry: SessionLogEntry): { seq: number };
-  /** Writes the patch to the row; resolves once it committed. */
-  update(patch: SessionPatch): Promise<void>;
-}
-
+/** What a Session is built with: its harness, clock, logger, where it writes, its timings, gate and signal sink. */
 export interface SessionDeps {
   harness: Harness;
   clock: Clock;
@@ -67,39 +39,54 @@ export interface SessionDeps {
   onSignal: (signal: SessionSignal) => void;
 }
 
-const PREVIEW_BLOCKS = 5;
-const PREVIEW_CHARS = 500;
-
 /**
- * One coding session over any harness: consumes the run's events, keeps the 200-block output buffer, runs the idle
- * and safety-net timers, and moves through starting → running → completed | failed | killed (| interrupted).
+ * One coding session over any harness: consumes the run's events, keeps the 200-block output buffer, and moves
+ * through starting → running → completed | failed | killed (| interrupted), waiting for input on the way. The state
+ * machine is here; its parts each hold one job: the writes (`session-writes.ts`), the waiting reason and its timers
+ * (`session-waiting.ts`, `session-timers.ts`), the permission requests (`session-permissions.ts`), the turn's content
+ * (`session-turn.ts`) and the run's events (`session-run.ts`).
  */
 export class Session {
-  #record: StoredSession;
-  #deps: SessionDeps;
+  readonly #record: StoredSession;
+  readonly #deps: SessionDeps;
+  readonly #writes: SessionWrites;
+  readonly #waiting: SessionWaiting;
+  readonly #permissions: SessionPermissions;
+  readonly #turn: SessionTurn;
   #run: Run | null = null;
   /** Settles once the current (or last) run's events are all handled: its exit is in the log. */
   #runDone: Promise<void> = Promise.resolve();
-  /** Settles once every row write issued so far committed (rejects with the first that failed). */
-  #stored: Promise<void> = Promise.resolve();
   readonly output = new OutputBuffer();
-  #openTools = new Set<string>();
-  #pendingPermission: PendingPermission | null = null;
-  #waiting: WaitingReason | null = null;
-  #waitingFired = false;
-  #askedThisTurn = false;
-  #lastText = '';
-  #safetyNet: Timer | null = null;
-  #idleTimer: Timer | null = null;
   #killRequested = false;
   #runCostBase = 0;
   #runStartSeq = 0;
   #runStartedAt = 0;
-  #malformed = 0;
 
   constructor(record: StoredSession, deps: SessionDeps) {
     this.#record = record;
     this.#deps = deps;
+    this.#writes = new SessionWrites(record, deps.persistence);
+    this.#waiting = new SessionWaiting({
+      clock: deps.clock,
+      safetyNetMs: deps.safetyNetMs,
+      idleTimeoutMs: deps.idleTimeoutMs,
+      onSilence: () => this.#onSilence(),
+      onIdle: (reason) => this.#onIdle(reason),
+    });
+    this.#permissions = new SessionPermissions({
+      gate: deps.permissions,
+      logger: deps.logger,
+      isActive: () => this.isActive,
+      onStored: () => this.#enterWaiting('permission'),
+      onDecided: (requestId, decision, decidedBy) => this.#answer(requestId, decision, decidedBy),
+    });
+    this.#turn = new SessionTurn({
+      sessionId: record.id,
+      output: this.output,
+      logger: deps.logger,
+      write: (entry) => this.#write(entry),
+      emit: (signal) => this.#deps.onSignal({ ...signal, session: this }),
+    });
   }
 
   get record(): Readonly<StoredSession> {
@@ -119,17 +106,17 @@ export class Session {
   }
   /** The tool call waiting for the user's approval, if any. */
   get pendingPermission(): Readonly<PendingPermission> | null {
-    return this.#pendingPermission;
+    return this.#permissions.pending;
   }
   /** Why the session waits for input, or null while it works. */
   get waitingFor(): WaitingReason | null {
-    return this.#waiting;
+    return this.#waiting.reason;
   }
   get openToolCalls(): number {
-    return this.#openTools.size;
+    return this.#turn.openToolCalls;
   }
   get malformedLines(): number {
-    return this.#malformed;
+    return this.#turn.malformedLines;
   }
   /** Cost added since the current run started (metrics record it once per run). */
   get runCostUsd(): number {
@@ -151,11 +138,11 @@ export class Session {
    * run): from then on the session writes nothing more to its log until it is started again.
    */
   get runDone(): Promise<void> {
-    return this.#runDone.then(() => this.#stored);
+    return this.#runDone.then(() => this.#writes.stored);
   }
   /** Resolves once every change to the stored row made so far committed (rejects with the first write that failed). */
   get stored(): Promise<void> {
-    return this.#stored;
+    return this.#writes.stored;
   }
   /** True while the agent run has not reported its exit (its log may still grow). */
   get attached(): boolean {
@@ -174,17 +161,7 @@ export class Session {
     this.#write({ type: 'user', text: spec.prompt, source: kind });
     let run: Run;
     try {
-      run = this.#deps.harness.start({
-        sessionId: this.#record.id,
-        prompt: spec.prompt,
-        workdir: this.#record.workdir,
-        permissionMode: spec.permissionMode,
-        maxBudgetUsd: spec.maxBudgetUsd,
-        ...(spec.model ? { model: spec.model } : {}),
-        ...(spec.systemPrompt ? { systemPrompt: spec.systemPrompt } : {}),
-        ...(spec.allowedTools ? { allowedTools: spec.allowedTools } : {}),
-        ...(spec.resumeBackendId ? { resumeBackendId: spec.resumeBackendId, forkSession: spec.forkSession } : {}),
-      });
+      run = this.#deps.harness.start(runSpecOf(this.#record));
     } catch (error) {
       this.#finish('failed', { error: `could not start the agent: ${errorMessage(error)}` });
       return;
@@ -192,7 +169,11 @@ export class Session {
     this.#run = run;
     this.#deps.onSignal({ type: 'launched', session: this, kind, ...(options.via ? { via: options.via } : {}) });
     this.#armSafetyNet();
-    this.#runDone = this.#consume(run);
+    this.#runDone = consumeRun(
+      run,
+      (event) => this.#handle(event),
+      () => this.#run === run && this.isActive,
+    );
   }
 
   /**
@@ -206,18 +187,17 @@ export class Session {
   ): Promise<'sent' | 'answered'> {
     const run = this.#run;
     if (!run || !this.isActive) throw new Error(`session ${this.name} is ${this.status}`);
-    if (this.#pendingPermission && this.#deps.permissions) {
+    if (this.#permissions.pending && this.#permissions.gated) {
       // Its approval is being stored this very moment (the manager decides stored ones): nothing answers it but that.
       throw conflict(`session ${this.name}: its permission request is being recorded; answer it in a moment`);
     }
-    if (this.#pendingPermission) {
-      const { requestId } = this.#pendingPermission;
-      const allow = /^\s*(y|yes|allow|approve|ok|okay)\b/i.test(text);
-      this.#pendingPermission = null;
-      this.#write({ type: 'permissionAnswer', requestId, allow, ...(allow ? {} : { message: text }) });
+    const answered = this.#permissions.take();
+    if (answered) {
+      const decision = decisionOfText(text);
+      this.#write(permissionAnswerEntry(answered.requestId, decision));
       this.#signalMessage(text, options, true);
       this.#resumeWork();
-      run.answerPermission(requestId, allow ? { allow: true } : { allow: false, message: text });
+      run.answerPermission(answered.requestId, decision);
       return 'answered';
     }
     this.#write({ type: 'user', text, source: options.source, ...(options.interrupt ? { interrupt: true } : {}) });
@@ -262,8 +242,7 @@ export class Session {
 
   /** The preview shown with waiting and completion events: last 5 blocks, at most 500 chars (tail). */
   preview(): string {
-    const text = this.lastOutput(PREVIEW_BLOCKS).join('\n').trim();
-    return text.length > PREVIEW_CHARS ? `…${text.slice(-PREVIEW_CHARS)}` : text;
+    return outputPreview(this.output);
   }
 
   /**
@@ -271,17 +250,14 @@ export class Session {
    * Resolves once the row's change committed.
    */
   setView(channel: string, view: ChannelView): Promise<void> {
-    this.#write({ type: 'foreground', channel, on: view.on });
-    const stored = this.#persist({ foreground: { ...this.#record.foreground, [channel]: view } });
+    const stored = this.#writes.setView(channel, view);
     this.#deps.onSignal({ type: 'view', session: this, channel, on: view.on });
     return stored;
   }
 
   /** Moves a channel's "seen up to" mark without changing whether it streams (bookkeeping; no log record, no signal). */
   markSeen(channel: string, seenSeq: number): void {
-    const view = this.#record.foreground[channel];
-    if (!view || view.seenSeq === seenSeq) return;
-    void this.#persist({ foreground: { ...this.#record.foreground, [channel]: { ...view, seenSeq } } });
+    this.#writes.markSeen(channel, seenSeq);
   }
 
   /**
@@ -292,17 +268,6 @@ export class Session {
     return this.#persist(patch);
   }
 
-  async #consume(run: Run): Promise<void> {
-    try {
-      for await (const event of run) this.#handle(event);
-    } catch (error) {
-      this.#handle({ type: 'exited', code: null, error: errorMessage(error) });
-    }
-    if (this.#run === run && this.isActive) {
-      this.#handle({ type: 'exited', code: null, error: 'the agent run ended without reporting an exit' });
-    }
-  }
-
   #handle(event: HarnessEvent): void {
     if (!this.isActive && event.type !== 'exited') return;
     switch (event.type) {
@@ -311,33 +276,18 @@ export class Session {
         break;
       case 'text':
         this.#onContent();
-        this.#lastText = event.text;
-        {
-          const { seq } = this.#write({ type: 'output', text: event.text });
-          this.output.push(seq, event.text);
-          this.#deps.onSignal({ type: 'output', session: this, text: event.text, seq });
-        }
+        this.#turn.text(event.text);
         break;
       case 'tool':
         this.#onContent();
-        this.#openTools.add(event.id);
-        this.#write({ type: 'tool', id: event.id, name: event.name, input: event.input });
-        this.#deps.onSignal({ type: 'tool', session: this, name: event.name, input: event.input });
+        this.#turn.tool(event);
         break;
       case 'toolResult':
-        this.#openTools.delete(event.id);
-        this.#write({
-          type: 'toolResult',
-          id: event.id,
-          isError: event.isError,
-          ...(event.output !== undefined ? { output: event.output } : {}),
-        });
+        this.#turn.toolResult(event);
         break;
       case 'question':
         this.#onContent();
-        this.#askedThisTurn = true;
-        this.#write({ type: 'question', text: event.text });
-        this.#deps.onSignal({ type: 'question', session: this, text: event.text });
+        this.#turn.question(event.text);
         break;
       case 'permission':
         this.#onPermission(event);
@@ -349,9 +299,7 @@ export class Session {
         this.#onActivity();
         break;
       case 'warning':
-        if (event.malformed) this.#malformed += 1;
-        this.#write({ type: 'warning', message: event.message, ...(event.malformed ? { malformed: true } : {}) });
-        this.#deps.logger.warn({ session: this.id, malformed: event.malformed ?? false }, event.message);
+        this.#turn.warning(event);
         // A warning is not progress: an agent that only repeats one (Codex's endless "Reconnecting…" when its model
         // server is unreachable) must still trip the safety net, so people hear it has gone quiet.
         return;
@@ -381,27 +329,21 @@ export class Session {
   #onPermission(event: HarnessEvent & { type: 'permission' }): void {
     this.#onContent();
     const { requestId, tool, input } = event;
-    this.#pendingPermission = { requestId, tool, input };
+    this.#permissions.open(requestId, tool, input);
     this.#write({ type: 'permission', requestId, tool, input });
     this.#deps.onSignal({ type: 'permission', session: this, requestId, tool, input });
-    const gate = this.#deps.permissions;
-    if (!gate) {
+    if (!this.#permissions.gated) {
       this.#enterWaiting('permission');
       return;
     }
-    const ask = { sessionId: this.id, sessionName: this.name, workdir: this.#record.workdir, requestId, tool, input };
-    gate
-      .ask(ask, (decision, approval) => this.#answer(requestId, decision, approval.decidedBy ?? 'unknown'))
-      .then((approval) => {
-        const pending = this.#pendingPermission;
-        if (approval.status !== 'pending' || pending?.requestId !== requestId || !this.isActive) return;
-        pending.approval = approval;
-        this.#enterWaiting('permission');
-      })
-      .catch((error: unknown) => {
-        this.#deps.logger.error({ session: this.id, err: errorMessage(error) }, 'recording an approval request failed');
-        this.#answer(requestId, { allow: false, message: 'The approval request could not be recorded.' }, 'error');
-      });
+    this.#permissions.ask({
+      sessionId: this.id,
+      sessionName: this.name,
+      workdir: this.#record.workdir,
+      requestId,
+      tool,
+      input,
+    });
   }
 
   /**
@@ -410,17 +352,9 @@ export class Session {
    */
   #answer(requestId: string, decision: PermissionDecision, decidedBy: string): void {
     const run = this.#run;
-    if (this.#pendingPermission?.requestId !== requestId || !run || !this.isActive) return;
-    this.#pendingPermission = null;
-    this.#write({
-      type: 'permissionAnswer',
-      requestId,
-      allow: decision.allow,
-      ...(decision.allow ? {} : { message: decision.message }),
-      decidedBy,
-    });
-    // An answered question is not a question left open at the turn's end.
-    this.#askedThisTurn = false;
+    if (!run || !this.isActive || !this.#permissions.take(requestId)) return;
+    this.#write(permissionAnswerEntry(requestId, decision, decidedBy));
+    this.#turn.answered();
     this.#resumeWork();
     run.answerPermission(requestId, decision);
   }
@@ -434,12 +368,7 @@ export class Session {
   /** New content after a false "stalled" alarm means the agent was working after all. */
   #onContent(): void {
     this.#toRunning();
-    // `null` with the notice fired: a stall the agent's activity already broke (see #onActivity).
-    if (this.#waiting === 'stalled' || (this.#waiting === null && this.#waitingFired)) {
-      this.#waiting = null;
-      this.#waitingFired = false;
-      this.#cancelIdleTimer();
-    }
+    this.#waiting.content();
   }
 
   /**
@@ -447,27 +376,15 @@ export class Session {
    * idle, so its idle clock stops; the alarm is not repeated if it goes quiet again (the safety net re-arms).
    */
   #onActivity(): void {
-    if (this.#waiting !== 'stalled') return;
-    this.#waiting = null;
-    this.#cancelIdleTimer();
+    this.#waiting.activity();
   }
 
   #onTurnEnd(event: HarnessEvent & { type: 'turnEnd' }): void {
     // A turn end after a "stalled" alarm is news of its own (the agent was working after all).
     this.#onContent();
-    const costUsd = roundUsd(Math.max(0, event.costUsd));
-    const totalCostUsd = roundUsd(this.#record.costUsd + costUsd);
-    this.#write({
-      type: 'turn',
-      outcome: event.outcome,
-      costUsd,
-      totalCostUsd,
-      ...(event.usage ? { usage: event.usage } : {}),
-    });
+    const totalCostUsd = this.#turn.writeEnd(event, this.#record.costUsd);
     void this.#persist({ costUsd: totalCostUsd });
-    this.#openTools.clear();
-    const asked = this.#askedThisTurn || endsWithQuestion(this.#lastText);
-    this.#askedThisTurn = false;
+    const asked = this.#turn.end();
     const outcome = event.outcome;
     if (outcome.ok) {
       if (!this.#record.spec.multiTurn) {
@@ -495,7 +412,7 @@ export class Session {
     if (!this.isActive || this.#killRequested) return;
     if (error || (code !== 0 && code !== null)) {
       this.#finish('failed', { error: error ?? `the agent exited with code ${code}` });
-    } else if (this.#waiting !== null) {
+    } else if (this.#waiting.reason !== null) {
       this.#finish('completed', { endReason: 'agent exited' });
     } else {
       this.#finish('failed', { error: 'the agent exited before finishing its turn' });
@@ -503,19 +420,10 @@ export class Session {
   }
 
   #enterWaiting(reason: WaitingReason): void {
-    this.#cancelSafetyNet();
-    this.#waiting = reason;
-    this.#idleTimer?.cancel();
-    this.#idleTimer = this.#deps.clock.after(this.#deps.idleTimeoutMs, () => this.#onIdle());
-    if (this.#waitingFired) return;
-    this.#waitingFired = true;
-    const preview = reason === 'permission' ? this.#permissionPreview() : this.preview();
+    if (!this.#waiting.enter(reason)) return;
+    const preview = reason === 'permission' ? permissionPreview(this.preview()) : this.preview();
     this.#write({ type: 'waiting', reason, preview });
     this.#deps.onSignal({ type: 'waiting', session: this, reason, preview });
-  }
-
-  #permissionPreview(): string {
-    return `${this.preview()}\n(permission requested: answer yes to allow, anything else to deny)`.trim();
   }
 
   #signalMessage(text: string, options: { source: UserMessageSource; via?: string }, answered: boolean): void {
@@ -531,10 +439,7 @@ export class Session {
 
   /** A user message arrived: the session is working again. */
   #resumeWork(): void {
-    this.#waiting = null;
-    this.#waitingFired = false;
-    this.#idleTimer?.cancel();
-    this.#idleTimer = null;
+    this.#waiting.resume();
     this.#armSafetyNet();
   }
 
@@ -542,9 +447,7 @@ export class Session {
    * Left waiting for idleTimeoutMs: the session is killed (it did not finish on its own). An agent whose turn is over is
    * let go by closing its input; one still inside a turn (silent, or waiting for a permission answer) is stopped.
    */
-  #onIdle(): void {
-    this.#idleTimer = null;
-    const waiting = this.#waiting;
+  #onIdle(waiting: WaitingReason | null): void {
     if (!this.isActive || waiting === null) return;
     const run = this.#run;
     this.#killRequested = true;
@@ -561,24 +464,15 @@ export class Session {
     }
   }
 
-  #cancelIdleTimer(): void {
-    this.#idleTimer?.cancel();
-    this.#idleTimer = null;
-  }
-
+  /** (Re)starts the safety net while the session runs with nothing open: no waiting, tool call or permission request. */
   #armSafetyNet(): void {
-    this.#cancelSafetyNet();
-    if (this.#record.status !== 'running' || this.#waiting !== null) return;
-    if (this.#openTools.size > 0 || this.#pendingPermission) return;
-    this.#safetyNet = this.#deps.clock.after(this.#deps.safetyNetMs, () => {
-      this.#safetyNet = null;
-      if (this.isActive && this.#openTools.size === 0 && this.#waiting === null) this.#enterWaiting('stalled');
-    });
+    const open = this.#turn.openToolCalls > 0 || this.#permissions.pending !== null;
+    this.#waiting.armSafetyNet(this.#record.status === 'running' && !open);
   }
 
-  #cancelSafetyNet(): void {
-    this.#safetyNet?.cancel();
-    this.#safetyNet = null;
+  /** The safety net ran out: silence outside a tool call is `stalled`. */
+  #onSilence(): void {
+    if (this.isActive && this.#turn.openToolCalls === 0 && this.#waiting.reason === null) this.#enterWaiting('stalled');
   }
 
   #finish(
@@ -587,11 +481,8 @@ export class Session {
     options: { announce?: boolean; via?: string } = {},
   ): void {
     if (!this.isActive) return;
-    this.#cancelSafetyNet();
-    this.#idleTimer?.cancel();
-    this.#idleTimer = null;
-    this.#waiting = null;
-    this.#pendingPermission = null;
+    this.#waiting.end();
+    this.#permissions.clear();
     if (status === 'failed' && details.error)
       details = { ...details, error: explainCredentialFailure(this.#deps.harness.name, details.error) };
     const completedAt = this.#deps.clock.now();
@@ -614,37 +505,11 @@ export class Session {
   }
 
   #write(entry: SessionLogEntry): { seq: number } {
-    return this.#deps.persistence.log(entry);
+    return this.#writes.log(entry);
   }
 
-  /**
-   * Applies the patch to the record at once and writes it to the row; the writes commit in the order they were made
-   * (see `stored`). Resolves once this one committed; a caller that does not await it still has it tracked in `stored`,
-   * which `runDone` and the manager await.
-   */
+  /** See `SessionWrites.persist`: the record changes at once; tracked in `stored`, which `runDone` and the manager await. */
   #persist(patch: SessionPatch): Promise<void> {
-    const keys = Object.keys(patch) as (keyof SessionPatch)[];
-    if (keys.length === 0) return Promise.resolve();
-    Object.assign(this.#record, patch);
-    const write = this.#deps.persistence.update(patch);
-    this.#stored = Promise.all([this.#stored, write]).then(() => undefined);
-    return write;
+    return this.#writes.persist(patch);
   }
-}
-
-/** True when the last non-empty line of `text` ends with a question mark. */
-export function endsWithQuestion(text: string): boolean {
-  const lines = text
-    .trim()
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean);
-  const last = lines[lines.length - 1] ?? '';
-  return /\?[)"'*_`]*$/.test(last);
-}
-
-/** The idle timeout as the end reason says it: whole minutes as "30 min", anything else (e.g. 0.2 min) as "12s". */
-function idleText(ms: number): string {
-  const minutes = ms / 60_000;
-  return Number.isInteger(minutes) ? `${minutes} min` : formatDuration(ms);
 }
