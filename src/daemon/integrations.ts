@@ -1,0 +1,77 @@
+// The integrations a config enables: GitHub (session_pr and the signed webhook's durable queue) and Linear (signed
+// webhooks → router → pipeline, planner, triage, mentions). Their workers run as singletons (see singletons.ts); their
+// webhook routes are registered with the gateway (see gateway.ts).
+import type { Kysely } from 'kysely';
+import type { ApprovalDesk } from '../approvals/desk.ts';
+import type { Outbox } from '../channels/connector.ts';
+import type { CodeRunner } from '../coding/code-runner.ts';
+import type { SessionManager } from '../coding/session-manager.ts';
+import type { Clock } from '../core/clock.ts';
+import type { Config } from '../core/config.ts';
+import type { Logger } from '../core/logger.ts';
+import type { EngineApi } from '../engine/api.ts';
+import type { GithubIntegration } from '../github/integration.ts';
+import { createGithubIntegration } from '../github/integration.ts';
+import type { Inference } from '../inference/types.ts';
+import type { LinearIntegration } from '../linear/integration.ts';
+import { createLinearIntegration } from '../linear/integration.ts';
+import type { DispatchPlacement } from '../linear/pipeline/placement.ts';
+import type { OperationForwarder } from '../linear/pipeline/remote-sessions.ts';
+import type { SessionLogs } from '../store/session-logs.ts';
+import type { Database } from '../store/tables/index.ts';
+
+/** The enabled integrations; null when off in the config. */
+export interface Integrations {
+  github: GithubIntegration | null;
+  linear: LinearIntegration | null;
+}
+
+/** In a cluster (PostgreSQL): where this node runs Linear dispatches, and how it reaches sessions on other nodes. */
+export interface LinearOnNodes {
+  placement: DispatchPlacement;
+  /** Prompts and approval replies for a worker on another node run there. */
+  forwarder: OperationForwarder;
+}
+
+/**
+ * Builds GitHub, then Linear (its passed dispatches open their PRs through GitHub), when enabled. Throws what their
+ * builders throw: Linear refuses to start without a webhook signing secret. Nothing is started.
+ */
+export function buildIntegrations(deps: {
+  config: Config;
+  env: NodeJS.ProcessEnv;
+  db: Kysely<Database>;
+  clock: Clock;
+  logger: Logger;
+  sessions: SessionManager;
+  logs: SessionLogs;
+  engine: EngineApi;
+  inference: Inference;
+  outbox: Outbox;
+  codeRunner: CodeRunner;
+  approvals: ApprovalDesk;
+  /** Cluster (PostgreSQL): dispatches run on the nodes that claim them (see cluster/linear-dispatch-node.ts). */
+  linearOnNodes: LinearOnNodes | null;
+}): Integrations {
+  const { config, env, db, clock, logger, sessions } = deps;
+  const github = config.github.enabled ? createGithubIntegration({ config, env, db, clock, logger, sessions }) : null;
+  const linear = config.linear.enabled
+    ? createLinearIntegration({
+        config,
+        env,
+        db,
+        clock,
+        logger,
+        sessions,
+        logs: deps.logs,
+        engine: deps.engine,
+        inference: deps.inference,
+        outbox: deps.outbox,
+        codeRunner: deps.codeRunner,
+        approvals: deps.approvals,
+        ...(github ? { pullRequests: github.pullRequests } : {}),
+        ...(deps.linearOnNodes ?? {}),
+      })
+    : null;
+  return { github, linear };
+}
