@@ -31,6 +31,7 @@ import { InboundCommandStore } from './store/inbound-commands.ts';
 import { openStore } from './store/open-store.ts';
 import { VERSION } from './version.ts';
 
+/** How a daemon is started: where its config comes from (LoadOptions), and what tests replace. */
 export interface DaemonOptions extends LoadOptions {
   /** Where log lines go (default stdout). */
   logDestination?: NodeJS.WritableStream;
@@ -92,7 +93,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       // While the cluster has this node down (a stall, until it rejoined), a launch reaching it is refused.
       serving: () => !node.cluster.fenced,
     });
-    const { logs, approvals, sessions, harnessNames } = coding;
+    const { sessions, approvals } = coding;
     const idempotency = new Idempotency(new IdempotencyKeyStore(db, incarnation), clock);
     // The `primary` singleton: outbox deliveries, engine, scheduler, wake router, Linear, chat connectors (not the web).
     const primary = primaryGroup(logger);
@@ -108,42 +109,29 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       records,
       inference: options.inference,
       outbox,
-      sessions,
-      logs,
+      coding,
+      shutdown,
       servesEngine: () => primary.running().includes('engine'),
       codeRunPlacement: () => codeRunPlacement,
-      shutdown,
     });
-    const { engine, routedEngine, scheduler, wake, codeRunner } = orchestrator;
-    const { notifications, approvalNotices } = buildChatNotices({
-      chat,
-      sessions,
-      approvals,
-      config,
-      clock,
-      logger,
-      shutdown,
-    });
+    const notices = buildChatNotices({ chat, coding, config, clock, logger, shutdown });
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     shutdown.add('sessions', () => sessions.stop());
     const nodeStore = new ClusterNodeStore(db);
-    const { github, linear } = buildIntegrations({
+    const integrations = buildIntegrations({
       config,
       env,
       db,
       clock,
       logger,
-      sessions,
-      logs,
-      engine: routedEngine,
+      coding,
+      orchestrator,
       outbox,
-      codeRunner,
-      approvals,
-      inference: orchestrator.inference,
       linearOnNodes: records
-        ? linearOnNodes({ config, harnessNames, nodeStore, clusterSessions: () => node.clusterSessions })
+        ? linearOnNodes({ config, coding, nodeStore, clusterSessions: () => node.clusterSessions })
         : null,
     });
+    const { github, linear } = integrations;
     const node = buildClusterNode({
       config,
       db,
@@ -152,10 +140,9 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       incarnation,
       records,
       nodeStore,
-      harnessNames,
-      sessions,
-      notifications,
-      wake,
+      coding,
+      notices,
+      orchestrator,
       linearPipeline: linear?.pipeline ?? null,
     });
     const { cluster, clusterSessions } = node;
@@ -165,10 +152,10 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       config,
       sessions,
       clock,
-      engine: routedEngine,
-      scheduler,
-      wake,
-      codeRunner,
+      engine: orchestrator.routedEngine,
+      scheduler: orchestrator.scheduler,
+      wake: orchestrator.wake,
+      codeRunner: orchestrator.codeRunner,
       idempotency,
       approvals,
       cluster,
@@ -179,21 +166,21 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     orchestrator.tools.bind(createOperationsToolbox({ ops: OPERATIONS, services }));
     if (clusterSessions) codeRunPlacement = codeRunCluster({ caller: { kind: 'rpc' }, services });
 
-    await restoreLastRun({ dialect, sessions, notifications, approvalNotices, approvals, wake });
+    await restoreLastRun({ dialect, coding, notices, orchestrator });
     // Requests other nodes forward for this node's sessions run as the operations they name.
     await startNodeWork({ node, execute: (request) => runForwarded(OPERATIONS, services, request), shutdown });
 
     const inbound = createInboundHandler({
       ops: OPERATIONS,
       services,
-      engine: routedEngine,
+      engine: orchestrator.routedEngine,
       outbox,
       logger: logger.child({ component: 'inbound' }),
       commands: new InboundCommandStore(db),
     });
-    // The singletons start at joinCluster below (on SQLite this node takes them all there, before it resolves).
+    // The singletons start when the node joins (on SQLite this node takes them all there, before joinCluster resolves).
     // Every node stores its own sessions' wake events; the primary's holder delivers them.
-    wake.startIntake();
+    orchestrator.wake.startIntake();
     const members = await startChatConnectors({ connectors, inbound, primary, shutdown });
     const heartbeat = heartbeatMs(config);
     registerSingletons({
@@ -208,17 +195,13 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       heartbeatMs: heartbeat,
       records,
       outbox,
-      engine,
-      engineCalls: orchestrator.engineCalls,
-      scheduler,
-      wake,
-      linear,
-      github,
       connectors: members,
+      orchestrator,
+      integrations,
       shutdown,
     });
 
-    const gateway = await serveGateway({
+    const { url, port, token } = await serveGateway({
       config,
       home,
       db,
@@ -227,21 +210,15 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
       logger,
       startedAt,
       services,
-      logs,
-      reader: coding.reader,
-      connectors,
-      outbox,
-      engine,
-      wake,
-      scheduler,
+      coding,
+      chat,
+      orchestrator,
       idempotency,
-      linear,
-      github,
+      integrations,
       records,
       heartbeatMs: heartbeat,
       shutdown,
     });
-    const { url, port, token } = gateway;
     await joinCluster({ cluster, config, url, dialect, primary, shutdown });
     updateDaemonInfo(home, { pid: process.pid, startedAt, version: VERSION, url, port });
     logger.info(

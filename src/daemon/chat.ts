@@ -1,7 +1,6 @@
 // The daemon's chat side: the durable outbox with every chat connector registered on it, what chats are told about
 // coding sessions and their approvals, and how the connectors start (the web page and Slack's Events API on every node;
 // the others as members of the `primary` singleton).
-import type { ApprovalDesk } from '../approvals/desk.ts';
 import type { ChatConnectors } from '../channels/chat-connectors.ts';
 import { createChatConnectors } from '../channels/chat-connectors.ts';
 import type { InboundHandler } from '../channels/connector.ts';
@@ -10,7 +9,6 @@ import { createOutbox } from '../channels/outbox.ts';
 import { connectorSingletonName } from '../cluster/primary.ts';
 import type { ServiceGroup } from '../cluster/service-group.ts';
 import type { SingletonService } from '../cluster/singletons.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
@@ -21,6 +19,7 @@ import { commandList } from '../operations/commands.ts';
 import { OPERATIONS } from '../operations/table.ts';
 import type { WriteFence } from '../store/cluster-fence.ts';
 import type { OpenedStore } from '../store/open-store.ts';
+import type { CodingSessions } from './coding-sessions.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** The outbox and the connectors it sends through. */
@@ -72,14 +71,14 @@ export interface ChatNotices {
 /** Builds the NotificationRouter and the approval notices over `chat`'s outbox; they start once sessions are restored. */
 export function buildChatNotices(deps: {
   chat: Chat;
-  sessions: SessionManager;
-  approvals: ApprovalDesk;
+  coding: Pick<CodingSessions, 'sessions' | 'approvals'>;
   config: Config;
   clock: Clock;
   logger: Logger;
   shutdown: Shutdown;
 }): ChatNotices {
-  const { chat, sessions, logger, shutdown } = deps;
+  const { chat, logger, shutdown } = deps;
+  const { sessions, approvals } = deps.coding;
   const { outbox, connectors } = chat;
   const notifications = createNotificationRouter({
     sessions,
@@ -91,7 +90,7 @@ export function buildChatNotices(deps: {
   });
   shutdown.add('notifications', () => notifications.stop());
   const approvalNotices = new ApprovalNotices({
-    approvals: deps.approvals,
+    approvals,
     sessions,
     outbox,
     logger: logger.child({ component: 'approval-notices' }),

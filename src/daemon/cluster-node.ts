@@ -10,7 +10,6 @@ import { ClusterSessions } from '../cluster/cluster-sessions.ts';
 import type { NodePipeline } from '../cluster/linear-dispatch-node.ts';
 import { LinearDispatchNode, nodePlacement } from '../cluster/linear-dispatch-node.ts';
 import type { ServiceGroup } from '../cluster/service-group.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
@@ -19,6 +18,7 @@ import type { NotificationRouter } from '../notify/notification-router.ts';
 import { LeaseStore } from '../store/cluster-leases.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
 import type { Database } from '../store/tables/index.ts';
+import type { CodingSessions } from './coding-sessions.ts';
 import type { LinearOnNodes } from './integrations.ts';
 import type { Shutdown } from './shutdown.ts';
 
@@ -33,13 +33,13 @@ export function heartbeatMs(config: Config): number {
  */
 export function linearOnNodes(deps: {
   config: Config;
-  harnessNames: readonly HarnessName[];
+  coding: { harnessNames: readonly HarnessName[] };
   nodeStore: ClusterNodeStore;
   clusterSessions: () => ClusterSessions | null;
 }): LinearOnNodes {
   const { config } = deps;
   return {
-    placement: nodePlacement(config, deps.harnessNames, deps.nodeStore),
+    placement: nodePlacement(config, deps.coding.harnessNames, deps.nodeStore),
     forwarder: {
       node: config.node.name,
       forward: (node: string, operation: string, args: Record<string, unknown>, caller: unknown) => {
@@ -72,13 +72,15 @@ export function buildClusterNode(deps: {
   incarnation: string;
   records: ClusterRecords | null;
   nodeStore: ClusterNodeStore;
-  harnessNames: HarnessName[];
-  sessions: SessionManager;
-  notifications: Pick<NotificationRouter, 'announceInterrupted'>;
-  wake: Pick<WakeRouter, 'announceInterrupted'>;
+  coding: Pick<CodingSessions, 'sessions' | 'harnessNames'>;
+  notices: { notifications: Pick<NotificationRouter, 'announceInterrupted'> };
+  orchestrator: { wake: Pick<WakeRouter, 'announceInterrupted'> };
   linearPipeline: NodePipeline | null;
 }): NodeParts {
-  const { config, clock, logger, records, sessions } = deps;
+  const { config, clock, logger, records } = deps;
+  const { sessions, harnessNames } = deps.coding;
+  const { notifications } = deps.notices;
+  const { wake } = deps.orchestrator;
   const heartbeat = heartbeatMs(config);
   // On PostgreSQL: the launch queue across the nodes and the commands for sessions on other nodes.
   const clusterSessions = records
@@ -89,7 +91,7 @@ export function buildClusterNode(deps: {
         clock,
         logger,
         sessions,
-        harnesses: deps.harnessNames,
+        harnesses: harnessNames,
         heartbeatMs: heartbeat,
       })
     : null;
@@ -102,7 +104,7 @@ export function buildClusterNode(deps: {
     name: config.node.name,
     incarnation: deps.incarnation,
     labels: config.node.labels,
-    harnesses: deps.harnessNames,
+    harnesses: harnessNames,
     workspaces: config.workspaces.length > 0 ? config.workspaces : [homedir()],
     maxSessions: config.maxSessions,
     url: config.node.url ?? null,
@@ -113,8 +115,8 @@ export function buildClusterNode(deps: {
   // Sessions a lost node left, marked interrupted ("node <name> lost"): announced once, like a restart's (each
   // announcement keyed per interruption; the notices cleared last).
   const announceLost = async (owed: Awaited<ReturnType<typeof sessions.interruptNode>>): Promise<void> => {
-    await deps.notifications.announceInterrupted(owed);
-    await deps.wake.announceInterrupted(owed);
+    await notifications.announceInterrupted(owed);
+    await wake.announceInterrupted(owed);
     await sessions.restartNoticesStored(owed);
   };
   cluster.onNodeDown('sessions', async (node) => {

@@ -1,32 +1,27 @@
 // The daemon's gateway: its tokens (shared by the cluster's nodes on PostgreSQL, files on SQLite), the Fastify server
 // with the web page, Slack's Events API, /hooks, Linear's and GitHub's webhook routes, and where it listens.
 import type { Kysely } from 'kysely';
-import type { ChatConnectors } from '../channels/chat-connectors.ts';
-import type { DurableOutbox } from '../channels/outbox.ts';
 import { slackHttpEndpoints } from '../channels/slack/slack-connectors.ts';
 import type { ClusterRecords } from '../cluster/cluster-records.ts';
-import type { ClusterRecordReader } from '../cluster/record-reader.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Engine } from '../engine/engine.ts';
-import type { Scheduler } from '../engine/scheduler/scheduler.ts';
-import type { WakeRouter } from '../engine/wake/wake-router.ts';
 import { registerGithubRoutes } from '../gateway/github-routes.ts';
 import { registerLinearRoutes } from '../gateway/linear-routes.ts';
 import { buildGateway } from '../gateway/server.ts';
-import type { GithubIntegration } from '../github/integration.ts';
-import type { LinearIntegration } from '../linear/integration.ts';
 import type { Idempotency } from '../operations/idempotency.ts';
 import type { OperationServices } from '../operations/operation.ts';
 import { OPERATIONS } from '../operations/table.ts';
 import { ClusterSecretStore } from '../store/cluster-secrets.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { TokenName } from '../store/tokens.ts';
 import { ensureToken, sharedToken } from '../store/tokens.ts';
 import { VERSION } from '../version.ts';
+import type { Chat } from './chat.ts';
 import { shareWebhooks } from './cluster-postgres.ts';
+import type { CodingSessions } from './coding-sessions.ts';
+import type { Integrations } from './integrations.ts';
+import type { Orchestrator } from './orchestrator.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** Where the gateway listens, and the token its callers present. */
@@ -50,22 +45,21 @@ export async function serveGateway(deps: {
   logger: Logger;
   startedAt: number;
   services: OperationServices;
-  logs: SessionLogs;
-  reader: ClusterRecordReader | null;
-  connectors: Pick<ChatConnectors, 'web' | 'slack'>;
-  outbox: DurableOutbox;
-  engine: Engine;
-  wake: WakeRouter;
-  scheduler: Scheduler;
+  coding: Pick<CodingSessions, 'logs' | 'reader'>;
+  chat: Chat;
+  orchestrator: Pick<Orchestrator, 'engine' | 'wake' | 'scheduler'>;
   idempotency: Idempotency;
-  linear: LinearIntegration | null;
-  github: GithubIntegration | null;
+  integrations: Integrations;
   records: ClusterRecords | null;
   heartbeatMs: number;
   shutdown: Shutdown;
 }): Promise<ServedGateway> {
-  const { config, home, clock, logger, reader, wake, linear, github } = deps;
-  const { web, slack } = deps.connectors;
+  const { config, home, clock, logger } = deps;
+  const { logs, reader } = deps.coding;
+  const { outbox, connectors } = deps.chat;
+  const { web, slack } = connectors;
+  const { engine, wake, scheduler } = deps.orchestrator;
+  const { linear, github } = deps.integrations;
   // Tokens: on PostgreSQL every node of the cluster shares them (made by the first node); on SQLite they are files.
   const secrets = new ClusterSecretStore(deps.db);
   const tokenOf = (name: TokenName): Promise<string> =>
@@ -81,7 +75,7 @@ export async function serveGateway(deps: {
     token,
     ops: OPERATIONS,
     services: deps.services,
-    logs: deps.logs,
+    logs,
     ...(reader ? { records: reader } : {}),
     version: VERSION,
     startedAt: deps.startedAt,
@@ -89,12 +83,12 @@ export async function serveGateway(deps: {
     ...(web && webToken ? { web: { connector: web, token: webToken, clock } } : {}),
     ...(slackHttpEndpoints(slack).length > 0 ? { slack: { endpoints: slackHttpEndpoints(slack) } } : {}),
     ...(hooksToken
-      ? { hooks: { token: hooksToken, wake, heartbeat: deps.scheduler.heartbeat, idempotency: deps.idempotency } }
+      ? { hooks: { token: hooksToken, wake, heartbeat: scheduler.heartbeat, idempotency: deps.idempotency } }
       : {}),
     health: async () => ({
-      outbox: await deps.outbox.metrics(),
+      outbox: await outbox.metrics(),
       wake: await wake.stats(),
-      engineSessions: deps.engine.listSessions().length,
+      engineSessions: engine.listSessions().length,
     }),
   });
   // Cluster (PostgreSQL): a webhook delivery committed here wakes the worker of the node holding its lease.

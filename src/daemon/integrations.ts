@@ -2,23 +2,19 @@
 // webhooks → router → pipeline, planner, triage, mentions). Their workers run as singletons (see singletons.ts); their
 // webhook routes are registered with the gateway (see gateway.ts).
 import type { Kysely } from 'kysely';
-import type { ApprovalDesk } from '../approvals/desk.ts';
 import type { Outbox } from '../channels/connector.ts';
-import type { CodeRunner } from '../coding/code-runner.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
-import type { EngineApi } from '../engine/api.ts';
 import type { GithubIntegration } from '../github/integration.ts';
 import { createGithubIntegration } from '../github/integration.ts';
-import type { Inference } from '../inference/types.ts';
 import type { LinearIntegration } from '../linear/integration.ts';
 import { createLinearIntegration } from '../linear/integration.ts';
 import type { DispatchPlacement } from '../linear/pipeline/placement.ts';
 import type { OperationForwarder } from '../linear/pipeline/remote-sessions.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
+import type { CodingSessions } from './coding-sessions.ts';
+import type { Orchestrator } from './orchestrator.ts';
 
 /** The enabled integrations; null when off in the config. */
 export interface Integrations {
@@ -43,17 +39,16 @@ export function buildIntegrations(deps: {
   db: Kysely<Database>;
   clock: Clock;
   logger: Logger;
-  sessions: SessionManager;
-  logs: SessionLogs;
-  engine: EngineApi;
-  inference: Inference;
+  coding: Pick<CodingSessions, 'sessions' | 'logs' | 'approvals'>;
+  /** Linear's mentions are answered by the engine as the node's callers reach it (`routedEngine`). */
+  orchestrator: Pick<Orchestrator, 'routedEngine' | 'inference' | 'codeRunner'>;
   outbox: Outbox;
-  codeRunner: CodeRunner;
-  approvals: ApprovalDesk;
   /** Cluster (PostgreSQL): dispatches run on the nodes that claim them (see cluster/linear-dispatch-node.ts). */
   linearOnNodes: LinearOnNodes | null;
 }): Integrations {
-  const { config, env, db, clock, logger, sessions } = deps;
+  const { config, env, db, clock, logger } = deps;
+  const { sessions, logs, approvals } = deps.coding;
+  const { routedEngine, inference, codeRunner } = deps.orchestrator;
   const github = config.github.enabled ? createGithubIntegration({ config, env, db, clock, logger, sessions }) : null;
   const linear = config.linear.enabled
     ? createLinearIntegration({
@@ -63,12 +58,12 @@ export function buildIntegrations(deps: {
         clock,
         logger,
         sessions,
-        logs: deps.logs,
-        engine: deps.engine,
-        inference: deps.inference,
+        logs,
+        engine: routedEngine,
+        inference,
         outbox: deps.outbox,
-        codeRunner: deps.codeRunner,
-        approvals: deps.approvals,
+        codeRunner,
+        approvals,
         ...(github ? { pullRequests: github.pullRequests } : {}),
         ...(deps.linearOnNodes ?? {}),
       })

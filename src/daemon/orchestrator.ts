@@ -5,7 +5,6 @@ import type { Outbox } from '../channels/connector.ts';
 import type { ClusterRecords } from '../cluster/cluster-records.ts';
 import type { CodeRunCluster } from '../coding/code-runner.ts';
 import { CodeRunner } from '../coding/code-runner.ts';
-import type { SessionManager } from '../coding/session-manager.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
@@ -21,9 +20,9 @@ import { createWakeRouter } from '../engine/wake/wake-router.ts';
 import { createInference } from '../inference/inference.ts';
 import type { Inference } from '../inference/types.ts';
 import type { EngineCallStore } from '../store/engine-calls.ts';
-import type { SessionLogs } from '../store/session-logs.ts';
 import type { Database } from '../store/tables/index.ts';
 import { routeEngine } from './cluster-postgres.ts';
+import type { CodingSessions } from './coding-sessions.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** The orchestrator's parts (see the top). */
@@ -57,13 +56,13 @@ export function buildOrchestrator(deps: {
   records: ClusterRecords | null;
   inference: Inference | undefined;
   outbox: Outbox;
-  sessions: SessionManager;
-  logs: SessionLogs;
+  coding: Pick<CodingSessions, 'sessions' | 'logs'>;
   servesEngine: () => boolean;
   codeRunPlacement: () => CodeRunCluster | undefined;
   shutdown: Shutdown;
 }): Orchestrator {
-  const { config, db, clock, logger, records, sessions } = deps;
+  const { config, db, clock, logger, records } = deps;
+  const { sessions, logs } = deps.coding;
   const inference = deps.inference ?? createInference(config.inference, logger, { env: deps.env });
   // The engine's tools act on the engine: it is built with a late-bound toolbox, bound once the services are whole.
   const tools = lateToolbox();
@@ -102,7 +101,7 @@ export function buildOrchestrator(deps: {
   const codeRunner = new CodeRunner({
     config,
     sessions,
-    logs: deps.logs,
+    logs,
     clock,
     logger: logger.child({ component: 'code-run' }),
     cluster: deps.codeRunPlacement,

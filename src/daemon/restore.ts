@@ -15,19 +15,19 @@ import type { NotificationRouter } from '../notify/notification-router.ts';
  */
 export async function restoreLastRun(deps: {
   dialect: 'sqlite' | 'postgres';
-  sessions: SessionManager;
-  notifications: NotificationRouter;
-  approvalNotices: ApprovalNotices;
-  approvals: ApprovalDesk;
-  wake: WakeRouter;
+  coding: { sessions: SessionManager; approvals: ApprovalDesk };
+  notices: { notifications: NotificationRouter; approvalNotices: ApprovalNotices };
+  orchestrator: { wake: WakeRouter };
 }): Promise<void> {
-  const { sessions, notifications, wake } = deps;
+  const { sessions, approvals } = deps.coding;
+  const { notifications, approvalNotices } = deps.notices;
+  const { wake } = deps.orchestrator;
   const interrupted = await sessions.restore();
   notifications.start();
-  deps.approvalNotices.start();
+  approvalNotices.start();
   // Requests left pending by the previous process are cancelled (their agents are gone); their chat messages say so.
   // On PostgreSQL the restore cancels only this node's (other nodes' agents still wait for theirs).
-  if (deps.dialect === 'sqlite') await deps.approvals.cancelStale();
+  if (deps.dialect === 'sqlite') await approvals.cancelStale();
   // Both are keyed per interruption: after a crash in between, the next start stores neither twice.
   await notifications.announceInterrupted(interrupted);
   faultPoint('sessions.restore.after-notice');

@@ -14,15 +14,11 @@ import type { Singletons } from '../cluster/singletons.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
-import type { Engine } from '../engine/engine.ts';
 import { EngineCallWorker } from '../engine/routed-engine.ts';
-import type { Scheduler } from '../engine/scheduler/scheduler.ts';
-import type { WakeRouter } from '../engine/wake/wake-router.ts';
-import type { GithubIntegration } from '../github/integration.ts';
-import type { LinearIntegration } from '../linear/integration.ts';
-import type { EngineCallStore } from '../store/engine-calls.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { ConnectorMember } from './chat.ts';
+import type { Integrations } from './integrations.ts';
+import type { Orchestrator } from './orchestrator.ts';
 import type { Shutdown } from './shutdown.ts';
 
 /** The `primary` group, empty: restartable, so a node that lost it (a rejoin) serves it again later. */
@@ -47,23 +43,22 @@ export function registerSingletons(deps: {
   heartbeatMs: number;
   records: ClusterRecords | null;
   outbox: DurableOutbox;
-  engine: Engine;
-  engineCalls: EngineCallStore | null;
-  scheduler: Scheduler;
-  wake: WakeRouter;
-  linear: LinearIntegration | null;
-  github: GithubIntegration | null;
+  /** The chat connectors served as members (startChatConnectors). */
   connectors: readonly ConnectorMember[];
+  orchestrator: Pick<Orchestrator, 'engine' | 'engineCalls' | 'scheduler' | 'wake'>;
+  integrations: Integrations;
   shutdown: Shutdown;
 }): void {
-  const { primary, records, engine, clock, logger, shutdown } = deps;
+  const { primary, records, clock, logger, shutdown } = deps;
+  const { engine, engineCalls, scheduler, wake } = deps.orchestrator;
+  const { linear, github } = deps.integrations;
   shutdown.add('outbox', () => primary.stopMember('outbox'));
   shutdown.add('engine', () => primary.stopMember('engine'));
   shutdown.add('scheduler', () => primary.stopMember('scheduler'));
   // After the wake router's own stop was registered: the deliveries stop first, then the router.
   shutdown.add('wake', () => primary.stopMember('wake'));
   // Stopped before the sessions: the pipeline leaves its running sessions to the SessionManager.
-  if (deps.linear) shutdown.add('linear', () => primary.stopMember('linear'));
+  if (linear) shutdown.add('linear', () => primary.stopMember('linear'));
   addPrimaryMembers(primary, {
     outbox: deps.outbox,
     engine,
@@ -76,14 +71,14 @@ export function registerSingletons(deps: {
           logger.info(rebuilt, 'engine logs rebuilt from the database before the engine starts on this node');
         }
       : null,
-    scheduler: deps.scheduler,
-    wake: deps.wake,
-    linear: deps.linear,
+    scheduler,
+    wake,
+    linear,
     connectors: deps.connectors,
-    engineCalls: deps.engineCalls
+    engineCalls: engineCalls
       ? new EngineCallWorker({
           engine,
-          calls: deps.engineCalls,
+          calls: engineCalls,
           notices: records?.listener ?? null,
           holder: deps.holder,
           clock,
@@ -113,7 +108,6 @@ export function registerSingletons(deps: {
     shutdown.add('record-retention', () => primary.stopMember('record-retention'));
   }
   deps.singletons.add('primary', primary);
-  const { github } = deps;
   if (github) {
     const githubWorkers = new ServiceGroup({ logger: logger.child({ component: 'cluster' }), restartable: true });
     shutdown.add('github', () => githubWorkers.stopMember('github'));
