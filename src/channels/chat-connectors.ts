@@ -1,5 +1,5 @@
 // The chat connectors a daemon runs, built from the config: the web page's (when enabled), then one per configured
-// account of Telegram, Slack, Signal and Discord. Built once by src/main.ts, which registers them with the outbox and
+// account of Telegram, Slack, Signal and Discord. Built once by src/daemon/chat.ts, which registers them with the outbox and
 // starts them (the web page and Slack's Events API on every node; the rest as singletons of the cluster).
 import type { Kysely } from 'kysely';
 import type { Clock } from '../core/clock.ts';

@@ -2,7 +2,7 @@
 // the wake router and the chat connectors' receiving always run on one node, so the engine's replies, the pollers'
 // messages and the deliveries never cross nodes. Members start in order and stop in reverse; each is stopped at most
 // once per start, whether by the lease being lost or by the daemon's own stop (which stops them one by one in the order
-// the daemon needs, see src/main.ts).
+// the daemon needs, see src/daemon/singletons.ts).
 import type { Logger } from '../core/logger.ts';
 import type { SingletonService } from './singletons.ts';
 

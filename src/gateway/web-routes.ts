@@ -18,9 +18,9 @@ import type { WebAuth } from './web-auth.ts';
 import { requestFacts } from './web-auth.ts';
 import { messageView, resumeVersion, streamChat } from './web-chat-stream.ts';
 
-/** What main.ts hands the gateway for the web page (GatewayDeps.web). */
+/** What the daemon (src/daemon/gateway.ts) hands the gateway for the web page (GatewayDeps.web). */
 export interface WebGatewayDeps {
-  /** The web chat connector (also registered with the outbox and started by main.ts). */
+  /** The web chat connector (also registered with the outbox and started by src/daemon/chat.ts). */
   connector: WebConnector;
   /** The web token: `ensureToken(home, 'web.token')`. The page's cookie carries it. */
   token: string;

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely';
 import type { ApprovalDesk } from '../approvals/desk.ts';
 // The Linear integration for the composition root: API access, the webhook intake and worker, the dispatch pipeline
 // (guarded by the planner), the planner, triage, mention answers, the router and the chat notifier, built from config.
-// main.ts registers the HTTP routes with gateway/linear-routes.ts using `routes` (linear/ may not import gateway/).
+// The daemon (src/daemon/gateway.ts) registers the HTTP routes with gateway/linear-routes.ts using `routes` (linear/ may not import gateway/).
 import type { Outbox } from '../channels/connector.ts';
 import { CodeRunner } from '../coding/code-runner.ts';
 import type { SessionManager } from '../coding/session-manager.ts';

@@ -8,7 +8,7 @@ import type { Logger } from '../../core/logger.ts';
 import type { DiscordCommandSpec } from './discord-commands.ts';
 import { DiscordConnector } from './discord-connector.ts';
 
-/** What `createDiscordConnectors` needs (as createTelegramConnector in src/main.ts). */
+/** What `createDiscordConnectors` needs (built with the other connectors in chat-connectors.ts). */
 export interface DiscordDeps {
   clock: Clock;
   logger: Logger;

@@ -64,7 +64,7 @@ function refuse(reason: string): DeliveryError {
   return new DeliveryError(reason, { kind: 'permanent' });
 }
 
-/** The web chat connector (channel `web`). Build it in main.ts, register it with the outbox, then `start()` it. */
+/** The web chat connector (channel `web`). Build it at start (src/daemon/chat.ts), register it with the outbox, then `start()` it. */
 export class WebConnector implements Connector {
   readonly channel = WEB_CHANNEL;
   readonly maxMessageLength: number;

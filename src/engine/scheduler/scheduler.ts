@@ -1,4 +1,4 @@
-// The scheduler as main.ts builds it: cron tasks and the heartbeat over one database and the engine.
+// The scheduler as the daemon builds it (src/daemon/orchestrator.ts): cron tasks and the heartbeat over one database and the engine.
 import type { Kysely } from 'kysely';
 import type { Config } from '../../core/config.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
