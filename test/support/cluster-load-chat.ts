@@ -37,6 +37,12 @@ export interface ChatCounts {
   answered: Map<string, number>;
   /** Replies saying a turn was cut off ("Internal error."). */
   cutOff: number;
+  /**
+   * The messages those replies answer (a user's message: its Telegram message id), and how many answered none (a
+   * system turn: a wake). A turn is one message, so a cut-off notice names the one message whose turn it closed.
+   */
+  cutOffReplyTo: number[];
+  cutOffUnaddressed: number;
   /** Every other text the bot sent there. */
   other: string[];
 }
@@ -45,14 +51,19 @@ export interface ChatCounts {
 export function countReplies(telegram: FakeTelegram, chat: number): ChatCounts {
   const answered = new Map<string, number>();
   let cutOff = 0;
+  const cutOffReplyTo: number[] = [];
+  let cutOffUnaddressed = 0;
   const other: string[] = [];
   for (const sent of telegram.sent.filter((m) => m.chatId === String(chat))) {
     if (sent.text.startsWith(ANSWER)) {
       for (const token of sent.text.match(TOKEN) ?? []) answered.set(token, (answered.get(token) ?? 0) + 1);
-    } else if (sent.text === 'Internal error.') cutOff += 1;
-    else other.push(sent.text);
+    } else if (sent.text === 'Internal error.') {
+      cutOff += 1;
+      if (sent.replyToMessageId === undefined) cutOffUnaddressed += 1;
+      else cutOffReplyTo.push(sent.replyToMessageId);
+    } else other.push(sent.text);
   }
-  return { answered, cutOff, other };
+  return { answered, cutOff, cutOffReplyTo, cutOffUnaddressed, other };
 }
 
 /** How many model turns were asked each token (from the recorded request bodies). */
