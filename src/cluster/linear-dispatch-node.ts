@@ -12,7 +12,7 @@ import { followChannel } from '../core/notices.ts';
 import { fenceIdleMs } from '../store/cluster-fence.ts';
 import { LINEAR_DISPATCH_CHANNEL } from '../store/cluster-migrations.ts';
 import type { ClusterNodeStore } from '../store/cluster-nodes.ts';
-import type { Claimant } from '../store/linear-dispatches.ts';
+import type { Claimant } from '../store/linear-dispatch-types.ts';
 import type { ClusterNode } from './cluster-node.ts';
 
 /** What of the pipeline this node drives. */

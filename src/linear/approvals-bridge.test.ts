@@ -9,7 +9,7 @@ import { ManualClock } from '../core/clock.ts';
 import { approvalsSchema } from '../core/config-approvals.ts';
 import { silentLogger } from '../core/logger.ts';
 import { LinearClaimStore } from '../store/linear-claims.ts';
-import type { DispatchPhase, DispatchSession } from '../store/linear-dispatches.ts';
+import type { DispatchPhase, DispatchSession } from '../store/linear-dispatch-types.ts';
 import type { ActivityContent } from './api/types.ts';
 import type { LinearApprovalDesk } from './approvals-bridge.ts';
 import { LinearApprovals } from './approvals-bridge.ts';

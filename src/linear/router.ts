@@ -9,7 +9,7 @@ import { errorMessage } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
 import type { Logger } from '../core/logger.ts';
 import type { AssignmentSource, LinearClaimStore } from '../store/linear-claims.ts';
-import { ACTIVE_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
+import { ACTIVE_DISPATCH_STATUSES } from '../store/linear-dispatch-types.ts';
 import type { LinearJobStore } from '../store/linear-jobs.ts';
 import type { LinearApi } from './api/types.ts';
 import { linearDecider } from './approval-replies.ts';

@@ -3,8 +3,12 @@
 import { z } from 'zod';
 import { formatDuration } from '../coding/format.ts';
 import { pageOf } from '../core/page.ts';
-import type { DispatchRecord, DispatchStatus } from '../store/linear-dispatches.ts';
-import { ACTIVE_DISPATCH_STATUSES, DISPATCH_STATUSES, FINISHED_DISPATCH_STATUSES } from '../store/linear-dispatches.ts';
+import type { DispatchRecord, DispatchStatus } from '../store/linear-dispatch-types.ts';
+import {
+  ACTIVE_DISPATCH_STATUSES,
+  DISPATCH_STATUSES,
+  FINISHED_DISPATCH_STATUSES,
+} from '../store/linear-dispatch-types.ts';
 import { ACTIVE_PLANNING_STATUSES } from '../store/linear-planning.ts';
 import { defineOperation } from './operation.ts';
 import { moreLine, pageFields } from './paging.ts';

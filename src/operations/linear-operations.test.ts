@@ -9,7 +9,7 @@ import { openTestStore } from '../../test/support/test-store.ts';
 import type { CodeRunRequest, CodeRunResult } from '../coding/code-runner.ts';
 import { loadConfig } from '../core/config-load.ts';
 import { transitionDispatch } from '../linear/pipeline/dispatch-transitions.ts';
-import type { DispatchStatus } from '../store/linear-dispatches.ts';
+import type { DispatchStatus } from '../store/linear-dispatch-types.ts';
 import { DispatchStore } from '../store/linear-dispatches.ts';
 import { PlanningStore } from '../store/linear-planning.ts';
 import { runCommand } from './commands.ts';

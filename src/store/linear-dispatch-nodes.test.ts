@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { beforeEach, it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { newDispatchIn } from '../../test/support/dispatch-record.ts';
-import type { Claimant } from './linear-dispatches.ts';
+import type { Claimant } from './linear-dispatch-types.ts';
 import { DispatchStore } from './linear-dispatches.ts';
 
 const a: Claimant = { node: 'a', workspaces: ['/work/a'], harnesses: ['claude'] };

@@ -7,7 +7,7 @@ import { tempDir } from '../../test/support/temp-dir.ts';
 import type { DatabaseSync } from './database.ts';
 import { openDatabase } from './database.ts';
 import { sqliteKysely } from './kysely/connection.ts';
-import type { NewDispatch } from './linear-dispatches.ts';
+import type { NewDispatch } from './linear-dispatch-types.ts';
 import { DispatchStore } from './linear-dispatches.ts';
 
 const WORKER = new URL('../../test/support/dispatch-cas-worker.ts', import.meta.url);

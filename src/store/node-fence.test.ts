@@ -8,7 +8,7 @@ import { describeEachDatabase } from '../../test/support/databases.ts';
 import { newDispatchIn } from '../../test/support/dispatch-record.ts';
 import { waitFor } from '../../test/support/wait-for.ts';
 import { ClusterNodeStore } from './cluster-nodes.ts';
-import type { Claimant } from './linear-dispatches.ts';
+import type { Claimant } from './linear-dispatch-types.ts';
 import { DispatchStore } from './linear-dispatches.ts';
 import { memberServing } from './node-fence.ts';
 

@@ -6,7 +6,7 @@ import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import type { Approval } from '../../src/approvals/approval.ts';
 import type { ApprovalDesk } from '../../src/approvals/desk.ts';
-import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatch-types.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';
 import { agentSessionCreated, agentSessionPrompted, linearE2E } from '../support/linear-e2e.ts';

@@ -5,7 +5,7 @@
 import assert from 'node:assert/strict';
 import { afterEach, describe, it } from 'node:test';
 import { sqliteKysely } from '../../src/store/kysely/connection.ts';
-import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord, DispatchStatus } from '../../src/store/linear-dispatch-types.ts';
 import { DispatchStore } from '../../src/store/linear-dispatches.ts';
 import { FAKE_IDS } from '../support/fake-linear.ts';
 import type { LinearE2E } from '../support/linear-e2e.ts';

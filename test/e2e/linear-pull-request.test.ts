@@ -13,7 +13,7 @@ import { GithubRest } from '../../src/github/client.ts';
 import { runGit } from '../../src/github/git.ts';
 import { SessionPullRequests } from '../../src/github/pull-requests.ts';
 import { SessionPullRequestStore } from '../../src/store/github-pull-requests.ts';
-import type { DispatchRecord } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../src/store/linear-dispatch-types.ts';
 import type { FakeGithub } from '../support/fake-github.ts';
 import { startFakeGithub } from '../support/fake-github.ts';
 import type { FakeIssue } from '../support/fake-linear-workspace.ts';

@@ -1,5 +1,5 @@
 // A dispatch row for tests that build one without the store: defaults for every field, `fields` on top.
-import type { DispatchRecord, NewDispatch } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord, NewDispatch } from '../../src/store/linear-dispatch-types.ts';
 
 /** A `working` dispatch d1 of ENG-1 (claude, medior tier, in /repo on eng-1) with the given fields over it. */
 export function dispatchRecord(fields: Partial<DispatchRecord> = {}): DispatchRecord {

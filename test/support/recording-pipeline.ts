@@ -4,7 +4,7 @@
 import type { LinearApi } from '../../src/linear/api/types.ts';
 import type { DispatchContext, DispatchResult, PromptResult, StopResult } from '../../src/linear/pipeline/types.ts';
 import type { RouterPipeline } from '../../src/linear/router.ts';
-import type { DispatchRecord } from '../../src/store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../src/store/linear-dispatch-types.ts';
 import { dispatchRecord } from './dispatch-record.ts';
 
 function record(issueId: string, identifier: string, agentSessionId: string | null, n: number): DispatchRecord {

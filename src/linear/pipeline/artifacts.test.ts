@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../../test/support/temp-dir.ts';
 import { ensureLines } from '../../store/artifact-files.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import { capTail, DispatchArtifacts, EXCLUDE_LINES } from './artifacts.ts';
 
 describe('artifacts', () => {

@@ -8,7 +8,7 @@
 // Every write goes through src/store/artifact-files.ts.
 import { join } from 'node:path';
 import { ArtifactDir } from '../../store/artifact-files.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import type { Verdict } from './verdict.ts';
 
 /** The artifact folder's name inside a worktree. */

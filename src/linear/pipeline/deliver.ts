@@ -3,7 +3,7 @@
 // branch before one is opened), the PR attached to the Linear issue and the issue moved to the team's review state —
 // both through the durable effect ledger, so a re-run after a crash repeats nothing Linear already has.
 import type { PullRequestResult, SessionPullRequests } from '../../github/pull-requests.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import type { LinearApi, LinearWorkflowState } from '../api/types.ts';
 import type { LinearEffects } from '../effects.ts';
 import { bullets, roundAttempt } from './prompt-vars.ts';

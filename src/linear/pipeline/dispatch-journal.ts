@@ -3,7 +3,8 @@
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
+import type { DispatchStore } from '../../store/linear-dispatches.ts';
 import { DispatchArtifacts } from './artifacts.ts';
 
 /** What the journal is built from. */

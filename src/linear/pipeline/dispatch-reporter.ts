@@ -4,7 +4,7 @@ import type { Clock } from '../../core/clock.ts';
 import type { Config } from '../../core/config.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import type { ActivityContent, LinearApi } from '../api/types.ts';
 import type { LinearEffects } from '../effects.ts';
 import { ActivityStream } from './activity-stream.ts';

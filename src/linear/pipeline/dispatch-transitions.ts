@@ -1,6 +1,7 @@
 // The dispatch state machine: which status may move to which. The store only runs the compare-and-swap it is handed;
 // this file decides whether the move is one the pipeline may make at all.
-import type { DispatchPatch, DispatchRecord, DispatchStatus, DispatchStore } from '../../store/linear-dispatches.ts';
+import type { DispatchPatch, DispatchRecord, DispatchStatus } from '../../store/linear-dispatch-types.ts';
+import type { DispatchStore } from '../../store/linear-dispatches.ts';
 
 /** Every allowed edge of the dispatch state machine; `transitionDispatch` refuses any other. */
 export const DISPATCH_TRANSITIONS: Readonly<Record<DispatchStatus, readonly DispatchStatus[]>> = {

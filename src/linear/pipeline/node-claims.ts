@@ -5,7 +5,8 @@ import type { SessionManager } from '../../coding/session-manager.ts';
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
+import type { DispatchStore } from '../../store/linear-dispatches.ts';
 import type { DispatchPlacement } from './placement.ts';
 import type { SessionWatch } from './session-watch.ts';
 

@@ -10,7 +10,7 @@ import type { ScriptedRun } from '../../../test/support/scripted-harness.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
 import type { HarnessEvent } from '../../coding/harness.ts';
 import { AppError } from '../../core/errors.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import type { ActivityContent } from '../api/types.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
 import { AUDITOR_DENIAL } from './phases.ts';

@@ -9,7 +9,7 @@ import { gitSync } from '../../../test/support/git-repo.ts';
 import type { PipelineFixture, PipelineFixtureOptions } from '../../../test/support/pipeline-fixture.ts';
 import { pipelineFixture } from '../../../test/support/pipeline-fixture.ts';
 import { waitFor } from '../../../test/support/wait-for.ts';
-import type { DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord, DispatchStatus } from '../../store/linear-dispatch-types.ts';
 import type { ActivityContent } from '../api/types.ts';
 
 const TIMEOUT = 90_000;

@@ -9,13 +9,13 @@ import { errorMessage, invalidInput } from '../../core/errors.ts';
 import { faultPoint } from '../../core/fault.ts';
 import { newId } from '../../core/ids.ts';
 import { LinearClaimStore } from '../../store/linear-claims.ts';
-import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatches.ts';
+import type { DispatchContextData, DispatchRecord, DispatchStatus } from '../../store/linear-dispatch-types.ts';
 import {
   ACTIVE_DISPATCH_STATUSES,
-  DispatchStore,
   FINISHED_DISPATCH_STATUSES,
   SLOT_STATUSES,
-} from '../../store/linear-dispatches.ts';
+} from '../../store/linear-dispatch-types.ts';
+import { DispatchStore } from '../../store/linear-dispatches.ts';
 import { LinearEffectStore } from '../../store/linear-effects.ts';
 import type { LinearIssue } from '../api/types.ts';
 import { LinearApprovals } from '../approvals-bridge.ts';

@@ -2,7 +2,7 @@
 // and delivery). A node claims only what it can run: the dispatch's repository in its workspaces, its worker's and
 // auditor's harnesses, and a free coding-session slot. A dispatch that no node of the cluster could ever run is refused.
 import { resolve } from 'node:path';
-import type { Claimant } from '../../store/linear-dispatches.ts';
+import type { Claimant } from '../../store/linear-dispatch-types.ts';
 
 /** What placement needs to know of a dispatch. */
 export interface PlacedDispatch {

@@ -1,6 +1,6 @@
 // The template variables of the pipeline's prompts and the texts it writes for people (summary, plan).
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import type { LinearIssue } from '../api/types.ts';
 import type { PromptSet } from './prompts.ts';
 import { renderTemplate, sanitizePromptInput, withVerdictInstruction } from './prompts.ts';

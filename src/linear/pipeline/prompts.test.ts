@@ -4,7 +4,7 @@ import { dispatchRecord } from '../../../test/support/dispatch-record.ts';
 import { makeIssue } from '../../../test/support/fake-linear-api.ts';
 import { linearPipelineSchema } from '../../core/config-linear-pipeline.ts';
 import { AppError } from '../../core/errors.ts';
-import type { DispatchRecord } from '../../store/linear-dispatches.ts';
+import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import { auditPrompt, promptVars, workerPrompt } from './prompt-vars.ts';
 import {
   DEFAULT_PROMPTS,

@@ -14,7 +14,8 @@ import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts'
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { LogRecord } from '../../store/jsonl-log.ts';
-import type { DispatchPhase, DispatchRecord, DispatchStore } from '../../store/linear-dispatches.ts';
+import type { DispatchPhase, DispatchRecord } from '../../store/linear-dispatch-types.ts';
+import type { DispatchStore } from '../../store/linear-dispatches.ts';
 import type { SessionLogs } from '../../store/session-logs.ts';
 import type { ActivityStream } from './activity-stream.ts';
 import { InFlight } from './in-flight.ts';

@@ -1,7 +1,7 @@
 import type { Generated } from 'kysely';
 import type { HarnessName } from '../../core/config.ts';
 import type { PipelineTier } from '../../core/config-linear-pipeline.ts';
-import type { DispatchPhase, DispatchStatus, SessionEndCause } from '../linear-dispatches.ts';
+import type { DispatchPhase, DispatchStatus, SessionEndCause } from '../linear-dispatch-types.ts';
 import type { PlanningStatus } from '../linear-planning.ts';
 
 /**
