@@ -1,57 +1,22 @@
-// The phases of a dispatch: setup (worktree) → worker → audit → verdict (done, rework, stuck), and what follows a
-// watchdog kill. Every function runs inside the dispatch's serial chain and re-reads the dispatch before acting;
-// every status change is a compare-and-swap, so a stop, a duplicate event or a recovery pass never doubles a step.
-// Each phase is handed PhaseDeps: the dispatch store and only the calls it makes on the pipeline's parts.
-import { join } from 'node:path';
-import type { SessionManager } from '../../coding/session-manager.ts';
+// The phases of a dispatch after its setup (dispatch-setup.ts): worker → audit → verdict (done or a pull request in
+// audit-pass.ts, rework, stuck), and what follows a watchdog kill. Every function runs inside the dispatch's serial
+// chain and re-reads the dispatch before acting; every status change is a compare-and-swap, so a stop, a duplicate
+// event or a recovery pass never doubles a step. Each phase is handed PhaseDeps (phase-deps.ts).
 import { describeTrip } from '../../coding/session-watchdog.ts';
-import type { Clock } from '../../core/clock.ts';
-import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
 import { AppError, errorMessage } from '../../core/errors.ts';
-import type { Logger } from '../../core/logger.ts';
-import { ensureLines } from '../../store/artifact-files.ts';
 import type { StoredSession } from '../../store/coding-session-types.ts';
 import { isActiveStatus } from '../../store/coding-session-types.ts';
 import type { DispatchPhase, DispatchRecord, DispatchSession } from '../../store/linear-dispatch-types.ts';
-import type { DispatchStore } from '../../store/linear-dispatches.ts';
-import type { LinearApi, LinearIssue } from '../api/types.ts';
-import type { LinearApprovals } from '../approvals-bridge.ts';
-import { capTail, EXCLUDE_LINES } from './artifacts.ts';
-import type { Delivery, DeliveryDeps } from './deliver.ts';
-import { deliveredResponse, deliverPullRequest } from './deliver.ts';
-import type { DispatchJournal } from './dispatch-journal.ts';
-import type { DispatchLanes } from './dispatch-lanes.ts';
-import type { DispatchReporter } from './dispatch-reporter.ts';
+import { capTail } from './artifacts.ts';
+import { finishDone, passWithPullRequest } from './audit-pass.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
-import { auditPrompt, bullets, doneSummary, planText, promptVars, roundAttempt, workerPrompt } from './prompt-vars.ts';
+import type { PhaseDeps } from './phase-deps.ts';
+import { markStuck, releaseDispatch } from './phase-deps.ts';
+import { auditPrompt, bullets, planText, promptVars, roundAttempt, workerPrompt } from './prompt-vars.ts';
 import { loadPrompts } from './prompts.ts';
-import type { SessionWatch } from './session-watch.ts';
-import type { PipelineSlots } from './slots.ts';
+import { lastWorkerOutput, sessionOutput, storedSession } from './session-output.ts';
 import type { Verdict } from './verdict.ts';
 import { parseVerdict } from './verdict.ts';
-import { ensureWorktree } from './worktree.ts';
-
-/** What the phases use: the dispatch store and the parts of the pipeline, each narrowed to the calls made here. */
-export interface PhaseDeps {
-  store: DispatchStore;
-  clock: Clock;
-  logger: Logger;
-  pc: LinearPipelineConfig;
-  linear: Pick<LinearApi, 'getIssue' | 'teamStates' | 'updateIssue'>;
-  sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks'>;
-  lanes: Pick<DispatchLanes, 'serial'>;
-  reporter: Pick<
-    DispatchReporter,
-    'thought' | 'tell' | 'tellOnce' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'
-  >;
-  journal: Pick<DispatchJournal, 'artifacts' | 'record' | 'close'>;
-  watch: Pick<SessionWatch, 'watch' | 'unwatch' | 'touch' | 'tripOf'>;
-  slots: Pick<PipelineSlots, 'waitForSession' | 'stopWaiting' | 'dispatchSlotFreed'>;
-  /** Workers' approvals in Linear (when the daemon has an ApprovalDesk). */
-  approvals?: Pick<LinearApprovals, 'workerStarted'> | null;
-  /** Set when a passed audit ends in a pull request (`onPass: pull-request` with GitHub); null: the issue is done. */
-  delivery?: DeliveryDeps | null;
-}
 
 /** The auditor's answer to any permission request: it is read-only. */
 export const AUDITOR_DENIAL =
@@ -67,97 +32,6 @@ function sessionName(d: DispatchRecord, phase: DispatchPhase): string {
       .replace(/[^a-z0-9._-]+/g, '-')
       .replace(/^[^a-z0-9]+/, '') || 'issue';
   return `${slug}-${phase}-${d.attempt}`.slice(0, 64);
-}
-
-/** Every text block a session wrote, joined. */
-export function sessionOutput(sessions: Pick<SessionManager, 'outputBlocks'>, record: StoredSession | null): string {
-  if (!record) return '';
-  return sessions
-    .outputBlocks(record)
-    .map((b) => b.text)
-    .join('\n\n');
-}
-
-async function storedSession(sessions: Pick<SessionManager, 'get'>, sessionId: string): Promise<StoredSession | null> {
-  try {
-    return await sessions.get(sessionId);
-  } catch {
-    return null;
-  }
-}
-
-/** Sends what is buffered for a finished dispatch, closes its artifacts, and gives its dispatch slot back. */
-export async function releaseDispatch(
-  p: Pick<PhaseDeps, 'reporter' | 'journal' | 'slots'>,
-  dispatchId: string,
-): Promise<void> {
-  await p.reporter.close(dispatchId);
-  await p.journal.close(dispatchId);
-  await p.slots.dispatchSlotFreed();
-}
-
-/** Moves a dispatch to `stuck` (from whatever active status it is in) and tells the user. */
-export async function markStuck(p: PhaseDeps, d: DispatchRecord, reason: string): Promise<void> {
-  const next = await transitionDispatch(p.store, d.id, d.status, 'stuck', p.clock.now(), {
-    attempt: d.attempt,
-    patch: { lastError: reason },
-  });
-  if (!next) return;
-  await p.reporter.tellStuck(next, reason);
-  await releaseDispatch(p, d.id);
-}
-
-/**
- * Makes (or finds) the dispatch's worktree on this node's disk: its branch checked out under `worktreeDir` (default
- * `<repo>/.switchboard/worktrees`), with the pipeline's lines in its exclude file. Throws what git said.
- */
-export async function prepareWorktree(
-  p: Pick<PhaseDeps, 'pc' | 'logger'>,
-  d: DispatchRecord,
-): Promise<Awaited<ReturnType<typeof ensureWorktree>>> {
-  const { pc } = p;
-  const worktree = await ensureWorktree({
-    repo: d.repoPath,
-    branch: d.branch,
-    root: pc.worktreeDir ?? join(d.repoPath, '.switchboard', 'worktrees'),
-    remote: pc.remote,
-    fetch: pc.fetchBeforeBranch,
-    onWarning: (message) => p.logger.warn({ dispatch: d.id }, message),
-  });
-  await ensureLines(worktree.excludeFile, EXCLUDE_LINES);
-  return worktree;
-}
-
-/** Prepares the worktree of a `dispatched` dispatch, then starts its first worker. */
-export async function setupDispatch(p: PhaseDeps, dispatchId: string): Promise<void> {
-  let d = await p.store.get(dispatchId);
-  if (!d || d.status !== 'dispatched') return;
-  let created: boolean;
-  let base: string | null;
-  try {
-    const worktree = await prepareWorktree(p, d);
-    created = worktree.created;
-    base = worktree.base;
-    d = (await p.store.update(d.id, { worktreePath: worktree.path }, p.clock.now())) ?? d;
-  } catch (error) {
-    await markStuck(p, d, `could not prepare the worktree: ${errorMessage(error)}`);
-    return;
-  }
-  await p.journal.record(d, 'dispatched', {
-    worktree: d.worktreePath,
-    created,
-    base,
-    tier: d.tier,
-    tierReason: d.tierReason,
-    harness: d.harness,
-    model: d.model,
-    audit: { harness: d.auditHarness, model: d.auditModel },
-  });
-  const next = await transitionDispatch(p.store, d.id, 'dispatched', 'working', p.clock.now());
-  if (!next) return;
-  const from = base ? `, new branch from ${base}` : created ? ', existing branch' : ', reusing its worktree';
-  p.reporter.thought(next, `Worktree ready: ${next.worktreePath} (branch ${next.branch}${from}). Starting the worker.`);
-  await launchPhase(p, next.id, 'worker', 1);
 }
 
 /**
@@ -252,12 +126,6 @@ export async function launchPhase(
       ? `Worker started: attempt ${roundAttempt(d)} of ${pc.maxAttempts}${retry}, ${harness} ${model}.`
       : `Independent audit started: read-only ${harness} ${model} session${retry}.`,
   );
-}
-
-/** The output of the newest worker session of the dispatch's current attempt. */
-async function lastWorkerOutput(p: PhaseDeps, d: DispatchRecord): Promise<string> {
-  const worker = (await p.store.sessions(d.id)).filter((s) => s.phase === 'worker' && s.attempt === d.attempt).at(-1);
-  return worker ? sessionOutput(p.sessions, await storedSession(p.sessions, worker.sessionId)) : '';
 }
 
 /**
@@ -406,81 +274,4 @@ async function afterWatchdogKill(
     return;
   }
   await markStuck(p, d, `the watchdog killed the ${who} twice (last: ${reason}).`);
-}
-
-/** Records the pass, posts the one summary response, and moves the issue to a completed workflow state. */
-async function finishDone(p: PhaseDeps, d: DispatchRecord, verdict: Verdict): Promise<void> {
-  const summary = doneSummary(d, verdict, await lastWorkerOutput(p, d));
-  await p.journal
-    .artifacts(d)
-    ?.summary(summary)
-    .catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
-  await p.journal.record(d, 'done', { criteria: verdict.criteria, testResults: verdict.testResults });
-  await p.reporter.tell(d, { type: 'response', body: summary });
-  await p.reporter.notifyDone(d, verdict);
-  try {
-    const state = await completeIssue(p.linear, await p.linear.getIssue(d.issueId));
-    await p.journal.record(d, 'issue-completed', { state });
-  } catch (error) {
-    await p.journal.record(d, 'issue-complete-failed', { error: errorMessage(error) });
-  }
-  await releaseDispatch(p, d.id);
-}
-
-/**
- * A pass delivered as a pull request, all before the dispatch leaves `auditing`: a crash anywhere re-runs this from
- * the audit's end (recovery), and every step is found done (the PR by its record or branch, Linear's effects in the
- * ledger). Then `done`. A push or PR that fails marks the dispatch stuck with what GitHub or git said.
- */
-async function passWithPullRequest(
-  p: PhaseDeps,
-  delivery: DeliveryDeps,
-  d: DispatchRecord,
-  verdict: Verdict,
-): Promise<void> {
-  const report = await lastWorkerOutput(p, d);
-  p.reporter.thought(d, `The audit passed: pushing branch ${d.branch} and opening a pull request.`);
-  let delivered: Delivery;
-  try {
-    delivered = await deliverPullRequest(delivery, d, verdict, report);
-  } catch (error) {
-    await markStuck(p, d, `the audit passed, but the pull request could not be opened: ${errorMessage(error)}`);
-    return;
-  }
-  const { pr } = delivered;
-  const summary = doneSummary(d, verdict, report);
-  await p.journal.record(d, 'pull-request', {
-    number: pr.number,
-    url: pr.url,
-    branch: pr.branch,
-    outcome: pr.outcome,
-    reviewState: delivered.reviewState,
-  });
-  await p.reporter.tellOnce(
-    d,
-    { type: 'response', body: deliveredResponse(d, delivered, summary) },
-    `dispatch:${d.id}/${d.attempt}/pass`,
-  );
-  const next = await transitionDispatch(p.store, d.id, 'auditing', 'done', p.clock.now(), {
-    attempt: d.attempt,
-    patch: { lastError: null, context: { ...d.context, lastGaps: [] } },
-  });
-  if (!next) return;
-  await p.journal
-    .artifacts(next)
-    ?.summary(summary)
-    .catch((e: unknown) => p.logger.error({ err: e }, 'could not write summary.md'));
-  await p.journal.record(next, 'done', { criteria: verdict.criteria, testResults: verdict.testResults, pr: pr.url });
-  await p.reporter.notifyDone(next, verdict, pr.url);
-  await releaseDispatch(p, d.id);
-}
-
-/** Moves an issue to its team's completed state ("Done" when there is one); returns the state's name. */
-async function completeIssue(linear: PhaseDeps['linear'], issue: LinearIssue): Promise<string | null> {
-  if (issue.state?.type === 'completed') return issue.state.name;
-  const states = (await linear.teamStates(issue.team.id)).filter((s) => s.type === 'completed');
-  const target = states.find((s) => /^done$/i.test(s.name)) ?? states[0];
-  if (!target) return null;
-  await linear.updateIssue(issue.id, { stateId: target.id });
-  return target.name;
 }

@@ -17,9 +17,11 @@ import type { DispatchRecord, DispatchSession } from '../../store/linear-dispatc
 import { SLOT_STATUSES } from '../../store/linear-dispatch-types.ts';
 import type { DispatchLanes } from './dispatch-lanes.ts';
 import type { DispatchReporter } from './dispatch-reporter.ts';
+import { prepareWorktree, setupDispatch } from './dispatch-setup.ts';
 import { transitionDispatch } from './dispatch-transitions.ts';
-import type { PhaseDeps } from './phases.ts';
-import { handleSessionEnd, launchPhase, markStuck, prepareWorktree, releaseDispatch, setupDispatch } from './phases.ts';
+import type { PhaseDeps } from './phase-deps.ts';
+import { markStuck, releaseDispatch } from './phase-deps.ts';
+import { handleSessionEnd, launchPhase } from './phases.ts';
 import { promptVars } from './prompt-vars.ts';
 import { loadPrompts, renderTemplate } from './prompts.ts';
 import type { SessionWatch } from './session-watch.ts';
