@@ -167,6 +167,16 @@ describe('NotificationRouting', () => {
     assert.equal(jobs[0]?.key, `notification-mention:${e.comment?.id}`);
     assert.equal(jobs[0]?.runAt, clock.now() + 30_000);
   });
+  it('needs nothing for the other kinds (no job, no assignment)', async () => {
+    const { r, assigned, jobs } = routing();
+    const e = await event('app-user-notification-mention', (p) => {
+      p.action = 'issueStatusChanged';
+    });
+    if (e.type !== 'appUserNotification') throw new Error('not a notification');
+    await r.route(e);
+    assert.deepEqual(assigned, []);
+    assert.deepEqual(jobs, []);
+  });
 });
 
 describe('RouterPrune', () => {
