@@ -1,73 +1,11 @@
-import type { ExpressionBuilder, Kysely, Selectable, Transaction, Updateable } from 'kysely';
+import type { ExpressionBuilder, Kysely, Transaction, Updateable } from 'kysely';
 import { sql, SqliteAdapter } from 'kysely';
 import type { SlotOf } from './hot-statements.ts';
 import { HotStatements } from './hot-statements.ts';
+import type { DeliveryRow } from './linear-delivery-rows.ts';
+import { PENDING, PROCESSING, toDelivery } from './linear-delivery-rows.ts';
+import type { DeliveryOutcome, DeliveryStatus, NewDelivery, StoredDelivery } from './linear-delivery-types.ts';
 import type { Database } from './tables/index.ts';
-
-/** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
-export type DeliveryStatus = 'pending' | 'processing' | 'done' | 'dead';
-
-/** One accepted webhook delivery. */
-export interface StoredDelivery {
-  seq: number;
-  deliveryId: string;
-  eventType: string;
-  action: string | null;
-  /** Deliveries with the same key are handled one at a time, in arrival order (agent session, issue). */
-  orderKey: string;
-  /** The verified JSON body as received. */
-  payload: string;
-  status: DeliveryStatus;
-  /** Handler attempts started so far (counted when claimed, so a crash mid-handler counts too). */
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  outcome: string | null;
-  receivedAt: number;
-  updatedAt: number;
-}
-
-/** The result of one finished attempt. */
-export type DeliveryOutcome =
-  | { seq: number; kind: 'done'; outcome: string }
-  | { seq: number; kind: 'retry'; error: string; retryAt: number }
-  | { seq: number; kind: 'dead'; error: string };
-
-/** What the intake stores for a new delivery. */
-export interface NewDelivery {
-  deliveryId: string;
-  eventType: string;
-  action: string | null;
-  orderKey: string;
-  payload: string;
-  /** SHA-256 of the exact signed bytes; a second delivery with the same digest is a replay, not stored again. */
-  bodyDigest: string;
-  receivedAt: number;
-}
-
-type DeliveryRow = Selectable<Database['linear_webhook_deliveries']>;
-
-/** Status literals are inlined (not bound) so SQLite can prove a query matches a partial index's condition. */
-const PENDING = sql.lit('pending' as const);
-const PROCESSING = sql.lit('processing' as const);
-
-function toDelivery(row: DeliveryRow): StoredDelivery {
-  return {
-    seq: row.seq,
-    deliveryId: row.delivery_id,
-    eventType: row.event_type,
-    action: row.action,
-    orderKey: row.order_key,
-    payload: row.payload,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    outcome: row.outcome,
-    receivedAt: row.received_at,
-    updatedAt: row.updated_at,
-  };
-}
 
 /**
  * The oldest `limit` due pending deliveries not behind an unfinished earlier delivery of the same order key (so at most
