@@ -6,8 +6,9 @@ import { describeEachDatabase } from '../../test/support/databases.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { openDatabase } from './database.ts';
 import { sqliteKysely } from './kysely/connection.ts';
-import type { NewDelivery } from './linear-deliveries.ts';
-import { LinearDeliveryStore, runnableQuery } from './linear-deliveries.ts';
+import { LinearDeliveryStore } from './linear-deliveries.ts';
+import { runnableQuery } from './linear-delivery-queue.ts';
+import type { NewDelivery } from './linear-delivery-types.ts';
 
 function delivery(n: number, orderKey: string): NewDelivery {
   return {

@@ -1,482 +1,106 @@
-import type { ExpressionBuilder, Kysely, Selectable, Transaction, Updateable } from 'kysely';
-import { sql, SqliteAdapter } from 'kysely';
-import type { SlotOf } from './hot-statements.ts';
-import { HotStatements } from './hot-statements.ts';
+// The Linear delivery store its callers use: one facade over the parts that each hold one job (the intake's inserts
+// and dedup reads, the worker's queue: claim, settle, retry times, recovery; the upkeep: lookups, counts, dead
+// letters, pruning), built over one database. The types are in linear-delivery-types.ts, the row mapping in
+// linear-delivery-rows.ts.
+import type { Kysely } from 'kysely';
+import { DeliveryIntake } from './linear-delivery-intake.ts';
+import { DeliveryMaintenance } from './linear-delivery-maintenance.ts';
+import { DeliveryQueue } from './linear-delivery-queue.ts';
+import type { DeliveryOutcome, DeliveryStatus, NewDelivery, StoredDelivery } from './linear-delivery-types.ts';
 import type { Database } from './tables/index.ts';
-
-/** pending: waiting (maybe for a retry time); processing: handed to the handler; done: handled or ignored; dead: gave up. */
-export type DeliveryStatus = 'pending' | 'processing' | 'done' | 'dead';
-
-/** One accepted webhook delivery. */
-export interface StoredDelivery {
-  seq: number;
-  deliveryId: string;
-  eventType: string;
-  action: string | null;
-  /** Deliveries with the same key are handled one at a time, in arrival order (agent session, issue). */
-  orderKey: string;
-  /** The verified JSON body as received. */
-  payload: string;
-  status: DeliveryStatus;
-  /** Handler attempts started so far (counted when claimed, so a crash mid-handler counts too). */
-  attempts: number;
-  nextAttemptAt: number;
-  lastError: string | null;
-  outcome: string | null;
-  receivedAt: number;
-  updatedAt: number;
-}
-
-/** The result of one finished attempt. */
-export type DeliveryOutcome =
-  | { seq: number; kind: 'done'; outcome: string }
-  | { seq: number; kind: 'retry'; error: string; retryAt: number }
-  | { seq: number; kind: 'dead'; error: string };
-
-/** What the intake stores for a new delivery. */
-export interface NewDelivery {
-  deliveryId: string;
-  eventType: string;
-  action: string | null;
-  orderKey: string;
-  payload: string;
-  /** SHA-256 of the exact signed bytes; a second delivery with the same digest is a replay, not stored again. */
-  bodyDigest: string;
-  receivedAt: number;
-}
-
-type DeliveryRow = Selectable<Database['linear_webhook_deliveries']>;
-
-/** Status literals are inlined (not bound) so SQLite can prove a query matches a partial index's condition. */
-const PENDING = sql.lit('pending' as const);
-const PROCESSING = sql.lit('processing' as const);
-
-function toDelivery(row: DeliveryRow): StoredDelivery {
-  return {
-    seq: row.seq,
-    deliveryId: row.delivery_id,
-    eventType: row.event_type,
-    action: row.action,
-    orderKey: row.order_key,
-    payload: row.payload,
-    status: row.status,
-    attempts: row.attempts,
-    nextAttemptAt: row.next_attempt_at,
-    lastError: row.last_error,
-    outcome: row.outcome,
-    receivedAt: row.received_at,
-    updatedAt: row.updated_at,
-  };
-}
-
-/**
- * The oldest `limit` due pending deliveries not behind an unfinished earlier delivery of the same order key (so at most
- * one per key). On SQLite it walks the partial index of pending deliveries in seq order (no sort, it stops after
- * `limit` rows) and looks behind each through the partial index of open deliveries: both need the status literals.
- */
-export function runnableQuery(db: Kysely<Database>, now: number, limit: number) {
-  return db
-    .selectFrom('linear_webhook_deliveries as q')
-    .selectAll('q')
-    .where('q.status', '=', PENDING)
-    .where('q.next_attempt_at', '<=', now)
-    .where((eb) =>
-      eb.not(
-        eb.exists(
-          eb
-            .selectFrom('linear_webhook_deliveries as p')
-            .select(sql.lit(1).as('one'))
-            .whereRef('p.order_key', '=', 'q.order_key')
-            .whereRef('p.seq', '<', 'q.seq')
-            .where('p.status', 'in', [PENDING, PROCESSING]),
-        ),
-      ),
-    )
-    .orderBy('q.seq')
-    .limit(limit);
-}
-
-/**
- * Runs `fn`, a transaction of the worker's own bookkeeping, with relaxed commit durability.
- *
- * SQLite: synchronous=NORMAL. In WAL mode its commit survives a crash of the process (the WAL is written before COMMIT
- * returns) and becomes durable against power loss with the next synchronous=FULL commit — the intake's next delivery.
- * A power cut may only undo a claim or a result, which runs that delivery again (at least once; its effects are
- * idempotent). The setting is changed and restored while this call holds the connection (Kysely's lock over the one
- * SQLite connection), so the intake's commits, which a 200 waits for, always run with the connection's own (FULL).
- *
- * PostgreSQL: `SET LOCAL synchronous_commit = off` for this transaction only: the commit may be lost if the server
- * crashes before its WAL writer flushes (the same at-least-once rerun); the intake's transactions stay synchronous.
- */
-async function bookkeeping<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
-    return db.transaction().execute(async (trx) => {
-      await sql`SET LOCAL synchronous_commit = off`.execute(trx);
-      return fn(trx);
-    });
-  }
-  return db.connection().execute(async (conn) => {
-    const { rows } = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(conn);
-    const previous = Number(rows[0]?.synchronous ?? 2);
-    await sql`PRAGMA synchronous = NORMAL`.execute(conn);
-    try {
-      return await conn.transaction().execute(fn);
-    } finally {
-      await sql.raw(`PRAGMA synchronous = ${previous}`).execute(conn);
-    }
-  });
-}
-
-/** Finished attempts that make the same change: one UPDATE for all their deliveries. */
-interface OutcomeGroup {
-  kind: DeliveryOutcome['kind'];
-  /** The changed values other than the update time: the outcome (done), or the error and, for a retry, its time. */
-  values: unknown[];
-  seqs: number[];
-}
-
-/** `outcomes` grouped by the change they make, in first-seen order. */
-function groupOutcomes(outcomes: readonly DeliveryOutcome[]): OutcomeGroup[] {
-  const groups = new Map<string, OutcomeGroup>();
-  for (const o of outcomes) {
-    const values = o.kind === 'done' ? [o.outcome] : o.kind === 'dead' ? [o.error] : [o.error, o.retryAt];
-    const key = JSON.stringify([o.kind, ...values]);
-    const group = groups.get(key);
-    if (group) group.seqs.push(o.seq);
-    else groups.set(key, { kind: o.kind, values, seqs: [o.seq] });
-  }
-  return [...groups.values()];
-}
-
-/** The UPDATE recording a group of `count` outcomes of `kind`: slots are its values, the update time, then the seqs. */
-function outcomeUpdate(db: Kysely<Database>, kind: DeliveryOutcome['kind'], count: number, slot: SlotOf) {
-  const first = kind === 'retry' ? 3 : 2;
-  const now = slot<number>(first - 1);
-  const patch: Updateable<Database['linear_webhook_deliveries']> =
-    kind === 'done'
-      ? { status: 'done', outcome: slot<string>(0), last_error: null, updated_at: now }
-      : kind === 'dead'
-        ? { status: 'dead', last_error: slot<string>(0), updated_at: now }
-        : { status: 'pending', last_error: slot<string>(0), next_attempt_at: slot<number>(1), updated_at: now };
-  const seqs = Array.from({ length: count }, (_, i) => slot<number>(first + i));
-  return db.updateTable('linear_webhook_deliveries').set(patch).where('seq', 'in', seqs);
-}
-
-/** The UPDATE claiming `count` deliveries: processing, one more attempt. Slots: the time, then the seqs. */
-function claimUpdate(db: Kysely<Database>, count: number, slot: SlotOf) {
-  return db
-    .updateTable('linear_webhook_deliveries')
-    .set((eb) => ({ status: 'processing', attempts: eb('attempts', '+', 1), updated_at: slot<number>(0) }))
-    .where(
-      'seq',
-      'in',
-      Array.from({ length: count }, (_, i) => slot<number>(i + 1)),
-    );
-}
-
-/** The values of a new delivery's row that vary, in the order `deliveryInsert` takes them. */
-function deliveryValues(d: NewDelivery): unknown[] {
-  return [d.deliveryId, d.eventType, d.action, d.orderKey, d.payload, d.bodyDigest, d.receivedAt];
-}
-
-/** Values per delivery in `deliveryValues`. */
-const DELIVERY_VALUES = 7;
-
-/**
- * The intake's INSERT of `count` deliveries known to be new (slots: `deliveryValues` of each, one after the other),
- * pending and due at once; one a racing writer stored meanwhile is skipped.
- */
-function deliveryGroupInsert(db: Kysely<Database>, count: number, slot: SlotOf) {
-  const rows = Array.from({ length: count }, (_, i) => {
-    const at = (n: number) => slot<number>(i * DELIVERY_VALUES + n);
-    const received = at(6);
-    return {
-      delivery_id: slot<string>(i * DELIVERY_VALUES),
-      event_type: slot<string>(i * DELIVERY_VALUES + 1),
-      action: slot<string | null>(i * DELIVERY_VALUES + 2),
-      order_key: slot<string>(i * DELIVERY_VALUES + 3),
-      payload: slot<string>(i * DELIVERY_VALUES + 4),
-      body_digest: slot<string>(i * DELIVERY_VALUES + 5),
-      status: 'pending' as const,
-      next_attempt_at: received,
-      received_at: received,
-      updated_at: received,
-    };
-  });
-  return db
-    .insertInto('linear_webhook_deliveries')
-    .values(rows)
-    .onConflict((oc) => oc.doNothing());
-}
-
-/**
- * The intake's INSERT of one delivery (slots: see `deliveryValues`), pending and due at once. It inserts nothing when
- * the delivery id or the body digest is stored already: the guard is checked before a row is attempted, so such an
- * insert writes nothing at all (an attempted row, even one ON CONFLICT skips, makes SQLite's AUTOINCREMENT rewrite
- * sqlite_sequence, whose commit would cost a sync for no new row). ON CONFLICT still covers a race between two writers
- * (PostgreSQL). The times are cast so that PostgreSQL types the selected parameters as the columns' BIGINT.
- */
-function deliveryInsert(db: Kysely<Database>, slot: SlotOf) {
-  const deliveryId = slot<string>(0);
-  const bodyDigest = slot<string>(5);
-  const at = (eb: ExpressionBuilder<Database, never>) => eb.cast<number>(eb.val(slot<number>(6)), 'bigint');
-  return db
-    .insertInto('linear_webhook_deliveries')
-    .columns([
-      'delivery_id',
-      'event_type',
-      'action',
-      'order_key',
-      'payload',
-      'body_digest',
-      'status',
-      'attempts',
-      'next_attempt_at',
-      'received_at',
-      'updated_at',
-    ])
-    .expression(
-      db
-        .selectNoFrom((eb) => [
-          eb.val(deliveryId).as('delivery_id'),
-          eb.val(slot<string>(1)).as('event_type'),
-          eb.val(slot<string | null>(2)).as('action'),
-          eb.val(slot<string>(3)).as('order_key'),
-          eb.val(slot<string>(4)).as('payload'),
-          eb.val(bodyDigest).as('body_digest'),
-          PENDING.as('status'),
-          eb.cast<number>(sql.lit(0), 'bigint').as('attempts'),
-          at(eb).as('next_attempt_at'),
-          at(eb).as('received_at'),
-          at(eb).as('updated_at'),
-        ])
-        .where((eb) =>
-          eb.not(
-            eb.exists(
-              eb
-                .selectFrom('linear_webhook_deliveries as known')
-                .select(sql.lit(1).as('one'))
-                .where((k) => k.or([k('known.delivery_id', '=', deliveryId), k('known.body_digest', '=', bodyDigest)])),
-            ),
-          ),
-        ),
-    )
-    .onConflict((oc) => oc.doNothing());
-}
 
 /**
  * The durable record of Linear webhook deliveries: the dedup set (a delivery id is stored once, ever, until pruned) and
  * the work queue of the webhook worker. Every method is one transaction, resolved after its commit.
  */
 export class LinearDeliveryStore {
-  readonly #db: Kysely<Database>;
-  /** The statements on the path of every delivery (intake insert, worker claim and results), compiled once each. */
-  readonly #hot = new HotStatements();
+  readonly #intake: DeliveryIntake;
+  readonly #queue: DeliveryQueue;
+  readonly #maintenance: DeliveryMaintenance;
 
+  /** The store over `db`. */
   constructor(db: Kysely<Database>) {
-    this.#db = db;
+    this.#intake = new DeliveryIntake(db);
+    this.#queue = new DeliveryQueue(db);
+    this.#maintenance = new DeliveryMaintenance(db);
   }
 
   /** Stores a new delivery as pending, due now. Resolves false (and changes nothing) when its id or digest is known. */
-  async enqueue(delivery: NewDelivery): Promise<boolean> {
-    return (await this.enqueueMany([delivery]))[0] as boolean;
+  enqueue(delivery: NewDelivery): Promise<boolean> {
+    return this.#intake.enqueue(delivery);
   }
 
   /**
-   * Stores several deliveries in ONE commit (one sync for the whole group, so concurrent arrivals share it; a lone
-   * delivery is a single autocommitted statement) and resolves after it, per delivery, whether it was new; a repeated id
-   * or body digest (even within the group) is stored once. Known deliveries write nothing (nothing to sync).
+   * Stores several deliveries in ONE commit and resolves after it, per delivery, whether it was new; a repeated id or
+   * body digest (even within the group) is stored once (see DeliveryIntake.enqueueMany).
    */
-  async enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
-    const insert = async (db: Kysely<Database>, d: NewDelivery): Promise<boolean> => {
-      const result = await this.#hot.execute(db, 'insert', deliveryValues(d), (slot) => deliveryInsert(db, slot));
-      return Number(result.numAffectedRows ?? 0n) === 1;
-    };
-    // One delivery is one statement, committed on its own (a redelivery's writes nothing, so its commit syncs nothing).
-    const only = deliveries.length === 1 ? deliveries[0] : undefined;
-    if (only) return [await insert(this.#db, only)];
-    // A group first reads which of its ids and digests are known (one query), so that a group of redeliveries (Linear
-    // retrying a burst) opens no transaction at all; the others are inserted, guarded as ever, in one transaction.
-    // The rest (first of their id and digest within the group too) go in as ONE multi-row statement: one commit, one
-    // statement however many arrived together. ON CONFLICT only matters for a writer racing us (PostgreSQL), and then
-    // the delivery is stored either way: its answer says queued where it could have said duplicate, both a 200.
-    const known = await this.#known(deliveries);
-    const fresh = deliveries.map((d) => {
-      const id = `id:${d.deliveryId}`;
-      const digest = `digest:${d.bodyDigest}`;
-      if (known.has(id) || known.has(digest)) return false;
-      known.add(id).add(digest);
-      return true;
-    });
-    const rows = deliveries.filter((_, i) => fresh[i]);
-    if (rows.length === 0) return fresh;
-    await this.#hot.execute(this.#db, `insert group:${rows.length}`, rows.flatMap(deliveryValues), (slot) =>
-      deliveryGroupInsert(this.#db, rows.length, slot),
-    );
-    return fresh;
-  }
-
-  /** The delivery ids and body digests of `group` stored already, as `id:<id>` and `digest:<digest>`. */
-  async #known(group: readonly NewDelivery[]): Promise<Set<string>> {
-    const ids = group.map((d) => d.deliveryId);
-    const digests = group.map((d) => d.bodyDigest);
-    const rows = await this.#hot.rows(this.#db, `known:${group.length}`, [...ids, ...digests], (slot) =>
-      this.#db
-        .selectFrom('linear_webhook_deliveries')
-        .select(['delivery_id', 'body_digest'])
-        .where((eb) =>
-          eb.or([
-            eb(
-              'delivery_id',
-              'in',
-              ids.map((_, i) => slot<string>(i)),
-            ),
-            eb(
-              'body_digest',
-              'in',
-              digests.map((_, i) => slot<string>(ids.length + i)),
-            ),
-          ]),
-        ),
-    );
-    return new Set(rows.flatMap((row) => [`id:${row.delivery_id}`, `digest:${row.body_digest ?? ''}`]));
+  enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
+    return this.#intake.enqueueMany(deliveries);
   }
 
   /** Puts deliveries left `processing` by a previous process back to pending (at-least-once). Resolves how many. */
-  async recoverInterrupted(now: number): Promise<number> {
-    const result = await this.#db
-      .updateTable('linear_webhook_deliveries')
-      .set({ status: 'pending', next_attempt_at: now, updated_at: now })
-      .where('status', '=', PROCESSING)
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows);
+  recoverInterrupted(now: number): Promise<number> {
+    return this.#queue.recoverInterrupted(now);
   }
 
   /**
    * Claims the oldest pending delivery that is due and not behind an unfinished earlier delivery of the same order key:
    * marks it processing and counts the attempt. Undefined when nothing can run now.
    */
-  async claimNext(now: number): Promise<StoredDelivery | undefined> {
-    return (await this.settleAndClaim([], now, 1))[0];
+  claimNext(now: number): Promise<StoredDelivery | undefined> {
+    return this.#queue.claimNext(now);
   }
 
   /** Marks a claimed delivery finished, with what became of it (handled, or why it was ignored). */
-  async complete(seq: number, outcome: string, now: number): Promise<void> {
-    await this.settleAndClaim([{ seq, kind: 'done', outcome }], now, 0);
+  complete(seq: number, outcome: string, now: number): Promise<void> {
+    return this.#queue.complete(seq, outcome, now);
   }
 
   /** Records a failed attempt: back to pending until `retryAt`, or dead when `retryAt` is null. */
-  async fail(seq: number, error: string, now: number, retryAt: number | null): Promise<void> {
-    await this.settleAndClaim(
-      [retryAt === null ? { seq, kind: 'dead', error } : { seq, kind: 'retry', error, retryAt }],
-      now,
-      0,
-    );
+  fail(seq: number, error: string, now: number, retryAt: number | null): Promise<void> {
+    return this.#queue.fail(seq, error, now, retryAt);
   }
 
   /**
-   * Records the outcomes of finished attempts, then claims up to `limit` runnable deliveries (oldest first, at most one
-   * per order key, none behind an unfinished earlier delivery of its key), all in ONE transaction: one sync for a
-   * whole turn of the worker (a relaxed one: see `bookkeeping`). Resolves the claimed deliveries, marked processing
-   * with the attempt counted.
+   * Records the outcomes of finished attempts, then claims up to `limit` runnable deliveries, all in ONE transaction of
+   * relaxed durability (see DeliveryQueue.settleAndClaim). Resolves the claimed deliveries, marked processing.
    */
-  async settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): Promise<StoredDelivery[]> {
-    return bookkeeping(this.#db, async (trx) => {
-      // Outcomes that set the same values share one UPDATE (most of a turn's are "handled: <type>").
-      for (const { kind, values, seqs } of groupOutcomes(outcomes)) {
-        await this.#hot.rows(trx, `${kind}:${seqs.length}`, [...values, now, ...seqs], (slot) =>
-          outcomeUpdate(trx, kind, seqs.length, slot),
-        );
-      }
-      if (limit <= 0) return [];
-      // One query for the whole batch (at most one per order key, see runnableQuery), then one update for the claimed.
-      const rows = await this.#runnable(trx, now, limit);
-      if (rows.length === 0) return [];
-      await this.#hot.rows(trx, `claim:${rows.length}`, [now, ...rows.map((row) => row.seq)], (slot) =>
-        claimUpdate(trx, rows.length, slot),
-      );
-      return rows.map((row) =>
-        toDelivery({ ...row, status: 'processing', attempts: row.attempts + 1, updated_at: now }),
-      );
-    });
+  settleAndClaim(outcomes: readonly DeliveryOutcome[], now: number, limit: number): Promise<StoredDelivery[]> {
+    return this.#queue.settleAndClaim(outcomes, now, limit);
   }
 
   /** Whether `claimNext(now)` would find something. */
-  async hasRunnable(now: number): Promise<boolean> {
-    return (await this.#runnable(this.#db, now, 1)).length > 0;
+  hasRunnable(now: number): Promise<boolean> {
+    return this.#queue.hasRunnable(now);
   }
 
-  /** The runnable deliveries (see `runnableQuery`), through the statement compiled once. */
-  #runnable(db: Kysely<Database>, now: number, limit: number): Promise<DeliveryRow[]> {
-    return this.#hot.rows(db, 'runnable', [now, limit], (slot) => runnableQuery(db, slot<number>(0), slot<number>(1)));
-  }
-
-  /**
-   * The earliest retry time after `now` among pending deliveries; undefined when none waits for a later time. (Pending
-   * deliveries due already are either runnable or wait behind an earlier delivery whose end wakes the worker.)
-   */
-  async nextDueAfter(now: number): Promise<number | undefined> {
-    const row = await this.#db
-      .selectFrom('linear_webhook_deliveries')
-      .select((eb) => eb.fn.min('next_attempt_at').as('due'))
-      .where('status', '=', PENDING)
-      .where('next_attempt_at', '>', now)
-      .executeTakeFirst();
-    return row?.due ?? undefined;
+  /** The earliest retry time after `now` among pending deliveries; undefined when none waits for a later time. */
+  nextDueAfter(now: number): Promise<number | undefined> {
+    return this.#queue.nextDueAfter(now);
   }
 
   /** One delivery by id. */
-  async get(deliveryId: string): Promise<StoredDelivery | undefined> {
-    const row = await this.#db
-      .selectFrom('linear_webhook_deliveries')
-      .selectAll()
-      .where('delivery_id', '=', deliveryId)
-      .executeTakeFirst();
-    return row ? toDelivery(row) : undefined;
+  get(deliveryId: string): Promise<StoredDelivery | undefined> {
+    return this.#maintenance.get(deliveryId);
   }
 
   /** Number of deliveries in each state. */
-  async counts(): Promise<Record<DeliveryStatus, number>> {
-    const out: Record<DeliveryStatus, number> = { pending: 0, processing: 0, done: 0, dead: 0 };
-    const rows = await this.#db
-      .selectFrom('linear_webhook_deliveries')
-      .select((eb) => ['status', eb.fn.countAll<number>().as('n')])
-      .groupBy('status')
-      .execute();
-    for (const row of rows) out[row.status] = Number(row.n);
-    return out;
+  counts(): Promise<Record<DeliveryStatus, number>> {
+    return this.#maintenance.counts();
   }
 
-  /** Dead-lettered deliveries, newest first. */
-  async deadLetters(limit = 50): Promise<StoredDelivery[]> {
-    const rows = await this.#db
-      .selectFrom('linear_webhook_deliveries')
-      .selectAll()
-      .where('status', '=', 'dead')
-      .orderBy('seq', 'desc')
-      .limit(limit)
-      .execute();
-    return rows.map(toDelivery);
+  /** Dead-lettered deliveries, newest first (50 unless `limit` is given). */
+  deadLetters(limit?: number): Promise<StoredDelivery[]> {
+    return this.#maintenance.deadLetters(limit);
   }
 
   /** Puts a dead delivery back in the queue with a fresh attempt count; false when it is not dead. */
-  async retryDead(deliveryId: string, now: number): Promise<boolean> {
-    const result = await this.#db
-      .updateTable('linear_webhook_deliveries')
-      .set({ status: 'pending', attempts: 0, next_attempt_at: now, updated_at: now })
-      .where('delivery_id', '=', deliveryId)
-      .where('status', '=', 'dead')
-      .executeTakeFirst();
-    return Number(result.numUpdatedRows) === 1;
+  retryDead(deliveryId: string, now: number): Promise<boolean> {
+    return this.#maintenance.retryDead(deliveryId, now);
   }
 
   /** Deletes finished (done or dead) deliveries last touched before `before`; resolves how many. */
-  async prune(before: number): Promise<number> {
-    const result = await this.#db
-      .deleteFrom('linear_webhook_deliveries')
-      .where('status', 'in', ['done', 'dead'])
-      .where('updated_at', '<', before)
-      .executeTakeFirst();
-    return Number(result.numDeletedRows);
+  prune(before: number): Promise<number> {
+    return this.#maintenance.prune(before);
   }
 }

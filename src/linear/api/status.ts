@@ -1,7 +1,8 @@
 // `switchboard linear status`: which token is in use and until when, the OAuth installation, the webhook queue.
 import type { LinearConfig } from '../../core/config-linear.ts';
 import { errorMessage } from '../../core/errors.ts';
-import type { DeliveryStatus, LinearDeliveryStore } from '../../store/linear-deliveries.ts';
+import type { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
+import type { DeliveryStatus } from '../../store/linear-delivery-types.ts';
 import type { LinearSdkApi } from './client.ts';
 import type { LinearTokenResolver, TokenSource } from './credentials.ts';
 import { readLinearSecrets } from './credentials.ts';

@@ -7,7 +7,7 @@ import {
 } from '../../../test/support/linear-webhook-fixtures.ts';
 import { systemClock } from '../../core/clock.ts';
 import { silentLogger } from '../../core/logger.ts';
-import type { NewDelivery } from '../../store/linear-deliveries.ts';
+import type { NewDelivery } from '../../store/linear-delivery-types.ts';
 import type { IntakeResult } from './intake.ts';
 import { WebhookIntake } from './intake.ts';
 

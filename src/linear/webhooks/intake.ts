@@ -5,7 +5,8 @@
 import type { Clock } from '../../core/clock.ts';
 import { errorMessage } from '../../core/errors.ts';
 import type { Logger } from '../../core/logger.ts';
-import type { LinearDeliveryStore, NewDelivery } from '../../store/linear-deliveries.ts';
+import type { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
+import type { NewDelivery } from '../../store/linear-delivery-types.ts';
 import { bodyDigest, deliveryKey, OneParseWebhookClient, orderKey, verifyDelivery } from './verify.ts';
 
 /** The most deliveries one group commit waits for before it commits (each still answered only after it). */

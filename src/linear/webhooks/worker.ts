@@ -9,7 +9,8 @@ import { faultPoint } from '../../core/fault.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { StepResult } from '../../core/work-loop.ts';
 import { WorkLoop } from '../../core/work-loop.ts';
-import type { DeliveryOutcome, LinearDeliveryStore, StoredDelivery } from '../../store/linear-deliveries.ts';
+import type { LinearDeliveryStore } from '../../store/linear-deliveries.ts';
+import type { DeliveryOutcome, StoredDelivery } from '../../store/linear-delivery-types.ts';
 import type { LinearEventHandler } from './events.ts';
 import { InvalidPayloadError, parseLinearEvent } from './parse.ts';
 

@@ -38,7 +38,7 @@ export interface LinearTables {
     action: string | null;
     order_key: string;
     payload: string;
-    /** `DeliveryStatus` (store/linear-deliveries.ts). */
+    /** `DeliveryStatus` (store/linear-delivery-types.ts). */
     status: 'pending' | 'processing' | 'done' | 'dead';
     attempts: Generated<number>;
     next_attempt_at: number;
