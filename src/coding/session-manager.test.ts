@@ -39,6 +39,29 @@ describe('SessionManager', () => {
     for (const ref of [session.id, session.name, 'b-1']) assert.equal((await f.manager.get(ref)).id, session.id);
   });
 
+  it('finds a live session by the backend id it just reported, before the row write (and its lookup key) committed', async () => {
+    const session = await f.manager.launch({ prompt: 'hold the row', workdir: f.workdir, originChannel: 'cli' });
+    await session.stored;
+    const held: (() => void)[] = [];
+    const update = f.store.update.bind(f.store);
+    f.store.update = (id, patch, within) =>
+      new Promise<void>((resolve, reject) =>
+        held.push(() => {
+          update(id, patch, within).then(resolve, reject);
+        }),
+      );
+    try {
+      await f.harness.last.emit({ type: 'started', backendSessionId: 'b-held' });
+      assert.ok(held.length > 0, 'the row write waits');
+      assert.equal((await f.manager.get('b-held')).id, session.id);
+      assert.equal((await f.manager.get(session.name)).backendSessionId, 'b-held');
+    } finally {
+      f.store.update = update;
+      for (const go of held) go();
+    }
+    await session.stored;
+  });
+
   it('a burst of launches of one workdir is admitted one per turn of the event loop', async () => {
     // Launches of one workdir share their HEAD read: when it resolves, every launch waiting on it could go at once.
     // Each admission after the first must start in a later turn, so I/O (a health check) is served in between.

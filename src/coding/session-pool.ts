@@ -52,20 +52,35 @@ export class SessionPool {
 
   /** The live Session for a ref (id, name or backend id), if it is in memory. */
   async live(ref: string): Promise<Session | undefined> {
-    const byId = this.#live.get(ref);
-    if (byId) return byId;
+    const inMemory = this.#inMemory(ref);
+    if (inMemory) return inMemory;
     const record = await this.#store.resolve(ref);
     return record ? this.#live.get(record.id) : undefined;
   }
 
   /** The record for a ref (id, name or backend id): a copy of the live one, else the stored one; throws not_found. */
   async requireStored(ref: string): Promise<StoredSession> {
-    const byId = this.#live.get(ref);
-    if (byId) return { ...byId.record };
+    const inMemory = this.#inMemory(ref);
+    if (inMemory) return { ...inMemory.record };
     const record = await this.#store.resolve(ref);
     if (!record) throw notFound(`no session "${ref}" (give a session id, name, or the agent's own session id)`);
     const live = this.#live.get(record.id);
     return live ? { ...live.record } : record;
+  }
+
+  /**
+   * The session in memory that `ref` names: by id, else by name or backend id as its live record has them. A new
+   * backend id is on the live record as soon as the agent reports it, while the row's write (and its lookup key) may
+   * still be on its way, so a lookup right after "started" must not depend on that write.
+   */
+  #inMemory(ref: string): Session | undefined {
+    const byId = this.#live.get(ref);
+    if (byId) return byId;
+    for (const session of this.#live.values()) {
+      const { name, backendSessionId } = session.record;
+      if (name === ref || backendSessionId === ref) return session;
+    }
+    return undefined;
   }
 
   /** The live, active Session for a ref; throws not_found, or conflict when it is queued or not running. */
