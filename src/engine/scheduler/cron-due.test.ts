@@ -1,5 +1,6 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
+import { cronTask } from '../../../test/support/cron-task.ts';
 import type { CronTask } from '../../store/cron-tasks.ts';
 import { dueTasks, earliestDue, startStep, tickStep } from './cron-due.ts';
 import { parseCronExpression } from './cron-expression.ts';
@@ -9,22 +10,7 @@ const MIN = 60_000;
 const H = 60 * MIN;
 const hourly = parseCronExpression('0 * * * *', 'UTC', T0);
 
-function task(fields: Partial<CronTask> = {}): CronTask {
-  return {
-    id: 't1',
-    name: 'nightly',
-    schedule: '0 * * * *',
-    timezone: null,
-    prompt: 'check',
-    enabled: true,
-    createdAt: T0,
-    updatedAt: T0,
-    lastRunAt: null,
-    lastDueAt: null,
-    nextRunAt: T0 + H,
-    ...fields,
-  };
-}
+const task = (fields: Partial<CronTask> = {}): CronTask => cronTask(fields);
 
 describe('cron-due', () => {
   it('lists the enabled tasks due now by due time, then creation order, and finds the earliest due time', () => {

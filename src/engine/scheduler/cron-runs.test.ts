@@ -2,6 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
+import { cronTask } from '../../../test/support/cron-task.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
 import type { TestStore } from '../../../test/support/test-store.ts';
@@ -13,19 +14,7 @@ import { CronRuns } from './cron-runs.ts';
 
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const H = 3_600_000;
-const TASK: CronTask = {
-  id: 't1',
-  name: 'nightly',
-  schedule: '0 * * * *',
-  timezone: null,
-  prompt: 'check the build',
-  enabled: true,
-  createdAt: T0,
-  updatedAt: T0,
-  lastRunAt: null,
-  lastDueAt: null,
-  nextRunAt: T0 + H,
-};
+const TASK: CronTask = cronTask({ prompt: 'check the build' });
 
 describe('CronRuns', () => {
   let dir: { path: string; remove: () => void };

@@ -1,6 +1,7 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
+import { cronTask } from '../../../test/support/cron-task.ts';
 import { ManualClock } from '../../core/clock.ts';
 import type { CronTask } from '../../store/cron-tasks.ts';
 import { CronSchedules } from './cron-schedules.ts';
@@ -8,22 +9,7 @@ import { CronSchedules } from './cron-schedules.ts';
 const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const H = 3_600_000;
 
-function task(fields: Partial<CronTask> = {}): CronTask {
-  return {
-    id: 't1',
-    name: 'nightly',
-    schedule: '0 * * * *',
-    timezone: null,
-    prompt: 'check',
-    enabled: true,
-    createdAt: T0,
-    updatedAt: T0,
-    lastRunAt: null,
-    lastDueAt: null,
-    nextRunAt: null,
-    ...fields,
-  };
-}
+const task = (fields: Partial<CronTask> = {}): CronTask => cronTask({ nextRunAt: null, ...fields });
 
 describe('CronSchedules', () => {
   it('reads a task in its own zone, or the default one', () => {
