@@ -15,7 +15,7 @@ import { defaultRedirectUri } from '../linear/api/oauth.ts';
 import { formatLinearStatus, linearStatus } from '../linear/api/status.ts';
 import type { DatabaseSync } from '../store/database.ts';
 import { openDatabase } from '../store/database.ts';
-import { sqliteKysely } from '../store/kysely/connection.ts';
+import { closeSqlite, sqliteKysely } from '../store/kysely/connection.ts';
 import { LinearDeliveryStore } from '../store/linear-deliveries.ts';
 
 /** What the `linear` commands need from their surroundings. */
@@ -86,7 +86,7 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
           `Linear connected ${who} (callback received by the ${via === 'daemon' ? 'running daemon' : 'command line'}).`,
         );
       } finally {
-        ctx.db.close();
+        closeSqlite(ctx.db);
       }
     });
 
@@ -111,7 +111,7 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
         );
         io.out(opts.json ? JSON.stringify(status, null, 2) : formatLinearStatus(status, io.clock.now()));
       } finally {
-        ctx.db.close();
+        closeSqlite(ctx.db);
       }
     });
 }

@@ -4,7 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import type { StoreConfig } from '../core/config-cluster.ts';
 import type { Logger } from '../core/logger.ts';
 import { openDatabase } from './database.ts';
-import { sqliteKysely } from './kysely/connection.ts';
+import { closeSqlite, sqliteKysely } from './kysely/connection.ts';
 import { migratePostgres, openPostgres } from './kysely/postgres.ts';
 import { MIGRATIONS } from './migrations.ts';
 import type { Database } from './tables/index.ts';
@@ -62,7 +62,7 @@ export async function openStore(
     dialect: 'sqlite',
     where: path,
     close: async () => {
-      sqlite.close();
+      closeSqlite(sqlite);
     },
   };
 }

@@ -9,7 +9,15 @@ import type {
   QueryCompiler,
   QueryResult,
 } from 'kysely';
-import { CompiledQuery, SelectQueryNode, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
+import {
+  CompiledQuery,
+  RawNode,
+  SelectQueryNode,
+  SqliteAdapter,
+  SqliteIntrospector,
+  SqliteQueryCompiler,
+} from 'kysely';
+import type { WriteGroup } from './write-group.ts';
 
 /** How many prepared statements one connection keeps (the store's query shapes; far fewer in practice). */
 const STATEMENT_CACHE_SIZE = 500;
@@ -18,18 +26,24 @@ const STATEMENT_CACHE_SIZE = 500;
  * Kysely's SQLite dialect over Node's own synchronous `node:sqlite` connection (Kysely ships one for better-sqlite3
  * only). The connection is the daemon's one `DatabaseSync`, opened and migrated by `openDatabase`; the dialect never
  * closes it (its owner does). Statements are prepared once per SQL text, transactions begin IMMEDIATE (the write lock is
- * taken at BEGIN), and booleans bind as 1/0 (SQLite has no boolean type).
+ * taken at BEGIN), booleans bind as 1/0 (SQLite has no boolean type), and a write outside an explicit transaction
+ * joins the connection's write group (one commit per turn of the event loop, see write-group.ts).
  */
 export class NodeSqliteDialect implements Dialect {
   readonly #db: DatabaseSync;
+  readonly #group: WriteGroup;
 
-  /** `db` stays owned by the caller: destroying the Kysely instance does not close it. */
-  constructor(db: DatabaseSync) {
+  /**
+   * `db` stays owned by the caller: destroying the Kysely instance does not close it. `group` is `db`'s write group;
+   * the Kysely instance must carry its `WriteGroupPlugin`, which answers a grouped write once it has committed.
+   */
+  constructor(db: DatabaseSync, group: WriteGroup) {
     this.#db = db;
+    this.#group = group;
   }
 
   createDriver(): Driver {
-    return new NodeSqliteDriver(this.#db);
+    return new NodeSqliteDriver(this.#db, this.#group);
   }
 
   createQueryCompiler(): QueryCompiler {
@@ -48,8 +62,8 @@ export class NodeSqliteDialect implements Dialect {
 class NodeSqliteDriver implements Driver {
   readonly #connection: NodeSqliteConnection;
 
-  constructor(db: DatabaseSync) {
-    this.#connection = new NodeSqliteConnection(db);
+  constructor(db: DatabaseSync, group: WriteGroup) {
+    this.#connection = new NodeSqliteConnection(db, group);
   }
 
   async init(): Promise<void> {}
@@ -75,22 +89,66 @@ class NodeSqliteDriver implements Driver {
   async destroy(): Promise<void> {}
 }
 
-/** A prepared statement and whether it returns rows (a SELECT, or a write with RETURNING), both known once. */
+/**
+ * What a statement does to the connection's transactions: `read` nothing; `write` changes data (grouped outside an
+ * explicit transaction); `begin` and `end` open and close an explicit one; `session` must run outside any group (a
+ * pragma: `synchronous` cannot change inside a transaction).
+ */
+type StatementRole = 'read' | 'write' | 'begin' | 'end' | 'session';
+
+/** A prepared statement, whether it returns rows (a SELECT, or a write with RETURNING) and its role, known once. */
 interface Prepared {
   statement: StatementSync;
   reader: boolean;
+  role: StatementRole;
 }
 
 class NodeSqliteConnection implements DatabaseConnection {
   readonly #db: DatabaseSync;
+  readonly #group: WriteGroup;
   readonly #statements = new Map<string, Prepared>();
+  /** An explicit transaction (Kysely's, between `begin` and `end`) is open: its writes are not grouped. */
+  #inTransaction = false;
 
-  constructor(db: DatabaseSync) {
+  constructor(db: DatabaseSync, group: WriteGroup) {
     this.#db = db;
+    this.#group = group;
   }
 
   async executeQuery<R>(compiled: CompiledQuery): Promise<QueryResult<R>> {
-    return runPrepared<R>(this.#prepared(compiled), compiled);
+    const cached = this.#statements.get(compiled.sql);
+    const role = cached?.role ?? roleOf(compiled);
+    // A pragma is evaluated as it is prepared, and must not run inside the group's transaction; BEGIN must not either.
+    if (role === 'begin' || (role === 'session' && !this.#inTransaction)) this.#group.commitNow();
+    const prepared = cached ?? this.#prepare(compiled, role);
+    switch (prepared.role) {
+      case 'read':
+        return runPrepared<R>(prepared, compiled);
+      case 'write':
+        if (this.#inTransaction) return runPrepared<R>(prepared, compiled);
+        return this.#group.write(compiled.queryId, () => runPrepared<R>(prepared, compiled));
+      case 'session':
+        return runPrepared<R>(prepared, compiled);
+      case 'begin': {
+        const result = runPrepared<R>(prepared, compiled);
+        this.#inTransaction = true;
+        return result;
+      }
+      case 'end':
+        return this.#end<R>(prepared, compiled);
+    }
+  }
+
+  /** COMMIT or ROLLBACK: a failed COMMIT leaves the transaction open (Kysely rolls it back next); ROLLBACK closes it. */
+  #end<R>(prepared: Prepared, compiled: CompiledQuery): QueryResult<R> {
+    const rollback = /^\s*rollback/i.test(compiled.sql);
+    try {
+      const result = runPrepared<R>(prepared, compiled);
+      this.#inTransaction = false;
+      return result;
+    } finally {
+      if (rollback) this.#inTransaction = false;
+    }
   }
 
   /** Not offered: every store reads bounded pages. */
@@ -98,10 +156,8 @@ class NodeSqliteConnection implements DatabaseConnection {
     throw new Error('node:sqlite dialect: streaming queries are not supported; read a bounded page instead');
   }
 
-  #prepared(compiled: CompiledQuery): Prepared {
-    let prepared = this.#statements.get(compiled.sql);
-    if (prepared) return prepared;
-    prepared = prepare(this.#db, compiled);
+  #prepare(compiled: CompiledQuery, role: StatementRole): Prepared {
+    const prepared = prepare(this.#db, compiled, role);
     if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
       const oldest = this.#statements.keys().next();
       if (!oldest.done) this.#statements.delete(oldest.value);
@@ -117,17 +173,29 @@ class NodeSqliteConnection implements DatabaseConnection {
  * Kysely-built DDL before the daemon starts.
  */
 export function runCompiled<R>(db: DatabaseSync, compiled: CompiledQuery): QueryResult<R> {
-  return runPrepared<R>(prepare(db, compiled), compiled);
+  return runPrepared<R>(prepare(db, compiled, roleOf(compiled)), compiled);
 }
 
-/** Prepares `compiled.sql` on `db` and finds out, once, whether it returns rows. */
-function prepare(db: DatabaseSync, compiled: CompiledQuery): Prepared {
+/** Prepares `compiled.sql` on `db` (its `role` already known) and finds out, once, whether it returns rows. */
+function prepare(db: DatabaseSync, compiled: CompiledQuery, role: StatementRole): Prepared {
   const statement = db.prepare(compiled.sql);
   const reader =
     typeof statement.columns === 'function'
       ? statement.columns().length > 0
       : SelectQueryNode.is(compiled.query) || /\breturning\b/i.test(compiled.sql);
-  return { statement, reader };
+  return { statement, reader, role };
+}
+
+/** The role of a compiled statement: from its query node, or for raw SQL from its first keyword. */
+function roleOf(compiled: CompiledQuery): StatementRole {
+  if (SelectQueryNode.is(compiled.query)) return 'read';
+  if (!RawNode.is(compiled.query)) return 'write';
+  const sql = compiled.sql.trimStart().toLowerCase();
+  if (/^(select|with|explain|values)\b/.test(sql)) return 'read';
+  if (/^begin\b/.test(sql)) return 'begin';
+  if (/^(commit|end)\b/.test(sql) || /^rollback\s*(transaction\s*)?;?$/.test(sql.trimEnd())) return 'end';
+  if (/^(insert|update|delete|replace|create|drop|alter)\b/.test(sql)) return 'write';
+  return 'session';
 }
 
 /** Runs `compiled`'s parameters through its prepared statement. */
