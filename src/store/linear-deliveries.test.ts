@@ -52,15 +52,15 @@ describe('LinearDeliveryStore on SQLite', () => {
   it("runs the intake's commit with FULL even when it arrives while the worker's bookkeeping holds the connection", async () => {
     const db = openDatabase(':memory:');
     const synchronous = () => (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
-    // The synchronous setting in force at every commit the store makes: an explicit COMMIT, or an INSERT committed on its
-    // own (a single delivery). The dialect prepares each statement on the connection.
+    // The synchronous setting in force at every commit the store makes (each an explicit COMMIT: the intake's inserts
+    // and the worker's bookkeeping are transactions). The dialect prepares each statement on the connection.
     const atCommit: number[] = [];
     const watched = new Proxy(db, {
       get(target, key) {
         if (key === 'prepare') {
           return (sqlText: string) => {
             const statement = target.prepare(sqlText);
-            if (!/^\s*(commit|insert)/i.test(sqlText)) return statement;
+            if (!/^\s*commit/i.test(sqlText)) return statement;
             return new Proxy(statement, {
               get(st, k) {
                 const value = Reflect.get(st, k) as unknown;

@@ -115,9 +115,10 @@ export class DeliveryIntake {
   }
 
   /**
-   * Stores several deliveries in ONE commit (one sync for the whole group, so concurrent arrivals share it; a lone
-   * delivery is a single autocommitted statement) and resolves after it, per delivery, whether it was new; a repeated id
-   * or body digest (even within the group) is stored once. Known deliveries write nothing (nothing to sync).
+   * Stores several deliveries in ONE commit (one sync for the whole group, so concurrent arrivals share it) and resolves
+   * after it, per delivery, whether it was new; a repeated id or body digest (even within the group) is stored once.
+   * Known deliveries write nothing (nothing to sync). The insert is an explicit transaction, committed at once: the
+   * intake is its own group commit, so its writes do not wait for the end of the turn in SQLite's write group.
    */
   async enqueueMany(deliveries: readonly NewDelivery[]): Promise<boolean[]> {
     const insert = async (db: Kysely<Database>, d: NewDelivery): Promise<boolean> => {
@@ -126,7 +127,7 @@ export class DeliveryIntake {
     };
     // One delivery is one statement, committed on its own (a redelivery's writes nothing, so its commit syncs nothing).
     const only = deliveries.length === 1 ? deliveries[0] : undefined;
-    if (only) return [await insert(this.#db, only)];
+    if (only) return [await this.#db.transaction().execute((trx) => insert(trx, only))];
     // A group first reads which of its ids and digests are known (one query), so that a group of redeliveries (Linear
     // retrying a burst) opens no transaction at all; the others are inserted, guarded as ever, in one transaction.
     // The rest (first of their id and digest within the group too) go in as ONE multi-row statement: one commit, one
@@ -142,9 +143,13 @@ export class DeliveryIntake {
     });
     const rows = deliveries.filter((_, i) => fresh[i]);
     if (rows.length === 0) return fresh;
-    await this.#hot.execute(this.#db, `insert group:${rows.length}`, rows.flatMap(deliveryValues), (slot) =>
-      deliveryGroupInsert(this.#db, rows.length, slot),
-    );
+    await this.#db
+      .transaction()
+      .execute((trx) =>
+        this.#hot.execute(trx, `insert group:${rows.length}`, rows.flatMap(deliveryValues), (slot) =>
+          deliveryGroupInsert(trx, rows.length, slot),
+        ),
+      );
     return fresh;
   }
 

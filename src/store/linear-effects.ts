@@ -18,7 +18,7 @@ export class LinearEffectStore {
     this.#db = db;
   }
 
-  /** Claims `key` (one autocommitted statement, durable before it resolves, so before anything is sent); resolves what was there. */
+  /** Claims `key` (one statement, committed (with its turn's write group) before it resolves, so before anything is sent); resolves what was there. */
   async claim(key: string, now: number): Promise<EffectClaim> {
     const inserted = await this.#db
       .insertInto('linear_effects')
