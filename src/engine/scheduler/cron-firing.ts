@@ -41,18 +41,7 @@ export class CronFiring {
           await store.setNextRun(task.id, step.nextRunAt);
           break;
         case 'skip':
-          await store.recordMissed(
-            {
-              taskId: task.id,
-              firstDueAt: step.missed.first,
-              lastDueAt: step.missed.last,
-              count: step.missed.count,
-              messageId: `cron-${task.id}-${step.missed.last}-missed`,
-              now,
-              nextRunAt: step.nextRunAt,
-            },
-            config.scheduler.keepRuns,
-          );
+          await this.#recordMissed(task, step.missed, now, step.nextRunAt);
           this.#deps.logger.warn(
             this.#missedDetails(task, step.missed),
             'cron runs missed while the daemon was down were skipped (scheduler.missedRuns = skip)',
@@ -84,18 +73,7 @@ export class CronFiring {
           await runs.begin(task, step.dueAt, step.runKind, step.missed, step.nextRunAt);
           break;
         case 'skip-then-run':
-          await store.recordMissed(
-            {
-              taskId: task.id,
-              firstDueAt: step.skipped.first,
-              lastDueAt: step.skipped.last,
-              count: step.skipped.count,
-              messageId: `cron-${task.id}-${step.skipped.last}-missed`,
-              now,
-              nextRunAt: task.nextRunAt,
-            },
-            config.scheduler.keepRuns,
-          );
+          await this.#recordMissed(task, step.skipped, now, task.nextRunAt);
           this.#deps.logger.warn(
             { task: task.id, name: task.name, missed: step.skipped.count },
             'cron timer woke late; earlier due times skipped (scheduler.missedRuns = skip)',
@@ -106,6 +84,22 @@ export class CronFiring {
           step satisfies never;
       }
     }
+  }
+
+  /** Records the due times of `window` as skipped in the task's run history; the task's next run becomes `nextRunAt`. */
+  #recordMissed(task: CronTask, window: DueWindow, now: number, nextRunAt: number | null): Promise<void> {
+    return this.#deps.store.recordMissed(
+      {
+        taskId: task.id,
+        firstDueAt: window.first,
+        lastDueAt: window.last,
+        count: window.count,
+        messageId: `cron-${task.id}-${window.last}-missed`,
+        now,
+        nextRunAt,
+      },
+      this.#deps.config.scheduler.keepRuns,
+    );
   }
 
   /** The log fields of runs missed while the daemon was down. */
