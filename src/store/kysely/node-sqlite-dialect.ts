@@ -91,15 +91,19 @@ class NodeSqliteDriver implements Driver {
 
 /**
  * What a statement does to the connection's transactions: `read` nothing; `write` changes data (grouped outside an
- * explicit transaction); `begin` and `end` open and close an explicit one; `session` must run outside any group (a
- * pragma: `synchronous` cannot change inside a transaction).
+ * explicit transaction); `begin`, `commit` and `rollback` open and close an explicit one; `session` must run outside
+ * any group (a pragma: `synchronous` cannot change inside a transaction).
  */
-type StatementRole = 'read' | 'write' | 'begin' | 'end' | 'session';
+type StatementRole = 'read' | 'write' | 'begin' | 'commit' | 'rollback' | 'session';
 
-/** A prepared statement, whether it returns rows (a SELECT, or a write with RETURNING) and its role, known once. */
-interface Prepared {
+/** A prepared statement and whether it returns rows (a SELECT, or a write with RETURNING), both known once. */
+interface PreparedStatement {
   statement: StatementSync;
   reader: boolean;
+}
+
+/** A connection's prepared statement with its role, known once. */
+interface Prepared extends PreparedStatement {
   role: StatementRole;
 }
 
@@ -123,31 +127,21 @@ class NodeSqliteConnection implements DatabaseConnection {
     const prepared = cached ?? this.#prepare(compiled, role);
     switch (prepared.role) {
       case 'read':
+      case 'session':
         return runPrepared<R>(prepared, compiled);
       case 'write':
         if (this.#inTransaction) return runPrepared<R>(prepared, compiled);
         return this.#group.write(compiled.queryId, () => runPrepared<R>(prepared, compiled));
-      case 'session':
-        return runPrepared<R>(prepared, compiled);
-      case 'begin': {
+      case 'begin':
+      case 'commit': {
+        // A failed BEGIN opened nothing; a failed COMMIT leaves the transaction open (Kysely rolls it back next).
         const result = runPrepared<R>(prepared, compiled);
-        this.#inTransaction = true;
+        this.#inTransaction = prepared.role === 'begin';
         return result;
       }
-      case 'end':
-        return this.#end<R>(prepared, compiled);
-    }
-  }
-
-  /** COMMIT or ROLLBACK: a failed COMMIT leaves the transaction open (Kysely rolls it back next); ROLLBACK closes it. */
-  #end<R>(prepared: Prepared, compiled: CompiledQuery): QueryResult<R> {
-    const rollback = /^\s*rollback/i.test(compiled.sql);
-    try {
-      const result = runPrepared<R>(prepared, compiled);
-      this.#inTransaction = false;
-      return result;
-    } finally {
-      if (rollback) this.#inTransaction = false;
+      case 'rollback':
+        this.#inTransaction = false;
+        return runPrepared<R>(prepared, compiled);
     }
   }
 
@@ -157,7 +151,7 @@ class NodeSqliteConnection implements DatabaseConnection {
   }
 
   #prepare(compiled: CompiledQuery, role: StatementRole): Prepared {
-    const prepared = prepare(this.#db, compiled, role);
+    const prepared = { ...prepare(this.#db, compiled), role };
     if (this.#statements.size >= STATEMENT_CACHE_SIZE) {
       const oldest = this.#statements.keys().next();
       if (!oldest.done) this.#statements.delete(oldest.value);
@@ -173,17 +167,17 @@ class NodeSqliteConnection implements DatabaseConnection {
  * Kysely-built DDL before the daemon starts.
  */
 export function runCompiled<R>(db: DatabaseSync, compiled: CompiledQuery): QueryResult<R> {
-  return runPrepared<R>(prepare(db, compiled, roleOf(compiled)), compiled);
+  return runPrepared<R>(prepare(db, compiled), compiled);
 }
 
-/** Prepares `compiled.sql` on `db` (its `role` already known) and finds out, once, whether it returns rows. */
-function prepare(db: DatabaseSync, compiled: CompiledQuery, role: StatementRole): Prepared {
+/** Prepares `compiled.sql` on `db` and finds out, once, whether it returns rows. */
+function prepare(db: DatabaseSync, compiled: CompiledQuery): PreparedStatement {
   const statement = db.prepare(compiled.sql);
   const reader =
     typeof statement.columns === 'function'
       ? statement.columns().length > 0
       : SelectQueryNode.is(compiled.query) || /\breturning\b/i.test(compiled.sql);
-  return { statement, reader, role };
+  return { statement, reader };
 }
 
 /** The role of a compiled statement: from its query node, or for raw SQL from its first keyword. */
@@ -193,13 +187,14 @@ function roleOf(compiled: CompiledQuery): StatementRole {
   const sql = compiled.sql.trimStart().toLowerCase();
   if (/^(select|with|explain|values)\b/.test(sql)) return 'read';
   if (/^begin\b/.test(sql)) return 'begin';
-  if (/^(commit|end)\b/.test(sql) || /^rollback\s*(transaction\s*)?;?$/.test(sql.trimEnd())) return 'end';
+  if (/^(commit|end)\b/.test(sql)) return 'commit';
+  if (/^rollback\s*(transaction\s*)?;?$/.test(sql.trimEnd())) return 'rollback';
   if (/^(insert|update|delete|replace|create|drop|alter)\b/.test(sql)) return 'write';
   return 'session';
 }
 
 /** Runs `compiled`'s parameters through its prepared statement. */
-function runPrepared<R>({ statement, reader }: Prepared, compiled: CompiledQuery): QueryResult<R> {
+function runPrepared<R>({ statement, reader }: PreparedStatement, compiled: CompiledQuery): QueryResult<R> {
   const parameters = compiled.parameters.map(bindable);
   if (reader) return { rows: statement.all(...parameters) as R[] };
   const { changes, lastInsertRowid } = statement.run(...parameters);
