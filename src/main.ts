@@ -75,7 +75,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     const incarnation = newId(16);
     // The node is built once the services it reports on are; these read it (its incarnation is fresh after a rejoin).
     const fence = primaryFence(config, () => node.cluster.incarnation);
-    const chat = openChat({ config, env, home, store, clock, logger, fence });
+    const chat = await openChat({ config, env, home, store, clock, logger, fence });
     const { outbox, connectors } = chat;
     // Cluster (PostgreSQL): the log records written through to the database, and the node's LISTEN connection.
     const records = await openNodeRecords({ store, config, clock, logger, fence, shutdown });
@@ -118,7 +118,7 @@ export async function startDaemon(options: DaemonOptions = {}): Promise<Daemon> 
     // Stopped before the wake router and the notifications, so the sessions it interrupts are still announced.
     shutdown.add('sessions', () => sessions.stop());
     const nodeStore = new ClusterNodeStore(db);
-    const integrations = buildIntegrations({
+    const integrations = await buildIntegrations({
       config,
       env,
       db,

@@ -7,11 +7,8 @@ import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import type { Database } from '../store/tables/index.ts';
 import type { Connector } from './connector.ts';
-import { createDiscordConnectors } from './discord/discord-connectors.ts';
 import { createSignalConnectors } from './signal/signal-connectors.ts';
-import type { SlackConnector } from './slack/slack-connectors.ts';
-import { createSlackConnectors } from './slack/slack-connectors.ts';
-import { createTelegramConnectors } from './telegram/telegram-connector.ts';
+import type { SlackConnector, SlackHttpEndpoint } from './slack/slack-connectors.ts';
 import { WebConnector } from './web/web-connector.ts';
 
 /** A chat command as the connectors offer it in their menus: name, usage and a one-line summary. */
@@ -40,8 +37,12 @@ export interface ChatConnectors {
   slack: SlackConnector[];
 }
 
-/** Builds the connectors of every enabled channel (see the top); throws what a connector's factory throws. */
-export function createChatConnectors(deps: ChatConnectorsDeps): ChatConnectors {
+/**
+ * Builds the connectors of every enabled channel (see the top); rejects with what a connector's factory throws. The
+ * modules of Telegram, Slack and Discord (and their client libraries, tens of megabytes each) are loaded only when
+ * their channel is enabled.
+ */
+export async function createChatConnectors(deps: ChatConnectorsDeps): Promise<ChatConnectors> {
   const { config, env, home, db, clock, logger, commands } = deps;
   const channels = config.channels;
   const web = channels.web.enabled
@@ -49,6 +50,7 @@ export function createChatConnectors(deps: ChatConnectorsDeps): ChatConnectors {
     : null;
   const all: Connector[] = web ? [web] : [];
   if (channels.telegram.enabled) {
+    const { createTelegramConnectors } = await import('./telegram/telegram-connector.ts');
     const menu = commands.map((c) => ({ command: c.name, description: c.summary.slice(0, 256) }));
     all.push(
       ...createTelegramConnectors(channels.telegram, {
@@ -61,7 +63,7 @@ export function createChatConnectors(deps: ChatConnectorsDeps): ChatConnectors {
   }
   // Slack: one connector per workspace account; the http-mode ones are served at POST /slack/events.
   const slack = channels.slack.enabled
-    ? createSlackConnectors(channels.slack, {
+    ? (await import('./slack/slack-connectors.ts')).createSlackConnectors(channels.slack, {
         clock,
         logger: logger.child({ component: 'slack' }),
         env,
@@ -74,6 +76,7 @@ export function createChatConnectors(deps: ChatConnectorsDeps): ChatConnectors {
       ...createSignalConnectors(channels.signal, { clock, logger: logger.child({ component: 'signal' }), home }),
     );
   if (channels.discord.enabled) {
+    const { createDiscordConnectors } = await import('./discord/discord-connectors.ts');
     const menu = commands.map((c) => ({ name: c.name, description: c.summary, usage: c.usage }));
     all.push(
       ...createDiscordConnectors(channels.discord, {
@@ -85,4 +88,9 @@ export function createChatConnectors(deps: ChatConnectorsDeps): ChatConnectors {
     );
   }
   return { all, web, slack };
+}
+
+/** The http-mode accounts among the Slack `connectors`, for POST /slack/events. */
+export function slackHttpEndpoints(connectors: readonly SlackConnector[]): SlackHttpEndpoint[] {
+  return connectors.flatMap((c) => (c.httpEndpoint ? [c.httpEndpoint] : []));
 }

@@ -30,9 +30,9 @@ export interface Chat {
 
 /**
  * Builds the outbox (its claims fenced by `fence` on PostgreSQL) and the connectors of every enabled channel, each
- * registered with the outbox. Throws what a connector's factory throws. Nothing is started.
+ * registered with the outbox. Rejects with what a connector's factory throws. Nothing is started.
  */
-export function openChat(deps: {
+export async function openChat(deps: {
   config: Config;
   env: NodeJS.ProcessEnv;
   home: string;
@@ -40,7 +40,7 @@ export function openChat(deps: {
   clock: Clock;
   logger: Logger;
   fence: WriteFence;
-}): Chat {
+}): Promise<Chat> {
   const { config, store, clock, logger } = deps;
   const outbox = createOutbox({
     db: store.db,
@@ -49,7 +49,7 @@ export function openChat(deps: {
     logger: logger.child({ component: 'outbox' }),
     ...(store.dialect === 'postgres' ? { fence: deps.fence } : {}),
   });
-  const connectors = createChatConnectors({
+  const connectors = await createChatConnectors({
     config,
     env: deps.env,
     home: deps.home,

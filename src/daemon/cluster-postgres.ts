@@ -5,7 +5,6 @@
 import type { FastifyInstance } from 'fastify';
 import type { Kysely } from 'kysely';
 import type { ClusterRecords } from '../cluster/cluster-records.ts';
-import { openClusterRecords } from '../cluster/cluster-records.ts';
 import { ClusterRecordReader } from '../cluster/record-reader.ts';
 import type { WakeableWorker } from '../cluster/webhook-wakeups.ts';
 import { WebhookWakeups } from '../cluster/webhook-wakeups.ts';
@@ -53,7 +52,7 @@ export async function openNodeRecords(deps: {
   const { store, config } = deps;
   const records =
     store.dialect === 'postgres' && config.store.url
-      ? await openClusterRecords({
+      ? await (await import('../cluster/cluster-records.ts')).openClusterRecords({
           url: config.store.url,
           db: store.db,
           clock: deps.clock,

@@ -1,7 +1,7 @@
 // The daemon's gateway: its tokens (shared by the cluster's nodes on PostgreSQL, files on SQLite), the Fastify server
 // with the web page, Slack's Events API, /hooks, Linear's and GitHub's webhook routes, and where it listens.
 import type { Kysely } from 'kysely';
-import { slackHttpEndpoints } from '../channels/slack/slack-connectors.ts';
+import { slackHttpEndpoints } from '../channels/chat-connectors.ts';
 import type { ClusterRecords } from '../cluster/cluster-records.ts';
 import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';

@@ -7,9 +7,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { Logger } from '../core/logger.ts';
 import type { GithubIntegration } from '../github/integration.ts';
-import { createGithubIntegration } from '../github/integration.ts';
 import type { LinearIntegration } from '../linear/integration.ts';
-import { createLinearIntegration } from '../linear/integration.ts';
 import type { DispatchPlacement } from '../linear/pipeline/placement.ts';
 import type { OperationForwarder } from '../linear/pipeline/remote-sessions.ts';
 import type { Database } from '../store/tables/index.ts';
@@ -30,10 +28,11 @@ export interface LinearOnNodes {
 }
 
 /**
- * Builds GitHub, then Linear (its passed dispatches open their PRs through GitHub), when enabled. Throws what their
- * builders throw: Linear refuses to start without a webhook signing secret. Nothing is started.
+ * Builds GitHub, then Linear (its passed dispatches open their PRs through GitHub), when enabled: their modules (and
+ * octokit, the Linear SDK) are loaded only then. Rejects with what their builders throw: Linear refuses to start
+ * without a webhook signing secret. Nothing is started.
  */
-export function buildIntegrations(deps: {
+export async function buildIntegrations(deps: {
   config: Config;
   env: NodeJS.ProcessEnv;
   db: Kysely<Database>;
@@ -45,13 +44,15 @@ export function buildIntegrations(deps: {
   outbox: Outbox;
   /** Cluster (PostgreSQL): dispatches run on the nodes that claim them (see cluster/linear-dispatch-node.ts). */
   linearOnNodes: LinearOnNodes | null;
-}): Integrations {
+}): Promise<Integrations> {
   const { config, env, db, clock, logger } = deps;
   const { sessions, logs, approvals } = deps.coding;
   const { routedEngine, inference, codeRunner } = deps.orchestrator;
-  const github = config.github.enabled ? createGithubIntegration({ config, env, db, clock, logger, sessions }) : null;
+  const github = config.github.enabled
+    ? (await import('../github/integration.ts')).createGithubIntegration({ config, env, db, clock, logger, sessions })
+    : null;
   const linear = config.linear.enabled
-    ? createLinearIntegration({
+    ? (await import('../linear/integration.ts')).createLinearIntegration({
         config,
         env,
         db,

@@ -16,9 +16,10 @@ import {
   messageEvent,
   postSigned,
 } from '../../test/support/fake-slack-payloads.ts';
+import { slackHttpEndpoints } from '../channels/chat-connectors.ts';
 import type { InboundMessage } from '../channels/connector.ts';
 import type { SlackConnector } from '../channels/slack/slack-connectors.ts';
-import { createSlackConnectors, slackHttpEndpoints } from '../channels/slack/slack-connectors.ts';
+import { createSlackConnectors } from '../channels/slack/slack-connectors.ts';
 import { systemClock } from '../core/clock.ts';
 import { slackChannelSchema } from '../core/config-slack.ts';
 import { registerSlackRoutes, SLACK_EVENTS_PATH, SLACK_MAX_BODY_BYTES } from './slack-routes.ts';

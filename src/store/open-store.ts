@@ -5,7 +5,6 @@ import type { StoreConfig } from '../core/config-cluster.ts';
 import type { Logger } from '../core/logger.ts';
 import { openDatabase } from './database.ts';
 import { closeSqlite, sqliteKysely } from './kysely/connection.ts';
-import { migratePostgres, openPostgres } from './kysely/postgres.ts';
 import { MIGRATIONS } from './migrations.ts';
 import type { Database } from './tables/index.ts';
 
@@ -42,6 +41,8 @@ export async function openStore(
   logger?: Logger,
 ): Promise<OpenedStore> {
   if (config.url) {
+    // pg is loaded only for a PostgreSQL store.
+    const { migratePostgres, openPostgres } = await import('./kysely/postgres.ts');
     const db = openPostgres({
       url: config.url,
       maxConnections: config.maxConnections,

@@ -10,13 +10,8 @@ export { SlackConnector };
 /**
  * One SlackConnector per configured account of `section` (call it only when the channel is enabled). Throws an
  * invalid_input error naming the key when an account lacks a secret its mode needs. Register each on the Outbox, start
- * it, and hand the http-mode ones' `httpEndpoint` to the gateway (`slackHttpEndpoints`).
+ * it, and hand the http-mode ones' `httpEndpoint` to the gateway (`slackHttpEndpoints` in chat-connectors.ts).
  */
 export function createSlackConnectors(section: SlackChannelConfig, deps: SlackConnectorDeps): SlackConnector[] {
   return accountsOf(section).map(({ account, config }) => new SlackConnector(config, account, deps));
-}
-
-/** The http-mode accounts among `connectors`, for POST /slack/events. */
-export function slackHttpEndpoints(connectors: readonly SlackConnector[]): SlackHttpEndpoint[] {
-  return connectors.flatMap((c) => (c.httpEndpoint ? [c.httpEndpoint] : []));
 }
