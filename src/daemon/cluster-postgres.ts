@@ -52,7 +52,9 @@ export async function openNodeRecords(deps: {
   const { store, config } = deps;
   const records =
     store.dialect === 'postgres' && config.store.url
-      ? await (await import('../cluster/cluster-records.ts')).openClusterRecords({
+      ? await (
+          await import('../cluster/cluster-records.ts')
+        ).openClusterRecords({
           url: config.store.url,
           db: store.db,
           clock: deps.clock,
