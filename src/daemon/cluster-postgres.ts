@@ -50,20 +50,18 @@ export async function openNodeRecords(deps: {
   shutdown: Shutdown;
 }): Promise<ClusterRecords | null> {
   const { store, config } = deps;
-  const records =
-    store.dialect === 'postgres' && config.store.url
-      ? await (
-          await import('../cluster/cluster-records.ts')
-        ).openClusterRecords({
-          url: config.store.url,
-          db: store.db,
-          clock: deps.clock,
-          logger: deps.logger.child({ component: 'cluster' }),
-          retryMs: 1000,
-          engineFence: deps.fence,
-        })
-      : null;
-  if (records) deps.shutdown.add('cluster-records', () => records.close());
+  if (store.dialect !== 'postgres' || !config.store.url) return null;
+  // pg (the LISTEN connection) is loaded only on PostgreSQL.
+  const { openClusterRecords } = await import('../cluster/cluster-records.ts');
+  const records = await openClusterRecords({
+    url: config.store.url,
+    db: store.db,
+    clock: deps.clock,
+    logger: deps.logger.child({ component: 'cluster' }),
+    retryMs: 1000,
+    engineFence: deps.fence,
+  });
+  deps.shutdown.add('cluster-records', () => records.close());
   return records;
 }
 
