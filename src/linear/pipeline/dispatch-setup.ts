@@ -1,6 +1,6 @@
 // The first phase of a dispatch: its worktree made (or found) on this node's disk, then its first worker started.
 // Recovery's takeover makes the worktree again the same way when a dispatch moves to a node without it.
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { errorMessage } from '../../core/errors.ts';
 import { ensureLines } from '../../store/artifact-files.ts';
 import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
@@ -13,23 +13,26 @@ import { ensureWorktree } from './worktree.ts';
 
 /**
  * Makes (or finds) the dispatch's worktree on this node's disk: its branch checked out under `worktreeDir` (default
- * `<repo>/.switchboard/worktrees`), with the pipeline's lines in its exclude file. Throws what git said.
+ * `<repo>/.switchboard/worktrees`), with the pipeline's lines in its exclude file. One repository's worktrees are
+ * made one at a time (`repositories`), as are the writes of its shared exclude file. Throws what git said.
  */
 export async function prepareWorktree(
-  p: Pick<PhaseDeps, 'pc' | 'logger'>,
+  p: Pick<PhaseDeps, 'pc' | 'logger' | 'repositories'>,
   d: DispatchRecord,
 ): Promise<Awaited<ReturnType<typeof ensureWorktree>>> {
   const { pc } = p;
-  const worktree = await ensureWorktree({
-    repo: d.repoPath,
-    branch: d.branch,
-    root: pc.worktreeDir ?? join(d.repoPath, '.switchboard', 'worktrees'),
-    remote: pc.remote,
-    fetch: pc.fetchBeforeBranch,
-    onWarning: (message) => p.logger.warn({ dispatch: d.id }, message),
+  return p.repositories.run(resolve(d.repoPath), async () => {
+    const worktree = await ensureWorktree({
+      repo: d.repoPath,
+      branch: d.branch,
+      root: pc.worktreeDir ?? join(d.repoPath, '.switchboard', 'worktrees'),
+      remote: pc.remote,
+      fetch: pc.fetchBeforeBranch,
+      onWarning: (message) => p.logger.warn({ dispatch: d.id }, message),
+    });
+    await ensureLines(worktree.excludeFile, EXCLUDE_LINES);
+    return worktree;
   });
-  await ensureLines(worktree.excludeFile, EXCLUDE_LINES);
-  return worktree;
 }
 
 /** Prepares the worktree of a `dispatched` dispatch, then starts its first worker. */

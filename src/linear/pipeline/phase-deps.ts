@@ -3,6 +3,7 @@
 import type { SessionManager } from '../../coding/session-manager.ts';
 import type { Clock } from '../../core/clock.ts';
 import type { LinearPipelineConfig } from '../../core/config-linear-pipeline.ts';
+import type { KeyedSerial } from '../../core/keyed-serial.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import type { DispatchStore } from '../../store/linear-dispatches.ts';
@@ -25,6 +26,11 @@ export interface PhaseDeps {
   linear: Pick<LinearApi, 'getIssue' | 'teamStates' | 'updateIssue'>;
   sessions: Pick<SessionManager, 'launch' | 'get' | 'outputBlocks'>;
   lanes: Pick<DispatchLanes, 'serial'>;
+  /**
+   * Serializes the worktree changes of each repository (keyed by its path): git cannot add two worktrees to one
+   * repository at once (the second reads the first's half-written entry and fails).
+   */
+  repositories: Pick<KeyedSerial<string>, 'run'>;
   reporter: Pick<
     DispatchReporter,
     'thought' | 'tell' | 'tellOnce' | 'tellStuck' | 'notifyDone' | 'linkSession' | 'close'

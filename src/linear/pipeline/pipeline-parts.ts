@@ -3,6 +3,7 @@
 // what the phases and recovery are handed. The pipeline composes them (pipeline.ts); no part knows the others except
 // through its constructor.
 import { errorMessage } from '../../core/errors.ts';
+import { KeyedSerial } from '../../core/keyed-serial.ts';
 import { LinearClaimStore } from '../../store/linear-claims.ts';
 import type { DispatchRecord } from '../../store/linear-dispatch-types.ts';
 import { DispatchStore } from '../../store/linear-dispatches.ts';
@@ -88,7 +89,22 @@ export function buildPipelineParts(deps: PipelineDeps, onDispatchSlotFreed: () =
   const claims = deps.placement
     ? new NodeClaims({ store, placement: deps.placement, sessions, watch, clock, logger })
     : null;
-  const shared = { store, clock, logger, pc, linear, sessions, lanes, reporter, journal, watch, slots, approvals };
+  const repositories = new KeyedSerial<string>();
+  const shared = {
+    store,
+    clock,
+    logger,
+    pc,
+    linear,
+    sessions,
+    lanes,
+    repositories,
+    reporter,
+    journal,
+    watch,
+    slots,
+    approvals,
+  };
   // In a cluster the phases move only this node's dispatches: once a lost node's dispatch is released or taken by
   // another node, a phase still running here (a stalled node not yet aware it was declared lost) cannot move it.
   const phases: RecoveryDeps = {
