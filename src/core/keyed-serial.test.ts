@@ -2,22 +2,11 @@ import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { KeyedSerial } from './keyed-serial.ts';
 
-/** A promise and the functions that settle it. */
-function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void; reject: (error: Error) => void } {
-  let resolve!: (value: T) => void;
-  let reject!: (error: Error) => void;
-  const promise = new Promise<T>((res, rej) => {
-    resolve = res;
-    reject = rej;
-  });
-  return { promise, resolve, reject };
-}
-
 describe('KeyedSerial', () => {
   it('runs the work of one key in the order asked, each after the last settled, and other keys meanwhile', async () => {
     const serial = new KeyedSerial<string>();
     const log: string[] = [];
-    const first = deferred();
+    const first = Promise.withResolvers<void>();
     const a1 = serial.run('a', async () => {
       log.push('a1 start');
       await first.promise;
