@@ -1,16 +1,12 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
-import { cronTask } from '../../../test/support/cron-task.ts';
-import type { CronTask } from '../../store/cron-tasks.ts';
+import { CRON_T0 as T0, cronTask as task } from '../../../test/support/cron-task.ts';
 import { dueTasks, earliestDue, startStep, tickStep } from './cron-due.ts';
 import { parseCronExpression } from './cron-expression.ts';
 
-const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const MIN = 60_000;
 const H = 60 * MIN;
 const hourly = parseCronExpression('0 * * * *', 'UTC', T0);
-
-const task = (fields: Partial<CronTask> = {}): CronTask => cronTask(fields);
 
 describe('cron-due', () => {
   it('lists the enabled tasks due now by due time, then creation order, and finds the earliest due time', () => {

@@ -2,7 +2,7 @@ import assert from 'node:assert/strict';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
-import { cronTask } from '../../../test/support/cron-task.ts';
+import { CRON_T0 as T0, cronTask } from '../../../test/support/cron-task.ts';
 import { RecordingEngine } from '../../../test/support/recording-engine.ts';
 import { tempDir } from '../../../test/support/temp-dir.ts';
 import type { TestStore } from '../../../test/support/test-store.ts';
@@ -12,7 +12,6 @@ import type { CronTask } from '../../store/cron-tasks.ts';
 import { CronTaskStore } from '../../store/cron-tasks.ts';
 import { CronRuns } from './cron-runs.ts';
 
-const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const H = 3_600_000;
 const TASK: CronTask = cronTask({ prompt: 'check the build' });
 

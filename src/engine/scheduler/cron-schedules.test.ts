@@ -1,12 +1,11 @@
 import assert from 'node:assert/strict';
 import { describe, it } from 'node:test';
 import { captureLogger } from '../../../test/support/capture-logger.ts';
-import { cronTask } from '../../../test/support/cron-task.ts';
+import { CRON_T0 as T0, cronTask } from '../../../test/support/cron-task.ts';
 import { ManualClock } from '../../core/clock.ts';
 import type { CronTask } from '../../store/cron-tasks.ts';
 import { CronSchedules } from './cron-schedules.ts';
 
-const T0 = Date.UTC(2026, 0, 1, 0, 0, 0);
 const H = 3_600_000;
 
 const task = (fields: Partial<CronTask> = {}): CronTask => cronTask({ nextRunAt: null, ...fields });
