@@ -258,8 +258,19 @@ export class SessionManager {
     this.#reads.markSeen(sessionId, channel, seenSeq);
   }
 
-  /** Cost, status counts, durations and the most expensive session, over every run ever recorded. */
-  stats(): ReturnType<CodingSessionStore['metrics']> {
+  /**
+   * Cost, status counts, durations and the most expensive session, over every run ever recorded. Counts everything that
+   * happened before the call: the rows' writes and the run ends still committing are waited for first (over
+   * PostgreSQL's pool a session that just ended may not have its run's end committed yet); one that fails is left out.
+   */
+  async stats(): Promise<Awaited<ReturnType<CodingSessionStore['metrics']>>> {
+    const pending: Promise<void>[] = [];
+    for (const session of this.#pool.values()) {
+      pending.push(session.stored);
+      const ending = this.#runs.ending(session.id);
+      if (ending) pending.push(ending);
+    }
+    await Promise.allSettled(pending);
     return this.#reads.stats();
   }
 

@@ -16,14 +16,39 @@ describe('Session stats', () => {
     await f.manager.send(session.id, 'more', { source: 'user' });
     await run.emit(turn(0.5));
     assert.equal(session.status, 'running');
-    // The turn's cost is written behind the signal; over PostgreSQL's pool it may not have committed yet.
-    await session.stored;
+    // The turn's cost is written behind the signal (over PostgreSQL's pool it may not have committed yet): stats waits.
     const m = await f.manager.stats();
     assert.equal(m.totalCostUsd, 0.75);
     assert.deepEqual(m.costPerDay, { '2026-01-01': 0.75 });
     assert.deepEqual(m.mostExpensive, { id: session.id, name: 'still-going', costUsd: 0.75, prompt: 'still going' });
     assert.equal(m.sessionsByStatus.running, 1);
     assert.equal(m.averageDurationMs, 0, 'no run has finished yet');
+  });
+
+  it('count a session that has just ended, while the end of its run is still being committed', async () => {
+    const endRun = f.store.endRun.bind(f.store);
+    const committing = Promise.withResolvers<void>();
+    f.store.endRun = async (...args) => {
+      await committing.promise;
+      return endRun(...args);
+    };
+    try {
+      const session = await f.manager.launch({
+        prompt: 'one turn',
+        workdir: f.workdir,
+        originChannel: 'cli',
+        multiTurn: false,
+      });
+      await f.harness.last.emit({ type: 'started', backendSessionId: 'b' }, turn(0.3));
+      assert.equal(session.status, 'completed');
+      const stats = f.manager.stats();
+      setImmediate(() => committing.resolve());
+      const m = await stats;
+      assert.deepEqual(m.sessionsByStatus, { completed: 1, failed: 0, killed: 0, interrupted: 0, running: 0 });
+      assert.equal(m.totalCostUsd, 0.3);
+    } finally {
+      f.store.endRun = endRun;
+    }
   });
 
   it('keep the cost of a run cut off by a crash', async () => {
