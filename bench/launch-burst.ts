@@ -9,13 +9,14 @@
 // of each round, split between the agents and this process.
 // Run: npm run bench:burst   (or: node bench/launch-burst.ts [sessions] [rounds])
 import { mkdirSync } from 'node:fs';
-import { Agent, createServer, request } from 'node:http';
+import { Agent, createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { startDaemon } from '../src/main.ts';
 import { tempDir } from '../test/support/temp-dir.ts';
+import { httpCall } from '../test/support/web-http.ts';
 import { percentile, printTable } from './stats.ts';
 import { bareRelay, FAKE_CLAUDE } from './support/bare-relay.ts';
 import type { CpuSplit } from './support/cpu-split.ts';
@@ -113,30 +114,13 @@ async function measured(healthUrl: string, work: () => Promise<number>): Promise
 // The RPC client is node:http with keep-alive (lighter than fetch), so what it spends beside the daemon weighs little.
 const agent = new Agent({ keepAlive: true });
 try {
-  const rpc = (method: string, params: Record<string, unknown>) =>
-    new Promise<{ result?: { id: string }; error?: { message: string } }>((resolve, reject) => {
-      const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
-      const req = request(
-        `${daemon.url}/rpc`,
-        {
-          method: 'POST',
-          agent,
-          headers: {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(body),
-            authorization: `Bearer ${daemon.token}`,
-          },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          res.on('data', (c: Buffer) => chunks.push(c));
-          res.on('end', () => resolve(JSON.parse(Buffer.concat(chunks).toString('utf8'))));
-          res.on('error', reject);
-        },
-      );
-      req.on('error', reject);
-      req.end(body);
-    });
+  const port = Number(new URL(daemon.url).port);
+  const rpc = async (method: string, params: Record<string, unknown>) => {
+    const headers = { 'content-type': 'application/json', authorization: `Bearer ${daemon.token}` };
+    const body = JSON.stringify({ jsonrpc: '2.0', id: 1, method, params });
+    const answer = await httpCall(port, 'POST', '/rpc', headers, body, agent);
+    return JSON.parse(answer.body) as { result?: { id: string }; error?: { message: string } };
+  };
 
   async function burst(count: number): Promise<number> {
     const ended = new Set<string>();
@@ -186,19 +170,20 @@ try {
   console.log(
     `launch burst: ${count} fake Claude Code sessions at once, ${rounds} alternating rounds after a warm-up of each; /healthz asked every 5 ms from a worker thread`,
   );
+  const row = (label: string, runs: Run[], ms: number, health: number[]): (string | number)[] => [
+    label,
+    runs.map((r) => Math.round(r.ms).toLocaleString('en-US')).join(' / '),
+    ms,
+    percentile(health, 50),
+    percentile(health, 99),
+    Math.max(...health),
+  ];
   printTable(
     ['path', 'total ms (each round)', 'median ms', 'healthz p50 ms', 'healthz p99 ms', 'healthz max ms'],
     [
-      [`bare relay: spawn ${count} fakes, read their lines`, bareRuns, bareMs, bareHealth],
-      [`switchboard: ${count} sessions.launch over RPC, until ended`, sbRuns, sbMs, sbHealth],
-    ].map(([label, runs, ms, health]) => [
-      label as string,
-      (runs as Run[]).map((r) => Math.round(r.ms).toLocaleString('en-US')).join(' / '),
-      ms as number,
-      percentile(health as number[], 50),
-      percentile(health as number[], 99),
-      Math.max(...(health as number[])),
-    ]),
+      row(`bare relay: spawn ${count} fakes, read their lines`, bareRuns, bareMs, bareHealth),
+      row(`switchboard: ${count} sessions.launch over RPC, until ended`, sbRuns, sbMs, sbHealth),
+    ],
   );
   console.log(
     `switchboard burst = ${(sbMs / bareMs).toFixed(2)}x the bare relay (medians; each round: ${sbRuns.map((r, i) => (r.ms / (bareRuns[i] as Run).ms).toFixed(2)).join(', ')}); /healthz max ${Math.max(...sbHealth).toFixed(1)} ms over every round (bare ${Math.max(...bareHealth).toFixed(1)} ms)`,

@@ -1,4 +1,4 @@
-import type { IncomingHttpHeaders } from 'node:http';
+import type { Agent, IncomingHttpHeaders } from 'node:http';
 import { request } from 'node:http';
 
 /** An HTTP response read whole. */
@@ -10,7 +10,7 @@ export interface HttpResult {
 
 /**
  * Sends one request to 127.0.0.1:`port` with exactly the given headers (node:http, so Host, Origin and the
- * Sec-Fetch-* headers are what the test says) and reads the whole answer.
+ * Sec-Fetch-* headers are what the test says) and reads the whole answer; through `agent` when given (keep-alive).
  */
 export function httpCall(
   port: number,
@@ -18,10 +18,18 @@ export function httpCall(
   path: string,
   headers: Record<string, string> = {},
   body?: string,
+  agent?: Agent,
 ): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const req = request(
-      { host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers } },
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { host: `127.0.0.1:${port}`, ...headers },
+        ...(agent ? { agent } : {}),
+      },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
