@@ -62,8 +62,6 @@ export async function openStore(
     db: sqliteKysely(sqlite),
     dialect: 'sqlite',
     where: path,
-    close: async () => {
-      closeSqlite(sqlite);
-    },
+    close: () => closeSqlite(sqlite),
   };
 }
