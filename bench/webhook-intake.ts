@@ -39,8 +39,6 @@ function fdatasyncBaseline(path: string, count: number, bytes: number): Figures 
 /** One INSERT of a delivery-sized row per transaction (same pragmas as the daemon: WAL, synchronous=FULL), `count` times. */
 function unbatchedCommitBaseline(path: string, count: number, bytes: number): Figures {
   const db = openDatabase(path, { migrations: [] });
-  // A commit synced as it returns (openDatabase leaves the daemon's connection at NORMAL, synced by its Kysely layer).
-  db.exec('PRAGMA synchronous = FULL');
   db.exec('CREATE TABLE t (id INTEGER PRIMARY KEY, payload TEXT NOT NULL)');
   const insert = db.prepare('INSERT INTO t (payload) VALUES (?)');
   const payload = 'x'.repeat(bytes);

@@ -86,7 +86,7 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
           `Linear connected ${who} (callback received by the ${via === 'daemon' ? 'running daemon' : 'command line'}).`,
         );
       } finally {
-        await closeSqlite(ctx.db);
+        closeSqlite(ctx.db);
       }
     });
 
@@ -111,7 +111,7 @@ export function addLinearCommands(program: Command, io: LinearCommandsIo): void 
         );
         io.out(opts.json ? JSON.stringify(status, null, 2) : formatLinearStatus(status, io.clock.now()));
       } finally {
-        await closeSqlite(ctx.db);
+        closeSqlite(ctx.db);
       }
     });
 }

@@ -1,13 +1,12 @@
 import { DatabaseSync } from 'node:sqlite';
-import { DummyDriver, Kysely, SqliteAdapter, SqliteIntrospector, SqliteQueryCompiler } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import { systemClock } from '../core/clock.ts';
 import { enforceMode, PRIVATE_FILE_MODE, touchPrivateFile } from '../core/private-files.ts';
+import { sqliteKysely } from './kysely/connection.ts';
 import { runCompiled } from './kysely/node-sqlite-dialect.ts';
 import type { Migration } from './kysely/schema-kit.ts';
 import { schemaKit } from './kysely/schema-kit.ts';
 import { MIGRATIONS } from './migrations.ts';
-import type { Database } from './tables/index.ts';
 
 export type { Migration } from './kysely/schema-kit.ts';
 export type { DatabaseSync } from 'node:sqlite';
@@ -25,22 +24,18 @@ export interface OpenDatabaseOptions {
 /**
  * Opens the SQLite database at `path` (":memory:" for tests) in WAL mode and applies pending migrations. A database file
  * is created (or kept) 0600 before SQLite opens it, so the -wal and -shm files SQLite makes take that mode too; ones left
- * by an older run are made 0600 as well. The database holds OAuth tokens and chat transcripts. Migrations are synced as
- * they commit (synchronous=FULL); after them a file in WAL mode runs with synchronous=NORMAL and every later write must
- * go through `sqliteKysely(db)`, whose commits are answered once their WAL is synced (kysely/wal-sync.ts).
+ * by an older run are made 0600 as well. The database holds OAuth tokens and chat transcripts.
  */
 export function openDatabase(path: string, options: OpenDatabaseOptions = {}): DatabaseSync {
   const onDisk = path !== ':memory:' && path !== '';
   if (onDisk) touchPrivateFile(path);
   const db = new DatabaseSync(path);
   if (onDisk) for (const suffix of COMPANION_SUFFIXES) enforceMode(`${path}${suffix}`, PRIVATE_FILE_MODE);
-  const wal = (db.prepare('PRAGMA journal_mode = WAL').get() as { journal_mode?: string } | undefined)?.journal_mode;
+  db.exec('PRAGMA journal_mode = WAL');
   db.exec('PRAGMA synchronous = FULL');
   db.exec('PRAGMA foreign_keys = ON');
   db.exec('PRAGMA busy_timeout = 5000');
   migrate(db, options.migrations ?? MIGRATIONS, options.clock ?? systemClock());
-  // From here on commits are synced off the event loop by the connection's Kysely instance (kysely/wal-sync.ts).
-  if (onDisk && wal === 'wal') db.exec('PRAGMA synchronous = NORMAL');
   return db;
 }
 
@@ -58,7 +53,7 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[], cloc
   );
   const applied: number[] = [];
   const sorted = [...migrations].sort((a, b) => a.version - b.version);
-  const kit = schemaKit(sqliteCompiler(), 'sqlite');
+  const kit = schemaKit(sqliteKysely(db), 'sqlite');
   for (const migration of sorted) {
     if (done.has(migration.version)) continue;
     transaction(db, () => {
@@ -72,21 +67,6 @@ export function migrate(db: DatabaseSync, migrations: readonly Migration[], cloc
     applied.push(migration.version);
   }
   return applied;
-}
-
-/**
- * A Kysely that only compiles SQLite's SQL (the steps run through `runCompiled`), so that migrating does not make the
- * connection's own Kysely instance before its owner does (sqliteKysely).
- */
-function sqliteCompiler(): Kysely<Database> {
-  return new Kysely<Database>({
-    dialect: {
-      createAdapter: () => new SqliteAdapter(),
-      createDriver: () => new DummyDriver(),
-      createIntrospector: (db) => new SqliteIntrospector(db),
-      createQueryCompiler: () => new SqliteQueryCompiler(),
-    },
-  });
 }
 
 /** Runs one migration step's `fn` inside BEGIN IMMEDIATE … COMMIT, rolling back if it throws. */

@@ -4,9 +4,8 @@ import { join } from 'node:path';
 import { describe, it } from 'node:test';
 import { describeEachDatabase } from '../../test/support/databases.ts';
 import { tempDir } from '../../test/support/temp-dir.ts';
-import { WalGate } from '../../test/support/wal-gate.ts';
 import { openDatabase } from './database.ts';
-import { closeSqlite, sqliteKysely } from './kysely/connection.ts';
+import { sqliteKysely } from './kysely/connection.ts';
 import { LinearDeliveryStore } from './linear-deliveries.ts';
 import { runnableQuery } from './linear-delivery-queue.ts';
 import type { NewDelivery } from './linear-delivery-types.ts';
@@ -42,32 +41,50 @@ describe('LinearDeliveryStore on SQLite', () => {
     );
   });
 
-  it("answers the worker's bookkeeping without waiting for the WAL's sync, and the intake's commits only after it", async () => {
-    const dir = tempDir('sb-deliveries-');
-    const raw = openDatabase(join(dir.path, 'state.db'));
-    const gate = new WalGate();
-    try {
-      const store = new LinearDeliveryStore(sqliteKysely(raw, { walFile: gate.file }));
-      let queued: boolean[] | null = null;
-      const intake = store.enqueueMany([delivery(1, 'a')]).then((fresh) => (queued = fresh));
-      await gate.syncing();
-      assert.equal(queued, null, 'the 200 waits for the sync');
-      // The bookkeeping runs, and is answered, while the intake's commit waits for the disk.
-      const claimed = await store.settleAndClaim([], 10, 1);
-      assert.equal(claimed.length, 1);
-      assert.equal(gate.syncs, 1, 'the bookkeeping asked for no sync');
-      assert.equal(queued, null);
-      gate.release();
-      assert.deepEqual(await intake, [true]);
-      // A result recorded by the bookkeeping: no sync either.
-      await store.settleAndClaim([{ seq: claimed[0]?.seq ?? 0, kind: 'done', outcome: 'ok' }], 11, 1);
-      assert.equal(gate.syncs, 1);
-      assert.equal((await store.get('d-1'))?.status, 'done');
-    } finally {
-      gate.release();
-      await closeSqlite(raw);
-      dir.remove();
-    }
+  it("commits the worker's bookkeeping without fsync and gives the connection its synchronous setting back", async () => {
+    const db = openDatabase(':memory:');
+    const store = new LinearDeliveryStore(sqliteKysely(db));
+    await store.enqueueMany([delivery(1, 'a')]);
+    await store.settleAndClaim([], 10, 1);
+    assert.equal((db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous, 2, 'FULL again');
+  });
+
+  it("runs the intake's commit with FULL even when it arrives while the worker's bookkeeping holds the connection", async () => {
+    const db = openDatabase(':memory:');
+    const synchronous = () => (db.prepare('PRAGMA synchronous').get() as { synchronous: number }).synchronous;
+    // The synchronous setting in force at every commit the store makes (each an explicit COMMIT: the intake's inserts
+    // and the worker's bookkeeping are transactions). The dialect prepares each statement on the connection.
+    const atCommit: number[] = [];
+    const watched = new Proxy(db, {
+      get(target, key) {
+        if (key === 'prepare') {
+          return (sqlText: string) => {
+            const statement = target.prepare(sqlText);
+            if (!/^\s*commit/i.test(sqlText)) return statement;
+            return new Proxy(statement, {
+              get(st, k) {
+                const value = Reflect.get(st, k) as unknown;
+                if ((k !== 'run' && k !== 'all') || typeof value !== 'function')
+                  return typeof value === 'function' ? value.bind(st) : value;
+                return (...args: unknown[]) => (atCommit.push(synchronous()), value.apply(st, args));
+              },
+            });
+          };
+        }
+        const value = Reflect.get(target, key) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    const store = new LinearDeliveryStore(sqliteKysely(watched));
+    await store.enqueueMany([delivery(1, 'a')]);
+    const [claimed, queued] = await Promise.all([
+      store.settleAndClaim([], 10, 1),
+      store.enqueueMany([delivery(2, 'b')]),
+    ]);
+    assert.equal(claimed.length, 1);
+    assert.deepEqual(queued, [true]);
+    assert.deepEqual(atCommit, [2, 1, 2], 'intake FULL, worker NORMAL, intake FULL');
+    assert.equal(synchronous(), 2);
   });
 
   it('writes nothing (no commit to sync) for a group of redeliveries only, and commits a group with one new delivery', async () => {

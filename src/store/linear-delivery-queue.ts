@@ -38,21 +38,33 @@ export function runnableQuery(db: Kysely<Database>, now: number, limit: number) 
 }
 
 /**
- * Runs `fn`, a transaction of the worker's own bookkeeping, with relaxed commit durability: its commit is answered
- * without waiting for it to be synced to disk. It survives a crash of the process either way, and a power cut once a
- * later commit is synced — the intake's next delivery. A power cut may only undo a claim or a result, which runs that
- * delivery again (at least once; its effects are idempotent).
+ * Runs `fn`, a transaction of the worker's own bookkeeping, with relaxed commit durability.
  *
- * SQLite: `PRAGMA synchronous = NORMAL` inside the transaction, which the node:sqlite dialect reads as "do not wait
- * for the WAL's sync" for this transaction only (SQLite itself runs with NORMAL and the dialect syncs the WAL).
+ * SQLite: synchronous=NORMAL. In WAL mode its commit survives a crash of the process (the WAL is written before COMMIT
+ * returns) and becomes durable against power loss with the next synchronous=FULL commit — the intake's next delivery.
+ * A power cut may only undo a claim or a result, which runs that delivery again (at least once; its effects are
+ * idempotent). The setting is changed and restored while this call holds the connection (Kysely's lock over the one
+ * SQLite connection), so the intake's commits, which a 200 waits for, always run with the connection's own (FULL).
+ *
  * PostgreSQL: `SET LOCAL synchronous_commit = off` for this transaction only: the commit may be lost if the server
  * crashes before its WAL writer flushes (the same at-least-once rerun); the intake's transactions stay synchronous.
  */
 async function bookkeeping<T>(db: Kysely<Database>, fn: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
-  const sqlite = db.getExecutor().adapter instanceof SqliteAdapter;
-  return db.transaction().execute(async (trx) => {
-    await (sqlite ? sql`PRAGMA synchronous = NORMAL` : sql`SET LOCAL synchronous_commit = off`).execute(trx);
-    return fn(trx);
+  if (!(db.getExecutor().adapter instanceof SqliteAdapter)) {
+    return db.transaction().execute(async (trx) => {
+      await sql`SET LOCAL synchronous_commit = off`.execute(trx);
+      return fn(trx);
+    });
+  }
+  return db.connection().execute(async (conn) => {
+    const { rows } = await sql<{ synchronous: number }>`PRAGMA synchronous`.execute(conn);
+    const previous = Number(rows[0]?.synchronous ?? 2);
+    await sql`PRAGMA synchronous = NORMAL`.execute(conn);
+    try {
+      return await conn.transaction().execute(fn);
+    } finally {
+      await sql.raw(`PRAGMA synchronous = ${previous}`).execute(conn);
+    }
   });
 }
 

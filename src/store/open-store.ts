@@ -62,6 +62,8 @@ export async function openStore(
     db: sqliteKysely(sqlite),
     dialect: 'sqlite',
     where: path,
-    close: () => closeSqlite(sqlite),
+    close: async () => {
+      closeSqlite(sqlite);
+    },
   };
 }

@@ -12,7 +12,7 @@ function rig(): {
   db: DatabaseSync;
   commits: () => number;
   committedKeys: () => string[];
-  done: () => Promise<void>;
+  done: () => void;
 } {
   const dir = tempDir('sb-write-group-');
   const path = join(dir.path, 'state.db');
@@ -29,9 +29,9 @@ function rig(): {
     commits: () => commits,
     committedKeys: () =>
       (observer.prepare('SELECT key FROM linear_claims ORDER BY key').all() as { key: string }[]).map((r) => r.key),
-    done: async () => {
+    done: () => {
       observer.close();
-      if (db.isOpen) await closeSqlite(db);
+      if (db.isOpen) closeSqlite(db);
       dir.remove();
     },
   };
@@ -62,7 +62,7 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     assert.equal(r.commits(), 1, 'one commit for the four writes');
     assert.deepEqual(r.committedKeys(), ['a', 'b', 'c', 'd']);
     assert.equal(r.db.isTransaction, false);
-    await r.done();
+    r.done();
   });
 
   it("reads see the group's writes at once; a write awaited after a commit opens the next group", async () => {
@@ -78,7 +78,7 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     await db.insertInto('linear_claims').values(claim('b')).execute();
     assert.equal(r.commits(), 2);
     assert.deepEqual(r.committedKeys(), ['a', 'b']);
-    await r.done();
+    r.done();
   });
 
   it('a failing write fails alone: the rest of its group commits', async () => {
@@ -96,7 +96,7 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     );
     assert.match(String((results[1] as PromiseRejectedResult).reason), /UNIQUE constraint failed/);
     assert.deepEqual(r.committedKeys(), ['a', 'b', 'c']);
-    await r.done();
+    r.done();
   });
 
   it('an explicit transaction and a pragma each commit the open group first; raw writes are grouped too', async () => {
@@ -113,7 +113,7 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     await sql`PRAGMA synchronous = NORMAL`.execute(db);
     assert.deepEqual(r.committedKeys(), ['a', 'b', 'c'], 'the group committed before the pragma');
     await again;
-    await r.done();
+    r.done();
   });
 
   it('one compiled query run twice waits for its commit each time', async () => {
@@ -131,7 +131,7 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     assert.equal(answered, 0);
     await Promise.all(runs);
     assert.equal(r.commits(), 1);
-    await r.done();
+    r.done();
   });
 
   it('closeSqlite commits the open group before closing', async () => {
@@ -139,9 +139,9 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     const db = sqliteKysely(r.db);
     const pending = db.insertInto('linear_claims').values(claim('a')).execute();
     while (!r.db.isTransaction) await Promise.resolve();
-    await closeSqlite(r.db);
+    closeSqlite(r.db);
     await pending;
     assert.deepEqual(r.committedKeys(), ['a']);
-    await r.done();
+    r.done();
   });
 });

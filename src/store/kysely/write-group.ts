@@ -1,11 +1,10 @@
 // Group commit for SQLite's writes that run outside an explicit transaction. Each such write runs at once, inside a
 // transaction the group opens for it (or the one already open), and its caller is answered only after that
-// transaction commits — at the end of the current turn of the event loop, together with every other write of the
-// turn — and the commit is synced to disk (off the event loop, see wal-sync.ts). So N writes issued by N sessions in
-// one turn cost one commit and at most one sync instead of N, and nothing is acknowledged before it is durable (a
-// group whose writes changed nothing has nothing to sync). The statement's result is known at once; Kysely hands it
-// back to the caller through `WriteGroupPlugin`, which waits for the commit first, after the connection's lock was
-// released, so that the next write of the turn can join the group.
+// transaction commits: at the end of the current turn of the event loop, together with every other write of the turn.
+// So N writes issued by N sessions in one turn cost one commit (one fsync) instead of N, and nothing is acknowledged
+// before it is committed. The statement's result is known at once; Kysely hands it back to the caller through
+// `WriteGroupPlugin`, which waits for the commit first, after the connection's lock was released, so that the next
+// write of the turn can join the group.
 import type { DatabaseSync } from 'node:sqlite';
 import type {
   KyselyPlugin,
@@ -16,7 +15,6 @@ import type {
   RootOperationNode,
   UnknownRow,
 } from 'kysely';
-import type { WalSync } from './wal-sync.ts';
 
 /** More writes than this in one turn commit at once, and the next write opens a new group. */
 const MAX_GROUP = 512;
@@ -27,34 +25,27 @@ interface Round {
   resolve: () => void;
   reject: (error: Error) => void;
   writes: number;
-  /** A write of the round changed something (else its commit writes nothing to the WAL: nothing to sync). */
-  changed: boolean;
 }
 
 /** The writes of one SQLite connection that share a commit; see the file comment. */
 export class WriteGroup {
   readonly #db: DatabaseSync;
-  readonly #sync: WalSync;
   #open: Round | null = null;
   /** Per query id, the commits its writes wait for, oldest first (one query object may be run more than once). */
   readonly #waits = new WeakMap<QueryId, Promise<void>[]>();
 
-  /**
-   * `db`: the connection whose autocommit writes are grouped (its only user must be this group's dialect); `sync`: its
-   * WAL syncer, which each group's answer waits for after the commit.
-   */
-  constructor(db: DatabaseSync, sync: WalSync) {
+  /** `db`: the connection whose autocommit writes are grouped (its only user must be this group's dialect). */
+  constructor(db: DatabaseSync) {
     this.#db = db;
-    this.#sync = sync;
   }
 
   /**
    * Runs `run` (one write statement) inside the open group's transaction, opening one if none is open, and returns
    * its result at once; the answer to `queryId` waits for the group's commit (`committed`). A statement that fails
    * commits the group at once (SQLite may have rolled the whole transaction back: then its other writes fail too)
-   * and throws. `changed` tells from the result whether the statement changed anything.
+   * and throws.
    */
-  write<T>(queryId: QueryId, run: () => T, changed: (result: T) => boolean): T {
+  write<T>(queryId: QueryId, run: () => T): T {
     const round = this.#open ?? this.#begin();
     let result: T;
     try {
@@ -64,7 +55,6 @@ export class WriteGroup {
       throw error;
     }
     round.writes += 1;
-    if (!round.changed && changed(result)) round.changed = true;
     const waits = this.#waits.get(queryId);
     if (waits) waits.push(round.committed);
     else this.#waits.set(queryId, [round.committed]);
@@ -96,7 +86,7 @@ export class WriteGroup {
     // Every write of the round awaits `committed` through the plugin; this only keeps a failure that reaches no
     // caller (all of them gone) from ending the process as an unhandled rejection.
     committed.catch(() => undefined);
-    const round: Round = { committed, resolve, reject, writes: 0, changed: false };
+    const round: Round = { committed, resolve, reject, writes: 0 };
     this.#open = round;
     setImmediate(() => {
       if (this.#open === round) this.#commit(round);
@@ -108,17 +98,10 @@ export class WriteGroup {
     this.#open = null;
     try {
       this.#db.exec('COMMIT');
+      round.resolve();
     } catch (error) {
       round.reject(this.#rollback(error instanceof Error ? error : new Error(String(error))));
-      return;
     }
-    if (!round.changed) {
-      round.resolve();
-      return;
-    }
-    this.#sync
-      .durable()
-      .then(round.resolve, (error: unknown) => round.reject(error instanceof Error ? error : new Error(String(error))));
   }
 
   /** Rolls back what a failed COMMIT left open (SQLite may already have); returns the error the writes fail with. */
