@@ -92,7 +92,7 @@ export class SessionControl {
       throw conflict(`session ${record.name} is already ${record.status}`);
     const final = { ...session.record };
     // The row and the run's end (over PostgreSQL's pool neither is done by the time the kill's signal went out).
-    await Promise.all([session.stored, runs.ending(record.id)]);
+    await Promise.all(runs.writes(session));
     return final;
   }
 

@@ -264,13 +264,7 @@ export class SessionManager {
    * PostgreSQL's pool a session that just ended may not have its run's end committed yet); one that fails is left out.
    */
   async stats(): Promise<Awaited<ReturnType<CodingSessionStore['metrics']>>> {
-    const pending: Promise<void>[] = [];
-    for (const session of this.#pool.values()) {
-      pending.push(session.stored);
-      const ending = this.#runs.ending(session.id);
-      if (ending) pending.push(ending);
-    }
-    await Promise.allSettled(pending);
+    await Promise.allSettled([...this.#pool.values()].flatMap((session) => this.#runs.writes(session)));
     return this.#reads.stats();
   }
 

@@ -58,9 +58,10 @@ export class SessionRuns {
     return this.#abandoned.has(sessionId);
   }
 
-  /** The end of this session's run while it is being recorded, else undefined. */
-  ending(sessionId: string): Promise<void> | undefined {
-    return this.#runEnds.get(sessionId);
+  /** What is still being written for `session`: its row's writes and, while it is being recorded, its run's end. */
+  writes(session: Pick<Session, 'id' | 'stored'>): Promise<void>[] {
+    const ending = this.#runEnds.get(session.id);
+    return ending ? [session.stored, ending] : [session.stored];
   }
 
   /** The work signals started that has not settled yet (stop() waits for it). */
