@@ -35,4 +35,22 @@ describe('KeyedSerial', () => {
     await assert.rejects(failing, /boom/);
     assert.equal(await next, 'ran');
   });
+
+  it('idle resolves once the work of every key has settled, including work asked for while it waited', async () => {
+    const serial = new KeyedSerial<string>();
+    const log: string[] = [];
+    const gate = Promise.withResolvers<void>();
+    void serial.run('a', async () => {
+      await gate.promise;
+      log.push('a');
+      void serial.run('b', async () => {
+        log.push('b, asked while idle waited');
+      });
+    });
+    const idle = serial.idle().then(() => log.push('idle'));
+    gate.resolve();
+    await idle;
+    assert.deepEqual(log, ['a', 'b, asked while idle waited', 'idle']);
+    await serial.idle();
+  });
 });

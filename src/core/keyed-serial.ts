@@ -23,4 +23,9 @@ export class KeyedSerial<K> {
     });
     return mine;
   }
+
+  /** Resolves once no key has work queued or running (work asked for meanwhile is waited for too). */
+  async idle(): Promise<void> {
+    while (this.#last.size > 0) await Promise.all(this.#last.values());
+  }
 }

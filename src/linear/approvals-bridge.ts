@@ -8,6 +8,7 @@ import type { ApprovalDesk } from '../approvals/desk.ts';
 import type { Clock } from '../core/clock.ts';
 import { errorMessage } from '../core/errors.ts';
 import { faultPoint } from '../core/fault.ts';
+import { KeyedSerial } from '../core/keyed-serial.ts';
 import type { Logger } from '../core/logger.ts';
 import type { LinearClaimStore } from '../store/linear-claims.ts';
 import type { DispatchRecord } from '../store/linear-dispatch-types.ts';
@@ -54,7 +55,8 @@ export class LinearApprovals {
   #unsubscribe: (() => void) | null;
   #inFlight = new InFlight();
   /** Per approval, the tail of its posts: the outcome goes out after the request. */
-  #chains = new Map<string, Promise<void>>();
+  /** The posts of each approval, one after another (a request before its outcome). */
+  readonly #posts = new KeyedSerial<string>();
 
   constructor(deps: LinearApprovalsDeps) {
     this.#deps = deps;
@@ -69,7 +71,7 @@ export class LinearApprovals {
     this.#inFlight.run(
       async () => {
         const pending = await this.#deps.desk.pendingFor(sessionId);
-        if (pending) await this.#inOrder(pending.id, () => this.#postRequest(pending));
+        if (pending) await this.#posts.run(pending.id, () => this.#postRequest(pending));
       },
       (error) => this.#failed(error, sessionId),
     );
@@ -128,14 +130,14 @@ export class LinearApprovals {
     switch (event.type) {
       case 'requested':
         this.#inFlight.run(
-          () => this.#inOrder(approval.id, () => this.#postRequest(approval)),
+          () => this.#posts.run(approval.id, () => this.#postRequest(approval)),
           (error) => this.#failed(error, approval.sessionId),
         );
         return;
       case 'decided':
         if (!event.asked) return;
         this.#inFlight.run(
-          () => this.#inOrder(approval.id, () => this.#postOutcome(approval), true),
+          () => this.#posts.run(approval.id, () => this.#postOutcome(approval)),
           (error) => this.#failed(error, approval.sessionId),
         );
         return;
@@ -201,18 +203,6 @@ export class LinearApprovals {
     const row = await store.currentSession(d.id);
     if (row?.phase !== 'worker') return undefined;
     return desk.pendingFor(row.sessionId);
-  }
-
-  /** Runs `post` after the earlier posts of the same approval; `last` forgets the approval's chain after it. */
-  async #inOrder(id: string, post: () => Promise<void>, last = false): Promise<void> {
-    const before = this.#chains.get(id) ?? Promise.resolve();
-    const run = before.then(post, post);
-    this.#chains.set(id, run);
-    try {
-      await run;
-    } finally {
-      if (last && this.#chains.get(id) === run) this.#chains.delete(id);
-    }
   }
 
   #failed(error: unknown, sessionId: string): void {

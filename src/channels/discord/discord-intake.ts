@@ -8,6 +8,7 @@ import type { ButtonInteraction, ChatInputCommandInteraction, Interaction, Messa
 import { MessageFlags, MessageType } from 'discord.js';
 import type { Clock } from '../../core/clock.ts';
 import { faultPoint } from '../../core/fault.ts';
+import { KeyedSerial } from '../../core/keyed-serial.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundHandler } from '../connector.ts';
 import { handOff } from '../hand-off.ts';
@@ -53,7 +54,8 @@ export interface DiscordIntakeDeps {
 /** Takes one connector's messages and interactions to its handler. */
 export class DiscordIntake {
   #deps: DiscordIntakeDeps;
-  #chains = new Map<string, Promise<void>>();
+  /** The events of each channel, handled one after another. */
+  readonly #channels = new KeyedSerial<string>();
 
   constructor(deps: DiscordIntakeDeps) {
     this.#deps = deps;
@@ -73,19 +75,15 @@ export class DiscordIntake {
 
   /** Resolves once every queued event was handled. */
   async idle(): Promise<void> {
-    while (this.#chains.size > 0) await Promise.all([...this.#chains.values()]);
+    await this.#channels.idle();
   }
 
   #enqueue(channelId: string, work: () => Promise<void>): void {
-    const next = (this.#chains.get(channelId) ?? Promise.resolve())
-      .then(work)
+    this.#channels
+      .run(channelId, work)
       .catch((error: unknown) =>
         this.#deps.logger.error({ err: describeDiscordError(error), chat: channelId }, 'Discord event not handled'),
-      )
-      .finally(() => {
-        if (this.#chains.get(channelId) === next) this.#chains.delete(channelId);
-      });
-    this.#chains.set(channelId, next);
+      );
   }
 
   /** True when the channel (or the channel a thread is in) is listened to; DMs always are. */
