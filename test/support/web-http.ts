@@ -22,14 +22,7 @@ export function httpCall(
 ): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        method,
-        path,
-        headers: { host: `127.0.0.1:${port}`, ...headers },
-        ...(agent ? { agent } : {}),
-      },
+      { host: '127.0.0.1', port, method, path, headers: { host: `127.0.0.1:${port}`, ...headers }, agent },
       (res) => {
         const chunks: Buffer[] = [];
         res.on('data', (chunk: Buffer) => chunks.push(chunk));
