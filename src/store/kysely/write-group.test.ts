@@ -65,19 +65,33 @@ describe('WriteGroup: SQLite writes outside a transaction share one commit per t
     r.done();
   });
 
-  it("reads see the group's writes at once; a write awaited after a commit opens the next group", async () => {
+  it("a read sees the open group's writes but is answered only after their commit; one after it opens no wait", async () => {
     const r = rig();
     const db = sqliteKysely(r.db);
     const first = db.insertInto('linear_claims').values(claim('a')).execute();
-    const seen = await db.selectFrom('linear_claims').select('key').execute();
+    let committedWhenRead: string[] = [];
+    const seen = await db
+      .selectFrom('linear_claims')
+      .select('key')
+      .execute()
+      .then((rows) => {
+        committedWhenRead = r.committedKeys();
+        return rows;
+      });
     assert.deepEqual(
       seen.map((row) => row.key),
       ['a'],
     );
+    assert.deepEqual(committedWhenRead, ['a'], 'the read was answered after the write it saw committed');
     await first;
     await db.insertInto('linear_claims').values(claim('b')).execute();
     assert.equal(r.commits(), 2);
     assert.deepEqual(r.committedKeys(), ['a', 'b']);
+    const before = r.commits();
+    const quiet = await db.selectFrom('linear_claims').select('key').execute();
+    assert.equal(quiet.length, 2);
+    assert.equal(r.commits(), before, 'a read with no group open commits nothing');
+    assert.equal(r.db.isTransaction, false);
     r.done();
   });
 

@@ -4,7 +4,8 @@
 // So N writes issued by N sessions in one turn cost one commit (one fsync) instead of N, and nothing is acknowledged
 // before it is committed. The statement's result is known at once; Kysely hands it back to the caller through
 // `WriteGroupPlugin`, which waits for the commit first, after the connection's lock was released, so that the next
-// write of the turn can join the group.
+// write of the turn can join the group. A read run while a group is open sees that group's writes (one connection), so
+// its answer waits for the same commit: nobody is shown a row a crash could still take back.
 import type { DatabaseSync } from 'node:sqlite';
 import type {
   KyselyPlugin,
@@ -55,10 +56,19 @@ export class WriteGroup {
       throw error;
     }
     round.writes += 1;
-    const waits = this.#waits.get(queryId);
-    if (waits) waits.push(round.committed);
-    else this.#waits.set(queryId, [round.committed]);
+    this.#answerAfter(queryId, round);
     if (round.writes >= MAX_GROUP) this.#commit(round);
+    return result;
+  }
+
+  /**
+   * Runs `run` (a read outside any explicit transaction) at once and returns its result; when a group is open the read
+   * may have seen its uncommitted writes, so the answer to `queryId` waits for that group's commit (and fails if the
+   * commit fails: what it saw is gone).
+   */
+  read<T>(queryId: QueryId, run: () => T): T {
+    const result = run();
+    if (this.#open) this.#answerAfter(queryId, this.#open);
     return result;
   }
 
@@ -67,12 +77,19 @@ export class WriteGroup {
     if (this.#open) this.#commit(this.#open);
   }
 
-  /** The commit the oldest unanswered write of `queryId` waits for (handed out once), or undefined if none does. */
+  /** The commit the oldest unanswered statement of `queryId` waits for (handed out once), or undefined if none does. */
   committed(queryId: QueryId): Promise<void> | undefined {
     const waits = this.#waits.get(queryId);
     const committed = waits?.shift();
     if (waits?.length === 0) this.#waits.delete(queryId);
     return committed;
+  }
+
+  /** Makes the next answer to `queryId` wait for `round`'s commit. */
+  #answerAfter(queryId: QueryId, round: Round): void {
+    const waits = this.#waits.get(queryId);
+    if (waits) waits.push(round.committed);
+    else this.#waits.set(queryId, [round.committed]);
   }
 
   #begin(): Round {
@@ -117,8 +134,9 @@ export class WriteGroup {
 }
 
 /**
- * The Kysely plugin that answers a grouped write only once its group has committed: Kysely runs `transformResult`
- * after releasing the connection, so other writes run (and join the group) meanwhile.
+ * The Kysely plugin that answers a grouped write, and a read that ran while a group was open, only once that group has
+ * committed: Kysely runs `transformResult` after releasing the connection, so other writes run (and join the group)
+ * meanwhile.
  */
 export class WriteGroupPlugin implements KyselyPlugin {
   readonly #group: WriteGroup;
