@@ -112,7 +112,10 @@ async function measured(healthUrl: string, work: () => Promise<number>): Promise
 }
 
 // The RPC client is node:http with keep-alive (lighter than fetch), so what it spends beside the daemon weighs little.
-const agent = new Agent({ keepAlive: true });
+// Its idle sockets are dropped 5 s before the daemon's keep-alive timeout (gateway.bodyTimeoutSec, 10 s), not Node's
+// 1 s: with 1 s, the daemon's keep-alive timeout closed sockets just as the client reused them, between rounds (every
+// launch of that round failed with ECONNRESET, in about 1 run of 4), while the client shares the daemon's loop.
+const agent = new Agent({ keepAlive: true, agentKeepAliveTimeoutBuffer: 5_000 });
 try {
   const port = Number(new URL(daemon.url).port);
   const rpc = async (method: string, params: Record<string, unknown>) => {
