@@ -54,7 +54,6 @@ export class LinearApprovals {
   #deps: LinearApprovalsDeps;
   #unsubscribe: (() => void) | null;
   #inFlight = new InFlight();
-  /** Per approval, the tail of its posts: the outcome goes out after the request. */
   /** The posts of each approval, one after another (a request before its outcome). */
   readonly #posts = new KeyedSerial<string>();
 

@@ -27,8 +27,8 @@ const STATEMENT_CACHE_SIZE = 500;
  * only). The connection is the daemon's one `DatabaseSync`, opened and migrated by `openDatabase`; the dialect never
  * closes it (its owner does). Statements are prepared once per SQL text, transactions begin IMMEDIATE (the write lock is
  * taken at BEGIN), booleans bind as 1/0 (SQLite has no boolean type), and a write outside an explicit transaction
- * joins the connection's write group (one commit per turn of the event loop, see write-group.ts); a read outside one is
- * answered after the open group's commit, if one is open.
+ * joins the connection's write group (one commit per turn of the event loop, see write-group.ts); a read is answered
+ * after the open group's commit, if one is open.
  */
 export class NodeSqliteDialect implements Dialect {
   readonly #db: DatabaseSync;
@@ -128,7 +128,7 @@ class NodeSqliteConnection implements DatabaseConnection {
     const prepared = cached ?? this.#prepare(compiled, role);
     switch (prepared.role) {
       case 'read':
-        if (this.#inTransaction) return runPrepared<R>(prepared, compiled);
+        // Inside an explicit transaction no group is open (BEGIN committed it), so the read waits for nothing.
         return this.#group.read(compiled.queryId, () => runPrepared<R>(prepared, compiled));
       case 'session':
         return runPrepared<R>(prepared, compiled);

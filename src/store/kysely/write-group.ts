@@ -62,9 +62,9 @@ export class WriteGroup {
   }
 
   /**
-   * Runs `run` (a read outside any explicit transaction) at once and returns its result; when a group is open the read
-   * may have seen its uncommitted writes, so the answer to `queryId` waits for that group's commit (and fails if the
-   * commit fails: what it saw is gone).
+   * Runs `run` (a read) at once and returns its result; when a group is open (never inside an explicit transaction:
+   * BEGIN commits it) the read may have seen its uncommitted writes, so the answer to `queryId` waits for that group's
+   * commit (and fails if the commit fails: what it saw is gone).
    */
   read<T>(queryId: QueryId, run: () => T): T {
     const result = run();
