@@ -26,9 +26,12 @@ export function exitCodeOf(record: Readonly<Record<string, unknown>>): number | 
   return match ? Number(match[1]) : null;
 }
 
+/** How often the row of an ended session is read again until it says so (its node commits it after its records). */
+const ROW_CATCH_UP_MS = 50;
+
 /** What waiting needs. */
 export interface CodeRunWaitDeps {
-  sessions: SessionManager;
+  sessions: Pick<SessionManager, 'follow' | 'get' | 'liveById'>;
   clock: Clock;
   logger: Logger;
   /** How long to wait for the agent process to be gone once the session ended (ms). */
@@ -123,5 +126,20 @@ export async function waitForCodeRun(
   // A session that ran here: its row's last changes (the final status) are committed before code_run answers, so a
   // listing read after the answer says what the answer says (over PostgreSQL's pool the row commits after the record).
   await sessions.liveById(id)?.stored;
-  return { record: await sessions.get(id), exitCode, stopped };
+  return { record: await endedRow(deps, id), exitCode, stopped };
+}
+
+/**
+ * Session `id`'s row once it says the session ended. A session run on another node of the cluster commits its row
+ * after the records that ended the wait, so the row is read again every ROW_CATCH_UP_MS until it is final, for at most
+ * `processGoneMs` (then the last read is answered as it is).
+ */
+async function endedRow(deps: CodeRunWaitDeps, id: string): Promise<StoredSession> {
+  const { sessions, clock } = deps;
+  const deadline = clock.now() + deps.processGoneMs;
+  for (;;) {
+    const row = await sessions.get(id);
+    if (isEnded(row.status) || clock.now() >= deadline) return row;
+    await new Promise<void>((resolve) => clock.after(ROW_CATCH_UP_MS, resolve));
+  }
 }
