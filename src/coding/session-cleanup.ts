@@ -1,5 +1,6 @@
 // The pool's housekeeping: long-finished sessions leave memory (their logs are released), and stored sessions beyond
-// `maxPersistedSessions` are evicted (row and log), now and then on a timer and after every session's end.
+// `maxPersistedSessions` are evicted (row and log): both now and then on a timer, the eviction also after every
+// session's end.
 import type { Clock, Timer } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import type { CodingSessionStore } from '../store/coding-sessions.ts';
@@ -38,7 +39,17 @@ export class SessionCleanup {
 
   /** Drops long-finished sessions from memory and evicts stored sessions beyond maxPersistedSessions. */
   async run(): Promise<{ released: number; evicted: number }> {
-    const { clock, config, store, logs, pool } = this.#deps;
+    const released = await this.release();
+    return { released, evicted: await this.evict() };
+  }
+
+  /**
+   * Drops from memory the sessions finished more than `timings.cleanupMaxAgeMs` ago (their logs released); returns how
+   * many. Looks at every session in memory, so it runs on the timer, not after each end (a session that just ended is
+   * never that old).
+   */
+  async release(): Promise<number> {
+    const { clock, config, logs, pool } = this.#deps;
     const now = clock.now();
     let released = 0;
     for (const [id, session] of pool.entries()) {
@@ -54,6 +65,12 @@ export class SessionCleanup {
         released += 1;
       }
     }
+    return released;
+  }
+
+  /** Evicts the stored sessions beyond the newest `maxPersistedSessions` (row, log, and from memory); returns how many. */
+  async evict(): Promise<number> {
+    const { config, store, logs, pool } = this.#deps;
     const evict = (await store.evictionCandidates(config.maxPersistedSessions)).filter(
       (id) => !pool.byId(id)?.attached,
     );
@@ -62,6 +79,6 @@ export class SessionCleanup {
       await store.delete(id);
       logs.remove(id);
     }
-    return { released, evicted: evict.length };
+    return evict.length;
   }
 }

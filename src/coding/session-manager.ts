@@ -77,7 +77,7 @@ export class SessionManager {
     const { config, clock, logger, store, logs, records, harnesses, notices, permissions, serving } = deps;
     const pool = new SessionPool(store);
     const cleanup = new SessionCleanup({ clock, config, store, logs, pool });
-    const runs = new SessionRuns({ store, clock, logger, permissions, cleanup: () => cleanup.run() });
+    const runs = new SessionRuns({ store, clock, logger, permissions, cleanup: () => cleanup.evict() });
     const admission = new SessionAdmission({ config, clock, store, harnesses, serving, pool });
     const reads = new SessionReads({ store, logs, records, pool });
     this.#pool = pool;

@@ -14,7 +14,7 @@ export interface SessionRunsDeps {
   logger: Logger;
   /** Where the pending approvals of an ended session are cancelled. */
   permissions?: PermissionGate;
-  /** The pool's cleanup, started by every session's end. */
+  /** The pool's eviction of stored sessions beyond the limit, started by every session's end. */
   cleanup: () => Promise<unknown>;
 }
 
