@@ -14,7 +14,7 @@
 //     serverRequest/resolved{requestId}, and many deltas and status pings.
 // A decision carries no reason: a deny's message is sent to the turn with turn/steer (see app-server-requests.ts).
 import { z } from 'zod';
-import { isObject } from '../json-line.ts';
+import { decodeObjectLine, isObject } from '../json-line.ts';
 
 /** A JSON-RPC id as the server sends it. */
 export type RpcId = string | number;
@@ -30,13 +30,9 @@ export type AppServerMessage =
 export function decodeAppServerLine(
   line: string,
 ): { ok: true; message: AppServerMessage } | { ok: false; error: string } {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(line);
-  } catch {
-    return { ok: false, error: 'not JSON' };
-  }
-  if (!isObject(raw)) return { ok: false, error: 'not a JSON object' };
+  const decoded = decodeObjectLine(line);
+  if (!decoded.ok) return decoded;
+  const raw = decoded.value;
   const id = raw.id;
   const hasId = typeof id === 'string' || typeof id === 'number';
   if (typeof raw.method === 'string') {
