@@ -1,11 +1,9 @@
 // Whether and when a launch or resume may start on this node: refused once the daemon stops or while the node does not
 // serve, held to `maxSessions`, let through one per event-loop turn and admitted one at a time; and the stored session a
 // launch request makes (validated against the config, its workdir's HEAD read ahead of its turn).
-import { resolve } from 'node:path';
 import type { Transaction } from 'kysely';
 import type { Clock } from '../core/clock.ts';
 import type { Config, HarnessName, PermissionMode } from '../core/config.ts';
-import { expandHome } from '../core/config-load.ts';
 import { AppError, conflict, invalidInput, limitReached, notFound } from '../core/errors.ts';
 import { looksLikeUuid, newId } from '../core/ids.ts';
 import { nextTurn, TurnGate } from '../core/turn-gate.ts';
@@ -16,7 +14,7 @@ import { WorkdirHeads } from './git-head.ts';
 import type { Harness } from './harness.ts';
 import { isValidName, nameFromPrompt, uniqueName } from './names.ts';
 import type { SessionPool } from './session-pool.ts';
-import { checkWorkdir } from './workspace.ts';
+import { absoluteWorkdir, checkWorkdir } from './workspace.ts';
 
 /** A launch as every surface asks for it; unset fields take the config defaults. */
 export interface LaunchRequest {
@@ -148,7 +146,7 @@ export class SessionAdmission {
     const harnessName = request.harness ?? config.defaultHarness;
     const harness = this.#deps.harnesses[harnessName];
     const requested = request.workdir ?? config.defaultWorkdir ?? process.cwd();
-    const workdir = mode === 'here' ? checkWorkdir(requested, config.workspaces) : resolve(expandHome(requested));
+    const workdir = mode === 'here' ? checkWorkdir(requested, config.workspaces) : absoluteWorkdir(requested);
     if (mode === 'here') this.checkCapacity();
     if (request.name !== undefined && !isValidName(request.name)) {
       throw invalidInput('name: use 1-64 letters, digits, ".", "_" or "-", starting with a letter or digit', 'name');

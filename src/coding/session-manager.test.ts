@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { existsSync, readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { describe, it } from 'node:test';
 import { managerPerTestOn, openManagerFixture } from '../../test/support/manager-on-store.ts';
 import { openTestStore } from '../../test/support/test-store.ts';
@@ -117,6 +117,12 @@ describe('SessionManager', () => {
       () => f.manager.launch({ prompt: 'x', workdir: join(f.workdir, 'nope'), originChannel: 'cli' }),
       'invalid_input',
       /does not exist/,
+    );
+    // Relative to the daemon's own directory it names the workdir, but whoever asked cannot know that directory.
+    await expectAppError(
+      () => f.manager.launch({ prompt: 'x', workdir: relative(process.cwd(), f.workdir), originChannel: 'rpc' }),
+      'invalid_input',
+      /workdir: .* is a relative path; give an absolute path/,
     );
   });
 

@@ -19,11 +19,27 @@ export function isInside(root: string, child: string): boolean {
 }
 
 /**
- * Resolves a requested working directory and checks it: it must exist, be a directory and lie (after resolving
+ * A requested working directory as an absolute path (`~` expanded). A relative one is refused (invalid_input naming
+ * `field`): it would be relative to the daemon's own working directory, which whoever asked (over RPC, the web page or
+ * a chat) does not know; the CLI sends its relative paths resolved where the command was typed.
+ */
+export function absoluteWorkdir(requested: string, field = 'workdir'): string {
+  const expanded = expandHome(requested);
+  if (!isAbsolute(expanded)) {
+    throw invalidInput(
+      `${field}: ${requested} is a relative path; give an absolute path (or one starting with ~/)`,
+      field,
+    );
+  }
+  return resolve(expanded);
+}
+
+/**
+ * Resolves a requested working directory and checks it: it must be absolute, exist, be a directory and lie (after resolving
  * symlinks) under one of the workspace roots. Returns the real path; throws invalid_input naming `field` otherwise.
  */
 export function checkWorkdir(requested: string, workspaces: readonly string[], field = 'workdir'): string {
-  const real = realOrResolved(resolve(expandHome(requested)));
+  const real = realOrResolved(absoluteWorkdir(requested, field));
   let isDir: boolean;
   try {
     isDir = statSync(real).isDirectory();

@@ -6,7 +6,7 @@ import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { Placement, StoredSession } from '../store/coding-session-types.ts';
 import type { Database } from '../store/tables/index.ts';
-import { sessionRef, summaryOf } from './common.ts';
+import { sessionRef, summaryOf, workdirParam } from './common.ts';
 import { truncate } from './format.ts';
 import { legacyLaunch } from './legacy-rpc.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
@@ -26,7 +26,7 @@ const input = z.strictObject({
   prompt: z.string().trim().min(1, 'the prompt must not be empty'),
   harness: z.enum(HARNESS_NAMES).optional().describe('coding agent: claude, codex or gemini (default from config)'),
   name: z.string().trim().min(1).optional().describe('session name (default: derived from the prompt)'),
-  workdir: z.string().trim().min(1).optional().describe('working directory, inside a configured workspace'),
+  workdir: workdirParam.optional(),
   model: z.string().trim().min(1).optional(),
   maxBudgetUsd: z.number().positive().optional().describe('spending cap in USD (default from config)'),
   systemPrompt: z.string().optional().describe("appended to the agent's own system prompt"),
