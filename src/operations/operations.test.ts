@@ -160,6 +160,15 @@ describe('operations table', () => {
     );
     assert.throws(() => parseOperationInput(launchOperation, { prompt: '' }), /prompt: the prompt must not be empty/);
     assert.throws(() => parseOperationInput(launchOperation, { prompt: 'x', budget: 1 }), /unknown parameter budget/);
+    // Left out, a parameter is said to be required (not "expected string, received undefined").
+    assert.throws(
+      () => parseOperationInput(launchOperation, { max_budget_usd: 2 }),
+      (error: Error & { field?: string }) => {
+        assert.equal(error.message, 'launch: prompt: required (string)');
+        assert.equal(error.field, 'prompt');
+        return true;
+      },
+    );
     assert.throws(() => parseOperationInput(launchOperation, ['x']), /parameters must be an object/);
     assert.throws(() => parseOperationInput(respondOperation, { id: 'a', session: 'b', message: 'm' }), /given twice/);
   });
