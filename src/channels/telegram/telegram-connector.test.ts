@@ -162,6 +162,24 @@ describe('Telegram connector against the fake Bot API', () => {
     await fake.waitFor(() => fake.confirmedUpTo >= stranger.updateId, 'the refused update to be confirmed');
   });
 
+  it('leaves alone a command addressed to another bot in a group (neither handed over nor answered, but confirmed)', async () => {
+    const bot = connector();
+    const inbox = recorder();
+    await bot.start(inbox.handler);
+    const group = -100777;
+    const other = fake.pushMessage({ fromId: OWNER, chatId: group, text: '/claude_kill@other_bot fix-login' });
+    const strangerToOther = fake.pushMessage({ fromId: 999, chatId: group, text: '/claude@other_bot hi' });
+    fake.pushMessage({ fromId: OWNER, chatId: group, text: '/claude_kill@Switchboard_Test_Bot fix-login' });
+    await inbox.next(1);
+    assert.deepEqual(
+      inbox.messages.map((m) => m.text),
+      ['/claude_kill@Switchboard_Test_Bot fix-login'],
+    );
+    await fake.waitFor(() => fake.confirmedUpTo >= strangerToOther.updateId, 'the other bot’s updates confirmed');
+    assert.ok(other.updateId < strangerToOther.updateId);
+    assert.deepEqual(fake.sent, [], 'no refusal sent for a command meant for another bot');
+  });
+
   it('after a crash before acceptance, the same update is delivered again on restart', async () => {
     const first = connector();
     let seen: InboundMessage | undefined;

@@ -90,6 +90,7 @@ export class TelegramConnector implements Connector {
       logger: this.#logger,
       outbound: this.#outbound,
       allowed: this.#allowed,
+      botUsername: () => this.#username,
       ...(deps.account ? { account: deps.account } : {}),
       maxAttempts: config.inboundMaxAttempts,
       running: () => this.#running,

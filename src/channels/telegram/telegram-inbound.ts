@@ -30,6 +30,18 @@ export function inboundId(message: TelegramMessage): string {
   return `${message.chat.id}:${message.message_id}`;
 }
 
+/**
+ * True when `text` is a command addressed to another bot (`/claude_kill@other_bot x`): in a group where the bot sees
+ * every message (privacy mode off, or an admin), such a command is for that bot, and this one must neither run it nor
+ * answer it. False for plain text, a bare `/command`, one addressed to `botUsername` (any case), or when the bot's own
+ * username is not known.
+ */
+export function addressedElsewhere(text: string | undefined, botUsername: string | undefined): boolean {
+  if (text === undefined || botUsername === undefined) return false;
+  const to = /^\/[A-Za-z0-9_]+@([A-Za-z0-9_]+)/.exec(text.trimStart())?.[1];
+  return to !== undefined && to.toLowerCase() !== botUsername.toLowerCase();
+}
+
 /** Converts a text message from a person into an InboundMessage; null when it has no sender or no text. */
 export function toInbound(message: TelegramMessage): InboundMessage | null {
   if (!message.from || typeof message.text !== 'string') return null;

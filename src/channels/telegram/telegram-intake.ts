@@ -1,7 +1,8 @@
 // The Telegram connector's intake: one update at a time, a typed message or a button press, through the allow-list and
-// handed to the InboundHandler (retried with backoff, then the sender is told). The caller advances the update offset
-// only once `handle` says the update is done with, i.e. after the handler resolved. Every press is answered
-// (answerCallbackQuery) so its button stops spinning: empty once accepted, with a notice when refused or not accepted.
+// handed to the InboundHandler (retried with backoff, then the sender is told); a command addressed to another bot is
+// left alone. The caller advances the update offset only once `handle` says the update is done with, i.e. after the
+// handler resolved. Every press is answered (answerCallbackQuery) so its button stops spinning: empty once accepted,
+// with a notice when refused or not accepted.
 import type { Clock } from '../../core/clock.ts';
 import type { Logger } from '../../core/logger.ts';
 import type { InboundHandler } from '../connector.ts';
@@ -9,6 +10,7 @@ import { handOff } from '../hand-off.ts';
 import type { StopSignal } from '../stop-signal.ts';
 import type { TelegramCallbackQuery, TelegramMessage, TelegramUpdate } from './telegram-inbound.ts';
 import {
+  addressedElsewhere,
   notAcceptedText,
   PRESS_NOT_ACCEPTED_TEXT,
   pressRefusalText,
@@ -27,6 +29,8 @@ export interface IntakeDeps {
   outbound: TelegramOutbound;
   /** Telegram user ids allowed to talk to the bot. */
   allowed: ReadonlySet<number>;
+  /** The bot's own username, once Telegram told it (commands addressed to another bot are left alone). */
+  botUsername: () => string | undefined;
   /** The bot's account name, when it is a named one (refusals name its allow-list key). */
   account?: string;
   /** Attempts at handing one message over before the sender is told it could not be accepted. */
@@ -59,6 +63,10 @@ export class TelegramIntake {
   async #message(message: TelegramMessage, onMessage: InboundHandler): Promise<boolean> {
     if (!message.from) return true;
     const { logger, outbound } = this.#deps;
+    if (addressedElsewhere(message.text, this.#deps.botUsername())) {
+      logger.debug({ chat: message.chat.id }, 'a command addressed to another bot; left alone');
+      return true;
+    }
     const target = targetOf(message);
     if (!this.#deps.allowed.has(message.from.id)) {
       logger.warn(
