@@ -37,8 +37,9 @@ export function tokenize(line: string): Token[] {
 }
 
 /**
- * Parses the arguments of a chat command for `op`: leading `--flag [value]` options (any input key, kebab-case),
- * then the positional fields in order; the last positional takes the rest of the line verbatim.
+ * Parses the arguments of a chat command for `op`: leading `--flag [value]` options (any input key, kebab-case), up to
+ * a bare `--` if there is one, then the positional fields in order; the last positional takes the rest of the line
+ * verbatim.
  */
 export function parseCommandArgs(op: Operation, args: string): Record<string, unknown> {
   const spec = op.expose.command;
@@ -49,9 +50,16 @@ export function parseCommandArgs(op: Operation, args: string): Record<string, un
   const out: Record<string, unknown> = {};
   let i = 0;
   const positional = [...spec.positional];
+  let optionsEnded = false;
   while (i < tokens.length) {
     const token = tokens[i] as Token;
-    if (token.text.startsWith('--') && token.text.length > 2) {
+    // A bare `--` ends the options: what follows is text, even when it starts with `--` (`/claude -- --help me`).
+    if (!optionsEnded && token.text === '--' && args.slice(token.start, token.start + 2) === '--') {
+      optionsEnded = true;
+      i += 1;
+      continue;
+    }
+    if (!optionsEnded && token.text.startsWith('--') && token.text.length > 2) {
       // `--no-<flag>` turns off a boolean that is on by default (`/cron_add --no-enabled …`).
       const negated = token.text.startsWith('--no-') ? flags.get(token.text.slice(5)) : undefined;
       const key = flags.get(token.text.slice(2)) ?? negated;

@@ -231,6 +231,18 @@ describe('operations table', () => {
       message: 'go',
     });
     assert.throws(() => parseCommandArgs(launchOperation, '--no-name x'), /only a yes\/no option can be negated/);
+    // A bare `--` ends the options; a quoted one is text.
+    assert.deepEqual(parseCommandArgs(launchOperation as never, '--name fixer -- --help me with --name'), {
+      name: 'fixer',
+      prompt: '--help me with --name',
+    });
+    assert.deepEqual(parseCommandArgs(respondOperation as never, '-- my-task --interrupt is a word'), {
+      session: 'my-task',
+      message: '--interrupt is a word',
+    });
+    assert.deepEqual(parseCommandArgs(launchOperation as never, '"--" is a dash dash'), {
+      prompt: '"--" is a dash dash',
+    });
   });
 
   it('resolves origin channels in the seed order', async () => {
