@@ -1,3 +1,5 @@
+// Zod's messages for a value left out say "required" everywhere (set once, as this module loads).
+import './zod-messages.ts';
 import type { ZodError } from 'zod';
 
 /** Machine-readable error kinds shared by every surface (RPC codes, HTTP statuses, CLI exit codes derive from them). */

@@ -46,9 +46,6 @@ export function parseOperationInput(op: Operation, raw: unknown): Record<string,
       const known = Object.keys(op.input.shape).join(', ');
       return `unknown parameter${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => written.get(k) ?? k).join(', ')} (accepted: ${known})`;
     }
-    // A parameter left out says so, not what zod says of `undefined` ("expected string, received undefined").
-    if (issue.code === 'invalid_type' && rest.length === 0 && head !== undefined && !normalized.has(head))
-      return `${field}: required (${issue.expected})`;
     return field ? `${field}: ${issue.message}` : issue.message;
   });
   const first = result.error.issues[0];
