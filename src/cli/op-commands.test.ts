@@ -2,6 +2,8 @@ import assert from 'node:assert/strict';
 import type { Server } from 'node:http';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { Command, CommanderError } from 'commander';
 import { systemClock } from '../core/clock.ts';
@@ -138,9 +140,14 @@ describe('operation subcommands', () => {
       ops: [launch],
       cwd: '/home/someone/projects',
     });
+    // A `~` the shell left alone (quoted, or in --workdir=~/…) is this user's home, not a folder named `~`.
+    await run(['launch', 'fix', 'it', '--workdir=~/code/app', '--json'], {
+      ops: [launch],
+      cwd: '/home/someone/projects',
+    });
     assert.deepEqual(
       rpc.calls.map((c) => c.params.workdir),
-      ['/home/someone/projects/repo/sub', '/home/someone/other', '/srv/abs'],
+      ['/home/someone/projects/repo/sub', '/home/someone/other', '/srv/abs', join(homedir(), 'code', 'app')],
     );
   });
 });

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import type { ZodType } from 'zod';
 import type { Clock } from '../core/clock.ts';
+import { expandHome } from '../core/config-load.ts';
 import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
 import { parseOperationInput } from '../operations/input.ts';
 import type { Operation } from '../operations/operation.ts';
@@ -21,13 +22,16 @@ export type OperationCommandsIo = Pick<CliIo, 'out' | 'env' | 'cwd'> & {
   setExitCode: (code: number) => void;
 };
 
-/** Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute. */
+/**
+ * Inputs that name a directory on this machine: the daemon runs elsewhere (its own cwd), so the CLI sends them absolute
+ * (`~` is this user's home, as the shell would have made it).
+ */
 const PATH_KEYS = new Set(['workdir']);
 
 function absolutePaths(params: Record<string, unknown>, cwd: string): void {
   for (const key of PATH_KEYS) {
     const value = params[key];
-    if (typeof value === 'string' && value.trim() !== '') params[key] = resolve(cwd, value.trim());
+    if (typeof value === 'string' && value.trim() !== '') params[key] = resolve(cwd, expandHome(value.trim()));
   }
 }
 
