@@ -112,10 +112,11 @@ async function measured(healthUrl: string, work: () => Promise<number>): Promise
 }
 
 // The RPC client is node:http with keep-alive (lighter than fetch), so what it spends beside the daemon weighs little.
-// Its idle sockets are dropped 5 s before the daemon's keep-alive timeout (gateway.bodyTimeoutSec, 10 s), not Node's
-// 1 s: with 1 s, the daemon's keep-alive timeout closed sockets just as the client reused them, between rounds (every
-// launch of that round failed with ECONNRESET, in about 1 run of 4), while the client shares the daemon's loop.
-const agent = new Agent({ keepAlive: true, agentKeepAliveTimeoutBuffer: 5_000 });
+// Its idle sockets are closed after 5 s (`timeout`), well before the daemon's keep-alive timeout (gateway.bodyTimeoutSec,
+// 10 s): a round's sockets sit idle ~9 s while the next bare round runs, and a socket the daemon closed just as the
+// client reused it failed that launch with ECONNRESET (in about half the runs). Node's agentKeepAliveTimeoutBuffer does
+// not help here: it only shortens an agent `timeout` that is set, and none was.
+const agent = new Agent({ keepAlive: true, timeout: 5_000 });
 try {
   const port = Number(new URL(daemon.url).port);
   const rpc = async (method: string, params: Record<string, unknown>) => {
