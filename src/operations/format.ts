@@ -62,8 +62,10 @@ export function formatStats(m: SessionMetrics): string {
   const launched = m.totalLaunched;
   const avg = m.averageDurationMs > 0 ? formatDuration(m.averageDurationMs) : 'n/a';
   const s = m.sessionsByStatus;
+  // The counts by status are of runs: a resume is a run of its own, so they add up to the launches and the resumes.
+  const resumed = s.running + s.completed + s.failed + s.killed + s.interrupted - launched;
   const lines = [
-    `📊 Sessions: ${launched} launched — 🟢 ${s.running} running, ✅ ${s.completed} completed, ❌ ${s.failed} failed, ⛔ ${s.killed} killed, ⏸️ ${s.interrupted} interrupted`,
+    `📊 Sessions: ${launched} launched${resumed > 0 ? `, ${resumed} resumed` : ''} — 🟢 ${s.running} running, ✅ ${s.completed} completed, ❌ ${s.failed} failed, ⛔ ${s.killed} killed, ⏸️ ${s.interrupted} interrupted`,
     `⏱️ Average duration: ${avg}`,
     `💰 Total cost: $${m.totalCostUsd.toFixed(4)}`,
   ];
