@@ -152,6 +152,24 @@ describe('operation subcommands', () => {
   });
 });
 
+describe('option help', () => {
+  it('describes each option, also one whose description sits inside its optional wrapper; --workdir as the CLI takes it', () => {
+    const program = new Command('switchboard');
+    addOperationCommands(program, [launchOperation], {
+      out: () => undefined,
+      env: {},
+      setExitCode: () => undefined,
+      clock: systemClock(),
+    });
+    const help = program.commands.find((c) => c.name() === 'launch')?.helpInformation() ?? '';
+    const entries = help.split(/\n {2}(?=-)/).map((entry) => entry.replace(/\s+/g, ' '));
+    const line = (flag: string): string => entries.find((entry) => entry.startsWith(`${flag} `)) ?? '';
+    assert.match(line('--workdir'), /relative to where you run the command, or absolute/);
+    assert.match(line('--resume-session-id'), /continue an earlier session/);
+    assert.match(line('--harness'), /coding agent: claude, codex or gemini/);
+  });
+});
+
 describe('paged list subcommands', () => {
   it('sessions takes --limit and --cursor, and prints the command for the next page', async () => {
     const rpc = await startRpcRecorder(() => ({ status: 'failed', sessions: [], count: 0, nextCursor: 'WzEsMl0' }));

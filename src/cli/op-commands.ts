@@ -3,7 +3,7 @@ import type { Command } from 'commander';
 import type { ZodType } from 'zod';
 import type { Clock } from '../core/clock.ts';
 import { expandHome } from '../core/config-load.ts';
-import { coerceText, fieldKind, kebab } from '../operations/field-kind.ts';
+import { coerceText, fieldDescription, fieldKind, kebab } from '../operations/field-kind.ts';
 import { parseOperationInput } from '../operations/input.ts';
 import type { Operation } from '../operations/operation.ts';
 import { CliError } from './cli-error.ts';
@@ -27,6 +27,10 @@ export type OperationCommandsIo = Pick<CliIo, 'out' | 'env' | 'cwd'> & {
  * (`~` is this user's home, as the shell would have made it).
  */
 const PATH_KEYS = new Set(['workdir']);
+
+/** The help of a PATH_KEYS option, as the CLI takes it (the operation's own says what the daemon takes: absolute). */
+const PATH_HELP =
+  'working directory (relative to where you run the command, or absolute), inside a configured workspace';
 
 function absolutePaths(params: Record<string, unknown>, cwd: string): void {
   for (const key of PATH_KEYS) {
@@ -67,7 +71,7 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
     const flagOf = (key: string): string => kebab(spec.flags?.[key] ?? key);
     for (const key of optionKeys) {
       const schema = shape[key] as ZodType;
-      const description = schema.description ?? '';
+      const description = PATH_KEYS.has(key) ? PATH_HELP : fieldDescription(schema);
       const kind = fieldKind(schema);
       if (kind === 'boolean') cmd.option(`--${flagOf(key)}`, description);
       // A list: the flag repeated and/or comma-separated (`--label gpu --label linux`, `--label gpu,linux`).

@@ -6,7 +6,7 @@ import { z } from 'zod';
 import type { CodeRunCluster, CodeRunResult } from '../coding/code-runner.ts';
 import { HARNESS_NAMES } from '../core/config.ts';
 import { AppError } from '../core/errors.ts';
-import { workdirParam } from './common.ts';
+import { modelParam, workdirParam } from './common.ts';
 import { killOperation } from './kill.ts';
 import type { OperationContext } from './operation.ts';
 import { callerChannel, defineOperation } from './operation.ts';
@@ -19,7 +19,7 @@ const input = z.strictObject({
     .optional()
     .describe('claude, codex or gemini (default: your profile, then linear.codeRun.harness, then defaultHarness)'),
   workdir: workdirParam.optional(),
-  model: z.string().trim().min(1).optional(),
+  model: modelParam.optional(),
   timeoutSec: z
     .number()
     .positive()

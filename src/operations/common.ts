@@ -14,6 +14,13 @@ export const workdirParam = z
   .min(1)
   .describe('absolute working directory (or ~/…), inside a configured workspace');
 
+/** The agent's model for a session or turn. */
+export const modelParam = z
+  .string()
+  .trim()
+  .min(1)
+  .describe("the agent's model (default: defaultModel from the config, else the agent's own)");
+
 /** The summary of a stored session as seen now. */
 export function summaryOf(ctx: OperationContext, record: SessionListing): SessionSummary {
   return summarize(record, ctx.services.sessions.liveById(record.id), ctx.services.clock.now());

@@ -8,14 +8,32 @@ interface Def {
   innerType?: z.ZodType;
 }
 
-/** Looks through optional/default/nullable wrappers to the field's base kind. */
-export function fieldKind(schema: z.ZodType): FieldKind {
+const WRAPPERS = ['optional', 'default', 'nullable', 'prefault', 'readonly'];
+
+/** `schema` and the schemas it wraps (optional, default, nullable…), outermost first. */
+function layers(schema: z.ZodType): z.ZodType[] {
+  const out = [schema];
   let def = (schema as unknown as { def: Def }).def;
-  while (def.innerType && ['optional', 'default', 'nullable', 'prefault', 'readonly'].includes(def.type)) {
+  while (def.innerType && WRAPPERS.includes(def.type)) {
+    out.push(def.innerType);
     def = (def.innerType as unknown as { def: Def }).def;
   }
-  if (['string', 'number', 'boolean', 'array', 'enum'].includes(def.type)) return def.type as FieldKind;
+  return out;
+}
+
+/** Looks through optional/default/nullable wrappers to the field's base kind. */
+export function fieldKind(schema: z.ZodType): FieldKind {
+  const type = (layers(schema).at(-1) as unknown as { def: Def }).def.type;
+  if (['string', 'number', 'boolean', 'array', 'enum'].includes(type)) return type as FieldKind;
   return 'other';
+}
+
+/**
+ * The field's description: its own, else that of the schema it wraps (`param.describe(…).optional()` keeps it on the
+ * inner schema); '' when none has one.
+ */
+export function fieldDescription(schema: z.ZodType): string {
+  return layers(schema).find((layer) => layer.description !== undefined)?.description ?? '';
 }
 
 /** Converts a text value to what a field of this kind expects (numbers, comma lists); leaves anything odd for zod to reject. */

@@ -6,7 +6,7 @@ import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { Placement, StoredSession } from '../store/coding-session-types.ts';
 import type { Database } from '../store/tables/index.ts';
-import { sessionRef, summaryOf, workdirParam } from './common.ts';
+import { modelParam, sessionRef, summaryOf, workdirParam } from './common.ts';
 import { truncate } from './format.ts';
 import { legacyLaunch } from './legacy-rpc.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
@@ -27,14 +27,20 @@ const input = z.strictObject({
   harness: z.enum(HARNESS_NAMES).optional().describe('coding agent: claude, codex or gemini (default from config)'),
   name: z.string().trim().min(1).optional().describe('session name (default: derived from the prompt)'),
   workdir: workdirParam.optional(),
-  model: z.string().trim().min(1).optional(),
+  model: modelParam.optional(),
   maxBudgetUsd: z.number().positive().optional().describe('spending cap in USD (default from config)'),
   systemPrompt: z.string().optional().describe("appended to the agent's own system prompt"),
-  allowedTools: z.array(z.string().min(1)).optional(),
+  allowedTools: z
+    .array(z.string().min(1))
+    .optional()
+    .describe('tools the agent may use without asking, e.g. Read or Bash(git *) (CLI: comma-separated or repeated)'),
   resumeSessionId: sessionRef.optional().describe('continue an earlier session: its id, name, or agent session id'),
   forkSession: z.boolean().optional().describe('with resumeSessionId: continue in a new agent session'),
   multiTurnDisabled: z.boolean().optional().describe('end the session after its first turn'),
-  permissionMode: z.enum(PERMISSION_MODES).optional(),
+  permissionMode: z
+    .enum(PERMISSION_MODES)
+    .optional()
+    .describe(`how the agent asks before acting: ${PERMISSION_MODES.join(', ')} (default from the config)`),
   on: z.string().trim().min(1).optional().describe('run on this node of the cluster (by name)'),
   labels: z
     .array(z.string().trim().min(1))
