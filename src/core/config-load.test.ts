@@ -1,7 +1,7 @@
 import assert from 'node:assert/strict';
 import { writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { join } from 'node:path';
+import { join, resolve } from 'node:path';
 import { afterEach, beforeEach, describe, it } from 'node:test';
 import { tempDir } from '../../test/support/temp-dir.ts';
 import { envOverrides, loadConfig } from './config-load.ts';
@@ -58,6 +58,24 @@ describe('loadConfig', () => {
     assert.equal(config.gateway.port, 0);
     assert.deepEqual(config.workspaces, [join(homedir(), 'src')]);
     assert.deepEqual(config.agentChannels, { [join(homedir(), 'src/app')]: 'telegram|1' });
+  });
+
+  it("makes every directory the config names absolute: ~ expanded, a relative one against the daemon's directory", () => {
+    const { config } = loadConfig({
+      env: { SWITCHBOARD_HOME: dir.path },
+      overrides: {
+        defaultWorkdir: 'work',
+        'linear.codeRun.workdir': '~/runs',
+        'linear.pipeline.repo': 'repos/main',
+        'linear.pipeline.teamRepos': { ENG: '~/eng', OPS: 'ops' },
+        'linear.pipeline.worktreeDir': '../trees',
+      },
+    });
+    assert.equal(config.defaultWorkdir, resolve('work'));
+    assert.equal(config.linear.codeRun.workdir, join(homedir(), 'runs'));
+    assert.equal(config.linear.pipeline.repo, resolve('repos/main'));
+    assert.deepEqual(config.linear.pipeline.teamRepos, { ENG: join(homedir(), 'eng'), OPS: resolve('ops') });
+    assert.equal(config.linear.pipeline.worktreeDir, resolve('../trees'));
   });
 
   it('names the key, the reason and the source of a bad value', () => {

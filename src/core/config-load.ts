@@ -1,6 +1,6 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
-import { isAbsolute, join, resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import JSON5 from 'json5';
 import type { Config } from './config.ts';
 import { configSchema } from './config.ts';
@@ -163,20 +163,35 @@ export function loadConfig(options: LoadOptions = {}): LoadedConfig {
   return { config: normalizePaths(result.data), home, configPath, configFileFound };
 }
 
+/** A path from the config, `~` expanded and made absolute (a relative one against the daemon's working directory). */
 function absolute(path: string): string {
-  const expanded = expandHome(path);
-  return isAbsolute(expanded) ? resolve(expanded) : resolve(expanded);
+  return resolve(expandHome(path));
 }
 
+/**
+ * Every directory the config names, made absolute once at load: a launch refuses a relative workdir (whoever asked
+ * could not know what it is relative to), and the config's own are read against the daemon's working directory.
+ */
 function normalizePaths(config: Config): Config {
   const workspaces = (config.workspaces.length > 0 ? config.workspaces : [homedir()]).map(absolute);
   const agentChannels = Object.fromEntries(
     Object.entries(config.agentChannels).map(([dir, ch]) => [absolute(dir), ch]),
   );
+  const { pipeline, codeRun } = config.linear;
   return {
     ...config,
     workspaces,
     agentChannels,
     ...(config.defaultWorkdir ? { defaultWorkdir: absolute(config.defaultWorkdir) } : {}),
+    linear: {
+      ...config.linear,
+      pipeline: {
+        ...pipeline,
+        ...(pipeline.repo ? { repo: absolute(pipeline.repo) } : {}),
+        ...(pipeline.worktreeDir ? { worktreeDir: absolute(pipeline.worktreeDir) } : {}),
+        teamRepos: Object.fromEntries(Object.entries(pipeline.teamRepos).map(([team, repo]) => [team, absolute(repo)])),
+      },
+      codeRun: { ...codeRun, ...(codeRun.workdir ? { workdir: absolute(codeRun.workdir) } : {}) },
+    },
   };
 }
