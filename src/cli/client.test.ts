@@ -31,4 +31,14 @@ describe('resolveConnection', () => {
       'https://switchboard.example',
     );
   });
+
+  it('says whether the daemon is on this machine: found through the home, or at a loopback URL', () => {
+    const home = '/nonexistent-switchboard-home';
+    assert.equal(resolveConnection({ home, env: {} }).local, true);
+    assert.equal(resolveConnection({ home, url: 'http://127.0.0.1:4000', env: {} }).local, true);
+    assert.equal(resolveConnection({ home, url: 'http://[::1]:4000', env: {} }).local, true);
+    assert.equal(resolveConnection({ home, url: 'http://localhost:4000', env: {} }).local, true);
+    assert.equal(resolveConnection({ home, url: 'https://switchboard.example', env: {} }).local, false);
+    assert.equal(resolveConnection({ home, env: { SWITCHBOARD_URL: 'http://10.0.0.7:18789' } }).local, false);
+  });
 });

@@ -1,4 +1,5 @@
 import { resolveHome } from '../core/config-load.ts';
+import { isLoopback } from '../core/loopback.ts';
 import { readDaemonInfo } from '../store/daemon-lock.ts';
 import { readToken } from '../store/tokens.ts';
 import { CliError } from './cli-error.ts';
@@ -9,6 +10,11 @@ export interface Connection {
   url: string;
   token: string | undefined;
   home: string;
+  /**
+   * The daemon runs on this machine: found through this home's daemon.json or the default address, or given a
+   * loopback URL. Then a directory the command was typed in means the same to it.
+   */
+  local: boolean;
 }
 
 export interface ConnectionOptions {
@@ -24,13 +30,15 @@ const START_HINT = 'Start it with `npm start` in the switchboard folder (or `npx
 export function resolveConnection(options: ConnectionOptions = {}): Connection {
   const env = options.env ?? process.env;
   const home = resolveHome(env, options.home);
-  const url =
+  const given =
     options.url !== undefined
       ? daemonUrl(options.url, '--url')
       : env.SWITCHBOARD_URL !== undefined
         ? daemonUrl(env.SWITCHBOARD_URL, 'SWITCHBOARD_URL')
-        : (readDaemonInfo(home)?.url ?? DEFAULT_URL);
-  return { url: url.replace(/\/+$/, ''), token: env.SWITCHBOARD_TOKEN ?? readToken(home), home };
+        : undefined;
+  const url = given ?? readDaemonInfo(home)?.url ?? DEFAULT_URL;
+  const local = given === undefined || isLoopback(new URL(given).hostname);
+  return { url: url.replace(/\/+$/, ''), token: env.SWITCHBOARD_TOKEN ?? readToken(home), home, local };
 }
 
 const BAD_INPUT_KINDS = new Set(['invalid_input', 'not_found', 'conflict']);

@@ -2,7 +2,7 @@ import { lookup } from 'node:dns/promises';
 import { createServer, isIP } from 'node:net';
 import type { LoadedConfig } from '../core/config-load.ts';
 import { errorMessage } from '../core/errors.ts';
-import { isLoopback } from '../gateway/server.ts';
+import { isLoopback } from '../core/loopback.ts';
 import { CliError } from './cli-error.ts';
 import { keyOrigin } from './config-origin.ts';
 import { findPortHolder, portInUseMessage } from './port-in-use.ts';

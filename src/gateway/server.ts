@@ -4,6 +4,7 @@ import type { Clock } from '../core/clock.ts';
 import type { Config } from '../core/config.ts';
 import { invalidInput } from '../core/errors.ts';
 import type { Logger } from '../core/logger.ts';
+import { isLoopback } from '../core/loopback.ts';
 import type { Caller, Operation, OperationServices } from '../operations/operation.ts';
 import { rpcMethods } from '../operations/rpc-methods.ts';
 import type { SessionLogs, SessionRecordSource } from '../store/session-logs.ts';
@@ -44,13 +45,6 @@ export interface GatewayDeps {
   health?: () => Record<string, unknown> | Promise<Record<string, unknown>>;
   /** The daemon's clock (for /healthz uptime and SSE keep-alives); default the services' clock. */
   clock?: Clock;
-}
-
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
-
-/** True when `host` only listens on the loopback interface. */
-export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host) || host.startsWith('127.');
 }
 
 /**

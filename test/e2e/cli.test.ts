@@ -102,6 +102,15 @@ describe('switchboard CLI', () => {
     await switchboard(['kill', 'rel-wd'], env);
   });
 
+  it('a launch without --workdir runs where the command was typed (the daemon is on this machine)', async () => {
+    const here = join(workdir, 'here');
+    mkdirSync(here, { recursive: true });
+    const launched = await switchboard(['launch', 'right', 'here', '--name', 'here-wd', '--json'], env, here);
+    assert.equal(launched.code, 0, launched.stderr);
+    assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, here);
+    await switchboard(['kill', 'here-wd'], env);
+  });
+
   it('start on a port a switchboard daemon holds says so and names gateway.port and --port', async () => {
     const result = await switchboard(['start', '--port', String(rig.daemon.port)], {
       SWITCHBOARD_HOME: join(dir, 'second-home'),
