@@ -119,8 +119,10 @@ export function addOperationCommands(program: Command, ops: readonly Operation[]
         ...(globals.url ? { url: globals.url } : {}),
       });
       // Like any agent's own CLI, a launch typed without --workdir runs where it was typed, when the daemon runs on
-      // this machine and no node was named (a daemon elsewhere, or another node, uses its own defaultWorkdir).
-      if (conn.local && 'workdir' in shape && params.workdir === undefined && params.on === undefined)
+      // this machine and no node was named (a daemon elsewhere, or another node, uses its own defaultWorkdir); one
+      // that resumes a session runs in that session's workdir.
+      const defaultsHere = params.on === undefined && params.resumeSessionId === undefined;
+      if (conn.local && 'workdir' in shape && params.workdir === undefined && defaultsHere)
         params.workdir = io.cwd ?? process.cwd();
       const result = await rpcCall(conn, method, params);
       io.out(opts.json ? JSON.stringify(result, null, 2) : op.format(result));

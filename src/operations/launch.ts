@@ -3,12 +3,13 @@ import { z } from 'zod';
 import type { LaunchRequest } from '../coding/session-manager.ts';
 import type { Config } from '../core/config.ts';
 import { HARNESS_NAMES, PERMISSION_MODES } from '../core/config.ts';
-import { invalidInput } from '../core/errors.ts';
+import { AppError, invalidInput } from '../core/errors.ts';
 import type { Placement, StoredSession } from '../store/coding-session-types.ts';
 import type { Database } from '../store/tables/index.ts';
 import { modelParam, sessionRef, summaryOf, workdirParam } from './common.ts';
 import { truncate } from './format.ts';
 import { legacyLaunch } from './legacy-rpc.ts';
+import type { OperationContext } from './operation.ts';
 import { callerChannel, commandChannel, defineOperation } from './operation.ts';
 import { resolveOriginChannel } from './origin.ts';
 import type { SessionSummary } from './session-summary.ts';
@@ -20,6 +21,19 @@ function refuseElsewhere(config: Config, placement: Placement): void {
   const missing = (placement.labels ?? []).filter((l) => !config.node.labels.includes(l));
   if (missing.length > 0)
     throw invalidInput(`labels: node ${config.node.name} lacks the labels ${missing.join(', ')}`, 'labels');
+}
+
+/**
+ * The workdir of the stored session a launch resumes (the agent keeps a conversation per working directory: Claude Code
+ * finds it only from the same one); undefined for an agent session id switchboard never stored.
+ */
+async function resumedWorkdir(ctx: OperationContext, ref: string): Promise<string | undefined> {
+  try {
+    return (await ctx.services.sessions.get(ref)).workdir;
+  } catch (error) {
+    if (error instanceof AppError && error.kind === 'not_found') return undefined;
+    throw error;
+  }
 }
 
 const input = z.strictObject({
@@ -34,7 +48,9 @@ const input = z.strictObject({
     .array(z.string().min(1))
     .optional()
     .describe('tools the agent may use without asking, e.g. Read or Bash(git *) (CLI: comma-separated or repeated)'),
-  resumeSessionId: sessionRef.optional().describe('continue an earlier session: its id, name, or agent session id'),
+  resumeSessionId: sessionRef
+    .optional()
+    .describe('continue an earlier session: its id, name, or agent session id (in its workdir, unless one is given)'),
   forkSession: z.boolean().optional().describe('with resumeSessionId: continue in a new agent session'),
   multiTurnDisabled: z.boolean().optional().describe('end the session after its first turn'),
   permissionMode: z
@@ -75,7 +91,10 @@ export const launchOperation = defineOperation({
   idempotent: true,
   async run(ctx, args): Promise<SessionSummary> {
     const { sessions, config, clusterSessions } = ctx.services;
-    const workdir = args.workdir ?? config.defaultWorkdir;
+    const workdir =
+      args.workdir ??
+      (args.resumeSessionId ? await resumedWorkdir(ctx, args.resumeSessionId) : undefined) ??
+      config.defaultWorkdir;
     const keyed = ctx.idempotency;
     const stored = keyed
       ? { onStored: (record: StoredSession, trx: Transaction<Database>) => keyed.commitIn(trx, summaryOf(ctx, record)) }

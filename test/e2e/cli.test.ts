@@ -111,6 +111,22 @@ describe('switchboard CLI', () => {
     await switchboard(['kill', 'here-wd'], env);
   });
 
+  it('a launch that resumes a session without --workdir runs in that session’s workdir, wherever it was typed', async () => {
+    const first = join(workdir, 'first');
+    mkdirSync(first, { recursive: true });
+    const launched = await switchboard(['launch', 'start', 'it', '--name', 'resumable', '--follow'], env, first);
+    assert.equal(launched.code, 0, launched.stderr);
+    await switchboard(['kill', 'resumable'], env);
+    const resumed = await switchboard(
+      ['launch', 'go', 'on', '--resume-session-id', 'resumable', '--name', 'resumed', '--json'],
+      env,
+      join(workdir, 'here'),
+    );
+    assert.equal(resumed.code, 0, resumed.stderr);
+    assert.equal((JSON.parse(resumed.stdout) as { workdir: string }).workdir, first);
+    await switchboard(['kill', 'resumed'], env);
+  });
+
   it('start on a port a switchboard daemon holds says so and names gateway.port and --port', async () => {
     const result = await switchboard(['start', '--port', String(rig.daemon.port)], {
       SWITCHBOARD_HOME: join(dir, 'second-home'),
