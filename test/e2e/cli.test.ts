@@ -90,41 +90,41 @@ describe('switchboard CLI', () => {
     assert.doesNotMatch(result.stderr, /not running/);
   });
 
+  /** Launches `name` with `args` typed in `cwd` (made first); answers the workdir it got, after killing it. */
+  async function launchedWorkdir(name: string, args: string[], cwd: string): Promise<string> {
+    mkdirSync(cwd, { recursive: true });
+    const launched = await switchboard(['launch', ...args, '--name', name, '--json'], env, cwd);
+    assert.equal(launched.code, 0, launched.stderr);
+    await switchboard(['kill', name], env);
+    return (JSON.parse(launched.stdout) as { workdir: string }).workdir;
+  }
+
   it('a relative --workdir is relative to where the command was typed', async () => {
     mkdirSync(join(workdir, 'nested'), { recursive: true });
-    const launched = await switchboard(
-      ['launch', 'relative', 'workdir', '--workdir', 'nested', '--name', 'rel-wd', '--json'],
-      env,
-      workdir,
+    assert.equal(
+      await launchedWorkdir('rel-wd', ['relative', 'workdir', '--workdir', 'nested'], workdir),
+      join(workdir, 'nested'),
     );
-    assert.equal(launched.code, 0, launched.stderr);
-    assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, join(workdir, 'nested'));
-    await switchboard(['kill', 'rel-wd'], env);
   });
 
   it('a launch without --workdir runs where the command was typed (the daemon is on this machine)', async () => {
     const here = join(workdir, 'here');
-    mkdirSync(here, { recursive: true });
-    const launched = await switchboard(['launch', 'right', 'here', '--name', 'here-wd', '--json'], env, here);
-    assert.equal(launched.code, 0, launched.stderr);
-    assert.equal((JSON.parse(launched.stdout) as { workdir: string }).workdir, here);
-    await switchboard(['kill', 'here-wd'], env);
+    assert.equal(await launchedWorkdir('here-wd', ['right', 'here'], here), here);
   });
 
   it('a launch that resumes a session without --workdir runs in that session’s workdir, wherever it was typed', async () => {
     const first = join(workdir, 'first');
     mkdirSync(first, { recursive: true });
+    // Followed until its first turn ends, so the agent has reported the session id a resume needs.
     const launched = await switchboard(['launch', 'start', 'it', '--name', 'resumable', '--follow'], env, first);
     assert.equal(launched.code, 0, launched.stderr);
     await switchboard(['kill', 'resumable'], env);
-    const resumed = await switchboard(
-      ['launch', 'go', 'on', '--resume-session-id', 'resumable', '--name', 'resumed', '--json'],
-      env,
-      join(workdir, 'here'),
+    const resumed = await launchedWorkdir(
+      'resumed',
+      ['go', 'on', '--resume-session-id', 'resumable'],
+      join(workdir, 'elsewhere'),
     );
-    assert.equal(resumed.code, 0, resumed.stderr);
-    assert.equal((JSON.parse(resumed.stdout) as { workdir: string }).workdir, first);
-    await switchboard(['kill', 'resumed'], env);
+    assert.equal(resumed, first);
   });
 
   it('start on a port a switchboard daemon holds says so and names gateway.port and --port', async () => {
